@@ -1,0 +1,177 @@
+"""The rate program: Problem 1 of Goh et al. (2016) as plain data.
+
+    minimize   sum_i alpha_i^(0) s_p(D_i) + beta_i^(0) s_n(D_i) + (l2/2)||w||^2 + l1 ||w||_1
+    subject to sum_i alpha_i^(j) s_p(D_i) + beta_i^(j) s_n(D_i) <= gamma^(j),  j = 1..m
+
+with every alpha, beta >= 0. A user expression sum_i c_i s_p(D_i) + c is brought to this form
+with s_p + s_n = 1: a negative c_i becomes beta_i = -c_i and adds c_i to the constant. The
+constants are recorded (``constant``), so the user's value of row j is
+``constant[j] + sum_i alpha[j, i] s_p(D_i) + beta[j, i] s_n(D_i)``; for a maximized objective
+the program minimizes the negated expression and ``objective_sign`` is -1.
+
+Each D_i (a :class:`RateBlock`) is a set of rows of one feature matrix with weights summing to 1
+(1/|D_i| each for unweighted data), so s_p(D_i) = sum_x weight_x 1(<w,x> - b > 0).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..data import Features
+
+__all__ = ["RateBlock", "RateProgram"]
+
+
+@dataclass
+class RateBlock:
+    """One dataset D_i of Problem 1: rows ``index`` of ``sources[source]`` with ``weights``."""
+
+    name: str
+    source: int
+    index: np.ndarray
+    weights: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.index.size)
+
+
+@dataclass
+class RateProgram:
+    """Problem 1 (see module docstring). Row 0 of ``alpha``/``beta``/``constant`` is the
+    objective; rows 1..m the constraints, whose bounds are ``gamma`` (length m)."""
+
+    sources: list[Features]
+    source_names: list[str]
+    blocks: list[RateBlock]
+    alpha: np.ndarray
+    beta: np.ndarray
+    gamma: np.ndarray
+    constant: np.ndarray
+    row_names: list[str]
+    objective_sign: float = 1.0
+    l2: float = 0.0
+    l1: float = 0.0
+    fit_intercept: bool = True
+    notes: list[str] = field(default_factory=list)
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def k(self) -> int:
+        """Number of datasets D_i."""
+        return len(self.blocks)
+
+    @property
+    def m(self) -> int:
+        """Number of constraints."""
+        return int(self.gamma.size)
+
+    @property
+    def d(self) -> int:
+        return int(self.sources[0].shape[1])
+
+    @property
+    def n_total(self) -> int:
+        """n = sum_i |D_i| (examples in several D_i count once per D_i), as in App. F.1."""
+        return int(sum(b.n for b in self.blocks))
+
+    @property
+    def is_lp(self) -> bool:
+        """The hinge relaxation and the Problem-3 bounds are LPs when there is no l2 term."""
+        return self.l2 == 0.0
+
+    # ------------------------------------------------------------------ evaluation
+    def block_scores(self, w: np.ndarray, b: float) -> list[np.ndarray]:
+        """z = <w, x> - b on every block (computed once per source)."""
+        per_source = [np.asarray(X @ w).ravel() - b for X in self.sources]
+        return [per_source[blk.source][blk.index] for blk in self.blocks]
+
+    def rates(self, w: np.ndarray, b: float, kind: str = "indicator") -> np.ndarray:
+        """Positive rates of every block, shape (k,): indicator s_p (eq. 1), ramp r_p (eq. 3),
+        or hinge max(0, 1/2 + z) (its convex upper bound)."""
+        out = np.empty(self.k)
+        for i, (blk, z) in enumerate(zip(self.blocks, self.block_scores(w, b))):
+            if kind == "indicator":
+                v = (z > 0).astype(np.float64)
+            elif kind == "ramp":
+                v = np.clip(0.5 + z, 0.0, 1.0)
+            else:
+                raise ValueError(kind)
+            out[i] = blk.weights @ v
+        return out
+
+    def row_values(self, w: np.ndarray, b: float, kind: str = "indicator") -> np.ndarray:
+        """Value of every row in canonical form: alpha @ s_p + beta @ s_n, shape (m+1,)."""
+        sp_ = self.rates(w, b, kind)
+        return self.alpha @ sp_ + self.beta @ (1.0 - sp_)
+
+    def bound_masks(
+        self, w_anchor: np.ndarray | None = None, b_anchor: float = 0.0
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Which examples use the hinge in the convex upper bounds of eq. (4) at an anchor.
+
+        Returns, per block, ``(hinge_p, hinge_n)`` boolean masks: the bound on sigma(z) is the
+        hinge max(0, 1/2 + z) where z' = <w',x> - b' <= 1/2 and the constant 1 elsewhere; the
+        bound on 1 - sigma(z) is max(0, 1/2 - z) where z' >= -1/2 and 1 elsewhere. Without an
+        anchor every bound is the hinge: the *hinge relaxation* of Problem 2.
+        """
+        if w_anchor is None:
+            return [(np.ones(blk.n, bool), np.ones(blk.n, bool)) for blk in self.blocks]
+        return [(z <= 0.5, z >= -0.5) for z in self.block_scores(w_anchor, b_anchor)]
+
+    def bound_row_values(
+        self, w: np.ndarray, b: float, masks: list[tuple[np.ndarray, np.ndarray]]
+    ) -> np.ndarray:
+        """Rows of Problem 3 (eq. 5) at (w, b) for the bounds selected by ``masks``."""
+        up = np.empty(self.k)
+        un = np.empty(self.k)
+        for i, (blk, z, (mp, mn)) in enumerate(zip(self.blocks, self.block_scores(w, b), masks)):
+            up[i] = blk.weights @ np.where(mp, np.maximum(0.0, 0.5 + z), 1.0)
+            un[i] = blk.weights @ np.where(mn, np.maximum(0.0, 0.5 - z), 1.0)
+        return self.alpha @ up + self.beta @ un
+
+    def regularizer(self, w: np.ndarray) -> float:
+        return 0.5 * self.l2 * float(w @ w) + self.l1 * float(np.abs(w).sum())
+
+    def objective(self, w: np.ndarray, b: float, kind: str = "ramp") -> float:
+        """Canonical objective (row 0 plus regularizer), minimized by every solver."""
+        return float(self.row_values(w, b, kind)[0]) + self.regularizer(w)
+
+    def violations(self, w: np.ndarray, b: float, kind: str = "ramp") -> np.ndarray:
+        """max(0, row_j - gamma_j) for j = 1..m."""
+        return np.maximum(0.0, self.row_values(w, b, kind)[1:] - self.gamma)
+
+    # ------------------------------------------------------------------ display
+    def summary(self) -> str:
+        nnz = sum(X.nnz if sp.issparse(X) else X.size for X in self.sources)
+        return (
+            f"rate program (Problem 1): k={self.k} datasets, m={self.m} constraints, "
+            f"d={self.d} features, n={self.n_total} example-terms, "
+            f"{'sparse' if any(sp.issparse(X) for X in self.sources) else 'dense'} "
+            f"({nnz} stored feature values), l2={self.l2:g}, l1={self.l1:g}"
+        )
+
+    def describe(self) -> str:
+        """The coefficient table of Problem 1, one column per dataset D_i."""
+        lines = [self.summary(), ""]
+        lines.append("datasets:")
+        for i, blk in enumerate(self.blocks):
+            lines.append(f"  D{i + 1}: {blk.name} (|D|={blk.n})")
+        head = f"{'row':<4}{'':>12}" + "".join(f"{'D' + str(i + 1):>12}" for i in range(self.k))
+        lines += ["", head + f"{'bound':>12}{'constant':>12}"]
+        for j in range(self.m + 1):
+            label = "obj" if j == 0 else f"c{j}"
+            bound = "" if j == 0 else f"{self.gamma[j - 1]:12.6g}"
+            for coef, sym in ((self.alpha, "alpha (s_p)"), (self.beta, "beta (s_n)")):
+                cells = "".join(f"{coef[j, i]:12.6g}" for i in range(self.k))
+                const = f"{self.constant[j]:12.6g}" if sym.startswith("alpha") else ""
+                lines.append(f"{label:<4}{sym:>12}{cells}{bound if sym.startswith('alpha') else '':>12}{const}")
+                label = ""
+            lines.append(f"     = {self.row_names[j]}")
+        if self.objective_sign < 0:
+            lines.append("(the objective is maximized: row 0 holds its negation)")
+        lines += self.notes
+        return "\n".join(lines)

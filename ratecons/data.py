@@ -1,0 +1,590 @@
+"""Datasets and subsets: the data every rate, threshold and uncertainty set is defined on.
+
+A :class:`Dataset` holds features (dense or ``scipy.sparse``), optional labels (binary 0/1 or
+multiclass codes), named group attributes, the predictions or scores of a deployed baseline model
+and example weights. A :class:`Subset` is a cheap view of a dataset (an index array) that also
+remembers *how* it was selected, so the same selection can be re-applied to held-out data
+(``subset.on(test)``): a rate defined on ``train.group("sex", "Female")`` is reported on the women
+of the test set.
+
+Notation follows Goh et al., "Satisfying Real-world Goals with Dataset Constraints" (Table 1):
+``D.positives`` is D^+, ``D.negatives`` is D^-, ``D.baseline_cell(1, 0)`` is D^{+-} (labelled
+positive, baseline predicts negative), and so on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Union
+
+import numpy as np
+import scipy.sparse as sp
+
+from .errors import DataError, EmptySubsetError, LabelError, SpecError
+
+__all__ = ["Dataset", "Subset", "as_subset", "Features"]
+
+Features = Union[np.ndarray, sp.csr_matrix]
+
+
+def _as_features(X: Any) -> Features:
+    """Validate a feature matrix: 2-D, numeric, finite; sparse inputs become CSR float64."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64)
+        if X.ndim != 2:
+            raise DataError(f"X must be 2-dimensional; got a sparse matrix of shape {X.shape}.")
+        if not np.all(np.isfinite(X.data)):
+            bad = int(np.sum(~np.isfinite(X.data)))
+            raise DataError(
+                f"X has {bad} NaN or infinite entries; impute or drop them before building "
+                "a Dataset."
+            )
+        return X
+    try:
+        X = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"X must be a numeric array or scipy.sparse matrix: {exc}") from None
+    if X.ndim != 2:
+        raise DataError(
+            f"X must be 2-dimensional (n_examples, n_features); got shape {X.shape}. "
+            "Use X.reshape(-1, 1) for a single feature."
+        )
+    if not np.all(np.isfinite(X)):
+        rows = np.unique(np.nonzero(~np.isfinite(X))[0])
+        raise DataError(
+            f"X has NaN or infinite values in {rows.size} rows (first: {rows[:5].tolist()}); "
+            "impute or drop them before building a Dataset."
+        )
+    return X
+
+
+def _binary_codes(values: np.ndarray, what: str) -> np.ndarray | None:
+    """Return 0/1 codes if ``values`` are binary in one of the accepted encodings, else None.
+
+    Accepted: {0, 1}, {-1, +1} and booleans (a single value of any of them counts as binary).
+    """
+    if values.dtype == bool:
+        return values.astype(np.int8)
+    if not np.issubdtype(values.dtype, np.number):
+        return None
+    if not np.all(np.isfinite(values)):
+        raise DataError(f"{what} contain NaN or infinite values.")
+    uniq = np.unique(values)
+    if np.all(np.isin(uniq, (0, 1))):
+        return values.astype(np.int8)
+    if np.all(np.isin(uniq, (-1, 1))):
+        return (values > 0).astype(np.int8)
+    return None
+
+
+def _normalize_labels(y: Any, n: int) -> tuple[np.ndarray, bool]:
+    """Normalize labels once: binary encodings become 0/1, other integer codes stay as they are."""
+    y = np.asarray(y)
+    if y.ndim != 1 or y.shape[0] != n:
+        raise DataError(f"y must be a 1-D array with one label per row of X ({n}); got {y.shape}.")
+    codes = _binary_codes(y, "labels")
+    if codes is not None:
+        return codes, True
+    if np.issubdtype(y.dtype, np.floating):
+        if not np.all(np.isfinite(y)):
+            raise DataError("labels contain NaN or infinite values.")
+        if not np.all(y == np.round(y)):
+            raise LabelError(
+                "labels must be binary (0/1, -1/+1, bool) or integer class codes; got "
+                "non-integer floats."
+            )
+        y = y.astype(np.int64)
+    elif not np.issubdtype(y.dtype, np.integer):
+        raise LabelError(
+            f"labels must be binary (0/1, -1/+1, bool) or integer class codes; got dtype "
+            f"{y.dtype}. Encode string labels as integers first (e.g. np.unique(y, "
+            "return_inverse=True))."
+        )
+    return y.astype(np.int64), False
+
+
+def _normalize_baseline(baseline: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return (raw baseline values, 0/1 baseline predictions).
+
+    A binary array is taken as the deployed model's predictions; any other numeric array as its
+    scores, predicting positive where the score is > 0 (the convention of f(x) = <w,x> - b).
+    """
+    raw = np.asarray(baseline)
+    if raw.ndim != 1 or raw.shape[0] != n:
+        raise DataError(
+            f"baseline must be a 1-D array with one prediction or score per row of X ({n}); "
+            f"got shape {raw.shape}."
+        )
+    codes = _binary_codes(raw, "baseline predictions")
+    if codes is not None:
+        return raw, codes
+    if not np.issubdtype(raw.dtype, np.number):
+        raise DataError(f"baseline must be numeric predictions or scores; got dtype {raw.dtype}.")
+    if not np.all(np.isfinite(raw)):
+        raise DataError("baseline scores contain NaN or infinite values.")
+    return raw.astype(np.float64), (raw > 0).astype(np.int8)
+
+
+class Dataset:
+    """Examples with optional labels, named groups, baseline predictions and weights.
+
+    Parameters
+    ----------
+    X : array-like or scipy.sparse matrix of shape (n, d)
+        Features. Must be finite.
+    y : array-like of shape (n,), optional
+        Labels: binary as 0/1, -1/+1 or bool (normalized to 0/1), or integer class codes for
+        multiclass problems (kept as they are).
+    groups : mapping of str to array-like of shape (n,), optional
+        Named group attributes (e.g. ``{"sex": [...], "race": [...]}``) used by
+        :meth:`group`. Values may be strings or numbers.
+    baseline : array-like of shape (n,), optional
+        Predictions (binary) or scores (positive means > 0) of a deployed model, used by churn,
+        win and loss rates and by :meth:`baseline_cell`.
+    weights : array-like of shape (n,), optional
+        Nonnegative example weights; every rate becomes a weighted average.
+    feature_names : sequence of str, optional
+    name : str, optional
+        Used in reports.
+    """
+
+    def __init__(
+        self,
+        X: Any,
+        y: Any = None,
+        groups: Mapping[str, Any] | None = None,
+        baseline: Any = None,
+        weights: Any = None,
+        feature_names: Sequence[str] | None = None,
+        name: str | None = None,
+    ) -> None:
+        self.X: Features = _as_features(X)
+        n = self.X.shape[0]
+        if n == 0:
+            raise EmptySubsetError("X has no rows: a Dataset needs at least one example.")
+        self.y: np.ndarray | None
+        self.is_binary: bool
+        if y is None:
+            self.y, self.is_binary = None, False
+        else:
+            self.y, self.is_binary = _normalize_labels(y, n)
+        self.groups: dict[str, np.ndarray] = {}
+        for key, values in (groups or {}).items():
+            arr = np.asarray(values)
+            if arr.ndim != 1 or arr.shape[0] != n:
+                raise DataError(
+                    f"group {key!r} must have one value per row of X ({n}); got shape {arr.shape}."
+                )
+            self.groups[str(key)] = arr
+        self.baseline: np.ndarray | None = None
+        self.baseline_prediction: np.ndarray | None = None
+        if baseline is not None:
+            self.baseline, self.baseline_prediction = _normalize_baseline(baseline, n)
+        self.weights: np.ndarray | None = None
+        if weights is not None:
+            w = np.asarray(weights, dtype=np.float64)
+            if w.ndim != 1 or w.shape[0] != n:
+                raise DataError(f"weights must have shape ({n},); got {w.shape}.")
+            if not np.all(np.isfinite(w)) or np.any(w < 0):
+                raise DataError("weights must be finite and nonnegative.")
+            if w.sum() <= 0:
+                raise DataError("weights sum to zero: at least one example needs positive weight.")
+            self.weights = w
+        if feature_names is not None:
+            feature_names = [str(f) for f in feature_names]
+            if len(feature_names) != self.X.shape[1]:
+                raise DataError(
+                    f"feature_names has {len(feature_names)} names for {self.X.shape[1]} columns."
+                )
+        self.feature_names: list[str] | None = feature_names
+        self.name: str = name or "data"
+
+    # ------------------------------------------------------------------ basic facts
+    @property
+    def n(self) -> int:
+        """Number of examples."""
+        return int(self.X.shape[0])
+
+    @property
+    def d(self) -> int:
+        """Number of features."""
+        return int(self.X.shape[1])
+
+    @property
+    def is_sparse(self) -> bool:
+        return sp.issparse(self.X)
+
+    @property
+    def classes(self) -> np.ndarray:
+        """Sorted distinct labels (requires labels)."""
+        return np.unique(self.require_labels("classes"))
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __repr__(self) -> str:
+        parts = [f"n={self.n}", f"d={self.d}"]
+        if self.y is not None:
+            parts.append("binary labels" if self.is_binary else f"{self.classes.size} classes")
+        if self.groups:
+            parts.append("groups=" + ",".join(self.groups))
+        if self.baseline is not None:
+            parts.append("baseline")
+        if self.weights is not None:
+            parts.append("weighted")
+        if self.is_sparse:
+            parts.append("sparse")
+        return f"Dataset({self.name!r}, {', '.join(parts)})"
+
+    def require_labels(self, what: str, binary: bool = False) -> np.ndarray:
+        """Return the labels, raising a clear error if they are missing (or not binary)."""
+        if self.y is None:
+            raise LabelError(
+                f"{what} needs labels, but dataset {self.name!r} has none. Pass y= when building "
+                "the Dataset, or use a rate that needs no labels (e.g. positive_rate, churn_rate)."
+            )
+        if binary and not self.is_binary:
+            raise LabelError(
+                f"{what} needs binary labels (0/1, -1/+1 or bool), but dataset {self.name!r} has "
+                f"classes {self.classes.tolist()[:10]}. Binarize them first, e.g. y == k."
+            )
+        return self.y
+
+    def require_baseline(self, what: str) -> np.ndarray:
+        """Return the 0/1 baseline predictions, raising a clear error if there are none."""
+        if self.baseline_prediction is None:
+            raise SpecError(
+                f"{what} compares with a deployed model, but dataset {self.name!r} has no "
+                "baseline. Pass baseline= (its predictions or scores) when building the Dataset."
+            )
+        return self.baseline_prediction
+
+    # ------------------------------------------------------------------ subsets
+    @property
+    def all(self) -> Subset:
+        """All examples, as a subset."""
+        return Subset._build(self, _All())
+
+    @property
+    def positives(self) -> Subset:
+        """D^+: examples labelled positive (binary labels)."""
+        return Subset._build(self, _Label(1))
+
+    @property
+    def negatives(self) -> Subset:
+        """D^-: examples labelled negative (binary labels)."""
+        return Subset._build(self, _Label(0))
+
+    def label(self, value: int) -> Subset:
+        """Examples whose label equals ``value`` (binary or multiclass)."""
+        return Subset._build(self, _Label(int(value)))
+
+    def group(self, name: str, value: Any) -> Subset:
+        """Examples whose group attribute ``name`` equals ``value``."""
+        return Subset._build(self, _Group(str(name), value))
+
+    def where(self, mask: np.ndarray | Callable[[Dataset], np.ndarray], name: str | None = None):
+        """Examples selected by a boolean mask, or by a callable ``mask(dataset)``.
+
+        A callable can be re-applied to held-out data (reports on test sets); a fixed array
+        cannot.
+        """
+        return Subset._build(self, _Mask(mask, name))
+
+    def baseline_cell(self, label: int, prediction: int) -> Subset:
+        """D^{ab} of Table 1: label ``a`` and baseline prediction ``b`` (each 0 or 1).
+
+        ``baseline_cell(1, 0)`` is D^{+-}: positive examples the deployed model predicts negative.
+        """
+        return Subset._build(self, _Label(int(label)) & _Baseline(int(prediction)))
+
+    def baseline_predicts(self, prediction: int) -> Subset:
+        """Examples on which the baseline predicts ``prediction`` (0 or 1); needs no labels."""
+        return Subset._build(self, _Baseline(int(prediction)))
+
+    # ------------------------------------------------------------------ derived datasets
+    def take(self, index: np.ndarray, name: str | None = None) -> Dataset:
+        """A new Dataset holding the rows ``index`` (all attributes sliced alike)."""
+        index = np.asarray(index)
+        return Dataset(
+            self.X[index],
+            None if self.y is None else self.y[index],
+            {k: v[index] for k, v in self.groups.items()},
+            None if self.baseline is None else self.baseline[index],
+            None if self.weights is None else self.weights[index],
+            self.feature_names,
+            name or self.name,
+        )
+
+    def split(self, fraction: float = 0.7, seed: int | None = 0) -> tuple[Dataset, Dataset]:
+        """Random split into (first, second) with ``fraction`` of the rows in the first.
+
+        Stratified by label when the labels are discrete, so both parts keep the class balance.
+        """
+        if not 0.0 < fraction < 1.0:
+            raise SpecError(
+                f"The 'fraction' parameter of split must be in (0, 1). Got {fraction!r} instead."
+            )
+        rng = np.random.default_rng(seed)
+        if self.y is None:
+            order = rng.permutation(self.n)
+            cut = int(round(fraction * self.n))
+            first, second = order[:cut], order[cut:]
+        else:
+            first_parts, second_parts = [], []
+            for value in np.unique(self.y):
+                idx = rng.permutation(np.flatnonzero(self.y == value))
+                cut = int(round(fraction * idx.size))
+                first_parts.append(idx[:cut])
+                second_parts.append(idx[cut:])
+            first = np.sort(np.concatenate(first_parts))
+            second = np.sort(np.concatenate(second_parts))
+        if first.size == 0 or second.size == 0:
+            raise EmptySubsetError(
+                f"split({fraction}) of {self.n} examples leaves one part empty; use more data "
+                "or a fraction nearer 0.5."
+            )
+        return self.take(first, f"{self.name}[train]"), self.take(second, f"{self.name}[test]")
+
+    def with_baseline(self, baseline: Any) -> Dataset:
+        """The same data with (new) baseline predictions or scores."""
+        out = self.take(np.arange(self.n), self.name)
+        out.baseline, out.baseline_prediction = _normalize_baseline(baseline, self.n)
+        return out
+
+
+# ---------------------------------------------------------------------- selection recipes
+class _Selector:
+    """How a subset was chosen; re-applicable to any dataset with the needed attributes."""
+
+    def mask(self, data: Dataset) -> np.ndarray:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+    def __and__(self, other: _Selector) -> _Selector:
+        return _Combine("&", self, other)
+
+    def __or__(self, other: _Selector) -> _Selector:
+        return _Combine("|", self, other)
+
+
+@dataclass(frozen=True)
+class _All(_Selector):
+    def mask(self, data: Dataset) -> np.ndarray:
+        return np.ones(data.n, dtype=bool)
+
+    def describe(self) -> str:
+        return "all"
+
+
+@dataclass(frozen=True)
+class _Label(_Selector):
+    value: int
+
+    def mask(self, data: Dataset) -> np.ndarray:
+        return data.require_labels("selecting examples by label") == self.value
+
+    def describe(self) -> str:
+        return {1: "+", 0: "-"}.get(self.value, f"y={self.value}")
+
+
+@dataclass(frozen=True)
+class _Group(_Selector):
+    name: str
+    value: Any
+
+    def mask(self, data: Dataset) -> np.ndarray:
+        if self.name not in data.groups:
+            raise SpecError(
+                f"dataset {data.name!r} has no group attribute {self.name!r}; it has "
+                f"{sorted(data.groups) or 'none'}. Pass groups={{{self.name!r}: ...}}."
+            )
+        return data.groups[self.name] == self.value
+
+    def describe(self) -> str:
+        return f"{self.name}={self.value}"
+
+
+@dataclass(frozen=True)
+class _Baseline(_Selector):
+    prediction: int
+
+    def mask(self, data: Dataset) -> np.ndarray:
+        return data.require_baseline("selecting by baseline prediction") == self.prediction
+
+    def describe(self) -> str:
+        return "baseline" + ("+" if self.prediction == 1 else "-")
+
+
+class _Mask(_Selector):
+    def __init__(self, mask: Any, name: str | None) -> None:
+        self.fn = mask if callable(mask) else None
+        self.fixed = None if callable(mask) else np.asarray(mask)
+        self.name = name or ("where(callable)" if callable(mask) else "where(mask)")
+
+    def mask(self, data: Dataset) -> np.ndarray:
+        m = self.fn(data) if self.fn is not None else self.fixed
+        m = np.asarray(m)
+        if m.dtype != bool:
+            raise DataError(f"{self.name}: the mask must be boolean; got dtype {m.dtype}.")
+        if m.shape != (data.n,):
+            hint = (
+                " A fixed mask cannot be re-applied to another dataset: pass a callable "
+                "where(lambda data: ...) to report on held-out data."
+                if self.fn is None
+                else ""
+            )
+            raise DataError(
+                f"{self.name}: the mask has shape {m.shape}, dataset {data.name!r} has "
+                f"{data.n} rows.{hint}"
+            )
+        return m
+
+    def describe(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class _Combine(_Selector):
+    op: str
+    left: _Selector
+    right: _Selector
+
+    def mask(self, data: Dataset) -> np.ndarray:
+        a, b = self.left.mask(data), self.right.mask(data)
+        return a & b if self.op == "&" else a | b
+
+    def describe(self) -> str:
+        joiner = " & " if self.op == "&" else " | "
+        return "(" + self.left.describe() + joiner + self.right.describe() + ")"
+
+
+class Subset:
+    """A view of some examples of a :class:`Dataset`: an index array plus its selection recipe.
+
+    Build subsets from a dataset (``D.positives``, ``D.group("sex", "Male")``, ...) and combine
+    them with ``&`` (intersection) and ``|`` (union). Every rate over a subset is an average, so a
+    subset must not be empty; the check happens when a rate is built on it.
+    """
+
+    def __init__(self, data: Dataset, index: np.ndarray, selector: _Selector) -> None:
+        self.data = data
+        self.index = np.asarray(index, dtype=np.int64)
+        self.selector = selector
+        self._key = (id(data), hashlib.sha1(self.index.tobytes()).hexdigest())
+
+    @classmethod
+    def _build(cls, data: Dataset, selector: _Selector) -> Subset:
+        return cls(data, np.flatnonzero(selector.mask(data)), selector)
+
+    # -- facts
+    @property
+    def n(self) -> int:
+        return int(self.index.size)
+
+    def __len__(self) -> int:
+        return self.n
+
+    @property
+    def name(self) -> str:
+        return f"{self.data.name}[{self.selector.describe()}]"
+
+    @property
+    def key(self) -> tuple[int, str]:
+        """Identity of (dataset, rows): rates over equal keys merge in a linear expression."""
+        return self._key
+
+    @property
+    def X(self) -> Features:
+        return self.data.X[self.index]
+
+    @property
+    def y(self) -> np.ndarray | None:
+        return None if self.data.y is None else self.data.y[self.index]
+
+    @property
+    def weights(self) -> np.ndarray:
+        """Example weights normalized to sum to 1 (uniform 1/|D| when the data are unweighted)."""
+        if self.data.weights is None:
+            return np.full(self.n, 1.0 / max(self.n, 1))
+        w = self.data.weights[self.index]
+        total = w.sum()
+        if total <= 0:
+            raise EmptySubsetError(f"subset {self.name} has zero total weight.")
+        return w / total
+
+    @property
+    def size(self) -> float:
+        """|D|: number of examples, or total weight for weighted data (used by count metrics)."""
+        if self.data.weights is None:
+            return float(self.n)
+        return float(self.data.weights[self.index].sum())
+
+    def require_nonempty(self, what: str) -> Subset:
+        if self.n == 0:
+            raise EmptySubsetError(
+                f"{what} is an average over {self.name}, which has no examples. Check the "
+                "group value, label or baseline that selects it."
+            )
+        return self
+
+    # -- algebra
+    def _check_same(self, other: Subset, op: str) -> None:
+        if not isinstance(other, Subset):
+            raise SpecError(f"cannot {op} a Subset with {type(other).__name__}.")
+        if other.data is not self.data:
+            raise SpecError(
+                f"cannot {op} subsets of different datasets ({self.data.name!r} and "
+                f"{other.data.name!r})."
+            )
+
+    def __and__(self, other: Subset) -> Subset:
+        self._check_same(other, "intersect")
+        return Subset(self.data, np.intersect1d(self.index, other.index), self.selector & other.selector)
+
+    def __or__(self, other: Subset) -> Subset:
+        self._check_same(other, "unite")
+        return Subset(self.data, np.union1d(self.index, other.index), self.selector | other.selector)
+
+    @property
+    def positives(self) -> Subset:
+        return self & self.data.positives
+
+    @property
+    def negatives(self) -> Subset:
+        return self & self.data.negatives
+
+    def group(self, name: str, value: Any) -> Subset:
+        return self & self.data.group(name, value)
+
+    def baseline_cell(self, label: int, prediction: int) -> Subset:
+        return self & self.data.baseline_cell(label, prediction)
+
+    def baseline_predicts(self, prediction: int) -> Subset:
+        return self & self.data.baseline_predicts(prediction)
+
+    def label(self, value: int) -> Subset:
+        return self & self.data.label(value)
+
+    def on(self, data: Dataset) -> Subset:
+        """The same selection applied to another dataset (e.g. a held-out split)."""
+        return Subset._build(data, self.selector)
+
+    def __repr__(self) -> str:
+        return f"Subset({self.name}, n={self.n})"
+
+
+def as_subset(data: Dataset | Subset, what: str = "a rate") -> Subset:
+    """Accept a Dataset (meaning all its examples) or a Subset; reject anything else."""
+    if isinstance(data, Subset):
+        return data
+    if isinstance(data, Dataset):
+        return data.all
+    raise SpecError(
+        f"{what} is defined over a Dataset or Subset; got {type(data).__name__}. Wrap arrays "
+        "with rc.Dataset(X, y, ...)."
+    )

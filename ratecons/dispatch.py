@@ -1,0 +1,164 @@
+"""Choosing a solver: problem families, their methods, and ordered rules with reasons.
+
+Every objective type belongs to one :class:`Family` (rate constraints, minimax risk, ranking at
+the top, robust learning). A family compiles a :class:`~ratecons.problem.Problem` to its
+canonical form, lists the methods that can solve that form, picks one for ``method="auto"`` by
+short ordered rules that say *why*, and knows how to compare two results for
+:func:`ratecons.verify`. Families live in :mod:`ratecons.families` and are imported lazily.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .errors import SpecError, UnknownOptionError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .problem import Problem
+    from .result import Result
+
+__all__ = ["Family", "MethodSpec", "Plan", "family_of", "register_family", "run_method"]
+
+#: modules that define (and register) a family; imported on first use
+FAMILY_MODULES = ("ratecons.families.rates",)
+
+_FAMILIES: list[Family] = []
+_LOADED = False
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """One way to solve a family's canonical form.
+
+    ``run(problem, form, seed=..., callback=..., **options) -> Result``. The keyword-only
+    parameters of ``run`` (other than seed and callback) are the method's options: an unknown
+    option is an error that lists them.
+    """
+
+    name: str
+    run: Callable[..., Result]
+    description: str
+    is_reference: bool = False
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        params = inspect.signature(self.run).parameters.values()
+        return tuple(
+            p.name
+            for p in params
+            if p.kind == p.KEYWORD_ONLY and p.name not in ("seed", "callback")
+        )
+
+
+@dataclass
+class Plan:
+    """What ``solve(method=...)`` will do, and why."""
+
+    family: str
+    method: str
+    reasons: list[str]
+    form_summary: str
+    available: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        lines = [f"family: {self.family}", f"method: {self.method}", "because:"]
+        lines += [f"  - {r}" for r in self.reasons]
+        lines.append(f"canonical form: {self.form_summary}")
+        lines.append(f"available methods: {', '.join(self.available)}")
+        return "\n".join(lines)
+
+
+class Family:
+    """Base class of a problem family. Subclasses set the attributes and override the hooks."""
+
+    #: short name used in plans and reports
+    name: str = ""
+    #: objective classes this family owns
+    objective_types: tuple[type, ...] = ()
+    #: the method every other method is verified against
+    reference_method: str = "cvxpy"
+
+    def validate(self, problem: Problem) -> None:
+        """Raise a clear SpecError for malformed problems, before anything is solved."""
+
+    def compile(self, problem: Problem) -> Any:
+        """Return the canonical form (plain data with ``describe()`` and ``summary()``)."""
+        raise NotImplementedError
+
+    def methods(self) -> dict[str, MethodSpec]:
+        raise NotImplementedError
+
+    def choose(self, problem: Problem, form: Any) -> tuple[str, list[str]]:
+        """Ordered rules: return the method ``auto`` resolves to and the reasons."""
+        raise NotImplementedError
+
+    def compare(self, problem: Problem, result: Result, reference: Result) -> dict[str, Any]:
+        """Numbers for :func:`ratecons.verify`: objective gap, violations, solution distance."""
+        raise NotImplementedError
+
+
+def register_family(family: Family) -> Family:
+    """Register a family instance (called at import time by each family module)."""
+    if not any(type(f) is type(family) for f in _FAMILIES):
+        _FAMILIES.append(family)
+    return family
+
+
+def _load() -> None:
+    global _LOADED
+    if not _LOADED:
+        for module in FAMILY_MODULES:
+            importlib.import_module(module)
+        _LOADED = True
+
+
+def family_of(objective: Any) -> Family:
+    """The family owning an objective expression; a clear error for anything else."""
+    _load()
+    for family in _FAMILIES:
+        if isinstance(objective, family.objective_types):
+            return family
+    known = sorted(t.__name__ for f in _FAMILIES for t in f.objective_types)
+    raise SpecError(
+        f"cannot minimize or maximize a {type(objective).__name__}; objectives are rate "
+        f"expressions (rc.error_rate(...), ...) or one of: {', '.join(known)}."
+    )
+
+
+def resolve(problem: Problem, method: str) -> tuple[MethodSpec, list[str]]:
+    """Resolve ``method`` (``"auto"`` or a name) for a problem, with the reasons."""
+    family = problem.family
+    methods = family.methods()
+    if method == "auto":
+        name, reasons = family.choose(problem, problem.canonical())
+        return methods[name], reasons
+    if method not in methods:
+        raise UnknownOptionError(
+            f"unknown method {method!r} for a {family.name} problem; choose one of "
+            f"{['auto', *methods]}."
+        )
+    return methods[method], [f"method {method!r} was requested"]
+
+
+def run_method(
+    problem: Problem,
+    method: str = "auto",
+    seed: int | None = None,
+    callback: Callable[[dict[str, Any]], None] | None = None,
+    **options: Any,
+) -> Result:
+    """Solve ``problem`` with ``method``; unknown options raise and list the valid ones."""
+    spec, reasons = resolve(problem, method)
+    unknown = sorted(set(options) - set(spec.options))
+    if unknown:
+        raise UnknownOptionError(
+            f"unknown option(s) {unknown} for method {spec.name!r}; it accepts "
+            f"{list(spec.options) or 'no options'}."
+        )
+    result = spec.run(problem, problem.canonical(), seed=seed, callback=callback, **options)
+    result.reasons = reasons
+    return result

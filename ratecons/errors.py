@@ -1,0 +1,78 @@
+"""Exceptions and warnings raised by ratecons.
+
+Every error subclasses :class:`RateconsError` and, where it refines a built-in
+exception, that built-in too, so ``except ValueError`` keeps working for users
+who do not know about ratecons' own classes.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "RateconsError",
+    "SpecError",
+    "DataError",
+    "LabelError",
+    "EmptySubsetError",
+    "NotLinearError",
+    "InfeasibleError",
+    "UnboundedError",
+    "SolverError",
+    "UnknownOptionError",
+    "ConvergenceWarning",
+    "parameter_error",
+]
+
+
+class RateconsError(Exception):
+    """Base class of every error raised by ratecons."""
+
+
+class SpecError(RateconsError, ValueError):
+    """A specification (rate, constraint, problem, model, option) is malformed."""
+
+
+class DataError(SpecError):
+    """Input data has the wrong shape, type, or non-finite values."""
+
+
+class LabelError(DataError):
+    """Labels are missing where a rate needs them, or are not of the needed kind."""
+
+
+class EmptySubsetError(DataError):
+    """A rate was asked for over a subset with no examples (every rate is an average)."""
+
+
+class NotLinearError(SpecError, TypeError):
+    """An expression cannot be used where a linear combination of rates is needed."""
+
+
+class InfeasibleError(RateconsError):
+    """The problem (or a relaxation that must be feasible to start) has no feasible point."""
+
+
+class UnboundedError(RateconsError):
+    """The problem is unbounded."""
+
+
+class SolverError(RateconsError, RuntimeError):
+    """A numerical solver failed or returned a status ratecons cannot interpret."""
+
+
+class UnknownOptionError(SpecError, TypeError):
+    """A method name or solver option was not recognised."""
+
+
+class ConvergenceWarning(UserWarning):
+    """A solver stopped before certifying its tolerance (iteration or time limit)."""
+
+
+def parameter_error(name: str, owner: str, expected: str, got: object) -> SpecError:
+    """Build the one parameter-error message format used across ratecons.
+
+    Examples
+    --------
+    >>> str(parameter_error("k", "tpr_at_top", "an int >= 1", 0))
+    "The 'k' parameter of tpr_at_top must be an int >= 1. Got 0 instead."
+    """
+    return SpecError(f"The {name!r} parameter of {owner} must be {expected}. Got {got!r} instead.")

@@ -1,0 +1,2 @@
+"""Problem families: each module compiles its objectives, lists its methods and registers itself
+with :mod:`ratecons.dispatch`."""

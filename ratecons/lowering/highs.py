@@ -1,0 +1,195 @@
+"""The one adapter that owns highspy: load a :class:`MatrixLP`, solve, edit, read results.
+
+Dual sign convention of ratecons (fixed here, once): for a *minimization*, ``row_dual[i]`` is
+the derivative of the optimal value with respect to the active bound of row i, as HiGHS reports
+it: >= 0 at an active lower bound and <= 0 at an active upper bound. For a maximization HiGHS
+reverses these signs; :class:`LPResult` undoes that so the convention above always holds with
+respect to the *minimization* of -c @ x. Reduced costs (``col_dual``) follow the same rule.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from .. import settings
+from ..errors import SolverError, UnknownOptionError
+from .to_matrix import MatrixLP
+
+__all__ = ["HighsLP", "LPResult", "solve_lp"]
+
+
+def _highspy():
+    import highspy  # local import: this module is the only one that touches highspy
+
+    return highspy
+
+
+def _status_map() -> dict:
+    hs = _highspy().HighsModelStatus
+    return {
+        hs.kOptimal: settings.OPTIMAL,
+        hs.kInfeasible: settings.INFEASIBLE,
+        hs.kUnbounded: settings.UNBOUNDED,
+        hs.kUnboundedOrInfeasible: settings.INFEASIBLE,
+        hs.kTimeLimit: settings.TIME_LIMIT,
+        hs.kIterationLimit: settings.ITERATION_LIMIT,
+    }
+
+
+
+@dataclass
+class LPResult:
+    """Solution of a :class:`MatrixLP` (objective includes the offset)."""
+
+    status: str
+    objective: float
+    x: np.ndarray
+    row_value: np.ndarray
+    row_dual: np.ndarray
+    col_dual: np.ndarray
+    iterations: int
+    solve_time: float
+    raw_status: str = ""
+    info: dict = field(default_factory=dict)
+
+
+class HighsLP:
+    """A HiGHS model kept alive between solves, so rows and columns can be added and the next
+    ``solve()`` hot-starts from the previous basis (simplex only).
+
+    Parameters
+    ----------
+    lp : MatrixLP
+    solver : {"simplex", "ipm", "choose"}
+        HiGHS' ``solver`` option; only simplex warm-starts after edits.
+    time_limit : float, optional
+    options : dict, optional
+        Further HiGHS options (name -> value); unknown names raise.
+    """
+
+    SOLVERS = ("simplex", "ipm", "choose")
+
+    def __init__(
+        self,
+        lp: MatrixLP,
+        solver: str = "simplex",
+        time_limit: float | None = None,
+        options: dict | None = None,
+    ) -> None:
+        hp = _highspy()
+        if solver not in self.SOLVERS:
+            raise UnknownOptionError(f"unknown HiGHS solver {solver!r}; use one of {self.SOLVERS}.")
+        self.maximize = lp.maximize
+        self.n_cols = lp.n_cols
+        self.n_rows = lp.n_rows
+        self.offset = lp.offset
+        self._h = hp.Highs()
+        self._h.setOptionValue("output_flag", False)
+        self._h.setOptionValue("solver", solver)
+        if time_limit is not None:
+            self._h.setOptionValue("time_limit", float(time_limit))
+        for key, value in (options or {}).items():
+            if self._h.setOptionValue(key, value) != hp.HighsStatus.kOk:
+                raise UnknownOptionError(f"HiGHS rejected option {key}={value!r}.")
+        self._h.passModel(self._to_highs(lp))
+
+    @staticmethod
+    def _to_highs(lp: MatrixLP):
+        hp = _highspy()
+        A = sp.csc_matrix(lp.A)
+        h = hp.HighsLp()
+        h.num_col_, h.num_row_ = lp.n_cols, lp.n_rows
+        h.col_cost_ = lp.c
+        h.col_lower_, h.col_upper_ = lp.col_lower, lp.col_upper
+        h.row_lower_, h.row_upper_ = lp.row_lower, lp.row_upper
+        h.offset_ = lp.offset
+        h.sense_ = hp.ObjSense.kMaximize if lp.maximize else hp.ObjSense.kMinimize
+        h.a_matrix_.format_ = hp.MatrixFormat.kColwise
+        h.a_matrix_.start_ = A.indptr.astype(np.int32)
+        h.a_matrix_.index_ = A.indices.astype(np.int32)
+        h.a_matrix_.value_ = A.data
+        if lp.col_names is not None:
+            h.col_names_ = list(lp.col_names)
+        if lp.row_names is not None:
+            h.row_names_ = list(lp.row_names)
+        return h
+
+    @property
+    def highs(self):
+        """The underlying ``highspy.Highs`` (for MPS export and basis transfer)."""
+        return self._h
+
+    def add_rows(self, A_rows: sp.spmatrix, lower: np.ndarray, upper: np.ndarray) -> None:
+        """Append rows ``lower <= A_rows @ x <= upper`` (A_rows has ``n_cols`` columns)."""
+        R = sp.csr_matrix(A_rows, dtype=np.float64)
+        k = R.shape[0]
+        if k == 0:
+            return
+        self._h.addRows(
+            k, np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64),
+            int(R.nnz), R.indptr[:-1].astype(np.int32), R.indices.astype(np.int32), R.data,
+        )
+        self.n_rows += k
+
+    def add_cols(
+        self, cost: np.ndarray, lower: np.ndarray, upper: np.ndarray, A_cols: sp.spmatrix
+    ) -> None:
+        """Append columns with objective ``cost``, bounds and entries ``A_cols`` (n_rows rows)."""
+        C = sp.csc_matrix(A_cols, dtype=np.float64)
+        k = C.shape[1]
+        if k == 0:
+            return
+        self._h.addCols(
+            k, np.asarray(cost, dtype=np.float64), np.asarray(lower, dtype=np.float64),
+            np.asarray(upper, dtype=np.float64), int(C.nnz), C.indptr[:-1].astype(np.int32),
+            C.indices.astype(np.int32), C.data,
+        )
+        self.n_cols += k
+
+    def delete_rows(self, rows: np.ndarray) -> None:
+        """Remove rows by index (the remaining rows keep their order)."""
+        rows = np.asarray(rows, dtype=np.int32)
+        if rows.size:
+            self._h.deleteRows(int(rows.size), rows)
+            self.n_rows -= int(rows.size)
+
+    def solve(self) -> LPResult:
+        """Run HiGHS and translate its answer (status, values, duals in ratecons' convention)."""
+        start = time.perf_counter()
+        self._h.run()
+        elapsed = time.perf_counter() - start
+        model_status = self._h.getModelStatus()
+        status = _status_map().get(model_status)
+        raw = self._h.modelStatusToString(model_status)
+        if status is None:
+            raise SolverError(f"HiGHS stopped with status {raw!r}.")
+        info = self._h.getInfo()
+        iterations = int(info.simplex_iteration_count) + int(info.ipm_iteration_count)
+        if status in (settings.INFEASIBLE, settings.UNBOUNDED):
+            nan_c, nan_r = np.full(self.n_cols, np.nan), np.full(self.n_rows, np.nan)
+            return LPResult(status, np.nan, nan_c, nan_r, nan_r, nan_c, iterations, elapsed, raw)
+        sol = self._h.getSolution()
+        x = np.array(sol.col_value)
+        row_value = np.array(sol.row_value)
+        sign = -1.0 if self.maximize else 1.0
+        row_dual = sign * np.array(sol.row_dual)
+        col_dual = sign * np.array(sol.col_dual)
+        objective = float(info.objective_function_value)
+        return LPResult(status, objective, x, row_value, row_dual, col_dual, iterations,
+                        elapsed, raw)
+
+    def write(self, path: str) -> None:
+        """Write the current model to ``path`` (``.mps`` or ``.lp``) through HiGHS."""
+        hp = _highspy()
+        status = self._h.writeModel(str(path))
+        if status == hp.HighsStatus.kError:
+            raise SolverError(f"HiGHS could not write {path!r} (use a .mps or .lp extension).")
+
+
+def solve_lp(lp: MatrixLP, solver: str = "simplex", time_limit: float | None = None) -> LPResult:
+    """Solve a :class:`MatrixLP` once with HiGHS."""
+    return HighsLP(lp, solver=solver, time_limit=time_limit).solve()

@@ -1,0 +1,28 @@
+"""Shared constants: solver status strings, default tolerances, method names."""
+
+from __future__ import annotations
+
+# --- statuses every Solution / Result reports -------------------------------------------------
+OPTIMAL = "optimal"
+OPTIMAL_INACCURATE = "optimal_inaccurate"
+INFEASIBLE = "infeasible"
+UNBOUNDED = "unbounded"
+ITERATION_LIMIT = "iteration_limit"
+TIME_LIMIT = "time_limit"
+ERROR = "error"
+STATUSES = (OPTIMAL, OPTIMAL_INACCURATE, INFEASIBLE, UNBOUNDED, ITERATION_LIMIT, TIME_LIMIT, ERROR)
+#: statuses under which a result carries a usable model
+SOLVED_STATUSES = (OPTIMAL, OPTIMAL_INACCURATE, ITERATION_LIMIT, TIME_LIMIT)
+
+# --- conic back-ends of the CVXPY reference --------------------------------------------------
+CONIC_SOLVERS = ("CLARABEL", "SCS")
+LP_SOLVERS = ("HIGHS",)
+DEFAULT_CONIC_SOLVER = "CLARABEL"
+
+# --- default tolerances ----------------------------------------------------------------------
+#: relative decrease below which the majorization-minimization loop (Alg 1) stops
+MM_RELATIVE_TOL = 1e-6
+#: maximum number of majorization-minimization iterations
+MM_MAX_ITERATIONS = 20
+#: feasibility tolerance used when reporting a constraint as satisfied
+FEASIBILITY_TOL = 1e-6

@@ -1,0 +1,94 @@
+"""Side-by-side comparison of a specialized solver with the CVXPY reference.
+
+``rc.verify(problem)`` solves the same instance twice, with the method ``auto`` picks (or the one
+named) and with the family's reference method, and reports objective, maximum constraint
+violation and solution distance next to each other. Families supply the numbers through
+:meth:`ratecons.dispatch.Family.compare`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import dispatch
+from .problem import Problem
+from .result import Result
+
+__all__ = ["VerifyReport", "verify"]
+
+
+@dataclass
+class VerifyReport:
+    """Outcome of :func:`verify`.
+
+    Attributes
+    ----------
+    method, reference : str
+    result, reference_result : Result
+    rows : dict
+        Named comparison numbers: ``objective`` (pair), ``objective_rel_gap``,
+        ``max_violation`` (pair), ``solution_distance`` and family-specific rows.
+    rtol : float
+        Relative objective tolerance for :attr:`agrees`.
+    """
+
+    method: str
+    reference: str
+    result: Result
+    reference_result: Result
+    rows: dict[str, Any] = field(default_factory=dict)
+    rtol: float = 1e-4
+
+    @property
+    def agrees(self) -> bool:
+        """Objectives within ``rtol`` (relative to max(1, |reference|)) and both feasible."""
+        gap = self.rows.get("objective_rel_gap")
+        viol = self.rows.get("max_violation", (0.0, 0.0))
+        return gap is not None and gap <= self.rtol and max(v or 0.0 for v in viol) <= self.rtol
+
+    def __str__(self) -> str:
+        w = max(12, len(self.method), len(self.reference))
+        lines = [f"{'':28s}{self.method:>{w}s}  {self.reference:>{w}s}"]
+        lines.append(f"{'status':28s}{self.result.status:>{w}s}  {self.reference_result.status:>{w}s}")
+        lines.append(
+            f"{'wall time (s)':28s}{self.result.solve_time:>{w}.3f}  "
+            f"{self.reference_result.solve_time:>{w}.3f}"
+        )
+        for key, value in self.rows.items():
+            if isinstance(value, tuple):
+                a, b = (("-" if v is None else f"{v:.6g}") for v in value)
+                lines.append(f"{key:28s}{a:>{w}s}  {b:>{w}s}")
+            else:
+                lines.append(f"{key:28s}{('-' if value is None else f'{value:.3g}'):>{w}s}")
+        lines.append(f"{'agrees (rtol=%g)' % self.rtol:28s}{str(self.agrees):>{w}s}")
+        return "\n".join(lines)
+
+
+def verify(
+    problem: Problem,
+    method: str = "auto",
+    rtol: float = 1e-4,
+    seed: int | None = 0,
+    options: dict[str, Any] | None = None,
+    reference_options: dict[str, Any] | None = None,
+) -> VerifyReport:
+    """Solve ``problem`` with ``method`` and with the reference; compare side by side.
+
+    Parameters
+    ----------
+    problem : Problem
+    method : str
+        The method to check (``"auto"`` resolves as ``solve`` would).
+    rtol : float
+        Relative objective tolerance used by :attr:`VerifyReport.agrees`.
+    seed : int, optional
+    options, reference_options : dict, optional
+        Method options for each side.
+    """
+    family = problem.family
+    spec, _ = dispatch.resolve(problem, method)
+    result = problem.solve(spec.name, seed=seed, **(options or {}))
+    reference = problem.solve(family.reference_method, seed=seed, **(reference_options or {}))
+    rows = family.compare(problem, result, reference)
+    return VerifyReport(spec.name, family.reference_method, result, reference, rows, rtol)
