@@ -1,0 +1,464 @@
+"""Cutting planes around SDCA: over the bias b (Alg 3) and over the multipliers v (Alg 2).
+
+Goh et al. (2016) solve Problem 3 through its Lagrangian (eq. 6)
+
+    max_{v in V} F(v),   F(v) = min_{w, b} Psi(w, b, v)                       (eqs 6-7)
+
+inside out. For fixed v, ``minimize_over_b`` runs Algorithm 3: a cutting plane over b whose cuts
+are the SDCA dual values D(xi; b_t) + slope (b - b_t) (valid lower bounds on min_w Psi for every
+b, since the SVM dual is linear in b), with the 1-D center-of-mass CutChooser of App. F.2.2
+(Definition 4) or the minimization-based one of App. F.2.1 (Definition 3). It returns (w, b) and a
+certified lower bound l_t on F(v) with u_t - l_t <= eps_t.
+
+``maximize_over_v`` runs Algorithm 2 on V = [0, V_max]^m: the cuts u_s + <g_s, v - v_s> are the
+(exact, linear in v) Lagrangians of the iterates, h_t is their minimum, U_t = max_V h_t comes
+from an LP solved with HiGHS, L_t = max_s l_s. CutChoosers: maximization-based (App. E.1,
+Definition 1: v_t = argmax h_t, eps_t = (U_t - L_t)/2), any m; center of mass (App. E.2,
+Definition 2: the centroid (v_t, z_t) of the superlevel hypograph, eps_t = (z_t - L_t)/2), m = 1.
+Shallow cuts: each inner solve is only asked for accuracy eps_t.
+
+Primal recovery (our addition, needed to return a point that satisfies the constraints rather
+than only a multiplier): the LP duals mu of the U_t problem weight the iterates,
+(w, b) = sum_s mu_s (w_s, b_s). By convexity its objective is at most U_t and each constraint
+exceeds gamma_j by at most sum_s mu_s g_{s,j}, which is <= 0 unless v_j sits at V_max.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import ConvergenceWarning, SpecError, parameter_error
+from ..lowering.highs import HighsLP
+from ..lowering.to_matrix import MatrixLP
+from .folded import FoldedBound
+from .sdca import require_l2, sdca, sdca_work
+
+__all__ = [
+    "BiasResult",
+    "MultiplierResult",
+    "SDCAState",
+    "center_of_mass_1d",
+    "maximize_over_v",
+    "minimize_over_b",
+]
+
+logger = logging.getLogger(__name__)
+
+B_CHOOSERS = ("center_of_mass", "minimization")
+V_CHOOSERS = ("maximization", "center_of_mass")
+
+
+# ---------------------------------------------------------------------------- 1-D geometry
+def _envelope_pieces(slopes: np.ndarray, intercepts: np.ndarray, lo: float, hi: float,
+                     level: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Breakpoints of h(x) = max_s(slopes_s x + intercepts_s) on [lo, hi] (and of h = level).
+
+    Returns the sorted points p_0 = lo < ... < p_r = hi and the values h(p_k); h is linear
+    between consecutive points.
+    """
+    pts = [np.array([lo, hi])]
+    if slopes.size > 1:
+        i, j = np.triu_indices(slopes.size, 1)
+        ds = slopes[i] - slopes[j]
+        ok = np.abs(ds) > 1e-300
+        x = (intercepts[j[ok]] - intercepts[i[ok]]) / ds[ok]
+        pts.append(x)
+    if level is not None:
+        ok = np.abs(slopes) > 1e-300
+        pts.append((level - intercepts[ok]) / slopes[ok])
+    p = np.concatenate(pts)
+    p = np.unique(p[np.isfinite(p) & (p >= lo) & (p <= hi)])
+    h = np.max(np.outer(p, slopes) + intercepts, axis=1)
+    return p, h
+
+
+def envelope_min(slopes: np.ndarray, intercepts: np.ndarray, lo: float,
+                 hi: float) -> tuple[float, float]:
+    """(argmin, min) of the convex piecewise-linear max of lines over [lo, hi]."""
+    p, h = _envelope_pieces(slopes, intercepts, lo, hi)
+    k = int(np.argmin(h))
+    return float(p[k]), float(h[k])
+
+
+def center_of_mass_1d(slopes: np.ndarray, intercepts: np.ndarray, lo: float, hi: float,
+                      level: float) -> tuple[float, float, float]:
+    """Centroid of {(x, z): lo <= x <= hi, h(x) <= z <= level}, h = max_s(slopes_s x + c_s).
+
+    The CutChooser of Definition 4 (App. F.2.2): exact integration over the linear pieces of h
+    (Simpson's rule is exact for the quadratic integrands). Returns (x_c, z_c, area); for an
+    empty or degenerate region the argmin of h and its value with area 0.
+    """
+    slopes = np.asarray(slopes, dtype=np.float64)
+    intercepts = np.asarray(intercepts, dtype=np.float64)
+    p, h = _envelope_pieces(slopes, intercepts, lo, hi, level)
+    left, right = p[:-1], p[1:]
+    mid = 0.5 * (left + right)
+    hm = np.max(np.outer(mid, slopes) + intercepts, axis=1)
+    fl, fm, fr = level - h[:-1], level - hm, level - h[1:]
+    keep = (fm > 0) & (right > left)
+    if not np.any(keep):
+        k = int(np.argmin(h))
+        return float(p[k]), float(h[k]), 0.0
+    width = (right - left)[keep]
+    fl, fm, fr = fl[keep], fm[keep], fr[keep]
+    left, mid, right = left[keep], mid[keep], right[keep]
+    area = float(np.sum(width * (fl + 4 * fm + fr) / 6))
+    if not area > 0:
+        k = int(np.argmin(h))
+        return float(p[k]), float(h[k]), 0.0
+    mx = float(np.sum(width * (left * fl + 4 * mid * fm + right * fr) / 6)) / area
+    # integral of (level^2 - h^2)/2 = integral of f (2 level - f)/2 with f = level - h
+    gl, gm, gr = fl * (2 * level - fl) / 2, fm * (2 * level - fm) / 2, fr * (2 * level - fr) / 2
+    mz = float(np.sum(width * (gl + 4 * gm + gr) / 6)) / area
+    return mx, mz, area
+
+
+# ---------------------------------------------------------------------------- SDCA state
+@dataclass
+class SDCAState:
+    """Work arrays reused by every SDCA call of one Problem-3 solve (warm starts).
+
+    ``xi`` persists across b, v and (through the solution's duals) MM iterations: the dual box
+    [-b_x(v), a_x(v)] moves with v, and SDCA clips xi into it before starting. ``b_step`` is the
+    distance the bias moved in the last Alg 3 call (the probe step of the next one).
+    """
+
+    xi: np.ndarray
+    work: tuple[np.ndarray, np.ndarray, np.ndarray]
+    seed: int = 0
+    epochs: int = 0
+    calls: int = 0
+    b_step: float = 0.05
+
+    @classmethod
+    def fresh(cls, bound: FoldedBound, xi: np.ndarray | None = None,
+              seed: int = 0) -> SDCAState:
+        n = bound.design.n
+        x0 = np.zeros(n) if xi is None or np.shape(xi) != (n,) else np.array(xi, dtype=float)
+        return cls(x0, sdca_work(bound.design), seed)
+
+
+# ---------------------------------------------------------------------------- Alg 3
+@dataclass
+class BiasResult:
+    """Outcome of Algorithm 3 at fixed v.
+
+    ``upper`` = Psi(w, b, v) at the returned point, ``lower`` = L'_t <= min_{b, w} Psi; both
+    include the constant terms of Psi.
+    """
+
+    w: np.ndarray
+    b: float
+    upper: float
+    lower: float
+    iterations: int
+    converged: bool
+    history: list[dict] = field(default_factory=list)
+
+
+def _bias_interval(bound: FoldedBound, a: np.ndarray, bc: np.ndarray, upper: float,
+                   offset: float) -> tuple[float, float]:
+    """B = [-r, r] with r = 1/2 + X_max sqrt(2 (u - offset) / lambda) (cf. App. C, Lemma 1):
+    (lambda/2)||w*||^2 <= min Psi - offset <= u - offset, and an optimal b exists with
+    |b| <= 1/2 + max_x |<w*, x>|."""
+    active = (a > 0) | (bc > 0)
+    xmax = math.sqrt(float(np.max(bound.design.sq_norms[active], initial=0.0)))
+    r = 0.5 + xmax * math.sqrt(max(2.0 * (upper - offset) / bound.l2, 0.0))
+    return -r, r
+
+
+def minimize_over_b(bound: FoldedBound, v: np.ndarray, eps: float, state: SDCAState, *,
+                    upper_hint: float = math.inf, b_start: float | None = None,
+                    chooser: str = "center_of_mass", max_iterations: int = 200,
+                    max_epochs: int = 2000) -> BiasResult:
+    """Algorithm 3 (App. F.2): min over b in B of min_w Psi(w, b, v) to within ``eps``.
+
+    Parameters
+    ----------
+    bound : FoldedBound
+    v : ndarray, shape (m,)
+        Fixed multipliers.
+    eps : float
+        Target U'_t - L'_t.
+    state : SDCAState
+        Dual variables and work arrays (warm start, updated in place).
+    upper_hint : float
+        u~'_0 of line 2: an upper bound on min Psi known to the caller (h_t(v_t) in Alg 2).
+    b_start : float, optional
+        Warm start: the first bias evaluated (else the CutChooser's first choice). While all
+        cuts slope the same way, the next bias is a growing step (from ``state.b_step``)
+        downhill of them, which brackets the minimizer far faster than the loose interval B
+        would (any cut is valid, so this changes speed only).
+    chooser : {"center_of_mass", "minimization"}
+        Definition 4 (with the u'_0 increase of line 2) or Definition 3.
+    """
+    require_l2(bound.l2)
+    if chooser not in B_CHOOSERS:
+        raise parameter_error("b_chooser", "method 'mm'", f"one of {B_CHOOSERS}", chooser)
+    v = np.asarray(v, dtype=np.float64)
+    a, bc = bound.loss_coefficients(v)
+    offset = float(bound.const[0] - v @ bound.gamma_check)
+    hist: list[dict] = []
+
+    def run(bias: float, tol: float, target: float = math.inf):
+        res = sdca(bound.design, a, bc, bound.l2, bias, state.xi, tol=max(tol, 1e-13),
+                   dual_target=target - offset, max_epochs=max_epochs,
+                   seed=state.seed + state.calls, work=state.work)
+        state.calls += 1
+        state.epochs += res.epochs
+        return res
+
+    if not bound.fit_intercept:
+        res = run(0.0, eps)
+        return BiasResult(res.w, 0.0, res.primal + offset, res.dual + offset, 1, res.converged,
+                          [{"b": 0.0, "upper": res.primal + offset, "lower": res.dual + offset,
+                            "epochs": res.epochs}])
+
+    u_tilde = min(upper_hint, offset + 0.5 * float(a.sum() + bc.sum()))  # Psi(0, 0, v)
+    lo, hi = _bias_interval(bound, a, bc, u_tilde, offset)
+    # line 1-2: the flat cut l'_0 = offset (hinges >= 0) and, for Definition 4, u'_0 = 2u~ - l'_0
+    slopes, icpts = [0.0], [offset]
+    u0 = 2 * u_tilde - offset if chooser == "center_of_mass" else u_tilde
+    best_u, best_w, best_b = u0, None, 0.0
+    lower = offset
+    converged = False
+    evaluated: list[float] = []
+    step = state.b_step if b_start is not None else 0.1 * (hi - lo)
+    t = 0
+    for t in range(1, max_iterations + 1):
+        s_arr, c_arr = np.array(slopes), np.array(icpts)
+        _, lower = envelope_min(s_arr, c_arr, lo, hi)
+        if best_w is not None and best_u - lower <= eps:
+            converged = True
+            break
+        # a cut whose lower bound at b_t exceeds `target` is deep: it removes the centroid
+        # (Definition 4) or the minimizer of h'_t with everything above U'_t (Definition 3),
+        # so SDCA may stop there before reaching its gap target
+        real = s_arr[1:]
+        if t == 1 and b_start is not None:
+            bt, tol, target = float(np.clip(b_start, lo, hi)), eps, math.inf
+        elif real.size and (np.all(real > 0) or np.all(real < 0)) and step < hi - lo:
+            # bracketing: while every cut slopes the same way, step downhill from the farthest
+            # point evaluated, with a step growing 4x, until a cut slopes the other way (any
+            # cut is valid, so this only orders the evaluations; B is often very loose)
+            far = min(evaluated) if real[0] > 0 else max(evaluated)
+            bt = float(np.clip(far - math.copysign(step, real[0]), lo, hi))
+            step *= 4.0
+            tol, target = (best_u - lower) / 2, best_u
+        elif chooser == "center_of_mass":
+            bt, zt, _ = center_of_mass_1d(s_arr, c_arr, lo, hi, best_u)
+            tol, target = (best_u - zt) / 2, zt
+        else:
+            bt, _ = envelope_min(s_arr, c_arr, lo, hi)
+            tol, target = (best_u - lower) / 2, best_u
+        res = run(bt, tol, target)
+        evaluated.append(bt)
+        u_t, l_t = res.primal + offset, res.dual + offset
+        slopes.append(res.slope)
+        icpts.append(l_t - res.slope * bt)
+        if u_t < best_u or best_w is None:
+            best_u, best_w, best_b = u_t, res.w, bt
+        hist.append({"b": bt, "upper": u_t, "lower": l_t, "sdca_gap": res.gap,
+                     "epochs": res.epochs})
+    else:
+        _, lower = envelope_min(np.array(slopes), np.array(icpts), lo, hi)
+        converged = best_u - lower <= eps
+    if b_start is not None:
+        state.b_step = max(2.0 * abs(best_b - b_start), 1e-4)
+    return BiasResult(best_w, best_b, best_u, lower, t, converged, hist)
+
+
+# ---------------------------------------------------------------------------- Alg 2
+@dataclass
+class MultiplierResult:
+    """Outcome of Algorithm 2 on V = [0, V_max]^m.
+
+    Attributes
+    ----------
+    w, b : the recovered primal point (LP-dual average of the iterates)
+    v : ndarray
+        The multipliers of the iterate with the largest lower bound l_s (line 6).
+    lower, upper : float
+        L_t <= max_V F <= U_t.
+    converged : bool
+        U_t - L_t <= eps.
+    at_bound : ndarray of bool
+        Multipliers of the U_t maximizer sitting at V_max.
+    history : list of dict
+        Per iteration: v_t, eps_t, l_t, u_t, L_t, U_t, inner iterations and SDCA epochs.
+    """
+
+    w: np.ndarray
+    b: float
+    v: np.ndarray
+    lower: float
+    upper: float
+    iterations: int
+    converged: bool
+    at_bound: np.ndarray
+    weights: np.ndarray
+    history: list[dict] = field(default_factory=list)
+
+
+class _UpperModel:
+    """The LP max z s.t. z <= u_s + <g_s, v - v_s>, v in [0, V_max]^m, kept in HiGHS."""
+
+    def __init__(self, m: int, v_max: float) -> None:
+        self.m = m
+        self.v_max = v_max
+        self.lp: HighsLP | None = None
+        self.slopes: list[np.ndarray] = []
+        self.offsets: list[float] = []
+
+    def h(self, v: np.ndarray) -> float:
+        """h_t(v) = min_s u_s + <g_s, v - v_s>."""
+        return float(np.min(np.array(self.slopes) @ v + np.array(self.offsets)))
+
+    def add_cut(self, v_s: np.ndarray, u_s: float, g_s: np.ndarray) -> None:
+        row = sp.csr_matrix(np.concatenate([-g_s, [1.0]])[None, :])
+        rhs = np.array([u_s - g_s @ v_s])
+        self.slopes.append(np.array(g_s, dtype=float))
+        self.offsets.append(float(rhs[0]))
+        if self.lp is None:
+            c = np.zeros(self.m + 1)
+            c[-1] = 1.0
+            lp = MatrixLP(c, row, np.array([-np.inf]), rhs,
+                          np.concatenate([np.zeros(self.m), [-np.inf]]),
+                          np.concatenate([np.full(self.m, self.v_max), [np.inf]]),
+                          maximize=True, name="cutting_plane_U_t")
+            self.lp = HighsLP(lp)
+        else:
+            self.lp.add_rows(row, np.array([-np.inf]), rhs)
+
+    def solve(self) -> tuple[np.ndarray, float, np.ndarray]:
+        """(argmax v, U_t, mu) with mu >= 0 summing to 1: the dual weights of the cuts."""
+        res = self.lp.solve()
+        if res.status != "optimal":
+            raise RuntimeError(f"HiGHS could not solve the U_t LP: {res.raw_status}")
+        mu = np.maximum(-res.row_dual, 0.0)
+        total = mu.sum()
+        mu = mu / total if total > 0 else np.full(mu.size, 1.0 / mu.size)
+        return res.x[: self.m], float(res.objective), mu
+
+
+def maximize_over_v(bound: FoldedBound, *, v_max: float = 100.0, epsilon: float = 1e-5,
+                    chooser: str = "auto", b_chooser: str = "center_of_mass",
+                    v_start: np.ndarray | None = None, b_start: float | None = None,
+                    state: SDCAState | None = None, max_iterations: int = 100,
+                    max_b_iterations: int = 200, max_epochs: int = 2000, seed: int = 0,
+                    callback: Callable[[dict], None] | None = None) -> MultiplierResult:
+    """Algorithm 2: maximize F(v) = min_{w,b} Psi(w, b, v) over V = [0, v_max]^m.
+
+    Parameters
+    ----------
+    bound : FoldedBound
+    v_max : float
+        V_max of V = [0, V_max]^m (App. C); a multiplier at V_max triggers a warning.
+    epsilon : float
+        Stop when U_t - L_t <= epsilon (absolute, in objective units).
+    chooser : {"auto", "maximization", "center_of_mass"}
+        CutChooser of App. E.1 (any m) or E.2 (m = 1); "auto" = center of mass when m = 1.
+    b_chooser : {"center_of_mass", "minimization"}
+        CutChooser of Algorithm 3.
+    v_start, b_start : optional warm starts of v_1 and the first bias.
+    state : SDCAState, optional
+        Dual variables to warm-start SDCA with (updated in place).
+    """
+    require_l2(bound.l2)
+    m = bound.m
+    if not (isinstance(v_max, (int, float)) and v_max > 0 and math.isfinite(v_max)):
+        raise parameter_error("v_max", "method 'mm'", "a finite float > 0", v_max)
+    if not epsilon > 0:
+        raise parameter_error("epsilon", "method 'mm'", "a float > 0", epsilon)
+    if chooser == "auto":
+        chooser = "center_of_mass" if m == 1 else "maximization"
+    if chooser not in V_CHOOSERS:
+        raise parameter_error("v_chooser", "method 'mm'", f"one of {V_CHOOSERS} or 'auto'",
+                              chooser)
+    if chooser == "center_of_mass" and m != 1:
+        raise SpecError("the center-of-mass CutChooser over v (App. E.2) is implemented for "
+                        f"m = 1 constraint only; this problem has m = {m}. Use "
+                        "v_chooser='maximization'.")
+    state = state or SDCAState.fresh(bound, seed=seed)
+    start = time.perf_counter()
+    hist: list[dict] = []
+
+    def inner(v: np.ndarray, eps_t: float, hint: float, b0: float | None) -> BiasResult:
+        return minimize_over_b(bound, v, eps_t, state, upper_hint=hint, b_start=b0,
+                               chooser=b_chooser, max_iterations=max_b_iterations,
+                               max_epochs=max_epochs)
+
+    if m == 0:
+        r = inner(np.zeros(0), epsilon, math.inf, b_start)
+        hist.append({"iteration": 1, "lower": r.lower, "upper": r.upper,
+                     "b_iterations": r.iterations, "time": time.perf_counter() - start})
+        return MultiplierResult(r.w, r.b, np.zeros(0), r.lower, r.upper, 1, r.converged,
+                                np.zeros(0, bool), np.ones(1), hist)
+
+    model = _UpperModel(m, float(v_max))
+    v_t = np.zeros(m) if v_start is None else np.clip(np.asarray(v_start, float), 0, v_max)
+    # first evaluation: no cut yet, so aim for a moderately accurate first cut
+    a0, b0c = bound.loss_coefficients(v_t)
+    eps_t = max(epsilon, 1e-3 * 0.5 * float(a0.sum() + b0c.sum()))
+    hint = math.inf
+    b_prev = b_start
+    vs, ls, ws, bs = [], [], [], []
+    lower, upper = -math.inf, math.inf
+    v_arg = v_t
+    mu = np.ones(1)
+    converged = False
+    t = 0
+    for t in range(1, max_iterations + 1):
+        r = inner(v_t, eps_t, hint, b_prev)
+        u_t, g_t = bound.lagrangian(r.w, r.b, v_t)
+        l_t = min(r.lower, u_t)
+        vs.append(v_t.copy())
+        ls.append(l_t)
+        ws.append(r.w)
+        bs.append(r.b)
+        b_prev = r.b
+        model.add_cut(v_t, u_t, g_t)
+        v_arg, upper, mu = model.solve()
+        lower = max(ls)
+        rec = {"iteration": t, "v": v_t.copy(), "eps_t": eps_t, "l_t": l_t, "u_t": u_t,
+               "lower": lower, "upper": upper, "b": r.b, "b_iterations": r.iterations,
+               "sdca_epochs": state.epochs, "time": time.perf_counter() - start}
+        hist.append(rec)
+        logger.debug("Alg 2 iteration %d: L=%.8g U=%.8g v=%s", t, lower, upper, v_t)
+        if callback is not None:
+            callback(dict(rec, stage="multipliers"))
+        if upper - lower <= epsilon:
+            converged = True
+            break
+        if chooser == "maximization":
+            v_t, eps_t = v_arg.copy(), (upper - lower) / 2
+        else:
+            # superlevel hypograph {L <= z <= h(v)} is the sublevel epigraph of -h below -L
+            vt, zt, _ = center_of_mass_1d(-np.array(model.slopes)[:, 0],
+                                          -np.array(model.offsets), 0.0, v_max, -lower)
+            v_t, eps_t = np.array([vt]), max((-zt - lower) / 2, epsilon / 4)
+        hint = model.h(v_t)
+    w = np.sum([mu_s * w_s for mu_s, w_s in zip(mu, ws, strict=True)], axis=0)
+    b = float(mu @ np.array(bs))
+    at_bound = v_arg >= v_max * (1 - 1e-9)
+    if np.any(at_bound):
+        warnings.warn(
+            f"a Lagrange multiplier reached V_max = {v_max:g} (constraints "
+            f"{list(np.flatnonzero(at_bound) + 1)}): the constraint may be unattainable under "
+            "this convex bound, or V_max is too small (raise v_max).",
+            ConvergenceWarning, stacklevel=2)
+    if not converged:
+        warnings.warn(f"cutting plane over v stopped after {t} iterations with U - L = "
+                      f"{upper - lower:.3g} > epsilon = {epsilon:g}.", ConvergenceWarning,
+                      stacklevel=2)
+    v_best = vs[int(np.argmax(ls))]
+    return MultiplierResult(w, b, v_best, lower, upper, t, converged, at_bound, mu, hist)
+

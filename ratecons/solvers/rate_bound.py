@@ -1,0 +1,123 @@
+"""The specialized Problem-3 solver: Alg 2 over v around Alg 3 over b around SDCA over w.
+
+``solve_bound_specialized(program, masks)`` solves the convex upper bound (Problem 3, eq. 5) of
+Goh et al. (2016) selected by ``masks`` (all True = the hinge relaxation of Problem 2) without a
+general-purpose conic solver, as in the paper's section 2.2 and App. E-G. It is the
+``solve_bound`` plugged into the majorization-minimization loop (Alg 1) for ``method="mm"``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .. import settings
+from ..canonical.rate_program import RateProgram
+from ..errors import SolverError
+from ..solution import Certificate, Solution
+from .cutting_plane import SDCAState, maximize_over_v
+from .folded import fold_bound
+from .sdca import require_l2
+
+__all__ = ["solve_bound_specialized"]
+
+
+def _warm_parts(warm_start: Any) -> tuple[np.ndarray | None, np.ndarray | None, float | None]:
+    """(xi, v, b) from a previous :class:`Solution` of this solver or a dict of them."""
+    if warm_start is None:
+        return None, None, None
+    if isinstance(warm_start, Solution):
+        xi = warm_start.dual.get("xi")
+        v = warm_start.primal.get("v")
+        b = warm_start.primal.get("b")
+    else:
+        xi, v, b = warm_start.get("xi"), warm_start.get("v"), warm_start.get("b")
+    return xi, v, (None if b is None else float(np.asarray(b)))
+
+
+def solve_bound_specialized(
+    program: RateProgram,
+    masks: list[tuple[np.ndarray, np.ndarray]],
+    warm_start: Solution | dict | None = None,
+    *,
+    epsilon: float = 1e-5,
+    v_max: float = 100.0,
+    v_chooser: str = "auto",
+    b_chooser: str = "center_of_mass",
+    max_iterations: int = 100,
+    max_b_iterations: int = 200,
+    max_epochs: int = 2000,
+    seed: int | None = None,
+    callback: Callable[[dict], None] | None = None,
+) -> Solution:
+    """Solve Problem 3 at ``masks`` by cutting planes over v and b around SDCA.
+
+    Parameters
+    ----------
+    program : RateProgram
+        Problem 1 data; needs ``l2 > 0`` and ``l1 == 0`` (SDCA's setting, App. F.1).
+    masks : list of (hinge_p, hinge_n)
+        Bound choice per example (:meth:`RateProgram.bound_masks`).
+    warm_start : Solution or dict, optional
+        A previous result of this function (its dual ``xi``, multipliers ``v`` and bias ``b``
+        seed SDCA, Alg 2 and Alg 3), e.g. from the previous MM iteration.
+    epsilon : float
+        Target certified gap U_t - L_t of Alg 2 (absolute, objective units).
+    v_max : float
+        V = [0, v_max]^m; a multiplier at v_max raises a ConvergenceWarning.
+    v_chooser : {"auto", "maximization", "center_of_mass"}
+        CutChooser over v: App. E.1 (any m) or E.2 (m = 1); auto = E.2 when m = 1.
+    b_chooser : {"center_of_mass", "minimization"}
+        CutChooser over b: Definition 4 (App. F.2.2) or Definition 3 (App. F.2.1).
+    max_iterations, max_b_iterations, max_epochs : int
+        Limits of Alg 2, Alg 3 (per call) and SDCA (epochs per call).
+    seed : int, optional
+        Seed of SDCA's visiting orders (0 when None).
+    callback : callable, optional
+        Receives one dict per Alg 2 iteration.
+
+    Returns
+    -------
+    Solution
+        primal ``w``, ``b``, ``v``; dual ``xi`` (SDCA's variables, for warm starts) and ``v``;
+        objective = Problem-3 objective (bound row 0 + regularizer) at (w, b); certificate with
+        L_t (lower), U_t (upper), their gap and the largest bound-constraint violation.
+    """
+    require_l2(program.l2)
+    if program.l1 != 0.0:
+        raise SolverError("the specialized solver (SDCA, App. F.1) handles the l2 regularizer "
+                          "only; this problem has l1 > 0: use method='cvxpy'.")
+    start = time.perf_counter()
+    bound = fold_bound(program, masks)
+    xi0, v0, b0 = _warm_parts(warm_start)
+    seed = 0 if seed is None else int(seed)
+    state = SDCAState.fresh(bound, xi0, seed)
+    if v0 is not None and np.shape(v0) != (program.m,):
+        v0 = None
+    res = maximize_over_v(bound, v_max=v_max, epsilon=epsilon, chooser=v_chooser,
+                          b_chooser=b_chooser, v_start=v0, b_start=b0, state=state,
+                          max_iterations=max_iterations, max_b_iterations=max_b_iterations,
+                          max_epochs=max_epochs, seed=seed, callback=callback)
+    rows = bound.rows(res.w, res.b)
+    objective = float(rows[0]) + 0.5 * program.l2 * float(res.w @ res.w)
+    violation = float(np.max(np.maximum(0.0, rows[1:] - program.gamma), initial=0.0))
+    if not res.converged:
+        status = settings.ITERATION_LIMIT
+    elif np.any(res.at_bound) and violation > max(epsilon, settings.FEASIBILITY_TOL):
+        status = settings.OPTIMAL_INACCURATE
+    else:
+        status = settings.OPTIMAL
+    cert = Certificate(
+        lower_bound=res.lower, upper_bound=res.upper, gap=res.upper - res.lower,
+        max_violation=violation,
+        details={"alg2_iterations": res.iterations, "sdca_epochs": state.epochs,
+                 "sdca_calls": state.calls, "multipliers_at_v_max": res.at_bound,
+                 "bound_rows": rows, "v_max": v_max,
+                 "note": "L_t <= max_V F <= U_t (eq. 6); objective is Problem 3 at (w, b)"},
+    )
+    return Solution(status, objective, {"w": res.w, "b": np.array(res.b), "v": res.v},
+                    {"xi": state.xi, "v": res.v}, cert, res.history,
+                    solver="mm/sdca+cutting-planes", solve_time=time.perf_counter() - start)
