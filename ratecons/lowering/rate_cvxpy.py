@@ -83,13 +83,15 @@ def solve_bound_cvxpy(
         w.value = np.asarray(warm_start["w"], dtype=np.float64)
         if program.fit_intercept:
             b.value = float(warm_start["b"])
-    up, un = [], []
+    up, un, epigraph = [], [], []
     for i, (blk, (mp, mn)) in enumerate(zip(program.blocks, masks)):
         X = program.sources[blk.source]
         uses_p = np.any(program.alpha[:, i] > 0)
         uses_n = np.any(program.beta[:, i] > 0)
-        up.append(_bound(cp, X, blk.index, blk.weights, mp, w, b, +1.0) if uses_p else 0.0)
-        un.append(_bound(cp, X, blk.index, blk.weights, mn, w, b, -1.0) if uses_n else 0.0)
+        up.append(_bound(cp, X, blk.index, blk.weights, mp, w, b, +1.0, epigraph)
+                  if uses_p else 0.0)
+        un.append(_bound(cp, X, blk.index, blk.weights, mn, w, b, -1.0, epigraph)
+                  if uses_n else 0.0)
 
     def row(j: int):
         return sum(
@@ -104,7 +106,7 @@ def solve_bound_cvxpy(
     if program.l1 > 0:
         reg = reg + program.l1 * cp.norm1(w)
     constraints = [row(j) <= program.gamma[j - 1] for j in range(1, program.m + 1)]
-    problem = cp.Problem(cp.Minimize(row(0) + reg), constraints)
+    problem = cp.Problem(cp.Minimize(row(0) + reg), constraints + epigraph)
     start = time.perf_counter()
     try:
         problem.solve(solver=name, warm_start=warm_start is not None)
@@ -135,11 +137,17 @@ def solve_bound_cvxpy(
     )
 
 
-def _bound(cp, X, index, weights, mask, w, b, sign: float):
-    """sum_x weight_x * (max(0, 1/2 + sign*z_x) if mask_x else 1) as a CVXPY expression."""
+def _bound(cp, X, index, weights, mask, w, b, sign: float, epigraph: list):
+    """sum_x weight_x * (max(0, 1/2 + sign*z_x) if mask_x else 1) as a CVXPY expression.
+
+    The hinges are written with explicit epigraph variables t >= 0, t >= 1/2 + sign*z (appended
+    to ``epigraph``): the standard LP form, which also sidesteps CVXPY's bound propagation for
+    ``pos`` atoms that made HiGHS report feasible LPs as infeasible (CVXPY 1.9).
+    """
     constant = float(weights[~mask].sum())
     if not np.any(mask):
         return constant
     rows = index[mask]
-    z = X[rows] @ w - b
-    return weights[mask] @ cp.pos(0.5 + sign * z) + constant
+    t = cp.Variable(rows.size, nonneg=True)
+    epigraph.append(t >= 0.5 + sign * (X[rows] @ w - b))
+    return weights[mask] @ t + constant
