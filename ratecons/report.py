@@ -33,8 +33,8 @@ class ReportRow:
     ramp: float
     slack: float | None = None
     satisfied: bool | None = None
-    ratio_indicator: float | None = None
-    ratio_ramp: float | None = None
+    linear_indicator: float | None = None
+    linear_ramp: float | None = None
     note: str = ""
 
 
@@ -80,9 +80,10 @@ class RateReport:
             ok = "" if r.satisfied is None else ("yes" if r.satisfied else "NO")
             lines.append(f"{r.kind:11s}{name:{width}s} {r.target:>12s} {r.indicator:10.4f} "
                          f"{r.ramp:10.4f} {slack:>10s}  {ok}")
-            if r.ratio_indicator is not None:
-                lines.append(f"{'':11s}{'  ratio':{width}s} {'':>12s} {r.ratio_indicator:10.4f} "
-                             f"{r.ratio_ramp:10.4f}")
+            if r.linear_indicator is not None:
+                label = f"  multiplied through ({r.target.split()[0]} 0)"
+                lines.append(f"{'':11s}{label:{width}s} {'':>12s} "
+                             f"{r.linear_indicator:10.4f} {r.linear_ramp:10.4f}")
             if r.note:
                 lines.append(f"{'':11s}  {r.note}")
         return "\n".join(lines)
@@ -161,11 +162,15 @@ def build_report(
         row = ReportRow("constraint", c.name, f"{c.sense} {c.bound:.4g}", ind, ramp, slack,
                         slack >= -FEASIBILITY_TOL)
         if c.ratio is not None:
-            row.ratio_indicator, row.ratio_ramp = _values(c.ratio, scorer)
+            # show the ratio itself (the randomized column is the ratio of expectations)
+            row.linear_indicator, row.linear_ramp = ind, ramp
+            row.indicator, row.ramp = _values(c.ratio, scorer)
             row.target = f"{c.sense} {c.target:.4g}"
+            row.slack = row.indicator - c.target if c.sense == ">=" else c.target - row.indicator
             row.note = "ratio constraint, multiplied through by its denominator (App. B)"
         report.rows.append(row)
-        for part in ((c.ratio.numerator, c.ratio.denominator) if c.ratio else (c.expr,)):
+        for part in ((c.ratio.numerator, c.ratio.denominator) if c.ratio is not None
+                     else (c.expr,)):
             atoms.update((a.name, a) for a in part.atoms)
     for name, atom in atoms.items():
         ind, ramp = _values(atom, scorer)

@@ -53,7 +53,7 @@ def churn_recall_datasets(sizes: tuple[int, int, int] = (3000, 1500, 2000), d: i
     (recall) and D3 (churn)."""
     rng = np.random.default_rng(seed)
     w_true = rng.normal(size=d)
-    w_old = w_true + 0.8 * rng.normal(size=d)
+    w_old = w_true + 0.35 * rng.normal(size=d)
 
     def draw(n: int, active: bool) -> tuple[np.ndarray, np.ndarray]:
         X = rng.normal(size=(n, d))

@@ -82,7 +82,7 @@ def test_subset_recipe_reapplies_to_other_data():
 def test_missing_attributes_are_explained():
     d = rc.Dataset(np.zeros((3, 1)))
     with pytest.raises(rc.LabelError, match="needs labels"):
-        d.positives
+        _ = d.positives
     with pytest.raises(rc.SpecError, match="no group attribute"):
         d.group("sex", "Male")
     with pytest.raises(rc.SpecError, match="no baseline"):
