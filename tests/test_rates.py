@@ -204,7 +204,7 @@ def test_spec_errors_name_the_problem(data):
     with pytest.raises(rc.NotLinearError, match="multiply"):
         rc.error_rate(data) * rc.error_rate(data)
     with pytest.raises(rc.SpecError, match="truth value"):
-        _ = 0.1 <= rc.error_rate(data) <= 0.3
+        assert 0.1 <= rc.error_rate(data) <= 0.3
     with pytest.raises(rc.SpecError, match="exactly one"):
         rc.Problem(minimize=rc.error_rate(data), maximize=rc.recall(data))
     with pytest.raises(rc.SpecError, match="not a constraint"):
