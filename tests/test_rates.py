@@ -196,7 +196,7 @@ def test_spec_errors_name_the_problem(data):
     with pytest.raises(rc.EmptySubsetError, match="no examples"):
         rc.positive_rate(data.group("g", "zzz"))
     with pytest.raises(rc.InfeasibleError, match="can never hold"):
-        rc.positive_rate(data) >= 1.2
+        _ = rc.positive_rate(data) >= 1.2
     with pytest.raises(rc.NotLinearError, match="ratio"):
         rc.Problem(minimize=rc.precision(data))
     with pytest.raises(rc.NotLinearError, match="ratio"):
