@@ -14,6 +14,7 @@ from .errors import (
     SpecError,
     UnknownOptionError,
 )
+from .estimator import RateConstrainedClassifier
 from .models import KernelModel, LinearModel
 from .problem import Problem
 from .rates import (
@@ -59,6 +60,7 @@ __version__ = "0.1.0"
 
 
 __all__ = [
+    "RateConstrainedClassifier",
     "Constraint",
     "RateExpr",
     "RatioExpr",
