@@ -35,7 +35,7 @@ def thresholded_baseline(d1, d2, recall_floor: float, l2: float, method: str):
     return rc.result.LinearScorer(result.w, result.b + shift)
 
 
-def run(sizes=(3000, 1500, 2000), targets=(0.08, 0.1, 0.15, 0.2), l2: float = 1e-3,
+def run(sizes=(3000, 1500, 2000), targets=(0.02, 0.05, 0.1, 0.15), l2: float = 1e-3,
         method: str = "auto", seed: int = 0, verbose: bool = True) -> list[dict]:
     d1, d2, d3, _ = churn_recall_datasets(sizes, seed=seed)
     (d1_tr, d1_te), (d2_tr, d2_te), (d3_tr, d3_te) = (d.split(0.8, seed) for d in (d1, d2, d3))
@@ -118,6 +118,6 @@ if __name__ == "__main__":
     parser.add_argument("--method", default="auto")
     args = parser.parse_args()
     if args.quick:
-        run(sizes=(600, 400, 500), targets=(0.1, 0.2), method=args.method)
+        run(sizes=(600, 400, 500), targets=(0.05, 0.15), method=args.method)
     else:
         run(method=args.method)

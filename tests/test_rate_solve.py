@@ -88,6 +88,22 @@ def test_infeasible_problem_reports_status_not_model():
         result.predict(data)
 
 
+def test_phase_one_finds_a_start_when_the_hinge_relaxation_is_infeasible():
+    from ratecons.testing import churn_recall_datasets
+
+    d1, d2, d3, _ = churn_recall_datasets((400, 300, 300), seed=1)
+    floor = float(np.mean(d2.baseline_prediction[d2.y == 1]))
+    problem = rc.Problem(minimize=rc.error_rate(d1),
+                         subject_to=[rc.recall(d2) >= floor, rc.churn_rate(d3) <= 0.02],
+                         model=rc.LinearModel(l2=1e-3))
+    assert problem.solve(method="hinge").status == "infeasible"
+    result = problem.solve(method="cvxpy")
+    assert result.status == "optimal"
+    assert result.history[0]["subproblem_certificate"]["details"]["phase1_iterations"] >= 0
+    assert rc.churn_rate(d3).value(result.scorer, "ramp") <= 0.02 + 1e-6
+    assert rc.recall(d2).value(result.scorer, "ramp") >= floor - 1e-6
+
+
 def test_lp_case_uses_highs():
     data = synthetic_groups(n=200, seed=3)
     problem = rc.Problem(minimize=rc.error_rate(data),

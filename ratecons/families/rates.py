@@ -27,7 +27,7 @@ from ..problem import Problem
 from ..rates import Constraint, RateExpr, RatioExpr
 from ..report import RateReport, build_report, make_rebinder
 from ..result import LinearScorer, Result
-from ..solution import Solution
+from ..solution import Certificate, Solution
 from ..solvers.mm import majorize_minimize
 
 __all__ = ["RateFamily", "RateResult", "compile_rate_program"]
@@ -146,15 +146,54 @@ def rate_result(problem: Problem, method: str, solution: Solution) -> RateResult
 
 
 def _hinge_start(program: RateProgram, solve_bound: Any) -> Solution:
-    start = solve_bound(program, program.bound_masks(), None)
-    if start.status == settings.INFEASIBLE:
-        start.certificate.details["message"] = (
-            "the hinge relaxation (every rate replaced by its hinge upper bound) is infeasible, "
-            "so there is no feasible starting point for majorization-minimization. The targets "
-            "may be too tight, or the hinge bound too loose for them: relax the constraints, "
-            "or lower l2 so the model can scale its scores."
-        )
-    return start
+    """The hinge relaxation's solution: feasible for Problem 2, the start of Algorithm 1."""
+    return solve_bound(program, program.bound_masks(), None)
+
+
+def find_feasible_start(program: RateProgram, solver: str | None = None,
+                        max_iterations: int = settings.MM_MAX_ITERATIONS) -> Solution:
+    """Phase 1: a point feasible for the ramp problem when the hinge relaxation has none.
+
+    Majorization-minimization of the total ramp violation V(w, b) = sum_j max(0, r_j - gamma_j)
+    (r_j the ramp row values of eq. 3): each step minimizes the elastic Problem 3 (slacks on the
+    bounded rows; an upper bound on V, tight at the anchor), so V never increases. It starts from
+    the elastic hinge relaxation and stops as soon as V = 0 (status optimal: a feasible start) or
+    when V stops decreasing (status infeasible, with the smallest violation found: the problem
+    may still be feasible, but no feasible point was reached from here).
+    """
+    def violation(w: np.ndarray, b: float) -> float:
+        return float(program.violations(w, b, "ramp").sum())
+
+    sub = solve_bound_cvxpy(program, program.bound_masks(), None, solver=solver, elastic=True)
+    best = np.inf
+    history = []
+    for t in range(max_iterations + 1):
+        if sub.status not in settings.SOLVED_STATUSES:
+            break
+        w, b = sub.primal["w"], float(sub.primal["b"])
+        v = violation(w, b)
+        history.append({"iteration": t, "stage": "phase1", "violation": v})
+        if v <= settings.FEASIBILITY_TOL * 1e-3:
+            sub.history = history
+            sub.certificate.details["phase1_iterations"] = t
+            return sub
+        if v >= best * (1 - settings.MM_RELATIVE_TOL):
+            break
+        best = v
+        sub = solve_bound_cvxpy(program, program.bound_masks(w, b), {"w": w, "b": b},
+                                solver=solver, elastic=True)
+    return Solution(
+        settings.INFEASIBLE, float("nan"), history=history, solver="phase1(cvxpy)",
+        certificate=Certificate(details={
+            "smallest_violation": best,
+            "message": (
+                "no point satisfying the constraints was found: the hinge relaxation is "
+                "infeasible, and minimizing the total ramp violation by majorization-"
+                f"minimization stopped at {best:.4g} > 0. The targets are likely out of reach "
+                "(relax them), or this local search missed a feasible region."
+            ),
+        }),
+    )
 
 
 def solve_ramp(
@@ -164,6 +203,8 @@ def solve_ramp(
     """Hinge relaxation, then Algorithm 1 with ``solve_bound`` for every Problem-3 instance."""
     program: RateProgram = problem.canonical()
     start = _hinge_start(program, solve_bound)
+    if start.status == settings.INFEASIBLE:
+        start = find_feasible_start(program, max_iterations=max_iterations)
     if start.status not in settings.SOLVED_STATUSES:
         return rate_result(problem, method, start)
     if callback:
@@ -189,6 +230,10 @@ def _run_cvxpy(problem: Problem, form: RateProgram, *, seed: int | None = None,
 def _run_hinge(problem: Problem, form: RateProgram, *, seed: int | None = None,
                callback: Any = None, solver: str | None = None) -> RateResult:
     solution = _hinge_start(form, lambda p, m, w: solve_bound_cvxpy(p, m, w, solver=solver))
+    if solution.status == settings.INFEASIBLE:
+        solution.certificate.details["message"] = (
+            "the hinge relaxation (every rate replaced by its hinge upper bound) is infeasible; "
+            "method 'cvxpy' searches for a feasible start of the ramp problem instead.")
     if solution.status in settings.SOLVED_STATUSES:
         w, b = solution.primal["w"], float(solution.primal["b"])
         solution.certificate.upper_bound = solution.objective

@@ -35,14 +35,14 @@ CVXPY_STATUS = {
 }
 
 
-def _pick_solver(program: RateProgram, solver: str | None) -> str:
+def _pick_solver(program: RateProgram, solver: str | None, elastic: bool = False) -> str:
     if solver is None:
         return settings.LP_SOLVERS[0] if program.is_lp else settings.DEFAULT_CONIC_SOLVER
     solver = solver.upper()
     known = settings.CONIC_SOLVERS + settings.LP_SOLVERS
     if solver not in known:
         raise UnknownOptionError(f"unknown CVXPY solver {solver!r}; choose one of {known}.")
-    if solver in settings.LP_SOLVERS and not program.is_lp:
+    if solver in settings.LP_SOLVERS and not program.is_lp and not elastic:
         raise UnknownOptionError(
             f"{solver} solves LPs only, but this problem has an l2 term (l2={program.l2:g}); "
             f"use one of {settings.CONIC_SOLVERS} or set l2=0."
@@ -56,8 +56,14 @@ def solve_bound_cvxpy(
     warm_start: dict[str, np.ndarray] | None = None,
     *,
     solver: str | None = None,
+    elastic: bool = False,
 ) -> Solution:
     """Solve Problem 3 (or the hinge relaxation) for the bounds chosen by ``masks``.
+
+    With ``elastic=True`` it solves the phase-1 problem instead: minimize the total violation
+    sum_j max(0, row_j - gamma_j) of the bounded constraint rows (slack variables s_j >= 0,
+    no objective row, no regularizer: an LP), whose value upper-bounds the ramp violation and is
+    tight at the anchor.
 
     Parameters
     ----------
@@ -76,7 +82,7 @@ def solve_bound_cvxpy(
     """
     import cvxpy as cp
 
-    name = _pick_solver(program, solver)
+    name = _pick_solver(program, solver if solver or not elastic else "HIGHS", elastic)
     w = cp.Variable(program.d, name="w")
     b = cp.Variable(name="b") if program.fit_intercept else cp.Constant(0.0)
     if warm_start is not None:
@@ -105,8 +111,14 @@ def solve_bound_cvxpy(
         reg = reg + 0.5 * program.l2 * cp.sum_squares(w)
     if program.l1 > 0:
         reg = reg + program.l1 * cp.norm1(w)
-    constraints = [row(j) <= program.gamma[j - 1] for j in range(1, program.m + 1)]
-    problem = cp.Problem(cp.Minimize(row(0) + reg), constraints + epigraph)
+    if elastic:
+        slack = cp.Variable(program.m, nonneg=True, name="s")
+        constraints = [row(j) <= program.gamma[j - 1] + slack[j - 1]
+                       for j in range(1, program.m + 1)]
+        problem = cp.Problem(cp.Minimize(cp.sum(slack)), constraints + epigraph)
+    else:
+        constraints = [row(j) <= program.gamma[j - 1] for j in range(1, program.m + 1)]
+        problem = cp.Problem(cp.Minimize(row(0) + reg), constraints + epigraph)
     start = time.perf_counter()
     try:
         problem.solve(solver=name, warm_start=warm_start is not None)
