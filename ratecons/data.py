@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -26,7 +26,7 @@ from .errors import DataError, EmptySubsetError, LabelError, SpecError
 
 __all__ = ["Dataset", "Subset", "as_subset", "Features"]
 
-Features = Union[np.ndarray, sp.csr_matrix]
+Features = np.ndarray | sp.csr_matrix
 
 
 def _as_features(X: Any) -> Features:
@@ -366,6 +366,10 @@ class _Selector:
         raise NotImplementedError
 
     def __and__(self, other: _Selector) -> _Selector:
+        if isinstance(self, _All):
+            return other
+        if isinstance(other, _All):
+            return self
         return _Combine("&", self, other)
 
     def __or__(self, other: _Selector) -> _Selector:
@@ -544,11 +548,13 @@ class Subset:
 
     def __and__(self, other: Subset) -> Subset:
         self._check_same(other, "intersect")
-        return Subset(self.data, np.intersect1d(self.index, other.index), self.selector & other.selector)
+        index = np.intersect1d(self.index, other.index)
+        return Subset(self.data, index, self.selector & other.selector)
 
     def __or__(self, other: Subset) -> Subset:
         self._check_same(other, "unite")
-        return Subset(self.data, np.union1d(self.index, other.index), self.selector | other.selector)
+        index = np.union1d(self.index, other.index)
+        return Subset(self.data, index, self.selector | other.selector)
 
     @property
     def positives(self) -> Subset:

@@ -21,7 +21,7 @@ DEFAULT_CONIC_SOLVER = "CLARABEL"
 
 # --- default tolerances ----------------------------------------------------------------------
 #: relative decrease below which the majorization-minimization loop (Alg 1) stops
-MM_RELATIVE_TOL = 1e-6
+MM_RELATIVE_TOL = 1e-4
 #: maximum number of majorization-minimization iterations
 MM_MAX_ITERATIONS = 20
 #: feasibility tolerance used when reporting a constraint as satisfied

@@ -50,7 +50,8 @@ class VerifyReport:
     def __str__(self) -> str:
         w = max(12, len(self.method), len(self.reference))
         lines = [f"{'':28s}{self.method:>{w}s}  {self.reference:>{w}s}"]
-        lines.append(f"{'status':28s}{self.result.status:>{w}s}  {self.reference_result.status:>{w}s}")
+        statuses = (self.result.status, self.reference_result.status)
+        lines.append(f"{'status':28s}{statuses[0]:>{w}s}  {statuses[1]:>{w}s}")
         lines.append(
             f"{'wall time (s)':28s}{self.result.solve_time:>{w}.3f}  "
             f"{self.reference_result.solve_time:>{w}.3f}"
@@ -61,7 +62,8 @@ class VerifyReport:
                 lines.append(f"{key:28s}{a:>{w}s}  {b:>{w}s}")
             else:
                 lines.append(f"{key:28s}{('-' if value is None else f'{value:.3g}'):>{w}s}")
-        lines.append(f"{'agrees (rtol=%g)' % self.rtol:28s}{str(self.agrees):>{w}s}")
+        label = f"agrees (rtol={self.rtol:g})"
+        lines.append(f"{label:28s}{str(self.agrees):>{w}s}")
         return "\n".join(lines)
 
 

@@ -168,7 +168,8 @@ class RateProgram:
             for coef, sym in ((self.alpha, "alpha (s_p)"), (self.beta, "beta (s_n)")):
                 cells = "".join(f"{coef[j, i]:12.6g}" for i in range(self.k))
                 const = f"{self.constant[j]:12.6g}" if sym.startswith("alpha") else ""
-                lines.append(f"{label:<4}{sym:>12}{cells}{bound if sym.startswith('alpha') else '':>12}{const}")
+                tail = bound if sym.startswith("alpha") else ""
+                lines.append(f"{label:<4}{sym:>12}{cells}{tail:>12}{const}")
                 label = ""
             lines.append(f"     = {self.row_names[j]}")
         if self.objective_sign < 0:

@@ -1,0 +1,197 @@
+"""The ``ratecons`` command line: demo, solve, verify, export.
+
+``ratecons demo`` trains the Adult fairness example (minimize error subject to the 80% rule
+between women and men) and prints its reports next to the unconstrained model's.
+``ratecons solve SPEC.py`` runs a Python file that defines a variable ``problem`` and solves it;
+``ratecons verify SPEC.py`` compares the specialized method with the CVXPY reference;
+``ratecons export SPEC.py -o model.mps`` writes an LP-representable problem to MPS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import runpy
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main", "run_demo"]
+
+
+def _load_problem(path: str) -> Any:
+    from .errors import SpecError
+    from .problem import Problem
+
+    file = Path(path)
+    if not file.exists():
+        raise SpecError(f"no such spec file: {path}")
+    namespace = runpy.run_path(str(file))
+    problem = namespace.get("problem")
+    if not isinstance(problem, Problem):
+        raise SpecError(
+            f"{path} must define a variable named 'problem' holding an rc.Problem; "
+            f"found {type(problem).__name__ if problem is not None else 'nothing'}."
+        )
+    return problem
+
+
+def _progress(event: dict[str, Any]) -> None:
+    stage = event.get("stage", "")
+    parts = [f"[{stage}]"] if stage else []
+    for key in ("iteration", "objective", "max_violation", "gap"):
+        if key in event and event[key] is not None:
+            value = event[key]
+            parts.append(f"{key}={value:.6g}" if isinstance(value, float) else f"{key}={value}")
+    print("  " + " ".join(parts), file=sys.stderr, flush=True)
+
+
+def run_demo(method: str = "auto", kappa: float = 0.8, l2: float = 1e-3, seed: int = 0,
+             quiet: bool = False) -> dict[str, Any]:
+    """The Adult fairness demo; returns the numbers it prints (used by the tests)."""
+    import ratecons as rc
+
+    out: dict[str, Any] = {}
+    adult = rc.datasets.load_adult()
+    train, test = adult.split(0.7, seed=seed)
+    women, men = train.group("sex", "Female"), train.group("sex", "Male")
+    model = rc.LinearModel(l2=l2)
+    fair = rc.Problem(
+        minimize=rc.error_rate(train),
+        subject_to=[rc.positive_rate(women) >= kappa * rc.positive_rate(men)],
+        model=model,
+    )
+    free = rc.Problem(minimize=rc.error_rate(train), model=model)
+    say = (lambda *a: None) if quiet else print
+    say(f"Adult census income: {train.n} training and {test.n} test examples, {adult.d} "
+        f"features (one-hot, sparse).")
+    say(f"Goal: minimize the error rate subject to the {kappa:.0%} rule, "
+        f"s_p(women) >= {kappa} s_p(men).\n")
+    say(fair.plan())
+    ratio = rc.positive_rate_ratio(women, men)
+    rows = []
+    for label, problem in (("constrained", fair), ("unconstrained", free)):
+        start = time.perf_counter()
+        result = problem.solve(method=method, callback=None if quiet else _progress)
+        elapsed = time.perf_counter() - start
+        test_ratio = ratio.rebind(lambda s: s.on(test))
+        entry = {
+            "status": result.status, "method": result.method, "seconds": elapsed,
+            "train_error": rc.error_rate(train).value(result.scorer),
+            "test_error": rc.error_rate(test).value(result.scorer),
+            "train_ratio": ratio.value(result.scorer),
+            "test_ratio": test_ratio.value(result.scorer),
+            "test_ratio_randomized": test_ratio.value(result.scorer, "ramp"),
+        }
+        out[label] = entry
+        rows.append((label, entry))
+        if label == "constrained":
+            say("")
+            say(result.report())
+            say("")
+            say(result.report(test))
+    say("\nside by side (deterministic predictions; ratio = s_p(women) / s_p(men)):")
+    say(f"{'model':15s}{'train err':>10s}{'test err':>10s}{'train ratio':>12s}"
+        f"{'test ratio':>12s}{'seconds':>9s}")
+    for label, e in rows:
+        say(f"{label:15s}{e['train_error']:10.4f}{e['test_error']:10.4f}"
+            f"{e['train_ratio']:12.3f}{e['test_ratio']:12.3f}{e['seconds']:9.1f}")
+    return out
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    run_demo(method=args.method, kappa=args.kappa, l2=args.l2, seed=args.seed)
+    return 0
+
+
+def _cmd_solve(args: argparse.Namespace) -> int:
+    problem = _load_problem(args.spec)
+    result = problem.solve(method=args.method, seed=args.seed,
+                           callback=None if args.json else _progress)
+    if args.json:
+        print(result.to_json())
+        return 0
+    print(problem.plan(args.method))
+    print(result)
+    if hasattr(result, "report") and result.has_model:
+        print(result.report())
+    return 0 if result.has_model else 1
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from .verify import verify
+
+    problem = _load_problem(args.spec)
+    report = verify(problem, method=args.method, rtol=args.rtol, seed=args.seed)
+    if args.json:
+        print(json.dumps({"method": report.method, "reference": report.reference,
+                          "agrees": report.agrees, "rows": {k: v for k, v in report.rows.items()}},
+                         default=float))
+    else:
+        print(report)
+    return 0 if report.agrees else 1
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from . import export_mps
+
+    problem = _load_problem(args.spec)
+    path = export_mps(problem, args.output, restricted=args.restricted)
+    print(f"wrote {path}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ratecons",
+        description="Declare what a classifier must achieve; get a trained, verified model.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log solver progress")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    demo = sub.add_parser("demo", help="Adult fairness demo (the 80%% rule)",
+                          description="Train on Adult with s_p(women) >= kappa s_p(men); print "
+                                      "reports on train and test and the unconstrained model.")
+    demo.add_argument("--method", default="auto", help="solver method (default: auto)")
+    demo.add_argument("--kappa", type=float, default=0.8, help="fairness ratio target")
+    demo.add_argument("--l2", type=float, default=1e-3, help="l2 regularization lambda")
+    demo.add_argument("--seed", type=int, default=0, help="seed of the 70/30 split")
+    demo.set_defaults(func=_cmd_demo)
+
+    for name, func, text in (("solve", _cmd_solve, "solve the problem defined in SPEC.py"),
+                             ("verify", _cmd_verify, "compare a method with the CVXPY reference")):
+        p = sub.add_parser(name, help=text, description=text + " (SPEC.py defines `problem`).")
+        p.add_argument("spec", help="Python file defining a variable `problem`")
+        p.add_argument("--method", default="auto", help="method (default: auto)")
+        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--json", action="store_true", help="print JSON")
+        if name == "verify":
+            p.add_argument("--rtol", type=float, default=1e-4, help="objective tolerance")
+        p.set_defaults(func=func)
+
+    export = sub.add_parser("export", help="write an LP-representable problem to MPS",
+                            description="Write the problem in SPEC.py as an MPS file (HiGHS).")
+    export.add_argument("spec", help="Python file defining a variable `problem`")
+    export.add_argument("-o", "--output", required=True, help="output path (.mps)")
+    export.add_argument("--restricted", action="store_true",
+                        help="write the final restricted LP of constraint generation")
+    export.set_defaults(func=_cmd_export)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .errors import RateconsError
+
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
+    try:
+        return int(args.func(args))
+    except RateconsError as exc:
+        print(f"ratecons: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,315 @@
+"""The rate-constraint family: compile rate problems to Problem 1 and solve the ramp problem.
+
+Compilation (:func:`compile_rate_program`) collects the distinct subsets of the objective and
+constraints as the datasets D_i of Problem 1 (Goh et al. 2016), writes every row with
+nonnegative alpha, beta using s_p + s_n = 1, and records the constants. Methods:
+
+- ``cvxpy`` (the reference): the hinge relaxation solved by CVXPY, then Algorithm 1
+  (majorization-minimization) over Problem 3 solved by CVXPY at each iterate;
+- ``hinge``: the hinge relaxation alone (one convex problem).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from .. import settings
+from ..canonical.rate_program import RateBlock, RateProgram
+from ..data import Dataset
+from ..dispatch import Family, MethodSpec, register_family
+from ..errors import DataError, NotLinearError, SpecError
+from ..lowering.rate_cvxpy import solve_bound_cvxpy
+from ..models import LinearModel
+from ..problem import Problem
+from ..rates import Constraint, RateExpr, RatioExpr
+from ..report import RateReport, build_report, make_rebinder
+from ..result import LinearScorer, Result
+from ..solution import Certificate, Solution
+from ..solvers.mm import majorize_minimize
+
+__all__ = ["RateFamily", "RateResult", "compile_rate_program"]
+
+
+def compile_rate_program(problem: Problem) -> RateProgram:
+    """Lower a rate problem to Problem 1 (see module docstring)."""
+    objective: RateExpr = problem.objective
+    sign = 1.0 if problem.sense == "minimize" else -1.0
+    rows: list[tuple[RateExpr, float, float]] = [(objective, sign, 0.0)]
+    for con in problem.constraints:
+        # expr <= bound stays; expr >= bound becomes -expr <= -bound
+        s = 1.0 if con.sense == "<=" else -1.0
+        rows.append((con.expr, s, s * con.bound))
+    sources: list[Dataset] = []
+    source_pos: dict[int, int] = {}
+    blocks: list[RateBlock] = []
+    block_pos: dict[tuple, int] = {}
+    for expr, _, _ in rows:
+        for key, (subset, _) in expr.terms.items():
+            if key in block_pos:
+                continue
+            data = subset.data
+            if id(data) not in source_pos:
+                source_pos[id(data)] = len(sources)
+                sources.append(data)
+            block_pos[key] = len(blocks)
+            blocks.append(RateBlock(subset.name, source_pos[id(data)], subset.index,
+                                    subset.weights))
+    d = {ds.d for ds in sources}
+    if len(d) > 1:
+        raise DataError(
+            "the datasets of this problem have different numbers of features: "
+            + ", ".join(f"{ds.name}: {ds.d}" for ds in sources)
+            + ". A linear model needs the same feature columns everywhere."
+        )
+    k, m = len(blocks), len(rows) - 1
+    alpha, beta = np.zeros((m + 1, k)), np.zeros((m + 1, k))
+    constant, gamma = np.zeros(m + 1), np.zeros(m)
+    for j, (expr, s, bound) in enumerate(rows):
+        const = s * expr.constant
+        for key, (_, coef) in expr.terms.items():
+            c = s * coef
+            i = block_pos[key]
+            if c > 0:
+                alpha[j, i] += c
+            else:  # c s_p = c - c s_n with -c > 0  (s_p + s_n = 1)
+                beta[j, i] -= c
+                const += c
+        constant[j] = const
+        if j > 0:
+            gamma[j - 1] = bound - const
+    names = [f"{problem.sense} {objective.name}"] + [c.name for c in problem.constraints]
+    model: LinearModel = problem.model
+    notes = []
+    if any(c.ratio is not None for c in problem.constraints):
+        notes.append("ratio constraints are multiplied through by their denominators (App. B): "
+                     "under the ramp relaxation they bound a ratio of expectations.")
+    return RateProgram(
+        sources=[ds.X for ds in sources], source_names=[ds.name for ds in sources],
+        blocks=blocks, alpha=alpha, beta=beta, gamma=gamma, constant=constant, row_names=names,
+        objective_sign=sign, l2=model.l2, l1=model.l1, fit_intercept=model.fit_intercept,
+        notes=notes,
+    )
+
+
+class RateResult(Result):
+    """Result of a rate problem: a linear model f(x) = <w, x> - b and rate reports."""
+
+    def _sources(self) -> list[Dataset]:
+        seen: dict[int, Dataset] = {}
+        for expr in [self.problem.objective] + [c.expr for c in self.problem.constraints]:
+            for ds in expr.datasets:
+                seen.setdefault(id(ds), ds)
+        return list(seen.values())
+
+    def report(self, data: Dataset | Mapping[Dataset, Dataset] | None = None) -> RateReport:
+        """Objective and every constraint against its target, with the rates they use.
+
+        Parameters
+        ----------
+        data : Dataset or mapping, optional
+            None: the training data. A Dataset: the held-out counterpart of the problem's one
+            dataset (subsets such as groups are re-selected on it). A mapping
+            {training dataset: held-out dataset} when the problem uses several.
+        """
+        scorer = self._require_model()
+        rebind, label = make_rebinder(self._sources(), data)
+        rep = build_report(self.problem.objective, self.problem.sense,
+                           self.problem.constraints, scorer, rebind, label)
+        rep.status, rep.method = self.status, self.method
+        return rep
+
+    def _json_extras(self) -> dict[str, Any]:
+        out = super()._json_extras()
+        if self.has_model:
+            out["report"] = self.report().to_dict()
+        return out
+
+
+def _user_objective(program: RateProgram, canonical_objective: float) -> float:
+    """Canonical (minimized) objective -> the user's sense: E + reg (min) or E - reg (max)."""
+    return program.objective_sign * (canonical_objective + program.constant[0])
+
+
+def rate_result(problem: Problem, method: str, solution: Solution) -> RateResult:
+    """Wrap a solver's Solution for the user (no model unless the status carries one)."""
+    program: RateProgram = problem.canonical()
+    scorer = None
+    objective = float("nan")
+    if solution.status in settings.SOLVED_STATUSES and "w" in solution.primal:
+        w, b = solution.primal["w"], float(solution.primal["b"])
+        scorer = LinearScorer(w, b)
+        objective = _user_objective(program, program.objective(w, b, "ramp"))
+    return RateResult(problem, method, solution, scorer, objective)
+
+
+def _hinge_start(program: RateProgram, solve_bound: Any) -> Solution:
+    """The hinge relaxation's solution: feasible for Problem 2, the start of Algorithm 1."""
+    return solve_bound(program, program.bound_masks(), None)
+
+
+def find_feasible_start(program: RateProgram, solver: str | None = None,
+                        max_iterations: int = settings.MM_MAX_ITERATIONS) -> Solution:
+    """Phase 1: a point feasible for the ramp problem when the hinge relaxation has none.
+
+    Majorization-minimization of the total ramp violation V(w, b) = sum_j max(0, r_j - gamma_j)
+    (r_j the ramp row values of eq. 3): each step minimizes the elastic Problem 3 (slacks on the
+    bounded rows; an upper bound on V, tight at the anchor), so V never increases. It starts from
+    the elastic hinge relaxation and stops as soon as V = 0 (status optimal: a feasible start) or
+    when V stops decreasing (status infeasible, with the smallest violation found: the problem
+    may still be feasible, but no feasible point was reached from here).
+    """
+    def violation(w: np.ndarray, b: float) -> float:
+        return float(program.violations(w, b, "ramp").sum())
+
+    sub = solve_bound_cvxpy(program, program.bound_masks(), None, solver=solver, elastic=True)
+    best = np.inf
+    history = []
+    for t in range(max_iterations + 1):
+        if sub.status not in settings.SOLVED_STATUSES:
+            break
+        w, b = sub.primal["w"], float(sub.primal["b"])
+        v = violation(w, b)
+        history.append({"iteration": t, "stage": "phase1", "violation": v})
+        if v <= settings.FEASIBILITY_TOL * 1e-3:
+            sub.history = history
+            sub.certificate.details["phase1_iterations"] = t
+            return sub
+        if v >= best * (1 - settings.MM_RELATIVE_TOL):
+            break
+        best = v
+        sub = solve_bound_cvxpy(program, program.bound_masks(w, b), {"w": w, "b": b},
+                                solver=solver, elastic=True)
+    return Solution(
+        settings.INFEASIBLE, float("nan"), history=history, solver="phase1(cvxpy)",
+        certificate=Certificate(details={
+            "smallest_violation": best,
+            "message": (
+                "no point satisfying the constraints was found: the hinge relaxation is "
+                "infeasible, and minimizing the total ramp violation by majorization-"
+                f"minimization stopped at {best:.4g} > 0. The targets are likely out of reach "
+                "(relax them), or this local search missed a feasible region."
+            ),
+        }),
+    )
+
+
+def solve_ramp(
+    problem: Problem, method: str, solve_bound: Any, *, max_iterations: int, tol: float,
+    callback: Any,
+) -> RateResult:
+    """Hinge relaxation, then Algorithm 1 with ``solve_bound`` for every Problem-3 instance."""
+    program: RateProgram = problem.canonical()
+    start = _hinge_start(program, solve_bound)
+    if start.status == settings.INFEASIBLE:
+        start = find_feasible_start(program, max_iterations=max_iterations)
+    if start.status not in settings.SOLVED_STATUSES:
+        return rate_result(problem, method, start)
+    if callback:
+        callback({"stage": "hinge", "objective": start.objective, "status": start.status})
+    solution = majorize_minimize(program, solve_bound, start, max_iterations=max_iterations,
+                                 tol=tol, callback=callback)
+    solution.solve_time += start.solve_time
+    solution.certificate.details["hinge_relaxation_objective"] = start.objective
+    return rate_result(problem, method, solution)
+
+
+def _run_cvxpy(problem: Problem, form: RateProgram, *, seed: int | None = None,
+               callback: Any = None, solver: str | None = None,
+               max_iterations: int = settings.MM_MAX_ITERATIONS,
+               tol: float = settings.MM_RELATIVE_TOL) -> RateResult:
+    def bound(program: RateProgram, masks: list, warm: dict | None) -> Solution:
+        return solve_bound_cvxpy(program, masks, warm, solver=solver)
+
+    return solve_ramp(problem, "cvxpy", bound, max_iterations=max_iterations, tol=tol,
+                      callback=callback)
+
+
+def _run_hinge(problem: Problem, form: RateProgram, *, seed: int | None = None,
+               callback: Any = None, solver: str | None = None) -> RateResult:
+    solution = _hinge_start(form, lambda p, m, w: solve_bound_cvxpy(p, m, w, solver=solver))
+    if solution.status == settings.INFEASIBLE:
+        solution.certificate.details["message"] = (
+            "the hinge relaxation (every rate replaced by its hinge upper bound) is infeasible; "
+            "method 'cvxpy' searches for a feasible start of the ramp problem instead.")
+    if solution.status in settings.SOLVED_STATUSES:
+        w, b = solution.primal["w"], float(solution.primal["b"])
+        solution.certificate.upper_bound = solution.objective
+        solution.history = [{"iteration": 0, "objective": form.objective(w, b, "ramp")}]
+    return rate_result(problem, "hinge", solution)
+
+
+class RateFamily(Family):
+    """Rate constraints on datasets (Goh et al. 2016): Problems 1-3."""
+
+    name = "rate constraints"
+    objective_types = (RateExpr, RatioExpr)
+    reference_method = "cvxpy"
+
+    def validate(self, problem: Problem) -> None:
+        if isinstance(problem.objective, RatioExpr):
+            raise NotLinearError(
+                f"{problem.objective.name} is a ratio metric and cannot be an objective "
+                "(App. B): optimize a linear rate and constrain the ratio instead, e.g. "
+                "minimize=rc.error_rate(D), subject_to=[rc.precision(D) >= 0.9]."
+            )
+        if not isinstance(problem.model, LinearModel):
+            raise SpecError("rate problems train a linear model: use rc.LinearModel(...).")
+        for i, con in enumerate(problem.constraints):
+            if not isinstance(con, Constraint):
+                raise SpecError(
+                    f"subject_to[{i}] is a {type(con).__name__}, not a constraint; build "
+                    "constraints by comparing rates, e.g. rc.recall(D) >= 0.9."
+                )
+
+    def compile(self, problem: Problem) -> RateProgram:
+        return compile_rate_program(problem)
+
+    def methods(self) -> dict[str, MethodSpec]:
+        return {
+            "cvxpy": MethodSpec("cvxpy", _run_cvxpy,
+                                "hinge relaxation + Alg 1 with Problem 3 solved by CVXPY",
+                                is_reference=True),
+            "hinge": MethodSpec("hinge", _run_hinge, "the hinge relaxation only (CVXPY)"),
+        }
+
+    def choose(self, problem: Problem, form: RateProgram) -> tuple[str, list[str]]:
+        reasons = [
+            f"{form.m} rate constraint(s) over {form.k} dataset(s): the ramp problem "
+            "(Problem 2) is non-convex and is solved by majorization-minimization (Alg 1)",
+        ]
+        if form.is_lp:
+            reasons.append("no l2 term: every Problem-3 subproblem is an LP, solved by HiGHS "
+                           "through CVXPY")
+        else:
+            reasons.append("l2 term: each Problem-3 subproblem is a QP, solved by CLARABEL "
+                           "through CVXPY (the reference)")
+        return "cvxpy", reasons
+
+    def compare(self, problem: Problem, result: Result, reference: Result) -> dict[str, Any]:
+        return compare_rate_results(problem.canonical(), result, reference)
+
+
+def compare_rate_results(program: RateProgram, result: Result, reference: Result
+                         ) -> dict[str, Any]:
+    """Objective, ramp and indicator violations, and solution distance for verify."""
+    rows: dict[str, Any] = {"objective": (result.objective, reference.objective)}
+    if not (result.has_model and reference.has_model):
+        rows["objective_rel_gap"] = None
+        return rows
+    rows["objective_rel_gap"] = abs(result.objective - reference.objective) / max(
+        1.0, abs(reference.objective))
+    viol = [float(np.max(program.violations(r.w, r.b, "ramp"), initial=0.0))
+            for r in (result, reference)]
+    rows["max_violation"] = tuple(viol)
+    rows["max_violation_indicator"] = tuple(
+        float(np.max(program.violations(r.w, r.b, "indicator"), initial=0.0))
+        for r in (result, reference))
+    dw = np.linalg.norm(result.w - reference.w) / max(1.0, np.linalg.norm(reference.w))
+    rows["solution_distance"] = float(dw + abs(result.b - reference.b))
+    return rows
+
+
+register_family(RateFamily())

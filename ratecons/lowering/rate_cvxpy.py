@@ -1,0 +1,165 @@
+"""CVXPY lowering of the rate program: the hinge relaxation and Problem 3 (the reference).
+
+For masks selecting, per example, the hinge or the constant-1 upper bound of eq. (4), the
+convex problem is
+
+    minimize   sum_i alpha_i^(0) r^_p(D_i) + beta_i^(0) r^_n(D_i) + (l2/2)||w||^2 + l1||w||_1
+    subject to sum_i alpha_i^(j) r^_p(D_i) + beta_i^(j) r^_n(D_i) <= gamma^(j)
+
+with r^_p(D) = sum_x weight_x [hinge: max(0, 1/2 + z_x) | 1] and r^_n likewise with 1/2 - z_x
+(eq. 5), z_x = <w, x> - b. All masks True is the hinge relaxation of Problem 2 (and of
+Problem 1). This is the only module of the rate family that imports cvxpy.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .. import settings
+from ..canonical.rate_program import RateProgram
+from ..errors import UnknownOptionError
+from ..solution import Certificate, Solution
+
+__all__ = ["solve_bound_cvxpy", "CVXPY_STATUS"]
+
+CVXPY_STATUS = {
+    "optimal": settings.OPTIMAL,
+    "optimal_inaccurate": settings.OPTIMAL_INACCURATE,
+    "infeasible": settings.INFEASIBLE,
+    "infeasible_inaccurate": settings.INFEASIBLE,
+    "unbounded": settings.UNBOUNDED,
+    "unbounded_inaccurate": settings.UNBOUNDED,
+    "user_limit": settings.ITERATION_LIMIT,
+}
+
+
+def _pick_solver(program: RateProgram, solver: str | None, elastic: bool = False) -> str:
+    if solver is None:
+        return settings.LP_SOLVERS[0] if program.is_lp else settings.DEFAULT_CONIC_SOLVER
+    solver = solver.upper()
+    known = settings.CONIC_SOLVERS + settings.LP_SOLVERS
+    if solver not in known:
+        raise UnknownOptionError(f"unknown CVXPY solver {solver!r}; choose one of {known}.")
+    if solver in settings.LP_SOLVERS and not program.is_lp and not elastic:
+        raise UnknownOptionError(
+            f"{solver} solves LPs only, but this problem has an l2 term (l2={program.l2:g}); "
+            f"use one of {settings.CONIC_SOLVERS} or set l2=0."
+        )
+    return solver
+
+
+def solve_bound_cvxpy(
+    program: RateProgram,
+    masks: list[tuple[np.ndarray, np.ndarray]],
+    warm_start: dict[str, np.ndarray] | None = None,
+    *,
+    solver: str | None = None,
+    elastic: bool = False,
+) -> Solution:
+    """Solve Problem 3 (or the hinge relaxation) for the bounds chosen by ``masks``.
+
+    With ``elastic=True`` it solves the phase-1 problem instead: minimize the total violation
+    sum_j max(0, row_j - gamma_j) of the bounded constraint rows (slack variables s_j >= 0,
+    no objective row, no regularizer: an LP), whose value upper-bounds the ramp violation and is
+    tight at the anchor.
+
+    Parameters
+    ----------
+    program : RateProgram
+    masks : list of (hinge_p, hinge_n) boolean arrays, one pair per block
+        From :meth:`RateProgram.bound_masks`.
+    warm_start : dict, optional
+        ``{"w": ..., "b": ...}`` initial values (used by solvers that accept them).
+    solver : {"CLARABEL", "SCS", "HIGHS"}, optional
+        Default: HIGHS when the problem is an LP (no l2 term), else CLARABEL.
+
+    Returns
+    -------
+    Solution
+        ``primal={"w", "b"}``, ``dual={"v"}`` (constraint multipliers), objective of Problem 3.
+    """
+    import cvxpy as cp
+
+    name = _pick_solver(program, solver if solver or not elastic else "HIGHS", elastic)
+    w = cp.Variable(program.d, name="w")
+    b = cp.Variable(name="b") if program.fit_intercept else cp.Constant(0.0)
+    if warm_start is not None:
+        w.value = np.asarray(warm_start["w"], dtype=np.float64)
+        if program.fit_intercept:
+            b.value = float(warm_start["b"])
+    up, un, epigraph = [], [], []
+    for i, (blk, (mp, mn)) in enumerate(zip(program.blocks, masks)):
+        X = program.sources[blk.source]
+        uses_p = np.any(program.alpha[:, i] > 0)
+        uses_n = np.any(program.beta[:, i] > 0)
+        up.append(_bound(cp, X, blk.index, blk.weights, mp, w, b, +1.0, epigraph)
+                  if uses_p else 0.0)
+        un.append(_bound(cp, X, blk.index, blk.weights, mn, w, b, -1.0, epigraph)
+                  if uses_n else 0.0)
+
+    def row(j: int):
+        return sum(
+            program.alpha[j, i] * up[i] + program.beta[j, i] * un[i]
+            for i in range(program.k)
+            if program.alpha[j, i] > 0 or program.beta[j, i] > 0
+        )
+
+    reg = 0.0
+    if program.l2 > 0:
+        reg = reg + 0.5 * program.l2 * cp.sum_squares(w)
+    if program.l1 > 0:
+        reg = reg + program.l1 * cp.norm1(w)
+    if elastic:
+        slack = cp.Variable(program.m, nonneg=True, name="s")
+        constraints = [row(j) <= program.gamma[j - 1] + slack[j - 1]
+                       for j in range(1, program.m + 1)]
+        problem = cp.Problem(cp.Minimize(cp.sum(slack)), constraints + epigraph)
+    else:
+        constraints = [row(j) <= program.gamma[j - 1] for j in range(1, program.m + 1)]
+        problem = cp.Problem(cp.Minimize(row(0) + reg), constraints + epigraph)
+    start = time.perf_counter()
+    try:
+        problem.solve(solver=name, warm_start=warm_start is not None)
+    except cp.error.SolverError as exc:
+        return Solution(settings.ERROR, float("nan"), solver=f"cvxpy/{name}",
+                        solve_time=time.perf_counter() - start,
+                        certificate=Certificate(details={"message": str(exc)}))
+    elapsed = time.perf_counter() - start
+    status = CVXPY_STATUS.get(problem.status, settings.ERROR)
+    if status not in settings.SOLVED_STATUSES or w.value is None:
+        return Solution(status, float("nan"), solver=f"cvxpy/{name}", solve_time=elapsed,
+                        certificate=Certificate(details={"cvxpy_status": problem.status}))
+    w_val = np.asarray(w.value, dtype=np.float64)
+    b_val = float(b.value) if program.fit_intercept else 0.0
+    v = np.array([float(c.dual_value) for c in constraints]) if constraints else np.zeros(0)
+    rows = program.bound_row_values(w_val, b_val, masks)
+    violation = float(np.max(np.maximum(rows[1:] - program.gamma, 0.0), initial=0.0))
+    return Solution(
+        status,
+        float(problem.value),
+        primal={"w": w_val, "b": np.float64(b_val)},
+        dual={"v": v},
+        certificate=Certificate(max_violation=violation,
+                                details={"cvxpy_status": problem.status,
+                                         "num_iters": problem.solver_stats.num_iters}),
+        solver=f"cvxpy/{name}",
+        solve_time=elapsed,
+    )
+
+
+def _bound(cp, X, index, weights, mask, w, b, sign: float, epigraph: list):
+    """sum_x weight_x * (max(0, 1/2 + sign*z_x) if mask_x else 1) as a CVXPY expression.
+
+    The hinges are written with explicit epigraph variables t >= 0, t >= 1/2 + sign*z (appended
+    to ``epigraph``): the standard LP form, which also sidesteps CVXPY's bound propagation for
+    ``pos`` atoms that made HiGHS report feasible LPs as infeasible (CVXPY 1.9).
+    """
+    constant = float(weights[~mask].sum())
+    if not np.any(mask):
+        return constant
+    rows = index[mask]
+    t = cp.Variable(rows.size, nonneg=True)
+    epigraph.append(t >= 0.5 + sign * (X[rows] @ w - b))
+    return weights[mask] @ t + constant

@@ -1,0 +1,178 @@
+"""Rate reports: the objective and every constraint against its target, on any dataset.
+
+For each row the report gives the target, the value achieved by deterministic predictions
+(indicator rates, eq. 1), the value expected under the randomized rule (ramp rates, eq. 3 /
+App. A), and the slack (positive when satisfied). Ratio constraints also show the ratio itself.
+The distinct rates the rows are built from are listed below them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .data import Dataset, Subset
+from .errors import EmptySubsetError, SpecError
+from .rates import Constraint, RateExpr
+from .settings import FEASIBILITY_TOL
+from .solution import _jsonable
+
+__all__ = ["RateReport", "ReportRow", "build_report", "make_rebinder"]
+
+
+@dataclass
+class ReportRow:
+    """One line of a report (objective, constraint or rate)."""
+
+    kind: str
+    name: str
+    target: str
+    indicator: float
+    ramp: float
+    slack: float | None = None
+    satisfied: bool | None = None
+    linear_indicator: float | None = None
+    linear_ramp: float | None = None
+    note: str = ""
+
+
+@dataclass
+class RateReport:
+    """Every rate of a problem against its target on one dataset (see module docstring)."""
+
+    data: str
+    rows: list[ReportRow] = field(default_factory=list)
+    status: str = ""
+    method: str = ""
+
+    @property
+    def all_satisfied(self) -> bool:
+        """True when every constraint holds for deterministic predictions."""
+        return all(r.satisfied for r in self.rows if r.kind == "constraint")
+
+    def row(self, name: str) -> ReportRow:
+        for r in self.rows:
+            if r.name == name:
+                return r
+        raise KeyError(name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"data": self.data, "status": self.status, "method": self.method,
+                "rows": [_jsonable(r.__dict__) for r in self.rows]}
+
+    def to_json(self, **kwargs: Any) -> str:
+        return json.dumps(self.to_dict(), indent=kwargs.pop("indent", 2), **kwargs)
+
+    def __str__(self) -> str:
+        head = f"report on {self.data}"
+        if self.method:
+            head += f"  (method {self.method}, status {self.status})"
+        width = max([len(r.name) for r in self.rows] + [20])
+        width = min(width, 70)
+        lines = [head, f"{'':11s}{'':{width}s} {'target':>12s} {'achieved':>10s} "
+                 f"{'expected':>10s} {'slack':>10s}  ok",
+                 f"{'':11s}{'':{width}s} {'':>12s} {'(determ.)':>10s} {'(random.)':>10s}"]
+        for r in self.rows:
+            name = r.name if len(r.name) <= width else r.name[: width - 3] + "..."
+            slack = "" if r.slack is None else f"{r.slack:10.4f}"
+            ok = "" if r.satisfied is None else ("yes" if r.satisfied else "NO")
+            lines.append(f"{r.kind:11s}{name:{width}s} {r.target:>12s} {r.indicator:10.4f} "
+                         f"{r.ramp:10.4f} {slack:>10s}  {ok}")
+            if r.linear_indicator is not None:
+                label = f"  multiplied through ({r.target.split()[0]} 0)"
+                lines.append(f"{'':11s}{label:{width}s} {'':>12s} "
+                             f"{r.linear_indicator:10.4f} {r.linear_ramp:10.4f}")
+            if r.note:
+                lines.append(f"{'':11s}  {r.note}")
+        return "\n".join(lines)
+
+
+def make_rebinder(
+    sources: list[Dataset], data: Dataset | Mapping[Dataset, Dataset] | None
+) -> tuple[Any, str]:
+    """A function mapping each training subset to its counterpart on ``data``, and a label.
+
+    ``data`` may be None (the training data), one Dataset (when the problem uses one dataset),
+    or a mapping from each training dataset to its replacement.
+    """
+    if data is None:
+        return (lambda s: s), ", ".join(d.name for d in sources)
+    if isinstance(data, Dataset):
+        if len(sources) != 1:
+            raise SpecError(
+                f"the problem uses {len(sources)} datasets ({[d.name for d in sources]}); pass "
+                "report({train_i: test_i, ...}) mapping each to its held-out counterpart."
+            )
+        mapping = {id(sources[0]): data}
+        label = data.name
+    elif isinstance(data, Mapping):
+        mapping = {id(k): v for k, v in data.items()}
+        missing = [d.name for d in sources if id(d) not in mapping]
+        if missing:
+            raise SpecError(f"report mapping has no counterpart for datasets {missing}.")
+        label = ", ".join(v.name for v in data.values())
+    else:
+        raise SpecError(f"report(data) takes a Dataset or a mapping; got {type(data).__name__}.")
+
+    def rebind(subset: Subset) -> Subset:
+        target = mapping[id(subset.data)]
+        if target.d != subset.data.d:
+            raise SpecError(f"{target.name} has {target.d} features; the model uses "
+                            f"{subset.data.d}.")
+        return subset.on(target)
+
+    return rebind, label
+
+
+def _values(expr: Any, scorer: Any) -> tuple[float, float]:
+    return expr.value(scorer, "indicator"), expr.value(scorer, "ramp")
+
+
+def build_report(
+    objective: RateExpr,
+    sense: str,
+    constraints: list[Constraint],
+    scorer: Any,
+    rebind: Any,
+    label: str,
+) -> RateReport:
+    """Evaluate objective, constraints and their rates after ``rebind`` for ``scorer``."""
+    report = RateReport(label)
+    atoms: dict[str, RateExpr] = {}
+    try:
+        obj = objective.rebind(rebind)
+        ind, ramp = _values(obj, scorer)
+        report.rows.append(ReportRow("objective", obj.name, sense, ind, ramp))
+        atoms.update((a.name, a) for a in obj.atoms)
+    except EmptySubsetError as exc:
+        report.rows.append(ReportRow("objective", objective.name, sense, float("nan"),
+                                     float("nan"), note=f"not evaluable: {exc}"))
+    for con in constraints:
+        try:
+            c = con.rebind(rebind)
+        except EmptySubsetError as exc:
+            report.rows.append(ReportRow("constraint", con.name, f"{con.sense} {con.bound:.4g}",
+                                         float("nan"), float("nan"),
+                                         note=f"not evaluable: {exc}"))
+            continue
+        ind, ramp = _values(c.expr, scorer)
+        slack = c.slack(ind)
+        row = ReportRow("constraint", c.name, f"{c.sense} {c.bound:.4g}", ind, ramp, slack,
+                        slack >= -FEASIBILITY_TOL)
+        if c.ratio is not None:
+            # show the ratio itself (the randomized column is the ratio of expectations)
+            row.linear_indicator, row.linear_ramp = ind, ramp
+            row.indicator, row.ramp = _values(c.ratio, scorer)
+            row.target = f"{c.sense} {c.target:.4g}"
+            row.slack = row.indicator - c.target if c.sense == ">=" else c.target - row.indicator
+            row.note = "ratio constraint, multiplied through by its denominator (App. B)"
+        report.rows.append(row)
+        for part in ((c.ratio.numerator, c.ratio.denominator) if c.ratio is not None
+                     else (c.expr,)):
+            atoms.update((a.name, a) for a in part.atoms)
+    for name, atom in atoms.items():
+        ind, ramp = _values(atom, scorer)
+        report.rows.append(ReportRow("rate", name, "", ind, ramp))
+    return report

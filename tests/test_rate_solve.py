@@ -1,0 +1,144 @@
+"""Solving rate problems with the CVXPY reference: MM monotonicity, feasibility, statuses,
+reports, JSON, errors."""
+
+import json
+
+import numpy as np
+import pytest
+
+import ratecons as rc
+from ratecons.testing import fairness_problem, synthetic_groups
+
+
+@pytest.fixture(scope="module")
+def fair():
+    problem = fairness_problem(n=400, seed=1, kappa=0.9)
+    return problem, problem.solve(method="cvxpy")
+
+
+def test_mm_objective_never_increases_and_stays_feasible(fair):
+    problem, result = fair
+    assert result.status == "optimal"
+    objectives = [h["objective"] for h in result.history]
+    assert len(objectives) >= 2
+    assert np.all(np.diff(objectives) <= 1e-9)
+    for record in result.history:
+        assert record["max_violation"] <= 1e-6
+    program = problem.canonical()
+    assert result.objective == pytest.approx(program.objective(result.w, result.b, "ramp"))
+    # MM improves on its start, the hinge relaxation's solution
+    hinge = problem.solve(method="hinge")
+    assert result.objective <= program.objective(hinge.w, hinge.b, "ramp") + 1e-9
+
+
+def test_constrained_model_meets_its_ramp_target_and_beats_unconstrained_ratio(fair):
+    problem, result = fair
+    report = result.report()
+    con = [r for r in report.rows if r.kind == "constraint"][0]
+    assert con.ramp >= -1e-6  # s_p(a) - 0.9 s_p(b) >= 0 in expectation
+    data = problem.objective.datasets[0]
+    a, b = data.group("g", "a"), data.group("g", "b")
+    free = rc.Problem(minimize=rc.error_rate(data), model=problem.model).solve(method="cvxpy")
+    ratio = rc.positive_rate_ratio(a, b)
+    assert ratio.value(result.scorer, "ramp") >= 0.9 - 1e-6
+    assert ratio.value(free.scorer, "ramp") < ratio.value(result.scorer, "ramp")
+
+
+def test_report_on_held_out_data_rebinds_subsets(fair):
+    problem, result = fair
+    test = synthetic_groups(n=300, seed=99)
+    report = result.report(test)
+    assert report.data == test.name
+    rates = {r.name: r for r in report.rows if r.kind == "rate"}
+    key = f"positive_rate({test.name}[g=a])"
+    assert key in rates
+    a = test.group("g", "a")
+    expected = np.mean(result.predict(a.X))
+    assert rates[key].indicator == pytest.approx(expected)
+    text = str(report)
+    assert "constraint" in text and "objective" in text
+
+
+def test_to_json_round_trip(fair):
+    _, result = fair
+    out = json.loads(result.to_json())
+    assert out["status"] == "optimal" and out["method"] == "cvxpy"
+    assert len(out["w"]) == 5 and "report" in out
+    assert out["report"]["rows"][0]["kind"] == "objective"
+
+
+def test_randomized_predictions_follow_the_ramp(fair):
+    problem, result = fair
+    data = problem.objective.datasets[0]
+    draws = np.mean([result.predict(data, randomized=True, seed=s) for s in range(200)], axis=0)
+    expected = np.clip(0.5 + result.decision_function(data), 0, 1)
+    assert np.max(np.abs(draws - expected)) < 0.15
+
+
+def test_infeasible_problem_reports_status_not_model():
+    data = synthetic_groups(n=200, seed=2)
+    problem = rc.Problem(
+        minimize=rc.error_rate(data),
+        subject_to=[rc.positive_rate(data) >= 0.9, rc.positive_rate(data) <= 0.1],
+    )
+    result = problem.solve(method="cvxpy")
+    assert result.status == "infeasible"
+    assert "hinge relaxation" in result.certificate.details["message"]
+    with pytest.raises(rc.SolverError, match="infeasible"):
+        result.predict(data)
+
+
+def test_phase_one_finds_a_start_when_the_hinge_relaxation_is_infeasible():
+    from ratecons.testing import churn_recall_datasets
+
+    d1, d2, d3, _ = churn_recall_datasets((400, 300, 300), seed=1)
+    floor = float(np.mean(d2.baseline_prediction[d2.y == 1]))
+    problem = rc.Problem(minimize=rc.error_rate(d1),
+                         subject_to=[rc.recall(d2) >= floor, rc.churn_rate(d3) <= 0.02],
+                         model=rc.LinearModel(l2=1e-3))
+    assert problem.solve(method="hinge").status == "infeasible"
+    result = problem.solve(method="cvxpy")
+    assert result.status == "optimal"
+    assert result.history[0]["subproblem_certificate"]["details"]["phase1_iterations"] >= 0
+    assert rc.churn_rate(d3).value(result.scorer, "ramp") <= 0.02 + 1e-6
+    assert rc.recall(d2).value(result.scorer, "ramp") >= floor - 1e-6
+
+
+def test_lp_case_uses_highs():
+    data = synthetic_groups(n=200, seed=3)
+    problem = rc.Problem(minimize=rc.error_rate(data),
+                         subject_to=[rc.recall(data) >= 0.8],
+                         model=rc.LinearModel(l2=0.0, l1=1e-3))
+    assert "LP" in str(problem.plan())
+    result = problem.solve(method="cvxpy")
+    assert result.status == "optimal"
+    assert "HIGHS" in result.solution.solver
+    assert rc.recall(data).value(result.scorer, "ramp") >= 0.8 - 1e-6
+
+
+def test_unknown_methods_and_options_are_rejected():
+    problem = fairness_problem(n=100)
+    with pytest.raises(rc.UnknownOptionError, match="unknown method 'fast'"):
+        problem.solve(method="fast")
+    with pytest.raises(rc.UnknownOptionError, match="max_iterations"):
+        problem.solve(method="cvxpy", max_iters=3)
+    with pytest.raises(rc.UnknownOptionError, match="unknown CVXPY solver"):
+        problem.solve(method="cvxpy", solver="GUROBI")
+    with pytest.raises(rc.SpecError, match="LinearModel"):
+        rc.Problem(minimize=rc.error_rate(synthetic_groups(50)),
+                   model=rc.KernelModel(kernel="gaussian"))
+
+
+def test_scs_and_clarabel_agree_on_the_hinge_relaxation():
+    problem = fairness_problem(n=300, seed=4)
+    a = problem.solve(method="hinge", solver="CLARABEL")
+    b = problem.solve(method="hinge", solver="SCS")
+    assert a.solution.objective == pytest.approx(b.solution.objective, rel=1e-3)
+
+
+def test_verify_prints_side_by_side():
+    problem = fairness_problem(n=200, seed=5)
+    report = rc.verify(problem, method="cvxpy", reference_options={"solver": "SCS"}, rtol=1e-2)
+    text = str(report)
+    assert "objective" in text and "max_violation" in text
+    assert report.rows["objective_rel_gap"] <= 1e-2
