@@ -1,0 +1,101 @@
+"""Cutting planes over b (Alg 3) and over the multipliers v (Alg 2) with certified bounds."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ratecons.errors import ConvergenceWarning, SpecError
+from ratecons.lowering.rate_cvxpy import solve_bound_cvxpy
+from ratecons.lowering.svm_cvxpy import solve_weighted_hinge_cvxpy
+from ratecons.solvers.cutting_plane import (
+    SDCAState,
+    center_of_mass_1d,
+    maximize_over_v,
+    minimize_over_b,
+)
+from ratecons.solvers.folded import fold_bound
+from tests.rate_bound_helpers import random_problem
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), lines=st.integers(1, 6))
+def test_center_of_mass_matches_numerical_integration(seed, lines):
+    rng = np.random.default_rng(seed)
+    slopes, icpts = rng.normal(size=lines), rng.normal(size=lines)
+    lo, hi = -2.0, 3.0
+    grid = np.linspace(lo, hi, 200_001)
+    h = np.max(np.outer(grid, slopes) + icpts, axis=1)
+    level = h.min() + rng.uniform(0.1, 3.0)
+    f = np.maximum(level - h, 0.0)
+    area = np.trapezoid(f, grid)
+    x, z, got_area = center_of_mass_1d(slopes, icpts, lo, hi, level)
+    assert got_area == pytest.approx(area, rel=1e-4)
+    assert x == pytest.approx(np.trapezoid(grid * f, grid) / area, abs=1e-4)
+    inside = np.where(f > 0, (level**2 - np.minimum(h, level) ** 2) / 2, 0.0)
+    assert z == pytest.approx(np.trapezoid(inside, grid) / area, abs=1e-4)
+
+
+@pytest.mark.parametrize("chooser", ["center_of_mass", "minimization"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_b_cutting_plane_bounds_contain_cvxpy_optimum(chooser, seed):
+    program = random_problem(seed, sparse=seed == 1)
+    bound = fold_bound(program, program.bound_masks())
+    v = np.array([0.3])
+    a, bc = bound.loss_coefficients(v)
+    offset = bound.const[0] - v @ bound.gamma_check
+    ref = solve_weighted_hinge_cvxpy(bound.design.X, a, bc, program.l2)
+    res = minimize_over_b(bound, v, 1e-6, SDCAState.fresh(bound), chooser=chooser,
+                          max_epochs=20000)
+    assert res.converged
+    optimum = ref.objective + offset
+    assert res.lower - 1e-7 <= optimum <= res.upper + 1e-7
+    assert res.upper - res.lower <= 1e-6
+    # upper is Psi at the returned (w, b)
+    psi, _ = bound.lagrangian(res.w, res.b, v)
+    assert psi == pytest.approx(res.upper, abs=1e-10)
+
+
+@pytest.mark.parametrize("chooser,extra", [("center_of_mass", None), ("maximization", None),
+                                           ("maximization", 0.75)])
+def test_v_cutting_plane_bounds_contain_problem3_optimum(chooser, extra):
+    program = random_problem(2, extra_recall=extra)
+    masks = program.bound_masks()
+    bound = fold_bound(program, masks)
+    ref = solve_bound_cvxpy(program, masks)
+    trace = []
+    res = maximize_over_v(bound, epsilon=1e-6, chooser=chooser, callback=trace.append,
+                          max_epochs=20000)
+    assert res.converged and res.upper - res.lower <= 1e-6
+    assert res.lower - 1e-6 <= ref.objective <= res.upper + 1e-6
+    # L_t never decreases and U_t never increases along the run
+    lowers = [r["lower"] for r in res.history]
+    uppers = [r["upper"] for r in res.history]
+    assert np.all(np.diff(lowers) >= -1e-15) and np.all(np.diff(uppers) <= 1e-12)
+    assert len(trace) == res.iterations
+    # the recovered primal point is (nearly) feasible and (nearly) optimal for Problem 3
+    rows = bound.rows(res.w, res.b)
+    assert np.all(rows[1:] - program.gamma <= 1e-5)
+    assert program.bound_row_values(res.w, res.b, masks)[0] + program.regularizer(res.w) \
+        == pytest.approx(ref.objective, rel=1e-4)
+
+
+def test_multiplier_at_v_max_warns():
+    # recall >= 0.999 under the hinge bound needs a large multiplier: V_max = 0.01 is too small
+    program = random_problem(0, extra_recall=0.999)
+    bound = fold_bound(program, program.bound_masks())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = maximize_over_v(bound, v_max=0.01, epsilon=1e-5)
+    assert res.at_bound.any()
+    assert any(issubclass(w.category, ConvergenceWarning) and "V_max" in str(w.message)
+               for w in caught)
+
+
+def test_center_of_mass_over_v_needs_one_constraint():
+    program = random_problem(0, extra_recall=0.5)
+    bound = fold_bound(program, program.bound_masks())
+    with pytest.raises(SpecError, match="m = 1"):
+        maximize_over_v(bound, chooser="center_of_mass")

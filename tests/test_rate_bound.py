@@ -1,0 +1,104 @@
+"""The specialized Problem-3 solver (Alg 2 / Alg 3 / SDCA) against the CVXPY reference."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ratecons as rc
+from ratecons.errors import SolverError
+from ratecons.lowering.rate_cvxpy import solve_bound_cvxpy
+from ratecons.solvers.folded import fold_bound
+from ratecons.solvers.rate_bound import solve_bound_specialized
+from ratecons.testing import churn_recall_datasets, fairness_problem
+from tests.rate_bound_helpers import random_problem
+
+
+def _assert_matches(program, masks, sol, rtol=1e-4, vtol=1e-4):
+    ref = solve_bound_cvxpy(program, masks)
+    assert sol.status == "optimal", sol.certificate
+    w, b = sol.primal["w"], float(sol.primal["b"])
+    objective = program.bound_row_values(w, b, masks)[0] + program.regularizer(w)
+    assert objective == pytest.approx(sol.objective, rel=1e-12)
+    assert sol.objective == pytest.approx(ref.objective, rel=rtol)
+    viol = np.max(program.bound_row_values(w, b, masks)[1:] - program.gamma, initial=0.0)
+    assert viol <= vtol and sol.certificate.max_violation <= vtol
+    cert = sol.certificate
+    assert cert.lower_bound - 1e-6 <= ref.objective <= cert.upper_bound + 1e-6
+    return ref
+
+
+@pytest.mark.parametrize("seed,sparse,extra", [(0, False, None), (1, True, None),
+                                               (2, False, 0.7), (3, True, 0.8)])
+def test_hinge_relaxation_matches_cvxpy(seed, sparse, extra):
+    program = random_problem(seed, sparse=sparse, extra_recall=extra)
+    masks = program.bound_masks()
+    _assert_matches(program, masks, solve_bound_specialized(program, masks, seed=seed))
+
+
+def test_anchored_bound_and_warm_start_match_cvxpy():
+    """Problem 3 at an anchor (constant-1 bounds for some examples), then the next MM bound
+    warm-started from the previous solution's duals, multipliers and bias."""
+    problem = fairness_problem(n=500, seed=4, kappa=0.85, l2=1e-2)
+    program = problem.canonical()
+    first_masks = program.bound_masks()
+    first = solve_bound_specialized(program, first_masks)
+    _assert_matches(program, first_masks, first)
+    masks = program.bound_masks(first.primal["w"], float(first.primal["b"]))
+    assert any((~mp).any() or (~mn).any() for mp, mn in masks)
+    cold = solve_bound_specialized(program, masks)
+    warm = solve_bound_specialized(program, masks, warm_start=first)
+    _assert_matches(program, masks, cold)
+    _assert_matches(program, masks, warm)
+    assert warm.certificate.details["sdca_epochs"] < cold.certificate.details["sdca_epochs"]
+
+
+def test_three_datasets_two_constraints_churn_recall():
+    d1, d2, d3, _ = churn_recall_datasets(sizes=(600, 300, 400), d=6, seed=1)
+    problem = rc.Problem(
+        minimize=rc.error_rate(d1) + rc.false_positive_rate(d2),
+        subject_to=[rc.recall(d2) >= 0.6, rc.churn_rate(d3) <= 0.15],
+        model=rc.LinearModel(l2=1e-2),
+    )
+    program = problem.canonical()
+    masks = program.bound_masks()
+    _assert_matches(program, masks, solve_bound_specialized(program, masks))
+
+
+@pytest.mark.slow
+def test_adult_subsample_fairness_matches_cvxpy():
+    adult = rc.datasets.load_adult()
+    adult = adult.take(np.random.default_rng(0).choice(adult.n, 2500, replace=False))
+    women, men = adult.group("sex", "Female"), adult.group("sex", "Male")
+    problem = rc.Problem(minimize=rc.error_rate(adult),
+                         subject_to=[rc.positive_rate_ratio(women, men) >= 0.8],
+                         model=rc.LinearModel(l2=1e-3))
+    program = problem.canonical()
+    masks = program.bound_masks()
+    first = solve_bound_specialized(program, masks)
+    _assert_matches(program, masks, first)
+    anchored = program.bound_masks(first.primal["w"], float(first.primal["b"]))
+    _assert_matches(program, anchored, solve_bound_specialized(program, anchored, first))
+
+
+def test_lp_and_l1_problems_are_refused_clearly():
+    program = random_problem(0)
+    program.l2 = 0.0
+    with pytest.raises(SolverError, match="l2"):
+        solve_bound_specialized(program, program.bound_masks())
+    program.l2, program.l1 = 1e-2, 1e-3
+    with pytest.raises(SolverError, match="l1"):
+        solve_bound_specialized(program, program.bound_masks())
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 1000), scale=st.floats(0.1, 3.0))
+def test_folded_rows_equal_problem3_rows(seed, scale):
+    """Eqs 13-15: the per-example folding reproduces every Problem-3 row at any anchor."""
+    program = random_problem(seed % 5, n=120, d=4, extra_recall=0.6)
+    rng = np.random.default_rng(seed)
+    w_anchor, w = scale * rng.normal(size=4), rng.normal(size=4)
+    masks = program.bound_masks(w_anchor, rng.normal())
+    bound = fold_bound(program, masks)
+    b = rng.normal()
+    assert np.allclose(bound.rows(w, b), program.bound_row_values(w, b, masks), atol=1e-12)
