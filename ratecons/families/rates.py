@@ -6,7 +6,10 @@ nonnegative alpha, beta using s_p + s_n = 1, and records the constants. Methods:
 
 - ``cvxpy`` (the reference): the hinge relaxation solved by CVXPY, then Algorithm 1
   (majorization-minimization) over Problem 3 solved by CVXPY at each iterate;
-- ``hinge``: the hinge relaxation alone (one convex problem).
+- ``hinge``: the hinge relaxation alone (one convex problem);
+- ``mm``: Algorithm 1 with every convex bound solved by the specialized solver (cutting planes
+  over v and b around SDCA, :mod:`ratecons.families.rate_mm`); ``auto`` picks it when the
+  model has an l2 term and no l1 term.
 """
 
 from __future__ import annotations
@@ -273,6 +276,10 @@ class RateFamily(Family):
                                 "hinge relaxation + Alg 1 with Problem 3 solved by CVXPY",
                                 is_reference=True),
             "hinge": MethodSpec("hinge", _run_hinge, "the hinge relaxation only (CVXPY)"),
+            # --- method "mm" (issue 3): specialized Problem-3 solver, see rate_mm.py
+            "mm": MethodSpec("mm", rate_mm.run_mm,
+                             "hinge relaxation + Alg 1 with Problem 3 solved by cutting planes "
+                             "over v (Alg 2) and b (Alg 3) around SDCA (App. F)"),
         }
 
     def choose(self, problem: Problem, form: RateProgram) -> tuple[str, list[str]]:
@@ -280,6 +287,11 @@ class RateFamily(Family):
             f"{form.m} rate constraint(s) over {form.k} dataset(s): the ramp problem "
             "(Problem 2) is non-convex and is solved by majorization-minimization (Alg 1)",
         ]
+        # --- method "mm" (issue 3): the specialized solver whenever SDCA applies
+        ok, why = rate_mm.mm_applicable(form)
+        reasons.append(why)
+        if ok:
+            return "mm", reasons
         if form.is_lp:
             reasons.append("no l2 term: every Problem-3 subproblem is an LP, solved by HiGHS "
                            "through CVXPY")
@@ -289,7 +301,10 @@ class RateFamily(Family):
         return "cvxpy", reasons
 
     def compare(self, problem: Problem, result: Result, reference: Result) -> dict[str, Any]:
-        return compare_rate_results(problem.canonical(), result, reference)
+        rows = compare_rate_results(problem.canonical(), result, reference)
+        if result.method == "mm":  # issue 3: the same convex subproblems, both solvers
+            rows.update(rate_mm.same_anchor_rows(problem.canonical(), result))
+        return rows
 
 
 def compare_rate_results(program: RateProgram, result: Result, reference: Result
@@ -311,5 +326,7 @@ def compare_rate_results(program: RateProgram, result: Result, reference: Result
     rows["solution_distance"] = float(dw + abs(result.b - reference.b))
     return rows
 
+
+from . import rate_mm  # noqa: E402  (method "mm"; imports solve_ramp from here lazily)
 
 register_family(RateFamily())

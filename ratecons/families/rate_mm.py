@@ -1,0 +1,109 @@
+"""``method="mm"`` of the rate family: Algorithm 1 with the specialized Problem-3 solver.
+
+Majorization-minimization (Alg 1, :func:`ratecons.solvers.mm.majorize_minimize`) over the ramp
+problem, every convex bound (the hinge relaxation first, then Problem 3 at each iterate) solved
+by :func:`ratecons.solvers.rate_bound.solve_bound_specialized`: cutting planes over the
+multipliers (Alg 2) and the bias (Alg 3) around SDCA (App. F.1), warm-started across MM
+iterations from the previous bound's duals, multipliers and bias. It needs an l2 term and no l1
+term (SDCA's setting); ``auto`` picks it for such ramp problems and the CVXPY reference
+otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import settings
+from ..canonical.rate_program import RateProgram
+from ..errors import SolverError
+from ..lowering.rate_cvxpy import solve_bound_cvxpy
+from ..problem import Problem
+from ..result import Result
+from ..solution import Solution
+from ..solvers.rate_bound import solve_bound_specialized
+
+__all__ = ["SpecializedBound", "mm_applicable", "run_mm", "same_anchor_rows"]
+
+
+def mm_applicable(form: RateProgram) -> tuple[bool, str]:
+    """Whether ``method="mm"`` can solve ``form``, and why (for ``plan()``)."""
+    if form.l2 <= 0.0:
+        return False, ("no l2 term: SDCA (method 'mm') needs lambda > 0, and every Problem-3 "
+                       "subproblem is an LP, solved by HiGHS through CVXPY")
+    if form.l1 != 0.0:
+        return False, "l1 term: SDCA (method 'mm') handles the l2 regularizer only"
+    return True, ("l2 term and no l1 term: each Problem-3 subproblem is a weighted SVM, solved "
+                  "by method 'mm' (cutting planes over v, Alg 2, and b, Alg 3, around SDCA, "
+                  "App. F) instead of a general conic solver")
+
+
+class SpecializedBound:
+    """A Problem-3 solver for :func:`majorize_minimize` that remembers its last solution and
+    warm-starts the next bound from it (SDCA duals, multipliers v, bias b)."""
+
+    def __init__(self, seed: int | None, callback: Any, **options: Any) -> None:
+        self.seed = seed
+        self.callback = callback
+        self.options = options
+        self.previous: Solution | None = None
+        self.calls = 0
+
+    def __call__(self, program: RateProgram, masks: list, warm: dict | None) -> Solution:
+        self.calls += 1
+        bound_index = self.calls - 1
+
+        def relay(record: dict) -> None:
+            if self.callback is not None:
+                self.callback(dict(record, bound=bound_index))
+
+        sol = solve_bound_specialized(program, masks, self.previous or warm, seed=self.seed,
+                                      callback=relay, **self.options)
+        if self.calls == 1 and sol.status == settings.OPTIMAL_INACCURATE:
+            # the hinge relaxation with a multiplier stuck at V_max and its constraint violated:
+            # most likely infeasible, so the family looks for a feasible start (phase 1)
+            sol.status = settings.INFEASIBLE
+        if sol.status in settings.SOLVED_STATUSES:
+            self.previous = sol
+        return sol
+
+
+def run_mm(problem: Problem, form: RateProgram, *, seed: int | None = None,
+           callback: Any = None, max_iterations: int = settings.MM_MAX_ITERATIONS,
+           tol: float = settings.MM_RELATIVE_TOL, epsilon: float = 1e-5, v_max: float = 100.0,
+           v_chooser: str = "auto", b_chooser: str = "center_of_mass",
+           max_epochs: int = 2000) -> Result:
+    """Run ``method="mm"``: options T (``max_iterations``), ``tol`` of Alg 1, ``epsilon`` (the
+    certified gap of every bound), ``v_max``, the CutChoosers and SDCA's ``max_epochs``."""
+    from .rates import solve_ramp
+
+    ok, why = mm_applicable(form)
+    if not ok:
+        raise SolverError(f"method 'mm' cannot solve this problem ({why}); use method='cvxpy'.")
+    bound = SpecializedBound(seed, callback, epsilon=epsilon, v_max=v_max, v_chooser=v_chooser,
+                             b_chooser=b_chooser, max_epochs=max_epochs)
+    return solve_ramp(problem, "mm", bound, max_iterations=max_iterations, tol=tol,
+                      callback=callback)
+
+
+def same_anchor_rows(program: RateProgram, result: Result) -> dict[str, Any]:
+    """Rows for ``rc.verify``: the same convex subproblems solved by both solvers.
+
+    The hinge relaxation and Problem 3 anchored at the mm solution (the bound the next MM
+    iteration would solve) are solved by the specialized solver and by CVXPY.
+    """
+    rows: dict[str, Any] = {}
+    if not result.has_model:
+        return rows
+    for name, masks in (("hinge_relaxation", program.bound_masks()),
+                        ("bound_at_mm_solution", program.bound_masks(result.w, result.b))):
+        mine = solve_bound_specialized(program, masks)
+        ref = solve_bound_cvxpy(program, masks)
+        rows[f"{name}_objective"] = (mine.objective, ref.objective)
+        if np.isfinite(mine.objective) and np.isfinite(ref.objective):
+            rows[f"{name}_rel_gap"] = abs(mine.objective - ref.objective) / max(
+                1.0, abs(ref.objective))
+            rows[f"{name}_violation"] = (mine.certificate.max_violation,
+                                         ref.certificate.max_violation)
+    return rows
