@@ -323,10 +323,20 @@ class _UpperModel:
         return float(np.min(np.array(self.slopes) @ v + np.array(self.offsets)))
 
     def add_cut(self, v_s: np.ndarray, u_s: float, g_s: np.ndarray) -> None:
+        self._add_row(np.array(g_s, dtype=float), float(u_s - g_s @ v_s))
+
+    def with_box(self, v_max: float) -> _UpperModel:
+        """The same cuts on the box [0, v_max]^m (a fresh LP)."""
+        other = _UpperModel(self.m, v_max)
+        for g, c in zip(self.slopes, self.offsets, strict=True):
+            other._add_row(g, c)
+        return other
+
+    def _add_row(self, g_s: np.ndarray, offset: float) -> None:
         row = sp.csr_matrix(np.concatenate([-g_s, [1.0]])[None, :])
-        rhs = np.array([u_s - g_s @ v_s])
-        self.slopes.append(np.array(g_s, dtype=float))
-        self.offsets.append(float(rhs[0]))
+        rhs = np.array([offset])
+        self.slopes.append(g_s)
+        self.offsets.append(offset)
         if self.lp is None:
             c = np.zeros(self.m + 1)
             c[-1] = 1.0
@@ -403,8 +413,13 @@ def maximize_over_v(bound: FoldedBound, *, v_max: float = 100.0, epsilon: float 
         return MultiplierResult(r.w, r.b, np.zeros(0), r.lower, r.upper, 1, r.converged,
                                 np.zeros(0, bool), np.ones(1), hist)
 
-    model = _UpperModel(m, float(v_max))
     v_t = np.zeros(m) if v_start is None else np.clip(np.asarray(v_start, float), 0, v_max)
+    # the box grows from a small one (x8 per iteration while the maximizer of h_t touches its
+    # upper faces) up to V_max: h_t is concave, so once its maximizer over the box is off those
+    # faces it is its maximizer over V too and U_t stays a certified bound. This keeps the
+    # first cuts away from huge multipliers, whose SVMs are the slowest to solve.
+    box = float(min(v_max, max(1.0, 4.0 * float(np.max(v_t, initial=0.0)))))
+    model = _UpperModel(m, box)
     # first evaluation: no cut yet, so aim for a moderately accurate first cut
     a0, b0c = bound.loss_coefficients(v_t)
     eps_t = max(epsilon, 1e-3 * 0.5 * float(a0.sum() + b0c.sum()))
@@ -427,15 +442,22 @@ def maximize_over_v(bound: FoldedBound, *, v_max: float = 100.0, epsilon: float 
         b_prev = r.b
         model.add_cut(v_t, u_t, g_t)
         v_arg, upper, mu = model.solve()
+        if box < v_max and np.any(v_arg >= box * (1 - 1e-9)):
+            box = min(v_max, 8.0 * box)
+            model = model.with_box(box)
+            v_arg, upper, mu = model.solve()
+        # U_t certifies max_V F only when the maximizer of h_t is off the box's upper faces
+        certified = box >= v_max or not np.any(v_arg >= box * (1 - 1e-9))
         lower = max(ls)
         rec = {"iteration": t, "v": v_t.copy(), "eps_t": eps_t, "l_t": l_t, "u_t": u_t,
-               "lower": lower, "upper": upper, "b": r.b, "b_iterations": r.iterations,
+               "lower": lower, "upper": upper, "box": box, "b": r.b,
+               "b_iterations": r.iterations,
                "sdca_epochs": state.epochs, "time": time.perf_counter() - start}
         hist.append(rec)
         logger.debug("Alg 2 iteration %d: L=%.8g U=%.8g v=%s", t, lower, upper, v_t)
         if callback is not None:
             callback(dict(rec, stage="multipliers"))
-        if upper - lower <= epsilon:
+        if certified and upper - lower <= epsilon:
             converged = True
             break
         if chooser == "maximization":
@@ -443,7 +465,7 @@ def maximize_over_v(bound: FoldedBound, *, v_max: float = 100.0, epsilon: float 
         else:
             # superlevel hypograph {L <= z <= h(v)} is the sublevel epigraph of -h below -L
             vt, zt, _ = center_of_mass_1d(-np.array(model.slopes)[:, 0],
-                                          -np.array(model.offsets), 0.0, v_max, -lower)
+                                          -np.array(model.offsets), 0.0, box, -lower)
             v_t, eps_t = np.array([vt]), max((-zt - lower) / 2, epsilon / 4)
         hint = model.h(v_t)
     w = np.sum([mu_s * w_s for mu_s, w_s in zip(mu, ws, strict=True)], axis=0)
