@@ -419,6 +419,7 @@ def maximize_over_v(bound: FoldedBound, *, v_max: float = 100.0, epsilon: float 
     # faces it is its maximizer over V too and U_t stays a certified bound. This keeps the
     # first cuts away from huge multipliers, whose SVMs are the slowest to solve.
     box = float(min(v_max, max(1.0, 4.0 * float(np.max(v_t, initial=0.0)))))
+    v_step = None if v_start is None or m != 1 else max(0.25 * float(v_t[0]), 0.02)
     model = _UpperModel(m, box)
     # first evaluation: no cut yet, so aim for a moderately accurate first cut
     a0, b0c = bound.loss_coefficients(v_t)
@@ -460,8 +461,17 @@ def maximize_over_v(bound: FoldedBound, *, v_max: float = 100.0, epsilon: float 
         if certified and upper - lower <= epsilon:
             converged = True
             break
+        g_all = np.array([g[0] for g in model.slopes]) if m == 1 else None
         if chooser == "maximization":
             v_t, eps_t = v_arg.copy(), (upper - lower) / 2
+        elif v_step is not None and (np.all(g_all > 0) or np.all(g_all < 0)):
+            # warm start, m = 1: while every cut slopes the same way, step uphill from the
+            # farthest multiplier evaluated (step growing 4x) to bracket the maximizer before
+            # the centroid rule takes over (any cut is valid: this only orders evaluations)
+            far = max(v[0] for v in vs) if g_all[0] > 0 else min(v[0] for v in vs)
+            v_t = np.array([float(np.clip(far + math.copysign(v_step, g_all[0]), 0.0, box))])
+            eps_t = (upper - lower) / 2
+            v_step *= 4.0
         else:
             # superlevel hypograph {L <= z <= h(v)} is the sublevel epigraph of -h below -L
             vt, zt, _ = center_of_mass_1d(-np.array(model.slopes)[:, 0],
