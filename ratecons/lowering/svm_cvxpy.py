@@ -5,6 +5,7 @@ The folded Problem 3 (see :mod:`ratecons.solvers.folded`) written directly in CV
 * :func:`solve_weighted_hinge_cvxpy` — min_w (and b unless fixed)
   sum_x a_x max(0, 1/2 + z_x) + b_x max(0, 1/2 - z_x) + (lambda/2)||w||^2, the problem SDCA
   (eq. 19) and the b-cutting plane (Alg 3) solve;
+* :func:`solve_covariance_constrained_svm` — the Zafar et al. baseline of App. D;
 * :func:`solve_folded_bound_cvxpy` — Problem 3 itself with its m constraints, written from the
   folded coefficients (an independent reference is the lead's
   ``ratecons.lowering.rate_cvxpy.solve_bound_cvxpy``, written from the rate program).
@@ -21,7 +22,8 @@ from .. import settings
 from ..errors import SolverError
 from ..solution import Certificate, Solution
 
-__all__ = ["solve_folded_bound_cvxpy", "solve_weighted_hinge_cvxpy"]
+__all__ = ["solve_covariance_constrained_svm", "solve_folded_bound_cvxpy",
+           "solve_weighted_hinge_cvxpy"]
 
 _STATUS = {
     cp.OPTIMAL: settings.OPTIMAL,
@@ -81,3 +83,31 @@ def solve_folded_bound_cvxpy(bound, *, solver: str = settings.DEFAULT_CONIC_SOLV
     return Solution(status, float(prob.value), {"w": wv, "b": np.array(bv)}, {"v": v},
                     Certificate(max_violation=viol), solver=f"cvxpy/{solver}",
                     solve_time=time.perf_counter() - start)
+
+
+def solve_covariance_constrained_svm(X, y: np.ndarray, l2: float, xbar: np.ndarray | None,
+                                     c: float, *,
+                                     solver: str = settings.DEFAULT_CONIC_SOLVER) -> Solution:
+    """The baseline of Zafar et al. (2015) as in App. D of Goh et al. (2016).
+
+    The hinge relaxation of the error rate (margins +-1/2 as in eq. 4),
+    (1/n) sum_{y=1} max(0, 1/2 - z) + (1/n) sum_{y=0} max(0, 1/2 + z) + (l2/2)||w||^2,
+    subject to -c <= <w, xbar> <= c (eq. 8: xbar = mean of group M minus mean of group F), the
+    linear approximation of s_p(M) - s_p(F). ``xbar=None`` drops the constraint (plain SVM).
+    """
+    start = time.perf_counter()
+    n = X.shape[0]
+    pos = (np.asarray(y) == 1).astype(float) / n
+    neg = (np.asarray(y) != 1).astype(float) / n
+    w = cp.Variable(X.shape[1])
+    b = cp.Variable()
+    cons = [] if xbar is None else [cp.abs(np.asarray(xbar) @ w) <= c]
+    prob = cp.Problem(cp.Minimize(_hinges(X, w, b, neg, pos) + 0.5 * l2 * cp.sum_squares(w)),
+                      cons)
+    status = _solve(prob, solver)
+    if status not in settings.SOLVED_STATUSES:
+        return Solution(status, np.nan, solver=f"cvxpy/{solver}",
+                        solve_time=time.perf_counter() - start)
+    return Solution(status, float(prob.value),
+                    {"w": np.asarray(w.value), "b": np.array(float(b.value))},
+                    solver=f"cvxpy/{solver}", solve_time=time.perf_counter() - start)
