@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import ConvergenceWarning, SpecError, parameter_error
+from ..errors import ConvergenceWarning, SolverError, SpecError, parameter_error
 from ..lowering.highs import HighsLP
 from ..lowering.to_matrix import MatrixLP
 from .folded import FoldedBound
@@ -352,7 +352,7 @@ class _UpperModel:
         """(argmax v, U_t, mu) with mu >= 0 summing to 1: the dual weights of the cuts."""
         res = self.lp.solve()
         if res.status != "optimal":
-            raise RuntimeError(f"HiGHS could not solve the U_t LP: {res.raw_status}")
+            raise SolverError(f"HiGHS could not solve the U_t LP of Alg 2: {res.raw_status}")
         mu = np.maximum(-res.row_dual, 0.0)
         total = mu.sum()
         mu = mu / total if total > 0 else np.full(mu.size, 1.0 / mu.size)
