@@ -36,7 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import ConvergenceWarning, SolverError, SpecError, parameter_error
-from ..lowering.highs import HighsLP
+from ..lowering.highs import HighsLP, solve_lp
 from ..lowering.to_matrix import MatrixLP
 from .folded import FoldedBound
 from .sdca import require_l2, sdca, sdca_work
@@ -293,7 +293,8 @@ class MultiplierResult:
     at_bound : ndarray of bool
         Multipliers of the U_t maximizer sitting at V_max.
     history : list of dict
-        Per iteration: v_t, eps_t, l_t, u_t, L_t, U_t, inner iterations and SDCA epochs.
+        Per iteration: v_t, eps_t, l_t, u_t, L_t, U_t (a certified bound on max_V F when
+        ``certified``: the box [0, box]^m has grown enough), inner iterations, SDCA epochs.
     """
 
     w: np.ndarray
@@ -347,6 +348,20 @@ class _UpperModel:
             self.lp = HighsLP(lp)
         else:
             self.lp.add_rows(row, np.array([-np.inf]), rhs)
+
+    def argmax_within(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """argmax of h_t over the box [lo, hi] (the trust region of the maximization rule)."""
+        A = sp.csr_matrix(np.column_stack([-np.array(self.slopes), np.ones(len(self.slopes))]))
+        c = np.zeros(self.m + 1)
+        c[-1] = 1.0
+        lp = MatrixLP(c, A, np.full(A.shape[0], -np.inf), np.array(self.offsets),
+                      np.concatenate([lo, [-np.inf]]), np.concatenate([hi, [np.inf]]),
+                      maximize=True, name="cutting_plane_trust_region")
+        res = solve_lp(lp)
+        if res.status != "optimal":
+            raise SolverError(f"HiGHS could not solve the trust-region LP of Alg 2: "
+                              f"{res.raw_status}")
+        return res.x[: self.m]
 
     def solve(self) -> tuple[np.ndarray, float, np.ndarray]:
         """(argmax v, U_t, mu) with mu >= 0 summing to 1: the dual weights of the cuts."""
@@ -419,11 +434,13 @@ def maximize_over_v(bound: FoldedBound, *, v_max: float = 100.0, epsilon: float 
     # faces it is its maximizer over V too and U_t stays a certified bound. This keeps the
     # first cuts away from huge multipliers, whose SVMs are the slowest to solve.
     box = float(min(v_max, max(1.0, 4.0 * float(np.max(v_t, initial=0.0)))))
-    v_step = None if v_start is None or m != 1 else max(0.25 * float(v_t[0]), 0.02)
+    v_step = None if m != 1 else max(0.25 * float(v_t[0]), 0.02)
+    radius = max(0.5 * float(np.max(v_t, initial=0.0)), 0.05)
     model = _UpperModel(m, box)
     # first evaluation: no cut yet, so aim for a moderately accurate first cut
     a0, b0c = bound.loss_coefficients(v_t)
-    eps_t = max(epsilon, 1e-3 * 0.5 * float(a0.sum() + b0c.sum()))
+    eps_first = max(epsilon, 1e-3 * 0.5 * float(a0.sum() + b0c.sum()))
+    eps_t = eps_first
     hint = math.inf
     b_prev = b_start
     vs, ls, ws, bs = [], [], [], []
@@ -451,7 +468,7 @@ def maximize_over_v(bound: FoldedBound, *, v_max: float = 100.0, epsilon: float 
         certified = box >= v_max or not np.any(v_arg >= box * (1 - 1e-9))
         lower = max(ls)
         rec = {"iteration": t, "v": v_t.copy(), "eps_t": eps_t, "l_t": l_t, "u_t": u_t,
-               "lower": lower, "upper": upper, "box": box, "b": r.b,
+               "lower": lower, "upper": upper, "certified": certified, "box": box, "b": r.b,
                "b_iterations": r.iterations,
                "sdca_epochs": state.epochs, "time": time.perf_counter() - start}
         hist.append(rec)
@@ -463,7 +480,14 @@ def maximize_over_v(bound: FoldedBound, *, v_max: float = 100.0, epsilon: float 
             break
         g_all = np.array([g[0] for g in model.slopes]) if m == 1 else None
         if chooser == "maximization":
-            v_t, eps_t = v_arg.copy(), (upper - lower) / 2
+            # Definition 1 restricted to a trust region around the best multipliers so far
+            # (doubled after a step that raised L_t, halved otherwise): the plain rule jumps
+            # to corners of V, whose SVMs are the slowest to solve. U_t stays certified over V.
+            radius = radius * 2.0 if ls[-1] >= lower else radius * 0.5
+            centre = vs[int(np.argmax(ls))]
+            v_t = model.argmax_within(np.maximum(centre - radius, 0.0),
+                                      np.minimum(centre + radius, box))
+            eps_t = (upper - lower) / 2
         elif v_step is not None and (np.all(g_all > 0) or np.all(g_all < 0)):
             # warm start, m = 1: while every cut slopes the same way, step uphill from the
             # farthest multiplier evaluated (step growing 4x) to bracket the maximizer before
@@ -477,6 +501,8 @@ def maximize_over_v(bound: FoldedBound, *, v_max: float = 100.0, epsilon: float 
             vt, zt, _ = center_of_mass_1d(-np.array(model.slopes)[:, 0],
                                           -np.array(model.offsets), 0.0, box, -lower)
             v_t, eps_t = np.array([vt]), max((-zt - lower) / 2, epsilon / 4)
+        if not certified:  # U_t is not a bound yet: do not let it loosen the inner solves
+            eps_t = min(eps_t, eps_first)
         hint = model.h(v_t)
     w = np.sum([mu_s * w_s for mu_s, w_s in zip(mu, ws, strict=True)], axis=0)
     b = float(mu @ np.array(bs))
