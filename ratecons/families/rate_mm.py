@@ -60,9 +60,11 @@ class SpecializedBound:
 
         sol = solve_bound_specialized(program, masks, self.previous or warm, seed=self.seed,
                                       callback=relay, **self.options)
-        if self.calls == 1 and sol.status == settings.OPTIMAL_INACCURATE:
-            # the hinge relaxation with a multiplier stuck at V_max and its constraint violated:
-            # most likely infeasible, so the family looks for a feasible start (phase 1)
+        if (self.calls == 1 and sol.status != settings.OPTIMAL
+                and (sol.certificate.max_violation or 0.0) > 1e-4):
+            # the hinge relaxation, unsolved, with a constraint violated (typically a
+            # multiplier stuck at V_max): most likely infeasible, so the family looks for a
+            # feasible start (phase 1) instead of starting MM from an infeasible point
             sol.status = settings.INFEASIBLE
         if sol.status in settings.SOLVED_STATUSES:
             self.previous = sol

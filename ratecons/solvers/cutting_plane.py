@@ -480,13 +480,17 @@ def maximize_over_v(bound: FoldedBound, *, v_max: float = 100.0, epsilon: float 
             break
         g_all = np.array([g[0] for g in model.slopes]) if m == 1 else None
         if chooser == "maximization":
-            # Definition 1 restricted to a trust region around the best multipliers so far
-            # (doubled after a step that raised L_t, halved otherwise): the plain rule jumps
-            # to corners of V, whose SVMs are the slowest to solve. U_t stays certified over V.
-            radius = radius * 2.0 if ls[-1] >= lower else radius * 0.5
-            centre = vs[int(np.argmax(ls))]
-            v_t = model.argmax_within(np.maximum(centre - radius, 0.0),
-                                      np.minimum(centre + radius, box))
+            # Definition 1, but after a step that raised L_t the argmax is taken within a
+            # trust region around the best multipliers so far (its radius doubling): the plain
+            # rule jumps to corners of V, whose SVMs are the slowest to solve. After any other
+            # step it is the plain rule, which keeps Kelley's convergence. U_t stays over V.
+            if t > 1 and ls[-1] >= lower:
+                radius *= 2.0
+                centre = vs[-1]
+                v_t = model.argmax_within(np.maximum(centre - radius, 0.0),
+                                          np.minimum(centre + radius, box))
+            else:
+                v_t = v_arg.copy()
             eps_t = (upper - lower) / 2
         elif v_step is not None and (np.all(g_all > 0) or np.all(g_all < 0)):
             # warm start, m = 1: while every cut slopes the same way, step uphill from the
