@@ -19,6 +19,9 @@ from .problem import Problem
 from .result import Result
 from .verify import verify
 
+# robust learning (phi-divergence DRO family)
+from .phi_divergence import Phi, PhiDivergenceBall, robust_loss  # noqa: E402
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -40,4 +43,8 @@ __all__ = [
     "UnknownOptionError",
     "datasets",
     "verify",
+    # robust learning (phi-divergence DRO family)
+    "Phi",
+    "PhiDivergenceBall",
+    "robust_loss",
 ]

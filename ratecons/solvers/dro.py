@@ -39,7 +39,7 @@ from ..errors import ConvergenceWarning, parameter_error
 from ..phi_divergence import CHI2, KL, Phi
 from ..settings import ITERATION_LIMIT, OPTIMAL, TIME_LIMIT
 from ..solution import Certificate, Solution
-from .dro_kernels import kl_inverse_temperature
+from .dro_kernels import chi2_inner, kl_inner
 
 __all__ = [
     "InnerSolution",
@@ -108,63 +108,15 @@ def _finish(z: np.ndarray, phi: Phi, rho: float, s: np.ndarray, alpha: float, la
     )
 
 
-def _inner_chi2(z: np.ndarray, rho: float) -> InnerSolution | None:
-    """Steps 2(b)-(d) for phi(s) = (s-1)^2, exactly, on every support of the sorted losses.
+_CASES = {0: "alpha=0", 1: "kl", 2: "chi2"}
 
-    With s_m = M p_m = 1 + c (z_m - lambda) on a support T of size k (c = 1/(2 alpha)), the
-    normalization (step 2b) gives c (mean_T z - lambda) = (M - k)/k and the active divergence
-    constraint (step 2c) c^2 Var_T = M rho - M + k - (M - k)^2/k, with Var_T = sum_T (z -
-    mean_T)^2. The support is the top k losses for the unique k at which the resulting s is
-    positive on T and nonpositive off T (eq. 9 with phi'(0) = -2). Returns None if rounding
-    leaves no consistent k (the caller then bisects).
-    """
-    m = z.size
-    order = np.argsort(-z, kind="stable")
-    u = z[order] - np.mean(z)
-    k = np.arange(1, m + 1, dtype=np.float64)
-    s1 = np.cumsum(u)
-    s2 = np.cumsum(u * u)
-    mean = s1 / k
-    var = np.maximum(s2 - s1 * mean, 0.0)
-    rhs = m * rho - m + k - (m - k) ** 2 / k
-    ok = (rhs > 0) & (var > 1e-300)
-    c = np.where(ok, np.sqrt(np.where(ok, rhs, 1.0) / np.where(ok, var, 1.0)), np.nan)
-    lam = mean - (m - k) / (k * c)
-    scale = max(1.0, float(np.max(np.abs(u))))
-    tol = 1e-9
-    last = 1.0 + c * (u - lam)
-    nxt = np.append(1.0 + c[:-1] * (u[1:] - lam[:-1]), -np.inf)
-    valid = ok & (last >= -tol) & (nxt <= tol * max(1.0, scale))
-    candidates = np.flatnonzero(valid)
-    if candidates.size == 0:
+
+def _from_kernel(out: tuple) -> InnerSolution | None:
+    p, alpha, lam, value, dual, div, case = out
+    if case < 0:
         return None
-    kk = int(candidates[0]) + 1
-    top = u[:kk]  # polish on the chosen support with direct (two-pass) sums
-    mu = float(top.mean())
-    v = float(np.sum((top - mu) ** 2))
-    r = m * rho - m + kk - (m - kk) ** 2 / kk
-    if v <= 0 or r <= 0:
-        return None
-    cc = math.sqrt(r / v)
-    lam_u = mu - (m - kk) / (kk * cc)
-    shift = float(np.mean(z))
-    s = np.maximum(0.0, 1.0 + cc * (z - shift - lam_u))
-    return _finish(z, CHI2, rho, s, 1.0 / (2.0 * cc), lam_u + shift, "chi2")
-
-
-def _inner_kl(z: np.ndarray, rho: float) -> InnerSolution:
-    """KL: lambda* = alpha log mean exp(z/alpha) in closed form (step 2b), so P* = softmax(z /
-    alpha); alpha* solves KL(P*, U_M) = rho (step 2c) by safeguarded Newton on 1/alpha."""
-    zmax = float(np.max(z))
-    u = np.ascontiguousarray(z - zmax, dtype=np.float64)
-    beta = kl_inverse_temperature(u, rho, 1e-13, 500)
-    e = np.exp(beta * u)
-    alpha = 1.0 / beta
-    lam = zmax + alpha * (math.log(float(e.sum())) - math.log(z.size))
-    p = e / e.sum()
-    # for KL the dual value is alpha rho + lambda (the conjugate terms cancel)
-    return InnerSolution(p=p, alpha=alpha, lam=lam, value=float(p @ z),
-                         dual_value=alpha * rho + lam, divergence=KL.divergence(p), case="kl")
+    return InnerSolution(p=p, alpha=float(alpha), lam=float(lam), value=float(value),
+                         dual_value=float(dual), divergence=float(div), case=_CASES[case])
 
 
 def _inner_bisection(z: np.ndarray, phi: Phi, rho: float) -> InnerSolution:
@@ -224,6 +176,12 @@ def inner_maximize(z: np.ndarray, phi: Phi, rho: float) -> InnerSolution:
         raise parameter_error("z", "inner_maximize", "a nonempty array of losses", z)
     if not np.all(np.isfinite(z)):
         raise parameter_error("z", "inner_maximize", "finite losses", "non-finite values")
+    if phi is KL:
+        return _from_kernel(kl_inner(z, float(rho)))
+    if phi is CHI2:
+        sol = _from_kernel(chi2_inner(z, float(rho), np.argsort(-z)))
+        if sol is not None:
+            return sol
     zmax = float(np.max(z))
     top = z >= zmax
     m_top = int(top.sum())
@@ -234,12 +192,6 @@ def inner_maximize(z: np.ndarray, phi: Phi, rho: float) -> InnerSolution:
         p = top / m_top
         return InnerSolution(p=p.astype(np.float64), alpha=0.0, lam=zmax, value=zmax,
                              dual_value=zmax, divergence=d0, case="alpha=0")
-    if phi is KL:
-        return _inner_kl(z, rho)
-    if phi is CHI2:
-        sol = _inner_chi2(z, rho)
-        if sol is not None:
-            return sol
     return _inner_bisection(z, phi, rho)
 
 

@@ -65,3 +65,117 @@ def kl_inverse_temperature(u: np.ndarray, rho: float, tol: float, max_iter: int)
             return 0.5 * (lo + hi)
         beta = nxt
     return beta
+
+
+@numba.njit(cache=True)
+def kl_inner(z: np.ndarray, rho: float) -> tuple[np.ndarray, float, float, float, float, float,
+                                                   int]:
+    """Problem (4) for KL (IM procedure): returns (p, alpha, lambda, value, dual value,
+    divergence, case) with case 0 for alpha* = 0 and 1 for the closed-form lambda* with Newton
+    on alpha*."""
+    m = z.size
+    zmax = z.max()
+    mtop = 0
+    for i in range(m):
+        if z[i] >= zmax:
+            mtop += 1
+    p = np.zeros(m)
+    d0 = np.log(m / mtop)
+    if d0 <= rho:
+        for i in range(m):
+            if z[i] >= zmax:
+                p[i] = 1.0 / mtop
+        return p, 0.0, zmax, zmax, zmax, d0, 0
+    u = z - zmax
+    beta = kl_inverse_temperature(u, rho, 1e-13, 500)
+    total = 0.0
+    for i in range(m):
+        p[i] = np.exp(beta * u[i])
+        total += p[i]
+    value = 0.0
+    div = 0.0
+    for i in range(m):
+        p[i] /= total
+        value += p[i] * z[i]
+        if p[i] > 0.0:
+            div += p[i] * np.log(m * p[i])
+    alpha = 1.0 / beta
+    lam = zmax + alpha * (np.log(total) - np.log(m))
+    return p, alpha, lam, value, alpha * rho + lam, div, 1
+
+
+@numba.njit(cache=True)
+def chi2_inner(z: np.ndarray, rho: float, order: np.ndarray) -> tuple[
+        np.ndarray, float, float, float, float, float, int]:
+    """Problem (4) for phi(s) = (s-1)^2 (IM procedure): returns (p, alpha, lambda, value, dual
+    value, divergence, case) with case 0 for alpha* = 0, 2 for the exact support scan and -1
+    when rounding left no consistent support (the caller then bisects).
+
+    On the support T = top-k losses, s_m = M p_m = 1 + c (z_m - lambda) with c = 1/(2 alpha);
+    step 2(b) gives c (mean_T - lambda) = (M-k)/k and step 2(c) c^2 SS_T = M rho - M + k -
+    (M-k)^2/k (SS_T the sum of squared deviations on T, kept by Welford's update). The first k
+    whose s is >= 0 on T and <= 0 on the next loss is the support (eq. 9, phi'(0) = -2).
+    """
+    m = z.size
+    zmax = z.max()
+    mtop = 0
+    for i in range(m):
+        if z[i] >= zmax:
+            mtop += 1
+    p = np.zeros(m)
+    d0 = (mtop * (m / mtop - 1.0) ** 2 + (m - mtop)) / m
+    if d0 <= rho:
+        for i in range(m):
+            if z[i] >= zmax:
+                p[i] = 1.0 / mtop
+        return p, 0.0, zmax, zmax, zmax, d0, 0
+    scale = max(1.0, zmax - z.min())
+    tol = 1e-9
+    mean = 0.0
+    ss = 0.0
+    found = -1
+    for j in range(m):
+        k = j + 1
+        x = z[order[j]]
+        dlt = x - mean
+        mean += dlt / k
+        ss += dlt * (x - mean)
+        rhs = m * rho - m + k - (m - k) ** 2 / k
+        if rhs <= 0.0 or ss <= 1e-300:
+            continue
+        c = np.sqrt(rhs / ss)
+        lam = mean - (m - k) / (k * c)
+        last = 1.0 + c * (x - lam)
+        nxt = -np.inf if k == m else 1.0 + c * (z[order[k]] - lam)
+        if last >= -tol and nxt <= tol * scale:
+            found = k
+            break
+    if found < 0:
+        return p, np.nan, np.nan, np.nan, np.nan, np.nan, -1
+    k = found
+    mu = 0.0  # polish: two-pass sums on the support
+    for j in range(k):
+        mu += z[order[j]]
+    mu /= k
+    ss = 0.0
+    for j in range(k):
+        ss += (z[order[j]] - mu) ** 2
+    c = np.sqrt((m * rho - m + k - (m - k) ** 2 / k) / ss)
+    lam = mu - (m - k) / (k * c)
+    total = 0.0
+    for i in range(m):
+        s = 1.0 + c * (z[i] - lam)
+        p[i] = s if s > 0.0 else 0.0
+        total += p[i]
+    alpha = 1.0 / (2.0 * c)
+    value = 0.0
+    div = 0.0
+    conj = 0.0
+    for i in range(m):
+        p[i] /= total
+        value += p[i] * z[i]
+        div += (m * p[i] - 1.0) ** 2
+        t = (z[i] - lam) / alpha + 2.0
+        conj += -1.0 + 0.25 * (t * t if t > 0.0 else 0.0)
+    dual = alpha * rho + lam + alpha * conj / m
+    return p, alpha, lam, value, dual, div / m, 2
