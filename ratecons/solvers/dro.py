@@ -176,13 +176,17 @@ def inner_maximize(z: np.ndarray, phi: Phi, rho: float) -> InnerSolution:
         raise parameter_error("z", "inner_maximize", "a nonempty array of losses", z)
     if not np.all(np.isfinite(z)):
         raise parameter_error("z", "inner_maximize", "finite losses", "non-finite values")
+    zmax, zmin = float(np.max(z)), float(np.min(z))
+    if zmax - zmin <= 1e-12 * max(1.0, abs(zmax)):
+        # losses equal up to rounding: U_M is optimal (D = 0, alpha* = 0)
+        return InnerSolution(p=np.full(m, 1.0 / m), alpha=0.0, lam=zmax, value=float(z.mean()),
+                             dual_value=zmax, divergence=0.0, case="alpha=0")
     if phi is KL:
         return _from_kernel(kl_inner(z, float(rho)))
     if phi is CHI2:
         sol = _from_kernel(chi2_inner(z, float(rho), np.argsort(-z)))
         if sol is not None:
             return sol
-    zmax = float(np.max(z))
     top = z >= zmax
     m_top = int(top.sum())
     # case 1: alpha* = 0, P* uniform on the maximal losses, if it lies in the ball
@@ -242,26 +246,28 @@ def gssg_estimate(
     A level k is drawn with probability q_k; a subset of size M_k is drawn without replacement
     and split into a left and a right part of size M_{k-1} each (halves when M_k is even;
     otherwise they share one example, which keeps each part a uniform M_{k-1}-subset, so the
-    telescoping sum of Proposition 3 stays exact for any N); a singleton gives grad R_1.
+    telescoping sum of Proposition 3 stays exact for any N); an independent uniform singleton
+    gives grad R_1. The four gradients (6) share one pass over the drawn rows.
     """
     n = form.n
-    level = int(rng.choice(q.size, p=q)) + 1
+    level = min(int(np.searchsorted(np.cumsum(q), rng.random() * q.sum(), side="right")),
+                q.size - 1) + 1
     m, half = int(sizes[level]), int(sizes[level - 1])
     subset = rng.permutation(n) if m == n else rng.choice(n, size=m, replace=False)
-    single = rng.integers(n)
-    z, slope = form.losses(theta, subset)
+    rows = np.append(subset, rng.integers(n))
+    z, slope = form.losses(theta, rows)
     rho_m = form.rho + float(eta(m, n, eta_c, delta))
     rho_h = form.rho + float(eta(half, n, eta_c, delta))
-    whole = inner_maximize(z, form.phi, rho_m)
+    whole = inner_maximize(z[:m], form.phi, rho_m)
     left = inner_maximize(z[:half], form.phi, rho_h)
-    right = inner_maximize(z[m - half:], form.phi, rho_h)
-    weights = whole.p.copy()
+    right = inner_maximize(z[m - half:m], form.phi, rho_h)
+    weights = np.empty(m + 1)
+    weights[:m] = whole.p
     weights[:half] -= 0.5 * left.p
-    weights[m - half:] -= 0.5 * right.p
-    delta_k = form.weighted_gradient(weights, slope, subset)  # eq. (7)
-    _, slope1 = form.losses(theta, np.array([single]))
-    g1 = form.weighted_gradient(np.ones(1), slope1, np.array([single]))
-    return g1 + delta_k / q[level - 1], m + 1  # eq. (8)
+    weights[m - half:m] -= 0.5 * right.p  # eq. (7): Delta_k = grad R_k - (grad R_l + grad R_r)/2
+    weights[:m] /= q[level - 1]
+    weights[m] = 1.0  # eq. (8): G = grad R_1 + Delta_k / q_k
+    return form.weighted_gradient(weights, slope, rows), m + 1
 
 
 # ====================================================================== outer loop
