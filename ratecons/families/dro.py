@@ -187,11 +187,12 @@ def _run_gssg(problem: Any, form: DROProgram, *, seed: int | None = None,
               callback: Callback = None, step: float | str = "auto", a: float = 1000.0,
               max_iter: int = 20000, max_samples: float | None = None,
               time_limit: float | None = None, tol: float = 1e-6, target: float | None = None,
-              theta0: np.ndarray | None = None, r: float = DEFAULT_R, eta_c: float = 0.1,
-              delta: float = 0.01, warn: bool = True) -> DROResult:
+              theta0: np.ndarray | None = None, r: float = DEFAULT_R, draws: int = 1,
+              eta_c: float = 0.1, delta: float = 0.01, warn: bool = True) -> DROResult:
     sol = solve_dro(form, "gssg", seed=seed, callback=callback, step=step, a=a,
                     max_iter=max_iter, max_samples=max_samples, time_limit=time_limit, tol=tol,
-                    target=target, theta0=theta0, r=r, eta_c=eta_c, delta=delta, warn=warn)
+                    target=target, theta0=theta0, r=r, draws=draws, eta_c=eta_c, delta=delta,
+                    warn=warn)
     return _result(problem, "gssg", sol, form)
 
 

@@ -179,3 +179,117 @@ def chi2_inner(z: np.ndarray, rho: float, order: np.ndarray) -> tuple[
         conj += -1.0 + 0.25 * (t * t if t > 0.0 else 0.0)
     dual = alpha * rho + lam + alpha * conj / m
     return p, alpha, lam, value, dual, div / m, 2
+
+
+@numba.njit(cache=True)
+def seed_kernels(seed: int) -> None:
+    """Seed the random stream of the compiled kernels (NumPy's legacy generator in numba)."""
+    np.random.seed(seed)
+
+
+@numba.njit(cache=True)
+def _sample_without_replacement(n: int, m: int) -> np.ndarray:
+    """m distinct indices of range(n) in uniformly random order (Floyd's algorithm for small m,
+    then a Fisher-Yates shuffle; a permutation prefix for large m)."""
+    if m > 2048:
+        return np.random.permutation(n)[:m]
+    out = np.empty(m, dtype=np.int64)
+    count = 0
+    for j in range(n - m, n):
+        t = np.random.randint(0, j + 1)
+        seen = False
+        for i in range(count):
+            if out[i] == t:
+                seen = True
+                break
+        out[count] = j if seen else t
+        count += 1
+    for i in range(m - 1, 0, -1):
+        k = np.random.randint(0, i + 1)
+        out[i], out[k] = out[k], out[i]
+    return out
+
+
+@numba.njit(cache=True)
+def _margin_loss(m: float, loss: int) -> tuple[float, float]:
+    """(l(m), l'(m)) for loss 0 = logistic, 1 = hinge, 2 = squared (as MARGIN_LOSSES)."""
+    if loss == 0:
+        if m > 0:
+            e = np.exp(-m)
+            return np.log1p(e), -e / (1.0 + e)
+        e = np.exp(m)
+        return -m + np.log1p(e), -1.0 / (1.0 + e)
+    if loss == 1:
+        return (1.0 - m, -1.0) if m < 1.0 else (0.0, 0.0)
+    r = 1.0 - m
+    return r * r, -2.0 * r
+
+
+@numba.njit(cache=True)
+def _subset_pmf(z: np.ndarray, rho: float, phi: int) -> np.ndarray:
+    if phi == 0:
+        return chi2_inner(z, rho, np.argsort(-z))[0]
+    return kl_inner(z, rho)[0]
+
+
+@numba.njit(cache=True)
+def gssg_draws(X: np.ndarray, y: np.ndarray, theta: np.ndarray, fit_intercept: bool,
+               loss: int, phi: int, rho: float, eta_c: float, delta: float,
+               sizes: np.ndarray, cdf: np.ndarray, q: np.ndarray,
+               draws: int) -> tuple[np.ndarray, int]:
+    """The mean of ``draws`` independent estimates G(theta) of eqs. (7)-(8) for dense X, and the
+    examples touched: the compiled form of :func:`ratecons.solvers.dro.gssg_estimate` (same
+    levels, halves, singleton and rho_M = rho + eta_M; phi 0 = chi2, 1 = KL). Subsets whose
+    losses are all equal get the uniform pmf, as in ``inner_maximize``."""
+    n, d = X.shape
+    dim = theta.size
+    g = np.zeros(dim)
+    used = 0
+    b = theta[d] if fit_intercept else 0.0
+    for _ in range(draws):
+        u = np.random.random() * cdf[-1]
+        level = 1
+        while level < cdf.size and cdf[level - 1] <= u:
+            level += 1
+        m = sizes[level]
+        half = sizes[level - 1]
+        rows = np.empty(m + 1, dtype=np.int64)
+        rows[:m] = _sample_without_replacement(n, m)
+        rows[m] = np.random.randint(0, n)
+        z = np.empty(m + 1)
+        slope = np.empty(m + 1)
+        for i in range(m + 1):
+            r = rows[i]
+            f = -b
+            for j in range(d):
+                f += X[r, j] * theta[j]
+            z[i], slope[i] = _margin_loss(y[r] * f, loss)
+        e_m = eta_c * max(1.0 / m - 1.0 / n, 0.0) ** ((1.0 - delta) / 2.0)
+        e_h = eta_c * max(1.0 / half - 1.0 / n, 0.0) ** ((1.0 - delta) / 2.0)
+        w = np.zeros(m + 1)
+        parts = ((0, m, rho + e_m, 1.0), (0, half, rho + e_h, -0.5),
+                 (m - half, m, rho + e_h, -0.5))
+        for lo, hi, rad, sign in parts:
+            zz = z[lo:hi]
+            zmax = zz.max()
+            zmin = zz.min()
+            if zmax - zmin <= 1e-12 * max(1.0, abs(zmax)):
+                for i in range(lo, hi):
+                    w[i] += sign / (hi - lo)
+            else:
+                p = _subset_pmf(zz.copy(), rad, phi)
+                for i in range(lo, hi):
+                    w[i] += sign * p[i - lo]
+        for i in range(m):
+            w[i] /= q[level - 1]
+        w[m] = 1.0
+        for i in range(m + 1):
+            c = w[i] * slope[i] * y[rows[i]]
+            if c != 0.0:
+                r = rows[i]
+                for j in range(d):
+                    g[j] += c * X[r, j]
+                if fit_intercept:
+                    g[d] -= c
+        used += m + 1
+    return g / max(draws, 1), used
