@@ -36,18 +36,30 @@ TIGHT_CLARABEL = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10,
 _STATUS = {cp.OPTIMAL: OPTIMAL, cp.OPTIMAL_INACCURATE: OPTIMAL_INACCURATE}
 
 
+def _solve(prob: cp.Problem, solver: str, options: dict[str, Any] | None) -> str:
+    """Solve with tight tolerances; if the solver gives up there, retry with its defaults.
+    Returns which tolerances produced the answer."""
+    if options is None and solver == "CLARABEL":
+        try:
+            prob.solve(solver=solver, **TIGHT_CLARABEL)
+            if prob.status in _STATUS:
+                return "tight"
+        except cp.error.SolverError:
+            pass
+        options = {}
+    try:
+        prob.solve(solver=solver, **(options or {}))
+    except cp.error.SolverError as exc:
+        raise SolverError(f"CVXPY ({solver}) failed: {exc}") from None
+    return "default" if not options else "user"
+
+
 def _require_builtin(phi: Phi) -> None:
     if phi is not CHI2 and phi is not KL:
         raise SpecError(
             f"the CVXPY reference supports phi='chi2' and phi='kl' only; got {phi!r}. Solve "
             "custom phi-divergences with method='fsg', 'pssg' or 'gssg'."
         )
-
-
-def _solver_options(solver: str, options: dict[str, Any] | None) -> dict[str, Any]:
-    if options is not None:
-        return dict(options)
-    return dict(TIGHT_CLARABEL) if solver == "CLARABEL" else {}
 
 
 def solve_inner_cvxpy(
@@ -64,7 +76,7 @@ def solve_inner_cvxpy(
     else:
         ball = -cp.sum(cp.entr(p)) <= rho - np.log(m)
     prob = cp.Problem(cp.Maximize(z @ p), [cp.sum(p) == 1.0, ball])
-    prob.solve(solver=solver, **_solver_options(solver, options))
+    _solve(prob, solver, options)
     if prob.status not in _STATUS:
         raise SolverError(f"CVXPY ({solver}) could not solve the inner problem: {prob.status}.")
     return float(prob.value), np.asarray(p.value, dtype=np.float64)
@@ -107,7 +119,7 @@ def solve_dro_cvxpy(
         objective = alpha * form.rho + lam - alpha + cp.sum(v) / n + reg
     prob = cp.Problem(cp.Minimize(objective), cons)
     start = time.perf_counter()
-    prob.solve(solver=solver, **_solver_options(solver, options))
+    tolerances = _solve(prob, solver, options)
     elapsed = time.perf_counter() - start
     if prob.status not in _STATUS:
         raise SolverError(f"CVXPY ({solver}) could not solve the DRO program: {prob.status}.")
@@ -123,7 +135,8 @@ def solve_dro_cvxpy(
         dual=dual,
         certificate=Certificate(
             upper_bound=float(prob.value), max_violation=0.0,
-            details={"solver": solver, "iterations": getattr(stats, "num_iters", None)},
+            details={"solver": solver, "iterations": getattr(stats, "num_iters", None),
+                     "tolerances": tolerances},
         ),
         solver=f"cvxpy/{solver}", solve_time=elapsed,
     )
