@@ -310,7 +310,8 @@ def solve_dro(
     seed : int, optional
         Seeds every random draw (subsets, levels).
     callback : callable, optional
-        Receives each checkpoint record (a dict).
+        Receives each checkpoint record (a dict: the history record plus ``method`` and the
+        iterate ``theta``).
     step : float or "auto"
         gamma_0; gamma_t = gamma_0 a / (a + t) (section 4 uses gamma_0 = 1, a = 5000). "auto"
         is 1 / :meth:`DROProgram.smoothness_estimate`.
@@ -403,7 +404,7 @@ def solve_dro(
         if value < best[0]:
             best = (value, theta_cp.copy())
         if callback is not None:
-            callback(dict(rec, method=method))
+            callback(dict(rec, method=method, theta=theta_cp.copy()))
         return gnorm
 
     checkpoint(0, theta)
