@@ -57,7 +57,7 @@ def curves(train: rc.Dataset, test: rc.Dataset, budget: float, seed: int = 0) ->
             warnings.simplefilter("ignore", rc.ConvergenceWarning)
             res = problem.solve(method, seed=seed, callback=record, time_limit=budget,
                                 max_iter=10 ** 7, step=1.0, a=100.0, **OPTIONS[method])
-        samples, errors = (np.array(v) for v in zip(*points))
+        samples, errors = (np.array(v) for v in zip(*points, strict=True))
         out[method] = (samples, errors, res)
     return out
 
@@ -128,7 +128,7 @@ def main(reduced: bool | None = None) -> dict:
         return results
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     colors = {"pssg": "green", "fsg": "red", "gssg": "black", "sgd": "blue"}
-    for ax, (name, (runs, erm)) in zip(axes, results.items()):
+    for ax, (name, (runs, erm)) in zip(axes, results.items(), strict=True):
         for method, (samples, errors, _) in runs.items():
             ax.plot(np.maximum(samples, 1), errors, color=colors[method], label=method.upper())
         ax.axhline(erm["error"], color="gray", ls="--", label="ERM (CV)")

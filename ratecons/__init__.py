@@ -15,12 +15,10 @@ from .errors import (
     UnknownOptionError,
 )
 from .models import KernelModel, LinearModel
+from .phi_divergence import Phi, PhiDivergenceBall, robust_loss  # robust learning (DRO family)
 from .problem import Problem
 from .result import Result
 from .verify import verify
-
-# robust learning (phi-divergence DRO family)
-from .phi_divergence import Phi, PhiDivergenceBall, robust_loss  # noqa: E402
 
 __version__ = "0.1.0"
 

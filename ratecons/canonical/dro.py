@@ -164,7 +164,7 @@ class DROProgram:
             self.summary(),
             "",
             "minimize_theta  max_P sum_n p_n l(y_n (<w, x_n> - b)) + (l2/2) ||w||^2",
-            f"  over P with (1/N) sum_n phi(N p_n) <= rho, sum p = 1, p >= 0",
+            "  over P with (1/N) sum_n phi(N p_n) <= rho, sum p = 1, p >= 0",
             f"data: {self.name or 'unnamed'}: {pos} labelled +1, {self.n - pos} labelled -1",
             f"theta: {self.dim} parameters (w in R^{self.d}"
             + (", b)" if self.fit_intercept else ")"),

@@ -2,7 +2,8 @@
 
 Whole problem (eq. 2), through the dual of the inner maximization (4) (Ben-Tal et al.):
 
-    R(theta) = min_{alpha >= 0, lambda} alpha rho + lambda + (alpha/N) sum_n phi*((l_n - lambda)/alpha)
+    R(theta) = min_{alpha >= 0, lambda}
+               alpha rho + lambda + (alpha/N) sum_n phi*((l_n - lambda)/alpha)
 
 - chi-square, phi*(t) = -1 + (t + 2)_+^2 / 4: minimizing over alpha in closed form leaves
   R(theta) = min_eta eta + sqrt((1 + rho)/N) ||(l(theta) - eta)_+||_2, a second-order cone;

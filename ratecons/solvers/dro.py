@@ -39,7 +39,7 @@ from ..errors import ConvergenceWarning, parameter_error
 from ..phi_divergence import CHI2, KL, Phi
 from ..settings import ITERATION_LIMIT, OPTIMAL, TIME_LIMIT
 from ..solution import Certificate, Solution
-from .dro_kernels import chi2_inner, gssg_draws, kl_inner, seed_kernels
+from .dro_kernels import chi2_inner, gssg_draws, kl_inner
 
 __all__ = [
     "InnerSolution",
@@ -373,13 +373,12 @@ def solve_dro(
                 and (form.phi is CHI2 or form.phi is KL))
     if compiled:
         X_c = np.ascontiguousarray(form.X, dtype=np.float64)
-        seed_kernels(int(rng.integers(2 ** 31)))
         loss_code = {"logistic": 0, "hinge": 1, "squared": 2}[form.loss]
         phi_code = 0 if form.phi is CHI2 else 1
         cdf = np.cumsum(q)
         # compile (or load from cache) before any timing: zero draws return at once
-        gssg_draws(X_c, form.y, theta, form.fit_intercept, loss_code, phi_code, form.rho,
-                   eta_c, delta, sizes, cdf, q, 0)
+        gssg_draws(rng, X_c, form.y, theta, form.fit_intercept, loss_code, phi_code,
+                   form.rho, eta_c, delta, sizes, cdf, q, 0)
     next_cp = _checkpoint_grid(n)
 
     history: list[dict[str, Any]] = []
@@ -429,7 +428,7 @@ def solve_dro(
                     break
         elif method == "gssg":
             if compiled:
-                g, used = gssg_draws(X_c, form.y, theta, form.fit_intercept, loss_code,
+                g, used = gssg_draws(rng, X_c, form.y, theta, form.fit_intercept, loss_code,
                                      phi_code, form.rho, eta_c, delta, sizes, cdf, q, draws)
             else:
                 g, used = np.zeros(dim), 0
@@ -491,7 +490,8 @@ def solve_dro(
         lower_bound=lower, upper_bound=value,
         gap=None if lower is None else value - lower, max_violation=0.0,
         details={"grad_norm": gnorm, "stop": stop, "iterations": it, "samples": samples,
-                 "step0": gamma0, "a": a, "compiled": method == "gssg" and compiled, "inner_case": sol.case,
+                 "step0": gamma0, "a": a, "compiled": compiled,
+                 "inner_case": sol.case,
                  "inner_dual_gap": sol.dual_value - sol.value, "divergence": sol.divergence,
                  "rho": form.rho, "target_reached": stop == "target"},
     )

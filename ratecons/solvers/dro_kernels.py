@@ -5,7 +5,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["kl_inverse_temperature"]
+__all__ = ["kl_inverse_temperature", "kl_inner", "chi2_inner", "gssg_draws"]
 
 
 @numba.njit(cache=True)
@@ -182,21 +182,15 @@ def chi2_inner(z: np.ndarray, rho: float, order: np.ndarray) -> tuple[
 
 
 @numba.njit(cache=True)
-def seed_kernels(seed: int) -> None:
-    """Seed the random stream of the compiled kernels (NumPy's legacy generator in numba)."""
-    np.random.seed(seed)
-
-
-@numba.njit(cache=True)
-def _sample_without_replacement(n: int, m: int) -> np.ndarray:
+def _sample_without_replacement(rng: np.random.Generator, n: int, m: int) -> np.ndarray:
     """m distinct indices of range(n) in uniformly random order (Floyd's algorithm for small m,
     then a Fisher-Yates shuffle; a permutation prefix for large m)."""
     if m > 2048:
-        return np.random.permutation(n)[:m]
+        return rng.permutation(n)[:m]
     out = np.empty(m, dtype=np.int64)
     count = 0
     for j in range(n - m, n):
-        t = np.random.randint(0, j + 1)
+        t = rng.integers(0, j + 1)
         seen = False
         for i in range(count):
             if out[i] == t:
@@ -205,7 +199,7 @@ def _sample_without_replacement(n: int, m: int) -> np.ndarray:
         out[count] = j if seen else t
         count += 1
     for i in range(m - 1, 0, -1):
-        k = np.random.randint(0, i + 1)
+        k = rng.integers(0, i + 1)
         out[i], out[k] = out[k], out[i]
     return out
 
@@ -233,7 +227,8 @@ def _subset_pmf(z: np.ndarray, rho: float, phi: int) -> np.ndarray:
 
 
 @numba.njit(cache=True)
-def gssg_draws(X: np.ndarray, y: np.ndarray, theta: np.ndarray, fit_intercept: bool,
+def gssg_draws(rng: np.random.Generator, X: np.ndarray, y: np.ndarray, theta: np.ndarray,
+               fit_intercept: bool,
                loss: int, phi: int, rho: float, eta_c: float, delta: float,
                sizes: np.ndarray, cdf: np.ndarray, q: np.ndarray,
                draws: int) -> tuple[np.ndarray, int]:
@@ -247,15 +242,15 @@ def gssg_draws(X: np.ndarray, y: np.ndarray, theta: np.ndarray, fit_intercept: b
     used = 0
     b = theta[d] if fit_intercept else 0.0
     for _ in range(draws):
-        u = np.random.random() * cdf[-1]
+        u = rng.random() * cdf[-1]
         level = 1
         while level < cdf.size and cdf[level - 1] <= u:
             level += 1
         m = sizes[level]
         half = sizes[level - 1]
         rows = np.empty(m + 1, dtype=np.int64)
-        rows[:m] = _sample_without_replacement(n, m)
-        rows[m] = np.random.randint(0, n)
+        rows[:m] = _sample_without_replacement(rng, n, m)
+        rows[m] = rng.integers(0, n)
         z = np.empty(m + 1)
         slope = np.empty(m + 1)
         for i in range(m + 1):
