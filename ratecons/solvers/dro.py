@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.optimize import brentq
 
 from ..canonical.dro import DROProgram
@@ -369,16 +370,22 @@ def solve_dro(
     if theta.size != dim:
         raise parameter_error("theta0", method, f"an array of length {dim}", theta.shape)
     sizes, q = gssg_levels(n, r)
-    compiled = (method == "gssg" and isinstance(form.X, np.ndarray)
-                and (form.phi is CHI2 or form.phi is KL))
+    compiled = method == "gssg" and (form.phi is CHI2 or form.phi is KL)
     if compiled:
-        X_c = np.ascontiguousarray(form.X, dtype=np.float64)
+        csr = sp.issparse(form.X)
+        if csr:
+            X_c = np.empty((0, 0))
+            feats = (form.X.indptr.astype(np.int64), form.X.indices.astype(np.int64),
+                     form.X.data.astype(np.float64))
+        else:
+            X_c = np.ascontiguousarray(form.X, dtype=np.float64)
+            feats = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0))
         loss_code = {"logistic": 0, "hinge": 1, "squared": 2}[form.loss]
         phi_code = 0 if form.phi is CHI2 else 1
         cdf = np.cumsum(q)
         # compile (or load from cache) before any timing: zero draws return at once
-        gssg_draws(rng, X_c, form.y, theta, form.fit_intercept, loss_code, phi_code,
-                   form.rho, eta_c, delta, sizes, cdf, q, 0)
+        gssg_draws(rng, X_c, *feats, csr, form.y, theta, form.fit_intercept, loss_code,
+                   phi_code, form.rho, eta_c, delta, sizes, cdf, q, 0)
     next_cp = _checkpoint_grid(n)
 
     history: list[dict[str, Any]] = []
@@ -428,8 +435,9 @@ def solve_dro(
                     break
         elif method == "gssg":
             if compiled:
-                g, used = gssg_draws(rng, X_c, form.y, theta, form.fit_intercept, loss_code,
-                                     phi_code, form.rho, eta_c, delta, sizes, cdf, q, draws)
+                g, used = gssg_draws(rng, X_c, *feats, csr, form.y, theta, form.fit_intercept,
+                                     loss_code, phi_code, form.rho, eta_c, delta, sizes, cdf,
+                                     q, draws)
             else:
                 g, used = np.zeros(dim), 0
                 for _ in range(draws):

@@ -227,17 +227,20 @@ def _subset_pmf(z: np.ndarray, rho: float, phi: int) -> np.ndarray:
 
 
 @numba.njit(cache=True)
-def gssg_draws(rng: np.random.Generator, X: np.ndarray, y: np.ndarray, theta: np.ndarray,
-               fit_intercept: bool,
-               loss: int, phi: int, rho: float, eta_c: float, delta: float,
-               sizes: np.ndarray, cdf: np.ndarray, q: np.ndarray,
+def gssg_draws(rng: np.random.Generator, X: np.ndarray, indptr: np.ndarray,
+               indices: np.ndarray, values: np.ndarray, sparse: bool, y: np.ndarray,
+               theta: np.ndarray, fit_intercept: bool, loss: int, phi: int, rho: float,
+               eta_c: float, delta: float, sizes: np.ndarray, cdf: np.ndarray, q: np.ndarray,
                draws: int) -> tuple[np.ndarray, int]:
-    """The mean of ``draws`` independent estimates G(theta) of eqs. (7)-(8) for dense X, and the
-    examples touched: the compiled form of :func:`ratecons.solvers.dro.gssg_estimate` (same
-    levels, halves, singleton and rho_M = rho + eta_M; phi 0 = chi2, 1 = KL). Subsets whose
-    losses are all equal get the uniform pmf, as in ``inner_maximize``."""
-    n, d = X.shape
+    """The mean of ``draws`` independent estimates G(theta) of eqs. (7)-(8), and the examples
+    touched: the compiled form of :func:`ratecons.solvers.dro.gssg_estimate` (same levels,
+    halves, singleton and rho_M = rho + eta_M; phi 0 = chi2, 1 = KL). Features are the dense
+    ``X`` or, when ``sparse``, the CSR arrays (indptr, indices, values) (the other argument is
+    an empty placeholder). Subsets whose losses are all equal get the uniform pmf, as in
+    ``inner_maximize``."""
+    n = y.size
     dim = theta.size
+    d = dim - 1 if fit_intercept else dim
     g = np.zeros(dim)
     used = 0
     b = theta[d] if fit_intercept else 0.0
@@ -256,8 +259,12 @@ def gssg_draws(rng: np.random.Generator, X: np.ndarray, y: np.ndarray, theta: np
         for i in range(m + 1):
             r = rows[i]
             f = -b
-            for j in range(d):
-                f += X[r, j] * theta[j]
+            if sparse:
+                for k in range(indptr[r], indptr[r + 1]):
+                    f += values[k] * theta[indices[k]]
+            else:
+                for j in range(d):
+                    f += X[r, j] * theta[j]
             z[i], slope[i] = _margin_loss(y[r] * f, loss)
         e_m = eta_c * max(1.0 / m - 1.0 / n, 0.0) ** ((1.0 - delta) / 2.0)
         e_h = eta_c * max(1.0 / half - 1.0 / n, 0.0) ** ((1.0 - delta) / 2.0)
@@ -282,8 +289,12 @@ def gssg_draws(rng: np.random.Generator, X: np.ndarray, y: np.ndarray, theta: np
             c = w[i] * slope[i] * y[rows[i]]
             if c != 0.0:
                 r = rows[i]
-                for j in range(d):
-                    g[j] += c * X[r, j]
+                if sparse:
+                    for k in range(indptr[r], indptr[r + 1]):
+                        g[indices[k]] += c * values[k]
+                else:
+                    for j in range(d):
+                        g[j] += c * X[r, j]
                 if fit_intercept:
                     g[d] -= c
         used += m + 1
