@@ -162,3 +162,14 @@ def test_bad_inputs():
         res = problem.solve("fsg", max_iter=5)
     with pytest.raises(rc.DataError, match="features"):
         res.predict(np.ones((2, 7)))
+
+
+def test_strict_ball_near_bound_all_weights_positive():
+    """rho at 0.9 of the Assumption 1 bound: P* > 0 everywhere, FSG matches CVXPY."""
+    data = _synthetic(100, 3, 8)
+    ball = rc.PhiDivergenceBall(data, phi="chi2", rho=0.9 / 99)  # strict: bound 1/(N-1)
+    problem = rc.Problem(minimize=rc.robust_loss(ball), model=rc.LinearModel(l2=1e-2))
+    ref = problem.solve("cvxpy")
+    fsg = problem.solve("fsg", max_iter=3000)
+    assert abs(_rel(fsg.objective, ref.objective)) <= CONVERGENCE_RTOL
+    assert np.all(fsg.weights > 0) and np.all(ref.weights > 0)

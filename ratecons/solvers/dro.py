@@ -5,7 +5,7 @@ Inner maximization
     procedure of appendix A.1: the alpha* = 0 case (uniform on the maximal losses) first; for
     KL, lambda* in closed form and a safeguarded Newton/bisection on alpha*; for chi-square,
     the two one-dimensional equations of steps 2(b)-(c) solved in closed form on each candidate
-    support of the sorted losses (one sort, prefix sums: O(M log M)); for any other phi, nested
+    support of the sorted losses (one sort and one scan: O(M log M)); for any other phi, nested
     bisection (Brent) on lambda and alpha. It returns P*, the dual variables (alpha*, lambda*),
     the dual value (an upper bound) and, through :func:`subset_gradient`, the gradient (6).
 
