@@ -112,11 +112,7 @@ def _load() -> None:
     global _LOADED
     if not _LOADED:
         for module in FAMILY_MODULES:
-            try:
-                importlib.import_module(module)
-            except ModuleNotFoundError as exc:
-                if exc.name != module:  # a dependency of the family is missing: report it
-                    raise
+            importlib.import_module(module)
         _LOADED = True
 
 

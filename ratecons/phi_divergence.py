@@ -264,15 +264,16 @@ class PhiDivergenceBall:
     phi : {"chi2", "kl"} or Phi, default "chi2"
     rho : float, default 0.1
         Radius of the ball, rho > 0.
-    strict : bool, default True
-        Enforce the paper's Assumption 1 (Proposition 1): rho < rho_1(N, phi) (see
-        :func:`assumption1_bound`; 1/(N-1) for chi2), which guarantees that the worst-case pmf
-        P* puts positive mass on every example. The bound shrinks like 1/N, so the radii used in
-        the paper's own experiments (rho = 0.1 with N ~ 10^4..10^6, section 4) violate it; pass
-        ``strict=False`` to use such radii. Then P* may put zero mass on low-loss examples; it
-        is still unique whenever the losses are not all equal (phi strictly convex), and rho
-        must stay below the degenerate limit (phi(N) + (N-1) phi(0)) / N at which the ball holds
-        every pmf.
+    strict : bool, default False
+        With ``strict=True``, enforce the paper's Assumption 1 (Proposition 1):
+        rho < rho_1(N, phi) (see :func:`assumption1_bound`; 1/(N-1) for chi2), which guarantees
+        that the worst-case pmf P* puts positive mass on every example. The bound shrinks like
+        1/N, so the radii of the paper's own experiments (rho = 0.1 with N ~ 10^4..10^6,
+        section 4) violate it, and the default accepts them: P* may then put zero mass on
+        low-loss examples; it is still unique whenever the losses are not all equal (phi
+        strictly convex). Whether the assumption holds is recorded in ``assumption1_holds`` and
+        shown by ``describe()``. In every case rho must stay below the degenerate limit
+        (phi(N) + (N-1) phi(0)) / N at which the ball holds every pmf (an error).
 
     Attributes
     ----------
@@ -282,7 +283,7 @@ class PhiDivergenceBall:
     """
 
     def __init__(
-        self, data: Dataset, phi: str | Phi = "chi2", rho: float = 0.1, strict: bool = True
+        self, data: Dataset, phi: str | Phi = "chi2", rho: float = 0.1, strict: bool = False
     ) -> None:
         if not isinstance(data, Dataset):
             raise parameter_error("data", "PhiDivergenceBall", "an rc.Dataset", type(data).__name__)
@@ -307,13 +308,14 @@ class PhiDivergenceBall:
         self.strict = bool(strict)
         self.rho_bound = assumption1_bound(data.n, self.phi)
         self.rho_degenerate = degenerate_bound(data.n, self.phi)
+        self.assumption1_holds = rho_f < self.rho_bound
         if self.strict and not rho_f < self.rho_bound:
             raise SpecError(
                 f"The 'rho' parameter of PhiDivergenceBall must be < {self.rho_bound:.6g}, the "
                 f"bound rho_1 = (1 - 1/N) phi(N/(N-1)) + phi(0)/N of Assumption 1 "
                 f"(Proposition 1) for N={data.n} and phi={self.phi.name!r}. Got {rho!r} "
-                "instead. Use a smaller rho, or pass strict=False to allow worst-case weights "
-                "of zero (as the paper's experiments with rho=0.1 do)."
+                "instead. Use a smaller rho, or strict=False (the default) to allow worst-case "
+                "weights of zero (as the paper's experiments with rho=0.1 do)."
             )
         if not rho_f < self.rho_degenerate:
             raise SpecError(

@@ -129,9 +129,10 @@ def test_auto_plan_reasons():
 def test_bad_inputs():
     data = _synthetic(50, 3, 0)
     with pytest.raises(SpecError, match="Assumption 1"):
-        rc.PhiDivergenceBall(data, rho=0.1)  # 0.1 > 1/(N-1): the paper's bound
-    ok = rc.PhiDivergenceBall(data, rho=0.99 / 49)
-    assert ok.rho_bound == pytest.approx(1 / 49)
+        rc.PhiDivergenceBall(data, rho=0.1, strict=True)  # 0.1 > 1/(N-1): the paper's bound
+    assert not rc.PhiDivergenceBall(data, rho=0.1).assumption1_holds  # accepted by default
+    ok = rc.PhiDivergenceBall(data, rho=0.99 / 49, strict=True)
+    assert ok.rho_bound == pytest.approx(1 / 49) and ok.assumption1_holds
     with pytest.raises(SpecError, match="'rho' parameter"):
         rc.PhiDivergenceBall(data, rho=-1.0)
     with pytest.raises(SpecError, match="degenerate"):
