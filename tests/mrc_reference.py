@@ -90,7 +90,7 @@ def _solve(inst: Instance, fixed_marginals: bool) -> float:
     reg = 1 - inst.tau @ mu + inst.lam @ cp.abs(mu)
     if fixed_marginals:
         t = cp.Variable(n)
-        cons = [scores @ A - np.ones((n, 1)) @ off[None, :] <= cp.reshape(t, (n, 1)) @
+        cons = [scores @ A - np.ones((n, 1)) @ off[None, :] <= cp.reshape(t, (n, 1), order="C") @
                 np.ones((1, off.size))]
         obj = reg + cp.sum(t) / n
     else:

@@ -272,6 +272,11 @@ def _feasible_mixture(
     return best, best_p
 
 
+def _risk(joint: np.ndarray) -> float:
+    """Worst-case 0-1 risk 1 - sum_i max_y p(i, y) of a distribution over (instance, label)."""
+    return 1.0 - float(np.sum(np.max(joint, axis=1)))
+
+
 class _DualBound:
     """Certified lower bounds from the ergodic dual sequence of a subgradient method.
 
@@ -290,9 +295,14 @@ class _DualBound:
         self.fixed_marginals = fixed_marginals
         self.sums = np.zeros((n, n_classes))
         self.weight = np.zeros(n) if fixed_marginals else np.zeros(1)
-        self.anchor = np.zeros((n, n_classes))
-        self.anchor[np.arange(n), inputs.y] = 1.0 / n
+        self.empirical = np.zeros((n, n_classes))
+        self.empirical[np.arange(n), inputs.y] = 1.0 / n
+        # a feasible distribution with a good risk, strictly inside the moment constraints
+        # (half-way between a best mixture and the empirical distribution): mixing the next
+        # candidates with it costs less risk than mixing with the empirical one
+        self.interior = self.empirical
         self.best = -math.inf
+        self.best_joint = self.empirical
         self.window_start = 0
 
     def candidate(self) -> np.ndarray | None:
@@ -300,7 +310,7 @@ class _DualBound:
             seen = self.weight > 0
             if not np.any(seen):
                 return None
-            joint = self.anchor.copy()
+            joint = self.best_joint.copy()
             joint[seen] = self.sums[seen] / (self.weight[seen, None] * self.inputs.n)
             return joint
         if self.weight[0] <= 0:
@@ -312,9 +322,13 @@ class _DualBound:
         joint = self.candidate()
         if joint is not None:
             inp = self.inputs
-            value, mixed = _feasible_mixture(joint, self.anchor, inp.psi, inp.tau, inp.lam)
-            if value > self.best:
-                self.best, self.anchor = value, mixed
+            for anchor in (self.empirical, self.interior):
+                value, mixed = _feasible_mixture(joint, anchor, inp.psi, inp.tau, inp.lam)
+                if value > self.best:
+                    self.best, self.best_joint = value, mixed
+            inner = 0.5 * (self.best_joint + self.empirical)
+            if _risk(inner) > _risk(self.interior):
+                self.interior = inner
         if k >= 2 * self.window_start:
             self.sums[:] = 0.0
             self.weight[:] = 0.0
@@ -537,7 +551,7 @@ class _Tracker:
                 stacklevel=3,
             )
         lower = self.lower if math.isfinite(self.lower) else None
-        details = {"iterations": k, "stopped_by": self.stopped_by, **extra}
+        details = {"iterations": k, "stopped_by": self.stopped_by, "tol": self.tol, **extra}
         return Solution(
             status=status,
             objective=self.best_value,
