@@ -135,6 +135,15 @@ def test_subgradient_matches_finite_differences():
     np.testing.assert_allclose(numeric, grads, atol=1e-6)
 
 
+@pytest.mark.parametrize("name", ["iris", "small"])
+def test_compact_oracle_matches_subset_enumeration(name):
+    """The compact LP used by the benchmark equals the thesis's all-subsets formulation."""
+    inst = instance(name)
+    assert ref.cvxpy_fixed_marginals(inst, compact=True) == pytest.approx(
+        optimum(name, True), abs=1e-7)
+    assert ref.cvxpy_minimax(inst, compact=True) == pytest.approx(optimum(name, False), abs=1e-7)
+
+
 def test_lower_bounds_are_certified():
     inst = instance("random")
     best_fm, best_mm = optimum("random", True), optimum("random", False)
