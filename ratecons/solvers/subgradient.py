@@ -55,7 +55,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import ConvergenceWarning, DataError, SpecError, parameter_error
+from ..errors import ConvergenceWarning, DataError, SolverError, parameter_error
 from ..settings import ITERATION_LIMIT, OPTIMAL
 from ..solution import Certificate, Solution
 
@@ -277,6 +277,14 @@ def _risk(joint: np.ndarray) -> float:
     return 1.0 - float(np.sum(np.max(joint, axis=1)))
 
 
+#: tolerances (on the prefix means of (2.6)) defining the nearly active label sets of the
+#: active-set bound, tried in turn until its LP is feasible
+POLISH_EPS = (0.01, 0.03, 0.1, 0.3)
+#: largest number of free atoms (LP columns) the active-set bound accepts; beyond it the LP
+#: would approach the full problem and the bound is skipped
+POLISH_MAX_ATOMS = 20000
+
+
 class _DualBound:
     """Certified lower bounds from the ergodic dual sequence of a subgradient method.
 
@@ -304,6 +312,7 @@ class _DualBound:
         self.best = -math.inf
         self.best_joint = self.empirical
         self.window_start = 0
+        self.polished_at = 0
 
     def candidate(self) -> np.ndarray | None:
         if self.fixed_marginals:
@@ -317,8 +326,15 @@ class _DualBound:
             return None
         return self.sums / self.weight[0]
 
-    def bound(self, k: int) -> float:
-        """Best certified lower bound so far (after iteration k)."""
+    def bound(self, k: int, coef: np.ndarray | None) -> float:
+        """Best certified lower bound so far (after iteration k, best point ``coef``).
+
+        The active-set LP of :func:`_active_set_bound` runs when k has doubled since its last
+        run, on the best point found.
+        """
+        if coef is not None and k >= 2 * self.polished_at:
+            self.polish(coef)
+            self.polished_at = k
         joint = self.candidate()
         if joint is not None:
             inp = self.inputs
@@ -334,6 +350,111 @@ class _DualBound:
             self.weight[:] = 0.0
             self.window_start = k
         return self.best
+
+    def polish(self, coef: np.ndarray) -> float:
+        """Active-set bound at ``coef`` with the smallest tolerance in POLISH_EPS that works."""
+        for eps in POLISH_EPS:
+            value = _active_set_bound(self.inputs, coef, self.fixed_marginals, eps)
+            if math.isfinite(value):
+                self.best = max(self.best, value)
+                break
+        return self.best
+
+
+def _active_set_bound(inputs: _Inputs, coef: np.ndarray, fixed_marginals: bool,
+                      eps: float) -> float:
+    """Certified lower bound from the label sets (nearly) active at a near-optimal coef.
+
+    At an optimum mu*, an optimal worst-case distribution puts on each instance a mixture of
+    its maximizing label sets in (2.6), which are top-k prefixes of the sorted scores (for (2.2)
+    only on the instances that attain max_i phi). With atoms a = (instance i, prefix size k)
+    whose prefix mean is within ``eps`` of the maximum, the distributions
+    p = sum_a beta_a 1_{top-k(i)} / k (beta >= 0; mass 1/n per instance for (2.5), 1 in all for
+    (2.2)) have max_y p(i, y) = sum_{a in i} beta_a / k_a, so the best certified bound over them
+    is a small LP in beta:
+
+        max 1 - sum_a beta_a / k_a  s.t.  |sum_a beta_a (1_{top-k} / k kron psi_i) - tau| <= lam.
+
+    Instances with a single atom (for (2.5)) are fixed and enter as constants. Any feasible beta
+    gives a valid bound whatever ``eps`` is; returns -inf when the LP is infeasible.
+    """
+    from ..lowering.highs import solve_lp
+    from ..lowering.to_matrix import MatrixLP
+
+    psi, n, p, n_classes = inputs.psi, inputs.n, inputs.p, inputs.n_classes
+    scores = _scores(coef, psi)
+    order = np.argsort(-scores, axis=1, kind="stable")
+    sizes = np.arange(1, n_classes + 1)
+    prefix = (np.cumsum(np.take_along_axis(scores, order, axis=1), axis=1) - 1.0) / sizes
+    best = prefix.max(axis=1)
+    if fixed_marginals:
+        near = prefix >= best[:, None] - eps
+    else:
+        near = prefix >= best.max() - eps
+    atom_i, atom_k = np.nonzero(near)
+    atom_k = atom_k + 1
+    if fixed_marginals:
+        counts = np.bincount(atom_i, minlength=n)
+        fixed = counts[atom_i] == 1
+    else:
+        fixed = np.zeros(atom_i.size, dtype=bool)
+
+    def moment_matrix(ai, ak):
+        rows, cols, vals = [], [], []
+        for j in range(n_classes):  # label positions in the sorted order (not examples)
+            sel = np.nonzero(ak > j)[0]
+            labels = order[ai[sel], j]
+            rows.append((labels[:, None] * p + np.arange(p)[None, :]).ravel())
+            cols.append(np.repeat(sel, p))
+            vals.append((psi[ai[sel]] / ak[sel, None]).ravel())
+        return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                             shape=(n_classes * p, ai.size))
+
+    mass = 1.0 / n if fixed_marginals else 1.0
+    const_risk, offset = 0.0, np.zeros(n_classes * p)
+    if np.any(fixed):
+        fi, fk = atom_i[fixed], atom_k[fixed]
+        const_risk = mass * float(np.sum(1.0 / fk))
+        offset = mass * np.asarray(moment_matrix(fi, fk).sum(axis=1)).ravel()
+    vi, vk = atom_i[~fixed], atom_k[~fixed]
+    if vi.size > POLISH_MAX_ATOMS:
+        return -math.inf
+    if vi.size == 0:
+        viol = np.abs(offset - inputs.tau) - inputs.lam
+        return 1.0 - const_risk if np.all(viol <= 1e-12) else -math.inf
+    if fixed_marginals:
+        groups, group_of = np.unique(vi, return_inverse=True)
+        mass_rows = sp.csr_matrix((np.ones(vi.size), (group_of, np.arange(vi.size))),
+                                  shape=(groups.size, vi.size))
+    else:
+        mass_rows = sp.csr_matrix(np.ones((1, vi.size)))
+    A = sp.vstack([moment_matrix(vi, vk), mass_rows]).tocsr()
+    m = mass_rows.shape[0]
+    lp = MatrixLP(
+        c=1.0 / vk,
+        A=A,
+        row_lower=np.concatenate([inputs.tau - inputs.lam - offset, np.full(m, mass)]),
+        row_upper=np.concatenate([inputs.tau + inputs.lam - offset, np.full(m, mass)]),
+        col_lower=np.zeros(vi.size),
+        col_upper=np.full(vi.size, np.inf),
+        name="mrc_subgradient_dual_polish",
+    )
+    try:
+        result = solve_lp(lp, solver="choose")
+    except SolverError:  # HiGHS gave up on this LP: no bound from it, the run goes on
+        logger.debug("active-set bound LP failed (eps=%g)", eps)
+        return -math.inf
+    if result.status != OPTIMAL:
+        return -math.inf
+    beta = np.maximum(result.x, 0.0)
+    # re-check feasibility of the (clipped) solution before certifying anything
+    moments = offset + moment_matrix(vi, vk) @ beta
+    masses = mass_rows @ beta
+    slack = 1e-9 * (1.0 + np.abs(inputs.tau))
+    if np.any(np.abs(moments - inputs.tau) > inputs.lam + slack) or \
+            np.any(np.abs(masses - mass) > 1e-9 * mass):
+        return -math.inf
+    return 1.0 - const_risk - float(np.sum(beta / vk))
 
 
 def fixed_marginals_lower_bound(
@@ -535,7 +656,11 @@ class _Tracker:
                 return True
         return False
 
-    def solution(self, solver: str, k: int, extra: dict[str, Any]) -> Solution:
+    def solution(self, solver: str, k: int, extra: dict[str, Any], dual: _DualBound) -> Solution:
+        if self.stopped_by != "gap":  # last chance: the active-set bound at the best point
+            self.lower = max(self.lower, dual.polish(self.best_mu))
+            if self.gap <= self.tol:
+                self.stopped_by = "gap"
         certified = self.stopped_by == "gap"
         status = OPTIMAL if certified else ITERATION_LIMIT
         if not certified:
@@ -764,15 +889,17 @@ def fixed_marginals_subgradient(
     check_every = _positive_int(check_every, "check_every", owner)
     coef = _initial_mu(mu0, inputs, owner)
     tracker = _Tracker(float(tol), improvement_tol, callback, time.perf_counter())
+    dual = _DualBound(inputs, fixed_marginals=True)
     run = _classic if method == "classic" else _stochastic
     k = run(inputs, coef, _STEP_CODES[step], params, iterate, max_iterations, check_every,
-            batch_size, sampling, seed, tracker)
+            batch_size, sampling, seed, tracker, dual)
     logger.info("%s (%s, %s): %d iterations, objective %.6g, gap %.3g", owner, method, step, k,
                 tracker.best_value, tracker.gap)
     return tracker.solution(
         f"subgradient-{method}", k,
         {"method": method, "step": step, "step_params": params, "iterate": iterate,
          "batch_size": batch_size if method == "stochastic" else inputs.n},
+        dual,
     )
 
 
@@ -783,14 +910,13 @@ def _fm_value(inputs: _Inputs, coef: np.ndarray) -> tuple[float, np.ndarray]:
 
 
 def _classic(inputs, coef, code, params, iterate, max_iterations, check_every, batch_size,
-             sampling, seed, tracker) -> int:
+             sampling, seed, tracker, dual) -> int:
     """Classic subgradient method (Algorithms 2/3) on (2.5); returns the iteration count."""
     del batch_size, sampling, seed
     psi, n = inputs.psi, inputs.n
     tau = inputs.tau.reshape(coef.shape)
     lam = inputs.lam.reshape(coef.shape)
     avg = _SuffixMean(coef)
-    dual = _DualBound(inputs, fixed_marginals=True)
     k = 0
     for k in range(1, max_iterations + 1):
         value, weights = _fm_value(inputs, coef)
@@ -810,7 +936,7 @@ def _classic(inputs, coef, code, params, iterate, max_iterations, check_every, b
                 entry["candidate_objective"] = _fm_value(inputs, avg.mean)[0]
                 tracker.offer(entry["candidate_objective"], avg.mean)
                 avg.maybe_restart(k, coef)
-            lower = dual.bound(k)
+            lower = dual.bound(k, tracker.best_mu)
             entry["lower_bound"] = lower
             stop = tracker.check(lower)
             entry["gap"] = tracker.gap
@@ -825,7 +951,7 @@ def _classic(inputs, coef, code, params, iterate, max_iterations, check_every, b
 
 
 def _stochastic(inputs, coef, code, params, iterate, max_iterations, check_every, batch_size,
-                sampling, seed, tracker) -> int:
+                sampling, seed, tracker, dual) -> int:
     """Stochastic subgradient method (section 3.4) on (2.5); returns the iteration count."""
     psi, n = inputs.psi, inputs.n
     rng = np.random.default_rng(seed)
@@ -833,7 +959,6 @@ def _stochastic(inputs, coef, code, params, iterate, max_iterations, check_every
     lam = inputs.lam.reshape(coef.shape)
     coef = coef.copy()
     avg = _SuffixMean(coef)
-    dual = _DualBound(inputs, fixed_marginals=True)
     a = params[_first(params)]
     queue = np.empty(0, dtype=np.int64)
     k = 0
@@ -858,7 +983,7 @@ def _stochastic(inputs, coef, code, params, iterate, max_iterations, check_every
         value = _fm_value(inputs, candidate)[0]
         tracker.offer(value, candidate)
         avg.maybe_restart(k, coef)
-        lower = dual.bound(k)
+        lower = dual.bound(k, tracker.best_mu)
         stop = tracker.check(lower)
         tracker.record({"iteration": k, "objective": value, "step": float(steps[-1]),
                         "lower_bound": lower, "gap": tracker.gap})
@@ -932,7 +1057,7 @@ def constrained_subgradient(
     check_every = _positive_int(check_every, "check_every", owner)
     coef = _initial_mu(mu0, inputs, owner).copy()
     tracker = _Tracker(float(tol), improvement_tol, callback, time.perf_counter())
-    psi, n = inputs.psi, inputs.n
+    psi = inputs.psi
     tau = inputs.tau.reshape(coef.shape)
     lam = inputs.lam.reshape(coef.shape)
     code = _STEP_CODES[step]
@@ -974,7 +1099,7 @@ def constrained_subgradient(
                                                                  inputs.lam)
                 tracker.offer(entry["candidate_objective"], avg.mean)
                 avg.maybe_restart(k, coef)
-            lower = dual.bound(k)
+            lower = dual.bound(k, tracker.best_mu)
             entry["lower_bound"] = lower
             stop = tracker.check(lower)
             entry["gap"] = tracker.gap
@@ -990,6 +1115,7 @@ def constrained_subgradient(
         "subgradient-constrained", k,
         {"step": step, "step_params": params, "iterate": iterate,
          "feasible_steps": n_feasible},
+        dual,
     )
     best_values = phi(solution.primal["mu"], psi, inputs.n_classes)
     solution.primal["nu"] = np.array([float(best_values.max())])
