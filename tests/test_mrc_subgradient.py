@@ -144,6 +144,29 @@ def test_compact_oracle_matches_subset_enumeration(name):
     assert ref.cvxpy_minimax(inst, compact=True) == pytest.approx(optimum(name, False), abs=1e-7)
 
 
+@pytest.mark.parametrize("fixed_marginals", [True, False])
+def test_active_set_bound_is_valid_anywhere(fixed_marginals):
+    """The active-set LP bound is a lower bound at any point and tolerance, tight at mu*."""
+    inst = instance("small")
+    best = optimum("small", fixed_marginals)
+    inputs = sg._check_inputs(*inst.args(), "test")
+    solved = run_quietly(sg.fixed_marginals_subgradient if fixed_marginals
+                         else sg.constrained_subgradient, *inst.args(), tol=0.0)
+    center = solved.primal["mu"].reshape(inst.n_classes, -1)
+    rng = np.random.default_rng(0)
+    finite = 0
+    for scale in (0.0, 0.01, 0.1, 1.0):
+        coef = center + rng.normal(scale=scale, size=center.shape)
+        for eps in (0.01, 0.1, 1.0, 10.0):
+            bound = sg._active_set_bound(inputs, coef, fixed_marginals, eps)
+            assert bound <= best + 1e-7
+            finite += np.isfinite(bound)
+    assert finite > 0
+    tight = max(sg._active_set_bound(inputs, center, fixed_marginals, eps)
+                for eps in sg.POLISH_EPS)
+    assert best - 1e-3 <= tight <= best + 1e-7
+
+
 def test_lower_bounds_are_certified():
     inst = instance("random")
     best_fm, best_mm = optimum("random", True), optimum("random", False)
@@ -174,6 +197,9 @@ def test_fixed_marginals_reaches_optimum(name, method):
     inst = instance(name)
     sol = run_quietly(sg.fixed_marginals_subgradient, *inst.args(), method=method, seed=0)
     check_solution(sol, inst, optimum(name, True), fixed_marginals=True)
+    if method == "classic":  # the defaults certify tol = 1e-3 on these data
+        assert sol.status == OPTIMAL and sol.certificate.gap <= 1e-3
+        assert sol.objective - optimum(name, True) <= 1e-3 + 1e-9
 
 
 @pytest.mark.parametrize("name", DATASETS)
