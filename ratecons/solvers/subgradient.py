@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import logging
 import math
+import numbers
 import time
 import warnings
 from collections.abc import Callable
@@ -266,7 +267,7 @@ def _feasible_mixture(
     for s in (0.0, 0.1, 0.3, 1.0):
         ts = t + (1.0 - t) * s
         mixed = (1.0 - ts) * joint + ts * anchor
-        value = 1.0 - float(np.sum(np.max(mixed, axis=1)))
+        value = _risk(mixed)
         if value > best:
             best, best_p = value, mixed
     return best, best_p
@@ -293,8 +294,9 @@ class _DualBound:
     instance marginal 1/n as in (2.4)); otherwise all are pooled into one joint distribution over
     (instance, label). The running sums restart when the iteration count doubles, so the
     average covers the latest half of the run (the early iterates are far from optimal). Each
-    candidate is mixed with the best feasible distribution found so far (initially the
-    empirical one) to satisfy |E Phi - tau| <= lam exactly.
+    candidate is mixed with a feasible distribution (the empirical one, or the best mixture so
+    far moved half-way to it) to satisfy |E Phi - tau| <= lam exactly. :meth:`polish` adds the
+    active-set bound of :func:`_active_set_bound` at a given point.
     """
 
     def __init__(self, inputs: _Inputs, fixed_marginals: bool):
@@ -593,10 +595,10 @@ def _positive_int(value, name: str, owner: str) -> int:
 def _check_common(iterate, tol, improvement_tol, owner):
     if iterate not in ("best", "average"):
         raise parameter_error("iterate", owner, "'best' or 'average'", iterate)
-    if not (isinstance(tol, (int, float)) and tol >= 0):
+    if isinstance(tol, bool) or not (isinstance(tol, numbers.Real) and tol >= 0):
         raise parameter_error("tol", owner, "a number >= 0", tol)
     if improvement_tol is not None and not (
-        isinstance(improvement_tol, (int, float)) and improvement_tol > 0
+        isinstance(improvement_tol, numbers.Real) and improvement_tol > 0
     ):
         raise parameter_error("improvement_tol", owner, "None or a number > 0", improvement_tol)
 
