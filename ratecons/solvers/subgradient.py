@@ -284,6 +284,10 @@ POLISH_EPS = (0.01, 0.03, 0.1, 0.3)
 #: largest number of free atoms (LP columns) the active-set bound accepts; beyond it the LP
 #: would approach the full problem and the bound is skipped
 POLISH_MAX_ATOMS = 20000
+#: HiGHS time limit (s) of one active-set LP, and the largest share of a run's time the
+#: active-set LPs may take during the iterations (the final one always runs)
+POLISH_TIME_LIMIT = 10.0
+POLISH_TIME_SHARE = 0.2
 
 
 class _DualBound:
@@ -315,6 +319,8 @@ class _DualBound:
         self.best_joint = self.empirical
         self.window_start = 0
         self.polished_at = 0
+        self.eps_index = 0
+        self.polish_time = 0.0
 
     def candidate(self) -> np.ndarray | None:
         if self.fixed_marginals:
@@ -328,13 +334,15 @@ class _DualBound:
             return None
         return self.sums / self.weight[0]
 
-    def bound(self, k: int, coef: np.ndarray | None) -> float:
+    def bound(self, k: int, coef: np.ndarray | None, elapsed: float) -> float:
         """Best certified lower bound so far (after iteration k, best point ``coef``).
 
-        The active-set LP of :func:`_active_set_bound` runs when k has doubled since its last
-        run, on the best point found.
+        The active-set LP of :func:`_active_set_bound` runs on the best point when k has
+        doubled since its last run, as long as these LPs have used at most
+        ``POLISH_TIME_SHARE`` of the ``elapsed`` run time.
         """
-        if coef is not None and k >= 2 * self.polished_at:
+        if coef is not None and k >= 2 * self.polished_at and \
+                self.polish_time <= POLISH_TIME_SHARE * elapsed:
             self.polish(coef)
             self.polished_at = k
         joint = self.candidate()
@@ -354,12 +362,17 @@ class _DualBound:
         return self.best
 
     def polish(self, coef: np.ndarray) -> float:
-        """Active-set bound at ``coef`` with the smallest tolerance in POLISH_EPS that works."""
-        for eps in POLISH_EPS:
-            value = _active_set_bound(self.inputs, coef, self.fixed_marginals, eps)
+        """Active-set bound at ``coef``: the first tolerance of POLISH_EPS (from just below the
+        last one that worked) whose LP is feasible."""
+        start = time.perf_counter()
+        first = max(0, self.eps_index - 1)  # start just below the tolerance that last worked
+        for index in range(first, len(POLISH_EPS)):
+            value = _active_set_bound(self.inputs, coef, self.fixed_marginals, POLISH_EPS[index])
             if math.isfinite(value):
                 self.best = max(self.best, value)
+                self.eps_index = index
                 break
+        self.polish_time += time.perf_counter() - start
         return self.best
 
 
@@ -442,7 +455,7 @@ def _active_set_bound(inputs: _Inputs, coef: np.ndarray, fixed_marginals: bool,
         name="mrc_subgradient_dual_polish",
     )
     try:
-        result = solve_lp(lp, solver="choose")
+        result = solve_lp(lp, solver="choose", time_limit=POLISH_TIME_LIMIT)
     except SolverError:  # HiGHS gave up on this LP: no bound from it, the run goes on
         logger.debug("active-set bound LP failed (eps=%g)", eps)
         return -math.inf
@@ -938,7 +951,7 @@ def _classic(inputs, coef, code, params, iterate, max_iterations, check_every, b
                 entry["candidate_objective"] = _fm_value(inputs, avg.mean)[0]
                 tracker.offer(entry["candidate_objective"], avg.mean)
                 avg.maybe_restart(k, coef)
-            lower = dual.bound(k, tracker.best_mu)
+            lower = dual.bound(k, tracker.best_mu, time.perf_counter() - tracker.start)
             entry["lower_bound"] = lower
             stop = tracker.check(lower)
             entry["gap"] = tracker.gap
@@ -985,7 +998,7 @@ def _stochastic(inputs, coef, code, params, iterate, max_iterations, check_every
         value = _fm_value(inputs, candidate)[0]
         tracker.offer(value, candidate)
         avg.maybe_restart(k, coef)
-        lower = dual.bound(k, tracker.best_mu)
+        lower = dual.bound(k, tracker.best_mu, time.perf_counter() - tracker.start)
         stop = tracker.check(lower)
         tracker.record({"iteration": k, "objective": value, "step": float(steps[-1]),
                         "lower_bound": lower, "gap": tracker.gap})
@@ -1101,7 +1114,7 @@ def constrained_subgradient(
                                                                  inputs.lam)
                 tracker.offer(entry["candidate_objective"], avg.mean)
                 avg.maybe_restart(k, coef)
-            lower = dual.bound(k, tracker.best_mu)
+            lower = dual.bound(k, tracker.best_mu, time.perf_counter() - tracker.start)
             entry["lower_bound"] = lower
             stop = tracker.check(lower)
             entry["gap"] = tracker.gap
