@@ -31,11 +31,13 @@ label) pairs with |E_p Phi - tau| <= lam (and, for (2.5), instance marginal 1/n)
 
     optimum >= 1 - sum_i max_y p(i, y),
 
-the worst-case 0-1 risk of p. The solvers build p from the step-size-weighted average of the
-label weights h(x_i) used in the subgradients (the ergodic dual sequence of the method), mixed
-with the empirical distribution just enough to satisfy the moment constraints exactly
-(Algorithm 6 of the thesis, "stopping criterion based on the duality gap"). Status is
-``"optimal"`` only when that certified gap is <= ``tol``.
+the worst-case 0-1 risk of p. The solvers build such p in two ways: from the step-size-weighted
+average of the label weights h(x_i) used in the subgradients (the ergodic dual sequence of the
+method), mixed with a feasible distribution just enough to satisfy the moment constraints
+exactly; and, on the best point found, by a small LP that re-weights the label sets nearly
+active there (:func:`_active_set_bound`). This is Algorithm 6 of the thesis ("stopping
+criterion based on the duality gap"). Status is ``"optimal"`` only when the certified gap is
+<= ``tol``.
 
 The hot loops (sorting the scores of every instance; the stochastic steps) are numba kernels;
 the classic and constrained methods are vectorized over examples with NumPy.
