@@ -16,6 +16,7 @@ from .errors import (
 )
 from .estimator import RateConstrainedClassifier
 from .models import KernelModel, LinearModel
+from .phi_divergence import Phi, PhiDivergenceBall, robust_loss  # robust learning (DRO family)
 from .problem import Problem
 from .rates import (
     Constraint,
@@ -113,4 +114,8 @@ __all__ = [
     "UnknownOptionError",
     "datasets",
     "verify",
+    # robust learning (phi-divergence DRO family)
+    "Phi",
+    "PhiDivergenceBall",
+    "robust_loss",
 ]

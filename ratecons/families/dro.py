@@ -1,0 +1,238 @@
+"""Robust learning over phi-divergence balls: ``rc.robust_loss(U)`` as a Problem objective.
+
+Methods: ``fsg``, ``pssg``, ``gssg`` (Algorithm 1), ``sgd`` (fixed subsets, biased) and the
+``cvxpy`` reference (chi-square: second-order cone dual; KL: exponential cones). Whatever the
+method, ``result.objective`` is R(theta) + (l2/2)||w||^2 evaluated exactly on the full training
+data by the IM procedure, and ``result.weights`` is the worst-case pmf P*(theta).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..canonical.dro import DROProgram, margin_loss
+from ..data import Dataset
+from ..dispatch import Family, MethodSpec, register_family
+from ..errors import SpecError
+from ..models import LinearModel
+from ..phi_divergence import CHI2, KL, RobustLoss
+from ..result import LinearScorer, Result, features_of
+from ..settings import DEFAULT_CONIC_SOLVER
+from ..solution import Solution
+from ..solvers.dro import DEFAULT_R, full_objective, inner_maximize, solve_dro
+
+__all__ = ["DROFamily", "DROResult", "AUTO_CVXPY_MAX_N", "AUTO_FSG_MAX_N"]
+
+#: ``auto`` uses the conic reference up to this many examples
+AUTO_CVXPY_MAX_N = 2000
+#: ``auto`` uses full gradients up to this many examples, GSSG above
+AUTO_FSG_MAX_N = 50000
+
+Callback = Callable[[dict[str, Any]], None] | None
+
+
+class DROResult(Result):
+    """A solved robust-learning problem.
+
+    Attributes
+    ----------
+    theta : ndarray
+        (w, b) (just w without an intercept).
+    weights : ndarray
+        P*(theta), the worst-case pmf on the training examples.
+    robust_loss : float
+        R(theta) on the training data (without the regularizer).
+    objective : float
+        R(theta) + (l2/2) ||w||^2, evaluated exactly on the full training data.
+    alpha, lam : float
+        Dual variables of the inner problem at theta (eq. 5).
+    """
+
+    def __init__(self, problem: Any, method: str, solution: Solution, form: DROProgram) -> None:
+        theta = np.asarray(solution.primal["theta"], dtype=np.float64)
+        value, _, sol = full_objective(form, theta)
+        w, b = form.split(theta)
+        super().__init__(problem, method, solution, scorer=LinearScorer(w, b), objective=value)
+        self.form = form
+        self.theta = theta
+        self.weights = sol.p
+        self.robust_loss = sol.value
+        self.alpha = sol.alpha
+        self.lam = sol.lam
+
+    def _signed(self, data: Dataset) -> np.ndarray:
+        y = data.require_labels("evaluating a robust classifier", binary=True)
+        return 2.0 * y.astype(np.float64) - 1.0
+
+    def error(self, data: Dataset) -> float:
+        """Misclassification rate on ``data`` (prediction 1 where <w, x> - b > 0)."""
+        y = data.require_labels("error", binary=True)
+        return float(np.mean(self.predict(data) != y))
+
+    def losses(self, data: Dataset) -> np.ndarray:
+        """The training loss l(theta, xi) of every example of ``data``."""
+        margins = self._signed(data) * self.decision_function(features_of(data, self.form.d))
+        return margin_loss(self.form.loss, margins)[0]
+
+    def metrics(self, data: Dataset) -> dict[str, float]:
+        """Error, mean loss and robust loss (same phi and rho, on ``data``'s own U_N)."""
+        z = self.losses(data)
+        return {"error": self.error(data), "mean_loss": float(np.mean(z)),
+                "robust_loss": inner_maximize(z, self.form.phi, self.form.rho).value}
+
+    def _json_extras(self) -> dict[str, Any]:
+        out = super()._json_extras()
+        out.update({"theta": self.theta, "robust_loss": self.robust_loss})
+        return out
+
+
+class DROFamily(Family):
+    """Distributionally robust learning (the DRO paper, eq. 2)."""
+
+    name = "robust learning (phi-divergence DRO)"
+    objective_types = (RobustLoss,)
+    reference_method = "cvxpy"
+
+    def validate(self, problem: Any) -> None:
+        if problem.sense != "minimize":
+            raise SpecError("rc.robust_loss(U) is a loss: use rc.Problem(minimize=...), not "
+                            "maximize=.")
+        if problem.constraints:
+            raise SpecError("robust-learning problems take no subject_to constraints; put the "
+                            "distributional constraint in rc.PhiDivergenceBall(data, rho=...).")
+        model = problem.model
+        if not isinstance(model, LinearModel):
+            raise SpecError(f"rc.robust_loss needs rc.LinearModel(...); got "
+                            f"{type(model).__name__}.")
+        if model.l1 != 0:
+            raise SpecError("rc.robust_loss supports an l2 regularizer only (the gradient "
+                            "methods of the DRO paper); use LinearModel(l2=..., l1=0).")
+
+    def compile(self, problem: Any) -> DROProgram:
+        obj: RobustLoss = problem.objective
+        ball = obj.ball
+        data = ball.data
+        y = 2.0 * data.require_labels("rc.robust_loss", binary=True).astype(np.float64) - 1.0
+        notes = []
+        if ball.rho >= ball.rho_bound:
+            notes.append(f"note: rho={ball.rho:g} exceeds the Assumption 1 bound "
+                         f"{ball.rho_bound:.3g} (strict=False): P* may have zero weights.")
+        return DROProgram(
+            X=data.X, y=y, loss=obj.loss, phi=ball.phi, rho=ball.rho, l2=problem.model.l2,
+            fit_intercept=problem.model.fit_intercept, rho_bound=ball.rho_bound,
+            name=data.name or "", notes=notes,
+        )
+
+    # ------------------------------------------------------------------ methods
+    def methods(self) -> dict[str, MethodSpec]:
+        return {
+            "gssg": MethodSpec("gssg", _run_gssg, "Algorithm 1: SGD with the unbiased multilevel "
+                               "Monte Carlo gradient (7)-(8)"),
+            "pssg": MethodSpec("pssg", _run_pssg, "SGD on subsets growing by a factor nu "
+                               "(Ghosh et al. 2018)"),
+            "fsg": MethodSpec("fsg", _run_fsg, "gradient descent with the exact full-data "
+                              "gradient (6) (Namkoong & Duchi)"),
+            "sgd": MethodSpec("sgd", _run_sgd, "fixed-size subsets: the biased baseline"),
+            "cvxpy": MethodSpec("cvxpy", _run_cvxpy, "CVXPY conic dual (chi2: SOC, KL: "
+                                "exponential cone), CLARABEL", is_reference=True),
+        }
+
+    def choose(self, problem: Any, form: DROProgram) -> tuple[str, list[str]]:
+        builtin = form.phi is CHI2 or form.phi is KL
+        if builtin and form.n <= AUTO_CVXPY_MAX_N:
+            return "cvxpy", [f"N={form.n} <= {AUTO_CVXPY_MAX_N}: the conic reference solves the "
+                             "whole problem to high accuracy quickly"]
+        reasons = [] if builtin else [f"phi={form.phi.name!r} has no conic form: gradient "
+                                      "methods only"]
+        if form.n <= AUTO_FSG_MAX_N:
+            return "fsg", reasons + [f"N={form.n} <= {AUTO_FSG_MAX_N}: exact full gradients "
+                                     "(O(N log N) each) are cheap and converge deterministically"]
+        return "gssg", reasons + [f"N={form.n} > {AUTO_FSG_MAX_N}: the multilevel Monte Carlo "
+                                  "gradient is unbiased at an expected cost independent of N "
+                                  "(Proposition 3, Theorem 4)"]
+
+    def compare(self, problem: Any, result: Result, reference: Result) -> dict[str, Any]:
+        a, ref = result.objective, reference.objective
+        out: dict[str, Any] = {
+            "objective": (a, ref),
+            "objective_rel_gap": abs(a - ref) / max(1.0, abs(ref)),
+            "max_violation": (0.0, 0.0),
+        }
+        if isinstance(result, DROResult) and isinstance(reference, DROResult):
+            out["robust_loss"] = (result.robust_loss, reference.robust_loss)
+            out["solution_distance"] = float(np.linalg.norm(result.theta - reference.theta))
+            out["weights_max_diff"] = float(np.max(np.abs(result.weights - reference.weights)))
+        return out
+
+
+def _result(problem: Any, method: str, solution: Solution, form: DROProgram) -> DROResult:
+    return DROResult(problem, method, solution, form)
+
+
+def _run_fsg(problem: Any, form: DROProgram, *, seed: int | None = None,
+             callback: Callback = None, step: float | str = "auto", a: float = 1000.0,
+             max_iter: int = 500, time_limit: float | None = None, tol: float = 1e-6,
+             target: float | None = None, theta0: np.ndarray | None = None,
+             warn: bool = True) -> DROResult:
+    sol = solve_dro(form, "fsg", seed=seed, callback=callback, step=step, a=a,
+                    max_iter=max_iter, time_limit=time_limit, tol=tol, target=target,
+                    theta0=theta0, warn=warn)
+    return _result(problem, "fsg", sol, form)
+
+
+def _run_gssg(problem: Any, form: DROProgram, *, seed: int | None = None,
+              callback: Callback = None, step: float | str = "auto", a: float = 1000.0,
+              max_iter: int = 20000, max_samples: float | None = None,
+              time_limit: float | None = None, tol: float = 1e-6, target: float | None = None,
+              theta0: np.ndarray | None = None, r: float = DEFAULT_R, draws: int = 1,
+              eta_c: float = 0.1, delta: float = 0.01, warn: bool = True) -> DROResult:
+    sol = solve_dro(form, "gssg", seed=seed, callback=callback, step=step, a=a,
+                    max_iter=max_iter, max_samples=max_samples, time_limit=time_limit, tol=tol,
+                    target=target, theta0=theta0, r=r, draws=draws, eta_c=eta_c, delta=delta,
+                    warn=warn)
+    return _result(problem, "gssg", sol, form)
+
+
+def _run_pssg(problem: Any, form: DROProgram, *, seed: int | None = None,
+              callback: Callback = None, step: float | str = "auto", a: float = 1000.0,
+              max_iter: int = 20000, max_samples: float | None = None,
+              time_limit: float | None = None, tol: float = 1e-6, target: float | None = None,
+              theta0: np.ndarray | None = None, nu: float = 1.001, m0: int = 10,
+              eta_c: float = 0.1, delta: float = 0.01, warn: bool = True) -> DROResult:
+    sol = solve_dro(form, "pssg", seed=seed, callback=callback, step=step, a=a,
+                    max_iter=max_iter, max_samples=max_samples, time_limit=time_limit, tol=tol,
+                    target=target, theta0=theta0, nu=nu, m0=m0, eta_c=eta_c, delta=delta,
+                    warn=warn)
+    return _result(problem, "pssg", sol, form)
+
+
+def _run_sgd(problem: Any, form: DROProgram, *, seed: int | None = None,
+             callback: Callback = None, step: float | str = "auto", a: float = 1000.0,
+             max_iter: int = 20000, max_samples: float | None = None,
+             time_limit: float | None = None, tol: float = 1e-6, target: float | None = None,
+             theta0: np.ndarray | None = None, batch: int = 32, eta_c: float = 0.1,
+             delta: float = 0.01, warn: bool = True) -> DROResult:
+    sol = solve_dro(form, "sgd", seed=seed, callback=callback, step=step, a=a,
+                    max_iter=max_iter, max_samples=max_samples, time_limit=time_limit, tol=tol,
+                    target=target, theta0=theta0, batch=batch, eta_c=eta_c, delta=delta,
+                    warn=warn)
+    return _result(problem, "sgd", sol, form)
+
+
+def _run_cvxpy(problem: Any, form: DROProgram, *, seed: int | None = None,
+               callback: Callback = None, solver: str = DEFAULT_CONIC_SOLVER,
+               solver_options: dict[str, Any] | None = None) -> DROResult:
+    from ..lowering.dro_cvxpy import solve_dro_cvxpy  # cvxpy is imported lazily
+
+    sol = solve_dro_cvxpy(form, solver=solver, options=solver_options)
+    result = _result(problem, "cvxpy", sol, form)
+    sol.certificate.details["conic_objective"] = sol.objective
+    if callback is not None:
+        callback({"method": "cvxpy", "objective": result.objective})
+    return result
+
+
+register_family(DROFamily())

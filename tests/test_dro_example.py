@@ -1,0 +1,36 @@
+"""The robust-learning example runs in its reduced mode and prints both comparisons."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "robust_learning.py"
+
+
+def test_robust_learning_example_reduced(capsys):
+    spec = importlib.util.spec_from_file_location("robust_learning_example", EXAMPLE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    results = module.main(reduced=True)
+    out = capsys.readouterr().out
+    assert "ERM" in out and "gssg" in out
+    assert set(results) == {"adult", "synthetic3000"}
+    for runs, erm in results.values():
+        assert set(runs) == {"fsg", "pssg", "gssg", "sgd"}
+        for samples, errors, res in runs.values():
+            assert samples[-1] > samples[0] and 0.0 <= errors.min() <= errors.max() <= 1.0
+            assert res.objective < 0.70  # below log 2, the objective at theta = 0
+        assert 0.0 < erm["error"] < 0.35
+
+
+def test_benchmark_quick(capsys):
+    """``python -m benchmarks.dro --quick`` (N = 2000, about 10 s) prints the full table."""
+    from benchmarks import dro
+
+    dro.main(["--quick"])
+    out = capsys.readouterr().out
+    rows = [line.split() for line in out.splitlines() if line.strip().startswith("2000 ")]
+    assert {r[1] for r in rows} == {"fsg", "pssg", "gssg", "sgd"}
+    assert all(r[3] == "True" for r in rows)  # every method reaches 1% of the optimum
+    assert "exact inner maximization" in out

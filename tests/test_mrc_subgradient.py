@@ -1,0 +1,315 @@
+"""Subgradient methods for 0-1 MRCs (thesis ch. 3) against brute force and the CVXPY oracle.
+
+The CVXPY formulations of (2.5) and (2.2) live in ``tests/mrc_reference.py`` (test-only; they
+enumerate every label subset). Tolerances: the solvers must land within 1e-2 of the optimum
+with their documented defaults (the thesis's accuracy target, ch. 4); every objective they
+report is an exact evaluation (>= optimum - 1e-7) and every lower bound is <= optimum + 1e-7.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from ratecons.errors import ConvergenceWarning, DataError, SpecError
+from ratecons.settings import ITERATION_LIMIT, OPTIMAL
+from ratecons.solvers import subgradient as sg
+from tests import mrc_reference as ref
+
+DATASETS = ["haberman", "iris", "glass", "random"]
+
+
+@functools.cache
+def instance(name: str) -> ref.Instance:
+    if name == "random":
+        return ref.random_instance(300, 4, 4, seed=3)
+    if name == "small":
+        return ref.random_instance(100, 3, 3, seed=4)
+    if not (ref.DATA / f"{name}.csv").exists():
+        pytest.skip(f"shared dataset {name}.csv not found in {ref.DATA}")
+    return ref.load(name)
+
+
+@functools.cache
+def optimum(name: str, fixed_marginals: bool) -> float:
+    inst = instance(name)
+    return ref.cvxpy_fixed_marginals(inst) if fixed_marginals else ref.cvxpy_minimax(inst)
+
+
+def run_quietly(fn, *args, **kwargs):
+    """Run a solver; a ConvergenceWarning must come exactly with status iteration_limit."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sol = fn(*args, **kwargs)
+    warned = any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    assert warned == (sol.status == ITERATION_LIMIT)
+    return sol
+
+
+def check_solution(sol, inst, best: float, fixed_marginals: bool, tol: float = 1e-2):
+    mu = sol.primal["mu"]
+    assert mu.shape == (inst.n_classes * inst.psi.shape[1],)
+    objective = sg.fixed_marginals_objective if fixed_marginals else sg.minimax_objective
+    # the reported objective is the exact value at mu, hence an upper bound on the optimum
+    assert sol.objective == pytest.approx(objective(mu, *inst.args()[:2], inst.tau, inst.lam),
+                                          abs=1e-12)
+    assert sol.objective >= best - 1e-7
+    assert sol.objective - best <= tol
+    cert = sol.certificate
+    if cert.lower_bound is not None:
+        assert cert.lower_bound <= best + 1e-7  # a certified lower bound never exceeds R*
+        assert cert.gap == pytest.approx(sol.objective - cert.lower_bound)
+    if sol.status == OPTIMAL:
+        assert cert.gap <= cert.details.get("tol", 1e-3) + 1e-12
+    bests = [h["best_objective"] for h in sol.history]
+    assert bests and all(b2 <= b1 for b1, b2 in itertools.pairwise(bests))
+
+
+# ------------------------------------------------------------------------------------------
+# phi and its subgradient
+# ------------------------------------------------------------------------------------------
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 6).flatmap(
+    lambda k: arrays(np.float64, (5, k), elements=st.floats(-5, 5, allow_subnormal=False))))
+def test_sorted_prefix_max_equals_brute_force(scores):
+    n_classes = scores.shape[1]
+    values, weights = sg.sorted_prefix_max(scores)
+    subsets = [c for s in range(1, n_classes + 1)
+               for c in itertools.combinations(range(n_classes), s)]
+    brute = np.array([[(row[list(c)].sum() - 1) / len(c) for c in subsets] for row in scores])
+    np.testing.assert_allclose(values, brute.max(axis=1), atol=1e-12)
+    # the weights are uniform on a maximizing subset: they reproduce the value
+    k = (weights > 0).sum(axis=1)
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0)
+    np.testing.assert_allclose((weights * scores).sum(axis=1) - 1.0 / k, values, atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 6), st.integers(0, 2**31 - 1))
+def test_phi_matches_brute_force_on_features(n_classes, seed):
+    rng = np.random.default_rng(seed)
+    psi = np.hstack([np.ones((7, 1)), rng.normal(size=(7, 3))])
+    mu = rng.normal(scale=2.0, size=n_classes * 4)
+    np.testing.assert_allclose(sg.phi(mu, psi, n_classes),
+                               ref.phi_brute_force(mu, psi, n_classes), atol=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 5), st.integers(0, 2**31 - 1))
+def test_subgradient_inequality(n_classes, seed):
+    """f(mu') >= f(mu) + g . (mu' - mu) for phi(., x_i) and for the objective of (2.5)."""
+    rng = np.random.default_rng(seed)
+    inst = ref.random_instance(20, 3, n_classes, seed)
+    m = n_classes * inst.psi.shape[1]
+    mu = rng.normal(size=m) * rng.integers(0, 2, size=m)  # some exact zeros (|mu| kinks)
+    other = rng.normal(scale=3.0, size=m)
+    values, grads = sg.phi_subgradient(mu, inst.psi, n_classes)
+    after = sg.phi(other, inst.psi, n_classes)
+    assert np.all(after >= values + grads @ (other - mu) - 1e-9)
+    g = -inst.tau + inst.lam * np.sign(mu) + grads.mean(axis=0)
+    f = sg.fixed_marginals_objective
+    assert f(other, *inst.args()[:2], inst.tau, inst.lam) >= \
+        f(mu, *inst.args()[:2], inst.tau, inst.lam) + g @ (other - mu) - 1e-9
+
+
+def test_subgradient_matches_finite_differences():
+    """At a generic point phi is differentiable and the subgradient is its gradient."""
+    rng = np.random.default_rng(0)
+    inst = ref.random_instance(30, 3, 4, 1)
+    mu = rng.normal(size=4 * inst.psi.shape[1])
+    values, grads = sg.phi_subgradient(mu, inst.psi, 4)
+    eps = 1e-6
+    numeric = np.empty_like(grads)
+    for j in range(mu.size):
+        step = np.zeros_like(mu)
+        step[j] = eps
+        up, down = sg.phi(mu + step, inst.psi, 4), sg.phi(mu - step, inst.psi, 4)
+        numeric[:, j] = (up - down) / (2 * eps)
+    np.testing.assert_allclose(numeric, grads, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["iris", "small"])
+def test_compact_oracle_matches_subset_enumeration(name):
+    """The compact LP used by the benchmark equals the thesis's all-subsets formulation."""
+    inst = instance(name)
+    assert ref.cvxpy_fixed_marginals(inst, compact=True) == pytest.approx(
+        optimum(name, True), abs=1e-7)
+    assert ref.cvxpy_minimax(inst, compact=True) == pytest.approx(optimum(name, False), abs=1e-7)
+
+
+@pytest.mark.parametrize("fixed_marginals", [True, False])
+def test_active_set_bound_is_valid_anywhere(fixed_marginals):
+    """The active-set LP bound is a lower bound at any point and tolerance, tight at mu*."""
+    inst = instance("small")
+    best = optimum("small", fixed_marginals)
+    inputs = sg._check_inputs(*inst.args(), "test")
+    solved = run_quietly(sg.fixed_marginals_subgradient if fixed_marginals
+                         else sg.constrained_subgradient, *inst.args(), tol=0.0)
+    center = solved.primal["mu"].reshape(inst.n_classes, -1)
+    rng = np.random.default_rng(0)
+    finite = 0
+    for scale in (0.0, 0.01, 0.1, 1.0):
+        coef = center + rng.normal(scale=scale, size=center.shape)
+        for eps in (0.01, 0.1, 1.0, 10.0):
+            bound = sg._active_set_bound(inputs, coef, fixed_marginals, eps)
+            assert bound <= best + 1e-7
+            finite += np.isfinite(bound)
+    assert finite > 0
+    tight = max(sg._active_set_bound(inputs, center, fixed_marginals, eps)
+                for eps in sg.POLISH_EPS)
+    assert best - 1e-3 <= tight <= best + 1e-7
+
+
+def test_lower_bounds_are_certified():
+    inst = instance("random")
+    best_fm, best_mm = optimum("random", True), optimum("random", False)
+    n = inst.psi.shape[0]
+    empirical = np.zeros((n, inst.n_classes))
+    empirical[np.arange(n), inst.y] = 1.0
+    assert sg.fixed_marginals_lower_bound(empirical, inst.psi, inst.y, inst.tau,
+                                          inst.lam) == pytest.approx(0.0)
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        cond = rng.dirichlet(np.ones(inst.n_classes), size=n)
+        assert sg.fixed_marginals_lower_bound(cond, inst.psi, inst.y, inst.tau,
+                                              inst.lam) <= best_fm + 1e-9
+        joint = rng.dirichlet(np.ones(n * inst.n_classes)).reshape(n, inst.n_classes)
+        assert sg.minimax_lower_bound(joint, inst.psi, inst.y, inst.tau,
+                                      inst.lam) <= best_mm + 1e-9
+    # an anchor that violates the moment constraints gives no bound
+    assert sg.fixed_marginals_lower_bound(empirical, inst.psi, inst.y, inst.tau + 1.0,
+                                          inst.lam) == -np.inf
+
+
+# ------------------------------------------------------------------------------------------
+# solvers against the CVXPY optimum
+# ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", DATASETS)
+@pytest.mark.parametrize("method", ["classic", "stochastic"])
+def test_fixed_marginals_reaches_optimum(name, method):
+    inst = instance(name)
+    sol = run_quietly(sg.fixed_marginals_subgradient, *inst.args(), method=method, seed=0)
+    check_solution(sol, inst, optimum(name, True), fixed_marginals=True)
+    if method == "classic":  # the defaults certify tol = 1e-3 on these data
+        assert sol.status == OPTIMAL and sol.certificate.gap <= 1e-3
+        assert sol.objective - optimum(name, True) <= 1e-3 + 1e-9
+
+
+@pytest.mark.parametrize("name", DATASETS)
+def test_constrained_reaches_optimum(name):
+    inst = instance(name)
+    sol = run_quietly(sg.constrained_subgradient, *inst.args())
+    check_solution(sol, inst, optimum(name, False), fixed_marginals=False)
+    nu = sol.primal["nu"][0]
+    assert nu == pytest.approx(sg.phi(sol.primal["mu"], inst.psi, inst.n_classes).max())
+
+
+@pytest.mark.parametrize("step", sorted(sg.STEP_RULES))
+@pytest.mark.parametrize("iterate", ["best", "average"])
+def test_every_step_rule_and_iterate(step, iterate):
+    inst = instance("small")
+    best = optimum("small", True)
+    for method in ("classic", "stochastic"):
+        if method == "stochastic" and step == "constant_length":
+            continue  # normalized stochastic steps are biased (documented); checked below
+        sol = run_quietly(sg.fixed_marginals_subgradient, *inst.args(), method=method,
+                          step=step, iterate=iterate, seed=1)
+        check_solution(sol, inst, best, fixed_marginals=True)
+    sol = run_quietly(sg.constrained_subgradient, *inst.args(), step=step, iterate=iterate)
+    check_solution(sol, inst, optimum("small", False), fixed_marginals=False)
+
+
+def test_stochastic_variants_and_determinism():
+    inst = instance("random")
+    best = optimum("random", True)
+    for sampling, batch in (("cyclic", 1), ("random", 8), ("shuffle", 16)):
+        kw = dict(method="stochastic", sampling=sampling, batch_size=batch, seed=5)
+        a = run_quietly(sg.fixed_marginals_subgradient, *inst.args(), **kw)
+        b = run_quietly(sg.fixed_marginals_subgradient, *inst.args(), **kw)
+        np.testing.assert_array_equal(a.primal["mu"], b.primal["mu"])
+        check_solution(a, inst, best, fixed_marginals=True)
+    sol = run_quietly(sg.fixed_marginals_subgradient, *inst.args(), method="stochastic",
+                      step="constant_length", seed=0)
+    assert sol.objective >= best - 1e-7
+
+
+@pytest.mark.parametrize("step", sorted(sg.STEP_RULES))
+def test_full_batch_stochastic_step_is_a_classic_step(step):
+    """With batch_size = n the numba stochastic kernel takes exactly the classic steps."""
+    inst = instance("small")
+    n = inst.psi.shape[0]
+    common = dict(step=step, step_params=sg.DEFAULT_STEP_PARAMS["classic"][step],
+                  iterate="best", max_iterations=6, tol=0.0, check_every=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        classic = sg.fixed_marginals_subgradient(*inst.args(), method="classic", **common)
+        stoch = sg.fixed_marginals_subgradient(*inst.args(), method="stochastic",
+                                               batch_size=n, sampling="cyclic", **common)
+    # classic entry k holds f(x_(k-1)) (before its step); stochastic entry j holds f(x_j)
+    f_classic = np.array([h["objective"] for h in classic.history])
+    f_stoch = np.array([h["objective"] for h in stoch.history])
+    np.testing.assert_allclose(f_stoch[:5], f_classic[1:6], rtol=0, atol=1e-12)
+    assert len(set(np.round(f_classic, 12))) > 1  # the iterates do move
+
+
+def test_gap_certificate_and_stopping_rules():
+    inst = instance("haberman")
+    best = optimum("haberman", True)
+    sol = run_quietly(sg.fixed_marginals_subgradient, *inst.args(), tol=1e-3)
+    assert sol.status == OPTIMAL and sol.certificate.details["stopped_by"] == "gap"
+    assert sol.certificate.gap <= 1e-3
+    assert sol.objective - best <= 1e-3 + 1e-9  # certified: the gap bounds the true error
+    with pytest.warns(ConvergenceWarning, match="max_iterations=5"):
+        short = sg.fixed_marginals_subgradient(*inst.args(), max_iterations=5)
+    assert short.status == ITERATION_LIMIT and short.certificate.details["iterations"] == 5
+    with pytest.warns(ConvergenceWarning, match="improvement_tol"):
+        imp = sg.fixed_marginals_subgradient(*inst.args(), tol=0.0, improvement_tol=1e-1)
+    assert imp.certificate.details["stopped_by"] == "improvement"
+    seen = []
+    run_quietly(sg.constrained_subgradient, *inst.args(), max_iterations=300, callback=seen.append)
+    assert len(seen) == 300 and seen[-1]["iteration"] == 300 and "gap" in seen[-1]
+
+
+def test_warm_start_keeps_quality():
+    inst = instance("iris")
+    first = run_quietly(sg.fixed_marginals_subgradient, *inst.args())
+    again = run_quietly(sg.fixed_marginals_subgradient, *inst.args(), mu0=first.primal["mu"],
+                        max_iterations=50)
+    assert again.objective <= first.objective + 1e-12
+
+
+def test_bad_inputs_raise_clear_errors():
+    inst = instance("random")
+    psi, k, y, tau, lam = inst.args()
+    f = sg.fixed_marginals_subgradient
+    with pytest.raises(DataError, match="psi has NaN"):
+        f(np.where(psi > 1, np.nan, psi), k, y, tau, lam)
+    with pytest.raises(DataError, match="y must have shape"):
+        f(psi, k, y[:-1], tau, lam)
+    with pytest.raises(DataError, match="class codes"):
+        f(psi, k, y + 10, tau, lam)
+    with pytest.raises(DataError, match="tau must have"):
+        f(psi, k, y, tau[:-1], lam)
+    with pytest.raises(DataError, match="lam must be >= 0"):
+        f(psi, k, y, tau, -lam)
+    with pytest.raises(SpecError, match="'n_classes' parameter"):
+        f(psi, 1, y, tau, lam)
+    with pytest.raises(SpecError, match="'step' parameter"):
+        f(psi, k, y, tau, lam, step="polyak")
+    with pytest.raises(SpecError, match="'step_params' parameter"):
+        f(psi, k, y, tau, lam, step="constant", step_params={"gamma": 1.0})
+    with pytest.raises(SpecError, match="'method' parameter"):
+        f(psi, k, y, tau, lam, method="newton")
+    with pytest.raises(SpecError, match="'batch_size' parameter"):
+        f(psi, k, y, tau, lam, method="stochastic", batch_size=0)
+    with pytest.raises(SpecError, match="'iterate' parameter"):
+        sg.constrained_subgradient(psi, k, y, tau, lam, iterate="last")
+    with pytest.raises(DataError, match="mu must have"):
+        sg.phi(np.zeros(3), psi, k)
