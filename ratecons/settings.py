@@ -26,3 +26,6 @@ MM_RELATIVE_TOL = 1e-4
 MM_MAX_ITERATIONS = 20
 #: feasibility tolerance used when reporting a constraint as satisfied
 FEASIBILITY_TOL = 1e-6
+#: ``auto`` picks the specialized MM solver for rate problems with at least this many example
+#: terms (sum of |D_i|); below it CLARABEL through CVXPY was faster (benchmarks.rate_constraints)
+MM_AUTO_MIN_TERMS = 10_000

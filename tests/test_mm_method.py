@@ -17,8 +17,10 @@ def fair():
 
 
 def test_auto_picks_mm_for_l2_problems_and_plan_explains():
-    plan = fairness_problem(n=100, l2=1e-2).plan()
+    plan = fairness_problem(n=6000, l2=1e-2).plan()
     assert plan.method == "mm" and "mm" in plan.available
+    small = fairness_problem(n=100, l2=1e-2).plan()
+    assert small.method == "cvxpy" and any("example-terms" in r for r in small.reasons)
     assert any("SDCA" in r for r in plan.reasons)
     lp = fairness_problem(n=100, l2=0.0).plan()
     assert lp.method == "cvxpy"
@@ -42,7 +44,7 @@ def test_mm_objective_is_monotone_feasible_and_reported(fair):
 
 def test_verify_compares_final_objective_and_the_same_bounds(fair):
     problem, _, _ = fair
-    report = rc.verify(problem)
+    report = rc.verify(problem, method="mm")
     assert report.method == "mm" and report.reference == "cvxpy"
     rows = report.rows
     assert rows["hinge_relaxation_rel_gap"] <= 1e-4

@@ -290,8 +290,13 @@ class RateFamily(Family):
         # --- method "mm" (issue 3): the specialized solver whenever SDCA applies
         ok, why = rate_mm.mm_applicable(form)
         reasons.append(why)
-        if ok:
+        if ok and form.n_total >= settings.MM_AUTO_MIN_TERMS:
+            reasons.append(f"{form.n_total} example-terms >= {settings.MM_AUTO_MIN_TERMS}: "
+                           "the specialized solver is faster than a conic solver at this size")
             return "mm", reasons
+        if ok:
+            reasons.append(f"only {form.n_total} example-terms (< {settings.MM_AUTO_MIN_TERMS}): "
+                           "CLARABEL's interior-point solves are faster than SDCA at this size")
         if form.is_lp:
             reasons.append("no l2 term: every Problem-3 subproblem is an LP, solved by HiGHS "
                            "through CVXPY")
