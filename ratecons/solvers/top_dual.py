@@ -408,6 +408,53 @@ def _cap_move(ka, alpha, beta, s, diag, cola, u, in_cap, n_cap, sum_alpha, C, K,
 
 
 @numba.njit(cache=True)
+def _tie_move(ka, alpha, beta, s, diag, cola, u, in_set, n_set, C, theta, pen):
+    """Pat&Mat (hinge): best step moving all tied largest betas M together, with alpha_ka
+    (d = 1_M + |M| e_ka) or with one beta l outside M (d = 1_M - |M| e_l) as partner.
+
+    delta = max(beta)/theta (39) only decreases when every beta of M decreases, which no
+    rule (16) does when |M| >= 2: this is where Algorithm 2 stalls on Pat&Mat with the hinge.
+    Returns (partner, step, gain) with gain < 0 when no improving step exists.
+    """
+    n_pos = alpha.size
+    nM = float(n_set)
+    sM = 0.0
+    uM = 0.0
+    top = 0.0
+    minM = np.inf
+    o1, o2 = -1, -1
+    for j in range(beta.size):
+        if in_set[j]:
+            sM += s[n_pos + j]
+            uM += u[n_pos + j]
+            top = max(top, beta[j])
+            minM = min(minM, beta[j])
+        elif o1 < 0 or beta[j] > beta[o1]:
+            o2, o1 = o1, j
+        elif o2 < 0 or beta[j] > beta[o2]:
+            o2 = j
+    bm1 = beta[o1] if o1 >= 0 else 0.0
+    # partner alpha_ka
+    a = uM + nM * nM * diag[ka] + 2.0 * nM * u[ka]
+    b = sM + nM * s[ka] - nM * (1.0 + 1.0 / theta)
+    lb = max(-minM, -alpha[ka] / nM)
+    ub = (C - alpha[ka]) / nM
+    best_p = ka
+    best_D, best_g = _piecewise_step(a, b, lb, ub, pen, bm1, top, 1.0, top, 1.0)
+    for j in range(beta.size):
+        if in_set[j]:
+            continue
+        l = n_pos + j
+        bm = bm1 if o1 != j else (beta[o2] if o2 >= 0 else 0.0)
+        a = uM + nM * nM * diag[l] - 2.0 * nM * u[l]
+        b = sM - nM * s[l]
+        D, g = _piecewise_step(a, b, -minM, beta[j] / nM, pen, bm, top, 1.0, beta[j], -nM)
+        if g > best_g and D != 0.0:
+            best_p, best_D, best_g = l, D, g
+    return best_p, best_D, best_g
+
+
+@numba.njit(cache=True)
 def _violating(up, alpha, beta, s, sum_alpha, C, K, hinge, patmat, theta, delta):
     """First coordinate of a maximal violating pair (the working-set choice of SMO).
 
@@ -444,9 +491,10 @@ def _violating(up, alpha, beta, s, sum_alpha, C, K, hinge, patmat, theta, delta)
 @numba.njit(cache=True)
 def _epochs(n_iter, seed, alpha, beta, state, s, diag, C, K, hinge, patmat, theta, ntau,
             Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree, coef0, check, greedy,
-            stats):
+            group_moves, stats):
     """Run ``n_iter`` iterations of Algorithm 2 in place (``greedy``: first coordinate by
-    :func:`_violating` instead of at random).
+    :func:`_violating` two iterations in three; ``group_moves``: also :func:`_cap_move` and
+    :func:`_tie_move`).
 
     state = [delta, sum beta^2]; stats = [max violation seen, accepted steps].
     """
@@ -459,18 +507,18 @@ def _epochs(n_iter, seed, alpha, beta, state, s, diag, C, K, hinge, patmat, thet
     delta = state[0]
     sumsq = state[1]
     n_t = beta.size
-    capped = not patmat and K > 1
+    capped = group_moves and not patmat and K > 1
+    tied = group_moves and patmat and hinge
     in_cap = np.zeros(n_t, dtype=np.bool_)
     u = np.zeros(m)  # u = K 1_J, the sum of the columns of the capped betas J
     colx = np.empty(m)
     cola = np.empty(m)
     n_cap = 0
     for it in range(n_iter):
-        if greedy:
-            k = _violating(it % 2 == 0, alpha, beta, s, sum_alpha, C, K, hinge, patmat,
+        k = -1
+        if greedy and it % 3 != 2:
+            k = _violating(it % 3 == 0, alpha, beta, s, sum_alpha, C, K, hinge, patmat,
                            theta, delta)
-        else:
-            k = np.random.randint(m)
         if k < 0:
             k = np.random.randint(m)
         _column(k, Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree, coef0, colk)
@@ -479,6 +527,10 @@ def _epochs(n_iter, seed, alpha, beta, state, s, diag, C, K, hinge, patmat, thet
                                     use_matrix, P, sqn, signs, kcode, gamma, degree, coef0,
                                     colx)
         i1, i2, i3 = _top3(beta)
+        if tied:
+            n_cap = _refresh_capped(beta, beta[i1], in_cap, u, n_cap, n_pos, Kmat,
+                                    use_matrix, P, sqn, signs, kcode, gamma, degree, coef0,
+                                    colx)
         if patmat and not hinge:
             dq = 1.0 / (2.0 * max(delta, 1e-300) * theta * theta)
         else:
@@ -579,6 +631,37 @@ def _epochs(n_iter, seed, alpha, beta, state, s, diag, C, K, hinge, patmat, thet
                     stats[0] = max(stats[0], _violation(alpha, beta, C, K, patmat, hinge,
                                                         delta, theta))
                 continue
+        if tied and n_cap >= 2:
+            ka = k if k_is_alpha else np.random.randint(n_pos)
+            if ka == k:
+                cola[:] = colk
+            else:
+                _column(ka, Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree, coef0,
+                        cola)
+            tp, tD, tg = _tie_move(ka, alpha, beta, s, diag, cola, u, in_cap, n_cap, C,
+                                   theta, ntau / theta)
+            if tg > best_gain:
+                if tp == ka:
+                    c = float(n_cap)
+                    coll[:] = cola
+                    alpha[ka] += c * tD
+                    sum_alpha += c * tD
+                else:
+                    c = -float(n_cap)
+                    _column(tp, Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree,
+                            coef0, coll)
+                    beta[tp - n_pos] += c * tD
+                for q in range(m):
+                    s[q] += tD * (u[q] + c * coll[q])
+                for j in range(n_t):
+                    if in_cap[j]:
+                        beta[j] += tD
+                delta = beta[_top3(beta)[0]] / theta
+                stats[1] += 1.0
+                if check:
+                    stats[0] = max(stats[0], _violation(alpha, beta, C, K, patmat, hinge,
+                                                        delta, theta))
+                continue
         if best_l < 0:
             continue
         l = best_l
@@ -664,6 +747,7 @@ def solve_top_dual(
     max_kernel_bytes: int = 2**30,
     check_feasibility: bool = False,
     selection: str = "greedy",
+    group_moves: bool = True,
     callback: Callable[[dict[str, Any]], None] | None = None,
 ) -> Solution:
     """Algorithm 2 on the dual (7) or (10) of ``form``.
@@ -686,8 +770,13 @@ def solve_top_dual(
         reported in ``certificate.details["max_violation_any_step"]``.
     selection : {"greedy", "random"}
         How the first coordinate k of an iteration is picked: at random (Algorithm 2 as
-        published) or, alternately, as the most violating "up" and "down" coordinate (the
-        first-order working-set rule of SMO); the second coordinate is always the best l.
+        published) or, in turn, the most violating "up" coordinate, the most violating
+        "down" coordinate (the first-order working-set rule of SMO) and a random one; the
+        second coordinate is always the best l.
+    group_moves : bool
+        Also try the moves of :func:`_cap_move` (TopPushK family, K >= 2) and
+        :func:`_tie_move` (Pat&Mat, hinge) that shift a whole group of betas; without them
+        (``False``, Algorithm 2 as published) the ascent can stall with a duality gap.
     callback : callable, optional
         Receives one dict per epoch (epoch, primal, dual, gap, time).
     """
@@ -730,7 +819,7 @@ def solve_top_dual(
         _epochs(chunk, int(rng.integers(2**31 - 1)), alpha, beta, state, s, diag, form.C, K,
                 hinge, patmat, form.theta, ntau, Kdummy, use_matrix, P_dense, sqn, signs,
                 spec.code if spec.code < 3 else 0, spec.gamma, spec.degree, spec.coef0,
-                check_feasibility, selection == "greedy", stats)
+                check_feasibility, selection == "greedy", group_moves, stats)
         v = np.concatenate([alpha, beta])
         s, w = _exact_scores(form, v, Kmat, P, max_kernel_bytes)
         primal = form.primal_from_dual_scores(v, s)
