@@ -211,25 +211,28 @@ def project_simplex_pair(alpha0: np.ndarray, beta0: np.ndarray, tol: float = 1e-
 
 # ============================================================================ compiled loop
 @numba.njit(cache=True)
-def _column(k, Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree, coef0, out):
-    """Column (= row) k of the signed kernel matrix K, from memory or computed (eq. 14)."""
+def _column(k, idx, Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree, coef0, out):
+    """Entries (idx[k], idx[i]) of the signed kernel matrix K for every i of the working set
+    ``idx``, read from memory or computed from the points (eq. 14)."""
     m = out.size
+    gk = idx[k]
     if use_matrix:
         for i in range(m):
-            out[i] = Kmat[k, i]
+            out[i] = Kmat[gk, idx[i]]
         return
     d = P.shape[1]
     for i in range(m):
+        gi = idx[i]
         dot = 0.0
         for f in range(d):
-            dot += P[i, f] * P[k, f]
+            dot += P[gi, f] * P[gk, f]
         if kcode == 0:
             val = dot
         elif kcode == 1:
-            val = np.exp(-gamma * max(sqn[i] + sqn[k] - 2.0 * dot, 0.0))
+            val = np.exp(-gamma * max(sqn[gi] + sqn[gk] - 2.0 * dot, 0.0))
         else:
             val = (gamma * dot + coef0) ** degree
-        out[i] = signs[i] * signs[k] * val
+        out[i] = signs[gi] * signs[gk] * val
 
 
 @numba.njit(cache=True)
@@ -313,9 +316,10 @@ def _piecewise_step(a, b, lb, ub, pen, bm, x1, c1, x2, c2):
 
 
 @numba.njit(cache=True)
-def _violation(alpha, beta, C, K, patmat, hinge, delta, theta):
-    """Largest violation of the constraints of (7) / (10) at the current iterate."""
-    sa = alpha.sum()
+def _violation(alpha, beta, C, K, patmat, hinge, delta, theta, a_off):
+    """Largest violation of the constraints of (7) / (10) at the current iterate (``a_off``:
+    the sum of the alphas held fixed outside the working set)."""
+    sa = alpha.sum() + a_off
     viol = abs(sa - beta.sum())
     for i in range(alpha.size):
         viol = max(viol, -alpha[i])
@@ -331,14 +335,14 @@ def _violation(alpha, beta, C, K, patmat, hinge, delta, theta):
 
 
 @numba.njit(cache=True)
-def _refresh_capped(beta, cap, in_cap, u, n_cap, n_pos, Kmat, use_matrix, P, sqn, signs,
-                    kcode, gamma, degree, coef0, col):
+def _refresh_capped(beta, cap, in_cap, u, n_cap, n_pos, idx, Kmat, use_matrix, P, sqn,
+                    signs, kcode, gamma, degree, coef0, col):
     """Track J = {j : beta_j = sum(alpha)/K} (relative tolerance 1e-10) and u = K 1_J."""
     thr = cap * (1.0 - 1e-10)
     for j in range(beta.size):
         now = cap > 0.0 and beta[j] >= thr
         if now != in_cap[j]:
-            _column(n_pos + j, Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree, coef0,
+            _column(n_pos + j, idx, Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree, coef0,
                     col)
             sign = 1.0 if now else -1.0
             for q in range(u.size):
@@ -490,20 +494,22 @@ def _violating(up, alpha, beta, s, sum_alpha, C, K, hinge, patmat, theta, delta)
 
 @numba.njit(cache=True)
 def _epochs(n_iter, seed, alpha, beta, state, s, diag, C, K, hinge, patmat, theta, ntau,
-            Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree, coef0, check, greedy,
-            group_moves, stats):
+            idx, Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree, coef0, check, greedy,
+            group_moves, a_off, stats):
     """Run ``n_iter`` iterations of Algorithm 2 in place (``greedy``: first coordinate by
     :func:`_violating` two iterations in three; ``group_moves``: also :func:`_cap_move` and
     :func:`_tie_move`).
 
-    state = [delta, sum beta^2]; stats = [max violation seen, accepted steps].
+    The arrays may be a working set: ``a_off`` is the sum of the alphas held fixed outside it
+    (the betas outside it are 0). state = [delta, sum beta^2]; stats = [max violation seen,
+    accepted steps].
     """
     np.random.seed(seed)
     n_pos = alpha.size
     m = s.size
     colk = np.empty(m)
     coll = np.empty(m)
-    sum_alpha = alpha.sum()
+    sum_alpha = alpha.sum() + a_off
     delta = state[0]
     sumsq = state[1]
     n_t = beta.size
@@ -521,14 +527,14 @@ def _epochs(n_iter, seed, alpha, beta, state, s, diag, C, K, hinge, patmat, thet
                            theta, delta)
         if k < 0:
             k = np.random.randint(m)
-        _column(k, Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree, coef0, colk)
+        _column(k, idx, Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree, coef0, colk)
         if capped:
-            n_cap = _refresh_capped(beta, sum_alpha / K, in_cap, u, n_cap, n_pos, Kmat,
+            n_cap = _refresh_capped(beta, sum_alpha / K, in_cap, u, n_cap, n_pos, idx, Kmat,
                                     use_matrix, P, sqn, signs, kcode, gamma, degree, coef0,
                                     colx)
         i1, i2, i3 = _top3(beta)
         if tied:
-            n_cap = _refresh_capped(beta, beta[i1], in_cap, u, n_cap, n_pos, Kmat,
+            n_cap = _refresh_capped(beta, beta[i1], in_cap, u, n_cap, n_pos, idx, Kmat,
                                     use_matrix, P, sqn, signs, kcode, gamma, degree, coef0,
                                     colx)
         if patmat and not hinge:
@@ -606,13 +612,13 @@ def _epochs(n_iter, seed, alpha, beta, state, s, diag, C, K, hinge, patmat, thet
             if ka == k:
                 cola[:] = colk
             else:
-                _column(ka, Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree, coef0,
+                _column(ka, idx, Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree, coef0,
                         cola)
             cl, cD, cg = _cap_move(ka, alpha, beta, s, diag, cola, u, in_cap, n_cap,
                                    sum_alpha, C, K, hinge)
             if cg > best_gain:
                 if cl >= 0:
-                    _column(cl, Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree,
+                    _column(cl, idx, Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree,
                             coef0, coll)
                 else:
                     coll[:] = 0.0
@@ -629,14 +635,14 @@ def _epochs(n_iter, seed, alpha, beta, state, s, diag, C, K, hinge, patmat, thet
                 stats[1] += 1.0
                 if check:
                     stats[0] = max(stats[0], _violation(alpha, beta, C, K, patmat, hinge,
-                                                        delta, theta))
+                                                        delta, theta, a_off))
                 continue
         if tied and n_cap >= 2:
             ka = k if k_is_alpha else np.random.randint(n_pos)
             if ka == k:
                 cola[:] = colk
             else:
-                _column(ka, Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree, coef0,
+                _column(ka, idx, Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree, coef0,
                         cola)
             tp, tD, tg = _tie_move(ka, alpha, beta, s, diag, cola, u, in_cap, n_cap, C,
                                    theta, ntau / theta)
@@ -648,7 +654,7 @@ def _epochs(n_iter, seed, alpha, beta, state, s, diag, C, K, hinge, patmat, thet
                     sum_alpha += c * tD
                 else:
                     c = -float(n_cap)
-                    _column(tp, Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree,
+                    _column(tp, idx, Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree,
                             coef0, coll)
                     beta[tp - n_pos] += c * tD
                 for q in range(m):
@@ -660,13 +666,13 @@ def _epochs(n_iter, seed, alpha, beta, state, s, diag, C, K, hinge, patmat, thet
                 stats[1] += 1.0
                 if check:
                     stats[0] = max(stats[0], _violation(alpha, beta, C, K, patmat, hinge,
-                                                        delta, theta))
+                                                        delta, theta, a_off))
                 continue
         if best_l < 0:
             continue
         l = best_l
         D = best_D
-        _column(l, Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree, coef0, coll)
+        _column(l, idx, Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree, coef0, coll)
         l_is_alpha = l < n_pos
         if k_is_alpha != l_is_alpha:  # (16b)
             for q in range(m):
@@ -697,7 +703,7 @@ def _epochs(n_iter, seed, alpha, beta, state, s, diag, C, K, hinge, patmat, thet
         stats[1] += 1.0
         if check:
             stats[0] = max(stats[0], _violation(alpha, beta, C, K, patmat, hinge, delta,
-                                                theta))
+                                                theta, a_off))
     state[0] = delta
     state[1] = sumsq
 
@@ -710,14 +716,53 @@ def _exact_scores(form: TopForm, v: np.ndarray, Kmat: np.ndarray | None, P: Any,
     if form.linear_model:
         w = np.asarray(P.T @ (sg * v)).ravel()
         return sg * np.asarray(P @ w).ravel(), w
+    supp = np.flatnonzero(v)
     if Kmat is not None:
-        return Kmat @ v, None
+        return Kmat[:, supp] @ v[supp], None
     out = np.empty(form.m)
-    rows = max(1, block_bytes // (8 * form.m))
+    rows = max(1, block_bytes // (8 * max(supp.size, 1)))
     for start in range(0, form.m, rows):
         idx = np.arange(start, min(form.m, start + rows))
-        out[idx] = form.signed_block(idx) @ v
+        out[idx] = form.signed_block(idx, supp) @ v[supp]
     return out, None
+
+
+def _working_set(form: TopForm, v: np.ndarray, s: np.ndarray, delta: float) -> np.ndarray:
+    """Shrinking (as in LIBSVM): the working set of the next epoch.
+
+    With h_i = y_i dD/dv_i (y = +1 for alpha, -1 for beta), a rule (16) moves one coordinate
+    up and one down with first-order gain h_up - h_down. A coordinate at a fixed bound that
+    can only move down (beta = 0, alpha = C) is left out when h_i >= max{h : can move up};
+    one that can only move up (alpha = 0) when h_i <= min{h : can move down}. Betas above 0
+    always stay (their cap sum(alpha)/K moves). The duality gap is always computed on the
+    full problem, so a wrong guess only costs an epoch.
+    """
+    n = form.n_pos
+    alpha, beta = v[:n], v[n:]
+    h_a = 1.0 - s[:n]
+    h_b = s[n:].copy()
+    if form.surrogate == "quadratic_hinge":
+        h_a -= alpha / (2.0 * form.C)
+    if form.family == "patmat":
+        h_b -= 1.0 / form.theta
+        if form.surrogate == "quadratic_hinge" and delta > 0:
+            h_b += beta / (2.0 * delta * form.theta**2)
+    hinge = form.surrogate == "hinge"
+    up_a = alpha < form.C if hinge else np.ones(n, dtype=bool)
+    m_up = max(float(np.max(h_a[up_a], initial=-np.inf)),
+               float(np.max(h_b[beta > 0], initial=-np.inf)))
+    cap = alpha.sum() / form.K if (form.family == "toppushk" and form.K > 1) else np.inf
+    down_b = beta < cap
+    m_down = min(float(np.min(h_a[alpha > 0], initial=np.inf)),
+                 float(np.min(h_b[down_b], initial=np.inf)))
+    keep_b = (beta > 0) | (h_b < m_up)
+    keep_a = ~(((alpha <= 0) & (h_a <= m_down))
+               | (hinge & (alpha >= form.C) & (h_a >= m_up)))
+    if keep_a.sum() < 1:
+        keep_a[np.argmax(h_a)] = True
+    if keep_b.sum() < 2:
+        keep_b[np.argsort(h_b)[:2]] = True
+    return np.concatenate([np.flatnonzero(keep_a), n + np.flatnonzero(keep_b)])
 
 
 def _initial_point(form: TopForm, rng: np.random.Generator
@@ -748,6 +793,7 @@ def solve_top_dual(
     check_feasibility: bool = False,
     selection: str = "greedy",
     group_moves: bool = True,
+    shrinking: bool = True,
     callback: Callable[[dict[str, Any]], None] | None = None,
 ) -> Solution:
     """Algorithm 2 on the dual (7) or (10) of ``form``.
@@ -757,7 +803,9 @@ def solve_top_dual(
     tol : float
         Stop when (primal - dual) / primal <= tol (objectives (6)/(9) and (7a)/(10a)).
     max_epochs : int
-        Limit on epochs of m/2 iterations (each iteration updates two coordinates).
+        Limit on epochs; an epoch is a/2 iterations on a working set of a coordinates (each
+        iteration updates two coordinates), followed by an exact recomputation of the scores
+        and of the duality gap.
     time_limit : float
         Wall-clock limit in seconds.
     seed : int, optional
@@ -777,6 +825,8 @@ def solve_top_dual(
         Also try the moves of :func:`_cap_move` (TopPushK family, K >= 2) and
         :func:`_tie_move` (Pat&Mat, hinge) that shift a whole group of betas; without them
         (``False``, Algorithm 2 as published) the ascent can stall with a duality gap.
+    shrinking : bool
+        Run each epoch on a working set without the betas stuck at 0 (:func:`_working_set`).
     callback : callable, optional
         Receives one dict per epoch (epoch, primal, dual, gap, time).
     """
@@ -807,26 +857,38 @@ def solve_top_dual(
     ntau = form.n_tilde * float(form.tau) if patmat else 0.0
     state = np.array([delta, float(beta @ beta)])
     stats = np.zeros(2)
-    chunk = max(1, form.m // 2)
     history: list[dict[str, Any]] = []
+    iterations = 0
     status = settings.ITERATION_LIMIT
     primal = dual = np.nan
     epoch = 0
     Kdummy = Kmat if Kmat is not None else np.zeros((1, 1))
     spec = form.kernel
+    n_active = form.m
     for epoch in range(1, max_epochs + 1):
-        alpha, beta = v[:n].copy(), v[n:].copy()
-        _epochs(chunk, int(rng.integers(2**31 - 1)), alpha, beta, state, s, diag, form.C, K,
-                hinge, patmat, form.theta, ntau, Kdummy, use_matrix, P_dense, sqn, signs,
-                spec.code if spec.code < 3 else 0, spec.gamma, spec.degree, spec.coef0,
-                check_feasibility, selection == "greedy", group_moves, stats)
-        v = np.concatenate([alpha, beta])
+        act = (_working_set(form, v, s, state[0]) if shrinking and epoch > 1
+               else np.arange(form.m))
+        n_active = act.size
+        na = int(np.searchsorted(act, n))
+        alpha, beta = v[act[:na]].copy(), v[act[na:]].copy()
+        a_off = float(v[:n].sum() - alpha.sum())
+        s_act = s[act].copy()
+        chunk = max(1, n_active // 2)
+        _epochs(chunk, int(rng.integers(2**31 - 1)), alpha, beta, state, s_act, diag[act],
+                form.C, K, hinge, patmat, form.theta, ntau, act, Kdummy, use_matrix, P_dense,
+                sqn, signs, spec.code if spec.code < 3 else 0, spec.gamma, spec.degree,
+                spec.coef0, check_feasibility, selection == "greedy", group_moves, a_off,
+                stats)
+        iterations += chunk
+        v[act[:na]] = alpha
+        v[act[na:]] = beta
         s, w = _exact_scores(form, v, Kmat, P, max_kernel_bytes)
         primal = form.primal_from_dual_scores(v, s)
         dual = form.dual_c(v, s, state[0] if patmat else None)
         gap = (primal - dual) / max(abs(primal), 1e-300)
         elapsed = time.perf_counter() - start
-        record = {"epoch": epoch, "iterations": epoch * chunk, "primal": form.lam * primal,
+        record = {"epoch": epoch, "iterations": iterations, "active": n_active,
+                  "primal": form.lam * primal,
                   "dual": form.lam * dual, "relative_gap": gap, "time": elapsed}
         history.append(record)
         if callback is not None:
@@ -845,7 +907,7 @@ def solve_top_dual(
     alpha, beta = v[:n], v[n:]
     t = form.threshold_from_scores(-s[n:])
     lam = form.lam
-    details = {"epochs": epoch, "iterations": epoch * chunk, "relative_gap": gap,
+    details = {"epochs": epoch, "iterations": iterations, "relative_gap": gap,
                "kernel_matrix": "precomputed" if use_matrix else "computed by rows",
                "accepted_steps": int(stats[1]), "C": form.C}
     if check_feasibility:
