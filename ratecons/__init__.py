@@ -19,9 +19,18 @@ from .problem import Problem
 from .result import Result
 from .verify import verify
 
+# --- ranking at the top (TopPushK and Pat&Mat families) ---------------------------------------
+from . import metrics
+from .ranking import tpr_at_quantile, tpr_at_top
+
 __version__ = "0.1.0"
 
 __all__ = [
+    # ranking at the top
+    "metrics",
+    "tpr_at_quantile",
+    "tpr_at_top",
+    # core
     "ConvergenceWarning",
     "DataError",
     "Dataset",

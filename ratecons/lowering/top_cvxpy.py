@@ -142,5 +142,7 @@ def project_feasible(alpha0: np.ndarray, beta0: np.ndarray, C: float, K: int,
         cons.append(alpha <= C)
     prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(alpha - alpha0)
                                   + 0.5 * cp.sum_squares(beta - beta0)), cons)
-    _solve(prob, solver, {})
+    tight = ({"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas": 1e-12}
+             if solver == "CLARABEL" else {"eps_abs": 1e-10, "eps_rel": 1e-10})
+    _solve(prob, solver, tight)
     return np.asarray(alpha.value), np.asarray(beta.value)
