@@ -8,6 +8,7 @@
   eq. (14), its quadratic form written as ||L^T v||^2 with K = L L^T.
 * :func:`project_feasible` -- the projection (19) onto the feasible set of (7), used to check
   Thm 3.10 and Alg 1.
+* :func:`svm_dual_coefficients` -- the C-SVC baseline (23)/(24) of the experiments (Sec. 4.1).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from .. import settings
 from ..canonical.top import TopForm
 from ..errors import SolverError, UnknownOptionError
 
-__all__ = ["CvxpyTopResult", "solve_primal", "solve_dual", "project_feasible"]
+__all__ = ["CvxpyTopResult", "solve_primal", "solve_dual", "project_feasible",
+           "svm_dual_coefficients"]
 
 _STATUS = {
     cp.OPTIMAL: settings.OPTIMAL,
@@ -146,3 +148,19 @@ def project_feasible(alpha0: np.ndarray, beta0: np.ndarray, C: float, K: int,
              if solver == "CLARABEL" else {"eps_abs": 1e-10, "eps_rel": 1e-10})
     _solve(prob, solver, tight)
     return np.asarray(alpha.value), np.asarray(beta.value)
+
+
+def svm_dual_coefficients(Kmat: np.ndarray, y: np.ndarray, C: float,
+                          solver: str = settings.DEFAULT_CONIC_SOLVER) -> np.ndarray:
+    """The C-SVC baseline of Section 4.1: dual (24) with kernel matrix k(X, X) and labels
+    y in {0, 1}; returns a_i = alpha_i y_i (y in {-1, +1}), so that the scores are k(x, X) a
+    up to the bias (which no ranking metric depends on)."""
+    ys = np.where(np.asarray(y) > 0, 1.0, -1.0)
+    L = _factor(Kmat * np.outer(ys, ys))
+    alpha = cp.Variable(ys.size)
+    prob = cp.Problem(cp.Maximize(-0.5 * cp.sum_squares(L.T @ alpha) + cp.sum(alpha)),
+                      [ys @ alpha == 0, alpha >= 0, alpha <= C])
+    _solve(prob, solver, {})
+    if alpha.value is None:
+        raise SolverError("the SVM baseline failed to solve.")
+    return np.asarray(alpha.value) * ys
