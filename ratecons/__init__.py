@@ -19,6 +19,7 @@ from .problem import Problem
 from .result import Result
 from .verify import verify
 
+# isort: split
 # --- ranking at the top (TopPushK and Pat&Mat families) ---------------------------------------
 from . import metrics
 from .ranking import tpr_at_quantile, tpr_at_top

@@ -22,14 +22,14 @@ scores_labels = st.integers(2, 40).flatmap(
 
 
 def _brute_auc(s, y):
-    pos = [a for a, b in zip(s, y) if b]
-    neg = [a for a, b in zip(s, y) if not b]
+    pos = [a for a, b in zip(s, y, strict=True) if b]
+    neg = [a for a, b in zip(s, y, strict=True) if not b]
     wins = sum((p > q) + 0.5 * (p == q) for p in pos for q in neg)
     return wins / (len(pos) * len(neg))
 
 
 def _brute_tpr(s, y, t):
-    pos = [a for a, b in zip(s, y) if b]
+    pos = [a for a, b in zip(s, y, strict=True) if b]
     return sum(p >= t for p in pos) / len(pos)
 
 
@@ -44,7 +44,7 @@ def test_auc_matches_pairwise_definition(sl):
 @given(scores_labels, st.integers(1, 5))
 def test_tpr_at_top_matches_definition(sl, k):
     s, y = sl
-    neg = sorted((a for a, b in zip(s, y) if not b), reverse=True)
+    neg = sorted((a for a, b in zip(s, y, strict=True) if not b), reverse=True)
     if k > len(neg):
         with pytest.raises(rc.EmptySubsetError):
             metrics.tpr_at_top(s, y, k)
@@ -57,7 +57,7 @@ def test_tpr_at_top_matches_definition(sl, k):
 @given(scores_labels, st.floats(0.01, 0.99))
 def test_tpr_at_quantile_matches_definition(sl, tau):
     s, y = sl
-    neg = [a for a, b in zip(s, y) if not b]
+    neg = [a for a, b in zip(s, y, strict=True) if not b]
     # t = max{t : (1/n_-) #{s_j >= t} >= tau}, searched over the candidate values
     t = max(c for c in neg if sum(q >= c for q in neg) / len(neg) >= tau)
     assert metrics.tpr_at_quantile(s, y, tau) == pytest.approx(_brute_tpr(s, y, t), abs=1e-12)

@@ -342,8 +342,8 @@ def _refresh_capped(beta, cap, in_cap, u, n_cap, n_pos, idx, Kmat, use_matrix, P
     for j in range(beta.size):
         now = cap > 0.0 and beta[j] >= thr
         if now != in_cap[j]:
-            _column(n_pos + j, idx, Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree, coef0,
-                    col)
+            _column(n_pos + j, idx, Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree,
+                    coef0, col)
             sign = 1.0 if now else -1.0
             for q in range(u.size):
                 u[q] += sign * col[q]
@@ -360,8 +360,8 @@ def _cap_move(ka, alpha, beta, s, diag, cola, u, in_cap, n_cap, sum_alpha, C, K,
     The pairwise rules (16) cannot raise the cap together with the betas sitting on it (16b
     would push a capped beta over the cap or leave it behind), so Algorithm 2 alone can stall
     short of the optimum of (7) for K >= 2 (observed on linear TopPushK and on Gaussian
-    TopPushK with the quadratic hinge); this move removes that stall. Returns (l, step, gain); l = -1 for the
-    move without l, gain < 0 when no improving step exists.
+    TopPushK with the quadratic hinge); this move removes that stall. Returns
+    (l, step, gain); l = -1 for the move without l, gain < 0 when no improving step exists.
     """
     n_pos = alpha.size
     n_t = beta.size
@@ -504,7 +504,7 @@ def _epochs(n_iter, seed, alpha, beta, state, s, diag, C, K, hinge, patmat, thet
     (the betas outside it are 0). state = [delta, sum beta^2]; stats = [max violation seen,
     accepted steps].
     """
-    np.random.seed(seed)
+    np.random.seed(seed)  # noqa: NPY002 - numba keeps its own seeded legacy RNG state
     n_pos = alpha.size
     m = s.size
     colk = np.empty(m)
@@ -526,7 +526,7 @@ def _epochs(n_iter, seed, alpha, beta, state, s, diag, C, K, hinge, patmat, thet
             k = _violating(it % 3 == 0, alpha, beta, s, sum_alpha, C, K, hinge, patmat,
                            theta, delta)
         if k < 0:
-            k = np.random.randint(m)
+            k = np.random.randint(m)  # noqa: NPY002
         _column(k, idx, Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree, coef0, colk)
         if capped:
             n_cap = _refresh_capped(beta, sum_alpha / K, in_cap, u, n_cap, n_pos, idx, Kmat,
@@ -608,7 +608,7 @@ def _epochs(n_iter, seed, alpha, beta, state, s, diag, C, K, hinge, patmat, thet
             if gain > best_gain and D != 0.0:
                 best_gain, best_l, best_D = gain, l, D
         if capped and 1 <= n_cap <= K:
-            ka = k if k_is_alpha else np.random.randint(n_pos)
+            ka = k if k_is_alpha else np.random.randint(n_pos)  # noqa: NPY002
             if ka == k:
                 cola[:] = colk
             else:
@@ -638,7 +638,7 @@ def _epochs(n_iter, seed, alpha, beta, state, s, diag, C, K, hinge, patmat, thet
                                                         delta, theta, a_off))
                 continue
         if tied and n_cap >= 2:
-            ka = k if k_is_alpha else np.random.randint(n_pos)
+            ka = k if k_is_alpha else np.random.randint(n_pos)  # noqa: NPY002
             if ka == k:
                 cola[:] = colk
             else:
