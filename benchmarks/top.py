@@ -2,6 +2,7 @@
 
     python -m benchmarks.top            # linear TopPushK n in {2k, 10k, 50k}, Gaussian {2k, 10k}
     python -m benchmarks.top --quick    # small smoke version
+    python -m benchmarks.top --linear 10000 --gaussian   # one row
 
 Linear problems: TopPushK (K=5, hinge, lambda=1e-3) on Adult (one-hot features standardized,
 rows scaled to unit norm), random subsamples of n examples (n = 50k means all 48,842).
@@ -46,14 +47,15 @@ def letter_ovr(n: int, seed: int = 0) -> rc.Dataset:
     return rc.Dataset(X, (data.y[idx] == 0).astype(int), name=f"letter[{idx.size}]")
 
 
-def run_one(kind: str, data: rc.Dataset, cvxpy_limit: float, cvxpy_max_n: int) -> dict:
+def run_one(kind: str, data: rc.Dataset, cvxpy_limit: float, cvxpy_max_n: int,
+            ca_limit: float) -> dict:
     model = rc.LinearModel(l2=1e-3) if kind == "linear" else rc.KernelModel("gaussian", l2=1e-3)
     problem = rc.Problem(maximize=rc.tpr_at_top(data, k=5), model=model)
     row = {"problem": f"{kind} TopPushK", "n": data.n, "d": data.d}
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rc.ConvergenceWarning)
-        res = problem.solve("dual_ca", tol=1e-4, max_epochs=10**6, time_limit=3600)
+        res = problem.solve("dual_ca", tol=1e-4, max_epochs=10**7, time_limit=ca_limit)
     row.update(ca_time=time.perf_counter() - start, ca_obj=res.objective,
                ca_gap=res.certificate.details["relative_gap"], ca_status=res.status,
                ca_kernel=res.certificate.details["kernel_matrix"])
@@ -74,14 +76,22 @@ def run_one(kind: str, data: rc.Dataset, cvxpy_limit: float, cvxpy_max_n: int) -
 def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small smoke version")
+    parser.add_argument("--linear", type=int, nargs="*", default=[2000, 10000, 50000],
+                        help="sizes of the linear problems")
+    parser.add_argument("--gaussian", type=int, nargs="*", default=[2000, 10000],
+                        help="sizes of the Gaussian-kernel problems")
+    parser.add_argument("--time-limit", type=float, default=1800.0,
+                        help="wall-clock limit of each method on each problem (s)")
+    parser.add_argument("--cvxpy-max-n", type=int, default=10000,
+                        help="skip the CVXPY reference above this size")
     args = parser.parse_args(argv)
     if args.quick:
         plan = [("linear", adult_linear(1000)), ("gaussian", letter_ovr(400))]
         limit, max_n = 120.0, 10**9
     else:
-        plan = [("linear", adult_linear(n)) for n in (2000, 10000, 50000)]
-        plan += [("gaussian", letter_ovr(n)) for n in (2000, 10000)]
-        limit, max_n = 3600.0, 10000
+        plan = [("linear", adult_linear(n)) for n in args.linear]
+        plan += [("gaussian", letter_ovr(n)) for n in args.gaussian]
+        limit, max_n = args.time_limit, args.cvxpy_max_n
     head = (f"{'problem':18s}{'n':>7s}{'d':>5s} | {'dual CA (s)':>11s}{'objective':>12s}"
             f"{'rel.gap':>9s} | {'CVXPY (s)':>10s}{'objective':>12s}{'status':>16s} | "
             f"{'speedup':>8s}{'rel.diff':>10s}")
@@ -92,7 +102,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         if kind == "gaussian" and not (DATA / "letter_recognition.csv").exists():
             print(f"{'gaussian TopPushK':18s} skipped: {DATA} not found")
             continue
-        r = run_one(kind, data, limit, max_n)
+        r = run_one(kind, data, limit, max_n, limit)
         rows.append(r)
         speed = r["cvx_time"] / r["ca_time"] if np.isfinite(r["cvx_time"]) else np.nan
         diff = (r["ca_obj"] - r["cvx_obj"]) / r["cvx_obj"] if np.isfinite(r["cvx_obj"]) else np.nan
