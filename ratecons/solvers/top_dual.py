@@ -804,8 +804,9 @@ def solve_top_dual(
         Stop when (primal - dual) / primal <= tol (objectives (6)/(9) and (7a)/(10a)).
     max_epochs : int
         Limit on epochs; an epoch is a/2 iterations on a working set of a coordinates (each
-        iteration updates two coordinates), followed by an exact recomputation of the scores
-        and of the duality gap.
+        iteration updates two coordinates; fewer when kernel columns are computed by rows, so
+        that ``time_limit`` is checked often enough), followed by an exact recomputation of the
+        scores and of the duality gap.
     time_limit : float
         Wall-clock limit in seconds.
     seed : int, optional
@@ -874,6 +875,8 @@ def solve_top_dual(
         a_off = float(v[:n].sum() - alpha.sum())
         s_act = s[act].copy()
         chunk = max(1, n_active // 2)
+        if not use_matrix:  # columns cost O(a d): keep epochs short enough for time_limit
+            chunk = max(1, min(chunk, int(2e8 // max(1, n_active * P_dense.shape[1]))))
         _epochs(chunk, int(rng.integers(2**31 - 1)), alpha, beta, state, s_act, diag[act],
                 form.C, K, hinge, patmat, form.theta, ntau, act, Kdummy, use_matrix, P_dense,
                 sqn, signs, spec.code if spec.code < 3 else 0, spec.gamma, spec.degree,
