@@ -56,19 +56,41 @@ from .rates import (
 from .result import Result
 from .verify import verify
 
+# isort: split
+# --- ranking at the top (TopPushK and Pat&Mat families) ---------------------------------------
+from . import metrics
+from .ranking import tpr_at_quantile, tpr_at_top
+
 __version__ = "0.1.0"
 
-
-
 __all__ = [
-    "RateConstrainedClassifier",
     "Constraint",
+    "ConvergenceWarning",
+    "DataError",
+    "Dataset",
+    "EmptySubsetError",
+    "InfeasibleError",
+    "KernelModel",
+    "LabelError",
+    "LinearModel",
+    "NotLinearError",
+    "Phi",
+    "PhiDivergenceBall",
+    "Problem",
+    "RateConstrainedClassifier",
     "RateExpr",
+    "RateconsError",
     "RatioExpr",
+    "Result",
+    "SolverError",
+    "SpecError",
+    "Subset",
+    "UnknownOptionError",
     "accuracy",
     "changes",
     "churn_rate",
     "coverage",
+    "datasets",
     "demographic_parity",
     "demographic_parity_ratio",
     "egregious_examples",
@@ -83,39 +105,21 @@ __all__ = [
     "false_positive_rate",
     "false_positives",
     "losses",
+    "metrics",
     "negative_rate",
     "positive_rate",
     "positive_rate_ratio",
     "precision",
     "recall",
+    "robust_loss",
+    "tpr_at_quantile",
+    "tpr_at_top",
     "true_negative_rate",
     "true_negatives",
     "true_positive_rate",
     "true_positives",
+    "verify",
     "win_change_ratio",
     "win_loss_ratio",
     "wins",
-
-    "ConvergenceWarning",
-    "DataError",
-    "Dataset",
-    "EmptySubsetError",
-    "InfeasibleError",
-    "KernelModel",
-    "LabelError",
-    "LinearModel",
-    "NotLinearError",
-    "Problem",
-    "RateconsError",
-    "Result",
-    "SolverError",
-    "SpecError",
-    "Subset",
-    "UnknownOptionError",
-    "datasets",
-    "verify",
-    # robust learning (phi-divergence DRO family)
-    "Phi",
-    "PhiDivergenceBall",
-    "robust_loss",
 ]

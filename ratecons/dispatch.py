@@ -24,7 +24,11 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Family", "MethodSpec", "Plan", "family_of", "register_family", "run_method"]
 
 #: modules that define (and register) a family; imported on first use
-FAMILY_MODULES = ("ratecons.families.rates", "ratecons.families.dro")
+FAMILY_MODULES = (
+    "ratecons.families.rates",
+    "ratecons.families.dro",
+    "ratecons.families.top",
+)
 
 _FAMILIES: list[Family] = []
 _LOADED = False

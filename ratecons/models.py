@@ -68,7 +68,7 @@ class KernelModel:
     ----------
     kernel : {"linear", "gaussian", "polynomial", "precomputed"}
     l2 : float, default 1e-3
-        Regularization lambda (the family's C = 1 / (lambda n) where the paper uses C).
+        Regularization lambda (the ranking family's dual uses C = 1 / (lambda n_+), Sec. 4.2).
     gamma : float, optional
         Gaussian width parameter k(x, z) = exp(-gamma ||x - z||^2); None means the default of
         the ranking paper, 1 / d.

@@ -1,0 +1,292 @@
+"""The ranking-at-the-top family: TopPush, TopPushK, TopMeanK, tau-FPL, Pat&Mat, Pat&Mat-NP.
+
+Objectives :func:`ratecons.tpr_at_top` and :func:`ratecons.tpr_at_quantile` compile to a
+:class:`~ratecons.canonical.top.TopForm`; two methods solve it:
+
+* ``dual_ca`` -- dual coordinate ascent (Section 3.4, Algorithm 2) with a duality-gap stop;
+* ``cvxpy`` -- the reference: the primal (6)/(9) for linear models, the dual (7)/(10) for
+  kernel models.
+
+Both report ``result.objective`` = (lambda/2)||w||^2 + (1/n_+) sum_i l(t - s_i), the objective (3)
+at the returned model, evaluated by the same code.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from .. import settings
+from ..canonical.top import TopForm
+from ..dispatch import Family, MethodSpec, register_family
+from ..errors import DataError, SpecError
+from ..kernels import KernelSpec, kernel_rows
+from ..lowering import top_cvxpy
+from ..metrics import auc, tpr_at_quantile, tpr_at_top
+from ..models import KernelModel, LinearModel
+from ..ranking import RankingObjective, TPRAtQuantile, TPRAtTop
+from ..result import LinearScorer, Result, features_of
+from ..solution import Certificate, Solution
+from ..solvers.top_dual import solve_top_dual
+
+__all__ = ["TopFamily", "TopResult", "KernelScorer"]
+
+#: above this many dual variables ``auto`` never picks the CVXPY reference
+CVXPY_AUTO_MAX = 1500
+
+
+class KernelScorer:
+    """f(x) = sum_i alpha_i k(x, x_i^+) - sum_j beta_j k(x, x~_j) - t (eq. 13), the fitted
+    kernel model; positive prediction where f(x) >= 0, i.e. the score reaches the training
+    threshold t.
+
+    For ``precomputed`` kernels, ``X`` holds kernel values k(x_new, x_train) for every
+    training example (columns in training order).
+    """
+
+    def __init__(self, spec: KernelSpec, support: Any, coef: np.ndarray, t: float,
+                 train_columns: np.ndarray | None = None, n_train: int | None = None) -> None:
+        self.spec = spec
+        self.support = support
+        self.coef = np.asarray(coef, dtype=np.float64)
+        self.b = float(t)
+        self.train_columns = train_columns
+        self.n_train = n_train
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        if self.spec.name == "precomputed":
+            X = features_of(X, self.n_train)
+            return np.asarray(X[:, self.train_columns] @ self.coef).ravel() - self.b
+        X = features_of(X, self.support.shape[1])
+        out = np.empty(X.shape[0])
+        for start, stop, block in kernel_rows(self.spec, X, self.support):
+            out[start:stop] = block @ self.coef
+        return out - self.b
+
+    def predict(self, X: Any, randomized: bool = False, seed: int | None = None) -> np.ndarray:
+        if randomized:
+            raise SpecError("the ranking-at-the-top family defines no randomized prediction; "
+                            "use predict(X).")
+        return (self.decision_function(X) >= 0).astype(np.int8)
+
+
+class TopResult(Result):
+    """Result of a ranking problem, with the dual variables and a metric report.
+
+    Attributes
+    ----------
+    threshold : float
+        The training threshold t at the fitted model (the model predicts positive at s >= t).
+    alpha, beta : ndarray or None
+        Dual variables of (7)/(10) (None for the primal CVXPY reference).
+    """
+
+    threshold: float
+    alpha: np.ndarray | None
+    beta: np.ndarray | None
+
+    def report(self, data: Any) -> dict[str, float]:
+        """TPR@K, TPR@tau of the objective's parameters and the AUC on ``data``."""
+        obj: RankingObjective = self.problem.objective
+        y = data.require_labels("report", binary=True)
+        s = self.decision_function(data)
+        out: dict[str, float] = {"auc": auc(s, y)}
+        if isinstance(obj, TPRAtTop):
+            out[f"tpr@{obj.k}"] = tpr_at_top(s, y, obj.k, among=obj.among)
+        if isinstance(obj, TPRAtQuantile):
+            out[f"tpr@{obj.tau:g}"] = tpr_at_quantile(s, y, obj.tau, among=obj.among)
+        return out
+
+
+def _objective3(form: TopForm, s_pos: np.ndarray, s_tilde: np.ndarray, wnorm2: float) -> float:
+    """lambda x (6)/(9): the user-facing objective (3)."""
+    return form.lam * form.primal_c(s_pos, s_tilde, wnorm2)
+
+
+def _make_result(problem: Any, form: TopForm, method: str, solution: Solution,
+                 alpha: np.ndarray | None, beta: np.ndarray | None, w: np.ndarray | None,
+                 t: float) -> TopResult:
+    if w is not None:
+        scorer: Any = LinearScorer(w, t)
+    else:
+        v = np.concatenate([alpha, beta])
+        keep = np.flatnonzero(v > 0)
+        coef = (form.signs * v)[keep]
+        if form.gram is not None:
+            cols = np.concatenate([form.pos_index, form.tilde_index])[keep]
+            scorer = KernelScorer(form.kernel, None, coef, t, cols, form.gram.shape[1])
+        else:
+            P = form.points()
+            scorer = KernelScorer(form.kernel, P[keep], coef, t)
+    result = TopResult(problem, method, solution, scorer=scorer)
+    result.threshold = float(t)
+    result.alpha, result.beta = alpha, beta
+    return result
+
+
+def _run_dual_ca(problem: Any, form: TopForm, *, seed: int | None = None,
+                 callback: Any = None, tol: float = 1e-6, max_epochs: int = 2000,
+                 time_limit: float = np.inf, max_kernel_bytes: int = 2**30,
+                 selection: str = "greedy", group_moves: bool = True,
+                 shrinking: bool = True, check_feasibility: bool = False) -> TopResult:
+    sol = solve_top_dual(form, tol=tol, max_epochs=max_epochs, time_limit=time_limit,
+                         seed=0 if seed is None else seed, max_kernel_bytes=max_kernel_bytes,
+                         check_feasibility=check_feasibility, selection=selection,
+                         group_moves=group_moves, shrinking=shrinking,
+                         callback=callback)
+    p = sol.primal
+    return _make_result(problem, form, "dual_ca", sol, p["alpha"], p["beta"], p.get("w"),
+                        p["t"])
+
+
+def _run_cvxpy(problem: Any, form: TopForm, *, seed: int | None = None, callback: Any = None,
+               solver: str = settings.DEFAULT_CONIC_SOLVER, formulation: str = "auto",
+               solver_options: dict[str, Any] | None = None) -> TopResult:
+    if formulation not in ("auto", "primal", "dual"):
+        raise SpecError(f"The 'formulation' option of the cvxpy method must be one of "
+                        f"('auto', 'primal', 'dual'). Got {formulation!r} instead.")
+    use_primal = formulation == "primal" or (formulation == "auto" and form.linear_model)
+    n = form.n_pos
+    if use_primal:
+        ref = top_cvxpy.solve_primal(form, solver, solver_options)
+        w = ref.variables.get("w")
+        if w is None:
+            sol = Solution(ref.status, np.nan, solver=ref.solver, solve_time=ref.solve_time)
+            return _make_result(problem, form, "cvxpy", sol, None, None, np.zeros(form.d), 0.0)
+        s_pos = np.asarray(form.X_pos @ w).ravel()
+        s_tilde = np.asarray(form.X_tilde @ w).ravel()
+        obj = _objective3(form, s_pos, s_tilde, float(w @ w))
+        t = form.threshold_from_scores(s_tilde)
+        cert = Certificate(upper_bound=obj, max_violation=0.0,
+                           details={"solver_value": ref.value, "form": "primal (6)/(9)"})
+        sol = Solution(ref.status, obj, primal={"w": w, "t": t}, certificate=cert,
+                       solver=ref.solver, solve_time=ref.solve_time)
+        return _make_result(problem, form, "cvxpy", sol, None, None, w, t)
+    Kmat = form.signed_gram()
+    ref = top_cvxpy.solve_dual(form, solver, solver_options, Kmat=Kmat)
+    if not ref.variables:
+        sol = Solution(ref.status, np.nan, solver=ref.solver, solve_time=ref.solve_time)
+        res = _make_result(problem, form, "cvxpy", sol, np.zeros(n), np.zeros(form.n_tilde),
+                           None, 0.0)
+        res.scorer = None
+        return res
+    alpha, beta = ref.variables["alpha"], ref.variables["beta"]
+    v = np.concatenate([alpha, beta])
+    s = Kmat @ v
+    obj = form.lam * form.primal_from_dual_scores(v, s)
+    t = form.threshold_from_scores(-s[n:])
+    delta = ref.variables.get("delta")
+    cert = Certificate(lower_bound=form.lam * ref.value, upper_bound=obj,
+                       gap=obj - form.lam * ref.value,
+                       max_violation=form.dual_violation(v, delta),
+                       details={"form": "dual (7)/(10)", "C": form.C})
+    primal = {"alpha": alpha, "beta": beta, "t": t, "scores": s}
+    w = None
+    if form.linear_model:
+        w = np.asarray(form.points().T @ (form.signs * v)).ravel()
+        primal["w"] = w
+    sol = Solution(ref.status, obj, primal=primal, certificate=cert, solver=ref.solver,
+                   solve_time=ref.solve_time)
+    return _make_result(problem, form, "cvxpy", sol, alpha, beta, w, t)
+
+
+class TopFamily(Family):
+    """Classification at the top (Macha, Adam, Smidl): the TopPushK and Pat&Mat families."""
+
+    name = "ranking at the top"
+    objective_types = (RankingObjective,)
+    reference_method = "cvxpy"
+
+    def validate(self, problem: Any) -> None:
+        obj: RankingObjective = problem.objective
+        if problem.sense != "maximize":
+            raise SpecError(f"{obj.name} maximizes a true-positive rate at the top; use "
+                            "rc.Problem(maximize=...).")
+        if problem.constraints:
+            raise SpecError("ranking-at-the-top objectives take no constraints (subject_to); "
+                            "the threshold is part of the objective.")
+        model = problem.model
+        if model.l2 <= 0:
+            raise SpecError(f"{obj.name} needs a positive l2 (lambda of (3)); the dual form uses "
+                            "C = 1 / (lambda n_+). Got l2=0.")
+        if isinstance(model, LinearModel) and model.l1 > 0:
+            raise SpecError(f"{obj.name} supports the l2 regularizer of (3) only; set l1=0.")
+        if isinstance(model, KernelModel) and model.kernel == "precomputed":
+            X = obj.data.X
+            if X.shape[0] != X.shape[1]:
+                raise DataError("with kernel='precomputed' the dataset's X must be the n x n "
+                                f"training kernel matrix; got shape {X.shape}.")
+
+    def compile(self, problem: Any) -> TopForm:
+        obj: RankingObjective = problem.objective
+        data, model = obj.data, problem.model
+        y = data.require_labels(obj.name, binary=True)
+        pos = np.flatnonzero(y == 1)
+        tilde = np.flatnonzero(y == 0) if obj.among == "negatives" else np.arange(data.n)
+        linear = isinstance(model, LinearModel)
+        spec = KernelSpec("linear") if linear else KernelSpec.from_model(model, data.d)
+        X = data.X
+        gram = None
+        X_pos = X_tilde = None
+        if spec.name == "precomputed":
+            gram = X.toarray() if sp.issparse(X) else np.asarray(X)
+        else:
+            X_pos, X_tilde = X[pos], X[tilde]
+        notes = []
+        if linear and model.fit_intercept:
+            notes.append("note: no separate bias is learned; the threshold t plays its role "
+                         "(scores are w^T x, prediction s >= t).")
+        return TopForm(
+            formulation=obj.formulation, family=obj.family, surrogate=obj.surrogate,
+            K=obj.k, tau=obj.tau, theta=obj.theta, lam=model.l2, kernel=spec,
+            X_pos=X_pos, X_tilde=X_tilde, gram=gram, pos_index=pos, tilde_index=tilde,
+            linear_model=linear, notes=notes)
+
+    def methods(self) -> dict[str, MethodSpec]:
+        return {
+            "dual_ca": MethodSpec("dual_ca", _run_dual_ca,
+                                  "dual coordinate ascent (Alg 2), duality-gap stop"),
+            "cvxpy": MethodSpec("cvxpy", _run_cvxpy,
+                                "CVXPY reference: primal (6)/(9) for linear models, dual "
+                                "(7)/(10) for kernels", is_reference=True),
+        }
+
+    def choose(self, problem: Any, form: TopForm) -> tuple[str, list[str]]:
+        reasons = []
+        if form.family == "patmat" and form.m <= CVXPY_AUTO_MAX:
+            reasons.append(f"{form.name}: coordinate ascent may stall short of the optimum "
+                           "(Section 4.7, Fig. 2); the problem is small "
+                           f"(m={form.m} <= {CVXPY_AUTO_MAX}), so the conic reference is used")
+            return "cvxpy", reasons
+        reasons.append(f"{form.name}: closed-form two-coordinate steps (Props 3.7-3.9"
+                       + (", B.4-B.9" if form.family == "patmat" else "") + ")")
+        reasons.append(f"m = n+ + n~ = {form.m} dual variables; kernel matrix "
+                       f"{form.gram_bytes / 2**20:.0f} MiB "
+                       + ("precomputed" if form.gram_bytes <= 2**30 else "computed by rows"))
+        if form.family == "patmat":
+            reasons.append("Pat&Mat may keep a duality gap; the certificate reports it")
+        return "dual_ca", reasons
+
+    def compare(self, problem: Any, result: Result, reference: Result) -> dict[str, Any]:
+        a, b = result.objective, reference.objective
+        rows: dict[str, Any] = {
+            "objective": (a, b),
+            "objective_rel_gap": abs(a - b) / max(1.0, abs(b)),
+            "max_violation": (result.certificate.max_violation,
+                              reference.certificate.max_violation),
+        }
+        data = problem.objective.data
+        if result.has_model and reference.has_model:
+            fa = result.decision_function(data)
+            fb = reference.decision_function(data)
+            rows["solution_distance"] = float(np.linalg.norm(fa - fb)
+                                              / max(1.0, np.linalg.norm(fb)))
+            ra, rb = result.report(data), reference.report(data)
+            for key in ra:
+                rows[f"train {key}"] = (ra[key], rb[key])
+        return rows
+
+
+register_family(TopFamily())

@@ -1,0 +1,81 @@
+"""Metrics of classification at the top (ranking paper, Section 4.4) and the AUC.
+
+All metrics take scores and binary labels (0/1, -1/+1 or bool) of the same examples:
+
+* ``tpr_at_top(scores, y, k)``: TPR@K = (1/n_+) sum_{i in I_+} 1[s_i >= t] with t the mean of
+  the K largest negative scores;
+* ``tpr_at_quantile(scores, y, tau)``: the same rate with t = max{t : (1/n_-) sum_{I_-}
+  1[s_i >= t] >= tau}, the top tau-quantile of the negative scores;
+* ``auc(scores, y)``: P(s_+ > s_-) + P(s_+ = s_-)/2 over all positive-negative pairs (ties
+  count one half), computed from mid-ranks in O(n log n).
+
+``among="all"`` computes the thresholds from all scores instead of the negatives.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.stats import rankdata
+
+from .data import _binary_codes
+from .errors import DataError, EmptySubsetError, LabelError
+from .thresholds import check_among, check_k, check_tau, top_k_mean, top_quantile
+
+__all__ = ["tpr_at_top", "tpr_at_quantile", "auc"]
+
+
+def _scores_labels(scores: object, y: object, owner: str) -> tuple[np.ndarray, np.ndarray]:
+    s = np.asarray(scores, dtype=np.float64).ravel()
+    labels = np.asarray(y).ravel()
+    if s.shape != labels.shape:
+        raise DataError(f"{owner}: scores and y must have the same length; got {s.size} "
+                        f"scores and {labels.size} labels.")
+    if not np.all(np.isfinite(s)):
+        raise DataError(f"{owner}: scores contain NaN or infinite values.")
+    codes = _binary_codes(labels, "labels")
+    if codes is None:
+        raise LabelError(f"{owner} needs binary labels (0/1, -1/+1 or bool); got values "
+                         f"{np.unique(labels)[:10].tolist()}. Binarize them first, e.g. y == k.")
+    if not np.any(codes == 1):
+        raise EmptySubsetError(f"{owner} needs at least one positive example.")
+    return s, codes.astype(bool)
+
+
+def _reference_scores(s: np.ndarray, pos: np.ndarray, among: str, owner: str) -> np.ndarray:
+    ref = s[~pos] if among == "negatives" else s
+    if ref.size == 0:
+        raise EmptySubsetError(f"{owner} with among='negatives' needs at least one negative.")
+    return ref
+
+
+def tpr_at_top(scores: object, y: object, k: int = 1, among: str = "negatives") -> float:
+    """TPR@K: fraction of positives scored >= the mean of the K largest negative scores."""
+    owner = "tpr_at_top"
+    k = check_k(k, owner)
+    check_among(among, owner)
+    s, pos = _scores_labels(scores, y, owner)
+    ref = _reference_scores(s, pos, among, owner)
+    if k > ref.size:
+        raise EmptySubsetError(f"{owner}: k={k} exceeds the {ref.size} {among} scores.")
+    return float(np.mean(s[pos] >= top_k_mean(ref, k)))
+
+
+def tpr_at_quantile(scores: object, y: object, tau: float = 0.05,
+                    among: str = "negatives") -> float:
+    """TPR@tau: fraction of positives scored >= the top tau-quantile of the negative scores."""
+    owner = "tpr_at_quantile"
+    tau = check_tau(tau, owner)
+    check_among(among, owner)
+    s, pos = _scores_labels(scores, y, owner)
+    ref = _reference_scores(s, pos, among, owner)
+    return float(np.mean(s[pos] >= top_quantile(ref, tau)))
+
+
+def auc(scores: object, y: object) -> float:
+    """Area under the ROC curve; tied positive-negative pairs count one half."""
+    s, pos = _scores_labels(scores, y, "auc")
+    n_pos, n_neg = int(pos.sum()), int((~pos).sum())
+    if n_neg == 0:
+        raise EmptySubsetError("auc needs at least one negative example.")
+    ranks = rankdata(s)  # mid-ranks of ties
+    return float((ranks[pos].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))

@@ -1,0 +1,116 @@
+"""Metrics and thresholds of classification at the top against brute-force definitions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ratecons as rc
+from ratecons import metrics
+from ratecons.surrogates import surrogate
+from ratecons.thresholds import quantile_count, surrogate_quantile, top_k_mean, top_quantile
+
+# scores on a coarse grid so that ties are frequent
+scores_labels = st.integers(2, 40).flatmap(
+    lambda n: st.tuples(
+        st.lists(st.integers(-5, 5), min_size=n, max_size=n),
+        st.lists(st.booleans(), min_size=n, max_size=n),
+    )
+).filter(lambda sl: 0 < sum(sl[1]) < len(sl[1]))
+
+
+def _brute_auc(s, y):
+    pos = [a for a, b in zip(s, y, strict=True) if b]
+    neg = [a for a, b in zip(s, y, strict=True) if not b]
+    wins = sum((p > q) + 0.5 * (p == q) for p in pos for q in neg)
+    return wins / (len(pos) * len(neg))
+
+
+def _brute_tpr(s, y, t):
+    pos = [a for a, b in zip(s, y, strict=True) if b]
+    return sum(p >= t for p in pos) / len(pos)
+
+
+@settings(max_examples=200, deadline=None)
+@given(scores_labels)
+def test_auc_matches_pairwise_definition(sl):
+    s, y = sl
+    assert metrics.auc(s, y) == pytest.approx(_brute_auc(s, y), abs=1e-12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(scores_labels, st.integers(1, 5))
+def test_tpr_at_top_matches_definition(sl, k):
+    s, y = sl
+    neg = sorted((a for a, b in zip(s, y, strict=True) if not b), reverse=True)
+    if k > len(neg):
+        with pytest.raises(rc.EmptySubsetError):
+            metrics.tpr_at_top(s, y, k)
+        return
+    t = sum(neg[:k]) / k
+    assert metrics.tpr_at_top(s, y, k) == pytest.approx(_brute_tpr(s, y, t), abs=1e-12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(scores_labels, st.floats(0.01, 0.99))
+def test_tpr_at_quantile_matches_definition(sl, tau):
+    s, y = sl
+    neg = [a for a, b in zip(s, y, strict=True) if not b]
+    # t = max{t : (1/n_-) #{s_j >= t} >= tau}, searched over the candidate values
+    t = max(c for c in neg if sum(q >= c for q in neg) / len(neg) >= tau)
+    assert metrics.tpr_at_quantile(s, y, tau) == pytest.approx(_brute_tpr(s, y, t), abs=1e-12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.floats(-10, 10), min_size=1, max_size=30), st.floats(0.01, 0.99))
+def test_top_quantile_is_the_largest_feasible_threshold(s, tau):
+    t = top_quantile(s, tau)
+    arr = np.asarray(s)
+    assert np.mean(arr >= t) >= tau - 1e-12
+    above = arr[arr > t]
+    if above.size:  # any larger candidate fails the condition
+        assert np.mean(arr >= above.min()) < tau
+    # it is the ceil(tau n)-th largest score
+    assert t == sorted(s, reverse=True)[quantile_count(arr.size, tau) - 1]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.floats(-10, 10), min_size=1, max_size=30), st.integers(1, 30))
+def test_top_k_mean(s, k):
+    if k > len(s):
+        with pytest.raises(rc.EmptySubsetError):
+            top_k_mean(s, k)
+    else:
+        assert top_k_mean(s, k) == pytest.approx(np.mean(sorted(s)[-k:]), abs=1e-9)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.floats(-5, 5), min_size=1, max_size=40), st.floats(0.01, 0.9),
+       st.floats(0.1, 10.0), st.sampled_from(["hinge", "quadratic_hinge"]))
+def test_surrogate_quantile_solves_the_threshold_equation(s, tau, theta, name):
+    t = surrogate_quantile(s, tau, theta, name)
+    lhs = np.mean(surrogate(name, theta * (np.asarray(s) - t)))
+    assert lhs == pytest.approx(tau, rel=1e-9, abs=1e-12)
+
+
+def test_metric_input_errors():
+    with pytest.raises(rc.LabelError):
+        metrics.auc([0.1, 0.2, 0.3], [0, 1, 2])
+    with pytest.raises(rc.DataError, match="same length"):
+        metrics.tpr_at_top([0.1, 0.2], [0, 1, 1])
+    with pytest.raises(rc.SpecError, match="The 'k' parameter of tpr_at_top must be an int"):
+        metrics.tpr_at_top([0.1, 0.2], [0, 1], k=0)
+    with pytest.raises(rc.SpecError, match="'tau' parameter of tpr_at_quantile"):
+        metrics.tpr_at_quantile([0.1, 0.2], [0, 1], tau=1.5)
+    with pytest.raises(rc.DataError, match="NaN"):
+        metrics.auc([np.nan, 0.2], [0, 1])
+
+
+def test_metrics_with_among_all_and_signed_labels():
+    s = np.array([3.0, 2.0, 1.0, 0.0])
+    y = np.array([1, -1, 1, -1])
+    assert metrics.tpr_at_top(s, y, k=1, among="all") == 0.5  # t = 3
+    assert metrics.tpr_at_top(s, y, k=1) == 0.5  # t = 2 (largest negative)
+    assert metrics.auc(s, y) == 0.75
