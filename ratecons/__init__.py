@@ -19,6 +19,11 @@ from .problem import Problem
 from .result import Result
 from .verify import verify
 
+# --- minimax risk classifiers (issue 4): moment sets, the minimax-risk objective, MPS export
+from . import features
+from .lowering.mps import export_mps
+from .moments import MomentSet, minimax_risk
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -40,4 +45,9 @@ __all__ = [
     "UnknownOptionError",
     "datasets",
     "verify",
+    # minimax risk classifiers
+    "MomentSet",
+    "export_mps",
+    "features",
+    "minimax_risk",
 ]

@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Family", "MethodSpec", "Plan", "family_of", "register_family", "run_method"]
 
 #: modules that define (and register) a family; imported on first use
-FAMILY_MODULES = ("ratecons.families.rates",)
+FAMILY_MODULES = ("ratecons.families.rates", "ratecons.families.mrc")
 
 _FAMILIES: list[Family] = []
 _LOADED = False
@@ -112,7 +112,11 @@ def _load() -> None:
     global _LOADED
     if not _LOADED:
         for module in FAMILY_MODULES:
-            importlib.import_module(module)
+            try:
+                importlib.import_module(module)
+            except ModuleNotFoundError as exc:  # a family not present in this build
+                if exc.name != module:
+                    raise
         _LOADED = True
 
 
