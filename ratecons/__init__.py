@@ -19,6 +19,7 @@ from .problem import Problem
 from .result import Result
 from .verify import verify
 
+# isort: split
 # --- minimax risk classifiers (issue 4): moment sets, the minimax-risk objective, MPS export
 from . import features
 from .lowering.mps import export_mps

@@ -186,7 +186,8 @@ class MinimaxRisk:
         return f"minimax {self.loss} risk over {self.U.describe()}; {kind}"
 
     def __repr__(self) -> str:
-        return f"minimax_risk({self.U!r}, loss={self.loss!r}, fixed_marginals={self.fixed_marginals})"
+        return (f"minimax_risk({self.U!r}, loss={self.loss!r}, "
+                f"fixed_marginals={self.fixed_marginals})")
 
 
 def minimax_risk(U: MomentSet, loss: str = "0-1", fixed_marginals: bool = False) -> MinimaxRisk:

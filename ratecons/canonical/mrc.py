@@ -117,8 +117,9 @@ class MRCForm:
     def full_lp_size(self) -> dict[str, int]:
         """Rows, columns and nonzeros of the full LP (4) / (2.5), counted, not built."""
         K, p = self.n_classes, self.p
-        # sum over subset sizes s of s * C(K, s) entries of psi per instance, plus the nu entry
-        nnz_per_instance = p * sum(s * comb(K, s) for s in range(1, K + 1)) + self.n_subsets
+        # sum over subset sizes s of s * C(K, s) entries of psi per instance, in the mu1 and
+        # mu2 columns, plus one nu entry per row
+        nnz_per_instance = 2 * p * sum(s * comb(K, s) for s in range(1, K + 1)) + self.n_subsets
         return {
             "rows": self.n * self.n_subsets,
             "cols": 2 * self.m + self.n_nu,

@@ -51,7 +51,7 @@ def column_names(form: MRCForm) -> list[str]:
 
 def row_names(instances: np.ndarray, masks: np.ndarray) -> list[str]:
     codes = subset_codes(masks)
-    return [f"i{i}_C{c:x}" for i, c in zip(instances.tolist(), codes.tolist())]
+    return [f"i{i}_C{c:x}" for i, c in zip(instances.tolist(), codes.tolist(), strict=True)]
 
 
 def nu_block(form: MRCForm, instances: np.ndarray) -> sp.csr_matrix:

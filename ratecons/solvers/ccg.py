@@ -321,20 +321,19 @@ class CCG:
         prefix = {1.0: "mup", -1.0: "mum"}
         cols = [
             "nu" if sign == 0 else f"{prefix[sign]}_{j // p}_{j % p}"
-            for j, sign in zip(self._col_feat.tolist(), self._col_sign.tolist())
+            for j, sign in zip(self._col_feat.tolist(), self._col_sign.tolist(), strict=True)
         ]
         rows = self._rows
         codes = subset_codes(rows.masks).tolist()
         names = ["objective_nonneg"] if rows.offset else []
         names += [
             f"i{i}_C{c:x}" if i >= 0 else f"centroid{-1 - i}_C{c:x}"
-            for i, c in zip(rows.inst.tolist(), codes)
+            for i, c in zip(rows.inst.tolist(), codes, strict=True)
         ]
         return cols, names
 
     def run(self) -> Solution:
         """Run Alg. 1 and return the solution with history and certificate."""
-        f = self.form
         start = time.perf_counter()
         self._initial()
         status = settings.ITERATION_LIMIT
@@ -389,7 +388,8 @@ class CCG:
 
     def _finish_record(self, record: dict[str, Any]) -> None:
         self.history.append(record)
-        log.debug("ccg iteration %(iteration)d: R=%(R).8f rows=%(rows)d violation=%(primal_violation).2e", record)
+        log.debug("ccg iteration %(iteration)d: R=%(R).8f rows=%(rows)d "
+                  "violation=%(primal_violation).2e", record)
         if self.callback is not None:
             self.callback(dict(record))
 
