@@ -64,14 +64,14 @@ def run_binary(sizes, components, time_limit, cvxpy_max, sub_max, sub_iterations
             form = _form(make(n, 0), rc.features.RandomFourier(components, seed=0))
             size = form.full_lp_size()
             results = {}
-            results["lp"] = _timed(lambda: solve_mrc_lp(form, time_limit=time_limit))
-            results["ccg"] = _timed(lambda: CCG(form, time_limit=time_limit).run())
+            results["lp"] = _timed(lambda form=form: solve_mrc_lp(form, time_limit=time_limit))
+            results["ccg"] = _timed(lambda form=form: CCG(form, time_limit=time_limit).run())
             if n <= cvxpy_max:
-                results["cvxpy"] = _timed(lambda: solve_mrc_cvxpy(form))
+                results["cvxpy"] = _timed(lambda form=form: solve_mrc_cvxpy(form))
             if sub and n <= sub_max:
                 from ratecons.solvers.subgradient import constrained_subgradient
 
-                results["subgradient"] = _timed(lambda: constrained_subgradient(
+                results["subgradient"] = _timed(lambda form=form: constrained_subgradient(
                     form.psi, form.n_classes, form.y, form.tau, form.lam,
                     max_iterations=sub_iterations))
             lp_status, lp_R, lp_t = results["lp"]
@@ -93,7 +93,7 @@ def run_multiclass(names, features, time_limit, subsample, rows):
             idx = np.random.default_rng(0).permutation(data.n)[:subsample]
             data = data.take(idx, name=f"{name}{subsample}")
         form = _form(data, features)
-        status, R, t = _timed(lambda: CCG(form, time_limit=time_limit).run())
+        status, R, t = _timed(lambda form=form: CCG(form, time_limit=time_limit).run())
         rows.append(("b", name, form.n, form.n_classes, form.m, form.full_lp_size()["rows"],
                      "ccg", status, t, R, float("nan"), "-"))
 
