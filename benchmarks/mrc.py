@@ -48,6 +48,20 @@ def _form(data: rc.Dataset, features) -> MRCForm:
     return rc.Problem(minimize=rc.minimax_risk(U)).canonical()
 
 
+HEADER = " | ".join(("part", "data", "n", "|Y|", "m", "full rows", "method", "status",
+                     "time (s)", "R", "|R - R*|", "vs LP"))
+
+
+def _format(r: tuple) -> str:
+    return " | ".join([r[0], r[1], str(r[2]), str(r[3]), str(r[4]), str(r[5]), r[6], r[7],
+                       f"{r[8]:.2f}", f"{r[9]:.6f}", f"{r[10]:.1e}", r[11]])
+
+
+def _progress(method: str, n: int, result: tuple) -> None:
+    print(f"  done: {method} n={n} status={result[0]} R={result[1]:.6f} time={result[2]:.1f}s",
+          flush=True)
+
+
 def _timed(fn):
     start = time.perf_counter()
     try:
@@ -57,23 +71,30 @@ def _timed(fn):
         return f"error: {type(exc).__name__}", float("nan"), time.perf_counter() - start
 
 
-def run_binary(sizes, components, time_limit, cvxpy_max, sub_max, sub_iterations, rows):
+def run_binary(datasets, sizes, components, time_limit, cvxpy_max, sub_max, sub_iterations,
+               rows):
     sub = importlib.util.find_spec("ratecons.solvers.subgradient") is not None
-    for name, make in (("adult", _adult), ("synthetic", _synthetic)):
+    makers = {"adult": _adult, "synthetic": _synthetic}
+    for name in datasets:
+        make = makers[name]
         for n in sizes:
             form = _form(make(n, 0), rc.features.RandomFourier(components, seed=0))
             size = form.full_lp_size()
             results = {}
             results["lp"] = _timed(lambda form=form: solve_mrc_lp(form, time_limit=time_limit))
+            _progress("lp", n, results["lp"])
             results["ccg"] = _timed(lambda form=form: CCG(form, time_limit=time_limit).run())
+            _progress("ccg", n, results["ccg"])
             if n <= cvxpy_max:
                 results["cvxpy"] = _timed(lambda form=form: solve_mrc_cvxpy(form))
+                _progress("cvxpy", n, results["cvxpy"])
             if sub and n <= sub_max:
                 from ratecons.solvers.subgradient import constrained_subgradient
 
                 results["subgradient"] = _timed(lambda form=form: constrained_subgradient(
                     form.psi, form.n_classes, form.y, form.tau, form.lam,
                     max_iterations=sub_iterations))
+                _progress("subgradient", n, results["subgradient"])
             lp_status, lp_R, lp_t = results["lp"]
             exact = lp_status == "optimal"
             R_star = lp_R if exact else results["ccg"][1]
@@ -84,6 +105,7 @@ def run_binary(sizes, components, time_limit, cvxpy_max, sub_max, sub_iterations
                     speed = f">{lp_t / t:.1f}x" if method != "lp" else "-"
                 rows.append(("a", name, n, form.n_classes, form.m, size["rows"], method, status,
                              t, R, abs(R - R_star), speed + ("" if exact else " *")))
+                print(_format(rows[-1]), flush=True)
 
 
 def run_multiclass(names, features, time_limit, subsample, rows):
@@ -96,6 +118,7 @@ def run_multiclass(names, features, time_limit, subsample, rows):
         status, R, t = _timed(lambda form=form: CCG(form, time_limit=time_limit).run())
         rows.append(("b", name, form.n, form.n_classes, form.m, form.full_lp_size()["rows"],
                      "ccg", status, t, R, float("nan"), "-"))
+        print(_format(rows[-1]), flush=True)
 
 
 def main(argv: list[str] | None = None) -> list[tuple]:
@@ -105,6 +128,8 @@ def main(argv: list[str] | None = None) -> list[tuple]:
     parser.add_argument("--components", type=int, default=None, help="random Fourier features")
     parser.add_argument("--time-limit", type=float, default=600.0, help="seconds per method")
     parser.add_argument("--part", choices=("a", "b", "all"), default="all")
+    parser.add_argument("--datasets", type=str, default="adult,synthetic",
+                        help="binary datasets of part (a)")
     parser.add_argument("--multiclass-features", choices=("linear", "rff"), default="linear")
     args = parser.parse_args(argv)
     if args.quick:
@@ -121,16 +146,16 @@ def main(argv: list[str] | None = None) -> list[tuple]:
     mfeat = ("linear" if args.multiclass_features == "linear"
              else rc.features.RandomFourier(components, seed=0))
     rows: list[tuple] = []
+    print(HEADER, flush=True)
     if args.part in ("a", "all"):
-        run_binary(sizes, components, args.time_limit, cvxpy_max, sub_max, sub_it, rows)
+        run_binary(args.datasets.split(","), sizes, components, args.time_limit, cvxpy_max,
+                   sub_max, sub_it, rows)
     if args.part in ("b", "all"):
         run_multiclass(multiclass, mfeat, args.time_limit, subsample, rows)
-    header = ("part", "data", "n", "|Y|", "m", "full rows", "method", "status", "time (s)",
-              "R", "|R - R*|", "vs LP")
-    print(" | ".join(header))
+    print("final table")
+    print(HEADER)
     for r in rows:
-        print(" | ".join([r[0], r[1], str(r[2]), str(r[3]), str(r[4]), str(r[5]), r[6], r[7],
-                          f"{r[8]:.2f}", f"{r[9]:.6f}", f"{r[10]:.1e}", r[11]]))
+        print(_format(r))
     if any(r[11].endswith("*") for r in rows):
         print("* the full LP did not finish: R* is CCG's certified value, speed-ups are lower "
               "bounds")

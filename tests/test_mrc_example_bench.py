@@ -23,7 +23,6 @@ def test_example_quick_mode_prints_a_consistent_table(capsys):
     by = {(r["features"], r["method"]): r for r in rows}
     for features in ("linear", "RFF(50)"):
         assert abs(by[features, "lp"]["R*"] - by[features, "ccg"]["R*"]) <= 1e-6
-        # the randomized rule's expected training error never exceeds the worst case
         assert 0 < by[features, "lp"]["R*"] < 1
 
 

@@ -90,3 +90,13 @@ def test_fixed_marginals_lp_matches_cvxpy_on_real_data(name):
                                                   fixed_marginals=True))
     lp, ref = problem.solve("lp"), problem.solve("cvxpy")
     assert abs(lp.objective - ref.objective) <= TOL
+
+
+@pytest.mark.parametrize("name,value", [("haberman", 0.4722),
+                                        pytest.param("redwine", 0.6705, marks=pytest.mark.slow)])
+def test_fixed_marginals_reproduces_the_thesis_cvx_values(name, value):
+    # thesis Tables 4.1 / 4.2 (CVX column): lambda = std / sqrt(n) (lambda0 = 1), z-scored
+    # inputs, Phi = e_y kron x without an intercept, fixed marginals (2.5)
+    U = rc.MomentSet(load(name), features=rc.features.Linear(intercept=False), lambda0=1.0)
+    result = rc.Problem(minimize=rc.minimax_risk(U, fixed_marginals=True)).solve("lp")
+    assert result.objective == pytest.approx(value, abs=6e-5)
