@@ -137,3 +137,16 @@ def test_second_solver_reads_the_mps_file(tmp_path, iris_problem):
         line = next(ln for ln in proc.stdout.splitlines() if "Objective value" in ln)
         value = float(line.split()[-1])
     assert abs(value - R) <= 1e-6
+
+
+@pytest.mark.parametrize("fixed", [True, False])
+def test_subgradient_method_reaches_the_lp_optimum_when_installed(fixed):
+    pytest.importorskip("ratecons.solvers.subgradient",
+                        reason="ratecons.solvers.subgradient is provided by another branch")
+    problem = rc.Problem(minimize=rc.minimax_risk(rc.MomentSet(load("haberman")),
+                                                  fixed_marginals=fixed))
+    lp = problem.solve("lp")
+    sub = problem.solve("subgradient", seed=0)
+    assert sub.method == "subgradient"
+    assert abs(sub.objective - lp.objective) <= 1e-2
+    assert sub.certificate.upper_bound is None or sub.certificate.upper_bound >= lp.objective - 1e-9
