@@ -131,3 +131,15 @@ def test_bad_options_and_fixed_marginals_are_refused():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert rc.Problem(minimize=rc.minimax_risk(U)).solve("ccg").status == "optimal"
+
+
+def test_column_generation_with_eps2_lands_in_the_theorem_2_interval():
+    form = problem_of(random_dataset(150, 4, 3, 11), rc.features.RandomFourier(40, seed=1)
+                      ).canonical()
+    ref = solve_mrc_lp(form)
+    mu_star_l1 = np.abs(ref.primal["mu"]).sum()
+    sol = CCG(form, features="generate", eps1=1e-3, eps2=1e-3, n_max=30, m_max=10).run()
+    for h in sol.history:  # eq. (12): R* - eps_hat_1 <= R^k <= R* + eps_hat_2 ||mu*||_1
+        assert ref.objective - h["primal_violation"] - 1e-9 <= h["R"]
+        assert h["R"] <= ref.objective + h["dual_violation"] * mu_star_l1 + 1e-9
+    assert sol.certificate.details["final_cols"] <= 2 * form.m + 1
