@@ -61,6 +61,11 @@ from .verify import verify
 from . import metrics
 from .ranking import tpr_at_quantile, tpr_at_top
 
+# --- minimax risk classifiers (issue 4): moment sets, the minimax-risk objective, MPS export
+from . import features
+from .lowering.mps import export_mps
+from .moments import MomentSet, minimax_risk
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -73,6 +78,7 @@ __all__ = [
     "KernelModel",
     "LabelError",
     "LinearModel",
+    "MomentSet",
     "NotLinearError",
     "Phi",
     "PhiDivergenceBall",
@@ -99,13 +105,16 @@ __all__ = [
     "equalized_odds",
     "error_rate",
     "errors",
+    "export_mps",
     "f1_score",
     "false_negative_rate",
     "false_negatives",
     "false_positive_rate",
     "false_positives",
+    "features",
     "losses",
     "metrics",
+    "minimax_risk",
     "negative_rate",
     "positive_rate",
     "positive_rate_ratio",

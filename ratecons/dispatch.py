@@ -26,6 +26,7 @@ __all__ = ["Family", "MethodSpec", "Plan", "family_of", "register_family", "run_
 #: modules that define (and register) a family; imported on first use
 FAMILY_MODULES = (
     "ratecons.families.rates",
+    "ratecons.families.mrc",
     "ratecons.families.dro",
     "ratecons.families.top",
 )

@@ -182,6 +182,41 @@ class HighsLP:
         return LPResult(status, objective, x, row_value, row_dual, col_dual, iterations,
                         elapsed, raw)
 
+    @classmethod
+    def read(cls, path: str, solver: str = "simplex", time_limit: float | None = None) -> HighsLP:
+        """Load a model from an ``.mps`` or ``.lp`` file (e.g. one written by :meth:`write`)."""
+        hp = _highspy()
+        if solver not in cls.SOLVERS:
+            raise UnknownOptionError(f"unknown HiGHS solver {solver!r}; use one of {cls.SOLVERS}.")
+        self = cls.__new__(cls)
+        self._h = hp.Highs()
+        self._h.setOptionValue("output_flag", False)
+        self._h.setOptionValue("solver", solver)
+        if time_limit is not None:
+            self._h.setOptionValue("time_limit", float(time_limit))
+        if self._h.readModel(str(path)) == hp.HighsStatus.kError:
+            raise SolverError(f"HiGHS could not read the model file {path!r}.")
+        lp = self._h.getLp()
+        self.maximize = lp.sense_ == hp.ObjSense.kMaximize
+        self.n_cols, self.n_rows, self.offset = lp.num_col_, lp.num_row_, lp.offset_
+        return self
+
+    def set_names(self, col_names: list[str] | None = None,
+                  row_names: list[str] | None = None) -> None:
+        """Name columns and rows (names must be unique and free of spaces for MPS)."""
+        for names, count, setter, what in (
+            (col_names, self.n_cols, self._h.passColName, "column"),
+            (row_names, self.n_rows, self._h.passRowName, "row"),
+        ):
+            if names is None:
+                continue
+            if len(names) != count:
+                raise SolverError(f"{len(names)} {what} names for {count} {what}s.")
+            if len(set(names)) != count:
+                raise SolverError(f"{what} names must be unique.")
+            for i, name in enumerate(names):
+                setter(i, name)
+
     def write(self, path: str) -> None:
         """Write the current model to ``path`` (``.mps`` or ``.lp``) through HiGHS."""
         hp = _highspy()

@@ -1,0 +1,256 @@
+"""Canonical form of minimax risk classifiers: the data of the MRC LP (4) and of (2.5).
+
+Notation of Bondugula et al. (CCG paper): Phi(x, y) = e_y kron psi(x) has m = |Y| p components;
+``mu`` is laid out so that ``mu.reshape(n_classes, p)[y] @ psi(x)`` is Phi(x, y)^T mu. The LP (4)
+
+    min_{mu1, mu2 >= 0, nu}  -(tau - lam)^T mu1 + (tau + lam)^T mu2 + nu
+    s.t.  F (mu1 - mu2) - nu 1 <= b
+
+has one row per (instance i, non-empty label subset C) with F row sum_{y in C} Phi(x_i, y)^T / |C|
+and b = 1/|C| - 1; its optimal value is R*, the minimax risk, and nu = 1 + varphi(mu) (eq. 3).
+The fixed-marginals problem (thesis eq. 2.5) has one nu_i per instance and objective
+-(tau - lam)^T mu1 + (tau + lam)^T mu2 + (1/n) sum_i nu_i over the same rows.
+
+The form stores only psi of the training instances: rows are built on demand for the selected
+(instance, subset) pairs (:func:`subset_rows`); all 2^|Y| - 1 subsets are enumerated only by
+:func:`all_subset_masks`, which refuses large |Y|.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from math import comb
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import DataError, SpecError
+
+__all__ = [
+    "MRCForm",
+    "all_subset_masks",
+    "max_subset_value",
+    "subset_codes",
+    "subset_rows",
+]
+
+#: largest |Y| for which all label subsets are ever enumerated
+MAX_ENUMERATED_CLASSES = 16
+#: largest |Y| for which subsets are coded as bit masks in an int64
+MAX_CODED_CLASSES = 62
+
+
+@dataclass
+class MRCForm:
+    """The MRC learning problem as plain data (the contract shared by every MRC solver).
+
+    Attributes
+    ----------
+    psi : ndarray, shape (n, p)
+        psi of each training instance (intercept column included, if any).
+    n_classes : int
+    y : ndarray of int, shape (n,)
+        Training labels as codes 0..n_classes-1.
+    tau, lam : ndarray, shape (n_classes * p,)
+        Mean and confidence vectors of the uncertainty set (eq. 2).
+    fixed_marginals : bool
+        False: LP (4) for (2.2). True: problem (2.5) (one nu per instance).
+    classes : ndarray, optional
+        Label values of the codes (for reporting).
+    name : str
+    """
+
+    psi: np.ndarray
+    n_classes: int
+    y: np.ndarray
+    tau: np.ndarray
+    lam: np.ndarray
+    fixed_marginals: bool = False
+    classes: np.ndarray | None = None
+    name: str = "mrc"
+    notes: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.psi = np.ascontiguousarray(self.psi, dtype=np.float64)
+        if self.psi.ndim != 2 or self.psi.shape[0] < 1:
+            raise DataError(f"MRCForm.psi must be an (n, p) array; got shape {self.psi.shape}.")
+        if not isinstance(self.n_classes, (int, np.integer)) or self.n_classes < 2:
+            raise SpecError(f"MRCForm.n_classes must be an int >= 2; got {self.n_classes!r}.")
+        self.n_classes = int(self.n_classes)
+        self.y = np.asarray(self.y, dtype=np.int64)
+        if self.y.shape != (self.n,):
+            raise DataError(f"MRCForm.y must have shape ({self.n},); got {self.y.shape}.")
+        if self.y.size and (self.y.min() < 0 or self.y.max() >= self.n_classes):
+            raise DataError(f"MRCForm.y must hold codes 0..{self.n_classes - 1}.")
+        for name in ("tau", "lam"):
+            arr = np.asarray(getattr(self, name), dtype=np.float64)
+            if arr.shape != (self.m,):
+                raise DataError(f"MRCForm.{name} must have shape ({self.m},); got {arr.shape}.")
+            if not np.all(np.isfinite(arr)):
+                raise DataError(f"MRCForm.{name} has NaN or infinite entries.")
+            setattr(self, name, arr)
+        if np.any(self.lam < 0):
+            raise DataError("MRCForm.lam must be >= 0.")
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def n(self) -> int:
+        return int(self.psi.shape[0])
+
+    @property
+    def p(self) -> int:
+        return int(self.psi.shape[1])
+
+    @property
+    def m(self) -> int:
+        return self.n_classes * self.p
+
+    @property
+    def n_subsets(self) -> int:
+        """2^|Y| - 1 non-empty label subsets (a Python int: exact for any |Y|)."""
+        return 2**self.n_classes - 1
+
+    @property
+    def n_nu(self) -> int:
+        return self.n if self.fixed_marginals else 1
+
+    def full_lp_size(self) -> dict[str, int]:
+        """Rows, columns and nonzeros of the full LP (4) / (2.5), counted, not built."""
+        K, p = self.n_classes, self.p
+        # sum over subset sizes s of s * C(K, s) entries of psi per instance, in the mu1 and
+        # mu2 columns, plus one nu entry per row
+        nnz_per_instance = 2 * p * sum(s * comb(K, s) for s in range(1, K + 1)) + self.n_subsets
+        return {
+            "rows": self.n * self.n_subsets,
+            "cols": 2 * self.m + self.n_nu,
+            "nnz": self.n * nnz_per_instance,
+        }
+
+    # ------------------------------------------------------------------ values
+    def scores(self, mu: np.ndarray, psi: np.ndarray | None = None) -> np.ndarray:
+        """Phi(x, y)^T mu for every instance and label: shape (n, n_classes)."""
+        psi = self.psi if psi is None else psi
+        return psi @ np.asarray(mu, dtype=np.float64).reshape(self.n_classes, self.p).T
+
+    def varphi(self, mu: np.ndarray) -> np.ndarray:
+        """varphi(mu, x_i) of eq. (2.6) for every training instance, shape (n,)."""
+        return max_subset_value(self.scores(mu))[0]
+
+    def objective(self, mu: np.ndarray) -> float:
+        """The objective of (2.2) or (2.5) at mu (equal to R* at a solution)."""
+        mu = np.asarray(mu, dtype=np.float64)
+        phi = self.varphi(mu)
+        agg = phi.mean() if self.fixed_marginals else phi.max()
+        return float(1.0 - self.tau @ mu + self.lam @ np.abs(mu) + agg)
+
+    # ------------------------------------------------------------------ reporting
+    def describe(self) -> str:
+        size = self.full_lp_size()
+        kind = "fixed-marginals problem (2.5)" if self.fixed_marginals else "MRC LP (4)"
+        lines = [
+            f"{kind}: {self.name}",
+            f"  instances n          {self.n}",
+            f"  classes |Y|          {self.n_classes}",
+            f"  psi dimension p      {self.p}",
+            f"  features m = |Y| p   {self.m}",
+            f"  label subsets        2^{self.n_classes} - 1 = {self.n_subsets}",
+            f"  full LP rows         {size['rows']}  (n (2^|Y| - 1))",
+            f"  full LP columns      {size['cols']}  (2m + {'n' if self.fixed_marginals else '1'})",
+            f"  full LP nonzeros     {size['nnz']}",
+            f"  tau range            [{self.tau.min():.4g}, {self.tau.max():.4g}]",
+            f"  lambda range         [{self.lam.min():.4g}, {self.lam.max():.4g}]",
+        ]
+        return "\n".join(lines)
+
+    def summary(self) -> str:
+        size = self.full_lp_size()
+        kind = "MRC fixed-marginals LP (2.5)" if self.fixed_marginals else "MRC LP (4)"
+        return (
+            f"{kind}: n={self.n}, |Y|={self.n_classes}, m={self.m}; full LP "
+            f"{size['rows']} rows x {size['cols']} columns, {size['nnz']} nonzeros"
+        )
+
+
+def max_subset_value(V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """varphi for each row of scores V (n, |Y|): max over non-empty C of (sum_C v - 1)/|C|.
+
+    The greedy argument of Alg. 2 (and thesis Sec. 3.5.2): for each subset size s the best subset
+    holds the s largest scores, so sorting each row once (O(|Y| log |Y|)) and scanning the prefix
+    averages gives the maximum. Vectorized over instances. Ties prefer the larger subset, as in
+    line 7 of Alg. 2.
+
+    Returns
+    -------
+    value : ndarray, shape (n,)
+    masks : ndarray of bool, shape (n, |Y|)
+        The maximizing subset of each row.
+    """
+    V = np.asarray(V, dtype=np.float64)
+    n, K = V.shape
+    order = np.argsort(-V, axis=1, kind="stable")
+    sorted_v = np.take_along_axis(V, order, axis=1)
+    prefix = (np.cumsum(sorted_v, axis=1) - 1.0) / np.arange(1, K + 1)
+    # last index attaining the maximum = largest maximizing subset
+    best = K - 1 - np.argmax(prefix[:, ::-1], axis=1)
+    value = prefix[np.arange(n), best]
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.arange(K)[None, :].repeat(n, axis=0), axis=1)
+    masks = ranks <= best[:, None]
+    return value, masks
+
+
+def all_subset_masks(n_classes: int) -> np.ndarray:
+    """All 2^|Y| - 1 non-empty subsets as boolean rows (bit j of the row index + 1 is label j)."""
+    if n_classes > MAX_ENUMERATED_CLASSES:
+        raise SpecError(
+            f"the full MRC LP has 2^{n_classes} - 1 = {2**n_classes - 1} rows per instance; "
+            f"enumerating them is refused above {MAX_ENUMERATED_CLASSES} classes. Use "
+            "method='ccg', which generates only the rows it needs."
+        )
+    codes = np.arange(1, 2**n_classes, dtype=np.int64)
+    return ((codes[:, None] >> np.arange(n_classes)) & 1).astype(bool)
+
+
+def subset_codes(masks: np.ndarray) -> np.ndarray:
+    """Integer code sum_j 2^j [j in C] of each subset row (|Y| <= 62)."""
+    masks = np.asarray(masks, dtype=bool)
+    K = masks.shape[1]
+    if K > MAX_CODED_CLASSES:
+        raise SpecError(f"label subsets are coded in 64 bits: at most {MAX_CODED_CLASSES} classes.")
+    return masks.astype(np.int64) @ (np.int64(1) << np.arange(K, dtype=np.int64))
+
+
+def subset_rows(
+    psi: np.ndarray, instances: np.ndarray, masks: np.ndarray
+) -> tuple[sp.csr_matrix, np.ndarray]:
+    """Rows of F and b of eq. (5) for (instance, subset) pairs.
+
+    Row r has sum_{y in C_r} Phi(x_{i_r}, y)^T / |C_r| (block y holds psi(x_{i_r}) / |C_r|) and
+    b_r = 1/|C_r| - 1.
+
+    Parameters
+    ----------
+    psi : ndarray, shape (n, p)
+    instances : ndarray of int, shape (R,)
+    masks : ndarray of bool, shape (R, |Y|)
+
+    Returns
+    -------
+    F : csr_matrix, shape (R, |Y| p)
+    b : ndarray, shape (R,)
+    """
+    instances = np.asarray(instances, dtype=np.int64)
+    masks = np.asarray(masks, dtype=bool)
+    R, K = masks.shape
+    p = psi.shape[1]
+    size = masks.sum(axis=1)
+    if R and size.min() < 1:
+        raise SpecError("label subsets must be non-empty.")
+    r_idx, y_idx = np.nonzero(masks)  # row-major: rows in order, labels ascending
+    cols = (y_idx[:, None] * p + np.arange(p)[None, :]).ravel()
+    data = (psi[instances[r_idx]] / size[r_idx, None]).ravel()
+    indptr = np.zeros(R + 1, dtype=np.int64)
+    np.cumsum(size * p, out=indptr[1:])
+    F = sp.csr_matrix((data, cols, indptr), shape=(R, K * p))
+    F.eliminate_zeros()
+    return F, 1.0 / size - 1.0

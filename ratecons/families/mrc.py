@@ -1,0 +1,287 @@
+"""The minimax-risk family: ``rc.Problem(minimize=rc.minimax_risk(U))``.
+
+Methods (``problem.solve(method=...)``):
+
+- ``"lp"``: the full LP (4) (or (2.5)) on HiGHS, simplex or interior point, primal or dual (6);
+- ``"ccg"``: constraint and column generation (Alg. 1 of Bondugula et al.), LP (4) only;
+- ``"subgradient"``: the subgradient methods of the thesis (chapter 3), when
+  :mod:`ratecons.solvers.subgradient` is installed;
+- ``"cvxpy"``: the reference, written from the definitions (2.2) / (2.5).
+
+``auto`` picks CCG when the full LP would be large (rows = n (2^|Y| - 1)).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+import numpy as np
+
+from .. import settings
+from ..canonical.mrc import MAX_ENUMERATED_CLASSES, MRCForm, max_subset_value
+from ..data import Dataset, Subset
+from ..dispatch import Family, MethodSpec, register_family
+from ..errors import DataError, SpecError
+from ..lowering.mrc_cvxpy import solve_mrc_cvxpy
+from ..moments import MinimaxRisk, MomentSet
+from ..result import Result
+from ..solution import Solution
+from ..solvers.ccg import CCG
+from ..solvers.mrc_lp import solve_mrc_lp
+
+__all__ = ["MRCFamily", "MRCResult", "MRCScorer"]
+
+#: the full LP is "large" (auto -> CCG) above this many rows or nonzeros
+LARGE_LP_ROWS = 20_000
+LARGE_LP_NNZ = 2_000_000
+
+
+class MRCScorer:
+    """The MRC rule from mu: scores Phi(x, y)^T mu, argmax and the randomized rule h(y|x).
+
+    ``phi_train`` is varphi(mu) of (2.3) (a number) for the general MRC, or None for fixed
+    marginals, where varphi(mu, x) of (2.6) is evaluated at each x.
+    """
+
+    def __init__(self, U: MomentSet, mu: np.ndarray, phi_train: float | None) -> None:
+        self.U = U
+        self.mu = np.asarray(mu, dtype=np.float64)
+        self.coef = self.mu.reshape(U.n_classes, U.p)
+        self.phi_train = phi_train
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Phi(x, y)^T mu for every row of X and label code y: shape (n, n_classes)."""
+        return self.U.transform(X) @ self.coef.T
+
+    def proba(self, X: Any) -> np.ndarray:
+        """h(y|x) of the papers, shape (n, n_classes); rows sum to 1.
+
+        Fixed marginals (Theorem 2.2.1): h(y|x) = (Phi(x,y)^T mu - varphi(mu, x))_+, which sums
+        to 1. General MRC (Theorem 2.1.1): any h >= Phi(x,y)^T mu - varphi(mu) is minimax; we
+        take the positive parts and spread the remaining mass uniformly (rescaling instead when a
+        new x makes them exceed 1).
+        """
+        V = self.decision_function(X)
+        phi = max_subset_value(V)[0] if self.phi_train is None else self.phi_train
+        H = np.maximum(V - np.reshape(phi, (-1, 1)), 0.0)
+        total = H.sum(axis=1, keepdims=True)
+        K = V.shape[1]
+        over = total[:, 0] > 1.0
+        H[over] /= total[over]
+        H[~over] += (1.0 - total[~over]) / K
+        return H
+
+    def predict(self, X: Any, randomized: bool = False, seed: int | None = None) -> np.ndarray:
+        """Labels (as in the training data): argmax of the scores, or drawn from h(y|x)."""
+        if not randomized:
+            codes = np.argmax(self.decision_function(X), axis=1)
+        else:
+            H = self.proba(X)
+            rng = np.random.default_rng(seed)
+            u = rng.random(H.shape[0])[:, None]
+            codes = np.minimum((np.cumsum(H, axis=1) < u).sum(axis=1), H.shape[1] - 1)
+        return self.U.classes[codes]
+
+
+class MRCResult(Result):
+    """A solved MRC: ``mu``, ``objective`` = R* (worst-case 0-1 error), predictions, errors."""
+
+    @property
+    def mu(self) -> np.ndarray:
+        """Coefficients mu, laid out so that ``mu.reshape(n_classes, p)[y] @ psi(x)`` is
+        Phi(x, y)^T mu."""
+        return self._require_model().mu
+
+    def proba(self, X: Any) -> np.ndarray:
+        """The randomized rule h(y|x) (columns in the order of ``classes``)."""
+        return self._require_model().proba(X)
+
+    @property
+    def classes(self) -> np.ndarray:
+        return self._require_model().U.classes
+
+    def error(self, data: Dataset | Subset, randomized: bool = False) -> float:
+        """0-1 error on labelled data: of the argmax rule, or the expected error of h(y|x)."""
+        if isinstance(data, Subset):
+            data = data.data.take(data.index)
+        if not isinstance(data, Dataset):
+            raise DataError(f"error() needs a labelled rc.Dataset; got {type(data).__name__}.")
+        labels = data.require_labels("MRCResult.error")
+        scorer = self._require_model()
+        if randomized:
+            codes = scorer.U.codes(labels)
+            H = scorer.proba(data.X)
+            return float(1.0 - H[np.arange(codes.size), codes].mean())
+        return float(np.mean(scorer.predict(data.X) != labels))
+
+    def _json_extras(self) -> dict[str, Any]:
+        return {"mu": self.mu} if self.has_model else {}
+
+
+def _form_of(problem: Any) -> MRCForm:
+    return problem.canonical()
+
+
+def _result(problem: Any, method: str, solution: Solution) -> MRCResult:
+    U = problem.objective.U
+    scorer = None
+    if "mu" in solution.primal and solution.status in settings.SOLVED_STATUSES:
+        mu = solution.primal["mu"]
+        phi_train = None
+        if not problem.objective.fixed_marginals:
+            phi_train = float(problem.canonical().varphi(mu).max())
+        scorer = MRCScorer(U, mu, phi_train)
+    return MRCResult(problem, method, solution, scorer=scorer)
+
+
+def _run_lp(
+    problem: Any, form: MRCForm, *, seed: int | None = None, callback: Any = None,
+    solver: str = "simplex", formulation: str = "primal", time_limit: float | None = None,
+) -> MRCResult:
+    return _result(problem, "lp", solve_mrc_lp(form, solver=solver, formulation=formulation,
+                                                time_limit=time_limit))
+
+
+def _run_ccg(
+    problem: Any, form: MRCForm, *, seed: int | None = None, callback: Any = None,
+    eps1: float = 0.0, eps2: float = 0.0, n_max: int = 400, m_max: int = 400,
+    k_max: int = 1000, features: str = "all", remove_slack: bool = True,
+    init_full_classes: int = 8, solver: str = "simplex", time_limit: float | None = None,
+) -> MRCResult:
+    ccg = CCG(form, eps1=eps1, eps2=eps2, n_max=n_max, m_max=m_max, k_max=k_max,
+              features=features, remove_slack=remove_slack,
+              init_full_classes=init_full_classes, solver=solver, time_limit=time_limit,
+              callback=callback)
+    result = _result(problem, "ccg", ccg.run())
+    result.ccg = ccg
+    return result
+
+
+def _run_cvxpy(
+    problem: Any, form: MRCForm, *, seed: int | None = None, callback: Any = None,
+    solver: str = "CLARABEL",
+) -> MRCResult:
+    return _result(problem, "cvxpy", solve_mrc_cvxpy(form, solver=solver))
+
+
+def _run_subgradient(
+    problem: Any, form: MRCForm, *, seed: int | None = None, callback: Any = None,
+    method: str | None = None, step: str | None = None, step_params: dict | None = None,
+    iterate: str | None = None, max_iterations: int | None = None, tol: float | None = None,
+    improvement_tol: float | None = None, check_every: int | None = None,
+    batch_size: int | None = None, sampling: str | None = None, mu0: Any = None,
+) -> MRCResult:
+    from ..solvers import subgradient
+
+    given = {k: v for k, v in {
+        "step": step, "step_params": step_params, "iterate": iterate,
+        "max_iterations": max_iterations, "tol": tol, "improvement_tol": improvement_tol,
+        "check_every": check_every, "mu0": mu0,
+    }.items() if v is not None}
+    args = (form.psi, form.n_classes, form.y, form.tau, form.lam)
+    if form.fixed_marginals:
+        extra = {k: v for k, v in {"method": method, "batch_size": batch_size,
+                                    "sampling": sampling}.items() if v is not None}
+        sol = subgradient.fixed_marginals_subgradient(*args, seed=seed, callback=callback,
+                                                      **given, **extra)
+    else:
+        if method not in (None, "constrained") or batch_size is not None or sampling is not None:
+            raise SpecError(
+                "the general MRC (2.2) is solved by the constrained subgradient method only; "
+                "method, batch_size and sampling apply to fixed_marginals=True."
+            )
+        sol = subgradient.constrained_subgradient(*args, callback=callback, **given)
+    return _result(problem, "subgradient", sol)
+
+
+def _subgradient_available() -> bool:
+    return importlib.util.find_spec("ratecons.solvers.subgradient") is not None
+
+
+class MRCFamily(Family):
+    """Minimax risk classifiers with the 0-1 loss (LP (4), fixed marginals (2.5))."""
+
+    name = "minimax risk"
+    objective_types = (MinimaxRisk,)
+    reference_method = "cvxpy"
+
+    def validate(self, problem: Any) -> None:
+        if problem.sense != "minimize":
+            raise SpecError("the minimax risk is minimized: use rc.Problem(minimize=...).")
+        if problem.constraints:
+            raise SpecError(
+                "minimax_risk problems take no subject_to constraints; the uncertainty set "
+                "(rc.MomentSet) holds the expectation constraints."
+            )
+
+    def compile(self, problem: Any) -> MRCForm:
+        obj: MinimaxRisk = problem.objective
+        U = obj.U
+        return MRCForm(psi=U.psi, n_classes=U.n_classes, y=U.y, tau=U.tau, lam=U.lam,
+                       fixed_marginals=obj.fixed_marginals, classes=U.classes,
+                       name=f"mrc_{U.data_name}")
+
+    def methods(self) -> dict[str, MethodSpec]:
+        out = {
+            "lp": MethodSpec("lp", _run_lp, "full LP (4)/(2.5) on HiGHS (simplex or IPM)"),
+            "ccg": MethodSpec("ccg", _run_ccg, "constraint and column generation (Alg. 1)"),
+            "cvxpy": MethodSpec("cvxpy", _run_cvxpy, "CVXPY reference from (2.2)/(2.5)",
+                                is_reference=True),
+        }
+        if _subgradient_available():
+            out["subgradient"] = MethodSpec(
+                "subgradient", _run_subgradient, "subgradient methods (thesis, ch. 3)")
+        return out
+
+    def choose(self, problem: Any, form: MRCForm) -> tuple[str, list[str]]:
+        size = form.full_lp_size()
+        counts = (f"the full LP has {size['rows']} rows (n (2^|Y| - 1) = {form.n} x "
+                  f"{form.n_subsets}), {size['cols']} columns and {size['nnz']} nonzeros")
+        if form.fixed_marginals:
+            if form.n_classes > MAX_ENUMERATED_CLASSES:
+                if _subgradient_available():
+                    return "subgradient", [counts, "too many label subsets to enumerate; CCG "
+                                           "handles LP (4) only, so the subgradient method"]
+                raise SpecError(f"{counts}: too large for 'lp'; use fixed_marginals=False "
+                                "and method='ccg'.")
+            return "lp", [counts, "fixed marginals (2.5): CCG handles LP (4) only"]
+        if size["rows"] > LARGE_LP_ROWS or size["nnz"] > LARGE_LP_NNZ:
+            return "ccg", [counts, f"that is large (> {LARGE_LP_ROWS} rows or > {LARGE_LP_NNZ} "
+                           "nonzeros): CCG touches only the rows and columns that matter"]
+        return "lp", [counts, "that is small enough to solve whole with HiGHS"]
+
+    def compare(self, problem: Any, result: Result, reference: Result) -> dict[str, Any]:
+        form = _form_of(problem)
+        rows: dict[str, Any] = {"objective": (result.objective, reference.objective)}
+        if np.isfinite(result.objective) and np.isfinite(reference.objective):
+            rows["objective_rel_gap"] = abs(result.objective - reference.objective) / max(
+                1.0, abs(reference.objective))
+        else:
+            rows["objective_rel_gap"] = None
+        if result.has_model and reference.has_model:
+            a, b = result.mu, reference.mu
+            rows["objective_at_mu"] = (form.objective(a), form.objective(b))
+            rows["max_violation"] = (result.certificate.max_violation or 0.0,
+                                     reference.certificate.max_violation or 0.0)
+            rows["solution_distance"] = float(np.linalg.norm(a - b))
+            train_agree = np.mean(
+                np.argmax(form.scores(a), axis=1) == np.argmax(form.scores(b), axis=1))
+            rows["train_prediction_agreement"] = float(train_agree)
+        return rows
+
+    def to_matrix_lp(self, problem: Any) -> Any:
+        """The full LP (4) / (2.5) with named rows and columns (for MPS export)."""
+        from ..lowering.mrc_matrix import mrc_primal_lp
+
+        return mrc_primal_lp(_form_of(problem))
+
+    def restricted_model(self, problem: Any, **options: Any) -> Any:
+        """Run CCG with ``options`` and return its final restricted HiGHS model, named."""
+        ccg = CCG(_form_of(problem), **options)
+        ccg.run()
+        ccg.model.set_names(*ccg.names())
+        return ccg.model
+
+
+register_family(MRCFamily())

@@ -1,0 +1,211 @@
+"""Moment uncertainty sets of minimax risk classifiers and the minimax-risk objective.
+
+The uncertainty set (Bondugula et al., eq. 2; thesis eq. 2.1) is
+
+    U = { p : |E_p Phi(x, y) - tau| <= lambda }
+
+with Phi(x, y) = e_y kron psi(x), the mean vector tau = (1/n) sum_i Phi(x_i, y_i) and the
+confidence vector (thesis, definition after eq. 2.1, scaled by lambda0)
+
+    lambda_j = lambda0 * sqrt( sum_i (Phi_j(x_i, y_i) - tau_j)^2 ) / n,
+
+that is lambda0 times the population standard deviation of component j over sqrt(n). The default
+lambda0 = 0.3. With ``fixed_marginals=True`` the set also fixes the instances' marginal to the
+empirical one (thesis eq. 2.4).
+
+>>> U = rc.MomentSet(train, features=rc.features.RandomFourier(200), lambda0=0.3)
+>>> result = rc.Problem(minimize=rc.minimax_risk(U)).solve()
+>>> result.objective          # R*, the worst-case 0-1 error over U
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .data import Dataset, Subset
+from .errors import DataError, LabelError, SpecError, parameter_error
+from .features import FittedFeatures, as_feature_map
+
+__all__ = ["MinimaxRisk", "MomentSet", "minimax_risk"]
+
+
+class MomentSet:
+    """The moment uncertainty set U of eq. (2) built from labelled training data.
+
+    Parameters
+    ----------
+    data : Dataset or Subset
+        Labelled training data (binary or multiclass integer codes).
+    features : "linear", a :mod:`ratecons.features` map, or a callable
+        psi; Phi(x, y) = e_y kron psi(x).
+    lambda0 : float, default 0.3
+        Scale of the confidence vector lambda (see the module docstring).
+    standardize : bool, default True
+        Z-score the inputs (training mean and deviation) before psi.
+    tau, lambda_ : array of shape (n_classes * p,), optional
+        User-given estimates replacing the sample ones.
+
+    Attributes
+    ----------
+    classes : ndarray
+        Label values; class code c (0..n_classes-1) stands for ``classes[c]``.
+    y : ndarray of int
+        Training labels as codes 0..n_classes-1.
+    psi : ndarray, shape (n, p)
+        psi of the training instances (intercept column included when the map has one).
+    tau, lam : ndarray, shape (n_classes * p,)
+        Mean and confidence vectors, laid out so that ``mu.reshape(n_classes, p)[y] @ psi(x)``
+        equals Phi(x, y)^T mu.
+    """
+
+    def __init__(
+        self,
+        data: Dataset | Subset,
+        features: Any = "linear",
+        lambda0: float = 0.3,
+        standardize: bool = True,
+        tau: Any = None,
+        lambda_: Any = None,
+    ) -> None:
+        if isinstance(data, Subset):
+            data = data.data.take(data.index, name=data.name)
+        if not isinstance(data, Dataset):
+            raise SpecError(
+                f"MomentSet is built from a labelled rc.Dataset; got {type(data).__name__}."
+            )
+        labels = data.require_labels("MomentSet")
+        if not (isinstance(lambda0, (int, float, np.floating, np.integer))
+                and np.isfinite(lambda0) and lambda0 >= 0):
+            raise parameter_error("lambda0", "MomentSet", "a finite float >= 0", lambda0)
+        if data.n < 2:
+            raise DataError(f"MomentSet needs at least 2 training examples; got {data.n}.")
+        self.data_name = data.name
+        self.lambda0 = float(lambda0)
+        if data.is_binary:
+            self.classes = np.array([0, 1])
+        else:
+            self.classes = np.unique(labels)
+        if self.classes.size < 2:
+            raise LabelError(
+                f"MomentSet needs at least 2 classes; dataset {data.name!r} has only "
+                f"{self.classes.tolist()}."
+            )
+        self.y = np.searchsorted(self.classes, labels).astype(np.int64)
+        self.features = FittedFeatures(as_feature_map(features), data.X, standardize)
+        self.psi = self.features.train_psi
+        n, p = self.psi.shape
+        K = self.n_classes
+        counts = np.bincount(self.y, minlength=K)
+        sums = np.zeros((K, p))
+        np.add.at(sums, self.y, self.psi)
+        tau_blocks = sums / n
+        # sum_i (Phi_j(x_i, y_i) - tau_j)^2 for j in block c: examples of class c contribute
+        # (psi_ik - tau_j)^2, the others (0 - tau_j)^2.
+        sq = np.zeros((K, p))
+        np.add.at(sq, self.y, (self.psi - tau_blocks[self.y]) ** 2)
+        sq += (n - counts)[:, None] * tau_blocks**2
+        self.sample_tau = tau_blocks.ravel()
+        self.sample_lam = self.lambda0 * np.sqrt(sq).ravel() / n
+        self.tau = self._user_vector(tau, "tau", self.sample_tau)
+        self.lam = self._user_vector(lambda_, "lambda_", self.sample_lam)
+        if np.any(self.lam < 0):
+            raise parameter_error("lambda_", "MomentSet", "a vector with entries >= 0",
+                                  "negative entries")
+
+    def _user_vector(self, value: Any, name: str, default: np.ndarray) -> np.ndarray:
+        if value is None:
+            return default
+        arr = np.asarray(value, dtype=np.float64)
+        if arr.shape != default.shape:
+            raise DataError(
+                f"MomentSet: {name} must have shape {default.shape} (n_classes * p = "
+                f"{self.n_classes} * {self.p}); got {arr.shape}."
+            )
+        if not np.all(np.isfinite(arr)):
+            raise DataError(f"MomentSet: {name} has NaN or infinite entries.")
+        return arr
+
+    @property
+    def n(self) -> int:
+        return int(self.psi.shape[0])
+
+    @property
+    def p(self) -> int:
+        return int(self.psi.shape[1])
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.classes.size)
+
+    @property
+    def m(self) -> int:
+        """Length of Phi(x, y) and mu: n_classes * p."""
+        return self.n_classes * self.p
+
+    def transform(self, X: Any) -> np.ndarray:
+        """psi of new inputs (the training z-scoring and random weights)."""
+        if isinstance(X, (Dataset, Subset)):
+            X = X.X
+        return self.features(X)
+
+    def codes(self, labels: Any) -> np.ndarray:
+        """Class codes 0..n_classes-1 of label values; unknown labels are an error."""
+        labels = np.asarray(labels)
+        codes = np.searchsorted(self.classes, labels)
+        codes = np.clip(codes, 0, self.n_classes - 1)
+        bad = self.classes[codes] != labels
+        if np.any(bad):
+            raise LabelError(
+                f"labels {np.unique(labels[bad])[:5].tolist()} were not among the training "
+                f"classes {self.classes.tolist()[:10]}."
+            )
+        return codes.astype(np.int64)
+
+    def describe(self) -> str:
+        return (
+            f"MomentSet on {self.data_name!r}: n={self.n}, {self.n_classes} classes, psi: "
+            f"{self.features.describe()}, m={self.m}, lambda0={self.lambda0}"
+        )
+
+    def __repr__(self) -> str:
+        return f"MomentSet({self.data_name!r}, n={self.n}, classes={self.n_classes}, m={self.m})"
+
+
+class MinimaxRisk:
+    """Objective: the worst-case expected loss over a :class:`MomentSet` (to minimize)."""
+
+    def __init__(self, U: MomentSet, loss: str, fixed_marginals: bool) -> None:
+        self.U = U
+        self.loss = loss
+        self.fixed_marginals = fixed_marginals
+
+    def describe(self) -> str:
+        kind = "fixed marginals (2.5)" if self.fixed_marginals else "general (2.2), LP (4)"
+        return f"minimax {self.loss} risk over {self.U.describe()}; {kind}"
+
+    def __repr__(self) -> str:
+        return (f"minimax_risk({self.U!r}, loss={self.loss!r}, "
+                f"fixed_marginals={self.fixed_marginals})")
+
+
+def minimax_risk(U: MomentSet, loss: str = "0-1", fixed_marginals: bool = False) -> MinimaxRisk:
+    """The minimax risk R* = min_h max_{p in U} E_p loss(h, (x, y)) (eq. 1), as an objective.
+
+    Parameters
+    ----------
+    U : MomentSet
+    loss : {"0-1"}
+        Only the 0-1 loss, whose learning problem is the LP (4).
+    fixed_marginals : bool, default False
+        Use the set V of thesis eq. (2.4) (instance marginal fixed to the empirical one), whose
+        learning problem is (2.5).
+    """
+    if not isinstance(U, MomentSet):
+        raise parameter_error("U", "minimax_risk", "an rc.MomentSet", type(U).__name__)
+    if loss != "0-1":
+        raise parameter_error("loss", "minimax_risk", "'0-1'", loss)
+    if not isinstance(fixed_marginals, (bool, np.bool_)):
+        raise parameter_error("fixed_marginals", "minimax_risk", "a bool", fixed_marginals)
+    return MinimaxRisk(U, loss, bool(fixed_marginals))

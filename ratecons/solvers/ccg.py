@@ -1,0 +1,445 @@
+"""Constraint and column generation (CCG) for the MRC LP (4): Alg. 1 of Bondugula et al.
+
+The LP (4) has n (2^|Y| - 1) rows and 2m + 1 columns, but few rows are active at the solution
+and, with L1 sparsity, few columns. Alg. 1 solves restricted LPs P_{I,J} (eq. 7) over row set I
+and feature set J and grows them:
+
+- CONSTR: for every instance the most violated subset, by the greedy sort of Alg. 2
+  (:func:`ratecons.canonical.mrc.max_subset_value`, vectorized over instances); the n_max most
+  violated instances whose violation F_i (mu1 - mu2) - nu - b_i is at least epsilon_1 get a row.
+  When all features are in the LP (FEAT disabled, Sec. III-B), rows with positive slack are
+  removed (they have zero multipliers, so R^k stays optimal and Theorem 1's R^k <= R^{k+1}
+  holds).
+- FEAT (Sec. III-C, ``features="generate"``): the reduced costs of the absent columns mu1_j,
+  mu2_j under the current multipliers alpha; without the positivity row the violation is
+  |F_{I,j}^T alpha - tau_j| - lambda_j. The m_max most violated features with violation at least
+  epsilon_2 are added; nothing is removed.
+- Initialization (Sec. III-E, eq. 13): rows of the |Y| class centroids psi_bar_c = tau^c / p_c
+  for all label subsets (|Y| <= ``init_full_classes``), or for the singletons and the full set
+  plus the row "objective >= 0" that keeps the LP bounded when |Y| is larger. With FEAT, the
+  initial features are the support of the solution of that small LP over all features.
+- Warm starts: one HiGHS model lives across iterations; rows and columns are deleted/added in
+  place and the dual simplex hot-starts from the previous basis (no rebuild).
+
+Theorem 1: with epsilon_hat_1 the largest primal violation at iteration k,
+R* - epsilon_hat_1 <= R^k <= R* (when all features are in the LP).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from .. import settings
+from ..canonical.mrc import (
+    MRCForm,
+    all_subset_masks,
+    max_subset_value,
+    subset_codes,
+    subset_rows,
+)
+from ..errors import ConvergenceWarning, SpecError, parameter_error
+from ..lowering.highs import HighsLP, LPResult
+from ..lowering.mrc_matrix import objective_row
+from ..lowering.to_matrix import MatrixLP
+from ..solution import Certificate, Solution
+
+__all__ = ["CCG", "greedy_subsets", "solve_mrc_ccg"]
+
+log = logging.getLogger(__name__)
+
+
+def greedy_subsets(form: MRCForm, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Alg. 2 for every training instance: (varphi(mu, x_i), maximizing subset mask)."""
+    return max_subset_value(form.scores(mu))
+
+
+@dataclass
+class _Rows:
+    """Bookkeeping of the constraint rows in the live model (after the optional positivity
+    row, which is always row 0 when present)."""
+
+    inst: np.ndarray  # instance index; -1 - c for the centroid of class c
+    masks: np.ndarray  # (R, |Y|) bool
+    keys: np.ndarray  # int64 (instance, subset) keys of training rows, -1 for centroids
+    offset: int = 0  # 1 when the positivity row is row 0
+
+
+@dataclass
+class CCG:
+    """Alg. 1 on one :class:`MRCForm` (LP (4) only). Call :meth:`run`; afterwards ``model`` is
+    the live restricted HiGHS model (for MPS export) and ``history`` the per-iteration record.
+
+    Parameters
+    ----------
+    form : MRCForm
+    eps1, eps2 : float
+        Thresholds epsilon_1 (primal rows) and epsilon_2 (dual rows = features).
+    n_max, m_max : int
+        Rows and features added per iteration at most.
+    k_max : int
+        Maximum number of iterations.
+    features : {"all", "generate"}
+        Keep every feature (FEAT disabled; rows with slack are removed) or generate columns.
+    remove_slack : bool
+        Remove rows with positive slack (only with ``features="all"``, as the paper allows).
+    init_full_classes : int
+        Largest |Y| whose centroid rows cover all label subsets.
+    solver : {"simplex", "ipm"}
+        HiGHS algorithm for the restricted LPs (only simplex hot-starts).
+    time_limit : float, optional
+        Wall-clock limit in seconds for the whole run.
+    tol : float
+        Violations below ``max(eps, tol)`` count as satisfied (HiGHS works to 1e-7).
+    callback : callable, optional
+        Receives each iteration's history record.
+    """
+
+    form: MRCForm
+    eps1: float = 0.0
+    eps2: float = 0.0
+    n_max: int = 400
+    m_max: int = 400
+    k_max: int = 1000
+    features: str = "all"
+    remove_slack: bool = True
+    init_full_classes: int = 8
+    solver: str = "simplex"
+    time_limit: float | None = None
+    tol: float = 1e-8
+    callback: Callable[[dict[str, Any]], None] | None = None
+    history: list[dict[str, Any]] = field(default_factory=list)
+    model: HighsLP | None = None
+
+    def __post_init__(self) -> None:
+        f = self.form
+        if f.fixed_marginals:
+            raise SpecError(
+                "CCG solves the MRC LP (4); the fixed-marginals problem (2.5) is solved by "
+                "method='lp', 'subgradient' or 'cvxpy'."
+            )
+        for name in ("eps1", "eps2", "tol"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and np.isfinite(v) and v >= 0):
+                raise parameter_error(name, "ccg", "a finite float >= 0", v)
+        for name in ("n_max", "m_max", "k_max", "init_full_classes"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, np.integer)) or v < 1:
+                raise parameter_error(name, "ccg", "an int >= 1", v)
+        if self.features not in ("all", "generate"):
+            raise parameter_error("features", "ccg", "'all' or 'generate'", self.features)
+        if self.solver not in ("simplex", "ipm"):
+            raise parameter_error("solver", "ccg", "'simplex' or 'ipm'", self.solver)
+        if f.n_classes + int(np.ceil(np.log2(f.n + 1))) > 62:
+            raise SpecError(
+                f"CCG codes (instance, subset) pairs in 64 bits: n={f.n} with {f.n_classes} "
+                "classes does not fit."
+            )
+        self._c = objective_row(f)  # [-(tau - lam), tau + lam, 1]
+
+    # ------------------------------------------------------------------ rows and columns
+    def _row_psi(self, inst: np.ndarray) -> np.ndarray:
+        out = np.empty((inst.size, self.form.p))
+        train = inst >= 0
+        out[train] = self.form.psi[inst[train]]
+        out[~train] = self._centroids[-1 - inst[~train]]
+        return out
+
+    def _row_block(self, inst: np.ndarray, masks: np.ndarray) -> sp.csr_matrix:
+        """Entries of rows (inst, masks) on the live columns (mu1_J, mu2_J, nu)."""
+        F, _ = subset_rows(self._row_psi(inst), np.arange(inst.size), masks)
+        F = F.tocsc()[:, np.maximum(self._col_feat, 0)]
+        F = F @ sp.diags(self._col_sign.astype(np.float64))  # nu column: sign 0 -> empty
+        nu = sp.csr_matrix((-np.ones(inst.size), (np.arange(inst.size),
+                            np.full(inst.size, self._nu_col))), shape=F.shape)
+        out = (F + nu).tocsr()
+        out.eliminate_zeros()
+        return out
+
+    def _col_block(self, feats: np.ndarray) -> tuple[sp.csc_matrix, np.ndarray]:
+        """Entries and costs of the columns mu1_j, mu2_j for features ``feats`` on the live rows."""
+        f = self.form
+        rows = self._rows
+        y, k = np.divmod(feats, f.p)
+        size = rows.masks.sum(axis=1)
+        psi_rows = self._row_psi(rows.inst)
+        D = (rows.masks[:, y] / size[:, None]) * psi_rows[:, k]  # (R, J_new): F_{I, j}
+        cost1, cost2 = self._c[feats], self._c[f.m + feats]
+        block = np.hstack([D, -D])
+        cost = np.concatenate([cost1, cost2])
+        if rows.offset:
+            block = np.vstack([cost[None, :], block])  # positivity row: c^T x >= 0
+        return sp.csc_matrix(block), cost
+
+    def _initial(self) -> None:
+        f = self.form
+        K = f.n_classes
+        counts = np.bincount(f.y, minlength=K)
+        present = np.flatnonzero(counts)
+        taus = f.tau.reshape(K, f.p)
+        self._centroids = taus / np.maximum(counts, 1)[:, None] * f.n  # eq. (13)
+        if K <= self.init_full_classes:
+            subsets = all_subset_masks(K)
+            positivity = False
+        else:
+            subsets = np.vstack([np.eye(K, dtype=bool), np.ones((1, K), dtype=bool)])
+            positivity = True
+        inst = np.repeat(-1 - present, subsets.shape[0])
+        masks = np.tile(subsets, (present.size, 1))
+        self._rows = _Rows(inst, masks, np.full(inst.size, -1, dtype=np.int64),
+                           offset=int(positivity))
+        if self.features == "all":
+            feats = np.arange(f.m)
+        else:
+            feats = self._initial_features(inst, masks, positivity)
+        self._col_feat = np.concatenate([feats, feats, [-1]])
+        self._col_sign = np.concatenate([np.ones(feats.size), -np.ones(feats.size), [0.0]])
+        self._nu_col = 2 * feats.size
+        self._in_J = np.zeros(f.m, dtype=bool)
+        self._in_J[feats] = True
+        self.model = HighsLP(self._lp(inst, masks, positivity), solver=self.solver)
+
+    def _lp(self, inst: np.ndarray, masks: np.ndarray, positivity: bool) -> MatrixLP:
+        A = self._row_block(inst, masks)
+        b = 1.0 / masks.sum(axis=1) - 1.0
+        cost = self._live_cost()
+        lower, upper = np.full(b.size, -np.inf), b
+        if positivity:
+            A = sp.vstack([sp.csr_matrix(cost[None, :]), A], format="csr")
+            lower, upper = np.concatenate([[0.0], lower]), np.concatenate([[np.inf], upper])
+        col_lower = np.where(self._col_sign == 0, -np.inf, 0.0)
+        return MatrixLP(cost, A, lower, upper, col_lower, np.full(cost.size, np.inf),
+                        name=self.form.name + "_restricted")
+
+    def _live_cost(self) -> np.ndarray:
+        idx = np.where(self._col_sign > 0, self._col_feat,
+                       np.where(self._col_sign < 0, self.form.m + self._col_feat, 2 * self.form.m))
+        return self._c[idx]
+
+    def _initial_features(self, inst: np.ndarray, masks: np.ndarray, positivity: bool):
+        """Support of the solution of the centroid LP over all features (plus intercepts)."""
+        f = self.form
+        feats = np.arange(f.m)
+        self._col_feat = np.concatenate([feats, feats, [-1]])
+        self._col_sign = np.concatenate([np.ones(f.m), -np.ones(f.m), [0.0]])
+        self._nu_col = 2 * f.m
+        res = HighsLP(self._lp(inst, masks, positivity), solver="simplex").solve()
+        mu = res.x[: f.m] - res.x[f.m: 2 * f.m]
+        support = np.flatnonzero(np.abs(mu) > 1e-12)
+        intercepts = np.arange(f.n_classes) * f.p
+        return np.union1d(support, intercepts)
+
+    # ------------------------------------------------------------------ the iteration
+    def _mu_nu(self, x: np.ndarray) -> tuple[np.ndarray, float]:
+        mu = np.zeros(self.form.m)
+        plus, minus = self._col_sign > 0, self._col_sign < 0
+        np.add.at(mu, self._col_feat[plus], x[plus])
+        np.subtract.at(mu, self._col_feat[minus], x[minus])
+        return mu, float(x[self._nu_col])
+
+    def _constr(self, mu: np.ndarray, nu: float):
+        """Most violated subset per instance (Alg. 2); the n_max most violated new rows."""
+        f = self.form
+        phi, masks = greedy_subsets(f, mu)
+        violation = 1.0 + phi - nu  # F_i mu - nu - b_i for the maximizing subset
+        worst = float(max(violation.max(), 0.0))
+        threshold = max(self.eps1, self.tol)
+        cand = np.flatnonzero(violation >= threshold)
+        if cand.size:
+            keys = (cand.astype(np.int64) << f.n_classes) | subset_codes(masks[cand])
+            fresh = ~np.isin(keys, self._rows.keys)
+            cand, keys = cand[fresh], keys[fresh]
+            top = np.argsort(-violation[cand], kind="stable")[: self.n_max]
+            cand, keys = cand[top], keys[top]
+        else:
+            keys = np.zeros(0, dtype=np.int64)
+        return cand, masks[cand], keys, worst
+
+    def _feat(self, res: LPResult):
+        """Reduced costs of absent columns; the m_max most violated features."""
+        f = self.form
+        rows = self._rows
+        y = res.row_dual  # min-convention: <= 0 on active "<= b" rows
+        beta = y[0] if rows.offset else 0.0  # positivity row (a ">= 0" row)
+        alpha = -y[rows.offset:]
+        active = np.flatnonzero(np.abs(alpha) > 0)
+        size = rows.masks[active].sum(axis=1)
+        W = rows.masks[active] * (alpha[active] / size)[:, None]
+        g = (W.T @ self._row_psi(rows.inst[active])).ravel()  # F_I^T alpha, length m
+        d1 = (1.0 - beta) * self._c[: f.m] + g  # reduced cost of mu1_j
+        d2 = (1.0 - beta) * self._c[f.m: 2 * f.m] - g  # reduced cost of mu2_j
+        violation = np.maximum(-np.minimum(d1, d2), 0.0)
+        outside = ~self._in_J
+        worst = float(violation[outside].max(initial=0.0))
+        cand = np.flatnonzero(outside & (violation >= max(self.eps2, self.tol)))
+        top = cand[np.argsort(-violation[cand], kind="stable")[: self.m_max]]
+        return np.sort(top), worst
+
+    def _remove_slack(self, res: LPResult) -> int:
+        rows = self._rows
+        off = rows.offset
+        b = 1.0 / rows.masks.sum(axis=1) - 1.0
+        slack = b - res.row_value[off:]
+        drop = np.flatnonzero((slack > 1e-7) & (rows.inst >= 0))
+        if drop.size:
+            self.model.delete_rows(drop + off)
+            keep = np.ones(rows.inst.size, dtype=bool)
+            keep[drop] = False
+            self._rows = _Rows(rows.inst[keep], rows.masks[keep], rows.keys[keep], off)
+        return int(drop.size)
+
+    def _add_cols(self, feats: np.ndarray) -> None:
+        if feats.size == 0:
+            return
+        block, cost = self._col_block(feats)
+        self.model.add_cols(cost, np.zeros(cost.size), np.full(cost.size, np.inf), block)
+        self._col_feat = np.concatenate([self._col_feat, feats, feats])
+        self._col_sign = np.concatenate([self._col_sign, np.ones(feats.size),
+                                         -np.ones(feats.size)])
+        self._in_J[feats] = True
+
+    def _add_rows(self, inst: np.ndarray, masks: np.ndarray, keys: np.ndarray) -> None:
+        if inst.size == 0:
+            return
+        A = self._row_block(inst, masks)
+        b = 1.0 / masks.sum(axis=1) - 1.0
+        self.model.add_rows(A, np.full(b.size, -np.inf), b)
+        rows = self._rows
+        self._rows = _Rows(np.concatenate([rows.inst, inst]), np.vstack([rows.masks, masks]),
+                           np.concatenate([rows.keys, keys]), rows.offset)
+
+    def names(self) -> tuple[list[str], list[str]]:
+        """Names of the live columns and rows, in the conventions of the full LP's export."""
+        p = self.form.p
+        prefix = {1.0: "mup", -1.0: "mum"}
+        cols = [
+            "nu" if sign == 0 else f"{prefix[sign]}_{j // p}_{j % p}"
+            for j, sign in zip(self._col_feat.tolist(), self._col_sign.tolist(), strict=True)
+        ]
+        rows = self._rows
+        codes = subset_codes(rows.masks).tolist()
+        names = ["objective_nonneg"] if rows.offset else []
+        names += [
+            f"i{i}_C{c:x}" if i >= 0 else f"centroid{-1 - i}_C{c:x}"
+            for i, c in zip(rows.inst.tolist(), codes, strict=True)
+        ]
+        return cols, names
+
+    def run(self) -> Solution:
+        """Run Alg. 1 and return the solution with history and certificate."""
+        start = time.perf_counter()
+        self._initial()
+        status = settings.ITERATION_LIMIT
+        k = 0
+        res = None
+        while True:
+            k += 1
+            t0 = time.perf_counter()
+            res = self.model.solve()
+            t_lp = time.perf_counter() - t0
+            if res.status != settings.OPTIMAL:
+                status = res.status
+                break
+            mu, nu = self._mu_nu(res.x)
+            t0 = time.perf_counter()
+            new_inst, new_masks, new_keys, eps1_hat = self._constr(mu, nu)
+            t_constr = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            if self.features == "generate":
+                new_feats, eps2_hat = self._feat(res)
+            else:
+                new_feats, eps2_hat = np.zeros(0, dtype=np.int64), 0.0
+            t_feat = time.perf_counter() - t0
+            record = {
+                "iteration": k, "R": res.objective, "rows": self.model.n_rows,
+                "cols": self.model.n_cols, "primal_violation": eps1_hat,
+                "dual_violation": eps2_hat, "added_rows": int(new_inst.size),
+                "added_cols": int(2 * new_feats.size), "removed_rows": 0,
+                "lp_iterations": res.iterations, "lp_time": t_lp, "constr_time": t_constr,
+                "feat_time": t_feat, "elapsed": time.perf_counter() - start,
+            }
+            done = new_inst.size == 0 and new_feats.size == 0
+            if not done and k >= self.k_max:
+                self._finish_record(record)
+                break
+            if not done and self.time_limit is not None and (
+                time.perf_counter() - start >= self.time_limit
+            ):
+                status = settings.TIME_LIMIT
+                self._finish_record(record)
+                break
+            if done:
+                status = settings.OPTIMAL
+                self._finish_record(record)
+                break
+            if self.features == "all" and self.remove_slack:
+                record["removed_rows"] = self._remove_slack(res)
+            self._add_cols(new_feats)
+            self._add_rows(new_inst, new_masks, new_keys)
+            self._finish_record(record)
+        return self._solution(res, status, k, time.perf_counter() - start)
+
+    def _finish_record(self, record: dict[str, Any]) -> None:
+        self.history.append(record)
+        log.debug("ccg iteration %(iteration)d: R=%(R).8f rows=%(rows)d "
+                  "violation=%(primal_violation).2e", record)
+        if self.callback is not None:
+            self.callback(dict(record))
+
+    def _solution(self, res: LPResult | None, status: str, k: int, elapsed: float) -> Solution:
+        f = self.form
+        if res is None or res.status != settings.OPTIMAL:
+            return Solution(status, np.nan, history=self.history, solver="ccg", solve_time=elapsed)
+        mu, nu = self._mu_nu(res.x)
+        last = self.history[-1]
+        eps1_hat, eps2_hat = last["primal_violation"], last["dual_violation"]
+        upper = f.objective(mu)  # (2.2) at mu^k: an upper bound on R* for any mu
+        column_complete = self.features == "all" or eps2_hat <= self.tol
+        lower = res.objective if column_complete else None  # a relaxation in rows only
+        gap = None if lower is None else upper - lower
+        if status == settings.OPTIMAL and (gap is None or gap > 1e-6):
+            status = settings.OPTIMAL_INACCURATE  # stopped by epsilon_1 / epsilon_2 > 0
+        if status in (settings.ITERATION_LIMIT, settings.TIME_LIMIT):
+            warnings.warn(
+                f"CCG stopped after {k} iterations ({status}) with primal violation "
+                f"{eps1_hat:.2e} and dual violation {eps2_hat:.2e}; raise k_max or time_limit.",
+                ConvergenceWarning, stacklevel=3,
+            )
+        rows = self._rows
+        return Solution(
+            status=status,
+            objective=float(res.objective),
+            primal={"mu": mu, "nu": np.array([nu])},
+            dual={"alpha": -res.row_dual[rows.offset:]},
+            certificate=Certificate(
+                lower_bound=lower,
+                upper_bound=upper,
+                gap=gap,
+                max_violation=eps1_hat,
+                details={
+                    "iterations": k,
+                    "primal_violation": eps1_hat,
+                    "dual_violation": eps2_hat,
+                    "final_rows": self.model.n_rows,
+                    "final_cols": self.model.n_cols,
+                    "full_rows": f.full_lp_size()["rows"],
+                    "full_cols": f.full_lp_size()["cols"],
+                    "theorem1_interval": [res.objective, res.objective + eps1_hat],
+                },
+            ),
+            history=self.history,
+            solver=f"ccg/highs-{self.solver}",
+            solve_time=elapsed,
+        )
+
+
+def solve_mrc_ccg(form: MRCForm, **options: Any) -> Solution:
+    """Run :class:`CCG` with ``options`` (its parameters) and return the Solution."""
+    return CCG(form, **options).run()

@@ -1,0 +1,145 @@
+"""Constraint and column generation (Alg. 1) and the greedy subset search (Alg. 2)."""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+import ratecons as rc
+from ratecons.canonical.mrc import max_subset_value
+from ratecons.errors import ConvergenceWarning, SpecError
+from ratecons.solvers.ccg import CCG
+from ratecons.solvers.mrc_lp import solve_mrc_lp
+from tests.mrc_helpers import load, random_dataset
+
+
+def brute_force(v: np.ndarray) -> tuple[float, set[int]]:
+    best, arg = -np.inf, set()
+    K = v.size
+    for s in range(1, K + 1):
+        for C in itertools.combinations(range(K), s):
+            val = (v[list(C)].sum() - 1) / s
+            if val > best + 1e-12:
+                best, arg = val, set(C)
+    return best, arg
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 8).flatmap(
+    lambda K: arrays(np.float64, (3, K), elements=st.one_of(
+        st.floats(-3, 3, allow_nan=False), st.sampled_from([0.0, 0.5, 1.0])))))
+def test_greedy_subset_equals_brute_force(V):
+    value, masks = max_subset_value(V)
+    for i in range(V.shape[0]):
+        best, _ = brute_force(V[i])
+        assert value[i] == pytest.approx(best, abs=1e-12)
+        C = np.flatnonzero(masks[i])
+        assert C.size >= 1
+        # the returned subset attains the maximum
+        assert (V[i, C].sum() - 1) / C.size == pytest.approx(best, abs=1e-12)
+
+
+def problem_of(data, features="linear"):
+    return rc.Problem(minimize=rc.minimax_risk(rc.MomentSet(data, features=features)))
+
+
+@pytest.mark.parametrize("seed,K,features", [(0, 2, "all"), (1, 3, "all"), (2, 6, "all"),
+                                             (3, 4, "generate"), (4, 2, "generate")])
+def test_ccg_matches_the_full_lp_on_random_data(seed, K, features):
+    n, r = (60, 10) if K > 4 else (120, 30)
+    form = problem_of(random_dataset(n, 4, K, seed), rc.features.RandomFourier(r, seed=seed)
+                      ).canonical()
+    ref = solve_mrc_lp(form)
+    ccg = CCG(form, features=features, n_max=25, m_max=20)
+    sol = ccg.run()
+    assert sol.status == "optimal"
+    assert abs(sol.objective - ref.objective) <= 1e-6
+    assert sol.certificate.upper_bound - ref.objective <= 1e-6
+    R = [h["R"] for h in sol.history]
+    if features == "all":
+        # Theorem 1, eq. (10): the sequence R^k is non-decreasing
+        assert np.all(np.diff(R) >= -1e-9)
+    # the restricted LP is much smaller than the full one
+    assert sol.certificate.details["final_rows"] < form.full_lp_size()["rows"]
+    assert all(h["lp_time"] >= 0 and h["constr_time"] >= 0 for h in sol.history)
+
+
+@pytest.mark.parametrize("name,eps1", [("haberman", 0.05), ("glass", 0.02), ("iris", 0.01),
+                                       ("credit", 0.02)])
+def test_ccg_with_eps1_lands_in_the_theorem_1_interval(name, eps1):
+    form = problem_of(load(name)).canonical()
+    R_star = solve_mrc_lp(form).objective
+    sol = CCG(form, eps1=eps1, n_max=10).run()
+    for h in sol.history:  # R* - eps_hat_1 <= R^k <= R* at every iteration (eq. 11)
+        assert R_star - h["primal_violation"] - 1e-9 <= h["R"] <= R_star + 1e-9
+    assert sol.certificate.details["primal_violation"] < eps1
+    assert R_star - eps1 <= sol.objective <= R_star + 1e-9
+    assert sol.certificate.lower_bound <= R_star + 1e-9 <= sol.certificate.upper_bound + 2e-9
+
+
+def test_many_classes_use_the_positivity_row_and_reach_the_lp_optimum():
+    data = random_dataset(25, 2, 10, 7)  # full LP: 25 * 1023 rows
+    form = problem_of(data).canonical()
+    ccg = CCG(form, init_full_classes=8, n_max=10)
+    sol = ccg.run()
+    _, rows = ccg.names()
+    assert rows[0] == "objective_nonneg"
+    ref = solve_mrc_lp(form)
+    assert abs(sol.objective - ref.objective) <= 1e-6
+
+
+def test_warm_start_keeps_one_model_and_hot_starts():
+    form = problem_of(load("glass")).canonical()
+    models = []
+    ccg = CCG(form, n_max=20)
+    ccg.callback = lambda record: models.append(id(ccg.model))
+    sol = ccg.run()
+    assert len(set(models)) == 1 and len(sol.history) > 3
+    # later iterations re-optimize from the previous basis: few simplex iterations each
+    later = [h["lp_iterations"] for h in sol.history[1:]]
+    assert np.mean(later) < solve_mrc_lp(form).certificate.details["iterations"]
+
+
+def test_iteration_limit_is_reported_with_a_warning():
+    form = problem_of(load("glass")).canonical()
+    with pytest.warns(ConvergenceWarning, match="k_max"):
+        sol = CCG(form, k_max=2, n_max=5).run()
+    assert sol.status == "iteration_limit"
+    assert len(sol.history) == 2
+
+
+def test_bad_options_and_fixed_marginals_are_refused():
+    U = rc.MomentSet(random_dataset(20, 2, 3, 0))
+    form = rc.Problem(minimize=rc.minimax_risk(U)).canonical()
+    with pytest.raises(SpecError, match="'eps1' parameter of ccg"):
+        CCG(form, eps1=-1)
+    with pytest.raises(SpecError, match="'n_max' parameter of ccg"):
+        CCG(form, n_max=0)
+    with pytest.raises(SpecError, match="'features' parameter of ccg"):
+        CCG(form, features="some")
+    fixed = rc.Problem(minimize=rc.minimax_risk(U, fixed_marginals=True))
+    with pytest.raises(SpecError, match="fixed-marginals"):
+        fixed.solve("ccg")
+    with pytest.raises(rc.UnknownOptionError, match="unknown option"):
+        rc.Problem(minimize=rc.minimax_risk(U)).solve("ccg", epsilon=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert rc.Problem(minimize=rc.minimax_risk(U)).solve("ccg").status == "optimal"
+
+
+def test_column_generation_with_eps2_lands_in_the_theorem_2_interval():
+    form = problem_of(random_dataset(150, 4, 3, 11), rc.features.RandomFourier(40, seed=1)
+                      ).canonical()
+    ref = solve_mrc_lp(form)
+    mu_star_l1 = np.abs(ref.primal["mu"]).sum()
+    sol = CCG(form, features="generate", eps1=1e-3, eps2=1e-3, n_max=30, m_max=10).run()
+    for h in sol.history:  # eq. (12): R* - eps_hat_1 <= R^k <= R* + eps_hat_2 ||mu*||_1
+        assert ref.objective - h["primal_violation"] - 1e-9 <= h["R"]
+        assert h["R"] <= ref.objective + h["dual_violation"] * mu_star_l1 + 1e-9
+    assert sol.certificate.details["final_cols"] <= 2 * form.m + 1

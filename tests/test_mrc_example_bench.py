@@ -1,0 +1,36 @@
+"""The MRC example and benchmark run in their reduced modes."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from tests.mrc_helpers import DATA
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.skipif(not (DATA / "iris.csv").exists(), reason="shared data not found")
+def test_example_quick_mode_prints_a_consistent_table(capsys):
+    spec = importlib.util.spec_from_file_location("mrc_example", ROOT / "examples" /
+                                                  "mrc_multiclass.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    rows = module.main(quick=True)
+    assert "iris" in capsys.readouterr().out
+    by = {(r["features"], r["method"]): r for r in rows}
+    for features in ("linear", "RFF(50)"):
+        assert abs(by[features, "lp"]["R*"] - by[features, "ccg"]["R*"]) <= 1e-6
+        assert 0 < by[features, "lp"]["R*"] < 1
+
+
+@pytest.mark.skipif(not (DATA / "adult.csv").exists(), reason="shared data not found")
+def test_benchmark_quick_binary_part_runs_and_agrees():
+    from benchmarks import mrc
+
+    rows = mrc.main(["--quick", "--part", "a", "--sizes", "300"])
+    assert {r[6] for r in rows} >= {"lp", "ccg", "cvxpy"}
+    for r in rows:
+        assert r[7] == "optimal" and r[10] <= 1e-6
