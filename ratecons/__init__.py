@@ -1,6 +1,6 @@
 """ratecons: declare what a classifier must achieve and get a trained, verified model."""
 
-from . import datasets
+from . import datasets, features, metrics
 from .data import Dataset, Subset
 from .errors import (
     ConvergenceWarning,
@@ -15,9 +15,12 @@ from .errors import (
     UnknownOptionError,
 )
 from .estimator import RateConstrainedClassifier
+from .lowering.mps import export_mps
 from .models import KernelModel, LinearModel
-from .phi_divergence import Phi, PhiDivergenceBall, robust_loss  # robust learning (DRO family)
+from .moments import MomentSet, minimax_risk
+from .phi_divergence import Phi, PhiDivergenceBall, robust_loss
 from .problem import Problem
+from .ranking import tpr_at_quantile, tpr_at_top
 from .rates import (
     Constraint,
     RateExpr,
@@ -55,16 +58,6 @@ from .rates import (
 )
 from .result import Result
 from .verify import verify
-
-# isort: split
-# --- ranking at the top (TopPushK and Pat&Mat families) ---------------------------------------
-from . import metrics
-from .ranking import tpr_at_quantile, tpr_at_top
-
-# --- minimax risk classifiers (issue 4): moment sets, the minimax-risk objective, MPS export
-from . import features
-from .lowering.mps import export_mps
-from .moments import MomentSet, minimax_risk
 
 __version__ = "0.1.0"
 
