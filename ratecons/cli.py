@@ -138,8 +138,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from . import export_mps
 
     problem = _load_problem(args.spec)
-    path = export_mps(problem, args.output, restricted=args.restricted)
-    print(f"wrote {path}")
+    info = export_mps(problem, args.output, restricted=args.restricted)
+    print(f"wrote {info['path']}: {info['rows']} rows, {info['cols']} columns")
     return 0
 
 

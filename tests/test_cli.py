@@ -53,3 +53,22 @@ def test_bad_spec_is_a_clear_error(tmp_path, capsys):
     empty.write_text("x = 1\n")
     assert main(["solve", str(empty)]) == 2
     assert "variable named 'problem'" in capsys.readouterr().err
+
+
+def test_export_writes_an_mps_file_that_highs_reads_back(tmp_path, capsys):
+    from ratecons.lowering.highs import HighsLP
+
+    spec = tmp_path / "mrc.py"
+    spec.write_text(
+        "import numpy as np\nimport ratecons as rc\n"
+        "rng = np.random.default_rng(0)\n"
+        "X = rng.normal(size=(60, 3))\ny = (X[:, 0] > 0).astype(int)\n"
+        "problem = rc.Problem(minimize=rc.minimax_risk(rc.MomentSet(rc.Dataset(X, y))))\n"
+    )
+    out = tmp_path / "mrc.mps"
+    assert main(["export", str(spec), "-o", str(out)]) == 0
+    assert "rows" in capsys.readouterr().out
+    namespace: dict = {}
+    exec(spec.read_text(), namespace)
+    expected = namespace["problem"].solve("lp").objective
+    assert HighsLP.read(str(out)).solve().objective == pytest.approx(expected, abs=1e-7)

@@ -31,6 +31,9 @@ def test_benchmark_quick_binary_part_runs_and_agrees():
     from benchmarks import mrc
 
     rows = mrc.main(["--quick", "--part", "a", "--sizes", "300"])
-    assert {r[6] for r in rows} >= {"lp", "ccg", "cvxpy"}
+    assert {r[6] for r in rows} >= {"lp", "ccg", "cvxpy", "subgradient"}
     for r in rows:
-        assert r[7] == "optimal" and r[10] <= 1e-6
+        if r[6] == "subgradient":  # first-order: documented accuracy ~1e-2 at these budgets
+            assert r[7] in ("optimal", "iteration_limit") and r[10] <= 5e-2
+        else:
+            assert r[7] == "optimal" and r[10] <= 1e-6

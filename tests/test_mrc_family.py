@@ -140,9 +140,7 @@ def test_second_solver_reads_the_mps_file(tmp_path, iris_problem):
 
 
 @pytest.mark.parametrize("fixed", [True, False])
-def test_subgradient_method_reaches_the_lp_optimum_when_installed(fixed):
-    pytest.importorskip("ratecons.solvers.subgradient",
-                        reason="ratecons.solvers.subgradient is provided by another branch")
+def test_subgradient_method_reaches_the_lp_optimum(fixed):
     problem = rc.Problem(minimize=rc.minimax_risk(rc.MomentSet(load("haberman")),
                                                   fixed_marginals=fixed))
     lp = problem.solve("lp")

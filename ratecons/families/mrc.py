@@ -4,8 +4,7 @@ Methods (``problem.solve(method=...)``):
 
 - ``"lp"``: the full LP (4) (or (2.5)) on HiGHS, simplex or interior point, primal or dual (6);
 - ``"ccg"``: constraint and column generation (Alg. 1 of Bondugula et al.), LP (4) only;
-- ``"subgradient"``: the subgradient methods of the thesis (chapter 3), when
-  :mod:`ratecons.solvers.subgradient` is installed;
+- ``"subgradient"``: the subgradient methods of the thesis (chapter 3);
 - ``"cvxpy"``: the reference, written from the definitions (2.2) / (2.5).
 
 ``auto`` picks CCG when the full LP would be large (rows = n (2^|Y| - 1)).
@@ -13,7 +12,6 @@ Methods (``problem.solve(method=...)``):
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
 
 import numpy as np
@@ -195,10 +193,6 @@ def _run_subgradient(
     return _result(problem, "subgradient", sol)
 
 
-def _subgradient_available() -> bool:
-    return importlib.util.find_spec("ratecons.solvers.subgradient") is not None
-
-
 class MRCFamily(Family):
     """Minimax risk classifiers with the 0-1 loss (LP (4), fixed marginals (2.5))."""
 
@@ -228,10 +222,9 @@ class MRCFamily(Family):
             "ccg": MethodSpec("ccg", _run_ccg, "constraint and column generation (Alg. 1)"),
             "cvxpy": MethodSpec("cvxpy", _run_cvxpy, "CVXPY reference from (2.2)/(2.5)",
                                 is_reference=True),
+            "subgradient": MethodSpec("subgradient", _run_subgradient,
+                                      "subgradient methods (thesis, ch. 3)"),
         }
-        if _subgradient_available():
-            out["subgradient"] = MethodSpec(
-                "subgradient", _run_subgradient, "subgradient methods (thesis, ch. 3)")
         return out
 
     def choose(self, problem: Any, form: MRCForm) -> tuple[str, list[str]]:
@@ -240,11 +233,8 @@ class MRCFamily(Family):
                   f"{form.n_subsets}), {size['cols']} columns and {size['nnz']} nonzeros")
         if form.fixed_marginals:
             if form.n_classes > MAX_ENUMERATED_CLASSES:
-                if _subgradient_available():
-                    return "subgradient", [counts, "too many label subsets to enumerate; CCG "
-                                           "handles LP (4) only, so the subgradient method"]
-                raise SpecError(f"{counts}: too large for 'lp'; use fixed_marginals=False "
-                                "and method='ccg'.")
+                return "subgradient", [counts, "too many label subsets to enumerate; CCG "
+                                       "handles LP (4) only, so the subgradient method"]
             return "lp", [counts, "fixed marginals (2.5): CCG handles LP (4) only"]
         if size["rows"] > LARGE_LP_ROWS or size["nnz"] > LARGE_LP_NNZ:
             return "ccg", [counts, f"that is large (> {LARGE_LP_ROWS} rows or > {LARGE_LP_NNZ} "
