@@ -27,6 +27,7 @@ from ..errors import SolverError, SpecError
 from ..phi_divergence import CHI2, KL, Phi
 from ..settings import DEFAULT_CONIC_SOLVER, OPTIMAL, OPTIMAL_INACCURATE
 from ..solution import Certificate, Solution
+from .cvxpy_status import status_of
 
 __all__ = ["solve_inner_cvxpy", "solve_dro_cvxpy", "TIGHT_CLARABEL"]
 
@@ -34,7 +35,7 @@ __all__ = ["solve_inner_cvxpy", "solve_dro_cvxpy", "TIGHT_CLARABEL"]
 TIGHT_CLARABEL = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10,
                   "tol_ktratio": 1e-8, "max_iter": 500}
 
-_STATUS = {cp.OPTIMAL: OPTIMAL, cp.OPTIMAL_INACCURATE: OPTIMAL_INACCURATE}
+_SOLVED = (OPTIMAL, OPTIMAL_INACCURATE)
 
 
 def _solve(prob: cp.Problem, solver: str, options: dict[str, Any] | None) -> str:
@@ -43,7 +44,7 @@ def _solve(prob: cp.Problem, solver: str, options: dict[str, Any] | None) -> str
     if options is None and solver == "CLARABEL":
         try:
             prob.solve(solver=solver, **TIGHT_CLARABEL)
-            if prob.status in _STATUS:
+            if status_of(prob.status) in _SOLVED:
                 return "tight"
         except cp.error.SolverError:
             pass
@@ -78,7 +79,7 @@ def solve_inner_cvxpy(
         ball = -cp.sum(cp.entr(p)) <= rho - np.log(m)
     prob = cp.Problem(cp.Maximize(z @ p), [cp.sum(p) == 1.0, ball])
     _solve(prob, solver, options)
-    if prob.status not in _STATUS:
+    if status_of(prob.status) not in _SOLVED:
         raise SolverError(f"CVXPY ({solver}) could not solve the inner problem: {prob.status}.")
     return float(prob.value), np.asarray(p.value, dtype=np.float64)
 
@@ -122,7 +123,7 @@ def solve_dro_cvxpy(
     start = time.perf_counter()
     tolerances = _solve(prob, solver, options)
     elapsed = time.perf_counter() - start
-    if prob.status not in _STATUS:
+    if status_of(prob.status) not in _SOLVED:
         raise SolverError(f"CVXPY ({solver}) could not solve the DRO program: {prob.status}.")
     theta = np.asarray(w.value, dtype=np.float64)
     if form.fit_intercept:
@@ -132,7 +133,7 @@ def solve_dro_cvxpy(
         dual = {"alpha": np.float64(alpha.value), "lambda": np.float64(lam.value)}
     stats = prob.solver_stats
     return Solution(
-        status=_STATUS[prob.status], objective=float(prob.value), primal={"theta": theta},
+        status=status_of(prob.status), objective=float(prob.value), primal={"theta": theta},
         dual=dual,
         certificate=Certificate(
             upper_bound=float(prob.value), max_violation=0.0,

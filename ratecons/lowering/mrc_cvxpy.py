@@ -19,17 +19,10 @@ from .. import settings
 from ..canonical.mrc import MRCForm, all_subset_masks
 from ..errors import SolverError, UnknownOptionError
 from ..solution import Certificate, Solution
+from .cvxpy_status import status_of
 
 __all__ = ["solve_mrc_cvxpy"]
 
-_STATUS = {
-    "optimal": settings.OPTIMAL,
-    "optimal_inaccurate": settings.OPTIMAL_INACCURATE,
-    "infeasible": settings.INFEASIBLE,
-    "infeasible_inaccurate": settings.INFEASIBLE,
-    "unbounded": settings.UNBOUNDED,
-    "unbounded_inaccurate": settings.UNBOUNDED,
-}
 
 
 def solve_mrc_cvxpy(form: MRCForm, solver: str = "CLARABEL") -> Solution:
@@ -55,7 +48,7 @@ def solve_mrc_cvxpy(form: MRCForm, solver: str = "CLARABEL") -> Solution:
     except cp.error.SolverError as exc:
         raise SolverError(f"CVXPY/{solver} failed on the MRC reference: {exc}") from exc
     elapsed = time.perf_counter() - start
-    status = _STATUS.get(prob.status, settings.ERROR)
+    status = status_of(prob.status)
     if status not in settings.SOLVED_STATUSES:
         return Solution(status, np.nan, solver=f"cvxpy/{solver}", solve_time=elapsed)
     mu_val = np.asarray(mu.value, dtype=np.float64)

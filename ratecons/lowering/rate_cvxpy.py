@@ -21,18 +21,10 @@ from .. import settings
 from ..canonical.rate_program import RateProgram
 from ..errors import UnknownOptionError
 from ..solution import Certificate, Solution
+from .cvxpy_status import status_of
 
-__all__ = ["solve_bound_cvxpy", "CVXPY_STATUS"]
+__all__ = ["solve_bound_cvxpy"]
 
-CVXPY_STATUS = {
-    "optimal": settings.OPTIMAL,
-    "optimal_inaccurate": settings.OPTIMAL_INACCURATE,
-    "infeasible": settings.INFEASIBLE,
-    "infeasible_inaccurate": settings.INFEASIBLE,
-    "unbounded": settings.UNBOUNDED,
-    "unbounded_inaccurate": settings.UNBOUNDED,
-    "user_limit": settings.ITERATION_LIMIT,
-}
 
 
 def _pick_solver(program: RateProgram, solver: str | None, elastic: bool = False) -> str:
@@ -127,7 +119,7 @@ def solve_bound_cvxpy(
                         solve_time=time.perf_counter() - start,
                         certificate=Certificate(details={"message": str(exc)}))
     elapsed = time.perf_counter() - start
-    status = CVXPY_STATUS.get(problem.status, settings.ERROR)
+    status = status_of(problem.status)
     if status not in settings.SOLVED_STATUSES or w.value is None:
         return Solution(status, float("nan"), solver=f"cvxpy/{name}", solve_time=elapsed,
                         certificate=Certificate(details={"cvxpy_status": problem.status}))

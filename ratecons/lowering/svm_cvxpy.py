@@ -21,16 +21,11 @@ import numpy as np
 from .. import settings
 from ..errors import SolverError
 from ..solution import Certificate, Solution
+from .cvxpy_status import status_of
 
 __all__ = ["solve_covariance_constrained_svm", "solve_folded_bound_cvxpy",
            "solve_weighted_hinge_cvxpy"]
 
-_STATUS = {
-    cp.OPTIMAL: settings.OPTIMAL,
-    cp.OPTIMAL_INACCURATE: settings.OPTIMAL_INACCURATE,
-    cp.INFEASIBLE: settings.INFEASIBLE,
-    cp.UNBOUNDED: settings.UNBOUNDED,
-}
 
 
 def _hinges(X, w, b, a, bcoef):
@@ -43,7 +38,7 @@ def _solve(prob: cp.Problem, solver: str) -> str:
         prob.solve(solver=solver)
     except cp.error.SolverError as exc:
         raise SolverError(f"CVXPY/{solver} failed: {exc}") from None
-    return _STATUS.get(prob.status, settings.ERROR)
+    return status_of(prob.status)
 
 
 def solve_weighted_hinge_cvxpy(X, a: np.ndarray, bcoef: np.ndarray, l2: float,

@@ -23,17 +23,11 @@ import numpy as np
 from .. import settings
 from ..canonical.top import TopForm
 from ..errors import SolverError, UnknownOptionError
+from .cvxpy_status import status_of
 
 __all__ = ["CvxpyTopResult", "solve_primal", "solve_dual", "project_feasible",
            "svm_dual_coefficients"]
 
-_STATUS = {
-    cp.OPTIMAL: settings.OPTIMAL,
-    cp.OPTIMAL_INACCURATE: settings.OPTIMAL_INACCURATE,
-    cp.INFEASIBLE: settings.INFEASIBLE,
-    cp.UNBOUNDED: settings.UNBOUNDED,
-    cp.USER_LIMIT: settings.ITERATION_LIMIT,
-}
 
 
 @dataclass
@@ -60,7 +54,7 @@ def _solve(prob: cp.Problem, solver: str, options: dict[str, Any] | None) -> tup
         prob.solve(solver=solver, **(options or {}))
     except cp.error.SolverError as exc:
         raise SolverError(f"{solver} failed on the ranking reference problem: {exc}") from exc
-    return _STATUS.get(prob.status, settings.ERROR), time.perf_counter() - start
+    return status_of(prob.status), time.perf_counter() - start
 
 
 def solve_primal(form: TopForm, solver: str = settings.DEFAULT_CONIC_SOLVER,
