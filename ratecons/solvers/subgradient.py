@@ -926,6 +926,25 @@ def _fm_value(inputs: _Inputs, coef: np.ndarray) -> tuple[float, np.ndarray]:
     return _regularizer(coef, inputs.tau, inputs.lam) + float(values.mean()), weights
 
 
+def _checkpoint(k, max_iterations, check_every, iterate, entry, coef, avg, tracker, dual,
+                objective) -> bool:
+    """Record iteration ``k``; every ``check_every`` iterations (and at the last) also offer the
+    averaged iterate, refresh the certified lower bound and gap, and say whether to stop."""
+    if k % check_every and k != max_iterations:
+        tracker.record(entry)
+        return False
+    if iterate == "average":
+        entry["candidate_objective"] = objective(avg.mean)
+        tracker.offer(entry["candidate_objective"], avg.mean)
+        avg.maybe_restart(k, coef)
+    lower = dual.bound(k, tracker.best_mu, time.perf_counter() - tracker.start)
+    entry["lower_bound"] = lower
+    stop = tracker.check(lower)
+    entry["gap"] = tracker.gap
+    tracker.record(entry)
+    return stop
+
+
 def _classic(inputs, coef, code, params, iterate, max_iterations, check_every, batch_size,
              sampling, seed, tracker, dual) -> int:
     """Classic subgradient method (Algorithms 2/3) on (2.5); returns the iteration count."""
@@ -947,21 +966,9 @@ def _classic(inputs, coef, code, params, iterate, max_iterations, check_every, b
         dual.weight += alpha
         coef = coef - alpha * grad
         avg.add(coef)
-        last = k == max_iterations
-        if k % check_every == 0 or last:
-            if iterate == "average":
-                entry["candidate_objective"] = _fm_value(inputs, avg.mean)[0]
-                tracker.offer(entry["candidate_objective"], avg.mean)
-                avg.maybe_restart(k, coef)
-            lower = dual.bound(k, tracker.best_mu, time.perf_counter() - tracker.start)
-            entry["lower_bound"] = lower
-            stop = tracker.check(lower)
-            entry["gap"] = tracker.gap
-            tracker.record(entry)
-            if stop:
-                break
-        else:
-            tracker.record(entry)
+        if _checkpoint(k, max_iterations, check_every, iterate, entry, coef, avg, tracker, dual,
+                       lambda mu: _fm_value(inputs, mu)[0]):
+            break
     if iterate == "best":
         tracker.offer(_fm_value(inputs, coef)[0], coef)
     return k
@@ -1108,23 +1115,10 @@ def constrained_subgradient(
         nu -= alpha * gnu
         avg.add(coef)
         entry = {"iteration": k, "objective": value, "step": alpha, "feasible": bool(feasible)}
-        last = k == max_iterations
-        if k % check_every == 0 or last:
-            if iterate == "average":
-                entry["candidate_objective"] = minimax_objective(avg.mean, psi,
-                                                                 inputs.n_classes, inputs.tau,
-                                                                 inputs.lam)
-                tracker.offer(entry["candidate_objective"], avg.mean)
-                avg.maybe_restart(k, coef)
-            lower = dual.bound(k, tracker.best_mu, time.perf_counter() - tracker.start)
-            entry["lower_bound"] = lower
-            stop = tracker.check(lower)
-            entry["gap"] = tracker.gap
-            tracker.record(entry)
-            if stop:
-                break
-        else:
-            tracker.record(entry)
+        if _checkpoint(k, max_iterations, check_every, iterate, entry, coef, avg, tracker, dual,
+                       lambda mu: minimax_objective(mu, psi, inputs.n_classes, inputs.tau,
+                                                    inputs.lam)):
+            break
     if iterate == "best":
         tracker.offer(minimax_objective(coef, psi, inputs.n_classes, inputs.tau, inputs.lam),
                       coef)
