@@ -86,6 +86,8 @@ class Family:
     objective_types: tuple[type, ...] = ()
     #: the method every other method is verified against
     reference_method: str = "cvxpy"
+    #: what ``verify(method="auto")`` checks when ``auto`` picks the reference itself
+    specialized_method: str | None = None
 
     def validate(self, problem: Problem) -> None:
         """Raise a clear SpecError for malformed problems, before anything is solved."""
@@ -104,6 +106,10 @@ class Family:
     def compare(self, problem: Problem, result: Result, reference: Result) -> dict[str, Any]:
         """Numbers for :func:`ratecons.verify`: objective gap, violations, solution distance."""
         raise NotImplementedError
+
+    def verify_method(self, problem: Problem, form: Any) -> str | None:
+        """The specialized method ``verify`` checks when ``auto`` picks the reference."""
+        return self.specialized_method
 
 
 def register_family(family: Family) -> Family:

@@ -142,3 +142,11 @@ def test_verify_prints_side_by_side():
     text = str(report)
     assert "objective" in text and "max_violation" in text
     assert report.rows["objective_rel_gap"] <= 1e-2
+
+
+def test_verify_auto_checks_the_specialized_method_even_when_auto_picks_the_reference():
+    problem = fairness_problem(n=200, seed=6)
+    assert problem.plan().method == "cvxpy"  # small: the reference is faster
+    report = rc.verify(problem)
+    assert report.method == "mm" and report.reference == "cvxpy"
+    assert report.rows["objective_rel_gap"] <= 1e-3

@@ -95,6 +95,7 @@ class DROFamily(Family):
     name = "robust learning (phi-divergence DRO)"
     objective_types = (RobustLoss,)
     reference_method = "cvxpy"
+    specialized_method = "fsg"
 
     def validate(self, problem: Any) -> None:
         if problem.sense != "minimize":

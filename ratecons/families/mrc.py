@@ -199,6 +199,7 @@ class MRCFamily(Family):
     name = "minimax risk"
     objective_types = (MinimaxRisk,)
     reference_method = "cvxpy"
+    specialized_method = "ccg"
 
     def validate(self, problem: Any) -> None:
         if problem.sense != "minimize":

@@ -250,6 +250,7 @@ class RateFamily(Family):
     name = "rate constraints"
     objective_types = (RateExpr, RatioExpr)
     reference_method = "cvxpy"
+    specialized_method = "mm"
 
     def validate(self, problem: Problem) -> None:
         if isinstance(problem.objective, RatioExpr):
@@ -304,6 +305,9 @@ class RateFamily(Family):
             reasons.append("l2 term: each Problem-3 subproblem is a QP, solved by CLARABEL "
                            "through CVXPY (the reference)")
         return "cvxpy", reasons
+
+    def verify_method(self, problem: Problem, form: RateProgram) -> str | None:
+        return "mm" if rate_mm.mm_applicable(form)[0] else None
 
     def compare(self, problem: Problem, result: Result, reference: Result) -> dict[str, Any]:
         rows = compare_rate_results(problem.canonical(), result, reference)

@@ -198,6 +198,7 @@ class TopFamily(Family):
     name = "ranking at the top"
     objective_types = (RankingObjective,)
     reference_method = "cvxpy"
+    specialized_method = "dual_ca"
 
     def validate(self, problem: Any) -> None:
         obj: RankingObjective = problem.objective
