@@ -68,23 +68,36 @@ def kl_inverse_temperature(u: np.ndarray, rho: float, tol: float, max_iter: int)
 
 
 @numba.njit(cache=True)
+def _top_count(z: np.ndarray) -> tuple[float, int]:
+    """The largest loss and how many examples attain it (case alpha* = 0 of the IM procedure)."""
+    zmax = z.max()
+    mtop = 0
+    for i in range(z.size):
+        if z[i] >= zmax:
+            mtop += 1
+    return zmax, mtop
+
+
+@numba.njit(cache=True)
+def _uniform_on_top(p: np.ndarray, z: np.ndarray, zmax: float, mtop: int) -> None:
+    """Step 1(a) of the IM procedure: P* uniform on the examples with the largest loss."""
+    for i in range(z.size):
+        if z[i] >= zmax:
+            p[i] = 1.0 / mtop
+
+
+@numba.njit(cache=True)
 def kl_inner(z: np.ndarray, rho: float) -> tuple[np.ndarray, float, float, float, float, float,
                                                    int]:
     """Problem (4) for KL (IM procedure): returns (p, alpha, lambda, value, dual value,
     divergence, case) with case 0 for alpha* = 0 and 1 for the closed-form lambda* with Newton
     on alpha*."""
     m = z.size
-    zmax = z.max()
-    mtop = 0
-    for i in range(m):
-        if z[i] >= zmax:
-            mtop += 1
+    zmax, mtop = _top_count(z)
     p = np.zeros(m)
     d0 = np.log(m / mtop)
     if d0 <= rho:
-        for i in range(m):
-            if z[i] >= zmax:
-                p[i] = 1.0 / mtop
+        _uniform_on_top(p, z, zmax, mtop)
         return p, 0.0, zmax, zmax, zmax, d0, 0
     u = z - zmax
     beta = kl_inverse_temperature(u, rho, 1e-13, 500)
@@ -117,17 +130,11 @@ def chi2_inner(z: np.ndarray, rho: float, order: np.ndarray) -> tuple[
     whose s is >= 0 on T and <= 0 on the next loss is the support (eq. 9, phi'(0) = -2).
     """
     m = z.size
-    zmax = z.max()
-    mtop = 0
-    for i in range(m):
-        if z[i] >= zmax:
-            mtop += 1
+    zmax, mtop = _top_count(z)
     p = np.zeros(m)
     d0 = (mtop * (m / mtop - 1.0) ** 2 + (m - mtop)) / m
     if d0 <= rho:
-        for i in range(m):
-            if z[i] >= zmax:
-                p[i] = 1.0 / mtop
+        _uniform_on_top(p, z, zmax, mtop)
         return p, 0.0, zmax, zmax, zmax, d0, 0
     scale = max(1.0, zmax - z.min())
     tol = 1e-9

@@ -170,21 +170,27 @@ def project_patmat_hinge(alpha0: np.ndarray, beta0: np.ndarray, delta0: float, C
         lo *= 2.0
     while h(hi) < 0.0 and lam_of(hi) + hi > 0.0:
         hi *= 2.0
-    for _ in range(300):
-        mid = 0.5 * (lo + hi)
-        if h(mid) < 0.0 and lam_of(mid) + mid > 0.0:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= tol * max(1.0, abs(hi)):
-            break
-    mu = 0.5 * (lo + hi)
+    mu = _bisect(lambda m: h(m) < 0.0 and lam_of(m) + m > 0.0, lo, hi, tol)
     lam = lam_of(mu)
     cap = max(lam + mu, 0.0)
     alpha = np.clip(alpha0 - lam, 0.0, C)
     beta = np.clip(beta0 + lam, 0.0, cap)
     alpha, beta = _balance(alpha, beta, C, cap)
     return alpha, beta, max(float(beta.max(initial=0.0)) / theta, cap / theta)
+
+
+def _bisect(below: Callable[[float], bool], lo: float, hi: float, tol: float) -> float:
+    """Midpoint of the bracket [lo, hi] after bisecting on the predicate ``below`` (True means
+    the root lies above the tested point), to relative width ``tol``."""
+    for _ in range(300):
+        mid = 0.5 * (lo + hi)
+        if below(mid):
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= tol * max(1.0, abs(hi)):
+            break
+    return 0.5 * (lo + hi)
 
 
 def project_simplex_pair(alpha0: np.ndarray, beta0: np.ndarray, tol: float = 1e-13
@@ -196,15 +202,7 @@ def project_simplex_pair(alpha0: np.ndarray, beta0: np.ndarray, tol: float = 1e-
 
     lo = -max(1.0, float(np.abs(beta0).max()) + 1.0)
     hi = max(1.0, float(np.abs(alpha0).max()) + 1.0)
-    for _ in range(300):
-        mid = 0.5 * (lo + hi)
-        if f(mid) > 0.0:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= tol * max(1.0, abs(hi)):
-            break
-    lam = 0.5 * (lo + hi)
+    lam = _bisect(lambda x: f(x) > 0.0, lo, hi, tol)
     alpha, beta = np.maximum(alpha0 - lam, 0.0), np.maximum(beta0 + lam, 0.0)
     return _balance(alpha, beta, np.inf, np.inf)
 
