@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import warnings
 
 import numpy as np
 import pytest
@@ -118,25 +119,32 @@ def test_mps_export_errors(tmp_path, iris_problem):
         rc.export_mps(problem, tmp_path / "x.mps", eps1=0.1)
 
 
-@pytest.mark.skipif(shutil.which("glpsol") is None and shutil.which("cbc") is None,
-                    reason="no second LP solver (glpsol or cbc) on PATH")
-def test_second_solver_reads_the_mps_file(tmp_path, iris_problem):
+def test_cbc_reads_the_mps_file_and_finds_the_same_optimum(tmp_path, iris_problem):
+    """A second, independent LP solver (COIN-OR CBC, shipped with PuLP) solves the exported file."""
+    pulp = pytest.importorskip("pulp", reason="PuLP (the test extra) brings the CBC solver")
     problem, _, _ = iris_problem
     R = problem.solve("lp").objective
     path = tmp_path / "full.mps"
     rc.export_mps(problem, path)
-    if shutil.which("glpsol"):
-        out = tmp_path / "sol.txt"
-        subprocess.run(["glpsol", "--freemps", str(path), "-o", str(out)], check=True,
-                       capture_output=True, timeout=120)
-        line = next(ln for ln in out.read_text().splitlines() if ln.startswith("Objective:"))
-        value = float(line.split("=")[1].split()[0])
-    else:
-        proc = subprocess.run(["cbc", str(path), "solve", "quit"], check=True,
-                              capture_output=True, text=True, timeout=120)
-        line = next(ln for ln in proc.stdout.splitlines() if "Objective value" in ln)
-        value = float(line.split()[-1])
-    assert abs(value - R) <= 1e-6
+    _, lp = pulp.LpProblem.fromMPS(str(path))
+    with warnings.catch_warnings():  # PuLP 3 announces that 4.0 will stop bundling CBC
+        warnings.simplefilter("ignore", DeprecationWarning)
+        status = lp.solve(pulp.PULP_CBC_CMD(msg=False))
+    assert pulp.LpStatus[status] == "Optimal"
+    assert abs(pulp.value(lp.objective) - R) <= 1e-6
+
+
+@pytest.mark.skipif(shutil.which("glpsol") is None, reason="Debian's glpk-utils is not installed")
+def test_glpsol_reads_the_mps_file_and_finds_the_same_optimum(tmp_path, iris_problem):
+    problem, _, _ = iris_problem
+    R = problem.solve("lp").objective
+    path = tmp_path / "full.mps"
+    rc.export_mps(problem, path)
+    out = tmp_path / "sol.txt"
+    subprocess.run(["glpsol", "--freemps", str(path), "-o", str(out)], check=True,
+                   capture_output=True, timeout=120)
+    line = next(ln for ln in out.read_text().splitlines() if ln.startswith("Objective:"))
+    assert abs(float(line.split("=")[1].split()[0]) - R) <= 1e-6
 
 
 @pytest.mark.parametrize("fixed", [True, False])
