@@ -46,18 +46,18 @@ class SpecializedBound:
     Inexact majorization-minimization: bound k (k = 0 the hinge relaxation, k >= 1 Problem 3
     at the k-th anchor) is solved to the certified gap
 
-        eps_k = min(start_epsilon, max(epsilon, rho * Delta_{k-1})),   eps_0 = start_epsilon,
+        eps_k = min(start_epsilon, max(epsilon, rho * (f_{k-1} - f_k)))   (k >= 2),
 
-    with Delta_{k-1} = f_{k-1} - f_k the last decrease of the ramp objective f at the anchors
-    (f_0 := the hinge relaxation's objective, an upper bound on the ramp objective at its
-    solution), and eps_k = epsilon at the last bound Alg 1 may take (k = T). Solving a bound
-    to within eps_k moves the next iterate at most eps_k above the exact MM step, so early
-    bounds, whose decreases are large, need not be solved to the final accuracy; every bound
-    still carries its own certificate L_t <= max F <= U_t with U_t - L_t <= eps_k.
+    eps_0 = eps_1 = start_epsilon, with f_k the ramp objective at the k-th anchor (the first
+    MM step, from the hinge solution, usually makes the largest decrease), and eps_k = epsilon
+    at the last bound Alg 1 may take (k = T). Solving a bound to within eps_k moves the next
+    iterate at most eps_k above the exact MM step, so early bounds, whose decreases are large,
+    need not be solved to the final accuracy; every bound still carries its own certificate
+    L_t <= max F <= U_t with U_t - L_t <= eps_k (recorded in its certificate details).
     """
 
     def __init__(self, seed: int | None, callback: Any, *, epsilon: float = 1e-5,
-                 start_epsilon: float | None = None, rho: float = 0.1,
+                 start_epsilon: float | None = None, rho: float = 0.02,
                  last_bound: int | None = None, **options: Any) -> None:
         self.seed = seed
         self.callback = callback
@@ -73,15 +73,14 @@ class SpecializedBound:
     def accuracy(self, program: RateProgram, warm: dict | None) -> float:
         """eps_k of the class docstring for the bound about to be solved."""
         k = self.calls - 1
-        if k == 0 or self.start_epsilon <= self.epsilon:
-            return self.start_epsilon if k == 0 else self.epsilon
         if self.last_bound is not None and k >= self.last_bound:
             return self.epsilon
-        if warm is None or len(self.anchor_values) == 0:
-            return self.epsilon
-        value = program.objective(np.asarray(warm["w"]), float(warm["b"]), "ramp")
-        decrease = self.anchor_values[-1] - value
-        self.anchor_values.append(value)
+        if k >= 1 and warm is not None:
+            self.anchor_values.append(
+                program.objective(np.asarray(warm["w"]), float(warm["b"]), "ramp"))
+        if k <= 1 or len(self.anchor_values) < 2:
+            return self.start_epsilon
+        decrease = self.anchor_values[-2] - self.anchor_values[-1]
         return min(self.start_epsilon, max(self.epsilon, self.rho * decrease))
 
     def __call__(self, program: RateProgram, masks: list, warm: dict | None) -> Solution:
@@ -101,8 +100,6 @@ class SpecializedBound:
             # multiplier stuck at V_max): most likely infeasible, so the family looks for a
             # feasible start (phase 1) instead of starting MM from an infeasible point
             sol.status = settings.INFEASIBLE
-        if self.calls == 1 and sol.status in settings.SOLVED_STATUSES:
-            self.anchor_values.append(float(sol.objective))
         sol.certificate.details["epsilon"] = eps
         if sol.status in settings.SOLVED_STATUSES:
             self.previous = sol
@@ -112,7 +109,7 @@ class SpecializedBound:
 def run_mm(problem: Problem, form: RateProgram, *, seed: int | None = None,
            callback: Any = None, max_iterations: int = settings.MM_MAX_ITERATIONS,
            tol: float = settings.MM_RELATIVE_TOL, epsilon: float = 1e-5,
-           start_epsilon: float = 1e-3, rho: float = 0.1, v_max: float = 100.0,
+           start_epsilon: float = 3e-4, rho: float = 0.02, v_max: float = 100.0,
            v_chooser: str = "auto", b_chooser: str = "center_of_mass",
            max_epochs: int = 2000) -> Result:
     """Run ``method="mm"``: options T (``max_iterations``), ``tol`` of Alg 1, ``epsilon`` (the
