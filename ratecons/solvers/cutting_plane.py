@@ -498,7 +498,10 @@ def maximize_over_v(bound: FoldedBound, *, v_max: float = 100.0, epsilon: float 
             # the centroid rule takes over (any cut is valid: this only orders evaluations)
             far = max(v[0] for v in vs) if g_all[0] > 0 else min(v[0] for v in vs)
             v_t = np.array([float(np.clip(far + math.copysign(v_step, g_all[0]), 0.0, box))])
-            eps_t = (upper - lower) / 2
+            # a probe must re-optimize (w, b) to tell on which side the maximizer lies: with
+            # the loose (U_t - L_t)/2 of an uncertified box SDCA would return the previous
+            # (w, b), i.e. the same cut, and the bracket would run off to V_max
+            eps_t = min((upper - lower) / 2, eps_first)
             v_step *= 4.0
         else:
             # superlevel hypograph {L <= z <= h(v)} is the sublevel epigraph of -h below -L
