@@ -16,8 +16,10 @@ piecewise quadratic with one kink at a_x - b_x); the run stops when the duality 
 P(w(xi)) - D(xi) falls below the target. D is linear in b with slope -sum_x xi_x, which gives
 the cuts of the b-cutting plane (Alg 3).
 
-The coordinate loop is compiled with numba (``cache=True``) and allocates nothing: the caller
-owns xi (warm start), u = sum_x xi_x x and the visiting order.
+The coordinate loop is compiled with numba (``cache=True``), once per row layout (dense or
+CSR, dispatched on the argument's type), and allocates nothing: the caller owns xi (warm
+start), u = sum_x xi_x x and the visiting order. Shrinking skips examples settled at their
+plateau between full passes; every full pass computes the gap over all examples.
 """
 
 from __future__ import annotations
@@ -308,8 +310,12 @@ def sdca(design: ExampleDesign, a: np.ndarray, bcoef: np.ndarray, l2: float, bia
         full pass recomputes the exact gap over all examples, so this changes speed only.
     max_epochs : int
         Epochs (over the active set) before giving up (``converged`` is then False).
-    check_every : int
-        Epochs between full passes (duality gap and active set).
+    check_every, balance : int, float
+        Between two full passes (exact u, duality gap over all examples, new active set) run
+        max(check_every, balance * N / active) epochs over the active set, so the full passes
+        (about two epochs over all N examples each) stay a bounded share of the work; fewer
+        when the dual value, tracked through the exact coordinate gains, reaches
+        ``dual_target`` or comes within ``tol`` of the best primal value.
     seed : int
         Seed of the visiting order.
     work : tuple of ndarray, optional
