@@ -58,3 +58,37 @@ def test_mm_refuses_lp_problems_and_unknown_options():
         fairness_problem(n=100, l2=0.0).solve(method="mm")
     with pytest.raises(UnknownOptionError):
         fairness_problem(n=100, l2=1e-2).solve(method="mm", sdca_speed=3)
+
+
+def test_inexact_mm_schedule_certifies_every_bound_and_tightens_at_the_end():
+    """Bounds 0 and 1 at start_epsilon, then rho * (last decrease) clipped to
+    [epsilon, start_epsilon], the last one (k = T) at epsilon; each bound's certified gap is
+    within its own accuracy, and the iterates carry increasing time stamps."""
+    problem = fairness_problem(n=800, seed=4, kappa=0.9, l2=1e-2)
+    T = 4
+    result = problem.solve(method="mm", max_iterations=T, epsilon=1e-6, start_epsilon=1e-3,
+                           rho=0.05, tol=0.0)
+    history = result.history
+    eps = [h["subproblem_certificate"]["details"]["epsilon"] for h in history]
+    gaps = [h["subproblem_certificate"]["gap"] for h in history]
+    assert eps[0] == eps[1] == 1e-3
+    for k in range(2, len(history)):
+        decrease = history[k - 2]["objective"] - history[k - 1]["objective"]
+        expected = 1e-6 if k == T else min(1e-3, max(1e-6, 0.05 * decrease))
+        assert eps[k] == pytest.approx(expected)
+    assert all(g <= e * (1 + 1e-9) for g, e in zip(gaps, eps, strict=True))
+    stamps = [h["time"] for h in history]
+    assert stamps[0] > 0 and np.all(np.diff(stamps) >= 0)
+    objectives = [h["objective"] for h in history]
+    assert np.all(np.diff(objectives) <= 1e-9)
+    # every bound solved to epsilon when start_epsilon = epsilon
+    exact = problem.solve(method="mm", max_iterations=2, epsilon=1e-6, start_epsilon=1e-6)
+    assert {h["subproblem_certificate"]["details"]["epsilon"] for h in exact.history} == {1e-6}
+
+
+def test_mm_schedule_options_are_validated():
+    problem = fairness_problem(n=100, l2=1e-2)
+    with pytest.raises(ValueError, match="rho"):
+        problem.solve(method="mm", rho=0.0)
+    with pytest.raises(ValueError, match="start_epsilon"):
+        problem.solve(method="mm", start_epsilon=-1.0)

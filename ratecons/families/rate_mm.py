@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import settings
 from ..canonical.rate_program import RateProgram
-from ..errors import SolverError
+from ..errors import SolverError, parameter_error
 from ..lowering.rate_cvxpy import solve_bound_cvxpy
 from ..problem import Problem
 from ..result import Result
@@ -41,31 +41,66 @@ def mm_applicable(form: RateProgram) -> tuple[bool, str]:
 
 class SpecializedBound:
     """A Problem-3 solver for :func:`majorize_minimize` that remembers its last solution and
-    warm-starts the next bound from it (SDCA duals, multipliers v, bias b)."""
+    warm-starts the next bound from it (SDCA duals, multipliers v, bias b).
 
-    def __init__(self, seed: int | None, callback: Any, **options: Any) -> None:
+    Inexact majorization-minimization: bound k (k = 0 the hinge relaxation, k >= 1 Problem 3
+    at the k-th anchor) is solved to the certified gap
+
+        eps_k = min(start_epsilon, max(epsilon, rho * (f_{k-1} - f_k)))   (k >= 2),
+
+    eps_0 = eps_1 = start_epsilon, with f_k the ramp objective at the k-th anchor (the first
+    MM step, from the hinge solution, usually makes the largest decrease), and eps_k = epsilon
+    at the last bound Alg 1 may take (k = T). Solving a bound to within eps_k moves the next
+    iterate at most eps_k above the exact MM step, so early bounds, whose decreases are large,
+    need not be solved to the final accuracy; every bound still carries its own certificate
+    L_t <= max F <= U_t with U_t - L_t <= eps_k (recorded in its certificate details).
+    """
+
+    def __init__(self, seed: int | None, callback: Any, *, epsilon: float = 1e-5,
+                 start_epsilon: float | None = None, rho: float = 0.02,
+                 last_bound: int | None = None, **options: Any) -> None:
         self.seed = seed
         self.callback = callback
+        self.epsilon = float(epsilon)
+        self.start_epsilon = self.epsilon if start_epsilon is None else float(start_epsilon)
+        self.rho = float(rho)
+        self.last_bound = last_bound
         self.options = options
         self.previous: Solution | None = None
         self.calls = 0
+        self.anchor_values: list[float] = []
+
+    def accuracy(self, program: RateProgram, warm: dict | None) -> float:
+        """eps_k of the class docstring for the bound about to be solved."""
+        k = self.calls - 1
+        if self.last_bound is not None and k >= self.last_bound:
+            return self.epsilon
+        if k >= 1 and warm is not None:
+            self.anchor_values.append(
+                program.objective(np.asarray(warm["w"]), float(warm["b"]), "ramp"))
+        if k <= 1 or len(self.anchor_values) < 2:
+            return self.start_epsilon
+        decrease = self.anchor_values[-2] - self.anchor_values[-1]
+        return min(self.start_epsilon, max(self.epsilon, self.rho * decrease))
 
     def __call__(self, program: RateProgram, masks: list, warm: dict | None) -> Solution:
         self.calls += 1
         bound_index = self.calls - 1
+        eps = self.accuracy(program, warm)
 
         def relay(record: dict) -> None:
             if self.callback is not None:
                 self.callback(dict(record, bound=bound_index))
 
         sol = solve_bound_specialized(program, masks, self.previous or warm, seed=self.seed,
-                                      callback=relay, **self.options)
+                                      epsilon=eps, callback=relay, **self.options)
         if (self.calls == 1 and sol.status != settings.OPTIMAL
                 and (sol.certificate.max_violation or 0.0) > 1e-4):
             # the hinge relaxation, unsolved, with a constraint violated (typically a
             # multiplier stuck at V_max): most likely infeasible, so the family looks for a
             # feasible start (phase 1) instead of starting MM from an infeasible point
             sol.status = settings.INFEASIBLE
+        sol.certificate.details["epsilon"] = eps
         if sol.status in settings.SOLVED_STATUSES:
             self.previous = sol
         return sol
@@ -73,17 +108,28 @@ class SpecializedBound:
 
 def run_mm(problem: Problem, form: RateProgram, *, seed: int | None = None,
            callback: Any = None, max_iterations: int = settings.MM_MAX_ITERATIONS,
-           tol: float = settings.MM_RELATIVE_TOL, epsilon: float = 1e-5, v_max: float = 100.0,
+           tol: float = settings.MM_RELATIVE_TOL, epsilon: float = 1e-5,
+           start_epsilon: float = 3e-4, rho: float = 0.02, v_max: float = 100.0,
            v_chooser: str = "auto", b_chooser: str = "center_of_mass",
            max_epochs: int = 2000) -> Result:
     """Run ``method="mm"``: options T (``max_iterations``), ``tol`` of Alg 1, ``epsilon`` (the
-    certified gap of every bound), ``v_max``, the CutChoosers and SDCA's ``max_epochs``."""
+    certified gap of the last bound), ``start_epsilon`` and ``rho`` (the looser gaps of the
+    hinge relaxation and of the intermediate bounds, see :class:`SpecializedBound`; set
+    ``start_epsilon=epsilon`` to solve every bound to ``epsilon``), ``v_max``, the
+    CutChoosers and SDCA's ``max_epochs``."""
     from .rates import solve_ramp
 
     ok, why = mm_applicable(form)
     if not ok:
         raise SolverError(f"method 'mm' cannot solve this problem ({why}); use method='cvxpy'.")
-    bound = SpecializedBound(seed, callback, epsilon=epsilon, v_max=v_max, v_chooser=v_chooser,
+    for name, value in (("epsilon", epsilon), ("start_epsilon", start_epsilon)):
+        if not (isinstance(value, (int, float)) and value > 0):
+            raise parameter_error(name, "method 'mm'", "a float > 0", value)
+    if not (isinstance(rho, (int, float)) and 0 < rho <= 1):
+        raise parameter_error("rho", "method 'mm'", "a float in (0, 1]", rho)
+    bound = SpecializedBound(seed, callback, epsilon=epsilon,
+                             start_epsilon=max(start_epsilon, epsilon), rho=rho,
+                             last_bound=max_iterations, v_max=v_max, v_chooser=v_chooser,
                              b_chooser=b_chooser, max_epochs=max_epochs)
     return solve_ramp(problem, "mm", bound, max_iterations=max_iterations, tol=tol,
                       callback=callback)

@@ -252,7 +252,7 @@ def minimize_over_b(bound: FoldedBound, v: np.ndarray, eps: float, state: SDCASt
             far = min(evaluated) if real[0] > 0 else max(evaluated)
             bt = float(np.clip(far - math.copysign(step, real[0]), lo, hi))
             step *= 4.0
-            tol, target = (best_u - lower) / 2, best_u
+            tol, target = eps, best_u
         elif chooser == "center_of_mass":
             bt, zt, _ = center_of_mass_1d(s_arr, c_arr, lo, hi, best_u)
             tol, target = (best_u - zt) / 2, zt
@@ -461,7 +461,7 @@ def maximize_over_v(bound: FoldedBound, *, v_max: float = 100.0, epsilon: float 
         model.add_cut(v_t, u_t, g_t)
         v_arg, upper, mu = model.solve()
         if box < v_max and np.any(v_arg >= box * (1 - 1e-9)):
-            box = min(v_max, 8.0 * box)
+            box = min(v_max, 2.0 * box)
             model = model.with_box(box)
             v_arg, upper, mu = model.solve()
         # U_t certifies max_V F only when the maximizer of h_t is off the box's upper faces
@@ -498,15 +498,16 @@ def maximize_over_v(bound: FoldedBound, *, v_max: float = 100.0, epsilon: float 
             # the centroid rule takes over (any cut is valid: this only orders evaluations)
             far = max(v[0] for v in vs) if g_all[0] > 0 else min(v[0] for v in vs)
             v_t = np.array([float(np.clip(far + math.copysign(v_step, g_all[0]), 0.0, box))])
-            eps_t = (upper - lower) / 2
+            # a probe must re-optimize (w, b) to tell on which side the maximizer lies: with
+            # the loose (U_t - L_t)/2 of an uncertified box SDCA would return the previous
+            # (w, b), i.e. the same cut, and the bracket would run off to V_max
+            eps_t = min((upper - lower) / 2, eps_first)
             v_step *= 4.0
         else:
             # superlevel hypograph {L <= z <= h(v)} is the sublevel epigraph of -h below -L
             vt, zt, _ = center_of_mass_1d(-np.array(model.slopes)[:, 0],
                                           -np.array(model.offsets), 0.0, box, -lower)
             v_t, eps_t = np.array([vt]), max((-zt - lower) / 2, epsilon / 4)
-        if not certified:  # U_t is not a bound yet: do not let it loosen the inner solves
-            eps_t = min(eps_t, eps_first)
         hint = model.h(v_t)
     w = np.sum([mu_s * w_s for mu_s, w_s in zip(mu, ws, strict=True)], axis=0)
     b = float(mu @ np.array(bs))

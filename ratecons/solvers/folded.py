@@ -179,8 +179,14 @@ def fold_bound(program: RateProgram, masks: list[tuple[np.ndarray, np.ndarray]])
     for i, (blk, pos, (mp, mn)) in enumerate(triples):
         wp = blk.weights * mp
         wn = blk.weights * mn
-        np.add.at(A, (slice(None), pos), np.outer(program.alpha[:, i], wp))
-        np.add.at(B, (slice(None), pos), np.outer(program.beta[:, i], wn))
+        # an example may sit in several blocks (and, in principle, twice in one): sum per row
+        hp = np.bincount(pos, weights=wp, minlength=design.n)
+        hn = np.bincount(pos, weights=wn, minlength=design.n)
+        for j in range(rows):
+            if program.alpha[j, i] != 0.0:
+                A[j] += program.alpha[j, i] * hp
+            if program.beta[j, i] != 0.0:
+                B[j] += program.beta[j, i] * hn
         const += program.alpha[:, i] * float(blk.weights @ ~mp)
         const += program.beta[:, i] * float(blk.weights @ ~mn)
     return FoldedBound(design, A, B, const, program.gamma - const[1:], float(program.l2),

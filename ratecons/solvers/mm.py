@@ -30,7 +30,7 @@ BoundSolver = Callable[[RateProgram, list, dict | None], Solution]
 
 
 def _iterate_record(program: RateProgram, w: np.ndarray, b: float, t: int,
-                    sub: Solution | None) -> dict[str, Any]:
+                    sub: Solution | None, elapsed: float) -> dict[str, Any]:
     ramp = program.row_values(w, b, "ramp")
     indicator = program.row_values(w, b, "indicator")
     return {
@@ -43,6 +43,7 @@ def _iterate_record(program: RateProgram, w: np.ndarray, b: float, t: int,
         "subproblem_objective": None if sub is None else sub.objective,
         "subproblem_time": None if sub is None else sub.solve_time,
         "subproblem_certificate": None if sub is None else sub.certificate.to_dict(),
+        "time": elapsed,
     }
 
 
@@ -76,13 +77,15 @@ def majorize_minimize(
     -------
     Solution
         The last accepted iterate; ``history`` holds every iterate's ramp objective, ramp and
-        indicator row values and the subproblem certificate. Status ``optimal`` means the
+        indicator row values, the subproblem certificate and ``time``, the seconds since the
+        start (``start.solve_time`` plus the time spent in this loop). Status ``optimal`` means the
         objective stopped decreasing (a stationary point of the MM scheme, not a global optimum
         of the non-convex Problem 2); ``iteration_limit`` means T iterations were used.
     """
     began = time.perf_counter()
+    offset = float(start.solve_time or 0.0)
     w, b = np.asarray(start.primal["w"], dtype=np.float64), float(start.primal["b"])
-    record = _iterate_record(program, w, b, 0, start)
+    record = _iterate_record(program, w, b, 0, start, offset)
     history = [record]
     if callback:
         callback(dict(record, stage="mm"))
@@ -97,7 +100,8 @@ def majorize_minimize(
             status = settings.OPTIMAL_INACCURATE
             break
         w_new, b_new = np.asarray(sub.primal["w"]), float(sub.primal["b"])
-        new = _iterate_record(program, w_new, b_new, t, sub)
+        new = _iterate_record(program, w_new, b_new, t, sub,
+                              offset + time.perf_counter() - began)
         decrease = record["objective"] - new["objective"]
         if decrease < -tol * max(1.0, abs(record["objective"])):
             # An inexact subproblem solve may step uphill: Alg 1 must not, so keep the iterate.
