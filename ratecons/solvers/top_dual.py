@@ -10,10 +10,17 @@ feasible set: Thm 3.10 with Alg 1 for lambda(mu) and a bisection on the decreasi
 (22) (TopPushK family), Thm B.10 (Pat&Mat, hinge) or the projection onto
 {sum alpha = sum beta, alpha, beta >= 0} (Pat&Mat, quadratic hinge).
 
-The kernel matrix is precomputed when it fits in ``max_kernel_bytes`` and otherwise computed
-by rows inside the compiled loop. After every epoch (m/2 iterations, m = n_+ + n~) the scores
-are recomputed exactly and the primal objective (6)/(9) at w(v) and the dual objective
-(7a)/(10a) give a duality gap; the run stops at a relative gap ``tol``.
+Kernel models: the kernel matrix is precomputed when it fits in ``max_kernel_bytes`` and
+otherwise computed by rows inside the compiled loop. Linear models (``rc.LinearModel``) never
+form the m x m matrix: K = Q Q^T with Q = S P (eq. 14), w = Q^T v, s = Q w, so each epoch
+picks a working set W (every beta > 0 and the most violating coordinates,
+:func:`_decomposition_set`), forms the block Q_W Q_W^T in O(|W|^2 d), runs the same compiled
+updates on it with the other coordinates fixed, and recomputes w and s in O(m d); it starts
+from a feasible point with K nonzero betas (:func:`_sparse_start`) so that W stays small.
+
+After every epoch (kernel models: a/2 iterations on a working set of a coordinates; linear
+models: 2a) the scores are recomputed exactly and the primal objective (6)/(9) at w(v) and
+the dual objective (7a)/(10a) give a duality gap; the run stops at a relative gap ``tol``.
 
 Hot loops are compiled with numba (``cache=True``) and live in this module.
 """
@@ -848,7 +855,7 @@ def solve_top_dual(
     selection: str = "greedy",
     group_moves: bool = True,
     shrinking: bool = True,
-    working_set_size: int = 1000,
+    working_set_size: int = 400,
     callback: Callable[[dict[str, Any]], None] | None = None,
 ) -> Solution:
     """Algorithm 2 on the dual (7) or (10) of ``form``.
@@ -882,10 +889,11 @@ def solve_top_dual(
         :func:`_tie_move` (Pat&Mat, hinge) that shift a whole group of betas; without them
         (``False``, Algorithm 2 as published) the ascent can stall with a duality gap.
     shrinking : bool
-        Run each epoch on a working set without the betas stuck at 0 (:func:`_working_set`).
+        Kernel models: run each epoch on a working set without the betas stuck at 0
+        (:func:`_working_set`). Linear models always use :func:`_decomposition_set`.
     working_set_size : int
         Linear models: coordinates picked by :func:`_decomposition_set` per epoch (besides
-        the betas > 0); the epoch runs that many iterations on the block Q_W Q_W^T of the
+        the betas > 0); the epoch runs 2a iterations (a = |W|) on the block Q_W Q_W^T of the
         kernel matrix, so its cost is O(a^2 d + m d) and no m x m matrix is formed.
     callback : callable, optional
         Receives one dict per epoch (epoch, primal, dual, gap, time).
@@ -946,7 +954,7 @@ def solve_top_dual(
             block = Qa @ Qa.T
             block = block.toarray() if sp.issparse(block) else np.asarray(block)
             loop_idx, loop_mat, loop_use = np.arange(n_active), block, True
-            chunk = n_active
+            chunk = 2 * n_active
         else:
             loop_idx, loop_use = act, use_matrix
             loop_mat = Kmat if Kmat is not None else np.zeros((1, 1))
