@@ -966,9 +966,13 @@ def solve_top_dual(
                 spec.degree, spec.coef0, check_feasibility, selection == "greedy",
                 group_moves, a_off, stats)
         iterations += chunk
+        if linear:  # w += Q_W^T (v_W' - v_W), s = Q w: O(a d + m d), one pass over the data
+            w = w + np.asarray(Qa.T @ (np.concatenate([alpha, beta]) - v[act])).ravel()
+            s = np.asarray(Q @ w).ravel()
         v[act[:na]] = alpha
         v[act[na:]] = beta
-        s, w = _exact_scores(form, v, Kmat, P, max_kernel_bytes)
+        if not linear:
+            s, w = _exact_scores(form, v, Kmat, P, max_kernel_bytes)
         primal = form.primal_from_dual_scores(v, s)
         dual = form.dual_c(v, s, state[0] if patmat else None)
         gap = (primal - dual) / max(abs(primal), 1e-300)
@@ -986,6 +990,11 @@ def solve_top_dual(
         if elapsed >= time_limit:
             status = settings.TIME_LIMIT
             break
+    if linear:  # the final w and objectives from scratch, without the updates' rounding
+        s, w = _exact_scores(form, v, Kmat, P, max_kernel_bytes)
+        primal = form.primal_from_dual_scores(v, s)
+        dual = form.dual_c(v, s, state[0] if patmat else None)
+        gap = (primal - dual) / max(abs(primal), 1e-300)
     if status != settings.OPTIMAL:
         warnings.warn(f"dual coordinate ascent stopped ({status}) after {epoch} epochs with "
                       f"relative duality gap {gap:.3g} > tol={tol:g}.", ConvergenceWarning,
