@@ -265,9 +265,14 @@ class TopFamily(Family):
             return "cvxpy", reasons
         reasons.append(f"{form.name}: closed-form two-coordinate steps (Props 3.7-3.9"
                        + (", B.4-B.9" if form.family == "patmat" else "") + ")")
-        reasons.append(f"m = n+ + n~ = {form.m} dual variables; kernel matrix "
-                       f"{form.gram_bytes / 2**20:.0f} MiB "
-                       + ("precomputed" if form.gram_bytes <= 2**30 else "computed by rows"))
+        if form.linear_model:
+            reasons.append(f"m = n+ + n~ = {form.m} dual variables; linear model: w kept "
+                           "explicitly, kernel blocks only on working sets (no m x m matrix)")
+        else:
+            reasons.append(f"m = n+ + n~ = {form.m} dual variables; kernel matrix "
+                           f"{form.gram_bytes / 2**20:.0f} MiB "
+                           + ("precomputed" if form.gram_bytes <= 2**30
+                              else "computed by rows"))
         if form.family == "patmat":
             reasons.append("Pat&Mat may keep a duality gap; the certificate reports it")
         return "dual_ca", reasons
