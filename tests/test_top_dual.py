@@ -214,3 +214,18 @@ def test_cvxpy_primal_and_dual_references_agree():
                           model=rc.LinearModel(l2=1e-2)).canonical()
         primal, dual = solve_primal(form), solve_dual(form)
         assert primal.value == pytest.approx(form.lam * dual.value, rel=1e-6)
+
+
+def test_linear_path_on_sparse_features_matches_dense():
+    import scipy.sparse as sp
+
+    data = _toy(13, n=300, d=10)
+    X = np.where(np.abs(data.X) > 0.8, data.X, 0.0)  # about 40% nonzeros
+    dense = rc.Dataset(X, data.y)
+    sparse = rc.Dataset(sp.csr_matrix(X), data.y)
+    res = [rc.Problem(maximize=rc.tpr_at_top(d, k=3), model=rc.LinearModel(l2=1e-2)).solve(
+        "dual_ca", tol=1e-7, working_set_size=20) for d in (dense, sparse)]
+    assert res[0].status == res[1].status == "optimal"
+    assert res[1].objective == pytest.approx(res[0].objective, rel=1e-6)
+    np.testing.assert_allclose(res[1].solution.primal["w"], res[0].solution.primal["w"],
+                               atol=1e-3)
