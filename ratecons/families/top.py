@@ -130,7 +130,7 @@ def _run_dual_ca(problem: Any, form: TopForm, *, seed: int | None = None,
                  callback: Any = None, tol: float = 1e-6, max_epochs: int = 2000,
                  time_limit: float = np.inf, max_kernel_bytes: int = 2**30,
                  selection: str = "greedy", group_moves: bool = True,
-                 shrinking: bool = True, working_set_size: int = 400,
+                 shrinking: bool = True, working_set_size: int | None = None,
                  check_feasibility: bool = False) -> TopResult:
     sol = solve_top_dual(form, tol=tol, max_epochs=max_epochs, time_limit=time_limit,
                          seed=0 if seed is None else seed, max_kernel_bytes=max_kernel_bytes,

@@ -855,7 +855,7 @@ def solve_top_dual(
     selection: str = "greedy",
     group_moves: bool = True,
     shrinking: bool = True,
-    working_set_size: int = 400,
+    working_set_size: int | None = None,
     callback: Callable[[dict[str, Any]], None] | None = None,
 ) -> Solution:
     """Algorithm 2 on the dual (7) or (10) of ``form``.
@@ -891,10 +891,11 @@ def solve_top_dual(
     shrinking : bool
         Kernel models: run each epoch on a working set without the betas stuck at 0
         (:func:`_working_set`). Linear models always use :func:`_decomposition_set`.
-    working_set_size : int
+    working_set_size : int, optional
         Linear models: coordinates picked by :func:`_decomposition_set` per epoch (besides
-        the betas > 0); the epoch runs 2a iterations (a = |W|) on the block Q_W Q_W^T of the
-        kernel matrix, so its cost is O(a^2 d + m d) and no m x m matrix is formed.
+        the betas > 0; default max(400, m / 50)); the epoch runs 2a iterations (a = |W|) on
+        the block Q_W Q_W^T of the kernel matrix, so its cost is O(a^2 d + m d) and no m x m
+        matrix is formed.
     callback : callable, optional
         Receives one dict per epoch (epoch, primal, dual, gap, time).
     """
@@ -936,9 +937,10 @@ def solve_top_dual(
     epoch = 0
     spec = form.kernel
     n_active = form.m
+    ws_size = max(400, form.m // 50) if working_set_size is None else int(working_set_size)
     for epoch in range(1, max_epochs + 1):
         if linear:
-            act = _decomposition_set(form, v, s, state[0], working_set_size)
+            act = _decomposition_set(form, v, s, state[0], ws_size)
         elif shrinking and epoch > 1:
             act = _working_set(form, v, s, state[0])
         else:
