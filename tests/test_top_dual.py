@@ -6,12 +6,18 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ratecons as rc
-from ratecons.lowering.top_cvxpy import project_feasible
-from ratecons.solvers.top_dual import lambda_of_mu, project_toppushk
+from ratecons.lowering.top_cvxpy import project_feasible, solve_dual, solve_primal
+from ratecons.solvers.top_dual import (
+    _decomposition_set,
+    _sparse_start,
+    lambda_of_mu,
+    project_toppushk,
+)
 
 RTOL = 1e-4  # objective agreement required by the issue
 
@@ -206,8 +212,6 @@ def test_linear_working_set_path_matches_kernel_path_and_cvxpy(formulation, surr
 
 def test_cvxpy_primal_and_dual_references_agree():
     """Strong duality between the primal (6) with the epigraph threshold and the dual (7)."""
-    from ratecons.lowering.top_cvxpy import solve_dual, solve_primal
-
     data = _toy(12, n=150, d=6)
     for k in (1, 5):
         form = rc.Problem(maximize=rc.tpr_at_top(data, k=k),
@@ -217,8 +221,6 @@ def test_cvxpy_primal_and_dual_references_agree():
 
 
 def test_linear_path_on_sparse_features_matches_dense():
-    import scipy.sparse as sp
-
     data = _toy(13, n=300, d=10)
     X = np.where(np.abs(data.X) > 0.8, data.X, 0.0)  # about 40% nonzeros
     dense = rc.Dataset(X, data.y)
@@ -229,3 +231,27 @@ def test_linear_path_on_sparse_features_matches_dense():
     assert res[1].objective == pytest.approx(res[0].objective, rel=1e-6)
     np.testing.assert_allclose(res[1].solution.primal["w"], res[0].solution.primal["w"],
                                atol=1e-3)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10**6), size=st.integers(2, 40), k=st.integers(1, 6))
+def test_decomposition_set_keeps_every_positive_beta_and_its_size(seed, size, k):
+    """The working set of the linear path holds every beta > 0 (outside coordinates stay
+    fixed, so a positive beta outside would be bound to the moving cap sum(alpha)/K), at
+    least one alpha, and at most size + #{beta > 0} + 1 coordinates; the sparse start is
+    feasible for (7) with all K betas on the cap."""
+    data = _toy(seed % 50, n=80, d=5)
+    form = rc.Problem(maximize=rc.tpr_at_top(data, k=k),
+                      model=rc.LinearModel(l2=1e-2)).canonical()
+    rng = np.random.default_rng(seed)
+    alpha, beta, _ = _sparse_start(form, rng)
+    v = np.concatenate([alpha, beta])
+    assert form.dual_violation(v) <= 1e-12 * form.C * form.n_pos
+    assert np.count_nonzero(beta) == k
+    v = v * rng.uniform(0.5, 1.0, v.size)  # any scores: a random perturbation
+    s = rng.normal(size=v.size)
+    act = _decomposition_set(form, v, s, 0.0, size)
+    n = form.n_pos
+    assert set(n + np.flatnonzero(v[n:] > 0)) <= set(act)
+    assert np.any(act < n) and np.all(np.diff(act) > 0)
+    assert act.size <= size + np.count_nonzero(v[n:] > 0) + 1
