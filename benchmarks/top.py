@@ -112,7 +112,12 @@ def run_cvxpy(problem: rc.Problem, limit: float) -> dict[str, Any]:
     send.close()
     got = recv.poll(limit)
     elapsed = time.perf_counter() - start
-    out = recv.recv() if got else None
+    out = None
+    if got:
+        try:
+            out = recv.recv()
+        except EOFError:  # the child died without an answer (e.g. out of memory)
+            out = {"error": "CVXPY process died"}
     if proc.is_alive():
         proc.terminate()
     proc.join()
