@@ -122,7 +122,7 @@ def run_cvxpy(problem: rc.Problem, limit: float) -> dict[str, Any]:
         proc.terminate()
     proc.join()
     if out is None:
-        return {"time": elapsed, "objective": np.nan, "status": f"> {limit:.0f} s",
+        return {"time": elapsed, "objective": np.nan, "status": f"> {limit:g} s",
                 "gap": np.nan, "norm": np.nan, "tpr": np.nan, "over": True}
     if "error" in out:
         return {"time": elapsed, "objective": np.nan, "status": out["error"], "gap": np.nan,
