@@ -6,12 +6,18 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ratecons as rc
-from ratecons.lowering.top_cvxpy import project_feasible
-from ratecons.solvers.top_dual import lambda_of_mu, project_toppushk
+from ratecons.lowering.top_cvxpy import project_feasible, solve_dual, solve_primal
+from ratecons.solvers.top_dual import (
+    _decomposition_set,
+    _sparse_start,
+    lambda_of_mu,
+    project_toppushk,
+)
 
 RTOL = 1e-4  # objective agreement required by the issue
 
@@ -173,3 +179,79 @@ def test_algorithm_1_solves_21b(beta0, mu, K):
     lam = lambda_of_mu(np.sort(-beta0), mu, K)
     g = np.clip(beta0 + lam, 0.0, mu).sum() - K * mu
     assert abs(g) <= 1e-8 * max(1.0, K * mu)
+
+
+@pytest.mark.parametrize("surrogate", ["hinge", "quadratic_hinge"])
+@pytest.mark.parametrize("formulation",
+                         ["toppush", "toppushk", "tau-fpl", "topmeank", "pat&mat-np", "pat&mat"])
+def test_linear_working_set_path_matches_kernel_path_and_cvxpy(formulation, surrogate):
+    """The linear-model path (w = Q^T v, blocks Q_W Q_W^T on small working sets) against the
+    kernel path with the linear kernel (whole m x m matrix) and the CVXPY primal (6)/(9)."""
+    data = _toy(11, n=400, d=8)
+    obj = _objective(data, formulation, surrogate)
+    linear = rc.Problem(maximize=obj, model=rc.LinearModel(l2=1e-2))
+    kernel = rc.Problem(maximize=obj, model=rc.KernelModel(kernel="linear", l2=1e-2))
+    res = linear.solve("dual_ca", tol=1e-6, max_epochs=20000, working_set_size=16,
+                       check_feasibility=True)
+    by_kernel = kernel.solve("dual_ca", tol=1e-6, max_epochs=20000)
+    ref = linear.solve("cvxpy")
+    assert res.certificate.details["kernel_matrix"] == "working-set blocks (linear)"
+    assert by_kernel.certificate.details["kernel_matrix"] == "precomputed"
+    assert res.status == "optimal" and by_kernel.status == "optimal"
+    # the working sets were proper subsets: the decomposition was exercised
+    assert min(h["active"] for h in res.history) < linear.canonical().m
+    for other in (by_kernel, ref):
+        assert abs(res.objective - other.objective) <= RTOL * abs(other.objective)
+    C = linear.canonical().C
+    assert res.certificate.details["max_violation_any_step"] <= 1e-8 * max(1.0, C)
+    # w is the primal vector of the dual iterate: w = sum alpha_i x_i^+ - sum beta_j x~_j
+    form = linear.canonical()
+    w = form.X_pos.T @ res.alpha - form.X_tilde.T @ res.beta
+    np.testing.assert_allclose(res.solution.primal["w"], w, atol=1e-10)
+
+
+def test_cvxpy_primal_and_dual_references_agree():
+    """Strong duality between the primal (6) with the epigraph threshold and the dual (7)."""
+    data = _toy(12, n=150, d=6)
+    for k in (1, 5):
+        form = rc.Problem(maximize=rc.tpr_at_top(data, k=k),
+                          model=rc.LinearModel(l2=1e-2)).canonical()
+        primal, dual = solve_primal(form), solve_dual(form)
+        assert primal.value == pytest.approx(form.lam * dual.value, rel=1e-6)
+
+
+def test_linear_path_on_sparse_features_matches_dense():
+    data = _toy(13, n=300, d=10)
+    X = np.where(np.abs(data.X) > 0.8, data.X, 0.0)  # about 40% nonzeros
+    dense = rc.Dataset(X, data.y)
+    sparse = rc.Dataset(sp.csr_matrix(X), data.y)
+    res = [rc.Problem(maximize=rc.tpr_at_top(d, k=3), model=rc.LinearModel(l2=1e-2)).solve(
+        "dual_ca", tol=1e-7, working_set_size=20) for d in (dense, sparse)]
+    assert res[0].status == res[1].status == "optimal"
+    assert res[1].objective == pytest.approx(res[0].objective, rel=1e-6)
+    np.testing.assert_allclose(res[1].solution.primal["w"], res[0].solution.primal["w"],
+                               atol=1e-3)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10**6), size=st.integers(2, 40), k=st.integers(1, 6))
+def test_decomposition_set_keeps_every_positive_beta_and_its_size(seed, size, k):
+    """The working set of the linear path holds every beta > 0 (outside coordinates stay
+    fixed, so a positive beta outside would be bound to the moving cap sum(alpha)/K), at
+    least one alpha, and at most size + #{beta > 0} + 1 coordinates; the sparse start is
+    feasible for (7) with all K betas on the cap."""
+    data = _toy(seed % 50, n=80, d=5)
+    form = rc.Problem(maximize=rc.tpr_at_top(data, k=k),
+                      model=rc.LinearModel(l2=1e-2)).canonical()
+    rng = np.random.default_rng(seed)
+    alpha, beta, _ = _sparse_start(form, rng)
+    v = np.concatenate([alpha, beta])
+    assert form.dual_violation(v) <= 1e-12 * form.C * form.n_pos
+    assert np.count_nonzero(beta) == k
+    v = v * rng.uniform(0.5, 1.0, v.size)  # any scores: a random perturbation
+    s = rng.normal(size=v.size)
+    act = _decomposition_set(form, v, s, 0.0, size)
+    n = form.n_pos
+    assert set(n + np.flatnonzero(v[n:] > 0)) <= set(act)
+    assert np.any(act < n) and np.all(np.diff(act) > 0)
+    assert act.size <= size + np.count_nonzero(v[n:] > 0) + 1

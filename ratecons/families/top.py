@@ -130,11 +130,13 @@ def _run_dual_ca(problem: Any, form: TopForm, *, seed: int | None = None,
                  callback: Any = None, tol: float = 1e-6, max_epochs: int = 2000,
                  time_limit: float = np.inf, max_kernel_bytes: int = 2**30,
                  selection: str = "greedy", group_moves: bool = True,
-                 shrinking: bool = True, check_feasibility: bool = False) -> TopResult:
+                 shrinking: bool = True, working_set_size: int | None = None,
+                 check_feasibility: bool = False) -> TopResult:
     sol = solve_top_dual(form, tol=tol, max_epochs=max_epochs, time_limit=time_limit,
                          seed=0 if seed is None else seed, max_kernel_bytes=max_kernel_bytes,
                          check_feasibility=check_feasibility, selection=selection,
                          group_moves=group_moves, shrinking=shrinking,
+                         working_set_size=working_set_size,
                          callback=callback)
     p = sol.primal
     return _make_result(problem, form, "dual_ca", sol, p["alpha"], p["beta"], p.get("w"),
@@ -263,9 +265,14 @@ class TopFamily(Family):
             return "cvxpy", reasons
         reasons.append(f"{form.name}: closed-form two-coordinate steps (Props 3.7-3.9"
                        + (", B.4-B.9" if form.family == "patmat" else "") + ")")
-        reasons.append(f"m = n+ + n~ = {form.m} dual variables; kernel matrix "
-                       f"{form.gram_bytes / 2**20:.0f} MiB "
-                       + ("precomputed" if form.gram_bytes <= 2**30 else "computed by rows"))
+        if form.linear_model:
+            reasons.append(f"m = n+ + n~ = {form.m} dual variables; linear model: w kept "
+                           "explicitly, kernel blocks only on working sets (no m x m matrix)")
+        else:
+            reasons.append(f"m = n+ + n~ = {form.m} dual variables; kernel matrix "
+                           f"{form.gram_bytes / 2**20:.0f} MiB "
+                           + ("precomputed" if form.gram_bytes <= 2**30
+                              else "computed by rows"))
         if form.family == "patmat":
             reasons.append("Pat&Mat may keep a duality gap; the certificate reports it")
         return "dual_ca", reasons

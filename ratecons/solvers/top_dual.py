@@ -10,10 +10,17 @@ feasible set: Thm 3.10 with Alg 1 for lambda(mu) and a bisection on the decreasi
 (22) (TopPushK family), Thm B.10 (Pat&Mat, hinge) or the projection onto
 {sum alpha = sum beta, alpha, beta >= 0} (Pat&Mat, quadratic hinge).
 
-The kernel matrix is precomputed when it fits in ``max_kernel_bytes`` and otherwise computed
-by rows inside the compiled loop. After every epoch (m/2 iterations, m = n_+ + n~) the scores
-are recomputed exactly and the primal objective (6)/(9) at w(v) and the dual objective
-(7a)/(10a) give a duality gap; the run stops at a relative gap ``tol``.
+Kernel models: the kernel matrix is precomputed when it fits in ``max_kernel_bytes`` and
+otherwise computed by rows inside the compiled loop. Linear models (``rc.LinearModel``) never
+form the m x m matrix: K = Q Q^T with Q = S P (eq. 14), w = Q^T v, s = Q w, so each epoch
+picks a working set W (every beta > 0 and the most violating coordinates,
+:func:`_decomposition_set`), forms the block Q_W Q_W^T in O(|W|^2 d), runs the same compiled
+updates on it with the other coordinates fixed, and recomputes w and s in O(m d); it starts
+from a feasible point with K nonzero betas (:func:`_sparse_start`) so that W stays small.
+
+After every epoch (kernel models: a/2 iterations on a working set of a coordinates; linear
+models: 2a) the scores are recomputed exactly and the primal objective (6)/(9) at w(v) and
+the dual objective (7a)/(10a) give a duality gap; the run stops at a relative gap ``tol``.
 
 Hot loops are compiled with numba (``cache=True``) and live in this module.
 """
@@ -737,19 +744,12 @@ def _working_set(form: TopForm, v: np.ndarray, s: np.ndarray, delta: float) -> n
     """
     n = form.n_pos
     alpha, beta = v[:n], v[n:]
-    h_a = 1.0 - s[:n]
-    h_b = s[n:].copy()
-    if form.surrogate == "quadratic_hinge":
-        h_a -= alpha / (2.0 * form.C)
-    if form.family == "patmat":
-        h_b -= 1.0 / form.theta
-        if form.surrogate == "quadratic_hinge" and delta > 0:
-            h_b += beta / (2.0 * delta * form.theta**2)
+    h_a, h_b = _gradients(form, v, s, delta)
     hinge = form.surrogate == "hinge"
     up_a = alpha < form.C if hinge else np.ones(n, dtype=bool)
     m_up = max(float(np.max(h_a[up_a], initial=-np.inf)),
                float(np.max(h_b[beta > 0], initial=-np.inf)))
-    cap = alpha.sum() / form.K if (form.family == "toppushk" and form.K > 1) else np.inf
+    cap = _beta_cap(form, alpha)
     down_b = beta < cap
     m_down = min(float(np.min(h_a[alpha > 0], initial=np.inf)),
                  float(np.min(h_b[down_b], initial=np.inf)))
@@ -761,6 +761,69 @@ def _working_set(form: TopForm, v: np.ndarray, s: np.ndarray, delta: float) -> n
     if keep_b.sum() < 2:
         keep_b[np.argsort(h_b)[:2]] = True
     return np.concatenate([np.flatnonzero(keep_a), n + np.flatnonzero(keep_b)])
+
+
+def _gradients(form: TopForm, v: np.ndarray, s: np.ndarray, delta: float
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """h_i = y_i dD/dv_i for the alphas (y = +1) and the betas (y = -1) of the dual (7)/(10)."""
+    n = form.n_pos
+    alpha, beta = v[:n], v[n:]
+    h_a = 1.0 - s[:n]
+    h_b = s[n:].copy()
+    if form.surrogate == "quadratic_hinge":
+        h_a -= alpha / (2.0 * form.C)
+    if form.family == "patmat":
+        h_b -= 1.0 / form.theta
+        if form.surrogate == "quadratic_hinge" and delta > 0:
+            h_b += beta / (2.0 * delta * form.theta**2)
+    return h_a, h_b
+
+
+def _beta_cap(form: TopForm, alpha: np.ndarray) -> float:
+    """The cap sum(alpha)/K of the betas in (7c) (inf when there is none)."""
+    return alpha.sum() / form.K if (form.family == "toppushk" and form.K > 1) else np.inf
+
+
+def _decomposition_set(form: TopForm, v: np.ndarray, s: np.ndarray, delta: float,
+                       size: int) -> np.ndarray:
+    """Working set of the linear-model path: every beta > 0 (the coordinates outside the set
+    keep their values, and only betas at 0 can stay fixed without constraining the cap
+    sum(alpha)/K or delta) plus the ``size / 2`` coordinates that can move "up" (y-space)
+    with the largest h and the ``size / 2`` that can move "down" with the smallest h (the
+    maximal violating pairs of SMO, as in SVMlight's decomposition)."""
+    n = form.n_pos
+    alpha, beta = v[:n], v[n:]
+    h_a, h_b = _gradients(form, v, s, delta)
+    up = alpha < form.C if form.surrogate == "hinge" else np.ones(n, dtype=bool)
+    up_idx = np.flatnonzero(up)
+    free_b = np.flatnonzero((beta <= 0.0) & (beta < _beta_cap(form, alpha)))
+    down_idx = np.concatenate([np.flatnonzero(alpha > 0.0), n + free_b])
+    down_h = np.concatenate([h_a[alpha > 0.0], h_b[free_b]])
+    half = max(1, size // 2)
+    pick = [n + np.flatnonzero(beta > 0.0)]
+    for idx, key in ((up_idx, -h_a[up_idx]), (down_idx, down_h)):
+        if idx.size > half:
+            idx = idx[np.argpartition(key, half - 1)[:half]]
+        pick.append(idx)
+    act = np.unique(np.concatenate(pick))
+    if np.count_nonzero(act < n) == 0:
+        act = np.union1d(act, [int(np.argmax(h_a))])
+    return act
+
+
+def _sparse_start(form: TopForm, rng: np.random.Generator
+                  ) -> tuple[np.ndarray, np.ndarray, float]:
+    """A feasible start of the linear-model path whose betas are few: every alpha = C/2 and
+    the mass n_+ C/2 spread evenly over K random betas (TopPushK family: all on the cap
+    sum(alpha)/K) or over ceil(tau n~) of them (Pat&Mat family, delta by (39)/(42))."""
+    n, nt = form.n_pos, form.n_tilde
+    alpha = np.full(n, 0.5 * form.C)
+    count = int(form.K) if form.family == "toppushk" else int(np.ceil(form.tau * nt))
+    count = min(max(count, 1), nt)
+    beta = np.zeros(nt)
+    beta[rng.choice(nt, count, replace=False)] = alpha.sum() / count
+    delta = form.optimal_delta(beta) if form.family == "patmat" else 0.0
+    return alpha, beta, delta
 
 
 def _initial_point(form: TopForm, rng: np.random.Generator
@@ -792,6 +855,7 @@ def solve_top_dual(
     selection: str = "greedy",
     group_moves: bool = True,
     shrinking: bool = True,
+    working_set_size: int | None = None,
     callback: Callable[[dict[str, Any]], None] | None = None,
 ) -> Solution:
     """Algorithm 2 on the dual (7) or (10) of ``form``.
@@ -825,28 +889,38 @@ def solve_top_dual(
         :func:`_tie_move` (Pat&Mat, hinge) that shift a whole group of betas; without them
         (``False``, Algorithm 2 as published) the ascent can stall with a duality gap.
     shrinking : bool
-        Run each epoch on a working set without the betas stuck at 0 (:func:`_working_set`).
+        Kernel models: run each epoch on a working set without the betas stuck at 0
+        (:func:`_working_set`). Linear models always use :func:`_decomposition_set`.
+    working_set_size : int, optional
+        Linear models: coordinates picked by :func:`_decomposition_set` per epoch (besides
+        the betas > 0; default max(400, m / 50)); the epoch runs 2a iterations (a = |W|) on
+        the block Q_W Q_W^T of the kernel matrix, so its cost is O(a^2 d + m d) and no m x m
+        matrix is formed.
     callback : callable, optional
         Receives one dict per epoch (epoch, primal, dual, gap, time).
     """
     start = time.perf_counter()
     rng = np.random.default_rng(seed)
-    use_matrix = form.gram_bytes <= max_kernel_bytes
+    linear = form.linear_model and form.gram is None
+    use_matrix = not linear and form.gram_bytes <= max_kernel_bytes
     Kmat: np.ndarray | None = None
     P: Any = np.zeros((1, 1))
-    if form.linear_model or not use_matrix:
+    Q: Any = None
+    if linear or not use_matrix:
         if form.gram is not None:
             raise MemoryError(f"the precomputed {form.m} x {form.m} kernel matrix does not fit "
                               f"in max_kernel_bytes={max_kernel_bytes}.")
         P = form.points()
+    signs = form.signs
+    if linear:  # rows of S P: the working-set blocks of K are Q_W Q_W^T (eq. 14)
+        Q = (sp.diags(signs) @ P).tocsr() if sp.issparse(P) else signs[:, None] * P
     if use_matrix:
         Kmat = form.signed_gram()
-    P_dense = np.zeros((1, 1)) if use_matrix else (P.toarray() if sp.issparse(P)
-                                                    else np.ascontiguousarray(P))
-    sqn = np.einsum("ij,ij->i", P_dense, P_dense) if not use_matrix else np.zeros(1)
+    P_dense = (np.zeros((1, 1)) if use_matrix or linear
+               else (P.toarray() if sp.issparse(P) else np.ascontiguousarray(P)))
+    sqn = np.einsum("ij,ij->i", P_dense, P_dense) if P_dense.shape[0] > 1 else np.zeros(1)
     diag = form.diagonal()
-    signs = form.signs
-    alpha, beta, delta = _initial_point(form, rng)
+    alpha, beta, delta = (_sparse_start if linear else _initial_point)(form, rng)
     v = np.concatenate([alpha, beta])
     s, w = _exact_scores(form, v, Kmat, P, max_kernel_bytes)
     n = form.n_pos
@@ -861,29 +935,46 @@ def solve_top_dual(
     status = settings.ITERATION_LIMIT
     primal = dual = np.nan
     epoch = 0
-    Kdummy = Kmat if Kmat is not None else np.zeros((1, 1))
     spec = form.kernel
     n_active = form.m
+    ws_size = max(400, form.m // 50) if working_set_size is None else int(working_set_size)
     for epoch in range(1, max_epochs + 1):
-        act = (_working_set(form, v, s, state[0]) if shrinking and epoch > 1
-               else np.arange(form.m))
+        if linear:
+            act = _decomposition_set(form, v, s, state[0], ws_size)
+        elif shrinking and epoch > 1:
+            act = _working_set(form, v, s, state[0])
+        else:
+            act = np.arange(form.m)
         n_active = act.size
         na = int(np.searchsorted(act, n))
         alpha, beta = v[act[:na]].copy(), v[act[na:]].copy()
         a_off = float(v[:n].sum() - alpha.sum())
         s_act = s[act].copy()
         chunk = max(1, n_active // 2)
-        if not use_matrix:  # columns cost O(a d): keep epochs short enough for time_limit
+        if linear:  # the block of K on the working set, O(a^2 d)
+            Qa = Q[act]
+            block = Qa @ Qa.T
+            block = block.toarray() if sp.issparse(block) else np.asarray(block)
+            loop_idx, loop_mat, loop_use = np.arange(n_active), block, True
+            chunk = 2 * n_active
+        else:
+            loop_idx, loop_use = act, use_matrix
+            loop_mat = Kmat if Kmat is not None else np.zeros((1, 1))
+        if not loop_use:  # columns cost O(a d): keep epochs short enough for time_limit
             chunk = max(1, min(chunk, int(2e8 // max(1, n_active * P_dense.shape[1]))))
         _epochs(chunk, int(rng.integers(2**31 - 1)), alpha, beta, state, s_act, diag[act],
-                form.C, K, hinge, patmat, form.theta, ntau, act, Kdummy, use_matrix, P_dense,
-                sqn, signs, spec.code if spec.code < 3 else 0, spec.gamma, spec.degree,
-                spec.coef0, check_feasibility, selection == "greedy", group_moves, a_off,
-                stats)
+                form.C, K, hinge, patmat, form.theta, ntau, loop_idx, loop_mat, loop_use,
+                P_dense, sqn, signs, spec.code if spec.code < 3 else 0, spec.gamma,
+                spec.degree, spec.coef0, check_feasibility, selection == "greedy",
+                group_moves, a_off, stats)
         iterations += chunk
+        if linear:  # w += Q_W^T (v_W' - v_W), s = Q w: O(a d + m d), one pass over the data
+            w = w + np.asarray(Qa.T @ (np.concatenate([alpha, beta]) - v[act])).ravel()
+            s = np.asarray(Q @ w).ravel()
         v[act[:na]] = alpha
         v[act[na:]] = beta
-        s, w = _exact_scores(form, v, Kmat, P, max_kernel_bytes)
+        if not linear:
+            s, w = _exact_scores(form, v, Kmat, P, max_kernel_bytes)
         primal = form.primal_from_dual_scores(v, s)
         dual = form.dual_c(v, s, state[0] if patmat else None)
         gap = (primal - dual) / max(abs(primal), 1e-300)
@@ -901,6 +992,11 @@ def solve_top_dual(
         if elapsed >= time_limit:
             status = settings.TIME_LIMIT
             break
+    if linear:  # the final w and objectives from scratch, without the updates' rounding
+        s, w = _exact_scores(form, v, Kmat, P, max_kernel_bytes)
+        primal = form.primal_from_dual_scores(v, s)
+        dual = form.dual_c(v, s, state[0] if patmat else None)
+        gap = (primal - dual) / max(abs(primal), 1e-300)
     if status != settings.OPTIMAL:
         warnings.warn(f"dual coordinate ascent stopped ({status}) after {epoch} epochs with "
                       f"relative duality gap {gap:.3g} > tol={tol:g}.", ConvergenceWarning,
@@ -909,7 +1005,8 @@ def solve_top_dual(
     t = form.threshold_from_scores(-s[n:])
     lam = form.lam
     details = {"epochs": epoch, "iterations": iterations, "relative_gap": gap,
-               "kernel_matrix": "precomputed" if use_matrix else "computed by rows",
+               "kernel_matrix": ("working-set blocks (linear)" if linear
+                                 else "precomputed" if use_matrix else "computed by rows"),
                "accepted_steps": int(stats[1]), "C": form.C}
     if check_feasibility:
         details["max_violation_any_step"] = float(stats[0])
