@@ -158,9 +158,10 @@ def _run_ccg(
 
 def _run_cvxpy(
     problem: Any, form: MRCForm, *, seed: int | None = None, callback: Any = None,
-    solver: str = "CLARABEL",
+    solver: str = "CLARABEL", formulation: str = "subsets",
 ) -> MRCResult:
-    return _result(problem, "cvxpy", solve_mrc_cvxpy(form, solver=solver))
+    return _result(problem, "cvxpy", solve_mrc_cvxpy(form, solver=solver,
+                                                     formulation=formulation))
 
 
 def _run_subgradient(

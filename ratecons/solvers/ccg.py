@@ -69,6 +69,7 @@ class _Rows:
     inst: np.ndarray  # instance index; -1 - c for the centroid of class c
     masks: np.ndarray  # (R, |Y|) bool
     keys: np.ndarray  # int64 (instance, subset) keys of training rows, -1 for centroids
+    slack_age: np.ndarray  # consecutive solves in which the row had positive slack
     offset: int = 0  # 1 when the positivity row is row 0
 
 
@@ -110,6 +111,7 @@ class CCG:
     k_max: int = 1000
     features: str = "all"
     remove_slack: bool = True
+    slack_patience: int = 1
     init_full_classes: int = 8
     solver: str = "simplex"
     time_limit: float | None = None
@@ -129,7 +131,7 @@ class CCG:
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and np.isfinite(v) and v >= 0):
                 raise parameter_error(name, "ccg", "a finite float >= 0", v)
-        for name in ("n_max", "m_max", "k_max", "init_full_classes"):
+        for name in ("n_max", "m_max", "k_max", "init_full_classes", "slack_patience"):
             v = getattr(self, name)
             if not isinstance(v, (int, np.integer)) or v < 1:
                 raise parameter_error(name, "ccg", "an int >= 1", v)
@@ -194,7 +196,7 @@ class CCG:
         inst = np.repeat(-1 - present, subsets.shape[0])
         masks = np.tile(subsets, (present.size, 1))
         self._rows = _Rows(inst, masks, np.full(inst.size, -1, dtype=np.int64),
-                           offset=int(positivity))
+                           np.zeros(inst.size, dtype=np.int64), offset=int(positivity))
         if self.features == "all":
             feats = np.arange(f.m)
         else:
@@ -287,12 +289,14 @@ class CCG:
         off = rows.offset
         b = 1.0 / rows.masks.sum(axis=1) - 1.0
         slack = b - res.row_value[off:]
-        drop = np.flatnonzero((slack > 1e-7) & (rows.inst >= 0))
+        rows.slack_age = np.where(slack > 1e-7, rows.slack_age + 1, 0)
+        drop = np.flatnonzero((rows.slack_age >= self.slack_patience) & (rows.inst >= 0))
         if drop.size:
             self.model.delete_rows(drop + off)
             keep = np.ones(rows.inst.size, dtype=bool)
             keep[drop] = False
-            self._rows = _Rows(rows.inst[keep], rows.masks[keep], rows.keys[keep], off)
+            self._rows = _Rows(rows.inst[keep], rows.masks[keep], rows.keys[keep],
+                               rows.slack_age[keep], off)
         return int(drop.size)
 
     def _add_cols(self, feats: np.ndarray) -> None:
@@ -313,7 +317,9 @@ class CCG:
         self.model.add_rows(A, np.full(b.size, -np.inf), b)
         rows = self._rows
         self._rows = _Rows(np.concatenate([rows.inst, inst]), np.vstack([rows.masks, masks]),
-                           np.concatenate([rows.keys, keys]), rows.offset)
+                           np.concatenate([rows.keys, keys]),
+                           np.concatenate([rows.slack_age, np.zeros(inst.size, dtype=np.int64)]),
+                           rows.offset)
 
     def names(self) -> tuple[list[str], list[str]]:
         """Names of the live columns and rows, in the conventions of the full LP's export."""
