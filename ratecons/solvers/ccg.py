@@ -112,6 +112,9 @@ class CCG:
     features: str = "all"
     remove_slack: bool = True
     slack_patience: int = 1
+    sample: int | None = None
+    sample_growth: int = 4
+    seed: int = 0
     init_full_classes: int = 8
     solver: str = "simplex"
     time_limit: float | None = None
@@ -135,6 +138,11 @@ class CCG:
             v = getattr(self, name)
             if not isinstance(v, (int, np.integer)) or v < 1:
                 raise parameter_error(name, "ccg", "an int >= 1", v)
+        if self.sample is not None and (not isinstance(self.sample, (int, np.integer))
+                                        or self.sample < 1):
+            raise parameter_error("sample", "ccg", "None or an int >= 1", self.sample)
+        if not isinstance(self.sample_growth, (int, np.integer)) or self.sample_growth < 2:
+            raise parameter_error("sample_growth", "ccg", "an int >= 2", self.sample_growth)
         if self.features not in ("all", "generate"):
             raise parameter_error("features", "ccg", "'all' or 'generate'", self.features)
         if self.solver not in ("simplex", "ipm"):
@@ -183,6 +191,9 @@ class CCG:
     def _initial(self) -> None:
         f = self.form
         K = f.n_classes
+        self._perm = np.random.default_rng(self.seed).permutation(f.n)
+        self._sample = (np.sort(self._perm[: self.sample])
+                        if self.sample is not None and self.sample < f.n else None)
         counts = np.bincount(f.y, minlength=K)
         present = np.flatnonzero(counts)
         taus = f.tau.reshape(K, f.p)
@@ -247,22 +258,36 @@ class CCG:
         return mu, float(x[self._nu_col])
 
     def _constr(self, mu: np.ndarray, nu: float):
-        """Most violated subset per instance (Alg. 2); the n_max most violated new rows."""
+        """Most violated subset per scanned instance (Alg. 2); the n_max most violated new rows.
+
+        With ``sample`` set, only the current sample of instances is scanned; when it holds no
+        violated row the sample grows (``sample_growth`` times, nested) until it is all of [n],
+        so the last scan, on which the certificate rests, covers every instance."""
+        while True:
+            cand, masks, keys, worst = self._scan(mu, nu, self._sample)
+            if cand.size or self._sample is None:
+                return cand, masks, keys, worst
+            size = self._sample.size * self.sample_growth
+            self._sample = None if size >= self.form.n else np.sort(self._perm[:size])
+
+    def _scan(self, mu: np.ndarray, nu: float, sample: np.ndarray | None):
         f = self.form
-        phi, masks = greedy_subsets(f, mu)
+        psi = f.psi if sample is None else f.psi[sample]
+        phi, masks = max_subset_value(f.scores(mu, psi))
         violation = 1.0 + phi - nu  # F_i mu - nu - b_i for the maximizing subset
         worst = float(max(violation.max(), 0.0))
         threshold = max(self.eps1, self.tol)
         cand = np.flatnonzero(violation >= threshold)
+        inst = cand if sample is None else sample[cand]
         if cand.size:
-            keys = (cand.astype(np.int64) << f.n_classes) | subset_codes(masks[cand])
+            keys = (inst.astype(np.int64) << f.n_classes) | subset_codes(masks[cand])
             fresh = ~np.isin(keys, self._rows.keys)
-            cand, keys = cand[fresh], keys[fresh]
+            cand, inst, keys = cand[fresh], inst[fresh], keys[fresh]
             top = np.argsort(-violation[cand], kind="stable")[: self.n_max]
-            cand, keys = cand[top], keys[top]
+            cand, inst, keys = cand[top], inst[top], keys[top]
         else:
             keys = np.zeros(0, dtype=np.int64)
-        return cand, masks[cand], keys, worst
+        return inst, masks[cand], keys, worst
 
     def _feat(self, res: LPResult):
         """Reduced costs of absent columns; the m_max most violated features."""
@@ -356,6 +381,7 @@ class CCG:
             mu, nu = self._mu_nu(res.x)
             t0 = time.perf_counter()
             new_inst, new_masks, new_keys, eps1_hat = self._constr(mu, nu)
+            scanned = self.form.n if self._sample is None else self._sample.size
             t_constr = time.perf_counter() - t0
             t0 = time.perf_counter()
             if self.features == "generate":
@@ -366,7 +392,8 @@ class CCG:
             record = {
                 "iteration": k, "R": res.objective, "rows": self.model.n_rows,
                 "cols": self.model.n_cols, "primal_violation": eps1_hat,
-                "dual_violation": eps2_hat, "added_rows": int(new_inst.size),
+                "dual_violation": eps2_hat, "scanned": scanned,
+                "added_rows": int(new_inst.size),
                 "added_cols": int(2 * new_feats.size), "removed_rows": 0,
                 "lp_iterations": res.iterations, "lp_time": t_lp, "constr_time": t_constr,
                 "feat_time": t_feat, "elapsed": time.perf_counter() - start,
