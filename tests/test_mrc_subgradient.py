@@ -1,10 +1,11 @@
 """Subgradient methods for 0-1 MRCs (thesis ch. 3) against brute force and the CVXPY oracle.
 
 The reference optimum of (2.5) and (2.2) is the package's CVXPY lowering
-(:func:`ratecons.lowering.mrc_cvxpy.solve_mrc_cvxpy`, every label subset enumerated, HiGHS) on the
-package's canonical form (``rc.MomentSet`` with psi = [1, z-scored x], lambda0 = 0.3). Tolerances: the solvers must land within 1e-2 of the optimum
-with their documented defaults (the thesis's accuracy target, ch. 4); every objective they
-report is an exact evaluation (>= optimum - 1e-7) and every lower bound is <= optimum + 1e-7.
+(:func:`ratecons.lowering.mrc_cvxpy.solve_mrc_cvxpy`, every label subset enumerated, HiGHS) on
+the package's canonical form (``rc.MomentSet`` with psi = [1, z-scored x], lambda0 = 0.3).
+Tolerances: the solvers must land within 1e-2 of the optimum with their documented defaults
+(the thesis's accuracy target, ch. 4); every objective they report is an exact evaluation
+(>= optimum - 1e-7) and every lower bound is <= optimum + 1e-7.
 """
 
 from __future__ import annotations

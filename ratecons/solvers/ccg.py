@@ -19,7 +19,9 @@ and feature set J and grows them:
   plus the row "objective >= 0" that keeps the LP bounded when |Y| is larger. With FEAT, the
   initial features are the support of the solution of that small LP over all features.
 - Warm starts: one HiGHS model lives across iterations; rows and columns are deleted/added in
-  place and the dual simplex hot-starts from the previous basis (no rebuild).
+  place and the dual simplex hot-starts from the previous basis (no rebuild). Deleting rows
+  whose slack is basic keeps the basis valid (checked: a re-solve after deleting every slack
+  row takes 0 simplex iterations).
 
 Theorem 1: with epsilon_hat_1 the largest primal violation at iteration k,
 R* - epsilon_hat_1 <= R^k <= R* (when all features are in the LP).
@@ -91,6 +93,18 @@ class CCG:
         Keep every feature (FEAT disabled; rows with slack are removed) or generate columns.
     remove_slack : bool
         Remove rows with positive slack (only with ``features="all"``, as the paper allows).
+    slack_patience : int
+        A row is removed once it has had positive slack in this many consecutive restricted
+        solves (1: the paper's rule, remove at once). Removed rows have zero multipliers, so
+        R^k stays optimal whatever the patience.
+    sample : int, optional
+        Staged CONSTR: scan only a random sample of this many instances until it holds no
+        violated row, then a ``sample_growth`` times larger (nested) sample, up to all n.
+        Rows are rows of (4), so Theorem 1 is unchanged; the final scan covers every
+        instance. None (default): scan all instances every iteration.
+    sample_growth : int
+    seed : int
+        Seed of the sample's permutation.
     init_full_classes : int
         Largest |Y| whose centroid rows cover all label subsets.
     solver : {"simplex", "ipm"}
@@ -112,6 +126,7 @@ class CCG:
     features: str = "all"
     remove_slack: bool = True
     slack_patience: int = 1
+    stabilization: float = 0.0
     sample: int | None = None
     sample_growth: int = 4
     seed: int = 0
@@ -138,6 +153,8 @@ class CCG:
             v = getattr(self, name)
             if not isinstance(v, (int, np.integer)) or v < 1:
                 raise parameter_error(name, "ccg", "an int >= 1", v)
+        if not (isinstance(self.stabilization, (int, float)) and 0 <= self.stabilization < 1):
+            raise parameter_error("stabilization", "ccg", "a float in [0, 1)", self.stabilization)
         if self.sample is not None and (not isinstance(self.sample, (int, np.integer))
                                         or self.sample < 1):
             raise parameter_error("sample", "ccg", "None or an int >= 1", self.sample)
@@ -192,6 +209,7 @@ class CCG:
         f = self.form
         K = f.n_classes
         self._perm = np.random.default_rng(self.seed).permutation(f.n)
+        self._center, self._center_value = None, np.inf
         self._sample = (np.sort(self._perm[: self.sample])
                         if self.sample is not None and self.sample < f.n else None)
         counts = np.bincount(f.y, minlength=K)
@@ -262,20 +280,49 @@ class CCG:
 
         With ``sample`` set, only the current sample of instances is scanned; when it holds no
         violated row the sample grows (``sample_growth`` times, nested) until it is all of [n],
-        so the last scan, on which the certificate rests, covers every instance."""
+        so the last scan, on which the certificate rests, covers every instance. With
+        ``stabilization`` > 0 the rows are chosen at a separation point (see :meth:`_separate`)
+        while the reported violation (Theorem 1) is the one at the LP solution (mu, nu)."""
         while True:
-            cand, masks, keys, worst = self._scan(mu, nu, self._sample)
-            if cand.size or self._sample is None:
-                return cand, masks, keys, worst
+            inst, masks, keys, worst, value = self._scan(mu, nu, self._sample)
+            if inst.size or self._sample is None:
+                break
             size = self._sample.size * self.sample_growth
             self._sample = None if size >= self.form.n else np.sort(self._perm[:size])
+        if self.stabilization > 0 and inst.size:
+            inst, masks, keys = self._separate(mu, value, (inst, masks, keys))
+        return inst, masks, keys, worst
+
+    def _separate(self, mu: np.ndarray, value: float, fallback: tuple):
+        """In-out separation: rows violated at mu_s = a mu_c + (1 - a) mu, between the best point
+        mu_c found so far (the lowest objective of (2.2) over the scanned instances) and the LP
+        solution mu; violation at mu_s is measured against the restricted model's nu at mu_s.
+        Damps the zig-zag of the cutting planes; when no row is violated at mu_s, the rows of mu
+        are used (so the method never stalls)."""
+        f = self.form
+        if self._center is None or value < self._center_value:
+            self._center, self._center_value = mu, value
+        a = self.stabilization
+        mu_s = a * self._center + (1.0 - a) * mu
+        rows = self._rows
+        size = rows.masks.sum(axis=1)
+        scores = f.scores(mu_s, self._row_psi(rows.inst))
+        nu_s = float(((scores * rows.masks).sum(axis=1) / size - (1.0 / size - 1.0)).max())
+        inst, masks, keys, _, value_s = self._scan(mu_s, nu_s, self._sample)
+        if value_s < self._center_value:
+            self._center, self._center_value = mu_s, value_s
+        return (inst, masks, keys) if inst.size else fallback
 
     def _scan(self, mu: np.ndarray, nu: float, sample: np.ndarray | None):
+        """CONSTR at (mu, nu) over ``sample`` (None: all): the new rows, the largest violation
+        and the objective of (2.2) at mu over the scanned instances."""
         f = self.form
         psi = f.psi if sample is None else f.psi[sample]
         phi, masks = max_subset_value(f.scores(mu, psi))
         violation = 1.0 + phi - nu  # F_i mu - nu - b_i for the maximizing subset
-        worst = float(max(violation.max(), 0.0))
+        top = float(violation.max())
+        value = float(1.0 - f.tau @ mu + f.lam @ np.abs(mu)) + top + nu - 1.0
+        worst = max(top, 0.0)
         threshold = max(self.eps1, self.tol)
         cand = np.flatnonzero(violation >= threshold)
         inst = cand if sample is None else sample[cand]
@@ -283,11 +330,11 @@ class CCG:
             keys = (inst.astype(np.int64) << f.n_classes) | subset_codes(masks[cand])
             fresh = ~np.isin(keys, self._rows.keys)
             cand, inst, keys = cand[fresh], inst[fresh], keys[fresh]
-            top = np.argsort(-violation[cand], kind="stable")[: self.n_max]
-            cand, inst, keys = cand[top], inst[top], keys[top]
+            order = np.argsort(-violation[cand], kind="stable")[: self.n_max]
+            cand, inst, keys = cand[order], inst[order], keys[order]
         else:
             keys = np.zeros(0, dtype=np.int64)
-        return inst, masks[cand], keys, worst
+        return inst, masks[cand], keys, worst, value
 
     def _feat(self, res: LPResult):
         """Reduced costs of absent columns; the m_max most violated features."""
