@@ -97,14 +97,8 @@ class CCG:
         A row is removed once it has had positive slack in this many consecutive restricted
         solves (1: the paper's rule, remove at once). Removed rows have zero multipliers, so
         R^k stays optimal whatever the patience.
-    sample : int, optional
-        Staged CONSTR: scan only a random sample of this many instances until it holds no
-        violated row, then a ``sample_growth`` times larger (nested) sample, up to all n.
-        Rows are rows of (4), so Theorem 1 is unchanged; the final scan covers every
-        instance. None (default): scan all instances every iteration.
-    sample_growth : int
-    seed : int
-        Seed of the sample's permutation.
+    stabilization : float
+        In-out separation weight a in [0, 1) (0: the paper's CONSTR at the LP solution).
     init_full_classes : int
         Largest |Y| whose centroid rows cover all label subsets.
     solver : {"simplex", "ipm"}
@@ -127,9 +121,6 @@ class CCG:
     remove_slack: bool = True
     slack_patience: int = 1
     stabilization: float = 0.0
-    sample: int | None = None
-    sample_growth: int = 4
-    seed: int = 0
     init_full_classes: int = 8
     solver: str = "simplex"
     time_limit: float | None = None
@@ -155,11 +146,6 @@ class CCG:
                 raise parameter_error(name, "ccg", "an int >= 1", v)
         if not (isinstance(self.stabilization, (int, float)) and 0 <= self.stabilization < 1):
             raise parameter_error("stabilization", "ccg", "a float in [0, 1)", self.stabilization)
-        if self.sample is not None and (not isinstance(self.sample, (int, np.integer))
-                                        or self.sample < 1):
-            raise parameter_error("sample", "ccg", "None or an int >= 1", self.sample)
-        if not isinstance(self.sample_growth, (int, np.integer)) or self.sample_growth < 2:
-            raise parameter_error("sample_growth", "ccg", "an int >= 2", self.sample_growth)
         if self.features not in ("all", "generate"):
             raise parameter_error("features", "ccg", "'all' or 'generate'", self.features)
         if self.solver not in ("simplex", "ipm"):
@@ -208,10 +194,7 @@ class CCG:
     def _initial(self) -> None:
         f = self.form
         K = f.n_classes
-        self._perm = np.random.default_rng(self.seed).permutation(f.n)
         self._center, self._center_value = None, np.inf
-        self._sample = (np.sort(self._perm[: self.sample])
-                        if self.sample is not None and self.sample < f.n else None)
         counts = np.bincount(f.y, minlength=K)
         present = np.flatnonzero(counts)
         taus = f.tau.reshape(K, f.p)
@@ -276,26 +259,19 @@ class CCG:
         return mu, float(x[self._nu_col])
 
     def _constr(self, mu: np.ndarray, nu: float):
-        """Most violated subset per scanned instance (Alg. 2); the n_max most violated new rows.
+        """Most violated subset per instance (Alg. 2); the n_max most violated new rows.
 
-        With ``sample`` set, only the current sample of instances is scanned; when it holds no
-        violated row the sample grows (``sample_growth`` times, nested) until it is all of [n],
-        so the last scan, on which the certificate rests, covers every instance. With
-        ``stabilization`` > 0 the rows are chosen at a separation point (see :meth:`_separate`)
-        while the reported violation (Theorem 1) is the one at the LP solution (mu, nu)."""
-        while True:
-            inst, masks, keys, worst, value = self._scan(mu, nu, self._sample)
-            if inst.size or self._sample is None:
-                break
-            size = self._sample.size * self.sample_growth
-            self._sample = None if size >= self.form.n else np.sort(self._perm[:size])
+        With ``stabilization`` > 0 the rows are chosen at a separation point (see
+        :meth:`_separate`); the reported violation (Theorem 1) is always the one at the LP
+        solution (mu, nu), over all n instances."""
+        inst, masks, keys, worst, value = self._scan(mu, nu)
         if self.stabilization > 0 and inst.size:
             inst, masks, keys = self._separate(mu, value, (inst, masks, keys))
         return inst, masks, keys, worst
 
     def _separate(self, mu: np.ndarray, value: float, fallback: tuple):
         """In-out separation: rows violated at mu_s = a mu_c + (1 - a) mu, between the best point
-        mu_c found so far (the lowest objective of (2.2) over the scanned instances) and the LP
+        mu_c found so far (the lowest objective of (2.2)) and the LP
         solution mu; violation at mu_s is measured against the restricted model's nu at mu_s.
         Damps the zig-zag of the cutting planes; when no row is violated at mu_s, the rows of mu
         are used (so the method never stalls)."""
@@ -308,33 +284,31 @@ class CCG:
         size = rows.masks.sum(axis=1)
         scores = f.scores(mu_s, self._row_psi(rows.inst))
         nu_s = float(((scores * rows.masks).sum(axis=1) / size - (1.0 / size - 1.0)).max())
-        inst, masks, keys, _, value_s = self._scan(mu_s, nu_s, self._sample)
+        inst, masks, keys, _, value_s = self._scan(mu_s, nu_s)
         if value_s < self._center_value:
             self._center, self._center_value = mu_s, value_s
         return (inst, masks, keys) if inst.size else fallback
 
-    def _scan(self, mu: np.ndarray, nu: float, sample: np.ndarray | None):
-        """CONSTR at (mu, nu) over ``sample`` (None: all): the new rows, the largest violation
-        and the objective of (2.2) at mu over the scanned instances."""
+    def _scan(self, mu: np.ndarray, nu: float):
+        """CONSTR at (mu, nu): the new rows, the largest violation and the objective of (2.2)
+        at mu."""
         f = self.form
-        psi = f.psi if sample is None else f.psi[sample]
-        phi, masks = max_subset_value(f.scores(mu, psi))
+        phi, masks = greedy_subsets(f, mu)
         violation = 1.0 + phi - nu  # F_i mu - nu - b_i for the maximizing subset
         top = float(violation.max())
         value = float(1.0 - f.tau @ mu + f.lam @ np.abs(mu)) + top + nu - 1.0
         worst = max(top, 0.0)
         threshold = max(self.eps1, self.tol)
         cand = np.flatnonzero(violation >= threshold)
-        inst = cand if sample is None else sample[cand]
         if cand.size:
-            keys = (inst.astype(np.int64) << f.n_classes) | subset_codes(masks[cand])
+            keys = (cand.astype(np.int64) << f.n_classes) | subset_codes(masks[cand])
             fresh = ~np.isin(keys, self._rows.keys)
-            cand, inst, keys = cand[fresh], inst[fresh], keys[fresh]
+            cand, keys = cand[fresh], keys[fresh]
             order = np.argsort(-violation[cand], kind="stable")[: self.n_max]
-            cand, inst, keys = cand[order], inst[order], keys[order]
+            cand, keys = cand[order], keys[order]
         else:
             keys = np.zeros(0, dtype=np.int64)
-        return inst, masks[cand], keys, worst, value
+        return cand, masks[cand], keys, worst, value
 
     def _feat(self, res: LPResult):
         """Reduced costs of absent columns; the m_max most violated features."""
@@ -428,7 +402,6 @@ class CCG:
             mu, nu = self._mu_nu(res.x)
             t0 = time.perf_counter()
             new_inst, new_masks, new_keys, eps1_hat = self._constr(mu, nu)
-            scanned = self.form.n if self._sample is None else self._sample.size
             t_constr = time.perf_counter() - t0
             t0 = time.perf_counter()
             if self.features == "generate":
@@ -439,8 +412,7 @@ class CCG:
             record = {
                 "iteration": k, "R": res.objective, "rows": self.model.n_rows,
                 "cols": self.model.n_cols, "primal_violation": eps1_hat,
-                "dual_violation": eps2_hat, "scanned": scanned,
-                "added_rows": int(new_inst.size),
+                "dual_violation": eps2_hat, "added_rows": int(new_inst.size),
                 "added_cols": int(2 * new_feats.size), "removed_rows": 0,
                 "lp_iterations": res.iterations, "lp_time": t_lp, "constr_time": t_constr,
                 "feat_time": t_feat, "elapsed": time.perf_counter() - start,
