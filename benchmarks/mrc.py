@@ -183,8 +183,8 @@ def main(argv: list[str] | None = None) -> list[tuple]:
                         help="seconds for the full LP")
     parser.add_argument("--lp-solver", choices=("simplex", "ipm", "choose"), default="ipm")
     parser.add_argument("--lp-formulation", choices=("primal", "dual"), default="dual")
-    parser.add_argument("--methods", type=str, default=",".join(METHODS),
-                        help="part (a) methods: " + ",".join(METHODS))
+    parser.add_argument("--methods", type=str, default="lp,ccg,cvxpy,subgradient",
+                        help="part (a) methods among " + ",".join(METHODS))
     parser.add_argument("--cvxpy-max", type=int, default=5000, help="largest n for CVXPY")
     parser.add_argument("--subgradient-max", type=int, default=5000,
                         help="largest n for the subgradient method")

@@ -30,7 +30,8 @@ def test_example_quick_mode_prints_a_consistent_table(capsys):
 def test_benchmark_quick_binary_part_runs_and_agrees():
     from benchmarks import mrc
 
-    rows = mrc.main(["--quick", "--part", "a", "--sizes", "300"])
+    rows = mrc.main(["--quick", "--part", "a", "--sizes", "300",
+                     "--methods", "lp,ccg,ccg_eps,cvxpy,subgradient"])
     methods = {r[6] for r in rows}
     assert methods >= {"lp (ipm, dual)", "ccg", "ccg (eps1=1e-4)", "cvxpy", "subgradient"}
     assert {r[12] for r in rows} == {"full LP"}  # R* from the full LP, which finished
