@@ -42,3 +42,20 @@ def test_benchmark_quick_binary_part_runs_and_agrees():
             assert r[7] in ("optimal", "optimal_inaccurate") and r[10] <= 1e-4
         else:
             assert r[7] == "optimal" and r[10] <= 1e-6
+
+
+@pytest.mark.skipif(not (DATA / "adult.csv").exists(), reason="shared data not found")
+def test_benchmark_pieces_share_the_full_lp_reference(tmp_path):
+    """A CCG-only piece measures |R - R*| against the full LP stored by an earlier piece."""
+    from benchmarks import mrc
+
+    store = str(tmp_path / "results.json")
+    common = ["--quick", "--part", "a", "--sizes", "300", "--datasets", "synthetic",
+              "--results", store]
+    first = mrc.main(common + ["--methods", "lp"])
+    assert [r[6] for r in first] == ["lp (ipm, dual)"] and first[0][7] == "optimal"
+    second = mrc.main(common + ["--methods", "ccg"])
+    assert [r[6] for r in second] == ["ccg"]
+    (row,) = second
+    assert row[12] == "full LP (earlier run)" and row[10] <= 1e-6
+    assert row[11].endswith("x") and not row[11].startswith(">")
