@@ -9,7 +9,9 @@ and feature set J and grows them:
   violated instances whose violation F_i (mu1 - mu2) - nu - b_i is at least epsilon_1 get a row.
   When all features are in the LP (FEAT disabled, Sec. III-B), rows with positive slack are
   removed (they have zero multipliers, so R^k stays optimal and Theorem 1's R^k <= R^{k+1}
-  holds).
+  holds); ``slack_patience`` > 1 delays the removal, ``stabilization`` > 0 picks the rows at an
+  in-out point between the best mu so far and the LP solution (both measured not to pay off on
+  the dense RFF benchmark; the defaults are the paper's rules).
 - FEAT (Sec. III-C, ``features="generate"``): the reduced costs of the absent columns mu1_j,
   mu2_j under the current multipliers alpha; without the positivity row the violation is
   |F_{I,j}^T alpha - tau_j| - lambda_j. The m_max most violated features with violation at least
