@@ -22,7 +22,7 @@ from hypothesis.extra.numpy import arrays
 
 import ratecons as rc
 from ratecons.canonical.mrc import MRCForm, all_subset_masks
-from ratecons.errors import ConvergenceWarning, DataError, SpecError
+from ratecons.errors import ConvergenceWarning, DataError, SpecError, UnknownOptionError
 from ratecons.lowering.mrc_cvxpy import solve_mrc_cvxpy
 from ratecons.settings import ITERATION_LIMIT, OPTIMAL
 from ratecons.solvers import subgradient as sg
@@ -177,6 +177,8 @@ def test_compact_reference_matches_subset_enumeration(name):
     inst = instance(name)
     assert reference(inst, True, "compact") == pytest.approx(optimum(name, True), abs=1e-7)
     assert reference(inst, False, "compact") == pytest.approx(optimum(name, False), abs=1e-7)
+    with pytest.raises(UnknownOptionError, match="formulation"):
+        solve_mrc_cvxpy(inst.form, formulation="dual")
 
 
 @pytest.mark.parametrize("fixed_marginals", [True, False])
