@@ -2,8 +2,9 @@
 
 Run ``python -m benchmarks.mrc_subgradient`` (add ``--quick`` for a smoke run). Data: adult
 (binary, subsampled) and satellite (6 classes, subsampled) from ``../shared/data`` with
-psi = [1, z-scored x] and lambda0 = 0.3. The reference R* is the CVXPY optimum of (2.5)
-(HiGHS, compact LP of ``tests/mrc_reference.py``); the subsample sizes are set by the time that
+psi = [1, z-scored x] and lambda0 = 0.3 (``rc.MomentSet``). The reference R* is the CVXPY optimum
+of (2.5) from the package's lowering (``solve_mrc_cvxpy(form, "HIGHS", "compact")``); the
+subsample sizes are set by the time that
 reference takes (satellite n = 2000 already costs CVXPY about two minutes on 2 cores).
 
 Columns: wall time, iterations, the objective (exact value of (2.5) at the returned mu),
@@ -15,12 +16,17 @@ from __future__ import annotations
 import argparse
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 
+import ratecons as rc
+from ratecons.canonical.mrc import MRCForm
 from ratecons.errors import ConvergenceWarning
+from ratecons.lowering.mrc_cvxpy import solve_mrc_cvxpy
 from ratecons.solvers.subgradient import fixed_marginals_subgradient
-from tests import mrc_reference as ref
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 #: (label, options) of the configurations compared; the first of each method is its default
 CONFIGS = [
@@ -35,25 +41,39 @@ CONFIGS = [
 ]
 
 
-def subsample(name: str, n: int, seed: int = 0) -> ref.Instance:
-    table = np.loadtxt(ref.DATA / f"{name}.csv", delimiter=",", skiprows=1)
-    rng = np.random.default_rng(seed)
-    idx = rng.permutation(table.shape[0])[: min(n, table.shape[0])]
-    return ref.make_instance(table[idx, :-1], table[idx, -1].astype(int), lambda0=0.3)
+def _form(data: rc.Dataset) -> MRCForm:
+    U = rc.MomentSet(data, lambda0=0.3)
+    return MRCForm(U.psi, U.n_classes, U.y, U.tau, U.lam, fixed_marginals=True, name=data.name)
+
+
+def _args(form: MRCForm) -> tuple:
+    return form.psi, form.n_classes, form.y, form.tau, form.lam
+
+
+def subsample(name: str, n: int, seed: int = 0) -> MRCForm:
+    data = rc.datasets.load_csv(DATA / f"{name}.csv")
+    idx = np.random.default_rng(seed).permutation(data.n)[: min(n, data.n)]
+    return _form(data.take(idx, name=f"{name}{idx.size}"))
+
+
+def _warm_up_form() -> MRCForm:
+    rng = np.random.default_rng(0)
+    y = np.arange(50) % 3
+    return _form(rc.Dataset(rng.normal(size=(50, 2)) + y[:, None], y, name="warm"))
 
 
 def run(quick: bool = False) -> list[dict]:
     sizes = {"adult": 1000, "satellite": 500} if quick else {"adult": 5000, "satellite": 2000}
-    warm = ref.random_instance(50, 2, 3, seed=0)  # compile the numba kernels before timing
+    warm = _warm_up_form()  # compile the numba kernels before timing
     for method in ("classic", "stochastic"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            fixed_marginals_subgradient(*warm.args(), method=method, max_iterations=20)
+            fixed_marginals_subgradient(*_args(warm), method=method, max_iterations=20)
     rows = []
     for name, n in sizes.items():
         inst = subsample(name, n)
         start = time.perf_counter()
-        best = ref.cvxpy_fixed_marginals(inst, compact=True)
+        best = solve_mrc_cvxpy(inst, solver="HIGHS", formulation="compact").objective
         t_ref = time.perf_counter() - start
         rows.append({"data": name, "n": inst.psi.shape[0], "classes": inst.n_classes,
                      "p": inst.psi.shape[1], "method": "CVXPY + HiGHS (reference)",
@@ -67,7 +87,7 @@ def run(quick: bool = False) -> list[dict]:
             start = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
-                sol = fixed_marginals_subgradient(*inst.args(), seed=0, **opts)
+                sol = fixed_marginals_subgradient(*_args(inst), seed=0, **opts)
             elapsed = time.perf_counter() - start
             gap = sol.certificate.gap
             rows.append({"data": name, "n": inst.psi.shape[0], "classes": inst.n_classes,

@@ -143,3 +143,37 @@ def test_column_generation_with_eps2_lands_in_the_theorem_2_interval():
         assert ref.objective - h["primal_violation"] - 1e-9 <= h["R"]
         assert h["R"] <= ref.objective + h["dual_violation"] * mu_star_l1 + 1e-9
     assert sol.certificate.details["final_cols"] <= 2 * form.m + 1
+
+
+@pytest.mark.parametrize("name,features,options", [
+    ("glass", "linear", {"slack_patience": 3, "n_max": 15}),
+    ("credit", "rff", {"slack_patience": 2}),
+    ("iris", "linear", {"stabilization": 0.5, "n_max": 10}),
+    ("haberman", "rff", {"stabilization": 0.8, "n_max": 20}),
+])
+def test_removal_policy_and_stabilization_match_the_lp_and_cvxpy(name, features, options):
+    """Delayed removal of slack rows and in-out stabilization end at the exact R* (eps1 = 0):
+    the full LP's and the CVXPY reference's value, with R^k non-decreasing."""
+    from ratecons.lowering.mrc_cvxpy import solve_mrc_cvxpy
+
+    fmap = "linear" if features == "linear" else rc.features.RandomFourier(30, seed=0)
+    form = problem_of(load(name), fmap).canonical()
+    lp, cvx = solve_mrc_lp(form), solve_mrc_cvxpy(form)
+    sol = CCG(form, **options).run()
+    assert sol.status == "optimal"
+    assert abs(sol.objective - lp.objective) <= 1e-6
+    assert abs(sol.objective - cvx.objective) <= 1e-6
+    R = np.array([h["R"] for h in sol.history])
+    assert np.all(np.diff(R) >= -1e-9)  # Theorem 1: only zero-multiplier rows are removed
+    assert sol.history[-1]["primal_violation"] <= 1e-8  # scanned at the LP solution
+    if options.get("slack_patience", 1) > 1:
+        # a row is removed only after `slack_patience` consecutive solves with positive slack
+        assert sum(h["removed_rows"] for h in sol.history[: options["slack_patience"] - 1]) == 0
+
+
+def test_removal_and_stabilization_options_are_checked():
+    form = problem_of(random_dataset(30, 2, 2, 0)).canonical()
+    with pytest.raises(SpecError, match="'slack_patience' parameter of ccg"):
+        CCG(form, slack_patience=0)
+    with pytest.raises(SpecError, match="'stabilization' parameter of ccg"):
+        CCG(form, stabilization=1.0)

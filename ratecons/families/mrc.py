@@ -146,10 +146,12 @@ def _run_ccg(
     eps1: float = 0.0, eps2: float = 0.0, n_max: int = 400, m_max: int = 400,
     k_max: int = 1000, features: str = "all", remove_slack: bool = True,
     init_full_classes: int = 8, solver: str = "simplex", time_limit: float | None = None,
+    slack_patience: int = 1, stabilization: float = 0.0,
 ) -> MRCResult:
     ccg = CCG(form, eps1=eps1, eps2=eps2, n_max=n_max, m_max=m_max, k_max=k_max,
               features=features, remove_slack=remove_slack,
               init_full_classes=init_full_classes, solver=solver, time_limit=time_limit,
+              slack_patience=slack_patience, stabilization=stabilization,
               callback=callback)
     result = _result(problem, "ccg", ccg.run())
     result.ccg = ccg
@@ -158,9 +160,10 @@ def _run_ccg(
 
 def _run_cvxpy(
     problem: Any, form: MRCForm, *, seed: int | None = None, callback: Any = None,
-    solver: str = "CLARABEL",
+    solver: str = "CLARABEL", formulation: str = "subsets",
 ) -> MRCResult:
-    return _result(problem, "cvxpy", solve_mrc_cvxpy(form, solver=solver))
+    return _result(problem, "cvxpy", solve_mrc_cvxpy(form, solver=solver,
+                                                     formulation=formulation))
 
 
 def _run_subgradient(

@@ -9,7 +9,9 @@ and feature set J and grows them:
   violated instances whose violation F_i (mu1 - mu2) - nu - b_i is at least epsilon_1 get a row.
   When all features are in the LP (FEAT disabled, Sec. III-B), rows with positive slack are
   removed (they have zero multipliers, so R^k stays optimal and Theorem 1's R^k <= R^{k+1}
-  holds).
+  holds); ``slack_patience`` > 1 delays the removal, ``stabilization`` > 0 picks the rows at an
+  in-out point between the best mu so far and the LP solution (both measured not to pay off on
+  the dense RFF benchmark; the defaults are the paper's rules).
 - FEAT (Sec. III-C, ``features="generate"``): the reduced costs of the absent columns mu1_j,
   mu2_j under the current multipliers alpha; without the positivity row the violation is
   |F_{I,j}^T alpha - tau_j| - lambda_j. The m_max most violated features with violation at least
@@ -19,7 +21,9 @@ and feature set J and grows them:
   plus the row "objective >= 0" that keeps the LP bounded when |Y| is larger. With FEAT, the
   initial features are the support of the solution of that small LP over all features.
 - Warm starts: one HiGHS model lives across iterations; rows and columns are deleted/added in
-  place and the dual simplex hot-starts from the previous basis (no rebuild).
+  place and the dual simplex hot-starts from the previous basis (no rebuild). Deleting rows
+  whose slack is basic keeps the basis valid (checked: a re-solve after deleting every slack
+  row takes 0 simplex iterations).
 
 Theorem 1: with epsilon_hat_1 the largest primal violation at iteration k,
 R* - epsilon_hat_1 <= R^k <= R* (when all features are in the LP).
@@ -69,6 +73,7 @@ class _Rows:
     inst: np.ndarray  # instance index; -1 - c for the centroid of class c
     masks: np.ndarray  # (R, |Y|) bool
     keys: np.ndarray  # int64 (instance, subset) keys of training rows, -1 for centroids
+    slack_age: np.ndarray  # consecutive solves in which the row had positive slack
     offset: int = 0  # 1 when the positivity row is row 0
 
 
@@ -90,6 +95,12 @@ class CCG:
         Keep every feature (FEAT disabled; rows with slack are removed) or generate columns.
     remove_slack : bool
         Remove rows with positive slack (only with ``features="all"``, as the paper allows).
+    slack_patience : int
+        A row is removed once it has had positive slack in this many consecutive restricted
+        solves (1: the paper's rule, remove at once). Removed rows have zero multipliers, so
+        R^k stays optimal whatever the patience.
+    stabilization : float
+        In-out separation weight a in [0, 1) (0: the paper's CONSTR at the LP solution).
     init_full_classes : int
         Largest |Y| whose centroid rows cover all label subsets.
     solver : {"simplex", "ipm"}
@@ -110,6 +121,8 @@ class CCG:
     k_max: int = 1000
     features: str = "all"
     remove_slack: bool = True
+    slack_patience: int = 1
+    stabilization: float = 0.0
     init_full_classes: int = 8
     solver: str = "simplex"
     time_limit: float | None = None
@@ -129,10 +142,12 @@ class CCG:
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and np.isfinite(v) and v >= 0):
                 raise parameter_error(name, "ccg", "a finite float >= 0", v)
-        for name in ("n_max", "m_max", "k_max", "init_full_classes"):
+        for name in ("n_max", "m_max", "k_max", "init_full_classes", "slack_patience"):
             v = getattr(self, name)
             if not isinstance(v, (int, np.integer)) or v < 1:
                 raise parameter_error(name, "ccg", "an int >= 1", v)
+        if not (isinstance(self.stabilization, (int, float)) and 0 <= self.stabilization < 1):
+            raise parameter_error("stabilization", "ccg", "a float in [0, 1)", self.stabilization)
         if self.features not in ("all", "generate"):
             raise parameter_error("features", "ccg", "'all' or 'generate'", self.features)
         if self.solver not in ("simplex", "ipm"):
@@ -181,6 +196,7 @@ class CCG:
     def _initial(self) -> None:
         f = self.form
         K = f.n_classes
+        self._center, self._center_value = None, np.inf
         counts = np.bincount(f.y, minlength=K)
         present = np.flatnonzero(counts)
         taus = f.tau.reshape(K, f.p)
@@ -194,7 +210,7 @@ class CCG:
         inst = np.repeat(-1 - present, subsets.shape[0])
         masks = np.tile(subsets, (present.size, 1))
         self._rows = _Rows(inst, masks, np.full(inst.size, -1, dtype=np.int64),
-                           offset=int(positivity))
+                           np.zeros(inst.size, dtype=np.int64), offset=int(positivity))
         if self.features == "all":
             feats = np.arange(f.m)
         else:
@@ -245,22 +261,56 @@ class CCG:
         return mu, float(x[self._nu_col])
 
     def _constr(self, mu: np.ndarray, nu: float):
-        """Most violated subset per instance (Alg. 2); the n_max most violated new rows."""
+        """Most violated subset per instance (Alg. 2); the n_max most violated new rows.
+
+        With ``stabilization`` > 0 the rows are chosen at a separation point (see
+        :meth:`_separate`); the reported violation (Theorem 1) is always the one at the LP
+        solution (mu, nu), over all n instances."""
+        inst, masks, keys, worst, value = self._scan(mu, nu)
+        if self.stabilization > 0 and inst.size:
+            inst, masks, keys = self._separate(mu, value, (inst, masks, keys))
+        return inst, masks, keys, worst
+
+    def _separate(self, mu: np.ndarray, value: float, fallback: tuple):
+        """In-out separation: rows violated at mu_s = a mu_c + (1 - a) mu, between the best point
+        mu_c found so far (the lowest objective of (2.2)) and the LP
+        solution mu; violation at mu_s is measured against the restricted model's nu at mu_s.
+        Damps the zig-zag of the cutting planes; when no row is violated at mu_s, the rows of mu
+        are used (so the method never stalls)."""
+        f = self.form
+        if self._center is None or value < self._center_value:
+            self._center, self._center_value = mu, value
+        a = self.stabilization
+        mu_s = a * self._center + (1.0 - a) * mu
+        rows = self._rows
+        size = rows.masks.sum(axis=1)
+        scores = f.scores(mu_s, self._row_psi(rows.inst))
+        nu_s = float(((scores * rows.masks).sum(axis=1) / size - (1.0 / size - 1.0)).max())
+        inst, masks, keys, _, value_s = self._scan(mu_s, nu_s)
+        if value_s < self._center_value:
+            self._center, self._center_value = mu_s, value_s
+        return (inst, masks, keys) if inst.size else fallback
+
+    def _scan(self, mu: np.ndarray, nu: float):
+        """CONSTR at (mu, nu): the new rows, the largest violation and the objective of (2.2)
+        at mu."""
         f = self.form
         phi, masks = greedy_subsets(f, mu)
         violation = 1.0 + phi - nu  # F_i mu - nu - b_i for the maximizing subset
-        worst = float(max(violation.max(), 0.0))
+        top = float(violation.max())
+        value = float(1.0 - f.tau @ mu + f.lam @ np.abs(mu)) + top + nu - 1.0
+        worst = max(top, 0.0)
         threshold = max(self.eps1, self.tol)
         cand = np.flatnonzero(violation >= threshold)
         if cand.size:
             keys = (cand.astype(np.int64) << f.n_classes) | subset_codes(masks[cand])
             fresh = ~np.isin(keys, self._rows.keys)
             cand, keys = cand[fresh], keys[fresh]
-            top = np.argsort(-violation[cand], kind="stable")[: self.n_max]
-            cand, keys = cand[top], keys[top]
+            order = np.argsort(-violation[cand], kind="stable")[: self.n_max]
+            cand, keys = cand[order], keys[order]
         else:
             keys = np.zeros(0, dtype=np.int64)
-        return cand, masks[cand], keys, worst
+        return cand, masks[cand], keys, worst, value
 
     def _feat(self, res: LPResult):
         """Reduced costs of absent columns; the m_max most violated features."""
@@ -287,12 +337,14 @@ class CCG:
         off = rows.offset
         b = 1.0 / rows.masks.sum(axis=1) - 1.0
         slack = b - res.row_value[off:]
-        drop = np.flatnonzero((slack > 1e-7) & (rows.inst >= 0))
+        rows.slack_age = np.where(slack > 1e-7, rows.slack_age + 1, 0)
+        drop = np.flatnonzero((rows.slack_age >= self.slack_patience) & (rows.inst >= 0))
         if drop.size:
             self.model.delete_rows(drop + off)
             keep = np.ones(rows.inst.size, dtype=bool)
             keep[drop] = False
-            self._rows = _Rows(rows.inst[keep], rows.masks[keep], rows.keys[keep], off)
+            self._rows = _Rows(rows.inst[keep], rows.masks[keep], rows.keys[keep],
+                               rows.slack_age[keep], off)
         return int(drop.size)
 
     def _add_cols(self, feats: np.ndarray) -> None:
@@ -313,7 +365,9 @@ class CCG:
         self.model.add_rows(A, np.full(b.size, -np.inf), b)
         rows = self._rows
         self._rows = _Rows(np.concatenate([rows.inst, inst]), np.vstack([rows.masks, masks]),
-                           np.concatenate([rows.keys, keys]), rows.offset)
+                           np.concatenate([rows.keys, keys]),
+                           np.concatenate([rows.slack_age, np.zeros(inst.size, dtype=np.int64)]),
+                           rows.offset)
 
     def names(self) -> tuple[list[str], list[str]]:
         """Names of the live columns and rows, in the conventions of the full LP's export."""
