@@ -45,7 +45,8 @@ def test_duality_gap_closes_and_matches_cvxpy(sparse, seed):
     assert np.all(res.xi >= -b - 1e-15) and np.all(res.xi <= a + 1e-15)
 
 
-def test_dense_and_sparse_agree_and_real_data():
+def _standardized_diabetes() -> tuple[np.ndarray, np.ndarray]:
+    """The real diabetes data from ../shared/data, z-scored features and 0/1 labels."""
     from pathlib import Path
 
     from ratecons.datasets import load_csv
@@ -55,8 +56,11 @@ def test_dense_and_sparse_agree_and_real_data():
         pytest.skip(f"shared data not found at {path}")
     data = load_csv(path)
     X = np.asarray(data.X, dtype=float)
-    X = (X - X.mean(0)) / X.std(0)
-    y = np.asarray(data.y)
+    return (X - X.mean(0)) / X.std(0), np.asarray(data.y)
+
+
+def test_dense_and_sparse_agree_and_real_data():
+    X, y = _standardized_diabetes()
     n = X.shape[0]
     a = np.where(y == 0, 1.0 / n, 0.0)  # false positives
     b = np.where(y == 1, 2.0 / n, 0.0)  # false negatives, weighted twice
@@ -134,17 +138,8 @@ def test_shrinking_matches_cvxpy_and_certifies_over_all_examples(sparse, shrink)
 
 
 def test_shrinking_real_data_matches_unshrunk_run():
-    from pathlib import Path
-
-    from ratecons.datasets import load_csv
-
-    path = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "diabetes.csv"
-    if not path.exists():
-        pytest.skip(f"shared data not found at {path}")
-    data = load_csv(path)
-    X = np.asarray(data.X, dtype=float)
-    X = sp.csr_matrix((X - X.mean(0)) / X.std(0))
-    y = np.asarray(data.y)
+    X, y = _standardized_diabetes()
+    X = sp.csr_matrix(X)
     n = X.shape[0]
     a, b = np.where(y == 0, 1.0 / n, 0.0), np.where(y == 1, 1.0 / n, 0.0)
     full = sdca(_design(X), a, b, 1e-3, 0.0, tol=1e-8, shrink=np.inf, max_epochs=50000)
