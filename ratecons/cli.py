@@ -41,7 +41,7 @@ def _load_problem(path: str) -> Any:
 def _progress(event: dict[str, Any]) -> None:
     stage = event.get("stage", "")
     parts = [f"[{stage}]"] if stage else []
-    for key in ("iteration", "objective", "max_violation", "gap"):
+    for key in ("iteration", "objective", "max_violation", "gap", "lower", "upper"):
         if key in event and event[key] is not None:
             value = event[key]
             parts.append(f"{key}={value:.6g}" if isinstance(value, float) else f"{key}={value}")
