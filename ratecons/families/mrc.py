@@ -135,7 +135,7 @@ def _result(problem: Any, method: str, solution: Solution) -> MRCResult:
 
 def _run_lp(
     problem: Any, form: MRCForm, *, seed: int | None = None, callback: Any = None,
-    solver: str = "simplex", formulation: str = "primal", time_limit: float | None = None,
+    solver: str = "ipm", formulation: str = "dual", time_limit: float | None = None,
 ) -> MRCResult:
     return _result(problem, "lp", solve_mrc_lp(form, solver=solver, formulation=formulation,
                                                 time_limit=time_limit))
