@@ -2,7 +2,8 @@
 
 Methods (``problem.solve(method=...)``):
 
-- ``"lp"``: the full LP (4) (or (2.5)) on HiGHS, simplex or interior point, primal or dual (6);
+- ``"lp"``: the full LP (4) (or (2.5)) on HiGHS; by default its dual (6) by interior point with
+  crossover (the fastest full solve measured, docs/mrc.md), or simplex / the primal on request;
 - ``"ccg"``: constraint and column generation (Alg. 1 of Bondugula et al.), LP (4) only;
 - ``"subgradient"``: the subgradient methods of the thesis (chapter 3);
 - ``"cvxpy"``: the reference, written from the definitions (2.2) / (2.5).
@@ -222,7 +223,7 @@ class MRCFamily(Family):
 
     def methods(self) -> dict[str, MethodSpec]:
         out = {
-            "lp": MethodSpec("lp", _run_lp, "full LP (4)/(2.5) on HiGHS (simplex or IPM)"),
+            "lp": MethodSpec("lp", _run_lp, "full LP (4)/(2.5) on HiGHS (dual (6) by IPM)"),
             "ccg": MethodSpec("ccg", _run_ccg, "constraint and column generation (Alg. 1)"),
             "cvxpy": MethodSpec("cvxpy", _run_cvxpy, "CVXPY reference from (2.2)/(2.5)",
                                 is_reference=True),
