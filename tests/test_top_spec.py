@@ -124,3 +124,11 @@ def test_signed_gram_matches_eq14(data):
     Z = np.vstack([form.X_pos, -form.X_tilde])
     np.testing.assert_allclose(form.signed_gram(), Z @ Z.T, atol=1e-12)
     np.testing.assert_allclose(form.diagonal(), np.einsum("ij,ij->i", Z, Z))
+
+
+@pytest.mark.parametrize("option, value", [("working_set_size", 0), ("working_set_size", 2.5),
+                                           ("selection", "best"), ("tol", 0.0)])
+def test_dual_ca_option_errors(data, option, value):
+    problem = rc.Problem(maximize=rc.tpr_at_top(data, k=3), model=rc.LinearModel(l2=1e-2))
+    with pytest.raises(rc.SpecError, match=f"The '{option}' parameter of dual_ca"):
+        problem.solve("dual_ca", **{option: value})

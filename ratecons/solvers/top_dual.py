@@ -39,7 +39,7 @@ import scipy.sparse as sp
 
 from .. import settings
 from ..canonical.top import TopForm
-from ..errors import ConvergenceWarning
+from ..errors import ConvergenceWarning, parameter_error
 from ..solution import Certificate, Solution
 
 __all__ = [
@@ -899,6 +899,15 @@ def solve_top_dual(
     callback : callable, optional
         Receives one dict per epoch (epoch, primal, dual, gap, time).
     """
+    if selection not in ("greedy", "random"):
+        raise parameter_error("selection", "dual_ca", "'greedy' or 'random'", selection)
+    if working_set_size is not None and (isinstance(working_set_size, bool)
+                                         or not isinstance(working_set_size, (int, np.integer))
+                                         or working_set_size < 2):
+        raise parameter_error("working_set_size", "dual_ca", "an int >= 2 (or None)",
+                              working_set_size)
+    if not tol > 0:
+        raise parameter_error("tol", "dual_ca", "a float > 0", tol)
     start = time.perf_counter()
     rng = np.random.default_rng(seed)
     linear = form.linear_model and form.gram is None
