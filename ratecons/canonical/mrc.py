@@ -140,8 +140,12 @@ class MRCForm:
         """The objective of (2.2) or (2.5) at mu (equal to R* at a solution)."""
         mu = np.asarray(mu, dtype=np.float64)
         phi = self.varphi(mu)
-        agg = phi.mean() if self.fixed_marginals else phi.max()
-        return float(1.0 - self.tau @ mu + self.lam @ np.abs(mu) + agg)
+        return self.objective_given(mu, phi.mean() if self.fixed_marginals else phi.max())
+
+    def objective_given(self, mu: np.ndarray, phi_aggregate: float) -> float:
+        """1 - tau^T mu + lambda^T |mu| + phi_aggregate: the objective of (2.2) / (2.5) when the
+        max (or mean) of varphi(mu, x_i) over the instances is already known."""
+        return float(1.0 - self.tau @ mu + self.lam @ np.abs(mu) + phi_aggregate)
 
     # ------------------------------------------------------------------ reporting
     def describe(self) -> str:

@@ -76,8 +76,7 @@ class SpecializedBound:
         if self.last_bound is not None and k >= self.last_bound:
             return self.epsilon
         if k >= 1 and warm is not None:
-            self.anchor_values.append(
-                program.objective(np.asarray(warm["w"]), float(warm["b"]), "ramp"))
+            self.anchor_values.append(float(warm["objective"]))
         if k <= 1 or len(self.anchor_values) < 2:
             return self.start_epsilon
         decrease = self.anchor_values[-2] - self.anchor_values[-1]

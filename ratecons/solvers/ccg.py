@@ -298,7 +298,7 @@ class CCG:
         phi, masks = greedy_subsets(f, mu)
         violation = 1.0 + phi - nu  # F_i mu - nu - b_i for the maximizing subset
         top = float(violation.max())
-        value = float(1.0 - f.tau @ mu + f.lam @ np.abs(mu)) + top + nu - 1.0
+        value = f.objective_given(mu, top + nu - 1.0)
         worst = max(top, 0.0)
         threshold = max(self.eps1, self.tol)
         cand = np.flatnonzero(violation >= threshold)

@@ -25,7 +25,8 @@ __all__ = ["majorize_minimize", "BoundSolver"]
 
 log = logging.getLogger(__name__)
 
-#: ``solve_bound(program, masks, warm_start) -> Solution`` with primal {"w", "b"}
+#: ``solve_bound(program, masks, warm_start) -> Solution`` with primal {"w", "b"}; warm_start
+#: is None for the hinge relaxation, else the anchor {"w", "b", "objective"} (its ramp objective)
 BoundSolver = Callable[[RateProgram, list, dict | None], Solution]
 
 
@@ -63,7 +64,8 @@ def majorize_minimize(
     program : RateProgram
     solve_bound : callable
         ``solve_bound(program, masks, warm_start) -> Solution`` solving Problem 3 for the masks
-        of :meth:`RateProgram.bound_masks` (e.g. the CVXPY reference or the specialized solver).
+        of :meth:`RateProgram.bound_masks` (e.g. the CVXPY reference or the specialized solver);
+        ``warm_start`` is the anchor ``{"w", "b", "objective"}`` (its ramp objective).
     start : Solution
         A feasible starting point with primal ``w`` and ``b`` (typically the hinge relaxation).
     max_iterations : int
@@ -93,7 +95,7 @@ def majorize_minimize(
     last_sub = start
     for t in range(1, max_iterations + 1):
         masks = program.bound_masks(w, b)
-        sub = solve_bound(program, masks, {"w": w, "b": b})
+        sub = solve_bound(program, masks, {"w": w, "b": b, "objective": record["objective"]})
         if sub.status not in settings.SOLVED_STATUSES:
             log.warning("MM iteration %d: subproblem ended with status %s; keeping the last "
                         "iterate", t, sub.status)

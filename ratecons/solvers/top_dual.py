@@ -241,6 +241,19 @@ def _column(k, idx, Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree, coef0
 
 
 @numba.njit(cache=True)
+def _alpha_column(k, k_is_alpha, n_pos, colk, cola, idx, Kmat, use_matrix, P, sqn, signs,
+                  kcode, gamma, degree, coef0):
+    """The alpha coordinate of a cap or tie move (k itself when k is an alpha, else a random
+    alpha) with its kernel column written into ``cola``; reuses ``colk`` when it is k."""
+    ka = k if k_is_alpha else np.random.randint(n_pos)  # noqa: NPY002
+    if ka == k:
+        cola[:] = colk
+    else:
+        _column(ka, idx, Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree, coef0, cola)
+    return ka
+
+
+@numba.njit(cache=True)
 def _top3(beta):
     """Indices of the three largest entries of beta (-1 when absent)."""
     i1, i2, i3 = -1, -1, -1
@@ -613,12 +626,8 @@ def _epochs(n_iter, seed, alpha, beta, state, s, diag, C, K, hinge, patmat, thet
             if gain > best_gain and D != 0.0:
                 best_gain, best_l, best_D = gain, l, D
         if capped and 1 <= n_cap <= K:
-            ka = k if k_is_alpha else np.random.randint(n_pos)  # noqa: NPY002
-            if ka == k:
-                cola[:] = colk
-            else:
-                _column(ka, idx, Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree, coef0,
-                        cola)
+            ka = _alpha_column(k, k_is_alpha, n_pos, colk, cola, idx, Kmat, use_matrix, P, sqn,
+                               signs, kcode, gamma, degree, coef0)
             cl, cD, cg = _cap_move(ka, alpha, beta, s, diag, cola, u, in_cap, n_cap,
                                    sum_alpha, C, K, hinge)
             if cg > best_gain:
@@ -643,12 +652,8 @@ def _epochs(n_iter, seed, alpha, beta, state, s, diag, C, K, hinge, patmat, thet
                                                         delta, theta, a_off))
                 continue
         if tied and n_cap >= 2:
-            ka = k if k_is_alpha else np.random.randint(n_pos)  # noqa: NPY002
-            if ka == k:
-                cola[:] = colk
-            else:
-                _column(ka, idx, Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree, coef0,
-                        cola)
+            ka = _alpha_column(k, k_is_alpha, n_pos, colk, cola, idx, Kmat, use_matrix, P, sqn,
+                               signs, kcode, gamma, degree, coef0)
             tp, tD, tg = _tie_move(ka, alpha, beta, s, diag, cola, u, in_cap, n_cap, C,
                                    theta, ntau / theta)
             if tg > best_gain:
