@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -59,3 +60,23 @@ def test_benchmark_pieces_share_the_full_lp_reference(tmp_path):
     (row,) = second
     assert row[12] == "full LP (earlier run)" and row[10] <= 1e-6
     assert row[11].endswith("x") and not row[11].startswith(">")
+
+
+@pytest.mark.skipif(not (DATA / "adult.csv").exists(), reason="shared data not found")
+def test_benchmark_lists_every_full_lp_setting_side_by_side(tmp_path):
+    """Pieces with two full-LP settings: CCG's speed-up column names both, with their ratios."""
+    from benchmarks import mrc
+
+    store = str(tmp_path / "results.json")
+    common = ["--quick", "--part", "a", "--sizes", "300", "--datasets", "synthetic",
+              "--results", store]
+    mrc.main(common + ["--methods", "lp"])
+    mrc.main(common + ["--methods", "lp", "--lp-solver", "simplex", "--lp-formulation",
+                       "primal"])
+    (row,) = mrc.main(common + ["--methods", "ccg"])
+    entries = row[11].split("; ")
+    assert [e.rsplit(" ", 1)[0] for e in entries] == ["lp (ipm, dual)", "lp (simplex, primal)"]
+    stored = json.loads(Path(store).read_text())["synthetic/300/30"]
+    for entry in entries:
+        key, ratio = entry.rsplit(" ", 1)
+        assert ratio == f"{stored[key][2] / stored['ccg'][2]:.1f}x"
