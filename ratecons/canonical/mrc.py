@@ -31,6 +31,7 @@ __all__ = [
     "all_subset_masks",
     "max_subset_value",
     "subset_codes",
+    "subset_rhs",
     "subset_rows",
 ]
 
@@ -224,6 +225,11 @@ def subset_codes(masks: np.ndarray) -> np.ndarray:
     return masks.astype(np.int64) @ (np.int64(1) << np.arange(K, dtype=np.int64))
 
 
+def subset_rhs(masks: np.ndarray) -> np.ndarray:
+    """b_C = 1/|C| - 1 of eq. (5) for each subset row of ``masks`` (R, |Y|)."""
+    return 1.0 / np.asarray(masks, dtype=bool).sum(axis=1) - 1.0
+
+
 def subset_rows(
     psi: np.ndarray, instances: np.ndarray, masks: np.ndarray
 ) -> tuple[sp.csr_matrix, np.ndarray]:
@@ -257,4 +263,4 @@ def subset_rows(
     np.cumsum(size * p, out=indptr[1:])
     F = sp.csr_matrix((data, cols, indptr), shape=(R, K * p))
     F.eliminate_zeros()
-    return F, 1.0 / size - 1.0
+    return F, subset_rhs(masks)

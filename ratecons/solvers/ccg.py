@@ -47,6 +47,7 @@ from ..canonical.mrc import (
     all_subset_masks,
     max_subset_value,
     subset_codes,
+    subset_rhs,
     subset_rows,
 )
 from ..errors import ConvergenceWarning, SpecError, parameter_error
@@ -224,7 +225,7 @@ class CCG:
 
     def _lp(self, inst: np.ndarray, masks: np.ndarray, positivity: bool) -> MatrixLP:
         A = self._row_block(inst, masks)
-        b = 1.0 / masks.sum(axis=1) - 1.0
+        b = subset_rhs(masks)
         cost = self._live_cost()
         lower, upper = np.full(b.size, -np.inf), b
         if positivity:
@@ -285,7 +286,7 @@ class CCG:
         rows = self._rows
         size = rows.masks.sum(axis=1)
         scores = f.scores(mu_s, self._row_psi(rows.inst))
-        nu_s = float(((scores * rows.masks).sum(axis=1) / size - (1.0 / size - 1.0)).max())
+        nu_s = float(((scores * rows.masks).sum(axis=1) / size - subset_rhs(rows.masks)).max())
         inst, masks, keys, _, value_s = self._scan(mu_s, nu_s)
         if value_s < self._center_value:
             self._center, self._center_value = mu_s, value_s
@@ -335,7 +336,7 @@ class CCG:
     def _remove_slack(self, res: LPResult) -> int:
         rows = self._rows
         off = rows.offset
-        b = 1.0 / rows.masks.sum(axis=1) - 1.0
+        b = subset_rhs(rows.masks)
         slack = b - res.row_value[off:]
         rows.slack_age = np.where(slack > 1e-7, rows.slack_age + 1, 0)
         drop = np.flatnonzero((rows.slack_age >= self.slack_patience) & (rows.inst >= 0))
@@ -361,7 +362,7 @@ class CCG:
         if inst.size == 0:
             return
         A = self._row_block(inst, masks)
-        b = 1.0 / masks.sum(axis=1) - 1.0
+        b = subset_rhs(masks)
         self.model.add_rows(A, np.full(b.size, -np.inf), b)
         rows = self._rows
         self._rows = _Rows(np.concatenate([rows.inst, inst]), np.vstack([rows.masks, masks]),
