@@ -9,8 +9,12 @@ INFEASIBLE = "infeasible"
 UNBOUNDED = "unbounded"
 ITERATION_LIMIT = "iteration_limit"
 TIME_LIMIT = "time_limit"
-ERROR = "error"
-STATUSES = (OPTIMAL, OPTIMAL_INACCURATE, INFEASIBLE, UNBOUNDED, ITERATION_LIMIT, TIME_LIMIT, ERROR)
+NUMERICAL_ERROR = "numerical_error"
+INTERRUPTED = "interrupted"
+#: the one status vocabulary of every Solution and Result; ``optimal`` only when the certificate
+#: proves the requested tolerance
+STATUSES = (OPTIMAL, OPTIMAL_INACCURATE, INFEASIBLE, UNBOUNDED, ITERATION_LIMIT, TIME_LIMIT,
+            NUMERICAL_ERROR, INTERRUPTED)
 #: statuses under which a result carries a usable model
 SOLVED_STATUSES = (OPTIMAL, OPTIMAL_INACCURATE, ITERATION_LIMIT, TIME_LIMIT)
 

@@ -6,7 +6,7 @@ from .. import settings
 
 __all__ = ["CVXPY_STATUS", "status_of"]
 
-#: CVXPY problem.status -> ratecons status (anything else is settings.ERROR)
+#: CVXPY problem.status -> ratecons status (anything else is settings.NUMERICAL_ERROR)
 CVXPY_STATUS = {
     "optimal": settings.OPTIMAL,
     "optimal_inaccurate": settings.OPTIMAL_INACCURATE,
@@ -20,4 +20,4 @@ CVXPY_STATUS = {
 
 def status_of(cvxpy_status: str | None) -> str:
     """ratecons' status for a CVXPY ``problem.status``."""
-    return CVXPY_STATUS.get(cvxpy_status or "", settings.ERROR)
+    return CVXPY_STATUS.get(cvxpy_status or "", settings.NUMERICAL_ERROR)

@@ -115,7 +115,7 @@ def solve_bound_cvxpy(
     try:
         problem.solve(solver=name, warm_start=warm_start is not None)
     except cp.error.SolverError as exc:
-        return Solution(settings.ERROR, float("nan"), solver=f"cvxpy/{name}",
+        return Solution(settings.NUMERICAL_ERROR, float("nan"), solver=f"cvxpy/{name}",
                         solve_time=time.perf_counter() - start,
                         certificate=Certificate(details={"message": str(exc)}))
     elapsed = time.perf_counter() - start
