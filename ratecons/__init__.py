@@ -4,6 +4,7 @@ from . import datasets, features, metrics
 from .data import Dataset, Subset
 from .errors import (
     ConvergenceWarning,
+    CurvatureError,
     DataError,
     EmptySubsetError,
     InfeasibleError,
@@ -15,6 +16,8 @@ from .errors import (
     UnknownOptionError,
 )
 from .estimator import RateConstrainedClassifier
+from .expr.losses import hinge_loss, logistic_loss, mean_loss
+from .expr.robust import worst_case
 from .lowering.mps import export_mps
 from .models import KernelModel, LinearModel
 from .moments import MomentSet, minimax_risk
@@ -64,6 +67,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Constraint",
     "ConvergenceWarning",
+    "CurvatureError",
     "DataError",
     "Dataset",
     "EmptySubsetError",
@@ -107,6 +111,9 @@ __all__ = [
     "features",
     "losses",
     "metrics",
+    "mean_loss",
+    "hinge_loss",
+    "logistic_loss",
     "minimax_risk",
     "negative_rate",
     "positive_rate",
@@ -124,4 +131,5 @@ __all__ = [
     "win_change_ratio",
     "win_loss_ratio",
     "wins",
+    "worst_case",
 ]

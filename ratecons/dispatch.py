@@ -15,13 +15,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import SpecError, UnknownOptionError
+from .errors import CurvatureError, NotLinearError, SpecError, UnknownOptionError
 
 if TYPE_CHECKING:  # pragma: no cover
     from .problem import Problem
     from .result import Result
 
-__all__ = ["Family", "MethodSpec", "Plan", "family_of", "register_family", "run_method"]
+__all__ = ["Family", "MethodSpec", "Plan", "family_for", "family_of", "register_family",
+           "run_method"]
 
 #: modules that define (and register) a family; imported on first use
 FAMILY_MODULES = (
@@ -111,6 +112,11 @@ class Family:
         """The specialized method ``verify`` checks when ``auto`` picks the reference."""
         return self.specialized_method
 
+    def cross_check(self, problem: Problem) -> dict[str, Any]:
+        """Options of an independent reference solve, for ``verify`` when the family has no
+        specialized method (another solver for the same lowering)."""
+        raise NotImplementedError(f"{self.name} has no cross-check")
+
 
 def register_family(family: Family) -> Family:
     """Register a family instance (called at import time by each family module)."""
@@ -138,6 +144,62 @@ def family_of(objective: Any) -> Family:
         f"cannot minimize or maximize a {type(objective).__name__}; objectives are rate "
         f"expressions (rc.error_rate(...), ...) or one of: {', '.join(known)}."
     )
+
+
+def _owner(objective: Any) -> Family | None:
+    _load()
+    for family in _FAMILIES:
+        if isinstance(objective, family.objective_types):
+            return family
+    return None
+
+
+def family_for(problem: Problem) -> Family:
+    """The pattern (family) that accepts ``problem``, or the generic chain.
+
+    The composition rules are checked first (:func:`ratecons.expr.analysis.analyse`, which
+    raises :class:`~ratecons.errors.CurvatureError`); then the pattern owning the objective
+    is asked whether it accepts the whole problem; when it does not (a constraint, model or
+    term outside its structure), the generic chain solves it and ``plan()`` says why.
+    """
+    from .expr.analysis import analyse
+    from .moments import MinimaxRisk
+
+    objective = problem.objective
+    if isinstance(objective, MinimaxRisk):
+        if problem.constraints or problem.model_given:
+            what = "subject_to constraints" if problem.constraints else "a model="
+            raise CurvatureError(
+                f"minimax_risk(...) cannot take {what}: a minimax risk classifier is not a "
+                "score model (it is the LP (4) over the moment set's coefficients, with its "
+                "own randomized classifier), so it composes with no other term. Put the "
+                "expectation constraints in rc.MomentSet(...), drop model=, or use a rate "
+                "objective over a rc.LinearModel to add constraints.")
+        family = family_of(objective)
+        family.validate(problem)
+        return family
+    problem.analysis = analyse(objective, problem.sense, problem.constraints, problem.model)
+    family = _owner(objective)
+    if family is not None:
+        try:
+            family.validate(problem)
+            return family
+        except SpecError as exc:
+            if type(exc) not in (SpecError, NotLinearError):
+                raise
+            reason = f"pattern '{family.name}' does not accept this problem: {exc}"
+    else:
+        reason = (f"no specialized pattern has a {type(objective).__name__} objective "
+                  f"({getattr(objective, 'name', '')})")
+    problem.pattern_reasons = [reason]
+    if getattr(problem.model, "kernel", "") == "precomputed":
+        raise SpecError(
+            f"kernel='precomputed' is supported by the ranking pattern only (one dataset, the "
+            f"kernel matrix as X), and {reason}. The generic chain needs the kernel function: "
+            "use 'gaussian', 'polynomial' or 'linear'.")
+    from .generic import GenericChain
+
+    return GenericChain()
 
 
 def resolve(problem: Problem, method: str) -> tuple[MethodSpec, list[str]]:

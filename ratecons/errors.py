@@ -14,6 +14,7 @@ __all__ = [
     "LabelError",
     "EmptySubsetError",
     "NotLinearError",
+    "CurvatureError",
     "InfeasibleError",
     "UnboundedError",
     "SolverError",
@@ -45,6 +46,14 @@ class EmptySubsetError(DataError):
 
 class NotLinearError(SpecError, TypeError):
     """An expression cannot be used where a linear combination of rates is needed."""
+
+
+class CurvatureError(SpecError):
+    """A composition breaks a curvature rule (a concave term minimized or bounded above, a
+    convex one maximized or bounded below, minimax risk mixed with other terms).
+
+    The message names the offending sub-expression as the user wrote it and the fix to try.
+    """
 
 
 class InfeasibleError(RateconsError):

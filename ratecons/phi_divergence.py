@@ -32,8 +32,9 @@ from typing import Any
 import numpy as np
 
 from .canonical.dro import MARGIN_LOSSES
-from .data import Dataset
+from .data import Dataset, Subset
 from .errors import DataError, SpecError, parameter_error
+from .expr.atom import Term
 
 __all__ = [
     "Phi",
@@ -283,11 +284,20 @@ class PhiDivergenceBall:
     """
 
     def __init__(
-        self, data: Dataset, phi: str | Phi = "chi2", rho: float = 0.1, strict: bool = False
+        self, data: Dataset | Subset, phi: str | Phi = "chi2", rho: float = 0.1,
+        strict: bool = False
     ) -> None:
-        if not isinstance(data, Dataset):
-            raise parameter_error("data", "PhiDivergenceBall", "an rc.Dataset", type(data).__name__)
-        data.require_labels("PhiDivergenceBall (robust classification)", binary=True)
+        if isinstance(data, Subset):
+            #: the examples the ball reweights, as rows of the user's dataset
+            self.support = data.require_nonempty("PhiDivergenceBall")
+            data = data.data.take(data.index, name=data.name)
+        elif isinstance(data, Dataset):
+            self.support = data.all
+        else:
+            raise parameter_error("data", "PhiDivergenceBall", "an rc.Dataset or rc.Subset",
+                                  type(data).__name__)
+        if data.y is not None:  # unlabelled data are fine for worst-case coverage rates
+            data.require_labels("PhiDivergenceBall (robust classification)", binary=True)
         if data.weights is not None:
             raise DataError(
                 f"dataset {data.name!r} has example weights, but the phi-divergence ball is "
@@ -334,11 +344,15 @@ class PhiDivergenceBall:
                 f"N={self.n})")
 
 
-class RobustLoss:
+class RobustLoss(Term):
     """The objective R(theta) of eq. (2): the worst expected loss over a phi-divergence ball.
 
-    Built by :func:`robust_loss`; use it as ``rc.Problem(minimize=...)``.
+    Built by :func:`robust_loss`; a convex term (a supremum of convex functions): minimize it,
+    bound it above, or add it to other terms.
     """
+
+    curvature = "convex"
+    kind = "loss"
 
     def __init__(self, ball: PhiDivergenceBall, loss: str = "logistic") -> None:
         if not isinstance(ball, PhiDivergenceBall):
@@ -346,8 +360,36 @@ class RobustLoss:
                                   type(ball).__name__)
         if loss not in MARGIN_LOSSES:
             raise parameter_error("loss", "robust_loss", f"one of {tuple(MARGIN_LOSSES)}", loss)
+        ball.data.require_labels("rc.robust_loss (robust classification)", binary=True)
         self.ball = ball
         self.loss = loss
+
+    @property
+    def name(self) -> str:
+        return (f"robust_loss({self.ball.support.name}, phi={self.ball.phi.name!r}, "
+                f"rho={self.ball.rho:g}, loss={self.loss!r})")
+
+    def datasets(self) -> list[Dataset]:
+        return [self.ball.support.data]
+
+    def losses(self, scorer: Any) -> np.ndarray:
+        """l(m_n) for every example of the ball, m_n = y~_n f(x_n)."""
+        support = self.ball.support
+        scores = scorer.decision_function(support.data.X)[support.index]
+        margins = (2.0 * support.y - 1.0) * scores
+        return MARGIN_LOSSES[self.loss](margins)[0]
+
+    def value(self, scorer: Any) -> float:
+        """R(theta) by the exact inner maximization (App. A.1)."""
+        from .solvers.dro import inner_maximize
+
+        return inner_maximize(self.losses(scorer), self.ball.phi, self.ball.rho).value
+
+    surrogate_value = value
+
+    def rebind(self, rebind: Callable[[Subset], Subset]) -> RobustLoss:
+        ball = self.ball
+        return RobustLoss(PhiDivergenceBall(rebind(ball.support), ball.phi, ball.rho), self.loss)
 
     def __repr__(self) -> str:
         return f"robust_loss({self.ball!r}, loss={self.loss!r})"

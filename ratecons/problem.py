@@ -65,6 +65,7 @@ class Problem:
         self.objective = minimize if minimize is not None else maximize
         self.sense = "minimize" if minimize is not None else "maximize"
         self.constraints = _flatten(subject_to)
+        model_given = model is not None
         if model is None:
             model = LinearModel()
         if not isinstance(model, (LinearModel, KernelModel)):
@@ -73,8 +74,13 @@ class Problem:
                 f"{type(model).__name__}."
             )
         self.model = model
-        self.family = dispatch.family_of(self.objective)
-        self.family.validate(self)
+        #: whether the user passed model= (minimax risk has no score model and refuses one)
+        self.model_given = model_given
+        #: the composition analysis (None for minimax risk, which is not a score model)
+        self.analysis: Any = None
+        #: why no specialized pattern accepted the problem (empty when one did)
+        self.pattern_reasons: list[str] = []
+        self.family = dispatch.family_for(self)
         self._canonical: Any = None
 
     def canonical(self) -> Any:

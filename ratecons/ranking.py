@@ -33,7 +33,8 @@ import numpy as np
 
 from .data import Dataset
 from .errors import DataError, SpecError, parameter_error
-from .surrogates import check_surrogate
+from .expr.atom import Term
+from .surrogates import check_surrogate, surrogate
 from .thresholds import (
     SurrogateQuantile,
     TopKMean,
@@ -43,6 +44,7 @@ from .thresholds import (
     check_tau,
     quantile_count,
     subset_among,
+    top_k_mean,
 )
 
 __all__ = [
@@ -73,9 +75,13 @@ def _check_theta(theta: object, owner: str) -> float:
     return value
 
 
-@dataclass
-class RankingObjective:
+@dataclass(eq=False)
+class RankingObjective(Term):
     """Base of the objectives of the ranking-at-the-top family (spec only; never solves).
+
+    As a term it is concave: the exact TPR is bounded below by the concave surrogate
+    1 - (1/n_+) sum_{i in I_+} l(t - s_i) (l >= 1 on [0, inf), Notation 2.2), so it may be
+    maximized or bounded below (``rc.tpr_at_top(D, k=5) >= 0.5``), never minimized.
 
     Attributes
     ----------
@@ -99,9 +105,55 @@ class RankingObjective:
     theta: float = 1.0
     threshold: object = field(default=None, repr=False)
 
+    curvature = "concave"
+    kind = "rate"
+
     @property
     def name(self) -> str:
         return _DISPLAY[self.formulation]
+
+    @property
+    def label(self) -> str:
+        """The objective as written: ``tpr_at_top(train, k=5)``, ``tpr_at_quantile(...)``."""
+        if self.tau is not None:
+            return f"tpr_at_quantile({self.data.name}, tau={self.tau:g})"
+        return f"tpr_at_top({self.data.name}, k={self.k})"
+
+    def datasets(self) -> list[Dataset]:
+        return [self.data]
+
+    def threshold_value(self, scores: np.ndarray) -> float:
+        """The convex threshold t = G(s, y) of the surrogate problem (3) for the scores of every
+        example: the mean of the K largest (TopPushK family; tau-FPL with K = ceil(n~ tau)) or
+        the surrogate quantile (Pat&Mat), Table 1."""
+        among = scores if self.among == "all" else scores[self.data.y == 0]
+        if self.family == "toppushk":
+            return top_k_mean(among, int(self.k))
+        return float(self.threshold.value(among))
+
+    def value(self, scorer: object) -> float:
+        """The exact TPR above the threshold (Section 4.4 metrics)."""
+        from .metrics import tpr_at_quantile as metric_quantile
+        from .metrics import tpr_at_top as metric_top
+
+        s = scorer.decision_function(self.data.X)
+        if self.tau is not None:
+            return metric_quantile(s, self.data.y, self.tau, among=self.among)
+        return metric_top(s, self.data.y, self.k, among=self.among)
+
+    def surrogate_value(self, scorer: object) -> float:
+        """1 - (1/n_+) sum_{i in I_+} l(t - s_i), the concave lower bound on the TPR."""
+        s = scorer.decision_function(self.data.X)
+        t = self.threshold_value(s)
+        return 1.0 - float(np.mean(surrogate(self.surrogate, t - s[self.data.y == 1])))
+
+    def rebind(self, rebind: object) -> RankingObjective:
+        data = rebind(self.data.all).data
+        if self.tau is not None:
+            return tpr_at_quantile(data, self.tau, self.among,
+                                   "pat&mat" if self.family == "patmat" else "tau-fpl",
+                                   self.surrogate, self.theta)
+        return tpr_at_top(data, self.k, self.among, self.formulation, self.surrogate)
 
     @property
     def family(self) -> str:

@@ -30,6 +30,7 @@ import numpy as np
 
 from .data import Dataset, Subset, as_subset
 from .errors import InfeasibleError, NotLinearError, SpecError
+from .expr.atom import Composable, TermConstraint, as_sum
 
 __all__ = [
     "RateExpr", "RatioExpr", "Constraint", "rate_atom",
@@ -89,6 +90,8 @@ class RateExpr:
             sign = "+" if c >= 0 else "-"
             return RateExpr(self.terms, self.constant + c, f"{self.name} {sign} {_fmt(abs(c))}",
                             lambda r: self._recipe(r) + c, self.atoms)
+        if isinstance(other, Composable):  # a term or a sum of terms: the compiler's algebra
+            return as_sum(self)._plus(other, scale)
         if not isinstance(other, RateExpr):
             raise NotLinearError(f"cannot {op} a rate expression and a {type(other).__name__}.")
         terms = dict(self.terms)
@@ -112,6 +115,18 @@ class RateExpr:
 
     def __rsub__(self, other: Any) -> RateExpr:
         return (-self)._combine(other, 1.0, "subtract")
+
+    def __lt__(self, other: Any) -> Constraint:
+        raise SpecError(
+            f"strict inequality on {self.name}: rates are bounded with '<=' and '>=' (a strict "
+            "bound on an average of indicators is a non-strict one on a shifted target). "
+            "Write <= instead.")
+
+    def __gt__(self, other: Any) -> Constraint:
+        raise SpecError(
+            f"strict inequality on {self.name}: rates are bounded with '<=' and '>=' (a strict "
+            "bound on an average of indicators is a non-strict one on a shifted target). "
+            "Write >= instead.")
 
     def __mul__(self, factor: Any) -> RateExpr:
         if isinstance(factor, (RateExpr, RatioExpr)):
@@ -605,9 +620,11 @@ class Constraint:
         return self.prefix + text
 
     @classmethod
-    def build(cls, expr: RateExpr, sense: str, other: Any) -> Constraint:
+    def build(cls, expr: RateExpr, sense: str, other: Any) -> Constraint | TermConstraint:
         if _is_scalar(other):
             return cls(expr, sense, float(other))
+        if isinstance(other, Composable):
+            return TermConstraint.build(as_sum(expr), sense, other)
         if isinstance(other, RateExpr):
             return cls(expr - other, sense, 0.0, rhs=other, lhs=expr)
         if isinstance(other, RatioExpr):

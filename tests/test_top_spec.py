@@ -72,10 +72,11 @@ def test_problem_validation(data):
     obj = rc.tpr_at_top(data, k=3)
     with pytest.raises(rc.SpecError, match="maximize"):
         rc.Problem(minimize=obj)
-    with pytest.raises(rc.SpecError, match="positive l2"):
-        rc.Problem(maximize=obj, model=rc.LinearModel(l2=0.0))
-    with pytest.raises(rc.SpecError, match="l1=0"):
-        rc.Problem(maximize=obj, model=rc.LinearModel(l2=1e-2, l1=1e-3))
+    # outside the dual pattern (l2 = 0, an l1 term): the generic chain, and plan() says why
+    for model, why in ((rc.LinearModel(l2=0.0), "positive l2"),
+                       (rc.LinearModel(l2=1e-2, l1=1e-3), "l1=0")):
+        plan = rc.Problem(maximize=obj, model=model).plan()
+        assert plan.family == "composed (generic chain)" and why in plan.reasons[0]
     with pytest.raises(rc.DataError, match="n x n"):
         rc.Problem(maximize=obj, model=rc.KernelModel(kernel="precomputed"))
     p = rc.Problem(maximize=obj, model=rc.LinearModel(l2=1e-2))

@@ -1,0 +1,233 @@
+"""The composition analysis: curvature rules checked once, before anything is solved.
+
+A problem is brought to one canonical form, *minimize row 0 subject to row j <= bound_j*:
+a maximized objective and every ``>=`` constraint are negated. Each row is a sum of signed parts,
+and each part must keep the canonical row convex (or majorizable):
+
+=====================  ===========  ================================================
+part                   curvature    allowed signs in the canonical (min / <=) form
+=====================  ===========  ================================================
+rates, ratios (App B)  ramp         any: majorized at an anchor (Goh et al., eq. 4)
+worst-case rates       ramp         any: the reweighting adapts to the direction
+robust loss, losses    convex       positive: minimize, bound above
+TPR@K, TPR@tau         concave      negative: maximize, bound below
+minimax risk           (own LP)     alone, minimized, no constraints, no model
+=====================  ===========  ================================================
+
+A violation raises :class:`ratecons.errors.CurvatureError` naming the offending part as the user
+wrote it (``tpr_at_top(train, k=50) is concave; it cannot be bounded above``) with the fix to
+try. The result, :class:`Analysis`, caches the facts dispatch reads (needs MM, LP-representable,
+kernel model, sizes) and evaluates every row exactly or by its surrogate for reports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..data import Dataset
+from ..errors import CurvatureError, DataError, NotLinearError, SpecError
+from .atom import Sum, Term, TermConstraint, as_sum, fmt, label_of
+
+__all__ = ["Analysis", "Row", "analyse", "part_value"]
+
+
+@dataclass
+class Row:
+    """One canonical row: ``sum_k coef_k part_k`` (minimized, or ``<= bound``).
+
+    ``sign`` maps it back to the user's expression: user value = sign * canonical value.
+    """
+
+    name: str
+    parts: list[tuple[float, Any]]
+    constant: float
+    sign: float
+    bound: float = float("nan")
+    source: Any = None
+
+    @property
+    def rate_parts(self) -> list[tuple[float, Any]]:
+        """Parts that are majorized at an anchor (rates and worst-case rates)."""
+        return [(c, p) for c, p in self.parts if _curvature(p) == "rate"]
+
+    def value(self, scorer: Any, kind: str) -> float:
+        """Canonical value: ``kind="exact"`` (indicators, exact thresholds) or ``"surrogate"``
+        (ramp rates, the convex or concave surrogates)."""
+        return self.constant + sum(c * part_value(p, c, scorer, kind) for c, p in self.parts)
+
+    def user_value(self, scorer: Any, kind: str) -> float:
+        return self.sign * self.value(scorer, kind)
+
+
+@dataclass
+class Analysis:
+    """The facts of a composed problem (module docstring) and its canonical rows."""
+
+    objective: Row
+    constraints: list[Row]
+    sense: str
+    model: Any
+    datasets: list[Dataset] = field(default_factory=list)
+
+    @property
+    def rows(self) -> list[Row]:
+        return [self.objective, *self.constraints]
+
+    @property
+    def needs_mm(self) -> bool:
+        """Some part is a ramp (rates, worst-case rates): majorization-minimization (Alg 1)."""
+        return any(row.rate_parts for row in self.rows)
+
+    @property
+    def kernel(self) -> bool:
+        return not hasattr(self.model, "l1")
+
+    @property
+    def n_examples(self) -> int:
+        return int(sum(d.n for d in self.datasets))
+
+    def parts(self) -> list[Any]:
+        return [p for row in self.rows for _, p in row.parts]
+
+    def summary(self) -> str:
+        kinds = sorted({type(p).__name__ for p in self.parts()})
+        model = type(self.model).__name__
+        return (f"composed problem: {self.objective.name}, "
+                f"{len(self.constraints)} constraint(s), parts {kinds}, {model}, "
+                f"{len(self.datasets)} dataset(s) with {self.n_examples} examples"
+                + ("; ramp parts: majorization-minimization (Alg 1)" if self.needs_mm else ""))
+
+    def describe(self) -> str:
+        lines = [self.summary(), "", "canonical form (minimize row 0, rows j <= bound_j):"]
+        for j, row in enumerate(self.rows):
+            label = "obj" if j == 0 else f"c{j}"
+            bound = "" if j == 0 else f"  <= {fmt(row.bound)}"
+            lines.append(f"  {label}: {row.name}{bound}")
+            for coef, part in row.parts:
+                lines.append(f"        {fmt(coef):>10} * {label_of(part)}  "
+                             f"[{_curvature(part)}]")
+            if row.constant:
+                lines.append(f"        {fmt(row.constant):>10}   (constant)")
+        return "\n".join(lines)
+
+
+def _curvature(part: Any) -> str:
+    return part.curvature if isinstance(part, Term) else "rate"
+
+
+def part_value(part: Any, coef: float, scorer: Any, kind: str) -> float:
+    """One part's value: exact or surrogate; worst-case rates take the reweighting that hurts
+    the canonical row (max for a positive coefficient, min for a negative one)."""
+    from .robust import WorstCaseRate
+
+    if isinstance(part, WorstCaseRate):
+        return part.value_for(scorer, 1.0 if coef > 0 else -1.0,
+                              "indicator" if kind == "exact" else "ramp")
+    if isinstance(part, Term):
+        return part.value(scorer) if kind == "exact" else part.surrogate_value(scorer)
+    return part.value(scorer, "indicator" if kind == "exact" else "ramp")
+
+
+def _what(context: str, coef: float) -> str:
+    """How a part is used, in words: 'minimized', 'bounded above', ..."""
+    if context == "minimize":
+        return "minimized" if coef > 0 else "maximized"
+    if context == "maximize":
+        return "maximized" if coef < 0 else "minimized"
+    if context == "<=":
+        return "bounded above" if coef > 0 else "bounded below"
+    return "bounded below" if coef < 0 else "bounded above"
+
+
+def _check(part: Any, coef: float, context: str, where: str) -> None:
+    curvature = _curvature(part)
+    if curvature == "rate":
+        return
+    bad = (curvature == "convex" and coef < 0) or (curvature == "concave" and coef > 0)
+    if not bad:
+        return
+    used = _what(context, coef)
+    if curvature == "convex":
+        fix = ("minimize it or bound it above (<=); to reward a good fit, subtract it from a "
+               "maximized objective only through a rate, e.g. maximize accuracy instead")
+    else:
+        fix = ("maximize it or bound it below (>=), e.g. rc.Problem(maximize=...) or "
+               f"{label_of(part)} >= 0.5")
+    raise CurvatureError(
+        f"{label_of(part)} is {curvature}; it cannot be {used} ({where}). Its surrogate is "
+        f"{curvature}, so the problem would not be convex: {fix}."
+    )
+
+
+def _row(expr: Any, sign: float, context: str, where: str, name: str,
+         bound: float = float("nan"), source: Any = None) -> Row:
+    s = as_sum(expr)
+    parts = [(sign * c, p) for c, p in s.parts]
+    for coef, part in parts:
+        if isinstance(part, Sum):  # pragma: no cover - sums are flattened on construction
+            raise SpecError(f"nested sum {part.name}")
+        _check(part, coef, context, where)
+    return Row(name, parts, sign * s.constant, sign, bound, source)
+
+
+def _datasets(rows: list[Row]) -> list[Dataset]:
+    seen: dict[int, Dataset] = {}
+    for row in rows:
+        for _, part in row.parts:
+            found = part.datasets() if isinstance(part, Term) else part.datasets
+            for d in found:
+                seen.setdefault(id(d), d)
+    return list(seen.values())
+
+
+def analyse(objective: Any, sense: str, constraints: list[Any], model: Any) -> Analysis:
+    """Check the composition rules and build the canonical rows (module docstring)."""
+    from ..rates import Constraint, RateExpr, RatioExpr
+
+    if isinstance(objective, RatioExpr):
+        raise NotLinearError(
+            f"{objective.name} is a ratio metric and cannot be an objective (App. B): optimize "
+            "a linear rate and constrain the ratio instead, e.g. minimize=rc.error_rate(D), "
+            "subject_to=[rc.precision(D) >= 0.9].")
+    if not isinstance(objective, (Term, Sum, RateExpr)):
+        raise SpecError(
+            f"cannot minimize or maximize a {type(objective).__name__}; objectives are rates "
+            "(rc.error_rate(D), ...), rc.tpr_at_top, rc.tpr_at_quantile, rc.robust_loss, "
+            "rc.mean_loss, rc.worst_case, sums of them, or rc.minimax_risk.")
+    sign = 1.0 if sense == "minimize" else -1.0
+    obj = _row(objective, sign, sense, f"the objective is {sense}d",
+               f"{sense} {as_sum(objective).name}", source=objective)
+    rows: list[Row] = []
+    for i, con in enumerate(constraints):
+        if isinstance(con, Constraint):
+            s = 1.0 if con.sense == "<=" else -1.0
+            rows.append(Row(con.name, [(s, con.expr)], 0.0, s, s * con.bound, con))
+        elif isinstance(con, TermConstraint):
+            s = 1.0 if con.sense == "<=" else -1.0
+            rows.append(_row(con.expr, s, con.sense, f"in subject_to[{i}]: {con.name}",
+                             con.name, s * con.bound, con))
+        else:
+            raise SpecError(
+                f"subject_to[{i}] is a {type(con).__name__}, not a constraint; build constraints "
+                "by comparing expressions with numbers, e.g. rc.recall(D) >= 0.9 or "
+                "rc.tpr_at_top(D, k=5) >= 0.5.")
+    analysis = Analysis(obj, rows, sense, model)
+    analysis.datasets = _datasets(analysis.rows)
+    _check_model(analysis)
+    return analysis
+
+
+def _check_model(analysis: Analysis) -> None:
+    dims = {d.d for d in analysis.datasets}
+    if len(dims) > 1:
+        raise DataError(
+            "the datasets of this problem have different numbers of features: "
+            + ", ".join(f"{d.name}: {d.d}" for d in analysis.datasets)
+            + ". One score model needs the same feature columns everywhere.")
+    if not analysis.parts():
+        raise SpecError("the objective is a constant: there is nothing to optimize.")
+    if np.isnan(analysis.objective.constant):  # pragma: no cover - guarded by Sum
+        raise SpecError("the objective's constant is not a number.")

@@ -1,0 +1,83 @@
+"""Plain margin losses averaged over a dataset: convex terms to minimize or bound above.
+
+``rc.mean_loss(D, loss)`` is (1 / |D|) sum_{x in D} weight_x l(m_x) with the margin
+m_x = y~_x f(x), y~ = 2y - 1 in {-1, +1} and f(x) = <w, psi(x)> - b. The losses are those of
+:data:`ratecons.canonical.dro.MARGIN_LOSSES` (the one table of margin losses): logistic
+log(1 + exp(-m)), hinge max(0, 1 - m) and squared (1 - m)^2. Their exact value and their
+surrogate are the same function, so the report shows one number in both columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..canonical.dro import MARGIN_LOSSES, margin_loss
+from ..data import Dataset, Subset, as_subset
+from ..errors import parameter_error
+from .atom import Term
+
+__all__ = ["MeanLoss", "mean_loss", "hinge_loss", "logistic_loss"]
+
+
+class MeanLoss(Term):
+    """The weighted mean of a margin loss over a labelled subset (module docstring)."""
+
+    curvature = "convex"
+    kind = "loss"
+
+    def __init__(self, subset: Subset, loss: str, owner: str = "mean_loss") -> None:
+        if loss not in MARGIN_LOSSES:
+            raise parameter_error("loss", owner, f"one of {tuple(MARGIN_LOSSES)}", loss)
+        subset.data.require_labels(owner, binary=True)
+        self.subset = subset.require_nonempty(owner)
+        self.loss = loss
+
+    @property
+    def name(self) -> str:
+        return f"mean_loss({self.subset.name}, {self.loss!r})"
+
+    def datasets(self) -> list[Dataset]:
+        return [self.subset.data]
+
+    def signed_labels(self) -> np.ndarray:
+        """y~ in {-1, +1} on the subset's rows."""
+        return 2.0 * self.subset.y.astype(np.float64) - 1.0
+
+    def value(self, scorer: Any) -> float:
+        z = scorer.decision_function(self.subset.data.X)[self.subset.index]
+        values, _ = margin_loss(self.loss, self.signed_labels() * z)
+        return float(self.subset.weights @ values)
+
+    surrogate_value = value
+
+    def rebind(self, rebind: Callable[[Subset], Subset]) -> MeanLoss:
+        return MeanLoss(rebind(self.subset), self.loss)
+
+
+def mean_loss(data: Dataset | Subset, loss: str = "logistic") -> MeanLoss:
+    """The mean margin loss over ``data`` (a convex term; needs binary labels).
+
+    Parameters
+    ----------
+    data : Dataset or Subset
+    loss : {"logistic", "hinge", "squared"}
+
+    Examples
+    --------
+    >>> problem = rc.Problem(minimize=rc.mean_loss(train, "logistic"),
+    ...                      subject_to=[rc.recall(train) >= 0.8])
+    """
+    return MeanLoss(as_subset(data, "mean_loss"), loss)
+
+
+def hinge_loss(data: Dataset | Subset) -> MeanLoss:
+    """Mean hinge loss max(0, 1 - y~ f(x)) over ``data``."""
+    return MeanLoss(as_subset(data, "hinge_loss"), "hinge", "hinge_loss")
+
+
+def logistic_loss(data: Dataset | Subset) -> MeanLoss:
+    """Mean logistic loss log(1 + exp(-y~ f(x))) over ``data``."""
+    return MeanLoss(as_subset(data, "logistic_loss"), "logistic", "logistic_loss")

@@ -1,0 +1,125 @@
+"""Kernelize: a kernel model becomes a linear model over explicit features, and back.
+
+A :class:`ratecons.models.KernelModel` scores by the representer form
+s(x) = sum_j a_j k(x_j, x) - b over points x_j, with regularizer (l2/2) a^T K a, K = k(P, P).
+With the eigendecomposition K = V diag(lambda) V^T (eigenvalues below a relative 1e-10 dropped)
+and the feature map
+
+    psi(x) = k(x, P) V diag(lambda)^(-1/2),     w = diag(lambda)^(1/2) V^T a,
+
+the scores are s(x) = <w, psi(x)> - b and the regularizer is (l2/2) ||w||^2 exactly, so every atom
+that works for a linear model works for a kernel model over psi (apply); a solution w maps back
+to a = V diag(lambda)^(-1/2) w (invert). P is every training row of every dataset the problem
+touches when there are at most ``max_exact`` of them (the exact representer theorem for the
+regularized problem); otherwise a uniform sample of ``max_exact`` of them (the Nystrom
+approximation, seeded), which the plan states.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..data import Dataset, Features
+from ..kernels import KernelSpec, kernel_block
+from ..result import LinearScorer, features_of
+
+__all__ = ["FeatureMap", "KernelScorer", "kernelize", "MAX_EXACT_KERNEL_POINTS"]
+
+#: above this many training rows the kernel expansion uses a Nystrom sample of this size
+MAX_EXACT_KERNEL_POINTS = 1500
+
+
+class KernelScorer:
+    """s(x) = sum_j a_j k(x_j, x) - b over the expansion points P; predictions f(x) > 0."""
+
+    def __init__(self, spec: KernelSpec, points: Features, a: np.ndarray, b: float) -> None:
+        self.spec = spec
+        self.points = points
+        self.a = np.asarray(a, dtype=np.float64)
+        self.b = float(b)
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        X = features_of(X, self.points.shape[1])
+        return kernel_block(self.spec, X, self.points) @ self.a - self.b
+
+    def predict(self, X: Any, randomized: bool = False, seed: int | None = None) -> np.ndarray:
+        z = self.decision_function(X)
+        if not randomized:
+            return (z > 0).astype(np.int8)
+        rng = np.random.default_rng(seed)
+        return (rng.random(z.size) < np.clip(0.5 + z, 0.0, 1.0)).astype(np.int8)
+
+
+@dataclass
+class FeatureMap:
+    """psi and its inverse (module docstring); the identity for linear models."""
+
+    spec: KernelSpec | None = None
+    points: Features | None = None
+    transform_matrix: np.ndarray | None = None
+    approximation: str = "none"
+
+    @property
+    def is_identity(self) -> bool:
+        return self.spec is None
+
+    def apply(self, X: Features) -> Features:
+        """psi(X) (X itself for a linear model)."""
+        if self.is_identity:
+            return X
+        return kernel_block(self.spec, X, self.points) @ self.transform_matrix
+
+    def invert(self, w: np.ndarray, b: float) -> LinearScorer | KernelScorer:
+        """The user's scorer for a solution (w, b) over psi."""
+        if self.is_identity:
+            return LinearScorer(w, b)
+        return KernelScorer(self.spec, self.points, self.transform_matrix @ w, b)
+
+    def describe(self) -> str:
+        if self.is_identity:
+            return "linear model: psi(x) = x"
+        m = self.points.shape[0]
+        return (f"kernel {self.spec.describe()}: psi(x) = k(x, P) V Lambda^(-1/2) over "
+                f"{m} points ({self.approximation}), {self.transform_matrix.shape[1]} features")
+
+
+def _stack(datasets: list[Dataset]) -> Features:
+    mats = [d.X for d in datasets]
+    if any(sp.issparse(X) for X in mats):
+        return sp.vstack([sp.csr_matrix(X) for X in mats]).tocsr()
+    return np.vstack(mats)
+
+
+def kernelize(model: Any, datasets: list[Dataset], max_exact: int = MAX_EXACT_KERNEL_POINTS,
+              seed: int | None = 0) -> FeatureMap:
+    """The feature map of ``model`` over every training row of ``datasets`` (module docstring).
+
+    Parameters
+    ----------
+    model : LinearModel or KernelModel
+    datasets : list of Dataset
+        Every dataset the problem touches (their rows are the expansion points).
+    max_exact : int
+        Largest number of expansion points; above it, a uniform Nystrom sample of this size.
+    seed : int, optional
+        Seed of the Nystrom sample.
+    """
+    if not hasattr(model, "kernel"):
+        return FeatureMap()
+    P = _stack(datasets)
+    n = P.shape[0]
+    approximation = f"exact representer over {n} training rows"
+    if n > max_exact:
+        rows = np.sort(np.random.default_rng(seed).choice(n, size=max_exact, replace=False))
+        P = P[rows]
+        approximation = f"Nystrom sample of {max_exact} of {n} training rows (seed {seed})"
+    spec = KernelSpec.from_model(model, P.shape[1])
+    K = kernel_block(spec, P, P)
+    vals, vecs = np.linalg.eigh(0.5 * (K + K.T))
+    keep = vals > 1e-10 * max(1.0, float(vals.max(initial=0.0)))
+    transform = vecs[:, keep] / np.sqrt(vals[keep])
+    return FeatureMap(spec, P, transform, approximation)

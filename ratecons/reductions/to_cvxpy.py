@@ -1,0 +1,301 @@
+"""The generic lowering of a composed problem to CVXPY at an anchor (the reference path).
+
+Given the canonical rows of :mod:`ratecons.expr.analysis`, the feature map of the score model
+(:mod:`ratecons.reductions.kernelize`) and an anchor (or none), it builds one convex problem over
+(w, b) with the scores z_D = psi(X_D) w - b of every dataset D:
+
+- a rate part c s_p(T) becomes c sum_{x in T} omega_x u+_x for c > 0 and c + |c| sum omega_x u-_x
+  for c < 0 (s_p + s_n = 1), with the convex upper bounds of eq. (4) of Goh et al.:
+  u+_x = max(0, 1/2 + z_x) where the anchor's z'_x <= 1/2 and 1 elsewhere, u-_x = max(0, 1/2 - z_x)
+  where z'_x >= -1/2 and 1 elsewhere; without an anchor every bound is the hinge (the hinge
+  relaxation of Problem 2). The hinges are epigraph variables (the LP form);
+- a worst-case rate aggregates the per-example bounds by the support function of its ball:
+  chi-square, sup_q sum q_x l_x = min_eta eta + sqrt((1 + rho)/N) ||(l - eta)_+||_2; KL,
+  min_{alpha >= 0, lambda} alpha rho + lambda - alpha + (1/N) sum alpha exp((l_x - lambda)/alpha)
+  (exponential cones), the duals of problem (4) of Ghosh & Squillante;
+- a robust loss is the same support function of the margin losses;
+- TPR@K and TPR@tau enter through the concave surrogate 1 - (1/n_+) sum l(t - z_i) with the
+  threshold epigraph t >= mean of the K largest scores (``cp.sum_largest``; TopPushK, tau-FPL,
+  TopMeanK) or the Pat&Mat threshold equation in its convex form
+  sum_j l(theta (z_j - t)) <= n~ tau (problems (6) and (9) of Macha et al., scaled to (3));
+- plain losses are their CVXPY graphs; the regularizer is (l2/2)||w||^2 + l1 ||w||_1.
+
+This is the one module of the compile path that imports cvxpy.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from .. import settings
+from ..errors import SpecError, UnknownOptionError
+from ..expr.analysis import Analysis, Row
+from ..expr.losses import MeanLoss
+from ..expr.robust import WorstCaseRate
+from ..lowering.cvxpy_status import status_of
+from ..phi_divergence import CHI2, KL, RobustLoss
+from ..ranking import RankingObjective
+
+__all__ = ["ConvexStep", "lower_step", "solve_step", "is_lp"]
+
+
+@dataclass
+class ConvexStep:
+    """The solved convex problem at one anchor."""
+
+    status: str
+    objective: float
+    w: np.ndarray | None = None
+    b: float = 0.0
+    duals: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    solver: str = ""
+    solve_time: float = 0.0
+    message: str = ""
+
+
+def is_lp(analysis: Analysis) -> bool:
+    """Whether every step is a linear program (no l2 term, piecewise-linear parts only)."""
+    if analysis.kernel or getattr(analysis.model, "l2", 0.0) > 0:
+        return False
+    for part in analysis.parts():
+        if isinstance(part, MeanLoss) and part.loss != "hinge":
+            return False
+        if isinstance(part, RankingObjective) and (part.surrogate != "hinge"
+                                                   or part.family != "toppushk"):
+            return False
+        if isinstance(part, (RobustLoss, WorstCaseRate)):
+            return False
+    return True
+
+
+def _selector(n: int, rows: np.ndarray) -> sp.csr_matrix:
+    """The (n x len(rows)) matrix placing a vector over ``rows`` into positions 0..n-1."""
+    return sp.csr_matrix((np.ones(rows.size), (rows, np.arange(rows.size))), shape=(n, rows.size))
+
+
+class _Builder:
+    """Builds the CVXPY graph of one step (module docstring)."""
+
+    def __init__(self, cp: Any, analysis: Analysis, psi: dict[int, Any], anchor: Any) -> None:
+        self.cp = cp
+        self.analysis = analysis
+        self.psi = psi
+        self.anchor = anchor
+        d = next(iter(psi.values())).shape[1]
+        self.w = cp.Variable(d, name="w")
+        fit_b = getattr(analysis.model, "fit_intercept", True)
+        self.b = cp.Variable(name="b") if fit_b else cp.Constant(0.0)
+        self.scores: dict[int, Any] = {}
+        self.constraints: list[Any] = []
+
+    # ------------------------------------------------------------------ scores and bounds
+    def z(self, data: Any, rows: np.ndarray | None = None) -> Any:
+        key = id(data)
+        if key not in self.scores:
+            self.scores[key] = self.psi[key] @ self.w - self.b
+        return self.scores[key] if rows is None else self.scores[key][rows]
+
+    def indicator_bound(self, data: Any, rows: np.ndarray, sign: float) -> Any:
+        """u+ (sign = +1) or u- (sign = -1) of eq. (4) on ``rows`` of ``data``, a vector."""
+        cp = self.cp
+        if self.anchor is None:
+            mask = np.ones(rows.size, dtype=bool)
+        else:
+            z0 = self.anchor[id(data)][rows]
+            mask = z0 <= 0.5 if sign > 0 else z0 >= -0.5
+        const = (~mask).astype(np.float64)
+        if not mask.any():
+            return cp.Constant(const)
+        t = cp.Variable(int(mask.sum()), nonneg=True)
+        self.constraints.append(t >= 0.5 + sign * self.z(data, rows[mask]))
+        if mask.all():
+            return t
+        return _selector(rows.size, np.flatnonzero(mask)) @ t + const
+
+    # ------------------------------------------------------------------ parts
+    def rate(self, coef: float, expr: Any) -> Any:
+        total: Any = coef * expr.constant
+        for subset, c in expr.terms.values():
+            cc = coef * c
+            if cc > 0:
+                total = total + cc * (subset.weights @ self.indicator_bound(
+                    subset.data, subset.index, 1.0))
+            else:
+                total = total + cc - cc * (subset.weights @ self.indicator_bound(
+                    subset.data, subset.index, -1.0))
+        return total
+
+    def support_function(self, losses: Any, phi: Any, rho: float, n: int) -> Any:
+        """sup_{q in ball} sum_x q_x l_x for a convex vector of losses (module docstring)."""
+        cp = self.cp
+        if not losses.is_affine():
+            ell = cp.Variable(n)
+            self.constraints.append(ell >= losses)
+            losses = ell
+        if phi is CHI2:
+            eta = cp.Variable()
+            excess = cp.Variable(n, nonneg=True)
+            self.constraints.append(excess >= losses - eta)
+            return eta + np.sqrt((1.0 + rho) / n) * cp.norm(excess, 2)
+        if phi is KL:
+            alpha = cp.Variable(nonneg=True)
+            lam = cp.Variable()
+            v = cp.Variable(n)
+            self.constraints.append(cp.constraints.ExpCone(losses - lam, alpha * np.ones(n), v))
+            return alpha * rho + lam - alpha + cp.sum(v) / n
+        raise SpecError(
+            f"the CVXPY lowering knows the chi-square and KL balls; phi={phi.name!r} has no "
+            "conic form here. Use phi='chi2' or 'kl' (or a DRO gradient method for a custom "
+            "phi-divergence).")
+
+    def worst_case(self, coef: float, part: WorstCaseRate) -> Any:
+        sigma = 1.0 if coef > 0 else -1.0
+        support = part.ball.support
+        h = sigma * part.coefficients
+        n = support.n
+        losses: Any = 0.0
+        pos, neg = np.flatnonzero(h > 0), np.flatnonzero(h < 0)
+        if pos.size:
+            u = self.indicator_bound(support.data, support.index[pos], 1.0)
+            losses = losses + _selector(n, pos) @ self.cp.multiply(h[pos], u)
+        if neg.size:
+            u = self.indicator_bound(support.data, support.index[neg], -1.0)
+            losses = losses + _selector(n, neg) @ (h[neg] - self.cp.multiply(h[neg], u))
+        if not pos.size and not neg.size:  # pragma: no cover - rejected by WorstCaseRate
+            losses = self.cp.Constant(np.zeros(n))
+        sup = self.support_function(losses, part.ball.phi, part.ball.rho, n)
+        return coef * part.expr.constant + abs(coef) * sup
+
+    def margin_losses(self, loss: str, data: Any, rows: np.ndarray, y: np.ndarray) -> Any:
+        cp = self.cp
+        margins = cp.multiply(2.0 * y - 1.0, self.z(data, rows))
+        if loss == "logistic":
+            return cp.logistic(-margins)
+        if loss == "hinge":
+            t = cp.Variable(rows.size, nonneg=True)
+            self.constraints.append(t >= 1.0 - margins)
+            return t
+        return cp.square(1.0 - margins)
+
+    def mean_loss(self, coef: float, part: MeanLoss) -> Any:
+        s = part.subset
+        return coef * (s.weights @ self.margin_losses(part.loss, s.data, s.index, s.y))
+
+    def robust_loss(self, coef: float, part: RobustLoss) -> Any:
+        s = part.ball.support
+        losses = self.margin_losses(part.loss, s.data, s.index, s.y)
+        return coef * self.support_function(losses, part.ball.phi, part.ball.rho, s.n)
+
+    def ranking(self, coef: float, part: RankingObjective) -> Any:
+        """coef * (1 - L) with L the surrogate loss of problem (3) (module docstring)."""
+        cp = self.cp
+        data = part.data
+        y = data.y
+        z = self.z(data)
+        z_pos = z[np.flatnonzero(y == 1)]
+        among = np.arange(data.n) if part.among == "all" else np.flatnonzero(y == 0)
+        z_among = z[among]
+        t = cp.Variable()
+
+        def surrogate(u: Any) -> Any:
+            if part.surrogate == "hinge":
+                e = cp.Variable(u.shape[0] if u.ndim else 1, nonneg=True)
+                self.constraints.append(e >= 1.0 + u)
+                return e
+            return cp.square(cp.pos(1.0 + u))
+
+        if part.family == "toppushk":
+            self.constraints.append(cp.sum_largest(z_among, int(part.k)) / int(part.k) <= t)
+        else:
+            self.constraints.append(cp.sum(surrogate(part.theta * (z_among - t)))
+                                    <= among.size * float(part.tau))
+        loss = cp.sum(surrogate(t - z_pos)) / z_pos.shape[0]
+        return coef * (1.0 - loss)
+
+    def part(self, coef: float, part: Any) -> Any:
+        if isinstance(part, WorstCaseRate):
+            return self.worst_case(coef, part)
+        if isinstance(part, MeanLoss):
+            return self.mean_loss(coef, part)
+        if isinstance(part, RobustLoss):
+            return self.robust_loss(coef, part)
+        if isinstance(part, RankingObjective):
+            return self.ranking(coef, part)
+        return self.rate(coef, part)
+
+    def row(self, row: Row) -> Any:
+        total: Any = row.constant
+        for coef, part in row.parts:
+            total = total + self.part(coef, part)
+        return total
+
+    def regularizer(self) -> Any:
+        model = self.analysis.model
+        reg: Any = 0.0
+        if model.l2 > 0:
+            reg = reg + 0.5 * model.l2 * self.cp.sum_squares(self.w)
+        if getattr(model, "l1", 0.0) > 0:
+            reg = reg + model.l1 * self.cp.norm1(self.w)
+        return reg
+
+
+def lower_step(analysis: Analysis, psi: dict[int, Any], anchor: dict[int, np.ndarray] | None,
+               bounds: np.ndarray) -> tuple[Any, Any, Any, list[Any]]:
+    """The convex problem at ``anchor`` (None: the hinge relaxation) with row bounds ``bounds``.
+
+    Returns ``(problem, w, b, row_constraints)``.
+    """
+    import cvxpy as cp
+
+    builder = _Builder(cp, analysis, psi, anchor)
+    objective = builder.row(analysis.objective) + builder.regularizer()
+    rows = [builder.row(row) <= bound for row, bound in zip(analysis.constraints, bounds)]
+    problem = cp.Problem(cp.Minimize(objective), rows + builder.constraints)
+    return problem, builder.w, builder.b, rows
+
+
+def pick_solver(analysis: Analysis, solver: str | None) -> str:
+    """HiGHS for LP steps, CLARABEL otherwise; a named solver is checked."""
+    if solver is None:
+        return settings.LP_SOLVERS[0] if is_lp(analysis) else settings.DEFAULT_CONIC_SOLVER
+    name = str(solver).upper()
+    known = settings.CONIC_SOLVERS + settings.LP_SOLVERS
+    if name not in known:
+        raise UnknownOptionError(f"unknown CVXPY solver {solver!r}; choose one of {known}.")
+    if name in settings.LP_SOLVERS and not is_lp(analysis):
+        raise UnknownOptionError(
+            f"{name} solves LPs only, and this problem's steps are not LPs (an l2 term, a "
+            f"smooth or conic part); use one of {settings.CONIC_SOLVERS}.")
+    return name
+
+
+def solve_step(analysis: Analysis, psi: dict[int, Any], anchor: dict[int, np.ndarray] | None,
+               bounds: np.ndarray, solver: str, solver_options: dict[str, Any] | None = None
+               ) -> ConvexStep:
+    """Build and solve one step; statuses from the one vocabulary."""
+    import cvxpy as cp
+
+    problem, w, b, rows = lower_step(analysis, psi, anchor, bounds)
+    start = time.perf_counter()
+    try:
+        problem.solve(solver=solver, **(solver_options or {}))
+    except cp.error.SolverError as exc:
+        return ConvexStep(settings.NUMERICAL_ERROR, float("nan"), solver=f"cvxpy/{solver}",
+                          solve_time=time.perf_counter() - start,
+                          message=f"{solver} failed: {exc}. Standardize the features (badly "
+                                  "scaled columns are the usual cause) or try another solver.")
+    elapsed = time.perf_counter() - start
+    status = status_of(problem.status)
+    if status not in settings.SOLVED_STATUSES or w.value is None:
+        return ConvexStep(status, float("nan"), solver=f"cvxpy/{solver}", solve_time=elapsed,
+                          message=f"CVXPY status {problem.status}")
+    duals = np.array([float(np.asarray(c.dual_value).item()) if c.dual_value is not None
+                      else np.nan for c in rows])
+    return ConvexStep(status, float(problem.value), np.asarray(w.value, dtype=np.float64),
+                      float(np.asarray(b.value).item()) if b.value is not None else 0.0,
+                      duals, f"cvxpy/{solver}", elapsed)
