@@ -33,6 +33,8 @@ FAMILY_MODULES = (
 )
 
 _FAMILIES: list[Family] = []
+#: the generic chain, available on every score-model problem next to its pattern's methods
+GENERIC_METHOD = "generic"
 _LOADED = False
 
 
@@ -112,9 +114,9 @@ class Family:
         """The specialized method ``verify`` checks when ``auto`` picks the reference."""
         return self.specialized_method
 
-    def cross_check(self, problem: Problem) -> dict[str, Any]:
-        """Options of an independent reference solve, for ``verify`` when the family has no
-        specialized method (another solver for the same lowering)."""
+    def cross_check(self, problem: Problem, reference: Result) -> dict[str, Any]:
+        """Options of an independent solve checked against ``reference``, for ``verify`` when
+        the family has no specialized method (another solver for the same lowering)."""
         raise NotImplementedError(f"{self.name} has no cross-check")
 
 
@@ -206,13 +208,19 @@ def resolve(problem: Problem, method: str) -> tuple[MethodSpec, list[str]]:
     """Resolve ``method`` (``"auto"`` or a name) for a problem, with the reasons."""
     family = problem.family
     methods = family.methods()
+    if method == GENERIC_METHOD and problem.analysis is not None:
+        from .generic import generic_method
+
+        return generic_method(), ["method 'generic' was requested: the generic chain, the "
+                                  "reference every pattern is checked against"]
     if method == "auto":
         name, reasons = family.choose(problem, problem.canonical())
         return methods[name], reasons
     if method not in methods:
+        extra = [GENERIC_METHOD] if problem.analysis is not None else []
         raise UnknownOptionError(
             f"unknown method {method!r} for a {family.name} problem; choose one of "
-            f"{['auto', *methods]}."
+            f"{['auto', *methods, *extra]}."
         )
     return methods[method], [f"method {method!r} was requested"]
 
@@ -232,6 +240,7 @@ def run_method(
             f"unknown option(s) {unknown} for method {spec.name!r}; it accepts "
             f"{list(spec.options) or 'no options'}."
         )
-    result = spec.run(problem, problem.canonical(), seed=seed, callback=callback, **options)
+    form = problem.analysis if spec.name == GENERIC_METHOD else problem.canonical()
+    result = spec.run(problem, form, seed=seed, callback=callback, **options)
     result.reasons = reasons
     return result

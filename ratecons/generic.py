@@ -25,6 +25,7 @@ With no ramp part the problem is one convex solve.
 
 from __future__ import annotations
 
+import inspect
 import time
 import warnings
 from collections.abc import Callable, Mapping
@@ -90,10 +91,15 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
                   max_iterations: int = settings.MM_MAX_ITERATIONS,
                   tol: float = settings.MM_RELATIVE_TOL, repair_rounds: int = 5,
                   kernel_points: int = MAX_EXACT_KERNEL_POINTS, seed: int | None = 0,
-                  callback: Callable[[dict[str, Any]], None] | None = None
-                  ) -> tuple[Solution, Any]:
-    """Run the chain (module docstring); returns the Solution and the user's scorer."""
-    start = time.perf_counter()
+                  callback: Callable[[dict[str, Any]], None] | None = None,
+                  start: Any = None) -> tuple[Solution, Any]:
+    """Run the chain (module docstring); returns the Solution and the user's scorer.
+
+    ``start`` (a scorer) replaces the hinge relaxation by a first MM bound at its scores: how
+    ``verify`` re-solves a converged reference with another solver from the same anchor (MM's
+    fixed points are local, so two paths from the hinge start may end at different ones).
+    """
+    start_time = time.perf_counter()
     name = pick_solver(analysis, solver)
     fmap = kernelize(analysis.model, analysis.datasets, kernel_points, seed)
     psi = {id(d): fmap.apply(d.X) for d in analysis.datasets}
@@ -105,7 +111,7 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
                         "steps_are_lps": is_lp(analysis)})
         if step is None or step.w is None:
             return Solution(status, float("nan"), history=history, solver=name,
-                            solve_time=time.perf_counter() - start,
+                            solve_time=time.perf_counter() - start_time,
                             certificate=Certificate(details=details)), None
         scorer = fmap.invert(step.w, step.b)
         value = _surrogate_objective(analysis, table, step.w)
@@ -114,13 +120,16 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
                                            zip(analysis.constraints, missed)}
         sol = Solution(status, value, primal={"w": step.w, "b": np.float64(step.b)},
                        dual={"v": step.duals}, history=history, solver=f"generic/{name}",
-                       solve_time=time.perf_counter() - start,
+                       solve_time=time.perf_counter() - start_time,
                        certificate=Certificate(upper_bound=value,
                                                max_violation=float(missed.max(initial=0.0)),
                                                details=details))
         return sol, scorer
 
-    step = solve_step(analysis, psi, None, bounds, name, solver_options)
+    anchor = None if start is None else {
+        id(d): np.asarray(start.decision_function(d.X), dtype=np.float64).ravel()
+        for d in analysis.datasets}
+    step = solve_step(analysis, psi, anchor, bounds, name, solver_options)
     if step.status not in settings.SOLVED_STATUSES:
         message = step.message or ""
         if step.status == settings.INFEASIBLE:
@@ -131,8 +140,9 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
     scores = _scores(psi, step)
     table = _table(analysis, fmap, psi, scores, step)
     value = _surrogate_objective(analysis, table, step.w)
-    history.append({"iteration": 0, "stage": "hinge", "objective": value,
-                    "time": time.perf_counter() - start})
+    history.append({"iteration": 0, "stage": "hinge" if start is None else "start",
+                    "objective": value,
+                    "time": time.perf_counter() - start_time})
     if callback:
         callback(history[-1])
     status = settings.OPTIMAL
@@ -152,7 +162,7 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
                 decrease = value - nxt_value
                 step, scores, table, value = nxt, nxt_scores, nxt_table, nxt_value
                 history.append({"iteration": iterations, "stage": "mm", "objective": value,
-                                "time": time.perf_counter() - start})
+                                "time": time.perf_counter() - start_time})
                 if callback:
                     callback(history[-1])
                 if decrease <= tol * max(1.0, abs(value)):
@@ -184,7 +194,7 @@ class ComposedResult(Result):
         """Objective and every constraint: target, exact value (deterministic predictions),
         surrogate value, slack and met / not met, on the training data or ``data``."""
         scorer = self._require_model()
-        analysis: Analysis = self.problem.canonical()
+        analysis: Analysis = self.problem.analysis
         rebind, label = make_rebinder(analysis.datasets, data)
         report = RateReport(label, status=self.status, method=self.method)
         obj = self.problem.objective
@@ -217,15 +227,26 @@ class ComposedResult(Result):
         return report
 
 
+def generic_method(name: str = "generic") -> MethodSpec:
+    """The generic chain as a method of any score-model problem (``method="generic"``)."""
+    def run(problem: Any, form: Analysis, **kwargs: Any) -> ComposedResult:
+        result = _run(problem, form, **kwargs)
+        result.method = name
+        return result
+
+    run.__signature__ = inspect.signature(_run)  # the options of the chain
+    return MethodSpec(name, run, "the generic chain (CVXPY), the reference of every pattern")
+
+
 def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any = None,
          solver: str | None = None, solver_options: dict[str, Any] | None = None,
          max_iterations: int = settings.MM_MAX_ITERATIONS,
          tol: float = settings.MM_RELATIVE_TOL, repair_rounds: int = 5,
-         kernel_points: int = MAX_EXACT_KERNEL_POINTS) -> ComposedResult:
+         kernel_points: int = MAX_EXACT_KERNEL_POINTS, start: Any = None) -> ComposedResult:
     solution, scorer = solve_generic(
         form, solver=solver, solver_options=solver_options, max_iterations=max_iterations,
         tol=tol, repair_rounds=repair_rounds, kernel_points=kernel_points,
-        seed=0 if seed is None else seed, callback=callback)
+        seed=0 if seed is None else seed, callback=callback, start=start)
     # the user's sense: E + reg minimized, E - reg maximized (the surrogate E at the solution)
     objective = form.objective.sign * solution.objective
     return ComposedResult(problem, "cvxpy", solution, scorer, objective)
@@ -254,12 +275,16 @@ class GenericChain(Family):
                        f"({pick_solver(form, None)})")
         return "cvxpy", reasons
 
-    def cross_check(self, problem: Any) -> dict[str, Any]:
-        """Options of an independent solve for ``verify`` (another conic solver)."""
+    def cross_check(self, problem: Any, reference: Result) -> dict[str, Any]:
+        """Options of an independent solve for ``verify``: another conic solver, from the
+        reference's final point when the chain has MM steps (module docstring of
+        :func:`solve_generic`)."""
+        start = {"start": reference.scorer} if (problem.analysis.needs_mm
+                                                and reference.has_model) else {}
         if is_lp(problem.analysis):
-            return {"solver": "CLARABEL"}
+            return {"solver": "CLARABEL", **start}
         return {"solver": "SCS", "solver_options": {"eps_abs": 1e-9, "eps_rel": 1e-9,
-                                                    "max_iters": 200_000}}
+                                                    "max_iters": 200_000}, **start}
 
     def compare(self, problem: Any, result: Result, reference: Result) -> dict[str, Any]:
         rows: dict[str, Any] = {"objective": (result.objective, reference.objective)}

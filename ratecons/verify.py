@@ -96,13 +96,12 @@ def verify(
         # comparing the reference with itself would prove nothing: check the specialized one
         spec, _ = dispatch.resolve(problem, specialized)
     label = spec.name
+    reference = problem.solve(family.reference_method, seed=seed, **(reference_options or {}))
     if spec.name == family.reference_method and not specialized:
         # no specialized method: check the reference against an independent solve of the same
         # chain by another solver, so the comparison can fail
-        cross = family.cross_check(problem)
-        options = {**cross, **(options or {})}
+        options = {**family.cross_check(problem, reference), **(options or {})}
         label = f"{spec.name}/{options['solver']}"
     result = problem.solve(spec.name, seed=seed, **(options or {}))
-    reference = problem.solve(family.reference_method, seed=seed, **(reference_options or {}))
     rows = family.compare(problem, result, reference)
     return VerifyReport(label, family.reference_method, result, reference, rows, rtol)
