@@ -16,8 +16,8 @@ chain is
    ``max_iterations`` (``iteration_limit``).
 3. **Deterministic repair.** The ramp and the indicator differ near the boundary, so the
    deterministic model f(x) > 0 may miss a ramp-satisfied constraint on the training data. Each
-   constraint the deterministic model misses is tightened by what it misses (plus 1e-6) and MM
-   continues from the current point, at most ``repair_rounds`` times; a constraint still missed
+   constraint the deterministic model misses is tightened by what it misses (plus 1e-6, times
+   2^r in round r) and MM continues from the current point, at most ``repair_rounds`` times; a constraint still missed
    is named with its violation in the certificate and the status is ``iteration_limit``.
 
 With no ramp part the problem is one convex solve.
@@ -171,8 +171,11 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
             missed = _missed(analysis, table)
             if missed.max(initial=0.0) <= FEASIBILITY_TOL or rounds >= repair_rounds:
                 break
+            # tighten by what is missed, doubling each round: the indicator's gap to the ramp
+            # (and the adversary's reweighting, for worst-case rates) need not shrink in step
+            bounds = bounds - np.where(missed > FEASIBILITY_TOL,
+                                       (missed + REPAIR_MARGIN) * 2.0 ** rounds, 0.0)
             rounds += 1
-            bounds = bounds - np.where(missed > FEASIBILITY_TOL, missed + REPAIR_MARGIN, 0.0)
             value = np.inf  # the tightened problem has another surrogate objective
     missed = _missed(analysis, table)
     details: dict[str, Any] = {"mm_iterations": iterations, "repair_rounds": rounds,

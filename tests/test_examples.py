@@ -32,3 +32,23 @@ def test_churn_recall_example_tracks_the_churn_target(capsys):
         assert row["train_churn_randomized"] <= row["target"] + 1e-6
         assert row["train_recall"] >= np.floor(100 * base["train_recall"]) / 100 - 0.15
     assert tight["train_churn"] < base["train_churn"]
+
+
+def test_composition_example_solves_all_four_and_meets_them(capsys):
+    out = load("composition").main(rows=300)
+    assert set(out) == {"fair ranking at the top", "robust fair classification",
+                        "kernel churn", "worst-case coverage"}
+    for row in out.values():
+        assert row["family"] == "composed (generic chain)"
+        assert row["status"] == "optimal"
+        assert row["train"].all_satisfied, str(row["train"])
+    assert "report on adult[test]" in capsys.readouterr().out
+
+
+def test_composition_benchmark_runs_both_paths(capsys):
+    from benchmarks.composition import run
+
+    out = run(rows=300)
+    assert len(out["composed"]) == 4 and all(r["met"] for r in out["composed"])
+    assert all(r["gap"] <= 1e-3 for r in out["patterns"])
+    assert "worst generic/pattern time ratio" in capsys.readouterr().out.splitlines()[-1]

@@ -30,7 +30,7 @@ from ..result import LinearScorer, features_of
 __all__ = ["FeatureMap", "KernelScorer", "kernelize", "MAX_EXACT_KERNEL_POINTS"]
 
 #: above this many training rows the kernel expansion uses a Nystrom sample of this size
-MAX_EXACT_KERNEL_POINTS = 1500
+MAX_EXACT_KERNEL_POINTS = 500
 
 
 class KernelScorer:
