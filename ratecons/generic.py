@@ -17,8 +17,9 @@ chain is
 3. **Deterministic repair.** The ramp and the indicator differ near the boundary, so the
    deterministic model f(x) > 0 may miss a ramp-satisfied constraint on the training data. Each
    constraint the deterministic model misses is tightened by what it misses (plus 1e-6, times
-   2^r in round r) and MM continues from the current point, at most ``repair_rounds`` times; a constraint still missed
-   is named with its violation in the certificate and the status is ``iteration_limit``.
+   2^r in round r) and MM continues from the current point, at most ``repair_rounds`` times;
+   a constraint still missed is named with its violation in the certificate and the status is
+   ``iteration_limit``.
 
 With no ramp part the problem is one convex solve.
 """
