@@ -1,10 +1,13 @@
-"""Choosing a solver: problem families, their methods, and ordered rules with reasons.
+"""Choosing a solver: patterns tried in order, the generic chain last, with reasons.
 
-Every objective type belongs to one :class:`Family` (rate constraints, minimax risk, ranking at
-the top, robust learning). A family compiles a :class:`~ratecons.problem.Problem` to its
-canonical form, lists the methods that can solve that form, picks one for ``method="auto"`` by
-short ordered rules that say *why*, and knows how to compare two results for
-:func:`ratecons.verify`. Families live in :mod:`ratecons.families` and are imported lazily.
+A pattern (a :class:`Family`: rate constraints, minimax risk, ranking at the top, robust
+learning) recognizes the structure its specialized solvers were built for
+(:meth:`Family.accepts`), compiles a :class:`~ratecons.problem.Problem` to its canonical form,
+lists the methods that can solve that form, picks one for ``method="auto"`` by short ordered
+rules that say *why*, and knows how to compare two results for :func:`ratecons.verify`.
+Patterns live in :mod:`ratecons.families` and are imported lazily; every composition no pattern
+accepts goes to the generic chain (:mod:`ratecons.generic`), and ``method="generic"`` runs that
+chain on any score-model problem.
 """
 
 from __future__ import annotations
@@ -21,8 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .problem import Problem
     from .result import Result
 
-__all__ = ["Family", "MethodSpec", "Plan", "family_for", "family_of", "register_family",
-           "run_method"]
+__all__ = ["Family", "MethodSpec", "Plan", "family_for", "register_family", "run_method"]
 
 #: modules that define (and register) a family; imported on first use
 FAMILY_MODULES = (
@@ -95,6 +97,24 @@ class Family:
     def validate(self, problem: Problem) -> None:
         """Raise a clear SpecError for malformed problems, before anything is solved."""
 
+    def accepts(self, problem: Problem) -> str | None:
+        """None when this pattern takes ``problem``; otherwise why not (for ``plan()``).
+
+        A pattern takes the structures its solver was built for: its objective type, and the
+        constraints and models its :meth:`validate` allows. Data errors (labels, shapes) are
+        raised, not turned into reasons.
+        """
+        if not isinstance(problem.objective, self.objective_types):
+            kinds = " or ".join(t.__name__ for t in self.objective_types)
+            return f"pattern '{self.name}' needs a {kinds} objective"
+        try:
+            self.validate(problem)
+        except SpecError as exc:
+            if type(exc) not in (SpecError, NotLinearError):
+                raise
+            return f"pattern '{self.name}' does not accept this problem: {exc}"
+        return None
+
     def compile(self, problem: Problem) -> Any:
         """Return the canonical form (plain data with ``describe()`` and ``summary()``)."""
         raise NotImplementedError
@@ -135,34 +155,14 @@ def _load() -> None:
         _LOADED = True
 
 
-def family_of(objective: Any) -> Family:
-    """The family owning an objective expression; a clear error for anything else."""
-    _load()
-    for family in _FAMILIES:
-        if isinstance(objective, family.objective_types):
-            return family
-    known = sorted(t.__name__ for f in _FAMILIES for t in f.objective_types)
-    raise SpecError(
-        f"cannot minimize or maximize a {type(objective).__name__}; objectives are rate "
-        f"expressions (rc.error_rate(...), ...) or one of: {', '.join(known)}."
-    )
-
-
-def _owner(objective: Any) -> Family | None:
-    _load()
-    for family in _FAMILIES:
-        if isinstance(objective, family.objective_types):
-            return family
-    return None
-
-
 def family_for(problem: Problem) -> Family:
-    """The pattern (family) that accepts ``problem``, or the generic chain.
+    """The first pattern that accepts ``problem``, or the generic chain.
 
     The composition rules are checked first (:func:`ratecons.expr.analysis.analyse`, which
-    raises :class:`~ratecons.errors.CurvatureError`); then the pattern owning the objective
-    is asked whether it accepts the whole problem; when it does not (a constraint, model or
-    term outside its structure), the generic chain solves it and ``plan()`` says why.
+    raises :class:`~ratecons.errors.CurvatureError`); then each registered pattern, in order,
+    is asked whether it takes the whole problem (:meth:`Family.accepts`); when none does (a
+    constraint, model or term outside every pattern's structure), the generic chain solves it
+    and ``plan()`` lists why each pattern declined.
     """
     from .expr.analysis import analyse
     from .moments import MinimaxRisk
@@ -177,28 +177,26 @@ def family_for(problem: Problem) -> Family:
                 "own randomized classifier), so it composes with no other term. Put the "
                 "expectation constraints in rc.MomentSet(...), drop model=, or use a rate "
                 "objective over a rc.LinearModel to add constraints.")
-        family = family_of(objective)
-        family.validate(problem)
-        return family
-    problem.analysis = analyse(objective, problem.sense, problem.constraints, problem.model)
-    family = _owner(objective)
-    if family is not None:
-        try:
-            family.validate(problem)
-            return family
-        except SpecError as exc:
-            if type(exc) not in (SpecError, NotLinearError):
-                raise
-            reason = f"pattern '{family.name}' does not accept this problem: {exc}"
     else:
-        reason = (f"no specialized pattern has a {type(objective).__name__} objective "
-                  f"({getattr(objective, 'name', '')})")
-    problem.pattern_reasons = [reason]
+        problem.analysis = analyse(objective, problem.sense, problem.constraints,
+                                   problem.model)
+    _load()
+    reasons: list[str] = []
+    for family in _FAMILIES:
+        reason = family.accepts(problem)
+        if reason is None:
+            return family
+        # the reason of a pattern built for this objective first, then the others
+        if isinstance(objective, family.objective_types):
+            reasons.insert(0, reason)
+        else:
+            reasons.append(reason)
+    problem.pattern_reasons = reasons
     if getattr(problem.model, "kernel", "") == "precomputed":
         raise SpecError(
             f"kernel='precomputed' is supported by the ranking pattern only (one dataset, the "
-            f"kernel matrix as X), and {reason}. The generic chain needs the kernel function: "
-            "use 'gaussian', 'polynomial' or 'linear'.")
+            f"kernel matrix as X), and {reasons[0]}. The generic chain needs the kernel "
+            "function: use 'gaussian', 'polynomial' or 'linear'.")
     from .generic import GenericChain
 
     return GenericChain()
