@@ -15,6 +15,7 @@ positive, baseline predicts negative), and so on.
 from __future__ import annotations
 
 import hashlib
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,11 +23,42 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .errors import DataError, EmptySubsetError, LabelError, SpecError
+from .errors import DataError, DataWarning, EmptySubsetError, LabelError, SpecError
 
 __all__ = ["Dataset", "Subset", "as_subset", "Features"]
 
 Features = np.ndarray | sp.csr_matrix
+
+#: feature magnitudes above this overflow when squared in a solver (kernels, l2 terms): refused
+OVERFLOW_MAGNITUDE = 1e150
+#: columns with a largest magnitude above this are reported (solvers lose accuracy)
+BADLY_SCALED_MAGNITUDE = 1e6
+
+
+def _check_magnitudes(X: Features, feature_names: Sequence[str] | None) -> None:
+    """Refuse magnitudes that overflow; warn about badly scaled columns, naming them."""
+    if sp.issparse(X):
+        peak = np.asarray(abs(X).max(axis=0).todense()).ravel() if X.nnz else np.zeros(
+            X.shape[1])
+    else:
+        peak = np.abs(X).max(axis=0) if X.size else np.zeros(X.shape[1])
+
+    def names(cols: np.ndarray) -> str:
+        shown = [feature_names[c] if feature_names else str(c) for c in cols[:5]]
+        return ", ".join(shown) + (", ..." if cols.size > 5 else "")
+
+    huge = np.flatnonzero(peak > OVERFLOW_MAGNITUDE)
+    if huge.size:
+        raise DataError(
+            f"X has values of magnitude up to {peak[huge].max():.3g} in column(s) "
+            f"{names(huge)}: squaring them overflows in every solver. Rescale those columns "
+            "(e.g. standardize, or take logarithms) before building a Dataset.")
+    large = np.flatnonzero(peak > BADLY_SCALED_MAGNITUDE)
+    if large.size:
+        warnings.warn(
+            f"X column(s) {names(large)} reach magnitudes up to {peak[large].max():.3g}: "
+            "conic and interior-point solvers lose accuracy on badly scaled data. "
+            "Standardize the features (z-scores) first.", DataWarning, stacklevel=3)
 
 
 def _as_features(X: Any) -> Features:
@@ -79,14 +111,27 @@ def _binary_codes(values: np.ndarray, what: str) -> np.ndarray | None:
     return None
 
 
-def _normalize_labels(y: Any, n: int) -> tuple[np.ndarray, bool]:
-    """Normalize labels once: binary encodings become 0/1, other integer codes stay as they are."""
+def _normalize_labels(y: Any, n: int) -> tuple[np.ndarray, bool, np.ndarray | None]:
+    """Normalize labels once: binary encodings become 0/1, other integer codes stay as they are,
+    and string (or other non-numeric) labels are encoded by their sorted values: two values
+    become 0/1 (the larger one, in sort order, positive, as scikit-learn's ``classes_[1]``),
+    more become codes 0..K-1. Returns (codes, is_binary, original values by code or None)."""
     y = np.asarray(y)
     if y.ndim != 1 or y.shape[0] != n:
         raise DataError(f"y must be a 1-D array with one label per row of X ({n}); got {y.shape}.")
     codes = _binary_codes(y, "labels")
     if codes is not None:
-        return codes, True
+        return codes, True, None
+    if y.dtype.kind in "USO":
+        try:
+            values, inverse = np.unique(y.astype(str) if y.dtype.kind == "O" else y,
+                                        return_inverse=True)
+        except TypeError as exc:
+            raise LabelError(f"labels cannot be sorted into classes: {exc}") from None
+        if values.size < 2:
+            raise LabelError(
+                f"labels have one value only ({values[0]!r}): a classifier needs two classes.")
+        return inverse.astype(np.int64 if values.size > 2 else np.int8), values.size == 2, values
     if np.issubdtype(y.dtype, np.floating):
         if not np.all(np.isfinite(y)):
             raise DataError("labels contain NaN or infinite values.")
@@ -98,18 +143,20 @@ def _normalize_labels(y: Any, n: int) -> tuple[np.ndarray, bool]:
         y = y.astype(np.int64)
     elif not np.issubdtype(y.dtype, np.integer):
         raise LabelError(
-            f"labels must be binary (0/1, -1/+1, bool) or integer class codes; got dtype "
-            f"{y.dtype}. Encode string labels as integers first (e.g. np.unique(y, "
-            "return_inverse=True))."
+            f"labels must be binary (0/1, -1/+1, bool), integer class codes or strings; got "
+            f"dtype {y.dtype}."
         )
-    return y.astype(np.int64), False
+    return y.astype(np.int64), False, None
 
 
-def _normalize_baseline(baseline: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+def _normalize_baseline(baseline: Any, n: int, threshold: float | None = None
+                        ) -> tuple[np.ndarray, np.ndarray]:
     """Return (raw baseline values, 0/1 baseline predictions).
 
     A binary array is taken as the deployed model's predictions; any other numeric array as its
-    scores, predicting positive where the score is > 0 (the convention of f(x) = <w,x> - b).
+    scores, predicting positive where the score is > ``threshold`` (default 0, the convention
+    of f(x) = <w,x> - b). Values that all lie in [0, 1] but are not 0/1 look like
+    probabilities, for which 0 is the wrong threshold: they need an explicit ``threshold``.
     """
     raw = np.asarray(baseline)
     if raw.ndim != 1 or raw.shape[0] != n:
@@ -124,7 +171,17 @@ def _normalize_baseline(baseline: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
         raise DataError(f"baseline must be numeric predictions or scores; got dtype {raw.dtype}.")
     if not np.all(np.isfinite(raw)):
         raise DataError("baseline scores contain NaN or infinite values.")
-    return raw.astype(np.float64), (raw > 0).astype(np.int8)
+    if threshold is None:
+        if raw.min() >= 0.0 and raw.max() <= 1.0:
+            raise DataError(
+                "baseline values lie in [0, 1] but are not 0/1 predictions: they look like "
+                "probabilities, which the default threshold 0 would read as 'positive "
+                "everywhere'. Pass baseline_threshold=0.5 (positive where p > 0.5), or the "
+                "0/1 predictions themselves, or scores centred at 0.")
+        threshold = 0.0
+    elif not np.isfinite(threshold):
+        raise DataError(f"baseline_threshold must be finite; got {threshold!r}.")
+    return raw.astype(np.float64), (raw > threshold).astype(np.int8)
 
 
 class Dataset:
@@ -141,13 +198,22 @@ class Dataset:
         Named group attributes (e.g. ``{"sex": [...], "race": [...]}``) used by
         :meth:`group`. Values may be strings or numbers.
     baseline : array-like of shape (n,), optional
-        Predictions (binary) or scores (positive means > 0) of a deployed model, used by churn,
-        win and loss rates and by :meth:`baseline_cell`.
+        Predictions (binary) or scores (positive means > 0, or > ``baseline_threshold``) of a
+        deployed model, used by churn, win and loss rates and by :meth:`baseline_cell`.
+        Values in [0, 1] that are not 0/1 (probabilities) need ``baseline_threshold``.
     weights : array-like of shape (n,), optional
         Nonnegative example weights; every rate becomes a weighted average.
     feature_names : sequence of str, optional
     name : str, optional
         Used in reports.
+    baseline_threshold : float, optional
+        The deployed model predicts positive where its score exceeds this (default 0); give
+        0.5 for probabilities.
+
+    Labels given as strings are encoded by their sorted values (two values: the larger one is
+    the positive class, 1); ``label_values`` holds the original value of each code.
+    Magnitudes above 1e150 are refused (they overflow when squared); columns above 1e6 get a
+    :class:`~ratecons.errors.DataWarning` advising to standardize.
     """
 
     def __init__(
@@ -159,6 +225,7 @@ class Dataset:
         weights: Any = None,
         feature_names: Sequence[str] | None = None,
         name: str | None = None,
+        baseline_threshold: float | None = None,
     ) -> None:
         self.X: Features = _as_features(X)
         n = self.X.shape[0]
@@ -166,10 +233,12 @@ class Dataset:
             raise EmptySubsetError("X has no rows: a Dataset needs at least one example.")
         self.y: np.ndarray | None
         self.is_binary: bool
+        #: original label values by code, when the labels were strings (None otherwise)
+        self.label_values: np.ndarray | None = None
         if y is None:
             self.y, self.is_binary = None, False
         else:
-            self.y, self.is_binary = _normalize_labels(y, n)
+            self.y, self.is_binary, self.label_values = _normalize_labels(y, n)
         self.groups: dict[str, np.ndarray] = {}
         for key, values in (groups or {}).items():
             arr = np.asarray(values)
@@ -181,7 +250,9 @@ class Dataset:
         self.baseline: np.ndarray | None = None
         self.baseline_prediction: np.ndarray | None = None
         if baseline is not None:
-            self.baseline, self.baseline_prediction = _normalize_baseline(baseline, n)
+            self.baseline, self.baseline_prediction = _normalize_baseline(
+                baseline, n, baseline_threshold)
+        self.baseline_threshold = baseline_threshold
         self.weights: np.ndarray | None = None
         if weights is not None:
             w = np.asarray(weights, dtype=np.float64)
@@ -200,6 +271,7 @@ class Dataset:
                 )
         self.feature_names: list[str] | None = feature_names
         self.name: str = name or "data"
+        _check_magnitudes(self.X, feature_names)
 
     # ------------------------------------------------------------------ basic facts
     @property
@@ -308,7 +380,7 @@ class Dataset:
     def take(self, index: np.ndarray, name: str | None = None) -> Dataset:
         """A new Dataset holding the rows ``index`` (all attributes sliced alike)."""
         index = np.asarray(index)
-        return Dataset(
+        out = Dataset(
             self.X[index],
             None if self.y is None else self.y[index],
             {k: v[index] for k, v in self.groups.items()},
@@ -316,7 +388,10 @@ class Dataset:
             None if self.weights is None else self.weights[index],
             self.feature_names,
             name or self.name,
+            self.baseline_threshold if self.baseline is not None else None,
         )
+        out.label_values = self.label_values
+        return out
 
     def split(self, fraction: float = 0.7, seed: int | None = 0) -> tuple[Dataset, Dataset]:
         """Random split into (first, second) with ``fraction`` of the rows in the first.
@@ -348,10 +423,12 @@ class Dataset:
             )
         return self.take(first, f"{self.name}[train]"), self.take(second, f"{self.name}[test]")
 
-    def with_baseline(self, baseline: Any) -> Dataset:
-        """The same data with (new) baseline predictions or scores."""
+    def with_baseline(self, baseline: Any, baseline_threshold: float | None = None) -> Dataset:
+        """The same data with (new) baseline predictions or scores (see ``Dataset``)."""
         out = self.take(np.arange(self.n), self.name)
-        out.baseline, out.baseline_prediction = _normalize_baseline(baseline, self.n)
+        out.baseline, out.baseline_prediction = _normalize_baseline(baseline, self.n,
+                                                                    baseline_threshold)
+        out.baseline_threshold = baseline_threshold
         return out
 
 

@@ -192,6 +192,8 @@ def family_for(problem: Problem) -> Family:
         else:
             reasons.append(reason)
     problem.pattern_reasons = reasons
+    if problem.analysis is None:  # minimax risk: its own pattern or nothing
+        raise SpecError(reasons[0])
     if getattr(problem.model, "kernel", "") == "precomputed":
         raise SpecError(
             f"kernel='precomputed' is supported by the ranking pattern only (one dataset, the "

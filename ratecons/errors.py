@@ -20,6 +20,7 @@ __all__ = [
     "SolverError",
     "UnknownOptionError",
     "ConvergenceWarning",
+    "DataWarning",
     "parameter_error",
 ]
 
@@ -70,6 +71,10 @@ class SolverError(RateconsError, RuntimeError):
 
 class UnknownOptionError(SpecError, TypeError):
     """A method name or solver option was not recognised."""
+
+
+class DataWarning(UserWarning):
+    """Input data that ratecons can use but that is likely to hurt (badly scaled columns)."""
 
 
 class ConvergenceWarning(UserWarning):

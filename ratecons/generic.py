@@ -30,6 +30,7 @@ import inspect
 import time
 import warnings
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -37,7 +38,7 @@ import numpy as np
 from . import settings
 from .data import Dataset
 from .dispatch import Family, MethodSpec
-from .errors import ConvergenceWarning
+from .errors import ConvergenceWarning, SolverError
 from .expr.analysis import Analysis
 from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, FeatureMap, kernelize
 from .reductions.to_cvxpy import ConvexStep, is_lp, pick_solver, solve_step
@@ -50,6 +51,18 @@ __all__ = ["GenericChain", "ComposedResult", "solve_generic"]
 
 #: how far past a missed constraint the repair step tightens it
 REPAIR_MARGIN = 1e-6
+
+
+@dataclass
+class LastStep:
+    """The last convex problem of a run: its anchor (scores by dataset; None for the hinge
+    relaxation), the row bounds in force (tightened by repairs) and its optimal value. A convex
+    problem's optimal value is unique, so ``verify`` checks the chain by solving this same step
+    with another solver (MM's fixed points are local: two paths may end at different ones)."""
+
+    anchor: dict[int, np.ndarray] | None
+    bounds: np.ndarray
+    bound_objective: float
 
 
 class ScoreTable:
@@ -93,18 +106,17 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
                   tol: float = settings.MM_RELATIVE_TOL, repair_rounds: int = 5,
                   kernel_points: int = MAX_EXACT_KERNEL_POINTS, seed: int | None = 0,
                   callback: Callable[[dict[str, Any]], None] | None = None,
-                  start: Any = None) -> tuple[Solution, Any]:
-    """Run the chain (module docstring); returns the Solution and the user's scorer.
-
-    ``start`` (a scorer) replaces the hinge relaxation by a first MM bound at its scores: how
-    ``verify`` re-solves a converged reference with another solver from the same anchor (MM's
-    fixed points are local, so two paths from the hinge start may end at different ones).
-    """
+                  only_step: LastStep | None = None) -> tuple[Solution, Any, LastStep | None]:
+    """Run the chain (module docstring); returns the Solution, the user's scorer and the
+    last convex step. With ``only_step`` it solves that one step and nothing else."""
     start_time = time.perf_counter()
     name = pick_solver(analysis, solver)
     fmap = kernelize(analysis.model, analysis.datasets, kernel_points, seed)
     psi = {id(d): fmap.apply(d.X) for d in analysis.datasets}
     bounds = np.array([row.bound for row in analysis.constraints])
+    anchor = None
+    if only_step is not None:
+        anchor, bounds = only_step.anchor, only_step.bounds
     history: list[dict[str, Any]] = []
 
     def finish(status: str, step: ConvexStep | None, details: dict[str, Any]) -> tuple:
@@ -113,7 +125,7 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
         if step is None or step.w is None:
             return Solution(status, float("nan"), history=history, solver=name,
                             solve_time=time.perf_counter() - start_time,
-                            certificate=Certificate(details=details)), None
+                            certificate=Certificate(details=details)), None, None
         scorer = fmap.invert(step.w, step.b)
         value = _surrogate_objective(analysis, table, step.w)
         missed = _missed(analysis, table)
@@ -125,12 +137,10 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
                        certificate=Certificate(upper_bound=value,
                                                max_violation=float(missed.max(initial=0.0)),
                                                details=details))
-        return sol, scorer
+        return sol, scorer, LastStep(step_anchor, step_bounds, step.objective)
 
-    anchor = None if start is None else {
-        id(d): np.asarray(start.decision_function(d.X), dtype=np.float64).ravel()
-        for d in analysis.datasets}
     step = solve_step(analysis, psi, anchor, bounds, name, solver_options)
+    step_anchor, step_bounds = anchor, bounds  # what produced ``step``
     if step.status not in settings.SOLVED_STATUSES:
         message = step.message or ""
         if step.status == settings.INFEASIBLE:
@@ -141,14 +151,16 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
     scores = _scores(psi, step)
     table = _table(analysis, fmap, psi, scores, step)
     value = _surrogate_objective(analysis, table, step.w)
-    history.append({"iteration": 0, "stage": "hinge" if start is None else "start",
-                    "objective": value,
+    history.append({"iteration": 0, "stage": "hinge" if anchor is None else "step",
+                    "objective": value, "bound_objective": step.objective,
                     "time": time.perf_counter() - start_time})
     if callback:
         callback(history[-1])
     status = settings.OPTIMAL
     iterations = 0
     rounds = 0
+    if only_step is not None:
+        return finish(step.status, step, {"only_step": True})
     if analysis.needs_mm:
         while True:
             status = settings.ITERATION_LIMIT
@@ -161,8 +173,10 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
                 nxt_table = _table(analysis, fmap, psi, nxt_scores, nxt)
                 nxt_value = _surrogate_objective(analysis, nxt_table, nxt.w)
                 decrease = value - nxt_value
+                step_anchor, step_bounds = scores, bounds
                 step, scores, table, value = nxt, nxt_scores, nxt_table, nxt_value
                 history.append({"iteration": iterations, "stage": "mm", "objective": value,
+                                "bound_objective": step.objective,
                                 "time": time.perf_counter() - start_time})
                 if callback:
                     callback(history[-1])
@@ -192,7 +206,12 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
 
 
 class ComposedResult(Result):
-    """A composed problem's result: the scorer, and one report over every part."""
+    """A composed problem's result: the scorer, and one report over every part.
+
+    ``last_step`` (a :class:`LastStep`) is the last convex problem solved, for ``verify``.
+    """
+
+    last_step: LastStep | None = None
 
     def report(self, data: Dataset | Mapping[Dataset, Dataset] | None = None) -> RateReport:
         """Objective and every constraint: target, exact value (deterministic predictions),
@@ -246,14 +265,17 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
          solver: str | None = None, solver_options: dict[str, Any] | None = None,
          max_iterations: int = settings.MM_MAX_ITERATIONS,
          tol: float = settings.MM_RELATIVE_TOL, repair_rounds: int = 5,
-         kernel_points: int = MAX_EXACT_KERNEL_POINTS, start: Any = None) -> ComposedResult:
-    solution, scorer = solve_generic(
+         kernel_points: int = MAX_EXACT_KERNEL_POINTS,
+         only_step: LastStep | None = None) -> ComposedResult:
+    solution, scorer, last_step = solve_generic(
         form, solver=solver, solver_options=solver_options, max_iterations=max_iterations,
         tol=tol, repair_rounds=repair_rounds, kernel_points=kernel_points,
-        seed=0 if seed is None else seed, callback=callback, start=start)
+        seed=0 if seed is None else seed, callback=callback, only_step=only_step)
     # the user's sense: E + reg minimized, E - reg maximized (the surrogate E at the solution)
     objective = form.objective.sign * solution.objective
-    return ComposedResult(problem, "cvxpy", solution, scorer, objective)
+    result = ComposedResult(problem, "cvxpy", solution, scorer, objective)
+    result.last_step = last_step
+    return result
 
 
 class GenericChain(Family):
@@ -280,25 +302,35 @@ class GenericChain(Family):
         return "cvxpy", reasons
 
     def cross_check(self, problem: Any, reference: Result) -> dict[str, Any]:
-        """Options of an independent solve for ``verify``: another conic solver, from the
-        reference's final point when the chain has MM steps (module docstring of
-        :func:`solve_generic`)."""
-        start = {"start": reference.scorer} if (problem.analysis.needs_mm
-                                                and reference.has_model) else {}
+        """Options of an independent solve for ``verify``: the reference's last convex step
+        (same anchor, same bounds) by another solver (SCS at 1e-9, or CLARABEL for LP steps);
+        its optimal value is unique, so the two must agree to the solvers' accuracy."""
+        if not reference.has_model:
+            raise SolverError(f"the reference ended with status {reference.status!r}; there is "
+                              "no step to cross-check.")
+        step = {"only_step": reference.last_step}
         if is_lp(problem.analysis):
-            return {"solver": "CLARABEL", **start}
+            return {"solver": "CLARABEL", **step}
         return {"solver": "SCS", "solver_options": {"eps_abs": 1e-9, "eps_rel": 1e-9,
-                                                    "max_iters": 200_000}, **start}
+                                                    "max_iters": 200_000}, **step}
 
     def compare(self, problem: Any, result: Result, reference: Result) -> dict[str, Any]:
+        """Objectives, violations and score distance; for a cross-check of the last step
+        (``cross_check``), that step's optimal value by both solvers."""
         rows: dict[str, Any] = {"objective": (result.objective, reference.objective)}
         if not (result.has_model and reference.has_model):
             rows["objective_rel_gap"] = None
             return rows
-        rows["objective_rel_gap"] = abs(result.objective - reference.objective) / max(
-            1.0, abs(reference.objective))
-        rows["max_violation"] = (result.certificate.max_violation,
-                                 reference.certificate.max_violation)
+        same_step = result.certificate.details.get("only_step", False)
+        if same_step:
+            pair = (result.last_step.bound_objective, reference.last_step.bound_objective)
+            rows["last step optimal value"] = pair
+            rows["objective_rel_gap"] = abs(pair[0] - pair[1]) / max(1.0, abs(pair[1]))
+        else:
+            rows["objective_rel_gap"] = abs(result.objective - reference.objective) / max(
+                1.0, abs(reference.objective))
+            rows["max_violation"] = (result.certificate.max_violation,
+                                     reference.certificate.max_violation)
         X = [d.X for d in problem.analysis.datasets]
         diff = max(float(np.max(np.abs(result.decision_function(x)
                                        - reference.decision_function(x)))) for x in X)

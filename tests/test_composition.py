@@ -8,8 +8,9 @@ the returned deterministic model, and
 
 - where a specialized pattern accepts the cell, its result agrees with the generic chain
   (``method="generic"``) to 1e-4 relative;
-- where none does, ``rc.verify`` agrees: the generic chain solved by a second, independent conic
-  solver (SCS at 1e-9, or CLARABEL for LP steps) against the reference, to 1e-4 relative.
+- where none does, ``rc.verify`` agrees: the reference's last convex step (same anchor, same
+  bounds) solved by a second, independent solver (SCS at 1e-9, or CLARABEL for LP steps) has
+  the same optimal value to 1e-4 relative.
 
 The compositions that break a curvature rule raise the documented CurvatureError, naming the
 offending sub-expression (``test_curvature_errors_name_the_sub_expression``).

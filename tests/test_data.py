@@ -34,7 +34,7 @@ def test_labels_normalized_from_pm1_and_bool():
         ({"X": sp.csr_matrix(np.array([[np.inf, 1.0]]))}, "NaN or infinite"),
         ({"X": np.zeros((3, 2)), "y": [0, 1]}, "one label per row"),
         ({"X": np.zeros((2, 2)), "y": [0.5, 1.0]}, "non-integer"),
-        ({"X": np.zeros((2, 2)), "y": ["a", "b"]}, "integer class codes"),
+        ({"X": np.zeros((2, 2)), "y": [1 + 2j, 3j]}, "labels"),
         ({"X": np.zeros((2, 2)), "groups": {"g": [1]}}, "group 'g'"),
         ({"X": np.zeros((2, 2)), "baseline": [1, 0, 1]}, "baseline"),
         ({"X": np.zeros((2, 2)), "weights": [-1, 1]}, "nonnegative"),

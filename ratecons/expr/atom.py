@@ -199,7 +199,8 @@ class Sum(Composable):
         return f"Sum({self.name})"
 
     def rebind(self, rebind: Callable[[Any], Any]) -> Sum:
-        return Sum([(c, p.rebind(rebind)) for c, p in self.parts], self.constant, self._name)
+        """The same sum on other data (its name is rebuilt from the rebound parts)."""
+        return Sum([(c, p.rebind(rebind)) for c, p in self.parts], self.constant)
 
 
 def label_of(part: Any) -> str:
@@ -248,12 +249,15 @@ class TermConstraint:
     (Constraints on rate expressions alone are :class:`ratecons.rates.Constraint`.)
     """
 
-    def __init__(self, expr: Sum, sense: str, bound: float, prefix: str = "") -> None:
+    def __init__(self, expr: Sum, sense: str, bound: float, prefix: str = "",
+                 sides: tuple[Sum, Sum] | None = None) -> None:
         if sense not in ("<=", ">="):
             raise SpecError(f"constraint sense must be '<=' or '>='; got {sense!r}.")
         if not np.isfinite(bound):
             raise SpecError(f"constraint bound must be finite; got {bound!r}.")
         self.expr, self.sense, self.bound, self.prefix = expr, sense, float(bound), prefix
+        #: (left, right) when two expressions were compared, so the name reads as written
+        self.sides = sides
 
     @classmethod
     def build(cls, expr: Sum, sense: str, other: Any) -> TermConstraint:
@@ -265,6 +269,8 @@ class TermConstraint:
 
     @property
     def name(self) -> str:
+        if self.sides is not None:
+            return f"{self.prefix}{self.sides[0].name} {self.sense} {self.sides[1].name}"
         return f"{self.prefix}{self.expr.name} {self.sense} {fmt(self.bound)}"
 
     def slack(self, value: float) -> float:
@@ -272,7 +278,9 @@ class TermConstraint:
         return self.bound - value if self.sense == "<=" else value - self.bound
 
     def rebind(self, rebind: Callable[[Any], Any]) -> TermConstraint:
-        return TermConstraint(self.expr.rebind(rebind), self.sense, self.bound, self.prefix)
+        sides = None if self.sides is None else tuple(s.rebind(rebind) for s in self.sides)
+        return TermConstraint(self.expr.rebind(rebind), self.sense, self.bound, self.prefix,
+                              sides)
 
     def __bool__(self) -> bool:
         raise SpecError(
@@ -287,6 +295,4 @@ class TermConstraint:
 def _difference(expr: Sum, sense: str, other: Any) -> TermConstraint:
     """``expr <sense> other`` for an expression ``other``: ``expr - other <sense> 0``, named as
     written."""
-    diff = expr._plus(other, -1.0)
-    named = Sum(diff.parts, diff.constant, name=f"{expr.name} - ({as_sum(other).name})")
-    return TermConstraint(named, sense, 0.0)
+    return TermConstraint(expr._plus(other, -1.0), sense, 0.0, sides=(expr, as_sum(other)))

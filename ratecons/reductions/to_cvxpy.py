@@ -95,9 +95,14 @@ class _Builder:
 
     # ------------------------------------------------------------------ scores and bounds
     def z(self, data: Any, rows: np.ndarray | None = None) -> Any:
+        """The scores of ``data`` (rows of them): a variable tied to psi(X) w - b by one block
+        of equalities, so the feature matrix enters the problem once however many parts use
+        the scores."""
         key = id(data)
         if key not in self.scores:
-            self.scores[key] = self.psi[key] @ self.w - self.b
+            z = self.cp.Variable(self.psi[key].shape[0])
+            self.constraints.append(z == self.psi[key] @ self.w - self.b)
+            self.scores[key] = z
         return self.scores[key] if rows is None else self.scores[key][rows]
 
     def indicator_bound(self, data: Any, rows: np.ndarray, sign: float) -> Any:
