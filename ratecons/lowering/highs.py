@@ -1,8 +1,5 @@
 """The one adapter that owns highspy: load a :class:`MatrixLP`, solve, edit, read results.
 
-A :class:`MatrixLP` with a positive semidefinite ``hessian`` (objective
-c @ x + x^T H x / 2 + offset) is a convex QP, solved by HiGHS' active-set QP solver.
-
 Dual sign convention of ratecons (fixed here, once): for a *minimization*, ``row_dual[i]`` is
 the derivative of the optimal value with respect to the active bound of row i, as HiGHS reports
 it: >= 0 at an active lower bound and <= 0 at an active upper bound. For a maximization HiGHS
@@ -72,9 +69,6 @@ class HighsLP:
     time_limit : float, optional
     options : dict, optional
         Further HiGHS options (name -> value); unknown names raise.
-    hessian : sparse matrix, optional
-        Symmetric PSD H (n_cols x n_cols) of a QP objective c @ x + x^T H x / 2; only its
-        lower triangle is read. Minimization only.
     """
 
     SOLVERS = ("simplex", "ipm", "choose")
@@ -85,7 +79,6 @@ class HighsLP:
         solver: str = "simplex",
         time_limit: float | None = None,
         options: dict | None = None,
-        hessian: sp.spmatrix | None = None,
     ) -> None:
         hp = _highspy()
         if solver not in self.SOLVERS:
@@ -102,15 +95,7 @@ class HighsLP:
         for key, value in (options or {}).items():
             if self._h.setOptionValue(key, value) != hp.HighsStatus.kOk:
                 raise UnknownOptionError(f"HiGHS rejected option {key}={value!r}.")
-        if hessian is None:
-            self._h.passModel(self._to_highs(lp))
-        else:
-            if lp.maximize:
-                raise SolverError("HiGHS solves QPs as minimizations only.")
-            model = hp.HighsModel()
-            model.lp_ = self._to_highs(lp)
-            model.hessian_ = self._hessian(hessian, lp.n_cols)
-            self._h.passModel(model)
+        self._h.passModel(self._to_highs(lp))
 
     @staticmethod
     def _to_highs(lp: MatrixLP):
@@ -132,22 +117,6 @@ class HighsLP:
         if lp.row_names is not None:
             h.row_names_ = list(lp.row_names)
         return h
-
-    @staticmethod
-    def _hessian(H: sp.spmatrix, n: int):
-        """HiGHS' lower-triangular column-wise Hessian of the n x n matrix H."""
-        hp = _highspy()
-        if H.shape != (n, n):
-            raise SolverError(f"the Hessian must be {n} x {n}; got {H.shape}.")
-        L = sp.csc_matrix(sp.tril(sp.csc_matrix(H, dtype=np.float64)))
-        L.sort_indices()
-        hess = hp.HighsHessian()
-        hess.dim_ = n
-        hess.format_ = hp.HessianFormat.kTriangular
-        hess.start_ = L.indptr.astype(np.int32)
-        hess.index_ = L.indices.astype(np.int32)
-        hess.value_ = L.data
-        return hess
 
     @property
     def highs(self):
@@ -199,8 +168,7 @@ class HighsLP:
         if status is None:
             raise SolverError(f"HiGHS stopped with status {raw!r}.")
         info = self._h.getInfo()
-        iterations = (int(info.simplex_iteration_count) + int(info.ipm_iteration_count)
-                      + int(info.qp_iteration_count))
+        iterations = int(info.simplex_iteration_count) + int(info.ipm_iteration_count)
         if status in (settings.INFEASIBLE, settings.UNBOUNDED):
             nan_c, nan_r = np.full(self.n_cols, np.nan), np.full(self.n_rows, np.nan)
             return LPResult(status, np.nan, nan_c, nan_r, nan_r, nan_c, iterations, elapsed, raw)
@@ -257,7 +225,6 @@ class HighsLP:
             raise SolverError(f"HiGHS could not write {path!r} (use a .mps or .lp extension).")
 
 
-def solve_lp(lp: MatrixLP, solver: str = "simplex", time_limit: float | None = None,
-             hessian: sp.spmatrix | None = None) -> LPResult:
-    """Solve a :class:`MatrixLP` (a QP with ``hessian``) once with HiGHS."""
-    return HighsLP(lp, solver=solver, time_limit=time_limit, hessian=hessian).solve()
+def solve_lp(lp: MatrixLP, solver: str = "simplex", time_limit: float | None = None) -> LPResult:
+    """Solve a :class:`MatrixLP` once with HiGHS."""
+    return HighsLP(lp, solver=solver, time_limit=time_limit).solve()
