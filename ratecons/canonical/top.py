@@ -158,6 +158,12 @@ class TopForm:
         t = self.threshold_from_scores(s_tilde)
         return 0.5 * wnorm2 + self.C * float(np.sum(surrogate_value(self.surrogate, t - s_pos)))
 
+    def objective_at_zero(self) -> float:
+        """The objective (3) at w = 0: every score 0, t = G(0) (1 for the TopPushK family,
+        the surrogate loss at (1 - tau)/theta for Pat&Mat with the hinge)."""
+        t = self.threshold_from_scores(np.zeros(self.n_tilde))
+        return float(surrogate_value(self.surrogate, np.array([t]))[0])
+
     def primal_from_dual_scores(self, v: np.ndarray, s: np.ndarray) -> float:
         """Objective (6)/(9) at w(v) given the dual scores s = K v (eq. 15)."""
         n = self.n_pos

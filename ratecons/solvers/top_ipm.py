@@ -226,7 +226,9 @@ def solve_top_ipm(form: TopForm, *, tol: float = 1e-6, max_iter: int = 100,
     lam = 1.0
     status = settings.ITERATION_LIMIT
     history: list[dict[str, Any]] = []
-    ub_best, lb_best, w_best, dual_best = np.inf, -np.inf, np.zeros(d), None
+    # w = 0 is a candidate: it is the optimum when no direction beats a constant score
+    ub_best, lb_best, w_best, dual_best = primal_objective(form, np.zeros(d)), -np.inf, \
+        np.zeros(d), None
     it = 0
     n_comp = 2 * N + 1 + int(bnd.sum())
     yb = np.where(bnd, y, 1.0)  # bounded entries of y (1 elsewhere, unused)
