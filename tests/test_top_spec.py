@@ -72,10 +72,12 @@ def test_problem_validation(data):
     obj = rc.tpr_at_top(data, k=3)
     with pytest.raises(rc.SpecError, match="maximize"):
         rc.Problem(minimize=obj)
-    with pytest.raises(rc.SpecError, match="positive l2"):
+    with pytest.raises(rc.SpecError, match="needs a regularizer"):
         rc.Problem(maximize=obj, model=rc.LinearModel(l2=0.0))
-    with pytest.raises(rc.SpecError, match="l1=0"):
-        rc.Problem(maximize=obj, model=rc.LinearModel(l2=1e-2, l1=1e-3))
+    with pytest.raises(rc.SpecError, match="positive l2"):
+        rc.Problem(maximize=obj, model=rc.KernelModel(l2=0.0))
+    assert rc.Problem(maximize=obj, model=rc.LinearModel(l2=1e-2, l1=1e-3)).plan().method \
+        == "primal_ipm"
     with pytest.raises(rc.DataError, match="n x n"):
         rc.Problem(maximize=obj, model=rc.KernelModel(kernel="precomputed"))
     p = rc.Problem(maximize=obj, model=rc.LinearModel(l2=1e-2))
@@ -98,8 +100,11 @@ def test_canonical_form_and_plan(data):
     assert plan.method == "dual_ca" and "cvxpy" in plan.available
     assert any("Props 3.7-3.9" in r for r in plan.reasons)
     pm = rc.Problem(maximize=rc.tpr_at_quantile(data, 0.1, formulation="pat&mat"),
-                    model=rc.LinearModel(l2=1e-2))
-    assert pm.plan().method == "cvxpy"  # small Pat&Mat problems go to the reference
+                    model=rc.KernelModel(l2=1e-2))
+    assert pm.plan().method == "cvxpy"  # small kernel Pat&Mat problems go to the reference
+    lin = rc.Problem(maximize=rc.tpr_at_quantile(data, 0.1, formulation="pat&mat"),
+                     model=rc.LinearModel(l2=1e-2))
+    assert lin.plan().method == "primal_ipm"  # linear models: the primal interior point
     assert pm.plan("dual_ca").method == "dual_ca"
 
 
