@@ -131,6 +131,11 @@ def _rmatvec(AT: np.ndarray, v: np.ndarray) -> np.ndarray:
     return out
 
 
+def _dot(a: np.ndarray, b: np.ndarray) -> float:
+    """a . b without BLAS (OpenBLAS threads its dot of long vectors: see _weighted_gram)."""
+    return float(np.sum(a * b))
+
+
 def _step(x: np.ndarray, dx: np.ndarray) -> float:
     """Largest a in (0, 1] with x + a dx >= 0."""
     neg = dx < 0
@@ -152,7 +157,7 @@ def _direction(st: dict[str, Any], cur: dict[str, Any], rc1: np.ndarray, rc2: np
     rho = -cur["r_xi"] - rc1p / s - rc2 / xi
     rhs1 = (-cur["r_y"] - np.where(bnd, rc4 / yb, 0.0)
             + _rmatvec(AT, rc1p / s + W * Dinv * rho))
-    rhs2 = rc3p / lam - float(E @ (Dinv * rho))
+    rhs2 = rc3p / lam - _dot(E, Dinv * rho)
     sol = sla.lu_solve(cur["fac"], np.concatenate([rhs1, [rhs2]]), check_finite=False)
     dy, dl = sol[:p], sol[p]
     Ady = _matvec(AT, dy)
@@ -160,7 +165,7 @@ def _direction(st: dict[str, Any], cur: dict[str, Any], rc1: np.ndarray, rc2: np
     dz = (-rc1p - z * (dxi - Ady)) / s
     dv = (-rc2 - v * dxi) / xi
     ds = dxi - Ady - r_p1
-    dsig = -F @ dy - E @ dxi - r_p2
+    dsig = -_dot(F, dy) - _dot(E, dxi) - r_p2
     dzeta = np.where(bnd, (-rc4 - zeta * dy) / yb, 0.0)
     return dy, dxi, dz, dv, dl, ds, dsig, dzeta
 
@@ -220,9 +225,9 @@ def solve_top_ipm(form: TopForm, *, tol: float = 1e-6, max_iter: int = 100,
     xi = np.maximum(b, 0.0) + 1.0
     s = xi - _matvec(AT, y) - b
     s = np.maximum(s, 1.0)
-    sig = max(1.0, abs(h - F @ y - E @ xi))
-    z = np.ones(N)
-    v = np.ones(N)
+    sig = max(1.0, abs(h - _dot(F, y) - _dot(E, xi)))
+    z = np.full(N, 0.5)  # with lambda = 1: the xi-stationarity of the hinge holds at the start
+    v = np.full(N, 0.5)
     lam = 1.0
     status = settings.ITERATION_LIMIT
     history: list[dict[str, Any]] = []
@@ -241,8 +246,8 @@ def solve_top_ipm(form: TopForm, *, tol: float = 1e-6, max_iter: int = 100,
         r_y = H0 @ y + c + _rmatvec(AT, z) + F * lam - zeta
         r_xi = g + q * xi - z - v + E * lam
         r_p1 = s - xi + _matvec(AT, y) + b
-        r_p2 = sig - h + F @ y + E @ xi
-        mu = (z @ s + v @ xi + lam * sig + zeta @ np.where(bnd, y, 0.0)) / n_comp
+        r_p2 = sig - h + _dot(F, y) + _dot(E, xi)
+        mu = (_dot(z, s) + _dot(v, xi) + lam * sig + _dot(zeta, np.where(bnd, y, 0.0))) / n_comp
         W = z / s
         D = q + W + v / xi
         Dinv = 1.0 / D
@@ -254,7 +259,7 @@ def solve_top_ipm(form: TopForm, *, tol: float = 1e-6, max_iter: int = 100,
         KKT[:p, :p] = H
         KKT[:p, p] = B
         KKT[p, :p] = B
-        KKT[p, p] = -(sig / lam + float(E @ (Dinv * E)))
+        KKT[p, p] = -(sig / lam + _dot(E, Dinv * E))
         try:
             fac = sla.lu_factor(KKT, check_finite=False)
         except (ValueError, np.linalg.LinAlgError):
@@ -269,7 +274,7 @@ def solve_top_ipm(form: TopForm, *, tol: float = 1e-6, max_iter: int = 100,
         dy, dxi, dz, dv, dl, ds, dsig, dzeta = _direction(st, cur, z * s, v * xi, lam * sig,
                                                           yz)
         ap, ad = _steps(st, cur, dy, dxi, dz, dv, dl, ds, dsig, dzeta)
-        mu_aff = ((z + ad * dz) @ (s + ap * ds) + (v + ad * dv) @ (xi + ap * dxi)
+        mu_aff = (_dot(z + ad * dz, s + ap * ds) + _dot(v + ad * dv, xi + ap * dxi)
                   + (lam + ad * dl) * (sig + ap * dsig)
                   + np.where(bnd, (zeta + ad * dzeta) * (yb + ap * dy), 0.0).sum()) / n_comp
         cen = (mu_aff / mu) ** 3
