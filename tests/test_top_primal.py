@@ -19,23 +19,10 @@ from ratecons.solvers.top_dual import project_toppushk
 from ratecons.solvers.top_ipm import solve_top_ipm
 from ratecons.solvers.top_primal import dual_bound, primal_objective
 from tests.mrc_helpers import load
+from tests.test_top_dual import _objective
 from tests.test_top_real import _subsample
 
 RTOL = 1e-5  # objective agreement required by issue 14
-
-
-def _objective(data, formulation, surrogate="hinge"):
-    if formulation == "toppush":
-        return rc.tpr_at_top(data, k=1, surrogate=surrogate)
-    if formulation == "toppushk":
-        return rc.tpr_at_top(data, k=4, surrogate=surrogate)
-    if formulation == "topmeank":
-        return rc.tpr_at_top(data, k=6, among="all", surrogate=surrogate)
-    if formulation == "tau-fpl":
-        return rc.tpr_at_quantile(data, tau=0.1, surrogate=surrogate)
-    return rc.tpr_at_quantile(data, tau=0.1, formulation="pat&mat",
-                              among="all" if formulation == "pat&mat" else "negatives",
-                              surrogate=surrogate, theta=0.5)
 
 
 def _reference_value(problem):
@@ -80,7 +67,7 @@ def test_ipm_matches_cvxpy(formulation, surrogate):
 @pytest.mark.parametrize("formulation", ["toppushk", "pat&mat-np"])
 def test_ipm_l1_penalty_matches_cvxpy(formulation, l1, l2):
     data = synthetic(300, 6, 0.25, seed=2, shift=2.5)
-    problem = rc.Problem(maximize=_objective(data, formulation),
+    problem = rc.Problem(maximize=_objective(data, formulation, "hinge"),
                          model=rc.LinearModel(l2=l2, l1=l1))
     assert problem.plan().method == "primal_ipm"
     res, _ = _check_against_reference(problem)
