@@ -27,23 +27,26 @@ def test_ranking_at_top_example_reduced(capsys):
             assert row["AUC"] > 90.0  # one-vs-rest problems that a Gaussian kernel separates
 
 
-def test_benchmark_rows_and_cvxpy_time_limit():
-    """benchmarks.top: one problem's two rows (same objective within the 1e-4 gap, ratio on
-    the dual CA row), and a CVXPY run stopped at its wall-clock limit is reported as such."""
-    import numpy as np
-
-    import ratecons as rc
+def test_benchmark_tiny_grid_and_cvxpy_time_limit(capsys):
+    """benchmarks.top on its tiny grid: auto, dual CA and CVXPY rows per instance with equal
+    objectives, the worst-ratio line last; a CVXPY run stopped at its limit says so."""
     from benchmarks import top as bench
 
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(300, 6))
-    data = rc.Dataset(X, (X[:, 0] + 0.5 * rng.normal(size=300) > 0.7).astype(int))
-    ca, ref = bench.run_one("linear", data, ca_limit=60.0, cvxpy_limit=60.0)
-    assert (ca["method"], ref["method"]) == ("dual CA", "CVXPY")
-    assert ca["status"] == ref["status"] == "optimal"
-    assert abs(ca["rel_diff"]) <= 1e-4 and ca["gap"] <= 1e-4
-    assert ca["ratio"] == pytest.approx(ref["time"] / ca["time"])
-    assert ca["norm"] > 0 and 0 < ca["tpr"] <= 1
-    over = bench.run_cvxpy(bench.make_problem("linear", data), limit=1e-3)
+    rows = bench.main(["--tiny"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[-1].startswith("WORST ratio auto vs CVXPY reference over 3 instances")
+    autos = [r for r in rows if "ratio" in r]
+    assert len(autos) == 3
+    assert {r["method"] for r in autos} == {"primal_ipm", "dual_ca"}
+    for r in rows:
+        assert r["status"] == "optimal", r
+        assert abs(r["rel_diff"]) <= bench.OBJ_RTOL
+    for r in autos:
+        assert r["equal"] and r["gap"] <= 1e-6
+        ref = next(x for x in rows if x["instance"] == r["instance"] and x["label"].startswith(
+            "cvxpy"))
+        assert r["ratio"] == pytest.approx(ref["time"] / r["time"])
+    worst = min(r["ratio"] for r in autos)
+    assert f"{worst:.1f}x" in lines[-1]
+    over = bench.run_cvxpy(bench.tiny_grid()[0].problem(), limit=1e-3)
     assert over["status"] == "> 0.001 s" and over.get("over")
-    assert "|" in bench.format_row({**ca, "ratio_lower": True})

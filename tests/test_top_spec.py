@@ -72,11 +72,14 @@ def test_problem_validation(data):
     obj = rc.tpr_at_top(data, k=3)
     with pytest.raises(rc.SpecError, match="maximize"):
         rc.Problem(minimize=obj)
-    # outside the dual pattern (l2 = 0, an l1 term): the generic chain, and plan() says why
-    for model, why in ((rc.LinearModel(l2=0.0), "positive l2"),
-                       (rc.LinearModel(l2=1e-2, l1=1e-3), "l1=0")):
+    # outside the ranking pattern (no regularizer; a kernel without l2): the generic chain
+    # takes the problem, and plan() says why the pattern declined
+    for model, why in ((rc.LinearModel(l2=0.0), "needs a regularizer"),
+                       (rc.KernelModel(l2=0.0), "positive l2")):
         plan = rc.Problem(maximize=obj, model=model).plan()
         assert plan.family == "composed (generic chain)" and why in plan.reasons[0]
+    assert rc.Problem(maximize=obj, model=rc.LinearModel(l2=1e-2, l1=1e-3)).plan().method \
+        == "primal_ipm"
     with pytest.raises(rc.DataError, match="n x n"):
         rc.Problem(maximize=obj, model=rc.KernelModel(kernel="precomputed"))
     p = rc.Problem(maximize=obj, model=rc.LinearModel(l2=1e-2))
@@ -99,8 +102,11 @@ def test_canonical_form_and_plan(data):
     assert plan.method == "dual_ca" and "cvxpy" in plan.available
     assert any("Props 3.7-3.9" in r for r in plan.reasons)
     pm = rc.Problem(maximize=rc.tpr_at_quantile(data, 0.1, formulation="pat&mat"),
-                    model=rc.LinearModel(l2=1e-2))
-    assert pm.plan().method == "cvxpy"  # small Pat&Mat problems go to the reference
+                    model=rc.KernelModel(l2=1e-2))
+    assert pm.plan().method == "cvxpy"  # small kernel Pat&Mat problems go to the reference
+    lin = rc.Problem(maximize=rc.tpr_at_quantile(data, 0.1, formulation="pat&mat"),
+                     model=rc.LinearModel(l2=1e-2))
+    assert lin.plan().method == "primal_ipm"  # linear models: the primal interior point
     assert pm.plan("dual_ca").method == "dual_ca"
 
 

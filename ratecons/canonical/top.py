@@ -48,7 +48,8 @@ class TopForm:
     tau, theta : float or None
         Quantile level and surrogate scale of the Pat&Mat threshold.
     lam : float
-        Regularization lambda of (3) (the model's ``l2``).
+        Regularization lambda of (3) (the model's ``l2``; 0 only for linear models with l1 > 0,
+        which only the primal methods solve).
     kernel : KernelSpec
     X_pos, X_tilde : array or CSR matrix, or None
         Features of the positives and of the threshold examples (None for precomputed kernels).
@@ -58,6 +59,8 @@ class TopForm:
         Rows of the training data behind X_pos and X_tilde.
     linear_model : bool
         True for ``rc.LinearModel``: w is explicit and the CVXPY reference solves the primal.
+    l1 : float
+        Weight of l1 ||w||_1 added to (3) (linear models; primal methods only).
     """
 
     formulation: str
@@ -74,6 +77,7 @@ class TopForm:
     pos_index: np.ndarray
     tilde_index: np.ndarray
     linear_model: bool
+    l1: float = 0.0
     notes: list[str] = field(default_factory=list)
 
     # ------------------------------------------------------------------ sizes and constants
@@ -96,8 +100,8 @@ class TopForm:
 
     @property
     def C(self) -> float:
-        """C = 1 / (lambda n_+) of the dual forms (Section 4.2)."""
-        return 1.0 / (self.lam * self.n_pos)
+        """C = 1 / (lambda n_+) of the dual forms (Section 4.2); inf when lambda = 0."""
+        return 1.0 / (self.lam * self.n_pos) if self.lam > 0 else np.inf
 
     @property
     def d(self) -> int:
@@ -154,6 +158,12 @@ class TopForm:
         t = self.threshold_from_scores(s_tilde)
         return 0.5 * wnorm2 + self.C * float(np.sum(surrogate_value(self.surrogate, t - s_pos)))
 
+    def objective_at_zero(self) -> float:
+        """The objective (3) at w = 0: every score 0, t = G(0) (1 for the TopPushK family,
+        the surrogate loss at (1 - tau)/theta for Pat&Mat with the hinge)."""
+        t = self.threshold_from_scores(np.zeros(self.n_tilde))
+        return float(surrogate_value(self.surrogate, np.array([t]))[0])
+
     def primal_from_dual_scores(self, v: np.ndarray, s: np.ndarray) -> float:
         """Objective (6)/(9) at w(v) given the dual scores s = K v (eq. 15)."""
         n = self.n_pos
@@ -199,9 +209,13 @@ class TopForm:
         par = (f"K={self.K}" if self.family == "toppushk"
                else f"tau={self.tau:g}, theta={self.theta:g}")
         model = "linear model" if self.linear_model else f"kernel {self.kernel.describe()}"
+        reg = (f"lambda={self.lam:g} (C={self.C:.4g})" if self.lam > 0
+               else f"lambda=0, l1={self.l1:g}")
+        if self.l1 > 0 and self.lam > 0:
+            reg += f", l1={self.l1:g}"
         return (f"{self.name} ({'dual (7)' if self.family == 'toppushk' else 'dual (10)'}): "
                 f"n+={self.n_pos}, n~={self.n_tilde}, d={self.d}, {par}, {self.surrogate}, "
-                f"lambda={self.lam:g} (C={self.C:.4g}), {model}")
+                f"{reg}, {model}")
 
     def describe(self) -> str:
         if self.family == "toppushk":
@@ -212,7 +226,8 @@ class TopForm:
         lines = [
             self.summary(),
             "",
-            f"minimize  (lambda/2)||w||^2 + (1/n+) sum_(i in I+) {self.surrogate}(t - s_i)",
+            "minimize  (lambda/2)||w||^2 " + ("+ l1 ||w||_1 " if self.l1 > 0 else "")
+            + f"+ (1/n+) sum_(i in I+) {self.surrogate}(t - s_i)",
             f"  with    {thr}",
             f"dual variables: alpha (n+={self.n_pos}), beta (n~={self.n_tilde})"
             + (", delta" if self.family == "patmat" else ""),

@@ -4,7 +4,7 @@
   epigraph t >= ``cp.sum_largest(X~ w, K) / K``) or (9) (Pat&Mat family, the threshold
   equation in its convex form sum_j l(theta (w^T x~_j - t)) <= n~ tau, Appendix A.2), both
   scaled to the objective (3):
-  (lambda/2)||w||^2 + (1/n_+) sum_i l(t - w^T x_i^+).
+  (lambda/2)||w||^2 [+ l1 ||w||_1] + (1/n_+) sum_i l(t - w^T x_i^+).
 * :func:`solve_dual` -- any kernel: the dual (7) or (10) with the signed kernel matrix of
   eq. (14) as the quadratic objective ``cp.quad_form(v, psd_wrap(K))``.
 * :func:`project_feasible` -- the projection (19) onto the feasible set of (7), used to check
@@ -60,13 +60,16 @@ def _solve(prob: cp.Problem, solver: str, options: dict[str, Any] | None) -> tup
 
 def solve_primal(form: TopForm, solver: str = settings.DEFAULT_CONIC_SOLVER,
                  solver_options: dict[str, Any] | None = None) -> CvxpyTopResult:
-    """Primal (6) or (9) for a linear model, scaled to (3); returns w and t."""
+    """Primal (6) or (9) for a linear model, scaled to (3) (with ``form.l1`` ||w||_1);
+    returns w and t."""
     if not form.linear_model:
         raise SolverError("the primal reference needs an explicit linear model; use "
                           "solve_dual for kernel models.")
     Xp, Xt = form.X_pos, form.X_tilde
     w = cp.Variable(form.d, name="w")
     reg = 0.5 * form.lam * cp.sum_squares(w)
+    if form.l1 > 0:
+        reg = reg + form.l1 * cp.norm1(w)
     t = cp.Variable(name="t")
     if form.family == "toppushk":
         # the epigraph t >= mean of the K largest scores (exact: the objective increases in

@@ -1,0 +1,324 @@
+"""Primal-dual interior-point method for linear ranking-at-the-top models (small d).
+
+The primal (3) of a linear model with R(w) = (l2/2)||w||^2 is the QP (lowering of
+:mod:`ratecons.solvers.top_primal`, scaled by n_+)
+
+    minimize   (n_+ l2 / 2) ||w||^2 + sum_i g xi_i [+ xi_i^2]          (hinge [quadratic])
+    subject to xi_k - a_k^T y - b_k >= 0,  xi >= 0     (one row per example, k = 1..N)
+               h - F y - E xi >= 0                     (one coupling row)
+
+with y = (w, t, r) (TopPushK family: a_i = (-x_i^+, 1, 0), b_i = 1 for the hinge rows of
+(6b); a_j = (x~_j, 0, -1), b_j = 0 and the coupling row K t - K r - sum u >= 0 for the LP
+form of the threshold (6c)) or y = (w, t) (Pat&Mat with the hinge: a_j = theta (x~_j, -1),
+b_j = 1 and n~ tau - sum u >= 0 for (9)). Every slack xi_k appears in one row only, so the
+Newton system of Mehrotra's predictor-corrector method reduces, after eliminating xi, the
+multipliers and the slacks (all diagonal), to a (p + 1) x (p + 1) quasi-definite system
+(p = dim y): one iteration costs O(N p^2) (the product A^T M A) and never forms anything of
+size N x N. This is the space the dual coordinate ascent (Alg 2) cannot use: its m = n_+ + n~
+coordinates are coupled through a rank-d kernel matrix.
+
+The row multipliers are the dual variables of (7)/(10) (alpha = mu / lambda); once the
+iterate is nearly optimal, :func:`ratecons.solvers.top_primal.dual_bound` projects them onto
+the dual feasible set and gives a certified lower bound; the upper bound is (3) at w.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numba
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+
+from .. import settings
+from ..canonical.top import TopForm
+from ..errors import SolverError, parameter_error
+from ..solution import Certificate, Solution
+from .top_primal import dual_bound, primal_objective
+
+__all__ = ["solve_top_ipm"]
+
+
+def _structure(form: TopForm) -> dict[str, Any]:
+    """Rows a_k, b_k, the coupling row (F, E, h) and the objective of the scaled QP; with
+    l1 > 0, w = w+ - w- (both >= 0) and the objective gains n_+ l1 sum (w+ + w-)."""
+    Xp = form.X_pos.toarray() if sp.issparse(form.X_pos) else np.asarray(form.X_pos, float)
+    Xt = form.X_tilde.toarray() if sp.issparse(form.X_tilde) else np.asarray(form.X_tilde,
+                                                                                float)
+    npos, nt, d = Xp.shape[0], Xt.shape[0], Xp.shape[1]
+    split = form.l1 > 0
+    dw = 2 * d if split else d
+    toppushk = form.family == "toppushk"
+    p = dw + (2 if toppushk else 1)
+    AT = np.zeros((p, npos + nt))
+    th = 1.0 if toppushk else form.theta
+    AT[:d, :npos] = -Xp.T
+    AT[:d, npos:] = th * Xt.T
+    if split:
+        AT[d:dw] = -AT[:d]
+    AT[dw, :npos] = 1.0
+    F = np.zeros(p)
+    if toppushk:  # a_j = (x~_j, 0, -1), b_j = 0; K t - K r - sum u >= 0
+        AT[dw + 1, npos:] = -1.0
+        b = np.concatenate([np.ones(npos), np.zeros(nt)])
+        F[dw], F[dw + 1] = -float(form.K), float(form.K)
+        h = 0.0
+    else:  # a_j = theta (x~_j, -1), b_j = 1; n~ tau - sum u >= 0
+        AT[dw, npos:] = -th
+        b = np.ones(npos + nt)
+        h = form.n_tilde * float(form.tau)
+    E = np.concatenate([np.zeros(npos), np.ones(nt)])
+    H0 = np.zeros((p, p))
+    H0[:d, :d] = npos * form.lam * np.eye(d)
+    c = np.zeros(p)
+    if split:
+        H0[d:dw, d:dw] = H0[:d, :d]
+        H0[:d, d:dw] = H0[d:dw, :d] = -H0[:d, :d]
+        c[:dw] = npos * form.l1
+    bounded = np.zeros(p, dtype=bool)
+    bounded[:dw] = split
+    hinge = form.surrogate == "hinge"
+    g = np.concatenate([np.full(npos, 1.0 if hinge else 0.0), np.zeros(nt)])
+    q = np.concatenate([np.full(npos, 0.0 if hinge else 2.0), np.zeros(nt)])
+    return {"AT": AT, "b": b, "F": F, "E": E, "h": h, "H0": H0, "c": c, "bounded": bounded,
+            "g": g, "q": q, "d": d, "p": p, "npos": npos}
+
+
+@numba.njit(cache=True, fastmath=True)
+def _weighted_gram(AT: np.ndarray, M: np.ndarray) -> np.ndarray:
+    """A^T diag(M) A from AT = A^T (p x N, C order), single-threaded (multithreaded BLAS on a
+    shared machine was 10-100x slower on these thin products)."""
+    p, N = AT.shape
+    B = np.empty_like(AT)
+    for i in range(p):
+        for k in range(N):
+            B[i, k] = AT[i, k] * M[k]
+    out = np.empty((p, p))
+    for i in range(p):
+        for j in range(i, p):
+            acc = 0.0
+            for k in range(N):
+                acc += B[i, k] * AT[j, k]
+            out[i, j] = acc
+            out[j, i] = acc
+    return out
+
+
+@numba.njit(cache=True, fastmath=True)
+def _matvec(AT: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """A @ x from AT = A^T (single-threaded, as :func:`_weighted_gram`)."""
+    p, N = AT.shape
+    out = np.zeros(N)
+    for i in range(p):
+        xi = x[i]
+        for k in range(N):
+            out[k] += AT[i, k] * xi
+    return out
+
+
+@numba.njit(cache=True, fastmath=True)
+def _rmatvec(AT: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """A^T @ v from AT = A^T."""
+    p, N = AT.shape
+    out = np.empty(p)
+    for i in range(p):
+        acc = 0.0
+        for k in range(N):
+            acc += AT[i, k] * v[k]
+        out[i] = acc
+    return out
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> float:
+    """a . b without BLAS (OpenBLAS threads its dot of long vectors: see _weighted_gram)."""
+    return float(np.sum(a * b))
+
+
+def _step(x: np.ndarray, dx: np.ndarray) -> float:
+    """Largest a in (0, 1] with x + a dx >= 0."""
+    neg = dx < 0
+    if not np.any(neg):
+        return 1.0
+    return float(min(1.0, np.min(-x[neg] / dx[neg])))
+
+
+def _direction(st: dict[str, Any], cur: dict[str, Any], rc1: np.ndarray, rc2: np.ndarray,
+               rc3: float, rc4: np.ndarray) -> tuple[Any, ...]:
+    """Newton direction for the complementarity targets rc1 (z s), rc2 (v xi), rc3
+    (lambda sigma), rc4 (zeta y): the (p + 1) system, then xi, the multipliers and slacks."""
+    AT, E, F, bnd = st["AT"], st["E"], st["F"], st["bounded"]
+    z, s, v, xi, lam, zeta, yb = (cur[k] for k in ("z", "s", "v", "xi", "lam", "zeta", "yb"))
+    W, Dinv, r_p1, r_p2 = cur["W"], cur["Dinv"], cur["r_p1"], cur["r_p2"]
+    p = st["p"]
+    rc1p = rc1 - z * r_p1
+    rc3p = rc3 - lam * r_p2
+    rho = -cur["r_xi"] - rc1p / s - rc2 / xi
+    rhs1 = (-cur["r_y"] - np.where(bnd, rc4 / yb, 0.0)
+            + _rmatvec(AT, rc1p / s + W * Dinv * rho))
+    rhs2 = rc3p / lam - _dot(E, Dinv * rho)
+    sol = sla.lu_solve(cur["fac"], np.concatenate([rhs1, [rhs2]]), check_finite=False)
+    dy, dl = sol[:p], sol[p]
+    Ady = _matvec(AT, dy)
+    dxi = Dinv * (rho + W * Ady - E * dl)
+    dz = (-rc1p - z * (dxi - Ady)) / s
+    dv = (-rc2 - v * dxi) / xi
+    ds = dxi - Ady - r_p1
+    dsig = -_dot(F, dy) - _dot(E, dxi) - r_p2
+    dzeta = np.where(bnd, (-rc4 - zeta * dy) / yb, 0.0)
+    return dy, dxi, dz, dv, dl, ds, dsig, dzeta
+
+
+def _steps(st: dict[str, Any], cur: dict[str, Any], dy: np.ndarray, dxi: np.ndarray,
+           dz: np.ndarray, dv: np.ndarray, dl: float, ds: np.ndarray, dsig: float,
+           dzeta: np.ndarray) -> tuple[float, float]:
+    """Largest primal and dual steps in (0, 1] keeping every slack and multiplier >= 0."""
+    bnd = st["bounded"]
+    one = np.ones(1)
+    ap = min(_step(cur["s"], ds), _step(cur["xi"], dxi), _step(cur["sig"] * one, dsig * one),
+             _step(cur["yb"][bnd], dy[bnd]))
+    ad = min(_step(cur["z"], dz), _step(cur["v"], dv), _step(cur["lam"] * one, dl * one),
+             _step(cur["zeta"][bnd], dzeta[bnd]))
+    return ap, ad
+
+
+def solve_top_ipm(form: TopForm, *, tol: float = 1e-6, max_iter: int = 100,
+                  time_limit: float = np.inf) -> Solution:
+    """Mehrotra predictor-corrector on the QP above, stopped by a certified duality gap.
+
+    Parameters
+    ----------
+    form : TopForm
+        A linear-model TopPushK-family problem or Pat&Mat with the hinge; l2 = ``form.lam``
+        >= 0 and l1 = ``form.l1`` >= 0 with l1 + l2 > 0 (l2 = 0: a linear program).
+    tol : float
+        Stop when (upper - lower) / |upper| <= tol, upper = (3) at w, lower =
+        :func:`~ratecons.solvers.top_primal.dual_bound` at the iterate's multipliers.
+    max_iter : int
+        Interior-point iterations; reaching it gives ``iteration_limit``.
+    time_limit : float
+        Wall-clock limit in seconds; reaching it gives ``time_limit``.
+    """
+    if not form.linear_model or form.X_pos is None:
+        raise SolverError("the interior-point method needs an explicit linear model.")
+    if form.family == "patmat" and form.surrogate != "hinge":
+        raise SolverError("the interior-point method covers Pat&Mat with the hinge only (the "
+                          "quadratic-hinge threshold constraint is not a QP row).")
+    if not (form.lam >= 0 and form.l1 >= 0 and form.lam + form.l1 > 0):
+        raise parameter_error("l2/l1", "ipm", "l2 >= 0, l1 >= 0 and l1 + l2 > 0",
+                              (form.lam, form.l1))
+    if not tol > 0:
+        raise parameter_error("tol", "ipm", "a float > 0", tol)
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) \
+            or max_iter < 1:
+        raise parameter_error("max_iter", "ipm", "an int >= 1", max_iter)
+    start = time.perf_counter()
+    st = _structure(form)
+    AT, b, F, E, h = st["AT"], st["b"], st["F"], st["E"], st["h"]
+    H0, c, bnd, g, q = st["H0"], st["c"], st["bounded"], st["g"], st["q"]
+    p, npos, d = st["p"], st["npos"], st["d"]
+    N = b.size
+    # start: w = 0 (w+ = w- = 1 with l1), xi and every slack and multiplier positive
+    y = np.where(bnd, 1.0, 0.0)
+    zeta = np.where(bnd, 1.0, 0.0)
+    xi = np.maximum(b, 0.0) + 1.0
+    s = xi - _matvec(AT, y) - b
+    s = np.maximum(s, 1.0)
+    sig = max(1.0, abs(h - _dot(F, y) - _dot(E, xi)))
+    z = np.full(N, 0.5)  # with lambda = 1: the xi-stationarity of the hinge holds at the start
+    v = np.full(N, 0.5)
+    lam = 1.0
+    status = settings.ITERATION_LIMIT
+    history: list[dict[str, Any]] = []
+    # w = 0 is a candidate: it is the optimum when no direction beats a constant score
+    ub_best, lb_best, w_best, dual_best = primal_objective(form, np.zeros(d)), -np.inf, \
+        np.zeros(d), None
+    it = 0
+    n_comp = 2 * N + 1 + int(bnd.sum())
+    yb = np.where(bnd, y, 1.0)  # bounded entries of y (1 elsewhere, unused)
+
+    def unsplit(yy: np.ndarray) -> np.ndarray:
+        return yy[:d] - yy[d:2 * d] if form.l1 > 0 else yy[:d].copy()
+
+    for it in range(1, max_iter + 1):
+        # residuals of the KKT system (see the module docstring for the signs)
+        r_y = H0 @ y + c + _rmatvec(AT, z) + F * lam - zeta
+        r_xi = g + q * xi - z - v + E * lam
+        r_p1 = s - xi + _matvec(AT, y) + b
+        r_p2 = sig - h + _dot(F, y) + _dot(E, xi)
+        mu = (_dot(z, s) + _dot(v, xi) + lam * sig + _dot(zeta, np.where(bnd, y, 0.0))) / n_comp
+        W = z / s
+        D = q + W + v / xi
+        Dinv = 1.0 / D
+        M = W - W * W * Dinv
+        H = _weighted_gram(AT, M) + H0
+        H[np.diag_indices(p)] += np.where(bnd, zeta / yb, 0.0)
+        B = F + _rmatvec(AT, E * Dinv * W)
+        KKT = np.empty((p + 1, p + 1))
+        KKT[:p, :p] = H
+        KKT[:p, p] = B
+        KKT[p, :p] = B
+        KKT[p, p] = -(sig / lam + _dot(E, Dinv * E))
+        try:
+            fac = sla.lu_factor(KKT, check_finite=False)
+        except (ValueError, np.linalg.LinAlgError):
+            status = settings.NUMERICAL_ERROR
+            break
+
+        cur = {"y": y, "xi": xi, "s": s, "sig": sig, "z": z, "v": v, "lam": lam,
+               "zeta": zeta, "yb": yb, "r_y": r_y, "r_xi": r_xi, "r_p1": r_p1, "r_p2": r_p2,
+               "W": W, "Dinv": Dinv, "fac": fac}
+        # predictor
+        yz = np.where(bnd, zeta * yb, 0.0)
+        dy, dxi, dz, dv, dl, ds, dsig, dzeta = _direction(st, cur, z * s, v * xi, lam * sig,
+                                                          yz)
+        ap, ad = _steps(st, cur, dy, dxi, dz, dv, dl, ds, dsig, dzeta)
+        mu_aff = (_dot(z + ad * dz, s + ap * ds) + _dot(v + ad * dv, xi + ap * dxi)
+                  + (lam + ad * dl) * (sig + ap * dsig)
+                  + np.where(bnd, (zeta + ad * dzeta) * (yb + ap * dy), 0.0).sum()) / n_comp
+        cen = (mu_aff / mu) ** 3
+        # corrector
+        dy, dxi, dz, dv, dl, ds, dsig, dzeta = _direction(
+            st, cur, z * s + ds * dz - cen * mu, v * xi + dv * dxi - cen * mu,
+            lam * sig + dsig * dl - cen * mu, np.where(bnd, yz + dy * dzeta - cen * mu, 0.0))
+        ap, ad = _steps(st, cur, dy, dxi, dz, dv, dl, ds, dsig, dzeta)
+        ap, ad = 0.99 * ap, 0.99 * ad
+        y, xi, s, sig = y + ap * dy, xi + ap * dxi, s + ap * ds, sig + ap * dsig
+        z, v, lam, zeta = z + ad * dz, v + ad * dv, lam + ad * dl, zeta + ad * dzeta
+        yb = np.where(bnd, y, 1.0)
+        if not (np.all(np.isfinite(y)) and np.isfinite(mu)):
+            status = settings.NUMERICAL_ERROR
+            break
+        # certificate once the interior-point measure is small
+        w = unsplit(y)
+        ub = primal_objective(form, w)
+        record: dict[str, Any] = {"iteration": it, "mu": mu, "upper": ub,
+                                  "time": time.perf_counter() - start}
+        if ub < ub_best:
+            ub_best, w_best = ub, w
+        if n_comp * mu <= 10 * tol * max(1.0, npos * abs(ub)):
+            scale = form.theta if form.family == "patmat" else 1.0
+            lb, mu_d, nu_d = dual_bound(form, z[:npos] / npos, scale * z[npos:] / npos)
+            if lb > lb_best:
+                lb_best, dual_best = lb, {"mu": mu_d, "nu": nu_d}
+            record["lower"] = lb
+        gap = (ub_best - lb_best) / max(abs(ub_best), 1e-300)
+        record["relative_gap"] = gap
+        history.append(record)
+        if gap <= tol:
+            status = settings.OPTIMAL
+            break
+        if time.perf_counter() - start >= time_limit:
+            status = settings.TIME_LIMIT
+            break
+    gap = (ub_best - lb_best) / max(abs(ub_best), 1e-300)
+    t = form.threshold_from_scores(np.asarray(form.X_tilde @ w_best).ravel())
+    finite = bool(np.isfinite(lb_best))
+    cert = Certificate(lower_bound=lb_best if finite else None, upper_bound=ub_best,
+                       gap=ub_best - lb_best if finite else None, max_violation=0.0,
+                       details={"iterations": it, "relative_gap": gap})
+    return Solution(status=status, objective=ub_best, primal={"w": w_best, "t": t},
+                    dual=dual_best or {}, certificate=cert, history=history,
+                    solver="primal-dual interior point (Mehrotra), structured Schur complement",
+                    solve_time=time.perf_counter() - start)
