@@ -31,6 +31,7 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
+from ..canonical.rate_program import weighted_sum
 from ..errors import SolverError
 from .folded import ExampleDesign
 
@@ -364,8 +365,8 @@ def hinge_primal_dual(design: ExampleDesign, a: np.ndarray, bcoef: np.ndarray, l
                       w: np.ndarray, bias: float, xi: np.ndarray) -> tuple[float, float]:
     """P(w) at ``w`` and D(xi) at ``xi`` (NumPy, for checks): the two sides of the gap."""
     z = design.scores(w, bias)
-    primal = float(a @ np.maximum(0.0, 0.5 + z) + bcoef @ np.maximum(0.0, 0.5 - z)
-                   + 0.5 * l2 * (w @ w))
+    primal = (weighted_sum(a, np.maximum(0.0, 0.5 + z))
+              + weighted_sum(bcoef, np.maximum(0.0, 0.5 - z)) + 0.5 * l2 * float(w @ w))
     s = np.asarray(design.X.T @ xi).ravel()
     conj = np.maximum(-0.5 * xi - bcoef, 0.5 * xi - a).sum()
     dual = float(-conj - bias * xi.sum() - 0.5 * (s @ s) / l2)
