@@ -421,18 +421,20 @@ class RateFamily(Family):
 
 def compare_rate_results(program: RateProgram, result: Result, reference: Result
                          ) -> dict[str, Any]:
-    """Objective, ramp and indicator violations, and solution distance for verify."""
+    """Objective, indicator (``max_violation``) and ramp violations, solution distance."""
     rows: dict[str, Any] = {"objective": (result.objective, reference.objective)}
     if not (result.has_model and reference.has_model):
         rows["objective_rel_gap"] = None
         return rows
     rows["objective_rel_gap"] = abs(result.objective - reference.objective) / max(
         1.0, abs(reference.objective))
-    viol = [float(np.max(program.violations(r.w, r.b, "ramp"), initial=0.0))
-            for r in (result, reference)]
-    rows["max_violation"] = tuple(viol)
-    rows["max_violation_indicator"] = tuple(
+    # feasibility of the returned (deterministic) models: the indicator rows of Problem 1;
+    # the ramp rows of Problem 2 alongside (the repaired bias may leave them slightly violated)
+    rows["max_violation"] = tuple(
         float(np.max(program.violations(r.w, r.b, "indicator"), initial=0.0))
+        for r in (result, reference))
+    rows["max_violation_ramp"] = tuple(
+        float(np.max(program.violations(r.w, r.b, "ramp"), initial=0.0))
         for r in (result, reference))
     dw = np.linalg.norm(result.w - reference.w) / max(1.0, np.linalg.norm(reference.w))
     rows["solution_distance"] = float(dw + abs(result.b - reference.b))

@@ -43,7 +43,8 @@ class BiasRepair:
     Attributes
     ----------
     b : float
-        The chosen bias (the given one when ``feasible`` is False).
+        The chosen bias; when ``feasible`` is False, the one with the smallest total violation
+        sum_j max(0, row_j - gamma_j) (the given bias unless another does better).
     feasible : bool
         Whether every indicator constraint row meets its bound at ``b``.
     rows : ndarray, shape (m+1,)
@@ -103,8 +104,8 @@ def repair_bias(program: RateProgram, w: np.ndarray, b: float) -> BiasRepair:
     Returns
     -------
     BiasRepair
-        ``feasible`` False (and ``b`` unchanged) when no bias meets every constraint with
-        this w, or the model has no intercept.
+        ``feasible`` False when no bias meets every constraint with this w (``b`` is then the
+        least violating one), or the model has no intercept (``b`` unchanged).
     """
     rows_now = program.row_values(w, b, "indicator")
     if np.all(rows_now[1:] <= program.gamma + ROW_TOL):
@@ -122,4 +123,12 @@ def repair_bias(program: RateProgram, w: np.ndarray, b: float) -> BiasRepair:
         rows_pick = program.row_values(w, pick, "indicator")
         if np.all(rows_pick[1:] <= program.gamma + ROW_TOL):
             return BiasRepair(pick, True, rows_pick, biases.size, n_ok)
+    # none feasible: the bias with the smallest total violation (nearest to b on ties)
+    excess = np.maximum(rows[1:] - program.gamma[:, None], 0.0).sum(axis=0)
+    near = np.flatnonzero(excess <= excess.min() + ROW_TOL)
+    pick = float(biases[near[np.argmin(np.abs(biases[near] - b))]])
+    rows_pick = program.row_values(w, pick, "indicator")
+    if np.maximum(rows_pick[1:] - program.gamma, 0.0).sum() < np.maximum(
+            rows_now[1:] - program.gamma, 0.0).sum():
+        return BiasRepair(pick, False, rows_pick, biases.size, 0)
     return BiasRepair(float(b), False, rows_now, biases.size, n_ok)

@@ -283,8 +283,8 @@ def require_l2(l2: float) -> None:
 
 def sdca(design: ExampleDesign, a: np.ndarray, bcoef: np.ndarray, l2: float, bias: float,
          xi: np.ndarray | None = None, *, tol: float = 1e-6, dual_target: float = np.inf,
-         shrink: float = 0.005, max_epochs: int = 1000, check_every: int = 20,
-         balance: float = 4.0, seed: int = 0,
+         shrink: float = 0.005, max_epochs: int = 1000, check_every: int = 3,
+         balance: float = 2.0, seed: int = 0,
          work: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> SDCAResult:
     """Minimize the weighted two-sided hinge SVM (eq. 16) over w at fixed bias by SDCA (eq. 19).
 
