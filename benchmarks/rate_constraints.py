@@ -221,7 +221,7 @@ def warm_up() -> None:
 
 def main(quick: bool = False) -> dict:
     warm_up()
-    rows = 1500 if quick else 4000
+    rows = 800 if quick else 2000
     l2s = (1e-5, 1e-2) if quick else L2_GRID
     counts = (1, 3, 5) if quick else (1, 2, 3, 4, 5)
     print(f"grid: {DATA_GRID} x {counts} constraints x l2 {l2s}, {rows} training rows "

@@ -20,8 +20,10 @@ def fair():
 def test_auto_picks_mm_for_l2_problems_and_plan_explains():
     plan = fairness_problem(n=6000, l2=1e-2).plan()
     assert plan.method == "mm" and "mm" in plan.available
-    small = fairness_problem(n=100, l2=1e-2).plan()
+    small = fairness_problem(n=100, l2=1e-1).plan()
     assert small.method == "cvxpy" and any("example-terms" in r for r in small.reasons)
+    weak = fairness_problem(n=6000, l2=1e-5).plan()  # l2 x |D_i| < 1: SDCA too slow
+    assert weak.method == "cvxpy" and any("l2 x largest dataset" in r for r in weak.reasons)
     assert any("SDCA" in r for r in plan.reasons)
     lp = fairness_problem(n=100, l2=0.0).plan()
     assert lp.method == "cvxpy"

@@ -159,6 +159,10 @@ def rate_result(problem: Problem, method: str, solution: Solution) -> RateResult
     return RateResult(problem, method, solution, scorer, objective)
 
 
+#: ``auto`` picks method "mm" only when l2 * (size of the largest dataset D_i) is at least this
+#: (SDCA's dual steps scale with lambda |D_i|; see docs/mm.md for the measurements)
+MM_AUTO_MIN_L2N = 1.0
+
 #: re-solves with tightened bounds when no bias makes the deterministic model feasible
 REPAIR_ROUNDS = 3
 
@@ -394,11 +398,16 @@ class RateFamily(Family):
         # --- method "mm" (issue 3): the specialized solver whenever SDCA applies
         ok, why = rate_mm.mm_applicable(form)
         reasons.append(why)
-        if ok and form.n_total >= settings.MM_AUTO_MIN_TERMS:
+        conditioning = form.l2 * max((blk.n for blk in form.blocks), default=0)
+        if ok and conditioning < MM_AUTO_MIN_L2N:
+            reasons.append(f"l2 x largest dataset = {conditioning:.3g} < {MM_AUTO_MIN_L2N:g}: SDCA "
+                           "converges slowly on so weakly regularized SVMs (measured: minutes "
+                           "on 500 Adult rows at l2 = 1e-5), so CVXPY is used")
+        elif ok and form.n_total >= settings.MM_AUTO_MIN_TERMS:
             reasons.append(f"{form.n_total} example-terms >= {settings.MM_AUTO_MIN_TERMS}: "
                            "the specialized solver is faster than a conic solver at this size")
             return "mm", reasons
-        if ok:
+        elif ok:
             reasons.append(f"only {form.n_total} example-terms (< {settings.MM_AUTO_MIN_TERMS}): "
                            "CLARABEL's interior-point solves are faster than SDCA at this size")
         if form.is_lp:
