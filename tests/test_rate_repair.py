@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from ratecons.families.rates import make_deterministic
 from ratecons.solution import Solution
-from ratecons.solvers.bias_repair import candidate_rows, repair_bias
+from ratecons.solvers.bias_repair import RAMP_SCAN, candidate_rows, repair_bias
 from ratecons.testing import fairness_problem
 from tests.rate_bound_helpers import fairness_program, random_problem
 
@@ -33,7 +33,7 @@ def test_candidate_rows_equal_direct_evaluation_at_every_candidate(seed, roundin
     assert biases[0] < scores.min() and biases[-1] > scores.max()
 
 
-def test_repair_bias_is_the_best_feasible_threshold():
+def test_repair_bias_is_the_nearest_feasible_threshold_keeping_the_ramp_rows():
     program = random_problem(3, n=300, d=5, kappa=0.9, extra_recall=0.5)
     w = np.random.default_rng(0).normal(size=program.d)
     fix = repair_bias(program, w, 50.0)  # everything negative: recall 0 < 0.5
@@ -41,7 +41,11 @@ def test_repair_bias_is_the_best_feasible_threshold():
     feasible = np.all(rows[1:] <= program.gamma[:, None] + 1e-12, axis=0)
     assert fix.feasible and fix.feasible_candidates == int(feasible.sum())
     assert np.all(program.row_values(w, fix.b, "indicator")[1:] <= program.gamma + 1e-12)
-    assert fix.rows[0] == pytest.approx(rows[0, feasible].min(), abs=1e-12)
+    # the nearest feasible bias that also meets the ramp rows (among the RAMP_SCAN nearest)
+    order = np.flatnonzero(feasible)[np.argsort(np.abs(biases[feasible] - 50.0), kind="stable")]
+    ramp_ok = [c for c in order[:RAMP_SCAN]
+               if np.all(program.row_values(w, biases[c], "ramp")[1:] <= program.gamma + 1e-12)]
+    assert fix.b == biases[ramp_ok[0] if ramp_ok else order[0]]
     # an already feasible bias is kept
     again = repair_bias(program, w, fix.b)
     assert again.b == fix.b and again.candidates == 0

@@ -17,9 +17,10 @@ positive, so
 is a reversed cumulative sum of the per-rank weights of D_i, and every row of Problem 1 at
 every candidate is (alpha @ S_p + beta @ (1 - S_p)) with S_p the k x (U + 1) matrix of these
 rates: one sort and O(k U + m k U) arithmetic. Among the candidates whose constraint rows all
-meet their bounds, :func:`repair_bias` takes the one with the smallest indicator objective (row
-0), the one closest to the given bias on ties, and checks it by evaluating the rows at that
-bias directly.
+meet their bounds, :func:`repair_bias` takes the one nearest the given bias (the solver's, a
+local optimum of the ramp objective) that also keeps the ramp rows of Problem 2 within their
+bounds (so the randomized rule stays feasible too), checking the ``RAMP_SCAN`` nearest, else
+the nearest one, and checks it by evaluating the rows at that bias directly.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ __all__ = ["BiasRepair", "candidate_rows", "repair_bias"]
 
 #: rows are sums of at most ~1e6 weights: a bound counts as met up to this rounding
 ROW_TOL = 1e-12
+#: feasible biases (nearest first) checked for also meeting the ramp rows (one pass each)
+RAMP_SCAN = 32
 
 
 @dataclass
@@ -91,7 +94,7 @@ def candidate_rows(program: RateProgram, w: np.ndarray) -> tuple[np.ndarray, np.
 
 
 def repair_bias(program: RateProgram, w: np.ndarray, b: float) -> BiasRepair:
-    """The bias meeting every indicator constraint with the smallest indicator objective.
+    """The bias nearest ``b`` meeting every indicator constraint (and the ramp ones if it can).
 
     Parameters
     ----------
@@ -117,9 +120,13 @@ def repair_bias(program: RateProgram, w: np.ndarray, b: float) -> BiasRepair:
     n_ok = int(ok.sum())
     if n_ok:
         idx = np.flatnonzero(ok)
-        best = rows[0, idx].min()
-        near = idx[rows[0, idx] <= best + ROW_TOL]
-        pick = float(biases[near[np.argmin(np.abs(biases[near] - b))]])
+        idx = idx[np.argsort(np.abs(biases[idx] - b), kind="stable")]
+        pick = float(biases[idx[0]])
+        for c in idx[:RAMP_SCAN]:  # nearest first: one that keeps the ramp rows met too
+            if np.all(program.row_values(w, float(biases[c]), "ramp")[1:]
+                      <= program.gamma + ROW_TOL):
+                pick = float(biases[c])
+                break
         rows_pick = program.row_values(w, pick, "indicator")
         if np.all(rows_pick[1:] <= program.gamma + ROW_TOL):
             return BiasRepair(pick, True, rows_pick, biases.size, n_ok)
