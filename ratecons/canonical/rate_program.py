@@ -22,7 +22,14 @@ import scipy.sparse as sp
 
 from ..data import Features
 
-__all__ = ["RateBlock", "RateProgram"]
+__all__ = ["RateBlock", "RateProgram", "weighted_sum"]
+
+
+def weighted_sum(weights: np.ndarray, values: np.ndarray) -> float:
+    """sum_x weights_x values_x without BLAS: a threaded OpenBLAS ``ddot`` (what ``@`` calls
+    for two 1-D arrays) took ~8 ms instead of ~0.01 ms for 26k entries on a loaded 2-core
+    machine, which made evaluating the rates of Adult cost more than a pass over its rows."""
+    return float(np.einsum("i,i->", weights, values))
 
 
 @dataclass
@@ -100,7 +107,7 @@ class RateProgram:
                 v = np.clip(0.5 + z, 0.0, 1.0)
             else:
                 raise ValueError(kind)
-            out[i] = blk.weights @ v
+            out[i] = weighted_sum(blk.weights, v)
         return out
 
     def row_values(self, w: np.ndarray, b: float, kind: str = "indicator") -> np.ndarray:
@@ -129,8 +136,8 @@ class RateProgram:
         up = np.empty(self.k)
         un = np.empty(self.k)
         for i, (blk, z, (mp, mn)) in enumerate(zip(self.blocks, self.block_scores(w, b), masks)):
-            up[i] = blk.weights @ np.where(mp, np.maximum(0.0, 0.5 + z), 1.0)
-            un[i] = blk.weights @ np.where(mn, np.maximum(0.0, 0.5 - z), 1.0)
+            up[i] = weighted_sum(blk.weights, np.where(mp, np.maximum(0.0, 0.5 + z), 1.0))
+            un[i] = weighted_sum(blk.weights, np.where(mn, np.maximum(0.0, 0.5 - z), 1.0))
         return self.alpha @ up + self.beta @ un
 
     def regularizer(self, w: np.ndarray) -> float:

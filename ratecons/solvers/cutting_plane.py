@@ -272,7 +272,7 @@ def minimize_over_b(bound: FoldedBound, v: np.ndarray, eps: float, state: SDCASt
         _, lower = envelope_min(np.array(slopes), np.array(icpts), lo, hi)
         converged = best_u - lower <= eps
     if b_start is not None:
-        state.b_step = max(2.0 * abs(best_b - b_start), 1e-4)
+        state.b_step = max(2.0 * abs(best_b - b_start), 1e-2)
     return BiasResult(best_w, best_b, best_u, lower, t, converged, hist)
 
 
@@ -442,7 +442,7 @@ def maximize_over_v(bound: FoldedBound, *, v_max: float = 100.0, epsilon: float 
     eps_first = max(epsilon, 1e-3 * 0.5 * float(a0.sum() + b0c.sum()))
     eps_t = eps_first
     hint = math.inf
-    b_prev = b_start
+    b_prev = 0.0 if b_start is None else b_start
     vs, ls, ws, bs = [], [], [], []
     lower, upper = -math.inf, math.inf
     v_arg = v_t

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..canonical.rate_program import RateProgram
+from ..canonical.rate_program import RateProgram, weighted_sum
 
 __all__ = ["ExampleDesign", "FoldedBound", "example_design", "fold_bound"]
 
@@ -187,7 +187,7 @@ def fold_bound(program: RateProgram, masks: list[tuple[np.ndarray, np.ndarray]])
                 A[j] += program.alpha[j, i] * hp
             if program.beta[j, i] != 0.0:
                 B[j] += program.beta[j, i] * hn
-        const += program.alpha[:, i] * float(blk.weights @ ~mp)
-        const += program.beta[:, i] * float(blk.weights @ ~mn)
+        const += program.alpha[:, i] * weighted_sum(blk.weights, ~mp)
+        const += program.beta[:, i] * weighted_sum(blk.weights, ~mn)
     return FoldedBound(design, A, B, const, program.gamma - const[1:], float(program.l2),
                        bool(program.fit_intercept))

@@ -31,6 +31,7 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
+from ..canonical.rate_program import weighted_sum
 from ..errors import SolverError
 from .folded import ExampleDesign
 
@@ -282,8 +283,8 @@ def require_l2(l2: float) -> None:
 
 def sdca(design: ExampleDesign, a: np.ndarray, bcoef: np.ndarray, l2: float, bias: float,
          xi: np.ndarray | None = None, *, tol: float = 1e-6, dual_target: float = np.inf,
-         shrink: float = 0.005, max_epochs: int = 1000, check_every: int = 20,
-         balance: float = 4.0, seed: int = 0,
+         shrink: float = 0.005, max_epochs: int = 1000, check_every: int = 3,
+         balance: float = 2.0, seed: int = 0,
          work: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> SDCAResult:
     """Minimize the weighted two-sided hinge SVM (eq. 16) over w at fixed bias by SDCA (eq. 19).
 
@@ -364,8 +365,8 @@ def hinge_primal_dual(design: ExampleDesign, a: np.ndarray, bcoef: np.ndarray, l
                       w: np.ndarray, bias: float, xi: np.ndarray) -> tuple[float, float]:
     """P(w) at ``w`` and D(xi) at ``xi`` (NumPy, for checks): the two sides of the gap."""
     z = design.scores(w, bias)
-    primal = float(a @ np.maximum(0.0, 0.5 + z) + bcoef @ np.maximum(0.0, 0.5 - z)
-                   + 0.5 * l2 * (w @ w))
+    primal = (weighted_sum(a, np.maximum(0.0, 0.5 + z))
+              + weighted_sum(bcoef, np.maximum(0.0, 0.5 - z)) + 0.5 * l2 * float(w @ w))
     s = np.asarray(design.X.T @ xi).ravel()
     conj = np.maximum(-0.5 * xi - bcoef, 0.5 * xi - a).sum()
     dual = float(-conj - bias * xi.sum() - 0.5 * (s @ s) / l2)
