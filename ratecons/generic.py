@@ -50,6 +50,8 @@ __all__ = ["GenericChain", "ComposedResult", "solve_generic"]
 
 #: how far past a missed constraint the repair step tightens it
 REPAIR_MARGIN = 1e-6
+#: one convex step of the chain: (psi by dataset, anchor scores or None, bounds) -> ConvexStep
+StepSolver = Callable[[dict[int, Any], Any, np.ndarray], ConvexStep]
 
 
 class ScoreTable:
@@ -93,15 +95,24 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
                   tol: float = settings.MM_RELATIVE_TOL, repair_rounds: int = 5,
                   kernel_points: int = MAX_EXACT_KERNEL_POINTS, seed: int | None = 0,
                   callback: Callable[[dict[str, Any]], None] | None = None,
-                  start: Any = None) -> tuple[Solution, Any]:
+                  start: Any = None, step_solver: StepSolver | None = None,
+                  step_solver_name: str = "") -> tuple[Solution, Any]:
     """Run the chain (module docstring); returns the Solution and the user's scorer.
 
     ``start`` (a scorer) replaces the hinge relaxation by a first MM bound at its scores: how
     ``verify`` re-solves a converged reference with another solver from the same anchor (MM's
     fixed points are local, so two paths from the hinge start may end at different ones).
+    ``step_solver(psi, anchor, bounds) -> ConvexStep`` replaces the CVXPY step (the matrix
+    form on HiGHS, :mod:`ratecons.matrix_chain`), named ``step_solver_name``.
     """
     start_time = time.perf_counter()
-    name = pick_solver(analysis, solver)
+    if step_solver is None:
+        name = pick_solver(analysis, solver)
+
+        def step_solver(psi: dict[int, Any], anchor: Any, bounds: np.ndarray) -> ConvexStep:
+            return solve_step(analysis, psi, anchor, bounds, name, solver_options)
+    else:
+        name = step_solver_name
     fmap = kernelize(analysis.model, analysis.datasets, kernel_points, seed)
     psi = {id(d): fmap.apply(d.X) for d in analysis.datasets}
     bounds = np.array([row.bound for row in analysis.constraints])
@@ -119,6 +130,7 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
         missed = _missed(analysis, table)
         details["indicator_violations"] = {row.name: float(v) for row, v in
                                            zip(analysis.constraints, missed)}
+        details["step_objective"] = step.objective
         sol = Solution(status, value, primal={"w": step.w, "b": np.float64(step.b)},
                        dual={"v": step.duals}, history=history, solver=f"generic/{name}",
                        solve_time=time.perf_counter() - start_time,
@@ -130,7 +142,7 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
     anchor = None if start is None else {
         id(d): np.asarray(start.decision_function(d.X), dtype=np.float64).ravel()
         for d in analysis.datasets}
-    step = solve_step(analysis, psi, anchor, bounds, name, solver_options)
+    step = step_solver(psi, anchor, bounds)
     if step.status not in settings.SOLVED_STATUSES:
         message = step.message or ""
         if step.status == settings.INFEASIBLE:
@@ -154,7 +166,7 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
             status = settings.ITERATION_LIMIT
             for _ in range(max_iterations):
                 iterations += 1
-                nxt = solve_step(analysis, psi, scores, bounds, name, solver_options)
+                nxt = step_solver(psi, scores, bounds)
                 if nxt.status not in settings.SOLVED_STATUSES:
                     break
                 nxt_scores = _scores(psi, nxt)
