@@ -131,6 +131,7 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
         details["indicator_violations"] = {row.name: float(v) for row, v in
                                            zip(analysis.constraints, missed)}
         details["step_objective"] = step.objective
+        details["step_bounds"] = bounds.copy()  # the last step's bounds (after any repair)
         sol = Solution(status, value, primal={"w": step.w, "b": np.float64(step.b)},
                        dual={"v": step.duals}, history=history, solver=f"generic/{name}",
                        solve_time=time.perf_counter() - start_time,

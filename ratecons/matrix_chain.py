@@ -45,6 +45,11 @@ from .solution import Certificate, Solution
 
 __all__ = ["highs_method", "matrix_step", "read_solution"]
 
+#: HiGHS QP iterations allowed per row + column before the step is retried (cycling guard)
+QP_ITERATIONS_PER_SIZE = 20
+#: HiGHS' qp_regularization_value of the retry (its default is 1e-7)
+QP_FALLBACK_REGULARIZATION = 1e-5
+
 
 def _require_analysis(problem: Any, what: str) -> Analysis:
     analysis = problem.analysis
@@ -60,7 +65,17 @@ def highs_step(analysis: Analysis, solver: str = "simplex", time_limit: float | 
     """A step solver for :func:`ratecons.generic.solve_generic`: lower, solve by HiGHS."""
     def step(psi: dict[int, Any], anchor: Any, bounds: np.ndarray) -> ConvexStep:
         lowered = lower_matrix(analysis, psi, anchor, bounds)
-        res = HighsLP(lowered.lp, solver=solver, time_limit=time_limit, options=options).solve()
+        lp = lowered.lp
+        opts = dict(options or {})
+        if lp.is_qp and "qp_iteration_limit" not in opts:
+            opts["qp_iteration_limit"] = QP_ITERATIONS_PER_SIZE * (lp.n_rows + lp.n_cols)
+        res = HighsLP(lp, solver=solver, time_limit=time_limit, options=opts).solve()
+        if lp.is_qp and res.status == settings.ITERATION_LIMIT and not options:
+            # HiGHS' active-set QP solver can cycle on the degenerate MM steps (measured on
+            # diabetes, l2 = 1e-3: 600k iterations at the optimal value); a larger
+            # regularization of its reduced Hessian ends it (82 iterations, same optimum)
+            opts["qp_regularization_value"] = QP_FALLBACK_REGULARIZATION
+            res = HighsLP(lp, solver=solver, time_limit=time_limit, options=opts).solve()
         if res.status not in settings.SOLVED_STATUSES:
             return ConvexStep(res.status, float("nan"), solver=f"highs/{solver}",
                               solve_time=res.solve_time, message=f"HiGHS: {res.raw_status}")
@@ -108,17 +123,30 @@ def highs_method() -> MethodSpec:
 def matrix_step(problem: Any, at: Any = None, kernel_points: int = MAX_EXACT_KERNEL_POINTS,
                 seed: int | None = 0) -> tuple[MatrixStep, Any]:
     """The convex step of ``problem`` at ``at`` (a Result or scorer: its scores are the MM
-    anchor; None: the hinge relaxation), with the problem's own constraint bounds.
+    anchor; None: the hinge relaxation).
 
-    Returns the lowered step and the feature map (to invert its solution).
+    The constraint bounds are the problem's own, or, for a result of the chain
+    (``method="highs"`` or ``"generic"``), those of its last step: the deterministic repair may
+    have tightened them, and the step then reproduces the result. Returns the lowered step and
+    the feature map (to invert its solution).
     """
     analysis = _require_analysis(problem, "the matrix step")
     check_representable(analysis)
     fmap = kernelize(analysis.model, analysis.datasets, kernel_points, seed)
     psi = {id(d): fmap.apply(d.X) for d in analysis.datasets}
     anchor = None if at is None else anchor_of(analysis, at)
+    details = getattr(getattr(at, "certificate", None), "details", {}) or {}
+    bounds = details.get("step_bounds")
     name = "_".join(d.name for d in analysis.datasets) or "ratecons"
-    return lower_matrix(analysis, psi, anchor, name=name), fmap
+    step = lower_matrix(analysis, psi, anchor, bounds, name=name)
+    if bounds is not None:
+        original = np.array([row.bound for row in analysis.constraints])
+        tightened = np.flatnonzero(np.asarray(bounds) < original)
+        if tightened.size:
+            step.notes["bounds"] = "tightened by the deterministic repair: " + "; ".join(
+                f"{analysis.constraints[j].name} (canonical bound {bounds[j]:.10g})"
+                for j in tightened)
+    return step, fmap
 
 
 def _parameters(analysis: Analysis, fmap: Any, values: Any) -> tuple[np.ndarray, float]:

@@ -191,6 +191,8 @@ def export_mps(problem: Any, path: str | Path, at: Any = None, restricted: bool 
                     f"step: {step.notes['anchor']}; {lp.summary()}",
                     f"sense: {step.notes['sense']}"]
         comments += [f"constraint: {row.name}" for row in analysis.constraints]
+        if "bounds" in step.notes:
+            comments.append(f"bounds {step.notes['bounds']}")
         write_mps(lp, path, "obj", comments)
         return {"path": str(path), "rows": lp.n_rows, "cols": lp.n_cols, "nonzeros": lp.A.nnz,
                 "kind": "QP" if lp.is_qp else "LP", "sense": step.notes["sense"],
