@@ -19,6 +19,7 @@ from .estimator import RateConstrainedClassifier
 from .expr.losses import hinge_loss, logistic_loss, mean_loss
 from .expr.robust import worst_case
 from .lowering.mps import export_mps
+from .matrix_chain import read_solution
 from .models import KernelModel, LinearModel
 from .moments import MomentSet, minimax_risk
 from .phi_divergence import Phi, PhiDivergenceBall, robust_loss
@@ -103,6 +104,7 @@ __all__ = [
     "error_rate",
     "errors",
     "export_mps",
+    "read_solution",
     "f1_score",
     "false_negative_rate",
     "false_negatives",

@@ -4,7 +4,8 @@
 between women and men) and prints its reports next to the unconstrained model's.
 ``ratecons solve SPEC.py`` runs a Python file that defines a variable ``problem`` and solves it;
 ``ratecons verify SPEC.py`` compares the specialized method with the CVXPY reference;
-``ratecons export SPEC.py -o model.mps`` writes an LP-representable problem to MPS.
+``ratecons export SPEC.py -o model.mps [--at solve|SOLUTION]`` writes an LP/QP-representable
+problem to MPS; ``ratecons export SPEC.py --read SOLUTION`` maps a solver's answer back.
 """
 
 from __future__ import annotations
@@ -140,11 +141,26 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from . import export_mps
+    from . import export_mps, read_solution
+    from .errors import SpecError
 
     problem = _load_problem(args.spec)
-    info = export_mps(problem, args.output, restricted=args.restricted)
-    print(f"wrote {info['path']}: {info['rows']} rows, {info['cols']} columns")
+    if args.read is not None:
+        result = read_solution(problem, args.read)
+        print(result.report())
+        return 0 if result.has_model else 1
+    if args.output is None:
+        raise SpecError("ratecons export needs -o FILE.mps (or --read SOLUTION to map a "
+                        "solution back).")
+    at = None
+    if args.at == "solve":
+        at = problem.solve(method=args.method, seed=args.seed)
+        print(f"solved by {at.method}: status {at.status}, objective {at.objective:.10g}")
+    elif args.at is not None:
+        at = read_solution(problem, args.at)
+    info = export_mps(problem, args.output, at=at, restricted=args.restricted)
+    print(f"wrote {info['path']}: {info['kind']}, {info['rows']} rows, {info['cols']} columns"
+          f"; {info['sense']}")
     return 0
 
 
@@ -176,12 +192,24 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--rtol", type=float, default=1e-4, help="objective tolerance")
         p.set_defaults(func=func)
 
-    export = sub.add_parser("export", help="write an LP-representable problem to MPS",
-                            description="Write the problem in SPEC.py as an MPS file (HiGHS).")
+    export = sub.add_parser(
+        "export", help="write an LP/QP-representable problem to MPS, or read a solution back",
+        description="Write the problem in SPEC.py as a free MPS file (a QP with QUADOBJ when "
+                    "it has an l2 term), or map an external solver's solution file back "
+                    "(--read). See docs/export.md.")
     export.add_argument("spec", help="Python file defining a variable `problem`")
-    export.add_argument("-o", "--output", required=True, help="output path (.mps)")
+    export.add_argument("-o", "--output", help="output path (.mps)")
+    export.add_argument("--at", metavar="solve|SOLUTION",
+                        help="write the majorization step at an anchor: 'solve' solves the "
+                             "problem first (--method), a path reads a solution file")
+    export.add_argument("--method", default="highs", help="method of --at solve (default highs)")
+    export.add_argument("--seed", type=int, default=0)
+    export.add_argument("--read", metavar="SOLUTION",
+                        help="read a HiGHS/CBC/GLPK solution file of the export and print the "
+                             "report")
     export.add_argument("--restricted", action="store_true",
-                        help="write the final restricted LP of constraint generation")
+                        help="minimax risk: write the final restricted LP of constraint "
+                             "generation")
     export.set_defaults(func=_cmd_export)
     return parser
 

@@ -37,6 +37,8 @@ FAMILY_MODULES = (
 _FAMILIES: list[Family] = []
 #: the generic chain, available on every score-model problem next to its pattern's methods
 GENERIC_METHOD = "generic"
+#: the generic chain on the matrix form (HiGHS), on every LP/QP-representable score-model problem
+HIGHS_METHOD = "highs"
 _LOADED = False
 
 
@@ -213,11 +215,16 @@ def resolve(problem: Problem, method: str) -> tuple[MethodSpec, list[str]]:
 
         return generic_method(), ["method 'generic' was requested: the generic chain, the "
                                   "reference every pattern is checked against"]
+    if method == HIGHS_METHOD and problem.analysis is not None:
+        from .matrix_chain import highs_method
+
+        return highs_method(), ["method 'highs' was requested: the generic chain with every "
+                                "step as a matrix LP/QP on HiGHS"]
     if method == "auto":
         name, reasons = family.choose(problem, problem.canonical())
         return methods[name], reasons
     if method not in methods:
-        extra = [GENERIC_METHOD] if problem.analysis is not None else []
+        extra = [GENERIC_METHOD, HIGHS_METHOD] if problem.analysis is not None else []
         raise UnknownOptionError(
             f"unknown method {method!r} for a {family.name} problem; choose one of "
             f"{['auto', *methods, *extra]}."
@@ -240,7 +247,8 @@ def run_method(
             f"unknown option(s) {unknown} for method {spec.name!r}; it accepts "
             f"{list(spec.options) or 'no options'}."
         )
-    form = problem.analysis if spec.name == GENERIC_METHOD else problem.canonical()
+    form = (problem.analysis if spec.name in (GENERIC_METHOD, HIGHS_METHOD)
+            else problem.canonical())
     result = spec.run(problem, form, seed=seed, callback=callback, **options)
     result.reasons = reasons
     return result

@@ -51,6 +51,8 @@ __all__ = ["GenericChain", "ComposedResult", "solve_generic"]
 
 #: how far past a missed constraint the repair step tightens it
 REPAIR_MARGIN = 1e-6
+#: one convex step of the chain: (psi by dataset, anchor scores or None, bounds) -> ConvexStep
+StepSolver = Callable[[dict[int, Any], Any, np.ndarray], ConvexStep]
 
 
 @dataclass
@@ -106,11 +108,22 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
                   tol: float = settings.MM_RELATIVE_TOL, repair_rounds: int = 5,
                   kernel_points: int = MAX_EXACT_KERNEL_POINTS, seed: int | None = 0,
                   callback: Callable[[dict[str, Any]], None] | None = None,
-                  only_step: LastStep | None = None) -> tuple[Solution, Any, LastStep | None]:
+                  only_step: LastStep | None = None, step_solver: StepSolver | None = None,
+                  step_solver_name: str = "") -> tuple[Solution, Any, LastStep | None]:
     """Run the chain (module docstring); returns the Solution, the user's scorer and the
-    last convex step. With ``only_step`` it solves that one step and nothing else."""
+    last convex step. With ``only_step`` it solves that one step and nothing else.
+
+    ``step_solver(psi, anchor, bounds) -> ConvexStep`` replaces the CVXPY step (the matrix
+    form on HiGHS, :mod:`ratecons.matrix_chain`), named ``step_solver_name``.
+    """
     start_time = time.perf_counter()
-    name = pick_solver(analysis, solver)
+    if step_solver is None:
+        name = pick_solver(analysis, solver)
+
+        def step_solver(psi: dict[int, Any], anchor: Any, bounds: np.ndarray) -> ConvexStep:
+            return solve_step(analysis, psi, anchor, bounds, name, solver_options)
+    else:
+        name = step_solver_name
     fmap = kernelize(analysis.model, analysis.datasets, kernel_points, seed)
     psi = {id(d): fmap.apply(d.X) for d in analysis.datasets}
     bounds = np.array([row.bound for row in analysis.constraints])
@@ -131,6 +144,8 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
         missed = _missed(analysis, table)
         details["indicator_violations"] = {row.name: float(v) for row, v in
                                            zip(analysis.constraints, missed)}
+        details["step_objective"] = step.objective
+        details["step_bounds"] = step_bounds.copy()  # the last step's (after any repair)
         sol = Solution(status, value, primal={"w": step.w, "b": np.float64(step.b)},
                        dual={"v": step.duals}, history=history, solver=f"generic/{name}",
                        solve_time=time.perf_counter() - start_time,
@@ -139,7 +154,7 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
                                                details=details))
         return sol, scorer, LastStep(step_anchor, step_bounds, step.objective)
 
-    step = solve_step(analysis, psi, anchor, bounds, name, solver_options)
+    step = step_solver(psi, anchor, bounds)
     step_anchor, step_bounds = anchor, bounds  # what produced ``step``
     if step.status not in settings.SOLVED_STATUSES:
         message = step.message or ""
@@ -166,7 +181,7 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
             status = settings.ITERATION_LIMIT
             for _ in range(max_iterations):
                 iterations += 1
-                nxt = solve_step(analysis, psi, scores, bounds, name, solver_options)
+                nxt = step_solver(psi, scores, bounds)
                 if nxt.status not in settings.SOLVED_STATUSES:
                     break
                 nxt_scores = _scores(psi, nxt)

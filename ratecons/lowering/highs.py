@@ -1,5 +1,7 @@
 """The one adapter that owns highspy: load a :class:`MatrixLP`, solve, edit, read results.
 
+A :class:`MatrixLP` with a quadratic term ``P`` is passed as a HiGHS QP (its Hessian).
+
 Dual sign convention of ratecons (fixed here, once): for a *minimization*, ``row_dual[i]`` is
 the derivative of the optimal value with respect to the active bound of row i, as HiGHS reports
 it: >= 0 at an active lower bound and <= 0 at an active upper bound. For a maximization HiGHS
@@ -95,7 +97,13 @@ class HighsLP:
         for key, value in (options or {}).items():
             if self._h.setOptionValue(key, value) != hp.HighsStatus.kOk:
                 raise UnknownOptionError(f"HiGHS rejected option {key}={value!r}.")
-        self._h.passModel(self._to_highs(lp))
+        if lp.P is None:
+            self._h.passModel(self._to_highs(lp))
+        else:
+            model = hp.HighsModel()
+            model.lp_ = self._to_highs(lp)
+            model.hessian_ = _hessian(lp.P)
+            self._h.passModel(model)
 
     @staticmethod
     def _to_highs(lp: MatrixLP):
@@ -223,6 +231,20 @@ class HighsLP:
         status = self._h.writeModel(str(path))
         if status == hp.HighsStatus.kError:
             raise SolverError(f"HiGHS could not write {path!r} (use a .mps or .lp extension).")
+
+
+def _hessian(P: sp.spmatrix):
+    """HiGHS' Hessian of (1/2) x^T P x: the lower triangle of P, column-wise."""
+    hp = _highspy()
+    L = sp.csc_matrix(sp.tril(P, format="csc"))
+    L.sort_indices()
+    h = hp.HighsHessian()
+    h.dim_ = int(P.shape[0])
+    h.format_ = hp.HessianFormat.kTriangular
+    h.start_ = L.indptr.astype(np.int32)
+    h.index_ = L.indices.astype(np.int32)
+    h.value_ = L.data
+    return h
 
 
 def solve_lp(lp: MatrixLP, solver: str = "simplex", time_limit: float | None = None) -> LPResult:

@@ -1,46 +1,205 @@
-"""Export of LP-representable problems to MPS files, written and read back through HiGHS.
+"""MPS files: export of every LP/QP-representable problem, and solution files read back.
 
-``rc.export_mps(problem, "model.mps")`` writes the problem's full LP with named rows and columns
-(for the MRC family: LP (4) or (2.5); see :mod:`ratecons.lowering.mrc_matrix` for the names).
-With ``restricted=True`` it writes the last restricted LP of the family's generation method
-(the CCG's P_{I,J} of eq. 7 for MRCs), which is much smaller and has the same optimum when the
-generation converged. Any solver that reads free MPS can solve the file.
+``rc.export_mps(problem, "model.mps")`` writes
+
+- a score-model problem (rates, ratio constraints multiplied through, hinge / squared losses,
+  TPR@K, TPR@tau; linear or kernel model) as the convex step of
+  :mod:`ratecons.reductions.to_matrix`: the hinge relaxation, or with ``at=result`` the
+  majorization-minimization step at the result's scores (the MM loop as a whole is not an LP);
+  an LP, or a QP (``QUADOBJ``) with an l2 term or a squared loss;
+- a minimax-risk problem as its full LP (4) / (2.5) (:mod:`ratecons.lowering.mrc_matrix`), or
+  with ``restricted=True`` the last restricted LP of its generation method (written by HiGHS).
+
+The file is free MPS, written row by row as it goes (never as one string) to a temporary file in
+the same directory, then renamed. The objective is minimized (no ``OBJSENSE`` section: CBC 2.10
+ignores it, measured), its constant is the negated RHS of the objective row (as HiGHS and CBC
+read it), and a maximized user objective is negated, which the header comment states. QUADOBJ
+lists the lower triangle of P for the objective c x + (1/2) x P x (HiGHS and CPLEX).
+
+:func:`read_solution_file` reads the column values of HiGHS, CBC and GLPK solution files.
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
-from ..errors import NotLinearError, SpecError
+import numpy as np
+import scipy.sparse as sp
+
+from .. import settings
+from ..errors import DataError, SpecError
 from .highs import HighsLP, LPResult
+from .to_matrix import MatrixLP
 
-__all__ = ["export_mps", "solve_mps"]
+__all__ = ["export_mps", "solve_mps", "write_mps", "read_solution_file"]
+
+#: columns written per buffered chunk
+_CHUNK = 2000
 
 
-def export_mps(problem: Any, path: str | Path, restricted: bool = False,
+def _num(v: float) -> str:
+    return repr(float(v))
+
+
+def _row_kinds(lp: MatrixLP) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """MPS row type (E, L, G, N), RHS and RANGES value of every row."""
+    lo, hi = lp.row_lower, lp.row_upper
+    kind = np.full(lp.n_rows, "L", dtype="<U1")
+    rhs = np.where(np.isfinite(hi), hi, 0.0)
+    rng = np.full(lp.n_rows, np.nan)
+    eq = lo == hi
+    g = np.isfinite(lo) & ~np.isfinite(hi)
+    both = np.isfinite(lo) & np.isfinite(hi) & ~eq
+    free = ~np.isfinite(lo) & ~np.isfinite(hi)
+    kind[eq], kind[g], kind[free] = "E", "G", "N"
+    rhs[g] = lo[g]
+    rng[both] = hi[both] - lo[both]
+    return kind, rhs, rng
+
+
+def _bounds(lp: MatrixLP, names: list[str]) -> Iterator[str]:
+    for j, (lo, hi) in enumerate(zip(lp.col_lower.tolist(), lp.col_upper.tolist())):
+        n = names[j]
+        if lo == hi:
+            yield f" FX BND {n} {_num(lo)}\n"
+        elif lo == -np.inf and hi == np.inf:
+            yield f" FR BND {n}\n"
+        else:
+            if lo == -np.inf:
+                yield f" MI BND {n}\n"
+            elif lo != 0.0:
+                yield f" LO BND {n} {_num(lo)}\n"
+            if hi != np.inf:
+                yield f" UP BND {n} {_num(hi)}\n"
+
+
+def _write(lp: MatrixLP, out: TextIO, objective_name: str, comments: list[str]) -> None:
+    col_names = lp.col_names or [f"c{j}" for j in range(lp.n_cols)]
+    row_names = lp.row_names or [f"r{i}" for i in range(lp.n_rows)]
+    if objective_name in set(row_names):
+        raise DataError(f"the objective row name {objective_name!r} is also a constraint name.")
+    for line in comments:
+        out.write(f"* {line}\n")
+    out.write(f"NAME {lp.name} FREE\n")  # FREE: CBC (CoinMpsIO) parses free format
+    if lp.maximize:
+        out.write("OBJSENSE\n    MAX\n")
+    kind, rhs, rng = _row_kinds(lp)
+    out.write(f"ROWS\n N {objective_name}\n")
+    for start in range(0, lp.n_rows, _CHUNK):
+        stop = min(start + _CHUNK, lp.n_rows)
+        out.write("".join(f" {kind[i]} {row_names[i]}\n" for i in range(start, stop)))
+    out.write("COLUMNS\n")
+    A = sp.csc_matrix(lp.A)
+    indptr, indices, data, c = A.indptr, A.indices, A.data, lp.c
+    for start in range(0, lp.n_cols, _CHUNK):
+        lines = []
+        for j in range(start, min(start + _CHUNK, lp.n_cols)):
+            name = col_names[j]
+            if c[j] != 0.0:
+                lines.append(f" {name} {objective_name} {_num(c[j])}\n")
+            for i, v in zip(indices[indptr[j]:indptr[j + 1]].tolist(),
+                            data[indptr[j]:indptr[j + 1]].tolist()):
+                lines.append(f" {name} {row_names[i]} {v!r}\n")
+            if c[j] == 0.0 and indptr[j] == indptr[j + 1]:  # keep empty columns declared
+                lines.append(f" {name} {objective_name} 0.0\n")
+        out.write("".join(lines))
+    out.write("RHS\n")
+    if lp.offset != 0.0:
+        out.write(f" RHS {objective_name} {_num(-lp.offset)}\n")
+    nz = np.flatnonzero((rhs != 0.0) & (kind != "N"))
+    for start in range(0, nz.size, _CHUNK):
+        out.write("".join(f" RHS {row_names[i]} {_num(rhs[i])}\n"
+                          for i in nz[start:start + _CHUNK].tolist()))
+    ranged = np.flatnonzero(~np.isnan(rng))
+    if ranged.size:
+        out.write("RANGES\n")
+        out.write("".join(f" RNG {row_names[i]} {_num(rng[i])}\n" for i in ranged.tolist()))
+    out.write("BOUNDS\n")
+    out.write("".join(_bounds(lp, col_names)))
+    if lp.P is not None:
+        L = sp.coo_matrix(sp.tril(lp.P))
+        order = np.lexsort((L.row, L.col))
+        out.write("QUADOBJ\n")
+        out.write("".join(f" {col_names[i]} {col_names[j]} {v!r}\n" for i, j, v in zip(
+            L.row[order].tolist(), L.col[order].tolist(), L.data[order].tolist())))
+    out.write("ENDATA\n")
+
+
+def write_mps(lp: MatrixLP, path: str | Path, objective_name: str = "objective",
+              comments: list[str] | None = None) -> None:
+    """Write ``lp`` as free MPS (module docstring), atomically: a temporary file in the same
+    directory, renamed when complete."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, "w", encoding="ascii", buffering=1 << 20) as out:
+            _write(lp, out, objective_name, comments or [])
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def export_mps(problem: Any, path: str | Path, at: Any = None, restricted: bool = False,
                **options: Any) -> dict[str, Any]:
-    """Write ``problem`` as an MPS file.
+    """Write ``problem`` as an MPS file (module docstring).
 
     Parameters
     ----------
     problem : rc.Problem
-        A problem whose family has an LP form (``to_matrix_lp``).
+        An LP/QP-representable score-model problem, or a minimax-risk problem. Others raise
+        :class:`~ratecons.errors.NotLinearError` naming the part without an LP/QP form.
     path : str or Path
-        Destination; must end in ``.mps`` (or ``.lp`` for the CPLEX LP format).
+        Destination, ending in ``.mps``.
+    at : Result or scorer, optional
+        Write the majorization-minimization step at its scores (default: the hinge
+        relaxation). Score-model problems only.
     restricted : bool, default False
-        Write the final restricted LP of the family's generation method instead of the full LP.
+        Minimax risk: the final restricted LP of the generation method instead of the full LP.
     **options
-        Options of that generation method (e.g. ``eps1`` for CCG), with ``restricted=True``.
+        Minimax risk with ``restricted=True``: options of the generation method (e.g.
+        ``eps1``); score-model problems: ``kernel_points`` and ``seed`` of the kernel
+        expansion (keep them for :func:`ratecons.read_solution`).
 
     Returns
     -------
     dict
-        ``path``, ``rows``, ``cols`` of the written LP.
+        ``path``, ``rows``, ``cols``, ``nonzeros``, ``kind`` ("LP" or "QP"), ``sense`` and, for
+        score-model problems, ``sign`` (user objective = sign * the file's objective).
     """
     path = Path(path)
-    if path.suffix not in (".mps", ".lp"):
-        raise SpecError(f"export_mps writes .mps (or .lp) files; got {path.name!r}.")
+    if path.suffix != ".mps" and not (restricted and path.suffix == ".lp"):
+        raise SpecError(f"export_mps writes .mps files; got {path.name!r}.")
+    if problem.analysis is not None:
+        if restricted:
+            raise SpecError("restricted=True applies to minimax-risk problems (constraint "
+                            "generation); a score-model problem is exported as one step.")
+        unknown = sorted(set(options) - {"kernel_points", "seed"})
+        if unknown:
+            raise SpecError(f"unknown export option(s) {unknown}; score-model problems take "
+                            "kernel_points and seed.")
+        from ..matrix_chain import matrix_step
+
+        step, _ = matrix_step(problem, at=at, **options)
+        lp = step.lp
+        analysis = problem.analysis
+        comments = [f"ratecons export: {analysis.objective.name}",
+                    f"step: {step.notes['anchor']}; {lp.summary()}",
+                    f"sense: {step.notes['sense']}"]
+        comments += [f"constraint: {row.name}" for row in analysis.constraints]
+        if "bounds" in step.notes:
+            comments.append(f"bounds {step.notes['bounds']}")
+        write_mps(lp, path, "obj", comments)
+        return {"path": str(path), "rows": lp.n_rows, "cols": lp.n_cols, "nonzeros": lp.A.nnz,
+                "kind": "QP" if lp.is_qp else "LP", "sense": step.notes["sense"],
+                "sign": step.sign}
+    if at is not None:
+        raise SpecError(f"at= applies to score-model problems; {problem.family.name} problems "
+                        "are one LP.")
     family = problem.family
     if restricted:
         if not hasattr(family, "restricted_model"):
@@ -48,19 +207,100 @@ def export_mps(problem: Any, path: str | Path, restricted: bool = False,
         if options.get("callback") is not None:
             raise SpecError("export_mps takes method options only.")
         model = family.restricted_model(problem, **options)
-    else:
-        if options:
-            raise SpecError(f"options {sorted(options)} apply to restricted=True only.")
-        if not hasattr(family, "to_matrix_lp"):
-            raise NotLinearError(
-                f"{family.name} problems have no LP form to export; MPS export covers "
-                "LP-representable problems."
-            )
-        model = HighsLP(family.to_matrix_lp(problem))
-    model.write(str(path))
-    return {"path": str(path), "rows": model.n_rows, "cols": model.n_cols}
+        model.write(str(path))
+        return {"path": str(path), "rows": model.n_rows, "cols": model.n_cols, "kind": "LP",
+                "sense": "minimize"}
+    if options:
+        raise SpecError(f"options {sorted(options)} apply to restricted=True only.")
+    lp = family.to_matrix_lp(problem)
+    write_mps(lp, path, "obj", [f"ratecons export: {family.name}, {lp.summary()}"])
+    return {"path": str(path), "rows": lp.n_rows, "cols": lp.n_cols, "nonzeros": lp.A.nnz,
+            "kind": "LP", "sense": "maximize" if lp.maximize else "minimize"}
 
 
 def solve_mps(path: str | Path, solver: str = "simplex") -> LPResult:
-    """Read an MPS (or LP) file with HiGHS and solve it."""
+    """Read an MPS (or LP) file with HiGHS and solve it (LPs and QPs)."""
     return HighsLP.read(str(path), solver=solver).solve()
+
+
+# ---------------------------------------------------------------------------- solution files
+_STATUS_WORDS = {"optimal": settings.OPTIMAL, "infeasible": settings.INFEASIBLE,
+                 "unbounded": settings.UNBOUNDED, "time limit": settings.TIME_LIMIT,
+                 "iteration limit": settings.ITERATION_LIMIT,
+                 "stopped on time": settings.TIME_LIMIT,
+                 "stopped on iterations": settings.ITERATION_LIMIT}
+
+
+def _status(text: str) -> str | None:
+    low = text.lower()
+    for word, status in _STATUS_WORDS.items():
+        if low.startswith(word) or f" {word}" in f" {low}":
+            return status
+    return None
+
+
+def _highs_solution(lines: list[str]) -> tuple[str | None, dict[str, float]]:
+    status = _status(lines[1]) if len(lines) > 1 else None
+    values: dict[str, float] = {}
+    for i, line in enumerate(lines):
+        if line.startswith("# Columns"):
+            count = int(line.split()[2])
+            for entry in lines[i + 1:i + 1 + count]:
+                name, value = entry.split()[:2]
+                values[name] = float(value)
+            break
+    return status, values
+
+
+def _cbc_solution(lines: list[str]) -> tuple[str | None, dict[str, float]]:
+    status = _status(lines[0].split(" - ")[0])
+    values: dict[str, float] = {}
+    for line in lines[1:]:
+        tokens = line.replace("**", " ").split()
+        if len(tokens) >= 3 and tokens[0].isdigit():
+            values[tokens[1]] = float(tokens[2])
+    return status, values
+
+
+def _glpk_solution(lines: list[str]) -> tuple[str | None, np.ndarray]:
+    """GLPK's plain text format (``glpsol -w``): ``s bas m n p d obj``, ``j col st prim dual``
+    (basic solutions), ``s ipt ...``/``j col prim dual`` (interior point), ``s mip ...``/
+    ``j col val`` (MIP)."""
+    head = next(line.split() for line in lines if line.startswith("s "))
+    kind, n = head[1], int(head[3])
+    if kind == "mip":
+        status = settings.OPTIMAL if head[4] == "o" else None
+    else:
+        status = settings.OPTIMAL if head[4:6] == ["f", "f"] else (
+            settings.INFEASIBLE if head[4] == "n" else None)
+    x = np.zeros(n)
+    pos = 3 if kind == "bas" else 2
+    for line in lines:
+        if line.startswith("j "):
+            tokens = line.split()
+            x[int(tokens[1]) - 1] = float(tokens[pos])
+    return status, x
+
+
+def read_solution_file(path: str | Path) -> tuple[str | None, Any]:
+    """The status (the one vocabulary, or None) and column values (name -> value, or an array
+    in column order for GLPK, whose files carry no names) of a solution file of HiGHS, CBC or
+    GLPK."""
+    path = Path(path)
+    if not path.exists():
+        raise SpecError(f"no solution file at {str(path)!r}.")
+    lines = [line.rstrip("\n") for line in path.read_text().splitlines() if line.strip()]
+    if not lines:
+        raise SpecError(f"the solution file {str(path)!r} is empty.")
+    if lines[0].startswith("Model status"):
+        return _highs_solution(lines)
+    if any(line.startswith("s ") for line in lines) and any(
+            line.startswith("c ") or line.startswith("j ") for line in lines):
+        return _glpk_solution(lines)
+    if " - objective value" in lines[0] or lines[0].split()[0] in ("Optimal", "Infeasible",
+                                                                    "Unbounded", "Stopped"):
+        return _cbc_solution(lines)
+    raise SpecError(
+        f"cannot tell the format of the solution file {str(path)!r}: read_solution knows HiGHS "
+        "(--solution_file), CBC (solu) and GLPK (glpsol -w) files; pass a dict of column "
+        "values otherwise.")

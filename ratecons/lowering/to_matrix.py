@@ -1,10 +1,12 @@
-"""Matrix LP data: the form HiGHS solves directly and MPS files store.
+"""Matrix LP / QP data: the form HiGHS solves directly and MPS files store.
 
-    minimize (or maximize)  c @ x + offset
+    minimize (or maximize)  c @ x + (1/2) x @ P @ x + offset
     subject to              row_lower <= A @ x <= row_upper
                             col_lower <= x <= col_upper
 
-Infinite bounds are ``np.inf``. ``A`` is a ``scipy.sparse.csr_matrix``.
+Infinite bounds are ``np.inf``. ``A`` is a ``scipy.sparse.csr_matrix``; ``P`` (optional, a QP) is
+a symmetric positive semidefinite ``scipy.sparse.csr_matrix`` (HiGHS' and MPS QUADOBJ's 1/2
+convention).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ __all__ = ["MatrixLP"]
 
 @dataclass
 class MatrixLP:
-    """A linear program as arrays (see the module docstring for the form)."""
+    """A linear or convex quadratic program as arrays (see the module docstring for the form)."""
 
     c: np.ndarray
     A: sp.csr_matrix
@@ -35,6 +37,7 @@ class MatrixLP:
     row_names: list[str] | None = None
     name: str = "ratecons"
     notes: dict[str, str] = field(default_factory=dict)
+    P: sp.csr_matrix | None = None
 
     def __post_init__(self) -> None:
         self.c = np.asarray(self.c, dtype=np.float64)
@@ -50,6 +53,17 @@ class MatrixLP:
             setattr(self, name, arr)
         if not np.all(np.isfinite(self.A.data)) or not np.all(np.isfinite(self.c)):
             raise DataError("MatrixLP: A and c must be finite.")
+        if self.P is not None:
+            self.P = sp.csr_matrix(self.P, dtype=np.float64)
+            if self.P.shape != (n_col, n_col) or not np.all(np.isfinite(self.P.data)):
+                raise DataError(f"MatrixLP.P must be a finite ({n_col}, {n_col}) matrix.")
+            if self.P.nnz == 0:
+                self.P = None
+
+    @property
+    def is_qp(self) -> bool:
+        """True when the objective has a quadratic term."""
+        return self.P is not None
 
     @property
     def n_rows(self) -> int:
@@ -61,6 +75,7 @@ class MatrixLP:
 
     def summary(self) -> str:
         return (
-            f"LP with {self.n_cols} columns, {self.n_rows} rows, {self.A.nnz} nonzeros "
+            f"{'QP' if self.is_qp else 'LP'} with {self.n_cols} columns, {self.n_rows} rows, "
+            f"{self.A.nnz} nonzeros "
             f"({'max' if self.maximize else 'min'}imize)"
         )

@@ -1,0 +1,232 @@
+"""The generic chain on the matrix form: ``method="highs"``, the step at an anchor, and back.
+
+Every LP/QP-representable score-model problem (:func:`ratecons.reductions.to_matrix.
+check_representable`) runs the chain of :mod:`ratecons.generic` -- kernelize, the hinge
+relaxation, majorization-minimization (Alg 1 of Goh et al.) over the ramp parts, deterministic
+repair -- with every step lowered by :func:`~ratecons.reductions.to_matrix.lower_matrix` and
+solved by HiGHS (simplex or interior point for LPs, its QP solver when there is an l2 term or a
+squared loss). The objective follows the generic chain's convention (the surrogate objective
+plus the regularizer, in the user's sense), so ``method="highs"`` and ``method="generic"`` give
+comparable numbers. Duals are the nonnegative multipliers of the user's constraints in the
+canonical form (row <= bound) of the last step.
+
+:func:`matrix_step` is the step at a given anchor (what ``export_mps(problem, path, at=...)``
+writes); :func:`read_solution` maps column values of that step, computed by any solver, back to
+a :class:`~ratecons.generic.ComposedResult` whose report can be read.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import settings
+from .dispatch import HIGHS_METHOD, MethodSpec
+from .errors import SpecError
+from .expr.analysis import Analysis
+from .generic import ComposedResult, LastStep, _missed, _surrogate_objective, solve_generic
+from .lowering.highs import HighsLP
+from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, kernelize
+from .reductions.to_cvxpy import ConvexStep
+from .reductions.to_matrix import (
+    MatrixStep,
+    anchor_of,
+    check_representable,
+    lower_matrix,
+    model_column_names,
+)
+from .settings import FEASIBILITY_TOL
+from .solution import Certificate, Solution
+
+__all__ = ["highs_method", "matrix_step", "read_solution"]
+
+#: HiGHS QP iterations allowed per row + column before the step is retried (cycling guard)
+QP_ITERATIONS_PER_SIZE = 20
+#: HiGHS' qp_regularization_value of the retry (its default is 1e-7)
+QP_FALLBACK_REGULARIZATION = 1e-5
+
+
+def _require_analysis(problem: Any, what: str) -> Analysis:
+    analysis = problem.analysis
+    if analysis is None:
+        raise SpecError(f"{what} applies to score-model problems (rates, losses, TPR@K, ...); "
+                        f"a {problem.family.name} problem has its own LP (rc.export_mps writes "
+                        "it as it is).")
+    return analysis
+
+
+def highs_step(analysis: Analysis, solver: str = "simplex", time_limit: float | None = None,
+               options: dict[str, Any] | None = None):
+    """A step solver for :func:`ratecons.generic.solve_generic`: lower, solve by HiGHS."""
+    def step(psi: dict[int, Any], anchor: Any, bounds: np.ndarray) -> ConvexStep:
+        lowered = lower_matrix(analysis, psi, anchor, bounds)
+        lp = lowered.lp
+        opts = dict(options or {})
+        if lp.is_qp and "qp_iteration_limit" not in opts:
+            opts["qp_iteration_limit"] = QP_ITERATIONS_PER_SIZE * (lp.n_rows + lp.n_cols)
+        res = HighsLP(lp, solver=solver, time_limit=time_limit, options=opts).solve()
+        if lp.is_qp and res.status == settings.ITERATION_LIMIT and not options:
+            # HiGHS' active-set QP solver can cycle on the degenerate MM steps (measured on
+            # diabetes, l2 = 1e-3: 600k iterations at the optimal value); a larger
+            # regularization of its reduced Hessian ends it (82 iterations, same optimum)
+            opts["qp_regularization_value"] = QP_FALLBACK_REGULARIZATION
+            res = HighsLP(lp, solver=solver, time_limit=time_limit, options=opts).solve()
+        if res.status not in settings.SOLVED_STATUSES:
+            return ConvexStep(res.status, float("nan"), solver=f"highs/{solver}",
+                              solve_time=res.solve_time, message=f"HiGHS: {res.raw_status}")
+        w, b = lowered.parameters(res.x)
+        # HiGHS: <= 0 at an active upper bound of a minimization; ratecons: multipliers >= 0
+        duals = -res.row_dual[lowered.constraint_rows]
+        return ConvexStep(res.status, res.objective, w, b, duals, f"highs/{solver}",
+                          res.solve_time, res.raw_status)
+
+    return step
+
+
+def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any = None,
+         solver: str = "simplex", time_limit: float | None = None,
+         highs_options: dict[str, Any] | None = None,
+         max_iterations: int = settings.MM_MAX_ITERATIONS,
+         tol: float = settings.MM_RELATIVE_TOL, repair_rounds: int = 5,
+         kernel_points: int = MAX_EXACT_KERNEL_POINTS,
+         only_step: LastStep | None = None) -> ComposedResult:
+    check_representable(form)
+    step = highs_step(form, solver, time_limit, highs_options)
+    solution, scorer, last_step = solve_generic(
+        form, max_iterations=max_iterations, tol=tol, repair_rounds=repair_rounds,
+        kernel_points=kernel_points, seed=0 if seed is None else seed, callback=callback,
+        only_step=only_step, step_solver=step, step_solver_name=f"highs/{solver}")
+    objective = form.objective.sign * solution.objective
+    result = ComposedResult(problem, HIGHS_METHOD, solution, scorer, objective)
+    result.last_step = last_step
+    return result
+
+
+def highs_method() -> MethodSpec:
+    """``method="highs"``: the generic chain with every step on the matrix form (HiGHS).
+
+    Options: ``solver`` ("simplex", "ipm" or "choose": HiGHS' algorithm for LP steps; QP steps
+    use HiGHS' QP solver), ``time_limit`` (per step), ``highs_options`` (HiGHS option names),
+    and the chain's ``max_iterations``, ``tol``, ``repair_rounds``, ``kernel_points``,
+    ``only_step``.
+    """
+    def run(problem: Any, form: Analysis, **kwargs: Any) -> ComposedResult:
+        return _run(problem, form, **kwargs)
+
+    run.__signature__ = inspect.signature(_run)
+    return MethodSpec(HIGHS_METHOD, run, "the generic chain with every step as a matrix LP/QP "
+                                         "solved by HiGHS")
+
+
+def matrix_step(problem: Any, at: Any = None, kernel_points: int = MAX_EXACT_KERNEL_POINTS,
+                seed: int | None = 0) -> tuple[MatrixStep, Any]:
+    """The convex step of ``problem`` at ``at`` (a Result or scorer: its scores are the MM
+    anchor; None: the hinge relaxation).
+
+    The constraint bounds are the problem's own, or, for a result of the chain
+    (``method="highs"`` or ``"generic"``), those of its last step: the deterministic repair may
+    have tightened them, and the step then reproduces the result. Returns the lowered step and
+    the feature map (to invert its solution).
+    """
+    analysis = _require_analysis(problem, "the matrix step")
+    check_representable(analysis)
+    fmap = kernelize(analysis.model, analysis.datasets, kernel_points, seed)
+    psi = {id(d): fmap.apply(d.X) for d in analysis.datasets}
+    anchor = None if at is None else anchor_of(analysis, at)
+    details = getattr(getattr(at, "certificate", None), "details", {}) or {}
+    bounds = details.get("step_bounds")
+    name = "_".join(d.name for d in analysis.datasets) or "ratecons"
+    step = lower_matrix(analysis, psi, anchor, bounds, name=name)
+    if bounds is not None:
+        original = np.array([row.bound for row in analysis.constraints])
+        tightened = np.flatnonzero(np.asarray(bounds) < original)
+        if tightened.size:
+            step.notes["bounds"] = "tightened by the deterministic repair: " + "; ".join(
+                f"{analysis.constraints[j].name} (canonical bound {bounds[j]:.10g})"
+                for j in tightened)
+    return step, fmap
+
+
+def _parameters(analysis: Analysis, fmap: Any, values: Any) -> tuple[np.ndarray, float]:
+    """(w, b) from column values: a mapping name -> value or an array in column order."""
+    d = (fmap.transform_matrix.shape[1] if not fmap.is_identity
+         else analysis.datasets[0].d)
+    names = model_column_names(analysis, d, not fmap.is_identity)
+    if isinstance(values, Mapping):
+        missing = [n for n in names if n not in values]
+        if len(missing) == len(names):
+            raise SpecError(
+                f"none of the model's columns ({names[0]}, ...) is in the solution; is it the "
+                "solution of this problem's export?")
+        x = np.array([float(values.get(n, 0.0)) for n in names])  # absent: 0 (CBC omits zeros)
+    else:
+        x = np.asarray(values, dtype=np.float64).ravel()
+        if x.size < len(names):
+            raise SpecError(f"the solution has {x.size} values; the exported program has at "
+                            f"least {len(names)} columns (w and b first).")
+        x = x[:len(names)]
+    fit_b = getattr(analysis.model, "fit_intercept", True)
+    return x[:d], (float(x[d]) if fit_b else 0.0)
+
+
+def read_solution(problem: Any, source: Any, kernel_points: int = MAX_EXACT_KERNEL_POINTS,
+                  seed: int | None = 0) -> ComposedResult:
+    """Map an external solver's column values back to a ratecons result.
+
+    Parameters
+    ----------
+    problem : rc.Problem
+        The problem that was exported with :func:`ratecons.export_mps`.
+    source : str, Path, mapping or array
+        A solution file of HiGHS (``--solution_file``/``writeSolution``), CBC (``solu``) or GLPK
+        (``glpsol -w``), a mapping column name -> value, or the column values in the file's
+        column order.
+    kernel_points, seed : as for the export (the kernel expansion must be the same).
+
+    Returns
+    -------
+    ComposedResult
+        The model (inverted to the user's scorer), its objective in the user's sense (the
+        generic chain's convention) and ``report()``. The status is the external solver's
+        (``optimal`` only when it says so and the problem has no majorized ramp parts, whose
+        step is exact; a single MM step is otherwise ``iteration_limit``); without a status
+        (a mapping or array) it is ``iteration_limit``.
+    """
+    from .lowering.mps import read_solution_file
+
+    start = time.perf_counter()
+    analysis = _require_analysis(problem, "read_solution")
+    status, label = None, "values"
+    if isinstance(source, (str, Path)):
+        status, source = read_solution_file(source)
+        label = "file"
+    fmap = kernelize(analysis.model, analysis.datasets, kernel_points, seed)
+    w, b = _parameters(analysis, fmap, source)
+    scorer = fmap.invert(w, b)
+    value = _surrogate_objective(analysis, scorer, w)
+    missed = _missed(analysis, scorer)
+    details: dict[str, Any] = {"source": label, "external_status": status,
+                               "indicator_violations": {row.name: float(v) for row, v in
+                                                        zip(analysis.constraints, missed)}}
+    if status == settings.OPTIMAL and analysis.needs_mm:
+        status = settings.ITERATION_LIMIT
+        details["message"] = ("one majorization step solved externally: export at the result "
+                              "(export_mps(..., at=result)) to continue MM")
+    if status is None:
+        status = settings.ITERATION_LIMIT
+    solution = Solution(status, value, primal={"w": w, "b": np.float64(b)}, solver="external",
+                        solve_time=time.perf_counter() - start,
+                        certificate=Certificate(upper_bound=value,
+                                                max_violation=float(missed.max(initial=0.0)),
+                                                details=details))
+    if missed.max(initial=0.0) > FEASIBILITY_TOL:
+        details["message"] = (f"the deterministic model misses "
+                              f"'{analysis.constraints[int(np.argmax(missed))].name}' by "
+                              f"{missed.max():.3g} on the training data")
+    return ComposedResult(problem, "external", solution, scorer,
+                          analysis.objective.sign * value)

@@ -1,0 +1,304 @@
+"""Export of every LP/QP-representable problem: the matrix lowering, method='highs', MPS files
+solved by external solvers, and solutions read back.
+
+For every kind (rates with l1 / l2, a ratio constraint, hinge loss, TopPushK with l1 / l2,
+TPR@tau (tau-FPL and Pat&Mat), a kernel model, a squared loss):
+
+- ``method="highs"`` (the generic chain on the matrix form) agrees with ``method="generic"``
+  (CVXPY) to 1e-6 relative (max(1, |ref|), the project's convention);
+- the exported file (the hinge relaxation, or the MM step at the result for problems with ramp
+  parts) is solved by HiGHS reading it (LPs and QPs), by CBC (PuLP's binary) and by glpsol
+  when installed (LPs), each to ``result.objective`` within 1e-6 relative;
+- ``rc.read_solution`` maps each solver's solution file (and a dict, and an array) back to the
+  same objective and report.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ratecons as rc
+from ratecons.lowering.highs import HighsLP
+from ratecons.lowering.mps import solve_mps
+from ratecons.matrix_chain import matrix_step
+from ratecons.reductions.to_matrix import mps_names
+
+N = 120
+RTOL = 1e-6
+
+
+def _rel(a: float, b: float) -> float:
+    return abs(a - b) / max(1.0, abs(b))
+
+
+def _cbc() -> str | None:
+    try:
+        import pulp
+    except ImportError:  # pragma: no cover - pulp is in the test extra
+        return None
+    with warnings.catch_warnings():  # PuLP 3 deprecates the bundled binary's wrapper
+        warnings.simplefilter("ignore", DeprecationWarning)
+        path = pulp.apis.PULP_CBC_CMD().path
+    return path if path and Path(path).exists() else None
+
+
+@pytest.fixture(scope="module")
+def data() -> rc.Dataset:
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(N, 3))
+    group_a = rng.random(N) < 0.4
+    y = ((X[:, 0] + 0.6 * X[:, 1] - 0.4 * group_a + 0.5 * rng.normal(size=N)) > 0).astype(int)
+    return rc.Dataset(X, y, groups={"sex": np.where(group_a, "Female", "Male")},
+                      feature_names=["age", "hours per week", "education"], name="syn")
+
+
+L1 = rc.LinearModel(l2=0.0, l1=1e-2)
+L2 = rc.LinearModel(l2=1e-2)
+
+KINDS = {
+    "rates_l1": lambda D: dict(minimize=rc.error_rate(D), subject_to=[rc.recall(D) >= 0.75],
+                               model=L1),
+    "rates_l2": lambda D: dict(minimize=rc.error_rate(D), subject_to=[
+        rc.positive_rate(D.group("sex", "Female"))
+        >= 0.8 * rc.positive_rate(D.group("sex", "Male"))], model=L2),
+    "ratio_l1": lambda D: dict(minimize=rc.hinge_loss(D), subject_to=[rc.precision(D) >= 0.75],
+                               model=L1),
+    "toppushk_l1": lambda D: dict(maximize=rc.tpr_at_top(D, k=3), model=L1),
+    "toppushk_l2": lambda D: dict(maximize=rc.tpr_at_top(D, k=3), model=L2),
+    "tpr_tau_l1": lambda D: dict(maximize=rc.tpr_at_quantile(D, tau=0.1), model=L1),
+    "patmat_l2": lambda D: dict(maximize=rc.tpr_at_quantile(D, tau=0.2, formulation="pat&mat"),
+                                model=L2),
+    "kernel_l2": lambda D: dict(maximize=rc.tpr_at_top(D, k=3),
+                                model=rc.KernelModel(kernel="gaussian", l2=1e-2)),
+    "squared_l2": lambda D: dict(minimize=rc.mean_loss(D, "squared"),
+                                 subject_to=[rc.recall(D) >= 0.75], model=L2),
+}
+
+
+@pytest.fixture(scope="module")
+def solved(data: rc.Dataset) -> dict:
+    out = {}
+    for kind, make in KINDS.items():
+        problem = rc.Problem(**make(data))
+        out[kind] = (problem, problem.solve(method="highs"))
+    return out
+
+
+def _export(problem: rc.Problem, result: rc.Result, path: Path) -> dict:
+    at = result if problem.analysis.needs_mm else None
+    return rc.export_mps(problem, path, at=at)
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_highs_agrees_with_the_generic_chain(kind, solved):
+    problem, result = solved[kind]
+    reference = problem.solve(method="generic")
+    assert result.status == reference.status == "optimal"
+    assert result.method == "highs"
+    assert _rel(result.objective, reference.objective) <= RTOL
+    assert result.certificate.max_violation <= 1e-6
+    assert np.all(result.solution.dual["v"] >= -1e-9)
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_exported_file_solves_to_the_result(kind, solved, tmp_path):
+    problem, result = solved[kind]
+    path = tmp_path / f"{kind}.mps"
+    info = _export(problem, result, path)
+    expect_qp = kind.endswith("l2")
+    assert info["kind"] == ("QP" if expect_qp else "LP")
+    assert ("QUADOBJ" in path.read_text()) == expect_qp
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    # HiGHS reads the file (LPs and QPs): file objective * sign is the user's objective
+    model = HighsLP.read(str(path))
+    assert _rel(info["sign"] * model.solve().objective, result.objective) <= RTOL
+    # and its solution file maps back to the same result
+    sol = tmp_path / f"{kind}.sol"
+    model.highs.writeSolution(str(sol), 0)
+    back = rc.read_solution(problem, sol)
+    assert _rel(back.objective, result.objective) <= RTOL
+    assert back.status == ("iteration_limit" if problem.analysis.needs_mm else "optimal")
+    assert back.report().rows[0].indicator == pytest.approx(result.report().rows[0].indicator,
+                                                            abs=1e-6)
+
+
+@pytest.mark.parametrize("kind", [k for k in KINDS if not k.endswith("l2")])
+def test_lp_files_solve_by_cbc_and_glpk(kind, solved, tmp_path):
+    problem, result = solved[kind]
+    path = tmp_path / f"{kind}.mps"
+    info = _export(problem, result, path)
+    ran = 0
+    cbc = _cbc()
+    if cbc is not None:
+        sol = tmp_path / "cbc.sol"
+        subprocess.run([cbc, str(path), "solve", "solu", str(sol)], check=True,
+                       capture_output=True, timeout=60)
+        first = sol.read_text().splitlines()[0]
+        assert first.startswith("Optimal - objective value")
+        assert _rel(info["sign"] * float(first.split()[-1]), result.objective) <= RTOL
+        assert _rel(rc.read_solution(problem, sol).objective, result.objective) <= RTOL
+        ran += 1
+    glpsol = shutil.which("glpsol")
+    if glpsol is not None:
+        sol = tmp_path / "glpk.sol"
+        subprocess.run([glpsol, "--freemps", str(path), "-w", str(sol)], check=True,
+                       capture_output=True, timeout=60)
+        back = rc.read_solution(problem, sol)
+        assert _rel(back.objective, result.objective) <= RTOL
+        ran += 1
+    if not ran:
+        pytest.skip("no external LP solver binary (CBC through PuLP, glpsol) installed")
+
+
+def test_read_solution_takes_dicts_and_arrays(solved):
+    problem, result = solved["rates_l1"]
+    step, _ = matrix_step(problem, at=result)
+    res = HighsLP(step.lp).solve()
+    by_name = dict(zip(step.lp.col_names, res.x))
+    for values in (by_name, res.x):
+        back = rc.read_solution(problem, values)
+        assert _rel(back.objective, result.objective) <= RTOL
+        assert back.status == "iteration_limit"  # one MM step, no status given
+        np.testing.assert_allclose(back.decision_function(problem.analysis.datasets[0].X),
+                                   result.decision_function(problem.analysis.datasets[0].X),
+                                   atol=1e-6)
+    with pytest.raises(rc.SpecError, match="none of the model's columns"):
+        rc.read_solution(problem, {"x": 1.0})
+    with pytest.raises(rc.SpecError, match="values"):
+        rc.read_solution(problem, np.zeros(2))
+
+
+def test_names_follow_the_users_expressions(solved, tmp_path):
+    problem, result = solved["rates_l2"]
+    step, _ = matrix_step(problem, at=result)
+    cols, rows = step.lp.col_names, step.lp.row_names
+    assert cols[:4] == ["w[age]", "w[hours_per_week]", "w[education]", "b"] or \
+        cols[:4] == ["w[age]", "w[hoursperweek]", "w[education]", "b"]
+    assert any(c.startswith("xi+[syn:") for c in cols)
+    assert rows[step.constraint_rows[0]].startswith("positive_rate(syn[sex=Female])")
+    for names in (cols, rows):
+        assert len(set(names)) == len(names)
+        assert all(0 < len(n) <= 255 and " " not in n for n in names)
+
+
+def test_mps_names_are_unique_short_and_spaceless():
+    raw = ["a b", "ab", "ab", "x" * 300, "x" * 300, "", "é"]
+    names = mps_names(raw)
+    assert names[:3] == ["ab", "ab~2", "ab~3"]
+    assert len(set(names)) == len(names)
+    assert all(0 < len(n) <= 255 and n.isascii() and " " not in n for n in names)
+
+
+@pytest.mark.parametrize("make, atom", [
+    (lambda D: dict(minimize=rc.logistic_loss(D)), "mean_loss(syn[all], 'logistic')"),
+    (lambda D: dict(minimize=rc.robust_loss(rc.PhiDivergenceBall(D, phi="kl", rho=0.1))),
+     "exponential cone"),
+    (lambda D: dict(minimize=rc.error_rate(D), subject_to=[rc.worst_case(
+        rc.recall(D), rc.PhiDivergenceBall(D.positives, phi="chi2", rho=0.1)) >= 0.7]),
+     "second-order cone"),
+    (lambda D: dict(minimize=rc.error_rate(D),
+                    subject_to=[rc.mean_loss(D, "squared") <= 0.8]), "QCQP"),
+])
+def test_not_lp_or_qp_names_the_atom(data, make, atom, tmp_path):
+    problem = rc.Problem(**make(data))
+    with pytest.raises(rc.NotLinearError, match="not an LP or QP") as err:
+        rc.export_mps(problem, tmp_path / "x.mps")
+    assert atom in str(err.value) and "method='generic'" in str(err.value)
+    with pytest.raises(rc.NotLinearError):
+        problem.solve(method="highs")
+    assert not list(tmp_path.iterdir())
+
+
+def test_solver_option_and_method_listing(solved, data):
+    problem, result = solved["toppushk_l1"]
+    ipm = problem.solve(method="highs", solver="ipm")
+    assert _rel(ipm.objective, result.objective) <= RTOL
+    with pytest.raises(rc.UnknownOptionError, match="highs"):
+        problem.solve(method="nope")
+    with pytest.raises(rc.SpecError, match="export_mps writes .mps"):
+        rc.export_mps(problem, "x.txt")
+
+
+def test_mrc_export_solves_by_cbc(tmp_path):
+    cbc = _cbc()
+    if cbc is None:
+        pytest.skip("CBC (PuLP) not installed")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    y = (X[:, 0] + 0.3 * rng.normal(size=40) > 0).astype(int)
+    problem = rc.Problem(minimize=rc.minimax_risk(rc.MomentSet(rc.Dataset(X, y, name="m"))))
+    result = problem.solve(method="lp")
+    path = tmp_path / "mrc.mps"
+    rc.export_mps(problem, path)
+    sol = tmp_path / "mrc.sol"
+    subprocess.run([cbc, str(path), "solve", "solu", str(sol)], check=True,
+                   capture_output=True, timeout=60)
+    assert _rel(float(sol.read_text().splitlines()[0].split()[-1]), result.objective) <= RTOL
+    assert _rel(solve_mps(path).objective, result.objective) <= 1e-9
+
+
+def test_cli_export_at_solve_and_read(tmp_path, capsys):
+    from ratecons.cli import main
+
+    spec = tmp_path / "spec.py"
+    spec.write_text(
+        "import numpy as np, ratecons as rc\n"
+        "rng = np.random.default_rng(1)\n"
+        "X = rng.normal(size=(80, 2)); y = (X[:, 0] + 0.5 * rng.normal(size=80) > 0).astype(int)\n"
+        "D = rc.Dataset(X, y, name='cli')\n"
+        "problem = rc.Problem(minimize=rc.error_rate(D), subject_to=[rc.recall(D) >= 0.7],\n"
+        "                     model=rc.LinearModel(l2=0, l1=1e-2))\n")
+    out = tmp_path / "cli.mps"
+    assert main(["export", str(spec), "-o", str(out), "--at", "solve"]) == 0
+    text = capsys.readouterr().out
+    assert "solved by highs" in text and "LP" in text
+    model = HighsLP.read(str(out))
+    res = model.solve()
+    sol = tmp_path / "cli.sol"
+    model.highs.writeSolution(str(sol), 0)
+    assert main(["export", str(spec), "--read", str(sol)]) == 0
+    report = capsys.readouterr().out
+    assert "recall" in report
+    objective = float(text.split("objective ")[1].split()[0])
+    assert _rel(res.objective, objective) <= RTOL
+
+
+@pytest.mark.slow
+def test_real_data_rates_with_l1_and_l2(tmp_path):
+    """Diabetes (shared/data), recall floor, l1 (LP) and l2 (QP): highs = generic (1e-6), and
+    the file at the result is the next MM step: its optimum is the CVXPY lowering's optimum of
+    the same step (an independent lowering, 1e-6) and at most the result's objective (the
+    majorizer is tight at the anchor)."""
+    from ratecons.datasets import load_csv
+    from ratecons.reductions.kernelize import kernelize
+    from ratecons.reductions.to_cvxpy import pick_solver, solve_step
+    from ratecons.reductions.to_matrix import anchor_of
+
+    path = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "diabetes.csv"
+    if not path.exists():
+        pytest.skip(f"shared data not found at {path}")
+    raw = load_csv(path)
+    X = np.asarray(raw.X, dtype=float)
+    D = rc.Dataset((X - X.mean(0)) / X.std(0), raw.y, name="diabetes")
+    for model in (rc.LinearModel(l2=0.0, l1=1e-3), rc.LinearModel(l2=1e-3)):
+        problem = rc.Problem(minimize=rc.error_rate(D), subject_to=[rc.recall(D) >= 0.7],
+                             model=model)
+        result = problem.solve(method="highs")
+        reference = problem.solve(method="generic")
+        assert result.status == reference.status == "optimal"
+        assert _rel(result.objective, reference.objective) <= RTOL
+        info = rc.export_mps(problem, tmp_path / "d.mps", at=result)
+        from_file = info["sign"] * solve_mps(tmp_path / "d.mps").objective
+        analysis = problem.analysis
+        psi = {id(d): kernelize(model, analysis.datasets).apply(d.X) for d in analysis.datasets}
+        cvx = solve_step(analysis, psi, anchor_of(analysis, result),
+                         result.certificate.details["step_bounds"],
+                         pick_solver(analysis, None))
+        assert _rel(from_file, cvx.objective) <= RTOL
+        assert from_file <= result.objective + 1e-9
