@@ -33,9 +33,9 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import brentq
+from scipy.optimize import brentq, lsq_linear, minimize
 
-from ..canonical.dro import DROProgram
+from ..canonical.dro import LOSS_CONJUGATES, DROProgram, margin_loss
 from ..errors import ConvergenceWarning, parameter_error
 from ..phi_divergence import CHI2, KL, Phi
 from ..settings import ITERATION_LIMIT, OPTIMAL, TIME_LIMIT
@@ -51,6 +51,10 @@ __all__ = [
     "gssg_levels",
     "gssg_estimate",
     "solve_dro",
+    "solve_dro_lbfgs",
+    "evaluate",
+    "lower_bound",
+    "Evaluation",
     "METHODS",
     "DEFAULT_R",
 ]
@@ -214,8 +218,8 @@ def full_objective(
     form: DROProgram, theta: np.ndarray
 ) -> tuple[float, np.ndarray, InnerSolution]:
     """F(theta) = R(theta) + (l2/2)||w||^2 exactly on all N examples, its gradient, and P*."""
-    sol, g = subset_gradient(form, theta, None, form.rho)
-    return (sol.value + form.regularizer(theta), g + form.regularizer_gradient(theta), sol)
+    ev = evaluate(form, theta)
+    return ev.value, ev.grad, ev.inner
 
 
 def eta(m: int | np.ndarray, n: int, c: float, delta: float) -> np.ndarray | float:
@@ -271,6 +275,305 @@ def gssg_estimate(
     return form.weighted_gradient(weights, slope, rows), m + 1
 
 
+
+# ====================================================================== exact evaluation and bound
+@dataclass
+class Evaluation:
+    """F(theta), its gradient and what the lower bound of :func:`lower_bound` reuses.
+
+    Attributes
+    ----------
+    theta : ndarray
+    value : float
+        F(theta) = R(theta) + (l2/2)||w||^2 on all N examples.
+    grad : ndarray
+        grad F(theta): the gradient (6) with the full-data P*, plus l2 w.
+    inner : InnerSolution
+        P*(theta) and the dual variables of (5).
+    margins, slope : ndarray
+        m_n(theta) and l'(m_n(theta)) of every example.
+    parts : ndarray, shape (d, 2)
+        sum_n p_n l'(m_n) y~_n x_n over the examples labelled +1 (column 0) and -1 (column 1).
+    """
+
+    theta: np.ndarray
+    value: float
+    grad: np.ndarray
+    inner: InnerSolution
+    margins: np.ndarray
+    slope: np.ndarray
+    parts: np.ndarray
+
+
+def evaluate(form: DROProgram, theta: np.ndarray) -> Evaluation:
+    """Evaluate F exactly at theta: one pass for the margins, the IM procedure for P* (App.
+    A.1), one pass (two columns, split by label) for the gradient (6)."""
+    theta = np.asarray(theta, dtype=np.float64)
+    margins = form.margins(theta)
+    z, slope = margin_loss(form.loss, margins)
+    inner = inner_maximize(z, form.phi, form.rho)
+    parts = _class_parts(form, inner.p * slope * form.y)
+    grad_w = parts.sum(axis=1)
+    w, _ = form.split(theta)
+    grad = np.empty(form.dim)
+    grad[: form.d] = grad_w + form.l2 * w
+    if form.fit_intercept:
+        grad[form.d] = -float(np.dot(inner.p * slope, form.y))
+    return Evaluation(theta=theta.copy(), value=inner.value + form.regularizer(theta), grad=grad,
+                      inner=inner, margins=margins, slope=slope, parts=parts)
+
+
+def _class_parts(form: DROProgram, c: np.ndarray) -> np.ndarray:
+    """X^T [c * 1{y~ = +1}, c * 1{y~ = -1}] in one pass over X."""
+    pos = form.y > 0
+    cols = np.zeros((form.n, 2))
+    cols[pos, 0] = c[pos]
+    cols[~pos, 1] = c[~pos]
+    return np.asarray(form.X.T @ cols)
+
+
+def lower_bound(form: DROProgram, ev: Evaluation) -> float:
+    """A certified lower bound on F* = min_theta F(theta) from the worst-case weights at theta.
+
+    With L(theta, P) = sum_n p_n l(m_n(theta)) + (l2/2)||w||^2, F(theta) = max_{P in U} L
+    (eq. 2), so for any pmf P in the ball U, F* >= min_theta L(theta, P) (weak duality of the
+    min-max problem; equality at the saddle point (theta*, P*(theta*)) by Proposition 1 and the
+    minimax theorem). The inner minimum is a weighted, l2-regularized ERM; writing
+    l(m) = sup_v (v m - l*(v)) and minimizing over w and b in closed form gives its Fenchel dual:
+    for any v with l*(v_n) finite and, with an intercept, sum_n p_n v_n y~_n = 0,
+
+        min_theta L(theta, P) >= -sum_n p_n l*(v_n) - (1/(2 l2)) ||sum_n p_n v_n y~_n x_n||^2.
+
+    We take P = P*(theta) (mixed with U_N when rounding left D_phi(P, U_N) above rho; the ball is
+    convex) and v_n = l'(m_n(theta)), which is the optimal dual at theta = theta*, so the bound
+    tends to F* as theta -> theta*. The intercept condition is restored by scaling v down on the
+    class with the larger |sum p v| (logistic, hinge: v stays in [-1, 0]) or by shifting
+    v <- v - (sum p v y~) y~ (squared). The bound needs l2 > 0 (it returns -inf otherwise).
+
+    Returns
+    -------
+    float
+        The lower bound (-inf when no bound is available: l2 = 0 or a non-finite value).
+    """
+    if form.l2 <= 0:
+        return -np.inf
+    p, v, parts = ev.inner.p, ev.slope, ev.parts
+    excess = ev.inner.divergence - form.rho
+    if excess > 0:  # rounding: move P into the ball along the segment to U_N
+        p = (1.0 - excess / ev.inner.divergence) * p + (excess / ev.inner.divergence) / form.n
+        parts = _class_parts(form, p * v * form.y)
+    best = _erm_dual_value(form, p, v, parts)
+    if form.loss == "hinge":
+        for width in HINGE_REFIT_WIDTHS:
+            best = max(best, _hinge_refit(form, ev, p, parts, width))
+    return best if np.isfinite(best) else -np.inf
+
+
+#: margin widths |m - 1| <= width within which :func:`lower_bound` refits the hinge dual
+HINGE_REFIT_WIDTHS = (1e-2, 1e-3, 1e-4, 1e-5)
+
+
+def _erm_dual_value(form: DROProgram, p: np.ndarray, v: np.ndarray, parts: np.ndarray) -> float:
+    """The Fenchel dual of min_theta L(theta, P) at v (see :func:`lower_bound`), after making v
+    satisfy the intercept condition; ``parts`` is :func:`_class_parts` of p v y~."""
+    conj, _ = LOSS_CONJUGATES[form.loss]
+    if form.fit_intercept and form.loss == "squared":
+        shift = float(np.dot(p * v, form.y))
+        v = v - shift * form.y
+        u = parts.sum(axis=1) - shift * np.asarray(form.X.T @ p).ravel()
+    elif form.fit_intercept:
+        pos = form.y > 0
+        a, b = float(np.dot(p[pos], v[pos])), float(np.dot(p[~pos], v[~pos]))
+        scale_pos = b / a if abs(a) > abs(b) else 1.0
+        scale_neg = a / b if abs(b) > abs(a) else 1.0
+        v = np.where(pos, scale_pos * v, scale_neg * v)
+        u = scale_pos * parts[:, 0] + scale_neg * parts[:, 1]
+    else:
+        u = parts.sum(axis=1)
+    return -float(np.dot(p, conj(v))) - float(u @ u) / (2.0 * form.l2)
+
+
+def _hinge_refit(form: DROProgram, ev: Evaluation, p: np.ndarray, parts: np.ndarray,
+                 width: float) -> float:
+    """The hinge dual with v refitted on the examples at the kink (|m_n - 1| <= width, p_n > 0).
+
+    There l'(m) jumps between -1 and 0, so v = l'(m(theta)) is not the optimal dual even near
+    theta*. The optimal v satisfies the stationarity of the weighted ERM: sum_n p_n v_n y~_n x_n
+    = -l2 w and sum_n p_n v_n y~_n = 0. Keeping v off the kink, the kink values are fitted to
+    these d + 1 equations by bounded least squares (v in [-1, 0]); any such v gives a valid
+    bound, and at theta* it attains it.
+    """
+    kink = np.flatnonzero((np.abs(ev.margins - 1.0) <= width) & (p > 0))
+    if kink.size == 0:
+        return -np.inf
+    w, _ = form.split(ev.theta)
+    X_k = form.X[kink]
+    X_k = X_k.toarray() if sp.issparse(X_k) else np.asarray(X_k)
+    cols = (p[kink] * form.y[kink])[:, None] * X_k  # d(sum p v y x)/dv_k
+    v_old = ev.slope[kink]
+    rest = parts.sum(axis=1) - cols.T @ v_old  # the examples off the kink
+    lhs, rhs = cols.T, -form.l2 * w - rest
+    if form.fit_intercept:
+        c_b = p[kink] * form.y[kink]
+        rest_b = float(np.dot(p * ev.slope, form.y)) - float(c_b @ v_old)
+        lhs = np.vstack([lhs, c_b[None, :]])
+        rhs = np.append(rhs, -rest_b)
+    fit = lsq_linear(lhs, rhs, bounds=(-1.0, 0.0), method="bvls", lsmr_tol="auto")
+    v = ev.slope.copy()
+    v[kink] = fit.x
+    pos = form.y[kink] > 0
+    delta = cols * (fit.x - v_old)[:, None]
+    parts = parts + np.column_stack([delta[pos].sum(axis=0), delta[~pos].sum(axis=0)])
+    return _erm_dual_value(form, p, v, parts)
+
+
+# ====================================================================== quasi-Newton default
+def solve_dro_lbfgs(
+    form: DROProgram,
+    *,
+    callback: Callable[[dict[str, Any]], None] | None = None,
+    max_iter: int = 1000,
+    time_limit: float | None = None,
+    tol: float = 1e-6,
+    memory: int = 20,
+    theta0: np.ndarray | None = None,
+    warn: bool = True,
+) -> Solution:
+    """Minimize F(theta) = R(theta) + (l2/2)||w||^2 by L-BFGS-B on the exact objective, with a
+    certified duality gap.
+
+    F is convex (eq. 2 with convex losses) and, for a strictly convex phi, differentiable with
+    the gradient (6) at the full-data P*(theta) (Proposition 1 with M = N); the IM procedure
+    (appendix A.1) gives F and grad F exactly in O(N log N). After every iteration the bound of
+    :func:`lower_bound` at the worst-case weights P*(theta) is computed; the run stops with
+    ``optimal`` as soon as min_k F(theta_k) - max_k bound_k <= tol * max(1, |F|).
+
+    Parameters
+    ----------
+    form : DROProgram
+    callback : callable, optional
+        Receives a record per iteration (``iteration, time, objective, lower_bound, gap``,
+        ``method``, ``theta``).
+    max_iter : int
+        L-BFGS iterations.
+    time_limit : float, optional
+        Seconds; checked after every iteration.
+    tol : float
+        Relative certified gap that proves optimality.
+    memory : int
+        L-BFGS memory (pairs kept).
+    theta0 : ndarray, optional
+        Starting point (zeros by default).
+    warn : bool
+        Emit a ConvergenceWarning when a limit or a stalled line search stops the run before
+        the gap is proved.
+
+    Returns
+    -------
+    Solution
+        primal ``theta`` (the best evaluated point), ``weights`` (P* there); certificate with
+        the lower bound, the best objective and their gap; history per iteration.
+    """
+    if int(max_iter) != max_iter or max_iter < 0:
+        raise parameter_error("max_iter", "lbfgs", "an int >= 0", max_iter)
+    if not tol > 0:
+        raise parameter_error("tol", "lbfgs", "a positive float", tol)
+    if time_limit is not None and not time_limit > 0:
+        raise parameter_error("time_limit", "lbfgs", "a positive float or None", time_limit)
+    theta = np.zeros(form.dim) if theta0 is None else np.array(theta0, dtype=np.float64).ravel()
+    if theta.size != form.dim:
+        raise parameter_error("theta0", "lbfgs", f"an array of length {form.dim}", theta.shape)
+    start = time.perf_counter()
+    last: list[Evaluation] = []
+    state: dict[str, Any] = {"best": None, "lower": -np.inf, "stop": "max_iter", "it": 0}
+    history: list[dict[str, Any]] = []
+
+    def fun(th: np.ndarray) -> tuple[float, np.ndarray]:
+        ev = evaluate(form, th)
+        last[:] = [ev]
+        if state["best"] is None or ev.value < state["best"].value:
+            state["best"] = ev
+        return ev.value, ev.grad
+
+    def gap() -> float:
+        return state["best"].value - state["lower"]
+
+    def proved() -> bool:
+        return gap() <= tol * max(1.0, abs(state["best"].value))
+
+    def check(th: np.ndarray) -> None:
+        ev = last[0] if last and np.array_equal(last[0].theta, th) else evaluate(form, th)
+        state["lower"] = max(state["lower"], lower_bound(form, ev))
+        rec = {"iteration": state["it"], "time": time.perf_counter() - start,
+               "objective": state["best"].value, "lower_bound": state["lower"], "gap": gap()}
+        history.append(rec)
+        if callback is not None:
+            callback(dict(rec, method="lbfgs", theta=ev.theta.copy()))
+
+    def on_iteration(intermediate_result: Any) -> None:
+        state["it"] += 1
+        check(np.asarray(intermediate_result.x))
+        if proved():
+            state["stop"] = "tol"
+            raise StopIteration
+        if time_limit is not None and time.perf_counter() - start >= time_limit:
+            state["stop"] = "time_limit"
+            raise StopIteration
+
+    fun(theta)
+    check(theta)
+    if proved():
+        state["stop"] = "tol"
+    elif max_iter > 0:
+        res = minimize(fun, theta, jac=True, method="L-BFGS-B", callback=on_iteration,
+                       options={"maxiter": int(max_iter), "maxfun": 4 * int(max_iter) + 20,
+                                "maxcor": memory, "ftol": 0.0, "gtol": 0.0})
+        if state["stop"] == "max_iter" and res.nit < max_iter:
+            state["stop"] = "stalled"  # the line search could not decrease F further
+    best: Evaluation = state["best"]
+    if state["lower"] < best.value and not np.array_equal(last[0].theta, best.theta):
+        state["lower"] = max(state["lower"], lower_bound(form, best))
+    elapsed = time.perf_counter() - start
+    status = _certified_status(proved(), state["stop"])
+    if status != OPTIMAL and warn:
+        warnings.warn(
+            f"lbfgs: stopped by {state['stop']} after {state['it']} iterations with certified "
+            f"gap {gap():.3g} (tol {tol:g} relative); raise max_iter/time_limit.",
+            ConvergenceWarning, stacklevel=3)
+    return _dro_solution(form, "lbfgs", status, best, state["lower"], history, elapsed,
+                         {"stop": state["stop"], "iterations": state["it"], "tol": tol})
+
+
+def _certified_status(proved: bool, stop: str) -> str:
+    """optimal only when the certificate proves the tolerance; else the limit that stopped."""
+    if proved:
+        return OPTIMAL
+    return TIME_LIMIT if stop == "time_limit" else ITERATION_LIMIT
+
+
+def _dro_solution(form: DROProgram, method: str, status: str, ev: Evaluation, lower: float,
+                  history: list[dict[str, Any]], elapsed: float,
+                  details: dict[str, Any]) -> Solution:
+    """The Solution of any DRO method at the evaluated point ``ev`` with the bound ``lower``."""
+    sol = ev.inner
+    value = ev.value
+    finite = bool(np.isfinite(lower))
+    cert = Certificate(
+        lower_bound=lower if finite else None, upper_bound=value,
+        gap=max(value - lower, 0.0) if finite else None, max_violation=0.0,
+        details=dict(details, relative_gap=(max(value - lower, 0.0) / max(1.0, abs(value))
+                                            if finite else None),
+                     grad_norm=float(np.linalg.norm(ev.grad)), inner_case=sol.case,
+                     inner_dual_gap=sol.dual_value - sol.value, divergence=sol.divergence,
+                     rho=form.rho),
+    )
+    return Solution(
+        status=status, objective=value, primal={"theta": ev.theta, "weights": sol.p},
+        dual={"alpha": np.float64(sol.alpha), "lambda": np.float64(sol.lam)},
+        certificate=cert, history=history, solver=f"ratecons.{method}", solve_time=elapsed,
+    )
+
+
 # ====================================================================== outer loop
 def _checkpoint_grid(n: int) -> Callable[[int], int]:
     """Next checkpoint (in cumulative samples) after ``s``: 8 per decade, at least every N."""
@@ -290,7 +593,7 @@ def solve_dro(
     max_iter: int | None = None,
     max_samples: float | None = None,
     time_limit: float | None = None,
-    tol: float = 1e-6,
+    tol: float = 1e-3,
     target: float | None = None,
     theta0: np.ndarray | None = None,
     r: float = DEFAULT_R,
@@ -322,8 +625,8 @@ def solve_dro(
         touched, seconds of solver time). ``max_iter`` defaults to 500 for fsg and 20000 for
         the sampled methods.
     tol : float
-        Stop with status "optimal" when the exact full gradient norm at a checkpoint is
-        <= tol * max(1, its value at theta0).
+        Stop with status "optimal" when the certified gap at a checkpoint, min F over the
+        checkpoints minus the best :func:`lower_bound`, is <= tol * max(1, |F|).
     target : float, optional
         Stop at the first checkpoint whose exact objective is <= target (no warning then).
     theta0 : ndarray, optional
@@ -389,29 +692,31 @@ def solve_dro(
     next_cp = _checkpoint_grid(n)
 
     history: list[dict[str, Any]] = []
-    best: tuple[float, np.ndarray] = (np.inf, theta.copy())
+    best: list[Evaluation] = []
+    lower = -np.inf
     solver_time = 0.0
     samples = 0
     stop = "max_iter"
-    grad0_scale = None
     cp_at = 0
 
-    def checkpoint(it: int, theta_cp: np.ndarray, value: float | None = None,
-                   grad: np.ndarray | None = None, sol: InnerSolution | None = None) -> float:
-        nonlocal best, grad0_scale
-        if value is None or grad is None or sol is None:
-            value, grad, sol = full_objective(form, theta_cp)
-        gnorm = float(np.linalg.norm(grad))
-        if grad0_scale is None:
-            grad0_scale = max(1.0, gnorm)
-        rec = {"iteration": it, "samples": samples, "time": solver_time, "objective": value,
-               "robust_loss": sol.value, "grad_norm": gnorm}
+    def proved() -> bool:
+        return best[0].value - lower <= tol * max(1.0, abs(best[0].value))
+
+    def checkpoint(it: int, theta_cp: np.ndarray, ev: Evaluation | None = None) -> bool:
+        """Exact F and the lower bound at theta_cp (untimed); True when the gap is proved."""
+        nonlocal lower
+        if ev is None:
+            ev = evaluate(form, theta_cp)
+        lower = max(lower, lower_bound(form, ev))
+        if not best or ev.value < best[0].value:
+            best[:] = [ev]
+        rec = {"iteration": it, "samples": samples, "time": solver_time, "objective": ev.value,
+               "robust_loss": ev.inner.value, "grad_norm": float(np.linalg.norm(ev.grad)),
+               "lower_bound": lower, "gap": best[0].value - lower}
         history.append(rec)
-        if value < best[0]:
-            best = (value, theta_cp.copy())
         if callback is not None:
             callback(dict(rec, method=method, theta=theta_cp.copy()))
-        return gnorm
+        return proved()
 
     checkpoint(0, theta)
     checked = True  # whether the current theta has a checkpoint
@@ -420,17 +725,17 @@ def solve_dro(
         start = time.perf_counter()
         gamma = gamma0 * a / (a + it - 1)
         if method == "fsg":
-            value, g, sol = full_objective(form, theta)
-            used = n
+            ev = evaluate(form, theta)
+            g, used = ev.grad, n
             if it > 1:  # the exact value at theta_{t} comes free with the full gradient
                 solver_time += time.perf_counter() - start
-                gnorm = checkpoint(it - 1, theta, value, g, sol)
+                done = checkpoint(it - 1, theta, ev)
                 checked = True
                 start = time.perf_counter()
-                if gnorm <= tol * grad0_scale:
+                if done:
                     stop = "tol"
                     break
-                if target is not None and value <= target:
+                if target is not None and ev.value <= target:
                     stop = "target"
                     break
         elif method == "gssg":
@@ -459,9 +764,8 @@ def solve_dro(
         solver_time += time.perf_counter() - start
         if method != "fsg" and samples >= cp_at:
             cp_at = next_cp(samples)
-            gnorm = checkpoint(it, theta)
             checked = True
-            if gnorm <= tol * grad0_scale:
+            if checkpoint(it, theta):
                 stop = "tol"
                 break
             if target is not None and history[-1]["objective"] <= target:
@@ -476,36 +780,16 @@ def solve_dro(
     if not checked:
         checkpoint(it, theta)
 
-    theta_best = best[1]
-    value, grad, sol = full_objective(form, theta_best)
-    gnorm = float(np.linalg.norm(grad))
-    if gnorm <= tol * (grad0_scale or 1.0):
-        status = OPTIMAL
-    elif stop == "time_limit":
-        status = TIME_LIMIT
-    else:
-        status = ITERATION_LIMIT
+    status = _certified_status(proved(), stop)
+    gap = best[0].value - lower
     if status != OPTIMAL and stop != "target" and warn:
         warnings.warn(
-            f"{method}: stopped by {stop} after {it} iterations with gradient norm {gnorm:.3g} "
-            f"(tol {tol:g} x {grad0_scale:.3g}); raise max_iter/time_limit or tune step/a.",
+            f"{method}: stopped by {stop} after {it} iterations with certified gap {gap:.3g} "
+            f"(tol {tol:g} relative); raise max_iter/time_limit or tune step/a.",
             ConvergenceWarning, stacklevel=3,
         )
-    lower = None
-    if not form.fit_intercept and form.l2 > 0:
-        lower = value - gnorm ** 2 / (2.0 * form.l2)  # l2-strong convexity of F
-    cert = Certificate(
-        lower_bound=lower, upper_bound=value,
-        gap=None if lower is None else value - lower, max_violation=0.0,
-        details={"grad_norm": gnorm, "stop": stop, "iterations": it, "samples": samples,
-                 "step0": gamma0, "a": a, "compiled": compiled,
-                 "inner_case": sol.case,
-                 "inner_dual_gap": sol.dual_value - sol.value, "divergence": sol.divergence,
-                 "rho": form.rho, "target_reached": stop == "target"},
-    )
-    log.debug("%s: %s after %d iterations, objective %.8g", method, stop, it, value)
-    return Solution(
-        status=status, objective=value, primal={"theta": theta_best, "weights": sol.p},
-        dual={"alpha": np.float64(sol.alpha), "lambda": np.float64(sol.lam)},
-        certificate=cert, history=history, solver=f"ratecons.{method}", solve_time=solver_time,
-    )
+    log.debug("%s: %s after %d iterations, objective %.8g", method, stop, it, best[0].value)
+    return _dro_solution(form, method, status, best[0], lower, history, solver_time,
+                         {"stop": stop, "iterations": it, "samples": samples, "step0": gamma0,
+                          "a": a, "compiled": compiled, "tol": tol,
+                          "target_reached": stop == "target"})
