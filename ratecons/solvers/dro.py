@@ -332,7 +332,7 @@ def _class_parts(form: DROProgram, c: np.ndarray) -> np.ndarray:
     return np.asarray(form.X.T @ cols)
 
 
-def lower_bound(form: DROProgram, ev: Evaluation) -> float:
+def lower_bound(form: DROProgram, ev: Evaluation, balance: bool = False) -> float:
     """A certified lower bound on F* = min_theta F(theta) from the worst-case weights at theta.
 
     With L(theta, P) = sum_n p_n l(m_n(theta)) + (l2/2)||w||^2, F(theta) = max_{P in U} L
@@ -350,6 +350,10 @@ def lower_bound(form: DROProgram, ev: Evaluation) -> float:
     class with the larger |sum p v| (logistic, hinge: v stays in [-1, 0]) or by shifting
     v <- v - (sum p v y~) y~ (squared). The bound needs l2 > 0 (it returns -inf otherwise).
 
+    With ``balance=True`` and all margins equal (theta = 0), P*(theta) is not unique and the
+    pmfs of :func:`_balancing_pmfs` are tried as well: they certify a constant predictor when
+    it is optimal (a large ball); they cost a few passes over the data.
+
     Returns
     -------
     float
@@ -363,10 +367,65 @@ def lower_bound(form: DROProgram, ev: Evaluation) -> float:
         p = (1.0 - excess / ev.inner.divergence) * p + (excess / ev.inner.divergence) / form.n
         parts = _class_parts(form, p * v * form.y)
     best = _erm_dual_value(form, p, v, parts)
+    if balance and _equal_margins(ev):
+        # equal margins (theta = 0): P*(theta) is not unique; use the pmf in the ball that
+        # balances the examples, which certifies a constant predictor when one is optimal
+        for q in _balancing_pmfs(form):
+            best = max(best, _erm_dual_value(form, q, v, _class_parts(form, q * v * form.y)))
     if form.loss == "hinge":
         for width in HINGE_REFIT_WIDTHS:
             best = max(best, _hinge_refit(form, ev, p, parts, width))
     return best if np.isfinite(best) else -np.inf
+
+
+def _equal_margins(ev: Evaluation) -> bool:
+    return float(np.ptp(ev.margins)) <= 1e-12 * max(1.0, float(np.max(np.abs(ev.margins))))
+
+
+def _balancing_pmfs(form: DROProgram) -> list[np.ndarray]:
+    """Pmfs P in the ball with sum_n p_n a_n ~ 0, a_n = y~_n (x_n, -1) (the -1 only with an
+    intercept), if the two candidates below are in it (a residual only weakens the bound).
+
+    If all margins are equal (theta = 0), every P in the ball is worst-case, and theta = 0
+    minimizes L(., P) exactly when P balances the examples: then sum_n p_n l(m_n(theta)) >=
+    l(sum_n p_n m_n(theta)) = l(0) by Jensen, so the bound of :func:`lower_bound` equals F(0).
+    Candidates: the least-squares correction of U_N (the chi-square projection onto the
+    balancing set) and the exponential tilting p ~ exp(a_n . lam) that minimizes KL(P, U_N)
+    over it (the I-projection; lam minimizes the convex log mean exp(a . lam)).
+    """
+    X, y, n, d = form.X, form.y, form.n, form.d
+
+    def a_dot(lam: np.ndarray) -> np.ndarray:  # (a_n . lam)_n
+        out = np.asarray(X @ lam[:d]).ravel()
+        return y * (out - lam[d] if form.fit_intercept else out)
+
+    def a_sum(q: np.ndarray) -> np.ndarray:  # sum_n q_n a_n
+        head = np.asarray(X.T @ (q * y)).ravel()
+        return np.append(head, -float(q @ y)) if form.fit_intercept else head
+
+    # least squares: p = 1/N + A c + c0 1 with A^T p = 0 and sum p = 1 (A^T A: X^T X blocks)
+    gram = X.T @ X
+    gram = gram.toarray() if sp.issparse(gram) else np.asarray(gram)
+    col_sum = np.asarray(X.sum(axis=0)).ravel()
+    if form.fit_intercept:
+        gram = np.block([[gram, -col_sum[:, None]], [-col_sum[None, :], np.full((1, 1), n)]])
+    a_total = a_sum(np.ones(n))
+    m = np.block([[gram, a_total[:, None]], [a_total[None, :], np.full((1, 1), n)]])
+    c = np.linalg.lstsq(m, -np.append(a_total / n, 0.0), rcond=None)[0]
+    out = [1.0 / n + a_dot(c[:-1]) + c[-1]]
+
+    def tilt(lam: np.ndarray) -> tuple[float, np.ndarray]:
+        t = a_dot(lam)
+        top = float(np.max(t))
+        e = np.exp(t - top)
+        return top + math.log(float(e.mean())), a_sum(e) / e.sum()
+
+    fit = minimize(tilt, np.zeros(a_total.size), jac=True, method="L-BFGS-B",
+                   options={"gtol": 1e-13, "ftol": 0.0, "maxiter": 200})
+    t = a_dot(fit.x)
+    e = np.exp(t - np.max(t))
+    out.append(e / e.sum())
+    return [q for q in out if np.all(q >= 0) and form.phi.divergence(q) <= form.rho]
 
 
 #: margin widths |m - 1| <= width within which :func:`lower_bound` refits the hinge dual
@@ -472,7 +531,9 @@ def solve_dro_lbfgs(
     -------
     Solution
         primal ``theta`` (the best evaluated point), ``weights`` (P* there); certificate with
-        the lower bound, the best objective and their gap; history per iteration.
+        the lower bound, the best objective and their gap, and ``constant_predictor`` (w = 0:
+        the ball is so large that no feature helps; a smaller rho or more data changes it);
+        history per iteration.
     """
     if int(max_iter) != max_iter or max_iter < 0:
         raise parameter_error("max_iter", "lbfgs", "an int >= 0", max_iter)
@@ -521,6 +582,7 @@ def solve_dro_lbfgs(
             raise StopIteration
 
     fun(theta)
+    first = last[0]
     check(theta)
     if proved():
         state["stop"] = "tol"
@@ -531,8 +593,10 @@ def solve_dro_lbfgs(
         if state["stop"] == "max_iter" and res.nit < max_iter:
             state["stop"] = "stalled"  # the line search could not decrease F further
     best: Evaluation = state["best"]
-    if state["lower"] < best.value and not np.array_equal(last[0].theta, best.theta):
+    if not proved() and not np.array_equal(last[0].theta, best.theta):
         state["lower"] = max(state["lower"], lower_bound(form, best))
+    if not proved() and _equal_margins(first):
+        state["lower"] = max(state["lower"], lower_bound(form, first, balance=True))
     elapsed = time.perf_counter() - start
     status = _certified_status(proved(), state["stop"])
     if status != OPTIMAL and warn:
@@ -540,8 +604,10 @@ def solve_dro_lbfgs(
             f"lbfgs: stopped by {state['stop']} after {state['it']} iterations with certified "
             f"gap {gap():.3g} (tol {tol:g} relative); raise max_iter/time_limit.",
             ConvergenceWarning, stacklevel=3)
+    w_max = float(np.max(np.abs(best.theta[: form.d]), initial=0.0))
     return _dro_solution(form, "lbfgs", status, best, state["lower"], history, elapsed,
-                         {"stop": state["stop"], "iterations": state["it"], "tol": tol})
+                         {"stop": state["stop"], "iterations": state["it"], "tol": tol,
+                          "constant_predictor": w_max <= 1e-8})
 
 
 def _certified_status(proved: bool, stop: str) -> str:
@@ -693,6 +759,7 @@ def solve_dro(
 
     history: list[dict[str, Any]] = []
     best: list[Evaluation] = []
+    first: list[Evaluation] = []
     lower = -np.inf
     solver_time = 0.0
     samples = 0
@@ -710,6 +777,8 @@ def solve_dro(
         lower = max(lower, lower_bound(form, ev))
         if not best or ev.value < best[0].value:
             best[:] = [ev]
+        if not first:
+            first.append(ev)
         rec = {"iteration": it, "samples": samples, "time": solver_time, "objective": ev.value,
                "robust_loss": ev.inner.value, "grad_norm": float(np.linalg.norm(ev.grad)),
                "lower_bound": lower, "gap": best[0].value - lower}
@@ -780,6 +849,8 @@ def solve_dro(
     if not checked:
         checkpoint(it, theta)
 
+    if not proved() and _equal_margins(first[0]):
+        lower = max(lower, lower_bound(form, first[0], balance=True))
     status = _certified_status(proved(), stop)
     gap = best[0].value - lower
     if status != OPTIMAL and stop != "target" and warn:
