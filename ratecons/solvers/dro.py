@@ -332,7 +332,8 @@ def _class_parts(form: DROProgram, c: np.ndarray) -> np.ndarray:
     return np.asarray(form.X.T @ cols)
 
 
-def lower_bound(form: DROProgram, ev: Evaluation, balance: bool = False) -> float:
+def lower_bound(form: DROProgram, ev: Evaluation, balance: bool = False,
+                refit: bool = True) -> float:
     """A certified lower bound on F* = min_theta F(theta) from the worst-case weights at theta.
 
     With L(theta, P) = sum_n p_n l(m_n(theta)) + (l2/2)||w||^2, F(theta) = max_{P in U} L
@@ -350,6 +351,7 @@ def lower_bound(form: DROProgram, ev: Evaluation, balance: bool = False) -> floa
     class with the larger |sum p v| (logistic, hinge: v stays in [-1, 0]) or by shifting
     v <- v - (sum p v y~) y~ (squared). The bound needs l2 > 0 (it returns -inf otherwise).
 
+    For the hinge loss (``refit=True``) v is refitted at the kink (:func:`_hinge_refit`).
     With ``balance=True`` and all margins equal (theta = 0), P*(theta) is not unique and the
     pmfs of :func:`_balancing_pmfs` are tried as well: they certify a constant predictor when
     it is optimal (a large ball); they cost a few passes over the data.
@@ -372,9 +374,8 @@ def lower_bound(form: DROProgram, ev: Evaluation, balance: bool = False) -> floa
         # balances the examples, which certifies a constant predictor when one is optimal
         for q in _balancing_pmfs(form):
             best = max(best, _erm_dual_value(form, q, v, _class_parts(form, q * v * form.y)))
-    if form.loss == "hinge":
-        for width in HINGE_REFIT_WIDTHS:
-            best = max(best, _hinge_refit(form, ev, p, parts, width))
+    if form.loss == "hinge" and refit:
+        best = max(best, _hinge_kink(form, ev, p, parts)[0])
     return best if np.isfinite(best) else -np.inf
 
 
@@ -452,19 +453,33 @@ def _erm_dual_value(form: DROProgram, p: np.ndarray, v: np.ndarray, parts: np.nd
     return -float(np.dot(p, conj(v))) - float(u @ u) / (2.0 * form.l2)
 
 
+def _hinge_kink(form: DROProgram, ev: Evaluation, p: np.ndarray | None = None,
+                parts: np.ndarray | None = None) -> tuple[float, np.ndarray]:
+    """The best refitted hinge bound over :data:`HINGE_REFIT_WIDTHS` and the examples whose
+    refitted dual lies strictly inside (-1, 0) there (the kink set)."""
+    p = ev.inner.p if p is None else p
+    parts = ev.parts if parts is None else parts
+    best, active = -np.inf, np.empty(0, dtype=np.int64)
+    for width in HINGE_REFIT_WIDTHS:
+        value, kink, v = _hinge_refit(form, ev, p, parts, width)
+        if value > best:
+            best, active = value, kink[(v > -1.0 + 1e-9) & (v < -1e-9)]
+    return best, active
+
+
 def _hinge_refit(form: DROProgram, ev: Evaluation, p: np.ndarray, parts: np.ndarray,
-                 width: float) -> float:
+                 width: float) -> tuple[float, np.ndarray, np.ndarray]:
     """The hinge dual with v refitted on the examples at the kink (|m_n - 1| <= width, p_n > 0).
 
     There l'(m) jumps between -1 and 0, so v = l'(m(theta)) is not the optimal dual even near
     theta*. The optimal v satisfies the stationarity of the weighted ERM: sum_n p_n v_n y~_n x_n
     = -l2 w and sum_n p_n v_n y~_n = 0. Keeping v off the kink, the kink values are fitted to
     these d + 1 equations by bounded least squares (v in [-1, 0]); any such v gives a valid
-    bound, and at theta* it attains it.
+    bound, and at theta* it attains it. Returns (bound, kink indices, their refitted v).
     """
     kink = np.flatnonzero((np.abs(ev.margins - 1.0) <= width) & (p > 0))
     if kink.size == 0:
-        return -np.inf
+        return -np.inf, kink, np.empty(0)
     w, _ = form.split(ev.theta)
     X_k = form.X[kink]
     X_k = X_k.toarray() if sp.issparse(X_k) else np.asarray(X_k)
@@ -483,7 +498,7 @@ def _hinge_refit(form: DROProgram, ev: Evaluation, p: np.ndarray, parts: np.ndar
     pos = form.y[kink] > 0
     delta = cols * (fit.x - v_old)[:, None]
     parts = parts + np.column_stack([delta[pos].sum(axis=0), delta[~pos].sum(axis=0)])
-    return _erm_dual_value(form, p, v, parts)
+    return _erm_dual_value(form, p, v, parts), kink, fit.x
 
 
 # ====================================================================== quasi-Newton default
@@ -501,11 +516,19 @@ def solve_dro_lbfgs(
     """Minimize F(theta) = R(theta) + (l2/2)||w||^2 by L-BFGS-B on the exact objective, with a
     certified duality gap.
 
-    F is convex (eq. 2 with convex losses) and, for a strictly convex phi, differentiable with
-    the gradient (6) at the full-data P*(theta) (Proposition 1 with M = N); the IM procedure
-    (appendix A.1) gives F and grad F exactly in O(N log N). After every iteration the bound of
-    :func:`lower_bound` at the worst-case weights P*(theta) is computed; the run stops with
-    ``optimal`` as soon as min_k F(theta_k) - max_k bound_k <= tol * max(1, |F|).
+    F is convex (eq. 2 with convex losses) and, for a strictly convex phi and a differentiable
+    loss, differentiable with the gradient (6) at the full-data P*(theta) (Proposition 1 with
+    M = N); the IM procedure (appendix A.1) gives F and grad F exactly in O(N log N). After
+    every iteration the bound of :func:`lower_bound` at the worst-case weights P*(theta) is
+    computed; the run stops with ``optimal`` as soon as
+    min_k F(theta_k) - max_k bound_k <= tol * max(1, |F|).
+
+    The hinge loss makes F nonsmooth where margins equal 1. Once L-BFGS stops making progress,
+    the examples at the kink are identified (those whose refitted dual lies strictly inside
+    (-1, 0), see :func:`lower_bound`) and F is minimized on the affine set where their margins
+    stay 1, where it is smooth near theta*: L-BFGS in a basis of that set (a few rounds,
+    re-identifying the set from the best point). Every point is evaluated exactly and the
+    bound is global, so a wrong set costs time, never correctness.
 
     Parameters
     ----------
@@ -514,7 +537,7 @@ def solve_dro_lbfgs(
         Receives a record per iteration (``iteration, time, objective, lower_bound, gap``,
         ``method``, ``theta``).
     max_iter : int
-        L-BFGS iterations.
+        L-BFGS iterations (all phases together).
     time_limit : float, optional
         Seconds; checked after every iteration.
     tol : float
@@ -544,70 +567,162 @@ def solve_dro_lbfgs(
     theta = np.zeros(form.dim) if theta0 is None else np.array(theta0, dtype=np.float64).ravel()
     if theta.size != form.dim:
         raise parameter_error("theta0", "lbfgs", f"an array of length {form.dim}", theta.shape)
-    start = time.perf_counter()
-    last: list[Evaluation] = []
-    state: dict[str, Any] = {"best": None, "lower": -np.inf, "stop": "max_iter", "it": 0}
-    history: list[dict[str, Any]] = []
-
-    def fun(th: np.ndarray) -> tuple[float, np.ndarray]:
-        ev = evaluate(form, th)
-        last[:] = [ev]
-        if state["best"] is None or ev.value < state["best"].value:
-            state["best"] = ev
-        return ev.value, ev.grad
-
-    def gap() -> float:
-        return state["best"].value - state["lower"]
-
-    def proved() -> bool:
-        return gap() <= tol * max(1.0, abs(state["best"].value))
-
-    def check(th: np.ndarray) -> None:
-        ev = last[0] if last and np.array_equal(last[0].theta, th) else evaluate(form, th)
-        state["lower"] = max(state["lower"], lower_bound(form, ev))
-        rec = {"iteration": state["it"], "time": time.perf_counter() - start,
-               "objective": state["best"].value, "lower_bound": state["lower"], "gap": gap()}
-        history.append(rec)
-        if callback is not None:
-            callback(dict(rec, method="lbfgs", theta=ev.theta.copy()))
-
-    def on_iteration(intermediate_result: Any) -> None:
-        state["it"] += 1
-        check(np.asarray(intermediate_result.x))
-        if proved():
-            state["stop"] = "tol"
-            raise StopIteration
-        if time_limit is not None and time.perf_counter() - start >= time_limit:
-            state["stop"] = "time_limit"
-            raise StopIteration
-
-    fun(theta)
-    first = last[0]
-    check(theta)
-    if proved():
-        state["stop"] = "tol"
+    run = _LBFGSRun(form, tol, int(max_iter), time_limit, memory, callback)
+    run.fun(theta)
+    first = run.last
+    run.check(theta)
+    if run.proved():
+        run.stop = "tol"
     elif max_iter > 0:
-        res = minimize(fun, theta, jac=True, method="L-BFGS-B", callback=on_iteration,
-                       options={"maxiter": int(max_iter), "maxfun": 4 * int(max_iter) + 20,
-                                "maxcor": memory, "ftol": 0.0, "gtol": 0.0})
-        if state["stop"] == "max_iter" and res.nit < max_iter:
-            state["stop"] = "stalled"  # the line search could not decrease F further
-    best: Evaluation = state["best"]
-    if not proved() and not np.array_equal(last[0].theta, best.theta):
-        state["lower"] = max(state["lower"], lower_bound(form, best))
-    if not proved() and _equal_margins(first):
-        state["lower"] = max(state["lower"], lower_bound(form, first, balance=True))
-    elapsed = time.perf_counter() - start
-    status = _certified_status(proved(), state["stop"])
+        if _equal_margins(first):
+            # all losses tie (theta = 0): F has a kink there (every P in the ball is
+            # worst-case), so start one gradient step away, where P* is unique
+            theta = theta - first.grad / form.smoothness_estimate()
+        run.minimize(theta, plateau=form.loss == "hinge")
+        for _ in range(KINK_ROUNDS if form.loss == "hinge" else 0):
+            if run.stop not in ("plateau", "stalled") or run.proved():
+                break
+            _, active = _hinge_kink(form, run.best)
+            run.minimize_on_kink(active)
+    best = run.best
+    if not run.proved() and not np.array_equal(run.last.theta, best.theta):
+        run.lower = max(run.lower, lower_bound(form, best))
+    if not run.proved() and _equal_margins(first):
+        run.lower = max(run.lower, lower_bound(form, first, balance=True))
+    if run.proved():
+        run.stop = "tol"
+    elapsed = time.perf_counter() - run.start
+    status = _certified_status(run.proved(), run.stop)
     if status != OPTIMAL and warn:
         warnings.warn(
-            f"lbfgs: stopped by {state['stop']} after {state['it']} iterations with certified "
-            f"gap {gap():.3g} (tol {tol:g} relative); raise max_iter/time_limit.",
+            f"lbfgs: stopped by {run.stop} after {run.it} iterations with certified "
+            f"gap {run.gap():.3g} (tol {tol:g} relative); raise max_iter/time_limit.",
             ConvergenceWarning, stacklevel=3)
     w_max = float(np.max(np.abs(best.theta[: form.d]), initial=0.0))
-    return _dro_solution(form, "lbfgs", status, best, state["lower"], history, elapsed,
-                         {"stop": state["stop"], "iterations": state["it"], "tol": tol,
+    return _dro_solution(form, "lbfgs", status, best, run.lower, run.history, elapsed,
+                         {"stop": run.stop, "iterations": run.it, "tol": tol,
                           "constant_predictor": w_max <= 1e-8})
+
+
+#: rounds of kink identification and L-BFGS on the kink set (hinge loss)
+KINK_ROUNDS = 3
+#: L-BFGS on the hinge loss moves to the kink set after this many iterations with a relative
+#: decrease of F below PLATEAU_RTOL
+PLATEAU_ITERS, PLATEAU_RTOL = 5, 1e-9
+#: phase 1 on the hinge loss refits the kink dual (a few small least-squares fits) every this
+#: many iterations only; the plain bound every iteration
+REFIT_EVERY = 10
+
+
+class _LBFGSRun:
+    """The state of one :func:`solve_dro_lbfgs` run: best point, best bound, budget, history."""
+
+    def __init__(self, form: DROProgram, tol: float, max_iter: int, time_limit: float | None,
+                 memory: int, callback: Callable[[dict[str, Any]], None] | None) -> None:
+        self.form, self.tol, self.max_iter, self.time_limit = form, tol, max_iter, time_limit
+        self.memory, self.callback = memory, callback
+        self.start = time.perf_counter()
+        self.best: Evaluation | None = None
+        self.last: Evaluation | None = None
+        self.lower = -np.inf
+        self.it = 0
+        self.stop = "max_iter"
+        self.history: list[dict[str, Any]] = []
+        self.values: list[float] = []
+
+    def fun(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        ev = evaluate(self.form, theta)
+        self.last = ev
+        if self.best is None or ev.value < self.best.value:
+            self.best = ev
+        return ev.value, ev.grad
+
+    def gap(self) -> float:
+        return self.best.value - self.lower
+
+    def proved(self) -> bool:
+        return self.gap() <= self.tol * max(1.0, abs(self.best.value))
+
+    def check(self, theta: np.ndarray, refit: bool = True) -> None:
+        """The bound at theta (evaluated already, usually) and one history record."""
+        if self.last is None or not np.array_equal(self.last.theta, theta):
+            self.fun(theta)
+        self.lower = max(self.lower, lower_bound(self.form, self.last, refit=refit))
+        rec = {"iteration": self.it, "time": time.perf_counter() - self.start,
+               "objective": self.best.value, "lower_bound": self.lower, "gap": self.gap()}
+        self.history.append(rec)
+        if self.callback is not None:
+            self.callback(dict(rec, method="lbfgs", theta=self.last.theta.copy()))
+
+    def _iteration(self, theta: np.ndarray, plateau: bool, refit: bool) -> None:
+        """After each L-BFGS iteration: certify, or raise StopIteration at a limit."""
+        self.it += 1
+        self.check(theta, refit=refit or self.it % REFIT_EVERY == 0)
+        self.values.append(self.last.value)
+        if self.proved():
+            self.stop = "tol"
+        elif self.time_limit is not None and time.perf_counter() - self.start >= self.time_limit:
+            self.stop = "time_limit"
+        elif self.it >= self.max_iter:
+            self.stop = "max_iter"
+        elif (plateau and len(self.values) > PLATEAU_ITERS
+              and self.values[-PLATEAU_ITERS - 1] - self.values[-1]
+              <= PLATEAU_RTOL * max(1.0, abs(self.values[-1]))):
+            self.stop = "plateau"
+        else:
+            return
+        raise StopIteration
+
+    def minimize(self, theta0: np.ndarray, origin: np.ndarray | None = None,
+                 basis: np.ndarray | None = None, plateau: bool = False) -> None:
+        """L-BFGS-B on F(theta0) (basis None) or on u -> F(origin + basis u) from u = 0."""
+        self.values = []
+        if basis is None:
+            x0, to_theta = theta0, (lambda x: x)
+            fun = self.fun
+        else:
+            x0 = np.zeros(basis.shape[1])
+
+            def to_theta(x: np.ndarray) -> np.ndarray:
+                return origin + basis @ x
+
+            def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
+                value, grad = self.fun(to_theta(x))
+                return value, basis.T @ grad
+
+        def on_iteration(intermediate_result: Any) -> None:  # scipy passes OptimizeResult
+            self._iteration(to_theta(np.asarray(intermediate_result.x)), plateau,
+                            refit=basis is not None)
+
+        self.stop = "stalled"  # unless a limit or the tolerance stops it first
+        minimize(fun, x0, jac=True, method="L-BFGS-B", callback=on_iteration,
+                 options={"maxiter": self.max_iter + 1, "maxfun": 4 * self.max_iter + 20,
+                          "maxcor": self.memory, "ftol": 0.0, "gtol": 0.0})
+
+    def minimize_on_kink(self, active: np.ndarray) -> None:
+        """L-BFGS on {theta : m_n(theta) = 1 for n in ``active``} from the projection of the
+        best point (the least-squares correction of its margins)."""
+        form, theta = self.form, self.best.theta
+        rows = form.X[active]
+        rows = rows.toarray() if sp.issparse(rows) else np.asarray(rows)
+        C = form.y[active, None] * rows
+        if form.fit_intercept:
+            C = np.column_stack([C, -form.y[active]])
+        if C.shape[0] == 0:
+            return
+        u, sing, vt = np.linalg.svd(C, full_matrices=True)
+        rank = int(np.sum(sing > 1e-10 * sing[0]))
+        origin = theta + vt[:rank].T @ ((u[:, :rank].T @ (1.0 - C @ theta)) / sing[:rank])
+        basis = vt[rank:].T
+        if basis.shape[1] == 0:
+            self.fun(origin)
+            self.check(origin)
+            self.stop = "stalled"
+            return
+        self.fun(origin)
+        self.check(origin)
+        if not self.proved():
+            self.minimize(origin, origin=origin, basis=basis)
 
 
 def _certified_status(proved: bool, stop: str) -> str:
