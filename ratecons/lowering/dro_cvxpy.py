@@ -44,9 +44,9 @@ CLARABEL_RETRIES = ({"max_step_fraction": 0.95}, {"equilibrate_enable": False})
 
 
 def _solve(prob: cp.Problem, solver: str, options: dict[str, Any] | None) -> str:
-    """Solve with tight tolerances; if the solver gives up there, retry with the variants of
-    :data:`CLARABEL_RETRIES` (tight tolerances), then with its defaults. Returns which
-    settings produced the answer (the first optimal one, else the last solved one)."""
+    """Solve with tight tolerances; if the solver fails there (an error or no solution),
+    retry with the variants of :data:`CLARABEL_RETRIES` (tight tolerances), then with its
+    defaults. Returns which settings produced the answer."""
     if options is None and solver == "CLARABEL":
         attempts = [("tight", TIGHT_CLARABEL)]
         attempts += [(f"tight+{next(iter(extra))}", {**TIGHT_CLARABEL, **extra})
@@ -54,26 +54,17 @@ def _solve(prob: cp.Problem, solver: str, options: dict[str, Any] | None) -> str
         attempts.append(("default", {}))
     else:
         attempts = [("default" if not options else "user", options or {})]
-    solved = None
     for name, opts in attempts:
         try:
             prob.solve(solver=solver, **opts)
         except cp.error.SolverError as exc:
             if len(attempts) == 1:
                 raise SolverError(f"CVXPY ({solver}) failed: {exc}") from None
-            name = ""
             continue
-        status = status_of(prob.status)
-        if status == OPTIMAL:
+        if status_of(prob.status) in _SOLVED:
             return name
-        if status in _SOLVED:
-            solved = (name, opts)
-    if solved is None:
-        raise SolverError(f"CVXPY ({solver}) failed with every setting tried: "
-                          f"{[name for name, _ in attempts]}.")
-    if solved[0] != name:
-        prob.solve(solver=solver, **solved[1])  # back to the last solved setting
-    return solved[0]
+    raise SolverError(f"CVXPY ({solver}) failed with every setting tried: "
+                      f"{[name for name, _ in attempts]}.")
 
 
 def _require_builtin(phi: Phi) -> None:

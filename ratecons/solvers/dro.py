@@ -390,9 +390,10 @@ def _balancing_pmfs(form: DROProgram) -> list[np.ndarray]:
     If all margins are equal (theta = 0), every P in the ball is worst-case, and theta = 0
     minimizes L(., P) exactly when P balances the examples: then sum_n p_n l(m_n(theta)) >=
     l(sum_n p_n m_n(theta)) = l(0) by Jensen, so the bound of :func:`lower_bound` equals F(0).
-    Candidates: the least-squares correction of U_N (the chi-square projection onto the
-    balancing set) and the exponential tilting p ~ exp(a_n . lam) that minimizes KL(P, U_N)
-    over it (the I-projection; lam minimizes the convex log mean exp(a . lam)).
+    Candidates: the chi-square projection of U_N onto the balancing pmfs (p >= 0 kept; by its
+    dual, a smooth concave problem in d + 2 multipliers) and the exponential tilting
+    p ~ exp(a_n . lam) that minimizes KL(P, U_N) over them (the I-projection; lam minimizes the
+    convex log mean exp(a . lam)).
     """
     X, y, n, d = form.X, form.y, form.n, form.d
 
@@ -404,16 +405,19 @@ def _balancing_pmfs(form: DROProgram) -> list[np.ndarray]:
         head = np.asarray(X.T @ (q * y)).ravel()
         return np.append(head, -float(q @ y)) if form.fit_intercept else head
 
-    # least squares: p = 1/N + A c + c0 1 with A^T p = 0 and sum p = 1 (A^T A: X^T X blocks)
-    gram = X.T @ X
-    gram = gram.toarray() if sp.issparse(gram) else np.asarray(gram)
-    col_sum = np.asarray(X.sum(axis=0)).ravel()
-    if form.fit_intercept:
-        gram = np.block([[gram, -col_sum[:, None]], [-col_sum[None, :], np.full((1, 1), n)]])
-    a_total = a_sum(np.ones(n))
-    m = np.block([[gram, a_total[:, None]], [a_total[None, :], np.full((1, 1), n)]])
-    c = np.linalg.lstsq(m, -np.append(a_total / n, 0.0), rcond=None)[0]
-    out = [1.0 / n + a_dot(c[:-1]) + c[-1]]
+    def projection(c: np.ndarray) -> tuple[float, np.ndarray]:
+        # minus the dual function of min (N/2)||p - 1/N||^2 s.t. sum p a = 0, sum p = 1,
+        # p >= 0, at multipliers c (last: the sum); p(c) = max(0, 1/N + (a . c + c0)/N)
+        q = np.maximum(0.0, 1.0 / n + (a_dot(c[:-1]) + c[-1]) / n)
+        lagr = (0.5 * n * float(np.sum((q - 1.0 / n) ** 2)) - float(c[:-1] @ a_sum(q))
+                - c[-1] * (q.sum() - 1.0))
+        return -lagr, np.append(a_sum(q), q.sum() - 1.0)
+
+    dim = form.dim
+    fit = minimize(projection, np.zeros(dim + 1), jac=True, method="L-BFGS-B",
+                   options={"gtol": 1e-13, "ftol": 0.0, "maxiter": 300})
+    q = np.maximum(0.0, 1.0 / n + (a_dot(fit.x[:-1]) + fit.x[-1]) / n)
+    out = [q / q.sum()]
 
     def tilt(lam: np.ndarray) -> tuple[float, np.ndarray]:
         t = a_dot(lam)
@@ -421,7 +425,7 @@ def _balancing_pmfs(form: DROProgram) -> list[np.ndarray]:
         e = np.exp(t - top)
         return top + math.log(float(e.mean())), a_sum(e) / e.sum()
 
-    fit = minimize(tilt, np.zeros(a_total.size), jac=True, method="L-BFGS-B",
+    fit = minimize(tilt, np.zeros(dim), jac=True, method="L-BFGS-B",
                    options={"gtol": 1e-13, "ftol": 0.0, "maxiter": 200})
     t = a_dot(fit.x)
     e = np.exp(t - np.max(t))
