@@ -106,16 +106,19 @@ def grid(quick: bool = False, large: bool = True) -> list[Instance]:
         Instance(synthetic(10000, 50, 7), "kl", 0.1, 1e-4),
         Instance(synthetic(4096, 20, 8), "chi2", 0.1, 1e-3, "hinge"),
         Instance(synthetic(4096, 20, 8), "kl", 0.1, 1e-3, "hinge"),
+        Instance(synthetic(1000, 10, 10), "chi2", 0.01, 1e-2, "hinge"),
+        Instance(synthetic(10000, 50, 11), "kl", 1.0, 1e-4, "hinge"),
     ]
-    for name, rows, phi, rho, l2 in (("adult", 4096, "chi2", 0.1, 1e-3),
+    for name, rows, phi, rho, l2, *loss in (("adult", 4096, "chi2", 0.1, 1e-3),
                                      ("adult", 4096, "kl", 0.1, 1e-3),
                                      ("adult", 4096, "chi2", 1.0, 1e-4),
+                                     ("adult", 4096, "kl", 0.1, 1e-3, "hinge"),
                                      ("diabetes", None, "kl", 0.01, 1e-2),
                                      ("satellite", None, "kl", 0.1, 1e-3),
                                      ("letter_recognition", None, "chi2", 0.01, 1e-4)):
         data = real(name, rows)
         if data is not None:
-            out.append(Instance(data, phi, rho, l2))
+            out.append(Instance(data, phi, rho, l2, *loss))
     if large:
         out += [Instance(synthetic(100000, 20, 9), "chi2", 0.1, 1e-3),
                 Instance(synthetic(100000, 20, 9), "kl", 0.1, 1e-3)]

@@ -61,6 +61,8 @@ def _check_against_reference(res, ref, tol):
     ("chi2", "squared", 1.0, 1e-4, True, 2),
     ("kl", "squared", 0.05, 1e-3, False, 3),
     ("chi2", "logistic", 0.01, 1e-2, False, 4),
+    ("chi2", "hinge", 0.1, 1e-3, True, 5),
+    ("kl", "hinge", 1.0, 1e-4, True, 6),
 ])
 def test_lbfgs_matches_cvxpy_with_certificate(phi, loss, rho, l2, intercept, seed):
     problem = _problem(_synthetic(400, 6, seed), phi, rho, loss, l2, intercept)

@@ -375,7 +375,7 @@ def lower_bound(form: DROProgram, ev: Evaluation, balance: bool = False,
         for q in _balancing_pmfs(form):
             best = max(best, _erm_dual_value(form, q, v, _class_parts(form, q * v * form.y)))
     if form.loss == "hinge" and refit:
-        best = max(best, _hinge_kink(form, ev, p, parts)[0])
+        best = max(best, _hinge_kink_bound(form, ev, p, parts))
     return best if np.isfinite(best) else -np.inf
 
 
@@ -457,33 +457,40 @@ def _erm_dual_value(form: DROProgram, p: np.ndarray, v: np.ndarray, parts: np.nd
     return -float(np.dot(p, conj(v))) - float(u @ u) / (2.0 * form.l2)
 
 
-def _hinge_kink(form: DROProgram, ev: Evaluation, p: np.ndarray | None = None,
-                parts: np.ndarray | None = None) -> tuple[float, np.ndarray]:
-    """The best refitted hinge bound over :data:`HINGE_REFIT_WIDTHS` and the examples whose
-    refitted dual lies strictly inside (-1, 0) there (the kink set)."""
-    p = ev.inner.p if p is None else p
-    parts = ev.parts if parts is None else parts
-    best, active = -np.inf, np.empty(0, dtype=np.int64)
-    for width in HINGE_REFIT_WIDTHS:
-        value, kink, v = _hinge_refit(form, ev, p, parts, width)
-        if value > best:
-            best, active = value, kink[(v > -1.0 + 1e-9) & (v < -1e-9)]
-    return best, active
+def _hinge_kink_bound(form: DROProgram, ev: Evaluation, p: np.ndarray,
+                      parts: np.ndarray) -> float:
+    """The best refitted hinge bound over :data:`HINGE_REFIT_WIDTHS`."""
+    return max(_hinge_refit(form, ev, p, parts, width) for width in HINGE_REFIT_WIDTHS)
+
+
+def _kink_set(form: DROProgram, ev: Evaluation, choice: int) -> np.ndarray:
+    """A guess of the examples at the hinge kink at theta*: the k examples (p_n > 0) with the
+    smallest |m_n - 1|, k < d + 1 cut where consecutive sorted values jump the most (``choice``
+    0 takes the largest jump, 1 the second largest, ...)."""
+    dist = np.abs(ev.margins - 1.0)
+    dist[ev.inner.p <= 0] = np.inf
+    order = np.argsort(dist)[: form.dim]
+    ranked = np.maximum(dist[order], 1e-300)
+    if ranked.size < 2 or not np.isfinite(ranked[1]):
+        return order[:1]
+    jumps = ranked[1:] / ranked[:-1]  # jump after k = 1, 2, ... examples
+    cuts = np.argsort(-np.where(np.isfinite(jumps), jumps, 0.0)) + 1
+    return order[: cuts[min(choice, cuts.size - 1)]]
 
 
 def _hinge_refit(form: DROProgram, ev: Evaluation, p: np.ndarray, parts: np.ndarray,
-                 width: float) -> tuple[float, np.ndarray, np.ndarray]:
+                 width: float) -> float:
     """The hinge dual with v refitted on the examples at the kink (|m_n - 1| <= width, p_n > 0).
 
     There l'(m) jumps between -1 and 0, so v = l'(m(theta)) is not the optimal dual even near
     theta*. The optimal v satisfies the stationarity of the weighted ERM: sum_n p_n v_n y~_n x_n
     = -l2 w and sum_n p_n v_n y~_n = 0. Keeping v off the kink, the kink values are fitted to
     these d + 1 equations by bounded least squares (v in [-1, 0]); any such v gives a valid
-    bound, and at theta* it attains it. Returns (bound, kink indices, their refitted v).
+    bound, and at theta* it attains it.
     """
     kink = np.flatnonzero((np.abs(ev.margins - 1.0) <= width) & (p > 0))
     if kink.size == 0:
-        return -np.inf, kink, np.empty(0)
+        return -np.inf
     w, _ = form.split(ev.theta)
     X_k = form.X[kink]
     X_k = X_k.toarray() if sp.issparse(X_k) else np.asarray(X_k)
@@ -502,7 +509,7 @@ def _hinge_refit(form: DROProgram, ev: Evaluation, p: np.ndarray, parts: np.ndar
     pos = form.y[kink] > 0
     delta = cols * (fit.x - v_old)[:, None]
     parts = parts + np.column_stack([delta[pos].sum(axis=0), delta[~pos].sum(axis=0)])
-    return _erm_dual_value(form, p, v, parts), kink, fit.x
+    return _erm_dual_value(form, p, v, parts)
 
 
 # ====================================================================== quasi-Newton default
@@ -528,10 +535,10 @@ def solve_dro_lbfgs(
     min_k F(theta_k) - max_k bound_k <= tol * max(1, |F|).
 
     The hinge loss makes F nonsmooth where margins equal 1. Once L-BFGS stops making progress,
-    the examples at the kink are identified (those whose refitted dual lies strictly inside
-    (-1, 0), see :func:`lower_bound`) and F is minimized on the affine set where their margins
-    stay 1, where it is smooth near theta*: L-BFGS in a basis of that set (a few rounds,
-    re-identifying the set from the best point). Every point is evaluated exactly and the
+    the examples at the kink are guessed (:func:`_kink_set`: the margins nearest 1, cut at the
+    largest jump) and F is minimized on the affine set where their margins stay 1, where it is
+    smooth near theta*: L-BFGS in a basis of that set (a few rounds, the next guess from the
+    best point). Every point is evaluated exactly and the
     bound is global, so a wrong set costs time, never correctness.
 
     Parameters
@@ -583,11 +590,14 @@ def solve_dro_lbfgs(
             # worst-case), so start one gradient step away, where P* is unique
             theta = theta - first.grad / form.smoothness_estimate()
         run.minimize(theta, plateau=form.loss == "hinge")
-        for _ in range(KINK_ROUNDS if form.loss == "hinge" else 0):
+        if (not run.proved() and _equal_margins(first)
+                and run.best.value >= first.value - 1e-12 * max(1.0, abs(first.value))):
+            # nothing beat theta = 0: try to prove the constant predictor optimal
+            run.lower = max(run.lower, lower_bound(form, first, balance=True))
+        for choice in range(KINK_ROUNDS if form.loss == "hinge" else 0):
             if run.stop not in ("plateau", "stalled") or run.proved():
                 break
-            _, active = _hinge_kink(form, run.best)
-            run.minimize_on_kink(active)
+            run.minimize_on_kink(_kink_set(form, run.best, choice))
     best = run.best
     if not run.proved() and not np.array_equal(run.last.theta, best.theta):
         run.lower = max(run.lower, lower_bound(form, best))
@@ -616,6 +626,64 @@ PLATEAU_ITERS, PLATEAU_RTOL = 5, 1e-9
 #: phase 1 on the hinge loss refits the kink dual (a few small least-squares fits) every this
 #: many iterations only; the plain bound every iteration
 REFIT_EVERY = 10
+
+
+#: trials of the backtracking line search before L-BFGS declares that F cannot be decreased
+LINE_SEARCH_TRIALS = 20
+
+
+def _lbfgs(fun: Callable[[np.ndarray], tuple[float, np.ndarray]], x0: np.ndarray,
+           memory: int, max_steps: int, on_step: Callable[[np.ndarray], None]) -> None:
+    """Limited-memory BFGS (two-loop recursion, initial scaling s.y / y.y) with an Armijo
+    backtracking line search (safeguarded quadratic interpolation); calls ``on_step(x)``
+    after every accepted step (it may raise StopIteration) and returns when no step decreases
+    ``fun``.
+
+    A NumPy loop on vectors of length d + 1: SciPy's L-BFGS-B spends milliseconds per step in
+    multithreaded BLAS calls on such tiny vectors when the cores are busy, more than one exact
+    evaluation of F costs at N = 4096.
+    """
+    x = np.array(x0, dtype=np.float64)
+    f, g = fun(x)
+    pairs: list[tuple[np.ndarray, np.ndarray, float]] = []
+    for _ in range(max_steps):
+        d = -g
+        if pairs:  # two-loop recursion: d = -H g
+            q = g.copy()
+            alphas = []
+            for s_k, y_k, r_k in reversed(pairs):
+                a_k = r_k * float(s_k @ q)
+                alphas.append(a_k)
+                q -= a_k * y_k
+            s_k, y_k, _ = pairs[-1]
+            q *= float(s_k @ y_k) / float(y_k @ y_k)
+            for (s_k, y_k, r_k), a_k in zip(pairs, reversed(alphas), strict=True):
+                q += (a_k - r_k * float(y_k @ q)) * s_k
+            d = -q
+        slope = float(g @ d)
+        if not slope < 0:  # not a descent direction: restart from the gradient
+            pairs.clear()
+            d, slope = -g, -float(g @ g)
+            if not slope < 0:
+                return
+        step = 1.0 if pairs else min(1.0, 1.0 / math.sqrt(-slope))
+        for _ in range(LINE_SEARCH_TRIALS):
+            x_new = x + step * d
+            f_new, g_new = fun(x_new)
+            if f_new <= f + 1e-4 * step * slope:
+                break
+            # minimizer of the quadratic through f, slope and f_new, kept in [0.1, 0.5] step
+            curv = f_new - f - slope * step
+            step *= min(0.5, max(0.1, -slope * step / (2.0 * curv))) if curv > 0 else 0.1
+        else:
+            return
+        s_vec, y_vec = x_new - x, g_new - g
+        sy = float(s_vec @ y_vec)
+        if sy > 1e-12 * float(np.linalg.norm(s_vec) * np.linalg.norm(y_vec)):
+            pairs.append((s_vec, y_vec, 1.0 / sy))
+            del pairs[:-memory]
+        x, f, g = x_new, f_new, g_new
+        on_step(x)
 
 
 class _LBFGSRun:
@@ -694,14 +762,12 @@ class _LBFGSRun:
                 value, grad = self.fun(to_theta(x))
                 return value, basis.T @ grad
 
-        def on_iteration(intermediate_result: Any) -> None:  # scipy passes OptimizeResult
-            self._iteration(to_theta(np.asarray(intermediate_result.x)), plateau,
-                            refit=basis is not None)
-
         self.stop = "stalled"  # unless a limit or the tolerance stops it first
-        minimize(fun, x0, jac=True, method="L-BFGS-B", callback=on_iteration,
-                 options={"maxiter": self.max_iter + 1, "maxfun": 4 * self.max_iter + 20,
-                          "maxcor": self.memory, "ftol": 0.0, "gtol": 0.0})
+        try:
+            _lbfgs(fun, x0, self.memory, self.max_iter + 1,
+                   lambda x: self._iteration(to_theta(x), plateau, refit=basis is not None))
+        except StopIteration:
+            pass
 
     def minimize_on_kink(self, active: np.ndarray) -> None:
         """L-BFGS on {theta : m_n(theta) = 1 for n in ``active``} from the projection of the
@@ -726,7 +792,7 @@ class _LBFGSRun:
         self.fun(origin)
         self.check(origin)
         if not self.proved():
-            self.minimize(origin, origin=origin, basis=basis)
+            self.minimize(origin, origin=origin, basis=basis, plateau=True)
 
 
 def _certified_status(proved: bool, stop: str) -> str:
