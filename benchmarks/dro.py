@@ -195,12 +195,12 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--quick", action="store_true", help="a smoke-test subset")
     parser.add_argument("--no-large", action="store_true", help="skip the N = 1e5 instances")
     parser.add_argument("--stochastic-time", type=float, default=None,
-                        help="solver-seconds cap of FSG/PSSG/GSSG/SGD (default 5, quick 1)")
+                        help="solver-seconds cap of FSG/PSSG/GSSG/SGD (default 3, quick 1)")
     parser.add_argument("--no-stochastic", action="store_true",
                         help="only auto and cvxpy")
     args = parser.parse_args(argv)
     cap = None if args.no_stochastic else (args.stochastic_time
-                                           or (1.0 if args.quick else 5.0))
+                                           or (1.0 if args.quick else 3.0))
     instances = grid(quick=args.quick, large=not args.no_large)
     return run_grid(instances, cap)
 
