@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import brentq, lsq_linear, minimize
+from scipy.optimize import brentq, lsq_linear
 
 from ..canonical.dro import LOSS_CONJUGATES, DROProgram, margin_loss
 from ..errors import ConvergenceWarning, parameter_error
@@ -385,6 +385,25 @@ def lower_bound(form: DROProgram, ev: Evaluation, balance: bool = False,
     return best if np.isfinite(best) else -np.inf
 
 
+def _minimize_small(fun: Callable[[np.ndarray], tuple[float, np.ndarray]],
+                    x0: np.ndarray) -> np.ndarray:
+    """argmin of a smooth convex ``fun`` (value, gradient) by :func:`_lbfgs`, to a gradient
+    norm of 1e-9 or 100 steps (for :func:`_balancing_pmfs`, where a residual r weakens the
+    bound by O(|r|^2 / l2) only)."""
+    best = [x0]
+
+    def on_step(x: np.ndarray, grad: np.ndarray) -> None:
+        best[0] = x
+        if float(np.linalg.norm(grad)) <= 1e-9:
+            raise StopIteration
+
+    try:
+        _lbfgs(fun, x0, 20, 100, on_step)
+    except StopIteration:
+        pass
+    return best[0]
+
+
 def _equal_margins(ev: Evaluation) -> bool:
     return float(np.ptp(ev.margins)) <= 1e-12 * max(1.0, float(np.max(np.abs(ev.margins))))
 
@@ -419,10 +438,8 @@ def _balancing_pmfs(form: DROProgram) -> list[np.ndarray]:
                 - c[-1] * (q.sum() - 1.0))
         return -lagr, np.append(a_sum(q), q.sum() - 1.0)
 
-    dim = form.dim
-    fit = minimize(projection, np.zeros(dim + 1), jac=True, method="L-BFGS-B",
-                   options={"gtol": 1e-13, "ftol": 0.0, "maxiter": 300})
-    q = np.maximum(0.0, 1.0 / n + (a_dot(fit.x[:-1]) + fit.x[-1]) / n)
+    c = _minimize_small(projection, np.zeros(form.dim + 1))
+    q = np.maximum(0.0, 1.0 / n + (a_dot(c[:-1]) + c[-1]) / n)
     out = [q / q.sum()]
 
     def tilt(lam: np.ndarray) -> tuple[float, np.ndarray]:
@@ -431,9 +448,7 @@ def _balancing_pmfs(form: DROProgram) -> list[np.ndarray]:
         e = np.exp(t - top)
         return top + math.log(float(e.mean())), a_sum(e) / e.sum()
 
-    fit = minimize(tilt, np.zeros(dim), jac=True, method="L-BFGS-B",
-                   options={"gtol": 1e-13, "ftol": 0.0, "maxiter": 200})
-    t = a_dot(fit.x)
+    t = a_dot(_minimize_small(tilt, np.zeros(form.dim)))
     e = np.exp(t - np.max(t))
     out.append(e / e.sum())
     return [q for q in out if np.all(q >= 0) and form.phi.divergence(q) <= form.rho]
@@ -593,13 +608,11 @@ def solve_dro_lbfgs(
     elif max_iter > 0:
         if _equal_margins(first):
             # all losses tie (theta = 0): F has a kink there (every P in the ball is
-            # worst-case), so start one gradient step away, where P* is unique
+            # worst-case), so start one gradient step away, where P* is unique; if after
+            # BALANCE_AFTER iterations nothing beats theta = 0, try to prove it optimal
+            run.tied_start = first
             theta = theta - first.grad / form.smoothness_estimate()
         run.minimize(theta, plateau=form.loss == "hinge")
-        if (not run.proved() and _equal_margins(first)
-                and run.best.value >= first.value - 1e-12 * max(1.0, abs(first.value))):
-            # nothing beat theta = 0: try to prove the constant predictor optimal
-            run.lower = max(run.lower, lower_bound(form, first, balance=True))
         for choice in range(KINK_ROUNDS if form.loss == "hinge" else 0):
             if run.stop not in ("plateau", "stalled") or run.proved():
                 break
@@ -629,6 +642,9 @@ KINK_ROUNDS = 3
 #: L-BFGS on the hinge loss moves to the kink set after this many iterations with a relative
 #: decrease of F below PLATEAU_RTOL
 PLATEAU_ITERS, PLATEAU_RTOL = 5, 1e-9
+#: iterations after which a start at tied losses (theta = 0) that nothing has beaten is tried
+#: as the optimum (the balancing pmfs of :func:`lower_bound`)
+BALANCE_AFTER = 3
 #: phase 1 on the hinge loss refits the kink dual (a few small least-squares fits) every this
 #: many iterations only; the plain bound every iteration
 REFIT_EVERY = 10
@@ -639,9 +655,10 @@ LINE_SEARCH_TRIALS = 20
 
 
 def _lbfgs(fun: Callable[[np.ndarray], tuple[float, np.ndarray]], x0: np.ndarray,
-           memory: int, max_steps: int, on_step: Callable[[np.ndarray], None]) -> None:
+           memory: int, max_steps: int,
+           on_step: Callable[[np.ndarray, np.ndarray], None]) -> None:
     """Limited-memory BFGS (two-loop recursion, initial scaling s.y / y.y) with an Armijo
-    backtracking line search (safeguarded quadratic interpolation); calls ``on_step(x)``
+    backtracking line search (safeguarded quadratic interpolation); calls ``on_step(x, grad)``
     after every accepted step (it may raise StopIteration) and returns when no step decreases
     ``fun``.
 
@@ -689,7 +706,7 @@ def _lbfgs(fun: Callable[[np.ndarray], tuple[float, np.ndarray]], x0: np.ndarray
             pairs.append((s_vec, y_vec, 1.0 / sy))
             del pairs[:-memory]
         x, f, g = x_new, f_new, g_new
-        on_step(x)
+        on_step(x, g)
 
 
 class _LBFGSRun:
@@ -707,6 +724,7 @@ class _LBFGSRun:
         self.stop = "max_iter"
         self.history: list[dict[str, Any]] = []
         self.values: list[float] = []
+        self.tied_start: Evaluation | None = None  # theta0 when its losses tie (see below)
 
     def fun(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         ev = evaluate(self.form, theta)
@@ -737,6 +755,11 @@ class _LBFGSRun:
         self.it += 1
         self.check(theta, refit=refit or self.it % REFIT_EVERY == 0)
         self.values.append(self.last.value)
+        tied = self.tied_start
+        if (tied is not None and self.it >= BALANCE_AFTER
+                and self.best.value >= tied.value - 1e-12 * max(1.0, abs(tied.value))):
+            self.lower = max(self.lower, lower_bound(self.form, tied, balance=True))
+            self.tied_start = None  # once
         if self.proved():
             self.stop = "tol"
         elif self.time_limit is not None and time.perf_counter() - self.start >= self.time_limit:
@@ -771,7 +794,7 @@ class _LBFGSRun:
         self.stop = "stalled"  # unless a limit or the tolerance stops it first
         try:
             _lbfgs(fun, x0, self.memory, self.max_iter + 1,
-                   lambda x: self._iteration(to_theta(x), plateau, refit=basis is not None))
+                   lambda x, _: self._iteration(to_theta(x), plateau, refit=basis is not None))
         except StopIteration:
             pass
 
