@@ -3,6 +3,7 @@
     python -m benchmarks.dro             # the full grid (N 1e3..1e5, d 5..50, real and synthetic)
     python -m benchmarks.dro --quick     # a smoke-test subset (seconds)
     python -m benchmarks.dro --no-large  # the full grid without the two N = 1e5 instances
+    python -m benchmarks.dro --match "rho=1 " --no-stochastic   # a subset, auto and CVXPY only
 
 Each instance is min_theta R(theta) + (l2/2)||w||^2 over a phi-divergence ball (eq. 2) with a
 linear model and an intercept. It is solved by ``auto`` (what ``problem.solve()`` picks), the
@@ -200,10 +201,13 @@ def main(argv: list[str] | None = None) -> list[dict]:
                         help="solver-seconds cap of FSG/PSSG/GSSG/SGD (default 3, quick 1)")
     parser.add_argument("--no-stochastic", action="store_true",
                         help="only auto and cvxpy")
+    parser.add_argument("--match", default=None,
+                        help="only the instances whose label contains this text")
     args = parser.parse_args(argv)
     cap = None if args.no_stochastic else (args.stochastic_time
                                            or (1.0 if args.quick else 3.0))
-    instances = grid(quick=args.quick, large=not args.no_large)
+    instances = [inst for inst in grid(quick=args.quick, large=not args.no_large)
+                 if args.match is None or args.match in inst.label]
     return run_grid(instances, cap)
 
 
