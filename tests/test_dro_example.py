@@ -23,14 +23,3 @@ def test_robust_learning_example_reduced(capsys):
             assert res.objective < 0.70  # below log 2, the objective at theta = 0
         assert 0.0 < erm["error"] < 0.35
 
-
-def test_benchmark_quick(capsys):
-    """``python -m benchmarks.dro --quick`` (N = 2000, about 10 s) prints the full table."""
-    from benchmarks import dro
-
-    dro.main(["--quick"])
-    out = capsys.readouterr().out
-    rows = [line.split() for line in out.splitlines() if line.strip().startswith("2000 ")]
-    assert {r[1] for r in rows} == {"fsg", "pssg", "gssg", "sgd"}
-    assert all(r[3] == "True" for r in rows)  # every method reaches 1% of the optimum
-    assert "exact inner maximization" in out

@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import xlogy
 
 from ..data import Features
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..phi_divergence import Phi
 
-__all__ = ["DROProgram", "MARGIN_LOSSES", "margin_loss"]
+__all__ = ["DROProgram", "MARGIN_LOSSES", "LOSS_CONJUGATES", "margin_loss"]
 
 
 def _logistic(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -41,6 +42,28 @@ def _squared(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 #: margin losses l(m) -> (value, derivative l'(m)); hinge uses the subgradient 0 at m = 1
 MARGIN_LOSSES = {"logistic": _logistic, "hinge": _hinge, "squared": _squared}
+def _logistic_conjugate(v: np.ndarray) -> np.ndarray:
+    s = np.clip(-v, 0.0, 1.0)
+    return xlogy(s, s) + xlogy(1.0 - s, 1.0 - s)
+
+
+def _hinge_conjugate(v: np.ndarray) -> np.ndarray:
+    return v.copy()
+
+
+def _squared_conjugate(v: np.ndarray) -> np.ndarray:
+    return v + 0.25 * v * v
+
+
+#: convex conjugates l*(v) = sup_m (v m - l(m)) of the margin losses, and the interval that is
+#: their domain (where l* is finite); every slope l'(m) lies in it. Logistic:
+#: l*(v) = (-v) log(-v) + (1 + v) log(1 + v) on [-1, 0]; hinge: l*(v) = v on [-1, 0];
+#: squared: l*(v) = v + v^2/4 on the whole line.
+LOSS_CONJUGATES = {
+    "logistic": (_logistic_conjugate, (-1.0, 0.0)),
+    "hinge": (_hinge_conjugate, (-1.0, 0.0)),
+    "squared": (_squared_conjugate, (-np.inf, np.inf)),
+}
 #: smoothness constants of the margin losses (sup |l''|; hinge is not smooth: 1 by convention)
 LOSS_CURVATURE = {"logistic": 0.25, "hinge": 1.0, "squared": 2.0}
 

@@ -38,22 +38,33 @@ TIGHT_CLARABEL = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10,
 _SOLVED = (OPTIMAL, OPTIMAL_INACCURATE)
 
 
+#: CLARABEL variants tried after the tight default stalls (InsufficientProgress on some KL
+#: instances): shorter steps, then no equilibration
+CLARABEL_RETRIES = ({"max_step_fraction": 0.95}, {"equilibrate_enable": False})
+
+
 def _solve(prob: cp.Problem, solver: str, options: dict[str, Any] | None) -> str:
-    """Solve with tight tolerances; if the solver gives up there, retry with its defaults.
-    Returns which tolerances produced the answer."""
+    """Solve with tight tolerances; if the solver fails there (an error or no solution),
+    retry with the variants of :data:`CLARABEL_RETRIES` (tight tolerances), then with its
+    defaults. Returns which settings produced the answer."""
     if options is None and solver == "CLARABEL":
+        attempts = [("tight", TIGHT_CLARABEL)]
+        attempts += [(f"tight+{next(iter(extra))}", {**TIGHT_CLARABEL, **extra})
+                     for extra in CLARABEL_RETRIES]
+        attempts.append(("default", {}))
+    else:
+        attempts = [("default" if not options else "user", options or {})]
+    for name, opts in attempts:
         try:
-            prob.solve(solver=solver, **TIGHT_CLARABEL)
-            if status_of(prob.status) in _SOLVED:
-                return "tight"
-        except cp.error.SolverError:
-            pass
-        options = {}
-    try:
-        prob.solve(solver=solver, **(options or {}))
-    except cp.error.SolverError as exc:
-        raise SolverError(f"CVXPY ({solver}) failed: {exc}") from None
-    return "default" if not options else "user"
+            prob.solve(solver=solver, **opts)
+        except cp.error.SolverError as exc:
+            if len(attempts) == 1:
+                raise SolverError(f"CVXPY ({solver}) failed: {exc}") from None
+            continue
+        if status_of(prob.status) in _SOLVED:
+            return name
+    raise SolverError(f"CVXPY ({solver}) failed with every setting tried: "
+                      f"{[name for name, _ in attempts]}.")
 
 
 def _require_builtin(phi: Phi) -> None:

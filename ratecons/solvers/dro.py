@@ -18,7 +18,13 @@ Outer algorithms (iteration (3), theta_{t+1} = theta_t - gamma_t G_t, gamma_t = 
     Subset problems use rho_M = rho + eta_M, eta_M = c (1/M - 1/N)^((1-delta)/2) (Theorem 2).
 
 Every method records, at checkpoints spaced geometrically in cumulative samples, the robust
-objective evaluated *exactly* on the full data (its cost is excluded from the reported time).
+objective evaluated *exactly* on the full data and a certified lower bound (:func:`lower_bound`:
+weak duality at the worst-case weights), neither counted in the reported time; ``optimal``
+means the certified gap meets the tolerance.
+
+Deterministic default
+    ``lbfgs`` (:func:`solve_dro_lbfgs`): L-BFGS on the exact objective F (IM procedure on all N
+    examples, O(N log N) per evaluation), stopped by the same certified gap.
 """
 
 from __future__ import annotations
@@ -33,9 +39,9 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import brentq
+from scipy.optimize import brentq, lsq_linear
 
-from ..canonical.dro import DROProgram
+from ..canonical.dro import LOSS_CONJUGATES, DROProgram, margin_loss
 from ..errors import ConvergenceWarning, parameter_error
 from ..phi_divergence import CHI2, KL, Phi
 from ..settings import ITERATION_LIMIT, OPTIMAL, TIME_LIMIT
@@ -51,6 +57,10 @@ __all__ = [
     "gssg_levels",
     "gssg_estimate",
     "solve_dro",
+    "solve_dro_lbfgs",
+    "evaluate",
+    "lower_bound",
+    "Evaluation",
     "METHODS",
     "DEFAULT_R",
 ]
@@ -214,8 +224,8 @@ def full_objective(
     form: DROProgram, theta: np.ndarray
 ) -> tuple[float, np.ndarray, InnerSolution]:
     """F(theta) = R(theta) + (l2/2)||w||^2 exactly on all N examples, its gradient, and P*."""
-    sol, g = subset_gradient(form, theta, None, form.rho)
-    return (sol.value + form.regularizer(theta), g + form.regularizer_gradient(theta), sol)
+    ev = evaluate(form, theta)
+    return ev.value, ev.grad, ev.inner
 
 
 def eta(m: int | np.ndarray, n: int, c: float, delta: float) -> np.ndarray | float:
@@ -271,6 +281,579 @@ def gssg_estimate(
     return form.weighted_gradient(weights, slope, rows), m + 1
 
 
+
+# ====================================================================== exact evaluation and bound
+@dataclass
+class Evaluation:
+    """F(theta), its gradient and what the lower bound of :func:`lower_bound` reuses.
+
+    Attributes
+    ----------
+    theta : ndarray
+    value : float
+        F(theta) = R(theta) + (l2/2)||w||^2 on all N examples.
+    grad : ndarray
+        grad F(theta): the gradient (6) with the full-data P*, plus l2 w.
+    inner : InnerSolution
+        P*(theta) and the dual variables of (5).
+    margins, slope : ndarray
+        m_n(theta) and l'(m_n(theta)) of every example.
+    parts : ndarray, shape (d, 2)
+        sum_n p_n l'(m_n) y~_n x_n over the examples labelled +1 (column 0) and -1 (column 1).
+    """
+
+    theta: np.ndarray
+    value: float
+    grad: np.ndarray
+    inner: InnerSolution
+    margins: np.ndarray
+    slope: np.ndarray
+    parts: np.ndarray
+
+
+def evaluate(form: DROProgram, theta: np.ndarray) -> Evaluation:
+    """Evaluate F exactly at theta: one pass for the margins, the IM procedure for P* (App.
+    A.1), one pass (two columns, split by label) for the gradient (6)."""
+    theta = np.asarray(theta, dtype=np.float64)
+    margins = form.margins(theta)
+    z, slope = margin_loss(form.loss, margins)
+    inner = inner_maximize(z, form.phi, form.rho)
+    parts = _class_parts(form, inner.p * slope * form.y)
+    grad_w = parts.sum(axis=1)
+    w, _ = form.split(theta)
+    grad = np.empty(form.dim)
+    grad[: form.d] = grad_w + form.l2 * w
+    if form.fit_intercept:
+        grad[form.d] = -float(np.dot(inner.p * slope, form.y))
+    return Evaluation(theta=theta.copy(), value=inner.value + form.regularizer(theta), grad=grad,
+                      inner=inner, margins=margins, slope=slope, parts=parts)
+
+
+def _class_parts(form: DROProgram, c: np.ndarray) -> np.ndarray:
+    """X^T [c * 1{y~ = +1}, c * 1{y~ = -1}] in one pass over X."""
+    pos = form.y > 0
+    cols = np.zeros((form.n, 2))
+    cols[pos, 0] = c[pos]
+    cols[~pos, 1] = c[~pos]
+    return np.asarray(form.X.T @ cols)
+
+
+def lower_bound(form: DROProgram, ev: Evaluation, balance: bool = False,
+                refit: bool = True) -> float:
+    """A certified lower bound on F* = min_theta F(theta) from the worst-case weights at theta.
+
+    With L(theta, P) = sum_n p_n l(m_n(theta)) + (l2/2)||w||^2, F(theta) = max_{P in U} L
+    (eq. 2), so for any pmf P in the ball U, F* >= min_theta L(theta, P) (weak duality of the
+    min-max problem; equality at the saddle point (theta*, P*(theta*)) by Proposition 1 and the
+    minimax theorem). The inner minimum is a weighted, l2-regularized ERM; writing
+    l(m) = sup_v (v m - l*(v)) and minimizing over w and b in closed form gives its Fenchel dual:
+    for any v with l*(v_n) finite and, with an intercept, sum_n p_n v_n y~_n = 0,
+
+        min_theta L(theta, P) >= -sum_n p_n l*(v_n) - (1/(2 l2)) ||sum_n p_n v_n y~_n x_n||^2.
+
+    We take P = P*(theta) (mixed with U_N when rounding left D_phi(P, U_N) above rho; the ball is
+    convex) and v_n = l'(m_n(theta)), which is the optimal dual at theta = theta*, so the bound
+    tends to F* as theta -> theta*. The intercept condition is restored by scaling v down on the
+    class with the larger |sum p v| (logistic, hinge: v stays in [-1, 0]) or by shifting
+    v <- v - (sum p v y~) y~ (squared). The bound needs l2 > 0 (it returns -inf otherwise).
+
+    For the hinge loss (``refit=True``) v is refitted at the kink (:func:`_hinge_refit`).
+    With ``balance=True`` and all margins equal (theta = 0), P*(theta) is not unique and the
+    pmfs of :func:`_balancing_pmfs` are tried as well: they certify a constant predictor when
+    it is optimal (a large ball); they cost a few passes over the data.
+
+    Returns
+    -------
+    float
+        The lower bound (-inf when no bound is available: l2 = 0 or a non-finite value).
+    """
+    if form.l2 <= 0:
+        return -np.inf
+    p, v, parts = ev.inner.p, ev.slope, ev.parts
+    excess = ev.inner.divergence - form.rho
+    if excess > 0:  # rounding: move P into the ball along the segment to U_N
+        p = (1.0 - excess / ev.inner.divergence) * p + (excess / ev.inner.divergence) / form.n
+        parts = _class_parts(form, p * v * form.y)
+    best = _erm_dual_value(form, p, v, parts)
+    if balance and _equal_margins(ev):
+        # equal margins (theta = 0): P*(theta) is not unique; use the pmf in the ball that
+        # balances the examples, which certifies a constant predictor when one is optimal
+        for q in _balancing_pmfs(form):
+            best = max(best, _erm_dual_value(form, q, v, _class_parts(form, q * v * form.y)))
+    if form.loss == "hinge" and refit:
+        best = max(best, _hinge_kink_bound(form, ev, p, parts))
+    return best if np.isfinite(best) else -np.inf
+
+
+def _minimize_small(fun: Callable[[np.ndarray], tuple[float, np.ndarray]],
+                    x0: np.ndarray) -> np.ndarray:
+    """argmin of a smooth convex ``fun`` (value, gradient) by :func:`_lbfgs`, to a gradient
+    norm of 1e-9 or 100 steps (for :func:`_balancing_pmfs`, where a residual r weakens the
+    bound by O(|r|^2 / l2) only)."""
+    best = [x0]
+
+    def on_step(x: np.ndarray, grad: np.ndarray) -> None:
+        best[0] = x
+        if float(np.linalg.norm(grad)) <= 1e-9:
+            raise StopIteration
+
+    try:
+        _lbfgs(fun, x0, 20, 100, on_step)
+    except StopIteration:
+        pass
+    return best[0]
+
+
+def _equal_margins(ev: Evaluation) -> bool:
+    return float(np.ptp(ev.margins)) <= 1e-12 * max(1.0, float(np.max(np.abs(ev.margins))))
+
+
+def _balancing_pmfs(form: DROProgram) -> list[np.ndarray]:
+    """Pmfs P in the ball with sum_n p_n a_n ~ 0, a_n = y~_n (x_n, -1) (the -1 only with an
+    intercept), if the two candidates below are in it (a residual only weakens the bound).
+
+    If all margins are equal (theta = 0), every P in the ball is worst-case, and theta = 0
+    minimizes L(., P) exactly when P balances the examples: then sum_n p_n l(m_n(theta)) >=
+    l(sum_n p_n m_n(theta)) = l(0) by Jensen, so the bound of :func:`lower_bound` equals F(0).
+    Candidates: the chi-square projection of U_N onto the balancing pmfs (p >= 0 kept; by its
+    dual, a smooth concave problem in d + 2 multipliers) and the exponential tilting
+    p ~ exp(a_n . lam) that minimizes KL(P, U_N) over them (the I-projection; lam minimizes the
+    convex log mean exp(a . lam)).
+    """
+    X, y, n, d = form.X, form.y, form.n, form.d
+
+    def a_dot(lam: np.ndarray) -> np.ndarray:  # (a_n . lam)_n
+        out = np.asarray(X @ lam[:d]).ravel()
+        return y * (out - lam[d] if form.fit_intercept else out)
+
+    def a_sum(q: np.ndarray) -> np.ndarray:  # sum_n q_n a_n
+        head = np.asarray(X.T @ (q * y)).ravel()
+        return np.append(head, -float(q @ y)) if form.fit_intercept else head
+
+    def projection(c: np.ndarray) -> tuple[float, np.ndarray]:
+        # minus the dual function of min (N/2)||p - 1/N||^2 s.t. sum p a = 0, sum p = 1,
+        # p >= 0, at multipliers c (last: the sum); p(c) = max(0, 1/N + (a . c + c0)/N)
+        q = np.maximum(0.0, 1.0 / n + (a_dot(c[:-1]) + c[-1]) / n)
+        lagr = (0.5 * n * float(np.sum((q - 1.0 / n) ** 2)) - float(c[:-1] @ a_sum(q))
+                - c[-1] * (q.sum() - 1.0))
+        return -lagr, np.append(a_sum(q), q.sum() - 1.0)
+
+    c = _minimize_small(projection, np.zeros(form.dim + 1))
+    q = np.maximum(0.0, 1.0 / n + (a_dot(c[:-1]) + c[-1]) / n)
+    out = [q / q.sum()]
+
+    def tilt(lam: np.ndarray) -> tuple[float, np.ndarray]:
+        t = a_dot(lam)
+        top = float(np.max(t))
+        e = np.exp(t - top)
+        return top + math.log(float(e.mean())), a_sum(e) / e.sum()
+
+    t = a_dot(_minimize_small(tilt, np.zeros(form.dim)))
+    e = np.exp(t - np.max(t))
+    out.append(e / e.sum())
+    return [q for q in out if np.all(q >= 0) and form.phi.divergence(q) <= form.rho]
+
+
+#: margin widths |m - 1| <= width within which :func:`lower_bound` refits the hinge dual
+HINGE_REFIT_WIDTHS = (1e-2, 1e-3, 1e-4, 1e-5)
+
+
+def _erm_dual_value(form: DROProgram, p: np.ndarray, v: np.ndarray, parts: np.ndarray) -> float:
+    """The Fenchel dual of min_theta L(theta, P) at v (see :func:`lower_bound`), after making v
+    satisfy the intercept condition; ``parts`` is :func:`_class_parts` of p v y~."""
+    conj, _ = LOSS_CONJUGATES[form.loss]
+    if form.fit_intercept and form.loss == "squared":
+        shift = float(np.dot(p * v, form.y))
+        v = v - shift * form.y
+        u = parts.sum(axis=1) - shift * np.asarray(form.X.T @ p).ravel()
+    elif form.fit_intercept:
+        pos = form.y > 0
+        a, b = float(np.dot(p[pos], v[pos])), float(np.dot(p[~pos], v[~pos]))
+        scale_pos = b / a if abs(a) > abs(b) else 1.0
+        scale_neg = a / b if abs(b) > abs(a) else 1.0
+        v = np.where(pos, scale_pos * v, scale_neg * v)
+        u = scale_pos * parts[:, 0] + scale_neg * parts[:, 1]
+    else:
+        u = parts.sum(axis=1)
+    return -float(np.dot(p, conj(v))) - float(u @ u) / (2.0 * form.l2)
+
+
+def _hinge_kink_bound(form: DROProgram, ev: Evaluation, p: np.ndarray,
+                      parts: np.ndarray) -> float:
+    """The best refitted hinge bound over :data:`HINGE_REFIT_WIDTHS`."""
+    return max(_hinge_refit(form, ev, p, parts, width) for width in HINGE_REFIT_WIDTHS)
+
+
+def _kink_set(form: DROProgram, ev: Evaluation, choice: int) -> np.ndarray:
+    """A guess of the examples at the hinge kink at theta*: the k examples (p_n > 0) with the
+    smallest |m_n - 1|, k < d + 1 cut where consecutive sorted values jump the most (``choice``
+    0 takes the largest jump, 1 the second largest, ...)."""
+    dist = np.abs(ev.margins - 1.0)
+    dist[ev.inner.p <= 0] = np.inf
+    order = np.argsort(dist)[: form.dim]
+    ranked = np.maximum(dist[order], 1e-300)
+    if ranked.size < 2 or not np.isfinite(ranked[1]):
+        return order[:1]
+    jumps = ranked[1:] / ranked[:-1]  # jump after k = 1, 2, ... examples
+    cuts = np.argsort(-np.where(np.isfinite(jumps), jumps, 0.0)) + 1
+    return order[: cuts[min(choice, cuts.size - 1)]]
+
+
+def _hinge_refit(form: DROProgram, ev: Evaluation, p: np.ndarray, parts: np.ndarray,
+                 width: float) -> float:
+    """The hinge dual with v refitted on the examples at the kink (|m_n - 1| <= width, p_n > 0).
+
+    There l'(m) jumps between -1 and 0, so v = l'(m(theta)) is not the optimal dual even near
+    theta*. The optimal v satisfies the stationarity of the weighted ERM: sum_n p_n v_n y~_n x_n
+    = -l2 w and sum_n p_n v_n y~_n = 0. Keeping v off the kink, the kink values are fitted to
+    these d + 1 equations by bounded least squares (v in [-1, 0]); any such v gives a valid
+    bound, and at theta* it attains it.
+    """
+    kink = np.flatnonzero((np.abs(ev.margins - 1.0) <= width) & (p > 0))
+    if kink.size == 0:
+        return -np.inf
+    w, _ = form.split(ev.theta)
+    X_k = form.X[kink]
+    X_k = X_k.toarray() if sp.issparse(X_k) else np.asarray(X_k)
+    cols = (p[kink] * form.y[kink])[:, None] * X_k  # d(sum p v y x)/dv_k
+    v_old = ev.slope[kink]
+    rest = parts.sum(axis=1) - cols.T @ v_old  # the examples off the kink
+    lhs, rhs = cols.T, -form.l2 * w - rest
+    if form.fit_intercept:
+        c_b = p[kink] * form.y[kink]
+        rest_b = float(np.dot(p * ev.slope, form.y)) - float(c_b @ v_old)
+        lhs = np.vstack([lhs, c_b[None, :]])
+        rhs = np.append(rhs, -rest_b)
+    fit = lsq_linear(lhs, rhs, bounds=(-1.0, 0.0), method="bvls", lsmr_tol="auto")
+    v = ev.slope.copy()
+    v[kink] = fit.x
+    pos = form.y[kink] > 0
+    delta = cols * (fit.x - v_old)[:, None]
+    parts = parts + np.column_stack([delta[pos].sum(axis=0), delta[~pos].sum(axis=0)])
+    return _erm_dual_value(form, p, v, parts)
+
+
+# ====================================================================== quasi-Newton default
+def solve_dro_lbfgs(
+    form: DROProgram,
+    *,
+    callback: Callable[[dict[str, Any]], None] | None = None,
+    max_iter: int = 1000,
+    time_limit: float | None = None,
+    tol: float = 1e-6,
+    memory: int = 20,
+    theta0: np.ndarray | None = None,
+    warn: bool = True,
+) -> Solution:
+    """Minimize F(theta) = R(theta) + (l2/2)||w||^2 by L-BFGS-B on the exact objective, with a
+    certified duality gap.
+
+    F is convex (eq. 2 with convex losses) and, for a strictly convex phi and a differentiable
+    loss, differentiable with the gradient (6) at the full-data P*(theta) (Proposition 1 with
+    M = N); the IM procedure (appendix A.1) gives F and grad F exactly in O(N log N). After
+    every iteration the bound of :func:`lower_bound` at the worst-case weights P*(theta) is
+    computed; the run stops with ``optimal`` as soon as
+    min_k F(theta_k) - max_k bound_k <= tol * max(1, |F|).
+
+    The hinge loss makes F nonsmooth where margins equal 1. Once L-BFGS stops making progress,
+    the examples at the kink are guessed (:func:`_kink_set`: the margins nearest 1, cut at the
+    largest jump) and F is minimized on the affine set where their margins stay 1, where it is
+    smooth near theta*: L-BFGS in a basis of that set (a few rounds, the next guess from the
+    best point). Every point is evaluated exactly and the
+    bound is global, so a wrong set costs time, never correctness.
+
+    Parameters
+    ----------
+    form : DROProgram
+    callback : callable, optional
+        Receives a record per iteration (``iteration, time, objective, lower_bound, gap``,
+        ``method``, ``theta``).
+    max_iter : int
+        L-BFGS iterations (all phases together).
+    time_limit : float, optional
+        Seconds; checked after every iteration.
+    tol : float
+        Relative certified gap that proves optimality.
+    memory : int
+        L-BFGS memory (pairs kept).
+    theta0 : ndarray, optional
+        Starting point (zeros by default).
+    warn : bool
+        Emit a ConvergenceWarning when a limit or a stalled line search stops the run before
+        the gap is proved.
+
+    Returns
+    -------
+    Solution
+        primal ``theta`` (the best evaluated point), ``weights`` (P* there); certificate with
+        the lower bound, the best objective and their gap, and ``constant_predictor`` (w = 0:
+        the ball is so large that no feature helps; a smaller rho or more data changes it);
+        history per iteration.
+    """
+    if int(max_iter) != max_iter or max_iter < 0:
+        raise parameter_error("max_iter", "lbfgs", "an int >= 0", max_iter)
+    if not tol > 0:
+        raise parameter_error("tol", "lbfgs", "a positive float", tol)
+    if time_limit is not None and not time_limit > 0:
+        raise parameter_error("time_limit", "lbfgs", "a positive float or None", time_limit)
+    theta = np.zeros(form.dim) if theta0 is None else np.array(theta0, dtype=np.float64).ravel()
+    if theta.size != form.dim:
+        raise parameter_error("theta0", "lbfgs", f"an array of length {form.dim}", theta.shape)
+    run = _LBFGSRun(form, tol, int(max_iter), time_limit, memory, callback)
+    run.fun(theta)
+    first = run.last
+    run.check(theta)
+    if run.proved():
+        run.stop = "tol"
+    elif max_iter > 0:
+        if _equal_margins(first):
+            # all losses tie (theta = 0): F has a kink there (every P in the ball is
+            # worst-case), so start one gradient step away, where P* is unique; if after
+            # BALANCE_AFTER iterations nothing beats theta = 0, try to prove it optimal
+            run.tied_start = first
+            theta = theta - first.grad / form.smoothness_estimate()
+        run.minimize(theta, plateau=form.loss == "hinge")
+        for choice in range(KINK_ROUNDS if form.loss == "hinge" else 0):
+            if run.stop not in ("plateau", "stalled") or run.proved():
+                break
+            run.minimize_on_kink(_kink_set(form, run.best, choice))
+    best = run.best
+    if not run.proved() and not np.array_equal(run.last.theta, best.theta):
+        run.lower = max(run.lower, lower_bound(form, best))
+    if not run.proved() and _equal_margins(first):
+        run.lower = max(run.lower, lower_bound(form, first, balance=True))
+    if run.proved():
+        run.stop = "tol"
+    elapsed = time.perf_counter() - run.start
+    status = _certified_status(run.proved(), run.stop)
+    if status != OPTIMAL and warn:
+        warnings.warn(
+            f"lbfgs: stopped by {run.stop} after {run.it} iterations with certified "
+            f"gap {run.gap():.3g} (tol {tol:g} relative); raise max_iter/time_limit.",
+            ConvergenceWarning, stacklevel=3)
+    w_max = float(np.max(np.abs(best.theta[: form.d]), initial=0.0))
+    return _dro_solution(form, "lbfgs", status, best, run.lower, run.history, elapsed,
+                         {"stop": run.stop, "iterations": run.it, "tol": tol,
+                          "constant_predictor": w_max <= 1e-8})
+
+
+#: rounds of kink identification and L-BFGS on the kink set (hinge loss)
+KINK_ROUNDS = 3
+#: L-BFGS on the hinge loss moves to the kink set after this many iterations with a relative
+#: decrease of F below PLATEAU_RTOL
+PLATEAU_ITERS, PLATEAU_RTOL = 5, 1e-9
+#: iterations after which a start at tied losses (theta = 0) that nothing has beaten is tried
+#: as the optimum (the balancing pmfs of :func:`lower_bound`)
+BALANCE_AFTER = 3
+#: phase 1 on the hinge loss refits the kink dual (a few small least-squares fits) every this
+#: many iterations only; the plain bound every iteration
+REFIT_EVERY = 10
+
+
+#: trials of the backtracking line search before L-BFGS declares that F cannot be decreased
+LINE_SEARCH_TRIALS = 20
+
+
+def _lbfgs(fun: Callable[[np.ndarray], tuple[float, np.ndarray]], x0: np.ndarray,
+           memory: int, max_steps: int,
+           on_step: Callable[[np.ndarray, np.ndarray], None]) -> None:
+    """Limited-memory BFGS (two-loop recursion, initial scaling s.y / y.y) with an Armijo
+    backtracking line search (safeguarded quadratic interpolation); calls ``on_step(x, grad)``
+    after every accepted step (it may raise StopIteration) and returns when no step decreases
+    ``fun``.
+
+    A NumPy loop on vectors of length d + 1: SciPy's L-BFGS-B spends milliseconds per step in
+    multithreaded BLAS calls on such tiny vectors when the cores are busy, more than one exact
+    evaluation of F costs at N = 4096.
+    """
+    x = np.array(x0, dtype=np.float64)
+    f, g = fun(x)
+    pairs: list[tuple[np.ndarray, np.ndarray, float]] = []
+    for _ in range(max_steps):
+        d = -g
+        if pairs:  # two-loop recursion: d = -H g
+            q = g.copy()
+            alphas = []
+            for s_k, y_k, r_k in reversed(pairs):
+                a_k = r_k * float(s_k @ q)
+                alphas.append(a_k)
+                q -= a_k * y_k
+            s_k, y_k, _ = pairs[-1]
+            q *= float(s_k @ y_k) / float(y_k @ y_k)
+            for (s_k, y_k, r_k), a_k in zip(pairs, reversed(alphas), strict=True):
+                q += (a_k - r_k * float(y_k @ q)) * s_k
+            d = -q
+        slope = float(g @ d)
+        if not slope < 0:  # not a descent direction: restart from the gradient
+            pairs.clear()
+            d, slope = -g, -float(g @ g)
+            if not slope < 0:
+                return
+        step = 1.0 if pairs else min(1.0, 1.0 / math.sqrt(-slope))
+        for _ in range(LINE_SEARCH_TRIALS):
+            x_new = x + step * d
+            f_new, g_new = fun(x_new)
+            if f_new <= f + 1e-4 * step * slope:
+                break
+            # minimizer of the quadratic through f, slope and f_new, kept in [0.1, 0.5] step
+            curv = f_new - f - slope * step
+            step *= min(0.5, max(0.1, -slope * step / (2.0 * curv))) if curv > 0 else 0.1
+        else:
+            return
+        s_vec, y_vec = x_new - x, g_new - g
+        sy = float(s_vec @ y_vec)
+        if sy > 1e-12 * float(np.linalg.norm(s_vec) * np.linalg.norm(y_vec)):
+            pairs.append((s_vec, y_vec, 1.0 / sy))
+            del pairs[:-memory]
+        x, f, g = x_new, f_new, g_new
+        on_step(x, g)
+
+
+class _LBFGSRun:
+    """The state of one :func:`solve_dro_lbfgs` run: best point, best bound, budget, history."""
+
+    def __init__(self, form: DROProgram, tol: float, max_iter: int, time_limit: float | None,
+                 memory: int, callback: Callable[[dict[str, Any]], None] | None) -> None:
+        self.form, self.tol, self.max_iter, self.time_limit = form, tol, max_iter, time_limit
+        self.memory, self.callback = memory, callback
+        self.start = time.perf_counter()
+        self.best: Evaluation | None = None
+        self.last: Evaluation | None = None
+        self.lower = -np.inf
+        self.it = 0
+        self.stop = "max_iter"
+        self.history: list[dict[str, Any]] = []
+        self.values: list[float] = []
+        self.tied_start: Evaluation | None = None  # theta0 when its losses tie (see below)
+
+    def fun(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        ev = evaluate(self.form, theta)
+        self.last = ev
+        if self.best is None or ev.value < self.best.value:
+            self.best = ev
+        return ev.value, ev.grad
+
+    def gap(self) -> float:
+        return self.best.value - self.lower
+
+    def proved(self) -> bool:
+        return self.gap() <= self.tol * max(1.0, abs(self.best.value))
+
+    def check(self, theta: np.ndarray, refit: bool = True) -> None:
+        """The bound at theta (evaluated already, usually) and one history record."""
+        if self.last is None or not np.array_equal(self.last.theta, theta):
+            self.fun(theta)
+        self.lower = max(self.lower, lower_bound(self.form, self.last, refit=refit))
+        rec = {"iteration": self.it, "time": time.perf_counter() - self.start,
+               "objective": self.best.value, "lower_bound": self.lower, "gap": self.gap()}
+        self.history.append(rec)
+        if self.callback is not None:
+            self.callback(dict(rec, method="lbfgs", theta=self.last.theta.copy()))
+
+    def _iteration(self, theta: np.ndarray, plateau: bool, refit: bool) -> None:
+        """After each L-BFGS iteration: certify, or raise StopIteration at a limit."""
+        self.it += 1
+        self.check(theta, refit=refit or self.it % REFIT_EVERY == 0)
+        self.values.append(self.last.value)
+        tied = self.tied_start
+        if (tied is not None and self.it >= BALANCE_AFTER
+                and self.best.value >= tied.value - 1e-12 * max(1.0, abs(tied.value))):
+            self.lower = max(self.lower, lower_bound(self.form, tied, balance=True))
+            self.tied_start = None  # once
+        if self.proved():
+            self.stop = "tol"
+        elif self.time_limit is not None and time.perf_counter() - self.start >= self.time_limit:
+            self.stop = "time_limit"
+        elif self.it >= self.max_iter:
+            self.stop = "max_iter"
+        elif (plateau and len(self.values) > PLATEAU_ITERS
+              and self.values[-PLATEAU_ITERS - 1] - self.values[-1]
+              <= PLATEAU_RTOL * max(1.0, abs(self.values[-1]))):
+            self.stop = "plateau"
+        else:
+            return
+        raise StopIteration
+
+    def minimize(self, theta0: np.ndarray, origin: np.ndarray | None = None,
+                 basis: np.ndarray | None = None, plateau: bool = False) -> None:
+        """L-BFGS-B on F(theta0) (basis None) or on u -> F(origin + basis u) from u = 0."""
+        self.values = []
+        if basis is None:
+            x0, to_theta = theta0, (lambda x: x)
+            fun = self.fun
+        else:
+            x0 = np.zeros(basis.shape[1])
+
+            def to_theta(x: np.ndarray) -> np.ndarray:
+                return origin + basis @ x
+
+            def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
+                value, grad = self.fun(to_theta(x))
+                return value, basis.T @ grad
+
+        self.stop = "stalled"  # unless a limit or the tolerance stops it first
+        try:
+            _lbfgs(fun, x0, self.memory, self.max_iter + 1,
+                   lambda x, _: self._iteration(to_theta(x), plateau, refit=basis is not None))
+        except StopIteration:
+            pass
+
+    def minimize_on_kink(self, active: np.ndarray) -> None:
+        """L-BFGS on {theta : m_n(theta) = 1 for n in ``active``} from the projection of the
+        best point (the least-squares correction of its margins)."""
+        form, theta = self.form, self.best.theta
+        rows = form.X[active]
+        rows = rows.toarray() if sp.issparse(rows) else np.asarray(rows)
+        C = form.y[active, None] * rows
+        if form.fit_intercept:
+            C = np.column_stack([C, -form.y[active]])
+        if C.shape[0] == 0:
+            return
+        u, sing, vt = np.linalg.svd(C, full_matrices=True)
+        rank = int(np.sum(sing > 1e-10 * sing[0]))
+        origin = theta + vt[:rank].T @ ((u[:, :rank].T @ (1.0 - C @ theta)) / sing[:rank])
+        basis = vt[rank:].T
+        if basis.shape[1] == 0:
+            self.fun(origin)
+            self.check(origin)
+            self.stop = "stalled"
+            return
+        self.fun(origin)
+        self.check(origin)
+        if not self.proved():
+            self.minimize(origin, origin=origin, basis=basis, plateau=True)
+
+
+def _certified_status(proved: bool, stop: str) -> str:
+    """optimal only when the certificate proves the tolerance; else the limit that stopped."""
+    if proved:
+        return OPTIMAL
+    return TIME_LIMIT if stop == "time_limit" else ITERATION_LIMIT
+
+
+def _dro_solution(form: DROProgram, method: str, status: str, ev: Evaluation, lower: float,
+                  history: list[dict[str, Any]], elapsed: float,
+                  details: dict[str, Any]) -> Solution:
+    """The Solution of any DRO method at the evaluated point ``ev`` with the bound ``lower``."""
+    sol = ev.inner
+    value = ev.value
+    finite = bool(np.isfinite(lower))
+    cert = Certificate(
+        lower_bound=lower if finite else None, upper_bound=value,
+        gap=max(value - lower, 0.0) if finite else None, max_violation=0.0,
+        details=dict(details, relative_gap=(max(value - lower, 0.0) / max(1.0, abs(value))
+                                            if finite else None),
+                     grad_norm=float(np.linalg.norm(ev.grad)), inner_case=sol.case,
+                     inner_dual_gap=sol.dual_value - sol.value, divergence=sol.divergence,
+                     rho=form.rho),
+    )
+    return Solution(
+        status=status, objective=value, primal={"theta": ev.theta, "weights": sol.p},
+        dual={"alpha": np.float64(sol.alpha), "lambda": np.float64(sol.lam)},
+        certificate=cert, history=history, solver=f"ratecons.{method}", solve_time=elapsed,
+    )
+
+
 # ====================================================================== outer loop
 def _checkpoint_grid(n: int) -> Callable[[int], int]:
     """Next checkpoint (in cumulative samples) after ``s``: 8 per decade, at least every N."""
@@ -290,7 +873,7 @@ def solve_dro(
     max_iter: int | None = None,
     max_samples: float | None = None,
     time_limit: float | None = None,
-    tol: float = 1e-6,
+    tol: float = 1e-3,
     target: float | None = None,
     theta0: np.ndarray | None = None,
     r: float = DEFAULT_R,
@@ -322,8 +905,8 @@ def solve_dro(
         touched, seconds of solver time). ``max_iter`` defaults to 500 for fsg and 20000 for
         the sampled methods.
     tol : float
-        Stop with status "optimal" when the exact full gradient norm at a checkpoint is
-        <= tol * max(1, its value at theta0).
+        Stop with status "optimal" when the certified gap at a checkpoint, min F over the
+        checkpoints minus the best :func:`lower_bound`, is <= tol * max(1, |F|).
     target : float, optional
         Stop at the first checkpoint whose exact objective is <= target (no warning then).
     theta0 : ndarray, optional
@@ -389,29 +972,34 @@ def solve_dro(
     next_cp = _checkpoint_grid(n)
 
     history: list[dict[str, Any]] = []
-    best: tuple[float, np.ndarray] = (np.inf, theta.copy())
+    best: list[Evaluation] = []
+    first: list[Evaluation] = []
+    lower = -np.inf
     solver_time = 0.0
     samples = 0
     stop = "max_iter"
-    grad0_scale = None
     cp_at = 0
 
-    def checkpoint(it: int, theta_cp: np.ndarray, value: float | None = None,
-                   grad: np.ndarray | None = None, sol: InnerSolution | None = None) -> float:
-        nonlocal best, grad0_scale
-        if value is None or grad is None or sol is None:
-            value, grad, sol = full_objective(form, theta_cp)
-        gnorm = float(np.linalg.norm(grad))
-        if grad0_scale is None:
-            grad0_scale = max(1.0, gnorm)
-        rec = {"iteration": it, "samples": samples, "time": solver_time, "objective": value,
-               "robust_loss": sol.value, "grad_norm": gnorm}
+    def proved() -> bool:
+        return best[0].value - lower <= tol * max(1.0, abs(best[0].value))
+
+    def checkpoint(it: int, theta_cp: np.ndarray, ev: Evaluation | None = None) -> bool:
+        """Exact F and the lower bound at theta_cp (untimed); True when the gap is proved."""
+        nonlocal lower
+        if ev is None:
+            ev = evaluate(form, theta_cp)
+        lower = max(lower, lower_bound(form, ev))
+        if not best or ev.value < best[0].value:
+            best[:] = [ev]
+        if not first:
+            first.append(ev)
+        rec = {"iteration": it, "samples": samples, "time": solver_time, "objective": ev.value,
+               "robust_loss": ev.inner.value, "grad_norm": float(np.linalg.norm(ev.grad)),
+               "lower_bound": lower, "gap": best[0].value - lower}
         history.append(rec)
-        if value < best[0]:
-            best = (value, theta_cp.copy())
         if callback is not None:
             callback(dict(rec, method=method, theta=theta_cp.copy()))
-        return gnorm
+        return proved()
 
     checkpoint(0, theta)
     checked = True  # whether the current theta has a checkpoint
@@ -420,17 +1008,17 @@ def solve_dro(
         start = time.perf_counter()
         gamma = gamma0 * a / (a + it - 1)
         if method == "fsg":
-            value, g, sol = full_objective(form, theta)
-            used = n
+            ev = evaluate(form, theta)
+            g, used = ev.grad, n
             if it > 1:  # the exact value at theta_{t} comes free with the full gradient
                 solver_time += time.perf_counter() - start
-                gnorm = checkpoint(it - 1, theta, value, g, sol)
+                done = checkpoint(it - 1, theta, ev)
                 checked = True
                 start = time.perf_counter()
-                if gnorm <= tol * grad0_scale:
+                if done:
                     stop = "tol"
                     break
-                if target is not None and value <= target:
+                if target is not None and ev.value <= target:
                     stop = "target"
                     break
         elif method == "gssg":
@@ -459,9 +1047,8 @@ def solve_dro(
         solver_time += time.perf_counter() - start
         if method != "fsg" and samples >= cp_at:
             cp_at = next_cp(samples)
-            gnorm = checkpoint(it, theta)
             checked = True
-            if gnorm <= tol * grad0_scale:
+            if checkpoint(it, theta):
                 stop = "tol"
                 break
             if target is not None and history[-1]["objective"] <= target:
@@ -476,36 +1063,18 @@ def solve_dro(
     if not checked:
         checkpoint(it, theta)
 
-    theta_best = best[1]
-    value, grad, sol = full_objective(form, theta_best)
-    gnorm = float(np.linalg.norm(grad))
-    if gnorm <= tol * (grad0_scale or 1.0):
-        status = OPTIMAL
-    elif stop == "time_limit":
-        status = TIME_LIMIT
-    else:
-        status = ITERATION_LIMIT
+    if not proved() and _equal_margins(first[0]):
+        lower = max(lower, lower_bound(form, first[0], balance=True))
+    status = _certified_status(proved(), stop)
+    gap = best[0].value - lower
     if status != OPTIMAL and stop != "target" and warn:
         warnings.warn(
-            f"{method}: stopped by {stop} after {it} iterations with gradient norm {gnorm:.3g} "
-            f"(tol {tol:g} x {grad0_scale:.3g}); raise max_iter/time_limit or tune step/a.",
+            f"{method}: stopped by {stop} after {it} iterations with certified gap {gap:.3g} "
+            f"(tol {tol:g} relative); raise max_iter/time_limit or tune step/a.",
             ConvergenceWarning, stacklevel=3,
         )
-    lower = None
-    if not form.fit_intercept and form.l2 > 0:
-        lower = value - gnorm ** 2 / (2.0 * form.l2)  # l2-strong convexity of F
-    cert = Certificate(
-        lower_bound=lower, upper_bound=value,
-        gap=None if lower is None else value - lower, max_violation=0.0,
-        details={"grad_norm": gnorm, "stop": stop, "iterations": it, "samples": samples,
-                 "step0": gamma0, "a": a, "compiled": compiled,
-                 "inner_case": sol.case,
-                 "inner_dual_gap": sol.dual_value - sol.value, "divergence": sol.divergence,
-                 "rho": form.rho, "target_reached": stop == "target"},
-    )
-    log.debug("%s: %s after %d iterations, objective %.8g", method, stop, it, value)
-    return Solution(
-        status=status, objective=value, primal={"theta": theta_best, "weights": sol.p},
-        dual={"alpha": np.float64(sol.alpha), "lambda": np.float64(sol.lam)},
-        certificate=cert, history=history, solver=f"ratecons.{method}", solve_time=solver_time,
-    )
+    log.debug("%s: %s after %d iterations, objective %.8g", method, stop, it, best[0].value)
+    return _dro_solution(form, method, status, best[0], lower, history, solver_time,
+                         {"stop": stop, "iterations": it, "samples": samples, "step0": gamma0,
+                          "a": a, "compiled": compiled, "tol": tol,
+                          "target_reached": stop == "target"})
