@@ -1,4 +1,4 @@
-"""``import ratecons`` loads no heavy module (the speed itself: python -m benchmarks.import_time)."""
+"""`import ratecons` loads no heavy module (its speed: python -m benchmarks.import_time)."""
 
 import subprocess
 import sys
