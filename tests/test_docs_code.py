@@ -19,8 +19,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-BLOCK = re.compile(r"(?:<!--\s*docs-test:\s*(?P<skip>skip[^>]*)-->\s*\n)?```python\n(?P<code>.*?)```",
-                   re.S)
+BLOCK = re.compile(r"(?:<!--\s*docs-test:\s*(?P<skip>skip[^>]*)-->\s*\n)?"
+                   r"```python\n(?P<code>.*?)```", re.S)
 
 
 def blocks(path: Path) -> list[tuple[str, str | None]]:
