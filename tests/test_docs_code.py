@@ -35,7 +35,12 @@ def test_skips_give_a_reason_about_benchmark_data():
                 assert "shared/data" in skip, (path.name, skip)
 
 
-@pytest.mark.parametrize("path", [p for p in FILES if blocks(p)], ids=lambda p: p.name)
+#: pages whose examples solve on the embedded Adult data for more than ~10 s
+SLOW = {"README.md", "mm.md"}
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.name in SLOW
+                                  else p for p in FILES if blocks(p)], ids=lambda p: p.name)
 def test_python_blocks_run(path, tmp_path, monkeypatch):
     pytest.importorskip("matplotlib")
     monkeypatch.chdir(tmp_path)  # files the examples write land here
