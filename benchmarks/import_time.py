@@ -21,7 +21,7 @@ TARGET_SECONDS = 0.5
 #: modules ``import ratecons`` must leave unloaded (see ratecons/__init__.py)
 LAZY = ("cvxpy", "scipy.stats", "numba", "sklearn", "highspy", "matplotlib", "tqdm",
         "ratecons.datasets", "ratecons.solvers", "ratecons.families", "ratecons.sklearn",
-        "ratecons.plot", "ratecons.verify")
+        "ratecons.plot")
 SHOWN = ("numpy", "scipy.sparse", "ratecons")
 
 

@@ -65,6 +65,7 @@ from .rates import (
     wins,
 )
 from .result import Result
+from .verify import verify  # eager: the submodule of the same name would shadow a lazy one
 
 __version__ = "0.1.0"
 
@@ -73,7 +74,6 @@ _LAZY_MODULES = ("datasets", "features", "metrics", "plot", "sklearn")
 #: names loaded on first access, from their module
 _LAZY_NAMES = {
     "export_mps": "ratecons.lowering.mps",
-    "verify": "ratecons.verify",
     "RateConstrainedClassifier": "ratecons.sklearn",
     "MinimaxRiskClassifier": "ratecons.sklearn",
     "TopKClassifier": "ratecons.sklearn",
