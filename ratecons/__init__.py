@@ -1,6 +1,13 @@
-"""ratecons: declare what a classifier must achieve and get a trained, verified model."""
+"""ratecons: declare what a classifier must achieve and get a trained, verified model.
 
-from . import datasets, features, metrics
+``import ratecons`` loads only what declaring a problem needs; the heavy parts (the embedded
+datasets, feature maps, metrics, MPS export, verification, the scikit-learn estimators, plots,
+and every solver with CVXPY or numba behind it) load on first use (PEP 562 ``__getattr__``).
+"""
+
+import importlib
+from typing import Any
+
 from .data import Dataset, Subset
 from .errors import (
     ConvergenceWarning,
@@ -15,11 +22,8 @@ from .errors import (
     SpecError,
     UnknownOptionError,
 )
-from .estimator import RateConstrainedClassifier
 from .expr.losses import hinge_loss, logistic_loss, mean_loss
 from .expr.robust import worst_case
-from .lowering.mps import export_mps
-from .matrix_chain import read_solution
 from .models import KernelModel, LinearModel
 from .moments import MomentSet, minimax_risk
 from .phi_divergence import Phi, PhiDivergenceBall, robust_loss
@@ -61,9 +65,36 @@ from .rates import (
     wins,
 )
 from .result import Result
-from .verify import verify
+from .verify import verify  # eager: the submodule of the same name would shadow a lazy one
 
 __version__ = "0.1.0"
+
+#: submodules loaded on first attribute access
+_LAZY_MODULES = ("datasets", "features", "metrics", "plot", "sklearn")
+#: names loaded on first access, from their module
+_LAZY_NAMES = {
+    "export_mps": "ratecons.lowering.mps",
+    "read_solution": "ratecons.matrix_chain",
+    "RateConstrainedClassifier": "ratecons.sklearn",
+    "MinimaxRiskClassifier": "ratecons.sklearn",
+    "TopKClassifier": "ratecons.sklearn",
+    "RobustClassifier": "ratecons.sklearn",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY_MODULES:
+        return importlib.import_module(f"ratecons.{name}")
+    if name in _LAZY_NAMES:
+        value = getattr(importlib.import_module(_LAZY_NAMES[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'ratecons' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "Constraint",
@@ -76,6 +107,7 @@ __all__ = [
     "KernelModel",
     "LabelError",
     "LinearModel",
+    "MinimaxRiskClassifier",
     "MomentSet",
     "NotLinearError",
     "Phi",
@@ -87,8 +119,10 @@ __all__ = [
     "RatioExpr",
     "Result",
     "SolverError",
+    "RobustClassifier",
     "SpecError",
     "Subset",
+    "TopKClassifier",
     "UnknownOptionError",
     "accuracy",
     "changes",

@@ -6,20 +6,52 @@ between women and men) and prints its reports next to the unconstrained model's.
 ``ratecons verify SPEC.py`` compares the specialized method with the CVXPY reference;
 ``ratecons export SPEC.py -o model.mps [--at solve|SOLUTION]`` writes an LP/QP-representable
 problem to MPS; ``ratecons export SPEC.py --read SOLUTION`` maps a solver's answer back.
+``python -m ratecons`` is the same command.
+
+Exit codes, in every mode (``--json`` included):
+
+* 0: solved (status ``optimal``; for ``verify``, the method agrees with the reference);
+* 1: an error (bad arguments, a missing or malformed spec file, an exception in it);
+* 2: infeasible, or not solved to tolerance (any other status; for ``verify``, disagreement).
+
+With ``--json`` standard output holds one JSON document and nothing else (the spec file's own
+prints and solver banners go to standard error); an error is ``{"error": "..."}``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import runpy
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main", "run_demo"]
+__all__ = ["EXIT_ERROR", "EXIT_NOT_SOLVED", "EXIT_SOLVED", "main", "run_demo"]
+
+EXIT_SOLVED, EXIT_ERROR, EXIT_NOT_SOLVED = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse exits 2 on a usage error; here 2 means 'not solved', so usage errors exit 1."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message}\n")
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr(active: bool) -> Iterator[None]:
+    """In --json mode, keep everything but the JSON document off standard output."""
+    if not active:
+        yield
+        return
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
 
 
 def _load_problem(path: str) -> Any:
@@ -112,32 +144,51 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _training_report(result: Any) -> Any:
+    """The result's report on its training data (one report type for every problem)."""
+    from .result import Result
+
+    try:
+        return result.report()
+    except TypeError:  # a family whose own report needs data: the shared one
+        return Result.report(result)
+
+
 def _cmd_solve(args: argparse.Namespace) -> int:
-    problem = _load_problem(args.spec)
-    result = problem.solve(method=args.method, seed=args.seed,
-                           callback=None if args.json else _progress)
+    from .settings import OPTIMAL
+
+    with _stdout_to_stderr(args.json):
+        problem = _load_problem(args.spec)
+        result = problem.solve(method=args.method, seed=args.seed,
+                               callback=_progress if args.verbose and not args.json else None,
+                               verbose=args.progress)
+    code = EXIT_SOLVED if result.status == OPTIMAL else EXIT_NOT_SOLVED
     if args.json:
         print(result.to_json())
-        return 0
+        return code
     print(problem.plan(args.method))
     print(result)
-    if hasattr(result, "report") and result.has_model:
-        print(result.report())
-    return 0 if result.has_model else 1
+    if result.has_model:
+        print(_training_report(result))
+    return code
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
     from .verify import verify
 
-    problem = _load_problem(args.spec)
-    report = verify(problem, method=args.method, rtol=args.rtol, seed=args.seed)
+    with _stdout_to_stderr(args.json):
+        problem = _load_problem(args.spec)
+        report = verify(problem, method=args.method, rtol=args.rtol, seed=args.seed)
     if args.json:
-        print(json.dumps({"method": report.method, "reference": report.reference,
-                          "agrees": report.agrees, "rows": {k: v for k, v in report.rows.items()}},
-                         default=float))
+        from .solution import _jsonable
+
+        print(json.dumps(_jsonable({
+            "method": report.method, "reference": report.reference, "agrees": report.agrees,
+            "status": report.result.status, "reference_status": report.reference_result.status,
+            "rows": dict(report.rows)}), default=float))
     else:
         print(report)
-    return 0 if report.agrees else 1
+    return EXIT_SOLVED if report.agrees else EXIT_NOT_SOLVED
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
@@ -165,10 +216,14 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    from . import __version__
+
+    parser = _Parser(
         prog="ratecons",
         description="Declare what a classifier must achieve; get a trained, verified model.",
+        epilog="exit codes: 0 solved, 1 error, 2 infeasible or not solved to tolerance.",
     )
+    parser.add_argument("--version", action="version", version=f"ratecons {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log solver progress")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -187,7 +242,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("spec", help="Python file defining a variable `problem`")
         p.add_argument("--method", default="auto", help="method (default: auto)")
         p.add_argument("--seed", type=int, default=0)
-        p.add_argument("--json", action="store_true", help="print JSON")
+        p.add_argument("--json", action="store_true",
+                       help="print one JSON document on stdout (nothing else)")
+        p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                       help="progress bar (default: only on a terminal)")
         if name == "verify":
             p.add_argument("--rtol", type=float, default=1e-4, help="objective tolerance")
         p.set_defaults(func=func)
@@ -215,15 +273,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .errors import RateconsError
-
+    """Run the command line; returns the exit code (module docstring)."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
     try:
         return int(args.func(args))
-    except RateconsError as exc:
+    except Exception as exc:  # any failure, ours or the spec file's, is exit code 1
+        if args.verbose:
+            logging.exception("ratecons failed")
         print(f"ratecons: error: {exc}", file=sys.stderr)
-        return 2
+        if getattr(args, "json", False):
+            print(json.dumps({"error": str(exc), "type": type(exc).__name__}))
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover

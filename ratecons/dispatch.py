@@ -237,9 +237,15 @@ def run_method(
     method: str = "auto",
     seed: int | None = None,
     callback: Callable[[dict[str, Any]], None] | None = None,
+    verbose: bool | None = None,
     **options: Any,
 ) -> Result:
-    """Solve ``problem`` with ``method``; unknown options raise and list the valid ones."""
+    """Solve ``problem`` with ``method``; unknown options raise and list the valid ones.
+
+    ``verbose`` draws a progress bar from the method's callback events (None: only on a
+    terminal; see :mod:`ratecons.progress`)."""
+    from .progress import solve_progress
+
     spec, reasons = resolve(problem, method)
     unknown = sorted(set(options) - set(spec.options))
     if unknown:
@@ -249,6 +255,7 @@ def run_method(
         )
     form = (problem.analysis if spec.name in (GENERIC_METHOD, HIGHS_METHOD)
             else problem.canonical())
-    result = spec.run(problem, form, seed=seed, callback=callback, **options)
+    with solve_progress(spec.name, callback, verbose) as progress:
+        result = spec.run(problem, form, seed=seed, callback=progress, **options)
     result.reasons = reasons
     return result

@@ -29,20 +29,18 @@ from __future__ import annotations
 import inspect
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from . import settings
-from .data import Dataset
 from .dispatch import Family, MethodSpec
 from .errors import ConvergenceWarning, SolverError
 from .expr.analysis import Analysis
 from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, FeatureMap, kernelize
 from .reductions.to_cvxpy import ConvexStep, is_lp, pick_solver, solve_step
-from .report import RateReport, ReportRow, make_rebinder
 from .result import Result
 from .settings import FEASIBILITY_TOL
 from .solution import Certificate, Solution
@@ -221,48 +219,11 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
 
 
 class ComposedResult(Result):
-    """A composed problem's result: the scorer, and one report over every part.
-
-    ``last_step`` (a :class:`LastStep`) is the last convex problem solved, for ``verify``.
-    """
+    """A composed problem's result: the scorer; ``report()`` (from :class:`Result`) covers
+    every part through the composition analysis. ``last_step`` (a :class:`LastStep`) is the
+    last convex problem solved, for ``verify``."""
 
     last_step: LastStep | None = None
-
-    def report(self, data: Dataset | Mapping[Dataset, Dataset] | None = None) -> RateReport:
-        """Objective and every constraint: target, exact value (deterministic predictions),
-        surrogate value, slack and met / not met, on the training data or ``data``."""
-        scorer = self._require_model()
-        analysis: Analysis = self.problem.analysis
-        rebind, label = make_rebinder(analysis.datasets, data)
-        report = RateReport(label, status=self.status, method=self.method)
-        obj = self.problem.objective
-        user = obj.rebind(rebind) if data is not None else obj
-        from .expr.analysis import analyse
-
-        rebound = analysis if data is None else analyse(
-            user, analysis.sense, [c.rebind(rebind) for c in self.problem.constraints],
-            analysis.model)
-        row = rebound.objective
-        report.rows.append(ReportRow("objective", row.name, analysis.sense,
-                                     row.user_value(scorer, "exact"),
-                                     row.user_value(scorer, "surrogate")))
-        for con in rebound.constraints:
-            slack = con.bound - con.value(scorer, "exact")
-            sense = "<=" if con.sign > 0 else ">="
-            line = ReportRow("constraint", con.name, f"{sense} {con.sign * con.bound:.4g}",
-                             con.user_value(scorer, "exact"),
-                             con.user_value(scorer, "surrogate"), slack,
-                             slack >= -FEASIBILITY_TOL)
-            ratio = getattr(con.source, "ratio", None)
-            if ratio is not None:  # show the ratio itself next to its multiplied-through form
-                target = con.source.target
-                line.linear_indicator, line.linear_ramp = line.indicator, line.ramp
-                line.indicator = ratio.value(scorer, "indicator")
-                line.ramp = ratio.value(scorer, "ramp")
-                line.target = f"{sense} {target:.4g}"
-                line.note = "ratio constraint, multiplied through by its denominator (App. B)"
-            report.rows.append(line)
-        return report
 
 
 def generic_method(name: str = "generic") -> MethodSpec:

@@ -109,14 +109,17 @@ class Problem:
         method: str = "auto",
         seed: int | None = None,
         callback: Callable[[dict[str, Any]], None] | None = None,
+        verbose: bool | None = None,
         **options: Any,
     ) -> Result:
         """Solve with ``method`` (``"auto"`` chooses; see :meth:`plan`) and return a Result.
 
         ``seed`` makes randomized methods reproducible; ``callback(event)`` receives progress
-        records (dicts). Method-specific options are keyword arguments; unknown ones raise.
+        records (dicts); ``verbose`` draws a progress bar from them (None: only when standard
+        error is a terminal). Method-specific options are keyword arguments; unknown ones raise.
         """
-        return dispatch.run_method(self, method, seed=seed, callback=callback, **options)
+        return dispatch.run_method(self, method, seed=seed, callback=callback, verbose=verbose,
+                                   **options)
 
     def __repr__(self) -> str:
         return (

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -89,7 +90,7 @@ class RateExpr:
             c = float(other) * scale
             sign = "+" if c >= 0 else "-"
             return RateExpr(self.terms, self.constant + c, f"{self.name} {sign} {_fmt(abs(c))}",
-                            lambda r: self._recipe(r) + c, self.atoms)
+                            _Shifted(self, c), self.atoms)
         if isinstance(other, Composable):  # a term or a sum of terms: the compiler's algebra
             return as_sum(self)._plus(other, scale)
         if not isinstance(other, RateExpr):
@@ -101,7 +102,7 @@ class RateExpr:
         sign = "+" if scale > 0 else "-"
         return RateExpr(
             terms, self.constant + scale * other.constant, f"{self.name} {sign} {other.name}",
-            lambda r: self._recipe(r) + scale * other._recipe(r),
+            _Combined(self, other, scale),
             _unique_atoms(self.atoms + other.atoms),
         )
 
@@ -139,7 +140,7 @@ class RateExpr:
         f = float(factor)
         terms = {k: (s, f * c) for k, (s, c) in self.terms.items()}
         return RateExpr(terms, f * self.constant, f"{_fmt(f)}*({self.name})",
-                        lambda r: self._recipe(r) * f, self.atoms)
+                        _Scaled(self, f), self.atoms)
 
     __rmul__ = __mul__
 
@@ -218,17 +219,60 @@ def _unique_atoms(atoms: tuple[RateExpr, ...]) -> tuple[RateExpr, ...]:
     return tuple(out.values())
 
 
+# Recipes are small picklable objects (not closures), so that expressions, problems and results
+# pickle: ``recipe(rebind)`` rebuilds the expression on the data ``rebind`` maps its subsets to.
+class _AtomRecipe:
+    """Rebuild a named rate from its builder on rebound subsets."""
+
+    def __init__(self, name: str, builder: Callable[..., tuple[dict, float]],
+                 subsets: tuple[Subset, ...]) -> None:
+        self.name, self.builder, self.subsets = name, builder, subsets
+
+    def __call__(self, rebind: Rebind) -> RateExpr:
+        return rate_atom(self.name, self.builder, *(rebind(s) for s in self.subsets))
+
+
+class _Shifted:
+    """``expr + c`` on rebound data."""
+
+    def __init__(self, expr: RateExpr, c: float) -> None:
+        self.expr, self.c = expr, c
+
+    def __call__(self, rebind: Rebind) -> RateExpr:
+        return self.expr.rebind(rebind) + self.c
+
+
+class _Combined:
+    """``a + scale * b`` on rebound data."""
+
+    def __init__(self, a: RateExpr, b: RateExpr, scale: float) -> None:
+        self.a, self.b, self.scale = a, b, scale
+
+    def __call__(self, rebind: Rebind) -> RateExpr:
+        return self.a.rebind(rebind) + self.scale * self.b.rebind(rebind)
+
+
+class _Scaled:
+    """``f * expr`` on rebound data."""
+
+    def __init__(self, expr: RateExpr, f: float) -> None:
+        self.expr, self.f = expr, f
+
+    def __call__(self, rebind: Rebind) -> RateExpr:
+        return self.expr.rebind(rebind) * self.f
+
+
 def rate_atom(
     name: str, builder: Callable[..., tuple[dict, float]], *subsets: Subset
 ) -> RateExpr:
-    """A named rate built by ``builder(*subsets) -> (terms, constant)``; rebinds by rebuilding."""
+    """A named rate built by ``builder(*subsets) -> (terms, constant)``; rebinds by rebuilding.
+
+    ``builder`` must be a module-level function (or a ``functools.partial`` of one) for the
+    expression to pickle.
+    """
     terms, constant = builder(*subsets)
-
-    def recipe(rebind: Rebind) -> RateExpr:
-        return rate_atom(name, builder, *(rebind(s) for s in subsets))
-
     label = f"{name}({', '.join(s.name for s in subsets)})"
-    return RateExpr(terms, constant, label, recipe)
+    return RateExpr(terms, constant, label, _AtomRecipe(name, builder, subsets))
 
 
 def _sp(subset: Subset, coef: float = 1.0) -> dict:
@@ -241,6 +285,14 @@ def _merge(*parts: dict) -> dict:
         for key, (subset, coef) in part.items():
             out[key] = (subset, out.get(key, (subset, 0.0))[1] + coef)
     return out
+
+
+def _sp_terms(s: Subset, coef: float, const: float) -> tuple[dict, float]:
+    """coef * s_p(s) + const."""
+    return _sp(s, coef), const
+
+
+_POSITIVE = partial(_sp_terms, coef=1.0, const=0.0)
 
 
 def _nonempty_sp(subset: Subset, coef: float) -> dict:
@@ -258,13 +310,13 @@ def _labelled(data: Dataset | Subset, what: str) -> Subset:
 def positive_rate(data: Dataset | Subset) -> RateExpr:
     """s_p(D): fraction of D predicted positive (coverage). Needs no labels."""
     subset = as_subset(data, "positive_rate").require_nonempty("positive_rate")
-    return rate_atom("positive_rate", lambda s: (_sp(s), 0.0), subset)
+    return rate_atom("positive_rate", _POSITIVE, subset)
 
 
 def negative_rate(data: Dataset | Subset) -> RateExpr:
     """s_n(D) = 1 - s_p(D): fraction of D predicted negative. Needs no labels."""
     subset = as_subset(data, "negative_rate").require_nonempty("negative_rate")
-    return rate_atom("negative_rate", lambda s: (_sp(s, -1.0), 1.0), subset)
+    return rate_atom("negative_rate", partial(_sp_terms, coef=-1.0, const=1.0), subset)
 
 
 coverage = positive_rate
@@ -276,7 +328,7 @@ def _on_class(name: str, label: int, negative: bool):
         part = subset.positives if label == 1 else subset.negatives
         part.require_nonempty(f"{name} (over the {'positive' if label else 'negative'} examples)")
         coef, const = (-1.0, 1.0) if negative else (1.0, 0.0)
-        return rate_atom(name, lambda s: (_sp(s, coef), const), part)
+        return rate_atom(name, partial(_sp_terms, coef=coef, const=const), part)
 
     return rate
 
@@ -294,7 +346,7 @@ true_negative_rate.__doc__ = "TNR = s_n(D^-). Needs binary labels."
 def recall(data: Dataset | Subset) -> RateExpr:
     """Recall = #TP / |D^+| = s_p(D^+) (Table 2). Needs binary labels."""
     subset = _labelled(data, "recall")
-    return rate_atom("recall", lambda s: (_sp(s), 0.0), subset.positives.require_nonempty("recall"))
+    return rate_atom("recall", _POSITIVE, subset.positives.require_nonempty("recall"))
 
 
 def _error_terms(s: Subset) -> tuple[dict, float]:
@@ -309,29 +361,30 @@ def error_rate(data: Dataset | Subset) -> RateExpr:
     return rate_atom("error_rate", _error_terms, _labelled(data, "error_rate"))
 
 
+def _accuracy_terms(s: Subset) -> tuple[dict, float]:
+    terms, const = _error_terms(s)
+    return {k: (sub, -c) for k, (sub, c) in terms.items()}, 1.0 - const
+
+
 def accuracy(data: Dataset | Subset) -> RateExpr:
     """1 - error rate. Needs binary labels."""
-    def build(s: Subset) -> tuple[dict, float]:
-        terms, const = _error_terms(s)
-        return {k: (sub, -c) for k, (sub, c) in terms.items()}, 1.0 - const
-
-    return rate_atom("accuracy", build, _labelled(data, "accuracy"))
+    return rate_atom("accuracy", _accuracy_terms, _labelled(data, "accuracy"))
 
 
 # ---------------------------------------------------------------------------- counts
+def _count_terms(s: Subset, label: int, predicted: int) -> tuple[dict, float]:
+    part = s.positives if label == 1 else s.negatives
+    if part.n == 0:
+        return {}, 0.0
+    if predicted == 1:
+        return _sp(part, part.size), 0.0
+    return _sp(part, -part.size), part.size
+
+
 def _count(name: str, label: int, predicted: int):
     def count(data: Dataset | Subset) -> RateExpr:
         subset = _labelled(data, name)
-
-        def build(s: Subset) -> tuple[dict, float]:
-            part = s.positives if label == 1 else s.negatives
-            if part.n == 0:
-                return {}, 0.0
-            if predicted == 1:
-                return _sp(part, part.size), 0.0
-            return _sp(part, -part.size), part.size
-
-        return rate_atom(name, build, subset)
+        return rate_atom(name, partial(_count_terms, label=label, predicted=predicted), subset)
 
     count.__doc__ = (
         f"#{name[:-1].replace('_', ' ')}: |D^{'+' if label else '-'}| "
@@ -350,7 +403,7 @@ true_negatives = _count("true_negatives", 0, 0)
 def errors(data: Dataset | Subset) -> RateExpr:
     """#Errors = #FP + #FN (Table 2). Needs binary labels."""
     subset = _labelled(data, "errors")
-    return rate_atom("errors", lambda s: _scaled(_error_terms(s), s.size), subset)
+    return rate_atom("errors", _errors_terms, subset)
 
 
 def _scaled(parts: tuple[dict, float], factor: float) -> tuple[dict, float]:
@@ -358,11 +411,19 @@ def _scaled(parts: tuple[dict, float], factor: float) -> tuple[dict, float]:
     return {k: (s, factor * c) for k, (s, c) in terms.items()}, factor * const
 
 
+def _errors_terms(s: Subset) -> tuple[dict, float]:
+    return _scaled(_error_terms(s), s.size)
+
+
 # ---------------------------------------------------------------------------- churn
 def _changes_terms(s: Subset) -> tuple[dict, float]:
     s.data.require_baseline("churn")
     bpos, bneg = s.baseline_predicts(1), s.baseline_predicts(0)
     return _merge(_nonempty_sp(bpos, -bpos.size), _nonempty_sp(bneg, bneg.size)), bpos.size
+
+
+def _churn_terms(s: Subset) -> tuple[dict, float]:
+    return _scaled(_changes_terms(s), 1.0 / s.size)
 
 
 def changes(data: Dataset | Subset) -> RateExpr:
@@ -377,7 +438,7 @@ def churn_rate(data: Dataset | Subset) -> RateExpr:
     """Churn rate = #Changes / |D| against the dataset's baseline predictions. Needs no labels."""
     subset = as_subset(data, "churn_rate").require_nonempty("churn_rate")
     subset.data.require_baseline("churn_rate")
-    return rate_atom("churn_rate", lambda s: _scaled(_changes_terms(s), 1.0 / s.size), subset)
+    return rate_atom("churn_rate", _churn_terms, subset)
 
 
 def _win_terms(s: Subset) -> tuple[dict, float]:
@@ -477,42 +538,70 @@ def _ratio(metric: str, build: Callable[..., tuple[RateExpr, RateExpr]], *args: 
     subsets = tuple(as_subset(a, metric) for a in args)
     numerator, denominator = build(*subsets)
     name = f"{metric}({', '.join(s.name for s in subsets)})"
-    return RatioExpr(numerator, denominator, name,
-                     lambda r: _ratio(metric, build, *(r(s) for s in subsets)))
+    return RatioExpr(numerator, denominator, name, _RatioRecipe(metric, build, subsets))
+
+
+class _RatioRecipe:
+    """Rebuild a named ratio metric from its definition on rebound subsets (picklable)."""
+
+    def __init__(self, metric: str, build: Callable[..., tuple[RateExpr, RateExpr]],
+                 subsets: tuple[Subset, ...]) -> None:
+        self.metric, self.build, self.subsets = metric, build, subsets
+
+    def __call__(self, rebind: Rebind) -> RatioExpr:
+        return _ratio(self.metric, self.build, *(rebind(s) for s in self.subsets))
+
+
+def _precision_parts(s: Subset) -> tuple[RateExpr, RateExpr]:
+    tp = true_positives(s)
+    return tp, tp + false_positives(s)
+
+
+def _f1_parts(s: Subset) -> tuple[RateExpr, RateExpr]:
+    tp = true_positives(s)
+    return 2.0 * tp, 2.0 * tp + false_negatives(s) + false_positives(s)
+
+
+def _win_loss_parts(s: Subset) -> tuple[RateExpr, RateExpr]:
+    return wins(s), losses(s)
+
+
+def _win_change_parts(s: Subset) -> tuple[RateExpr, RateExpr]:
+    return wins(s), changes(s)
+
+
+def _positive_rate_parts(a: Subset, b: Subset) -> tuple[RateExpr, RateExpr]:
+    return positive_rate(a), positive_rate(b)
+
+
+def _tpr_parts(a: Subset, b: Subset) -> tuple[RateExpr, RateExpr]:
+    return true_positive_rate(a), true_positive_rate(b)
 
 
 def precision(data: Dataset | Subset) -> RatioExpr:
     """Precision = #TP / (#TP + #FP) (Table 4); constraints only, multiplied through (App. B)."""
-    def build(s: Subset) -> tuple[RateExpr, RateExpr]:
-        tp = true_positives(s)
-        return tp, tp + false_positives(s)
-
-    return _ratio("precision", build, data)
+    return _ratio("precision", _precision_parts, data)
 
 
 def f1_score(data: Dataset | Subset) -> RatioExpr:
     """F1 = 2 #TP / (2 #TP + #FN + #FP) (Table 4); constraints only (App. B)."""
-    def build(s: Subset) -> tuple[RateExpr, RateExpr]:
-        tp = true_positives(s)
-        return 2.0 * tp, 2.0 * tp + false_negatives(s) + false_positives(s)
-
-    return _ratio("f1_score", build, data)
+    return _ratio("f1_score", _f1_parts, data)
 
 
 def win_loss_ratio(data: Dataset | Subset) -> RatioExpr:
     """#Wins / #Losses against the baseline (Table 4); constraints only (App. B)."""
-    return _ratio("win_loss_ratio", lambda s: (wins(s), losses(s)), data)
+    return _ratio("win_loss_ratio", _win_loss_parts, data)
 
 
 def win_change_ratio(data: Dataset | Subset) -> RatioExpr:
     """#Wins / #Changes against the baseline (Table 4); constraints only (App. B)."""
-    return _ratio("win_change_ratio", lambda s: (wins(s), changes(s)), data)
+    return _ratio("win_change_ratio", _win_change_parts, data)
 
 
 def positive_rate_ratio(a: Dataset | Subset, b: Dataset | Subset) -> RatioExpr:
     """s_p(A) / s_p(B), e.g. the fairness ratio of the 80% rule: ``>= 0.8`` gives
     s_p(A) >= 0.8 s_p(B) (Table 2, fairness constraint with kappa = 0.8)."""
-    return _ratio("positive_rate_ratio", lambda x, y: (positive_rate(x), positive_rate(y)), a, b)
+    return _ratio("positive_rate_ratio", _positive_rate_parts, a, b)
 
 
 demographic_parity_ratio = positive_rate_ratio
@@ -520,8 +609,7 @@ demographic_parity_ratio = positive_rate_ratio
 
 def equal_opportunity_ratio(a: Dataset | Subset, b: Dataset | Subset) -> RatioExpr:
     """TPR(A) / TPR(B) (Table 2, equal opportunity with kappa)."""
-    return _ratio("equal_opportunity_ratio",
-                  lambda x, y: (true_positive_rate(x), true_positive_rate(y)), a, b)
+    return _ratio("equal_opportunity_ratio", _tpr_parts, a, b)
 
 
 def _difference_bound(name: str, diff: RateExpr, max_difference: float) -> list[Constraint]:

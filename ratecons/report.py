@@ -1,9 +1,12 @@
-"""Rate reports: the objective and every constraint against its target, on any dataset.
+"""Reports: the objective and every constraint against its target, on any dataset.
 
-For each row the report gives the target, the value achieved by deterministic predictions
-(indicator rates, eq. 1), the value expected under the randomized rule (ramp rates, eq. 3 /
-App. A), and the slack (positive when satisfied). Ratio constraints also show the ratio itself.
-The distinct rates the rows are built from are listed below them.
+One report type for every problem: for each row the report gives the target, the value
+achieved by deterministic predictions (indicator rates, eq. 1; exact values of losses and
+thresholds), the value expected under the randomized rule or the surrogate the solver optimizes
+(ramp rates, eq. 3 / App. A), and the slack (positive when satisfied). Ratio constraints also
+show the ratio itself. The rate family lists the distinct rates its rows are built from below
+them. :meth:`RateReport.to_dict`, :meth:`RateReport.to_records` and :meth:`RateReport.to_frame`
+give the same columns (:data:`COLUMNS`) for every problem kind.
 """
 
 from __future__ import annotations
@@ -19,7 +22,12 @@ from .rates import Constraint, RateExpr
 from .settings import FEASIBILITY_TOL
 from .solution import _jsonable
 
-__all__ = ["RateReport", "ReportRow", "build_report", "make_rebinder"]
+__all__ = ["COLUMNS", "RateReport", "ReportRow", "analysis_report", "build_report",
+           "make_rebinder", "minimax_report"]
+
+#: the columns of :meth:`RateReport.to_records` / :meth:`RateReport.to_frame`, in order
+COLUMNS = ("data", "status", "method", "kind", "name", "target", "achieved", "expected",
+           "slack", "satisfied", "achieved_linear", "expected_linear", "note")
 
 
 @dataclass
@@ -59,8 +67,33 @@ class RateReport:
         raise KeyError(name)
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain data: ``data``, ``status``, ``method`` and ``rows`` (each with the fields of
+        :class:`ReportRow`, the same for every problem kind)."""
         return {"data": self.data, "status": self.status, "method": self.method,
                 "rows": [_jsonable(r.__dict__) for r in self.rows]}
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One flat dict per row with the keys :data:`COLUMNS`."""
+        return [dict(zip(COLUMNS, (self.data, self.status, self.method, r.kind, r.name,
+                                   r.target, r.indicator, r.ramp, r.slack, r.satisfied,
+                                   r.linear_indicator, r.linear_ramp, r.note)))
+                for r in self.rows]
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame of :meth:`to_records` (pandas is optional; it is needed here)."""
+        try:
+            import pandas as pd
+        except ImportError as exc:
+            raise ImportError("RateReport.to_frame needs pandas (pip install pandas); "
+                              "to_records() gives the same table as plain dicts.") from exc
+        return pd.DataFrame(self.to_records(), columns=list(COLUMNS))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RateReport:
+        """Inverse of :meth:`to_dict`."""
+        rows = [ReportRow(**{k: (float("nan") if v is None and k in ("indicator", "ramp")
+                                 else v) for k, v in r.items()}) for r in data["rows"]]
+        return cls(data["data"], rows, data.get("status", ""), data.get("method", ""))
 
     def to_json(self, **kwargs: Any) -> str:
         return json.dumps(self.to_dict(), indent=kwargs.pop("indent", 2), **kwargs)
@@ -175,4 +208,59 @@ def build_report(
     for name, atom in atoms.items():
         ind, ramp = _values(atom, scorer)
         report.rows.append(ReportRow("rate", name, "", ind, ramp))
+    return report
+
+
+def analysis_report(result: Any, data: Dataset | Mapping[Dataset, Dataset] | None = None
+                    ) -> RateReport:
+    """The report of any score-model problem from its composition analysis
+    (:mod:`ratecons.expr.analysis`): the objective and every constraint with its target, exact
+    value (deterministic predictions), surrogate value, slack and met / not met, on the training
+    data or on ``data`` (see :func:`make_rebinder`)."""
+    from .expr.analysis import analyse
+
+    scorer = result._require_model()
+    problem = result.problem
+    analysis = problem.analysis
+    rebind, label = make_rebinder(analysis.datasets, data)
+    report = RateReport(label, status=result.status, method=result.method)
+    rebound = analysis if data is None else analyse(
+        problem.objective.rebind(rebind), analysis.sense,
+        [c.rebind(rebind) for c in problem.constraints], analysis.model)
+    row = rebound.objective
+    report.rows.append(ReportRow("objective", row.name, analysis.sense,
+                                 row.user_value(scorer, "exact"),
+                                 row.user_value(scorer, "surrogate")))
+    for con in rebound.constraints:
+        slack = con.bound - con.value(scorer, "exact")
+        sense = "<=" if con.sign > 0 else ">="
+        line = ReportRow("constraint", con.name, f"{sense} {con.sign * con.bound:.4g}",
+                         con.user_value(scorer, "exact"), con.user_value(scorer, "surrogate"),
+                         slack, slack >= -FEASIBILITY_TOL)
+        ratio = getattr(con.source, "ratio", None)
+        if ratio is not None:  # show the ratio itself next to its multiplied-through form
+            line.linear_indicator, line.linear_ramp = line.indicator, line.ramp
+            line.indicator = ratio.value(scorer, "indicator")
+            line.ramp = ratio.value(scorer, "ramp")
+            line.target = f"{sense} {con.source.target:.4g}"
+            line.note = "ratio constraint, multiplied through by its denominator (App. B)"
+        report.rows.append(line)
+    return report
+
+
+def minimax_report(result: Any, data: Dataset | None = None) -> RateReport:
+    """The report of a minimax risk classifier. Without ``data``: R*, the minimax risk (an
+    upper bound on the expected 0-1 error for every distribution in U). With a labelled
+    ``data``: the 0-1 error of the argmax rule (achieved) and of the randomized rule h(y|x)
+    (expected) on it."""
+    if data is None:
+        report = RateReport(result.problem.objective.U.data_name, status=result.status,
+                            method=result.method)
+        report.rows.append(ReportRow(
+            "objective", "minimax risk R*", "minimize", result.objective, result.objective,
+            note="upper bound on the expected 0-1 error over U; report(data) gives errors"))
+        return report
+    report = RateReport(data.name, status=result.status, method=result.method)
+    report.rows.append(ReportRow("objective", "0-1 error", "minimize", result.error(data),
+                                 result.error(data, randomized=True)))
     return report

@@ -6,14 +6,17 @@ the MRC coefficients mu, worst-case weights) in a subclass.
 
 from __future__ import annotations
 
+import base64
 import json
+import pickle
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from .data import Dataset
-from .errors import DataError, SolverError
+from .errors import DataError, SolverError, SpecError
 from .settings import SOLVED_STATUSES
 from .solution import Certificate, Solution, _jsonable
 
@@ -126,6 +129,26 @@ class Result:
         return self._require_model().predict(X, randomized=randomized, seed=seed)
 
     # ------------------------------------------------------------------ reporting
+    def report(self, data: Dataset | Mapping[Dataset, Dataset] | None = None) -> Any:
+        """Objective and every constraint against its target, on the training data or ``data``
+        (a held-out Dataset, or a mapping {training dataset: held-out dataset}).
+
+        One :class:`~ratecons.report.RateReport` for every problem kind (families with a
+        report of their own override this): score models are reported through the composition
+        analysis (:func:`ratecons.report.analysis_report`), minimax risk classifiers by
+        :func:`ratecons.report.minimax_report`.
+        """
+        from .report import analysis_report, minimax_report
+
+        if self.problem is None:
+            raise SpecError("this Result was loaded from JSON without its problem; it predicts "
+                            "but cannot rebuild a report (pickle the Result to keep both).")
+        if self.problem.analysis is not None:
+            return analysis_report(self, data)
+        if isinstance(data, Mapping):
+            raise SpecError("a minimax risk report takes one labelled rc.Dataset.")
+        return minimax_report(self, data)
+
     def summary(self) -> dict[str, Any]:
         """Plain-data summary (status, method, objective, certificate, timings)."""
         return {
@@ -137,13 +160,53 @@ class Result:
             "solver": self.solution.solver,
             "certificate": self.certificate.to_dict(),
             "iterations": len(self.history),
+            "history": self.history,
         }
 
     def to_json(self, **kwargs: Any) -> str:
-        """JSON with the summary, the fitted parameters and the training report."""
+        """JSON with the summary, the fitted parameters, the training report and the model.
+
+        ``model`` is ``{"type": "linear", "w": [...], "b": ...}`` for linear scorers, and for
+        other scorers (kernel expansions, minimax risk classifiers with their feature maps)
+        ``{"type": "pickle", "base64": ...}``. :meth:`from_json` loads it back; load pickled
+        models from trusted files only.
+        """
         out = self.summary()
         out.update(self._json_extras())
+        out["model"] = self._model_json()
         return json.dumps(_jsonable(out), indent=kwargs.pop("indent", 2), **kwargs)
+
+    def _model_json(self) -> dict[str, Any] | None:
+        if not self.has_model:
+            return None
+        if isinstance(self.scorer, LinearScorer):
+            return {"type": "linear", "w": self.scorer.w, "b": self.scorer.b}
+        return {"type": "pickle",
+                "base64": base64.b64encode(pickle.dumps(self.scorer)).decode("ascii")}
+
+    @classmethod
+    def from_json(cls, text: str) -> Result:
+        """A Result from :meth:`to_json`: status, objective, certificate, history and the
+        model, which predicts as the original did. The problem is not stored (``problem`` is
+        None): pickle the Result to keep it."""
+        data = json.loads(text)
+        model = data.get("model")
+        scorer: Any = None
+        if model is not None and model["type"] == "linear":
+            scorer = LinearScorer(np.asarray(model["w"], dtype=np.float64), model["b"])
+        elif model is not None:
+            scorer = pickle.loads(base64.b64decode(model["base64"]))
+        cert = data.get("certificate", {})
+        solution = Solution(
+            data["status"], data["objective"] if data["objective"] is not None else np.nan,
+            certificate=Certificate(cert.get("lower_bound"), cert.get("upper_bound"),
+                                    cert.get("gap"), cert.get("max_violation"),
+                                    cert.get("details", {})),
+            solver=data.get("solver", ""), solve_time=data.get("solve_time", 0.0),
+            history=data.get("history", []))
+        result = cls(None, data["method"], solution, scorer)
+        result.reasons = list(data.get("reasons", []))
+        return result
 
     def _json_extras(self) -> dict[str, Any]:
         if isinstance(self.scorer, LinearScorer) and self.has_model:

@@ -47,11 +47,11 @@ def test_help_everywhere(command, capsys):
 
 
 def test_bad_spec_is_a_clear_error(tmp_path, capsys):
-    assert main(["solve", str(tmp_path / "missing.py")]) == 2
+    assert main(["solve", str(tmp_path / "missing.py")]) == 1
     assert "no such spec file" in capsys.readouterr().err
     empty = tmp_path / "empty.py"
     empty.write_text("x = 1\n")
-    assert main(["solve", str(empty)]) == 2
+    assert main(["solve", str(empty)]) == 1
     assert "variable named 'problem'" in capsys.readouterr().err
 
 

@@ -1,0 +1,205 @@
+"""Figures people look at for constrained classifiers (matplotlib, the ``plot`` extra).
+
+* :func:`tradeoff`: the objective against the constraint target across a sweep
+  (:func:`sweep`), on the training and the test data;
+* :func:`group_rates`: a rate per group with the constraint's target;
+* :func:`convergence`: objective, bounds and gap per iteration from ``result.history`` (the
+  records every method hands to its callback);
+* :func:`demo_figure`: the three side by side, as ``ratecons demo --plot`` draws them.
+
+Each function draws on ``ax`` when given, else on a new figure sized for one column of a paper
+(3.4 x 2.5 inches, 8-point text), and returns the axes. Matplotlib is imported on first use and
+figures are built without pyplot (no global state, no display needed); save them with
+``ax.figure.savefig("fig.png", dpi=200)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .data import Dataset
+from .errors import SpecError
+
+__all__ = ["convergence", "demo_figure", "group_rates", "sweep", "tradeoff"]
+
+#: one column of a two-column paper, in inches
+COLUMN = (3.4, 2.5)
+_STYLE = {"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "legend.fontsize": 7,
+          "xtick.labelsize": 7, "ytick.labelsize": 7, "lines.linewidth": 1.2,
+          "lines.markersize": 4}
+
+
+def _axes(ax: Any, size: tuple[float, float] = COLUMN) -> Any:
+    if ax is not None:
+        return ax
+    try:
+        from matplotlib.figure import Figure
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("ratecons.plot needs matplotlib: pip install 'ratecons[plot]'.") from exc
+    import matplotlib
+
+    with matplotlib.rc_context(_STYLE):
+        fig = Figure(figsize=size, layout="constrained")
+        return fig.add_subplot()
+
+
+def _styled(draw: Callable[..., Any]) -> Callable[..., Any]:
+    """Draw with the paper style (font sizes, line widths)."""
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        import matplotlib
+
+        with matplotlib.rc_context(_STYLE):
+            return draw(*args, **kwargs)
+
+    wrapper.__name__, wrapper.__doc__ = draw.__name__, draw.__doc__
+    wrapper.__wrapped__ = draw  # type: ignore[attr-defined]
+    return wrapper
+
+
+def _objective_row(report: Any) -> float:
+    return next(r.indicator for r in report.rows if r.kind == "objective")
+
+
+def sweep(build: Callable[[float], Any], targets: Iterable[float], test: Any = None,
+          method: str = "auto", **solve_options: Any) -> list[dict[str, Any]]:
+    """Solve ``build(target)`` for each target; the objective on the training data and on
+    ``test`` (a Dataset, or a mapping {training: test}) for :func:`tradeoff`.
+
+    Returns one record per target: ``target``, ``status``, ``train`` and ``test`` (the
+    objective with deterministic predictions, the "achieved" column of the report; nan when
+    the solve returned no model), and the ``result``.
+    """
+    from .result import Result
+
+    out = []
+    for target in targets:
+        result = build(float(target)).solve(method=method, **solve_options)
+        row = {"target": float(target), "status": result.status, "result": result,
+               "train": np.nan, "test": np.nan}
+        if result.has_model:
+            row["train"] = _objective_row(Result.report(result))
+            if test is not None:
+                row["test"] = _objective_row(Result.report(result, test))
+        out.append(row)
+    return out
+
+
+@_styled
+def tradeoff(records: Sequence[dict[str, Any]], ax: Any = None,
+             xlabel: str = "constraint target", ylabel: str = "objective") -> Any:
+    """The objective against the constraint target (records of :func:`sweep`), train and
+    test; targets whose solve did not reach ``optimal`` are drawn hollow."""
+    ax = _axes(ax)
+    t = np.array([r["target"] for r in records])
+    order = np.argsort(t)
+    ok = np.array([r["status"] == "optimal" for r in records])[order]
+    for key, marker, label in (("train", "o", "train"), ("test", "s", "test")):
+        v = np.array([r[key] for r in records], dtype=np.float64)[order]
+        if np.all(np.isnan(v)):
+            continue
+        line, = ax.plot(t[order], v, marker=marker, label=label)
+        if not ok.all():
+            ax.plot(t[order][~ok], v[~ok], marker=marker, linestyle="none",
+                    markerfacecolor="white", color=line.get_color(),
+                    label=f"{label} (not optimal)")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title("trade-off across constraint targets")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    return ax
+
+
+@_styled
+def group_rates(result: Any, data: Dataset, group: str, rate: Callable[[Any], Any] | None = None,
+                ratio: float | None = None, target: float | None = None, ax: Any = None,
+                label: str | None = None) -> Any:
+    """A rate (default the positive rate) on each level of the group attribute ``group`` of
+    ``data``, for deterministic predictions and the randomized rule, with the constraint's
+    target: ``ratio`` draws ratio x (largest deterministic rate) (the 80% rule at 0.8),
+    ``target`` a fixed value."""
+    from . import rates
+
+    rate = rate or rates.positive_rate
+    if group not in data.groups:
+        raise SpecError(f"{data.name} has no group {group!r}; it has {sorted(data.groups)}.")
+    levels = list(np.unique(data.groups[group]))
+    scorer = result.scorer
+    det = np.array([rate(data.group(group, v)).value(scorer, "indicator") for v in levels])
+    ran = np.array([rate(data.group(group, v)).value(scorer, "ramp") for v in levels])
+    ax = _axes(ax)
+    x = np.arange(len(levels))
+    ax.bar(x - 0.2, det, width=0.4, label="deterministic")
+    ax.bar(x + 0.2, ran, width=0.4, label="randomized (expected)", alpha=0.7)
+    if ratio is not None:
+        ax.axhline(ratio * det.max(), color="black", linestyle="--", linewidth=1,
+                   label=f"target: {ratio:g} x largest")
+    if target is not None:
+        ax.axhline(target, color="black", linestyle=":", linewidth=1, label=f"target {target:g}")
+    ax.set_xticks(x, [str(v) for v in levels])
+    ax.set_xlabel(group)
+    name = getattr(rate, "__name__", "rate").replace("_", " ")
+    ax.set_ylabel(f"{name} on {data.name}")
+    ax.set_title(label or f"{name} by {group}")
+    ax.set_ylim(0, max(1e-9, float(max(det.max(), ran.max()))) * 1.6)
+    ax.legend()
+    return ax
+
+
+@_styled
+def convergence(result: Any, ax: Any = None, log_gap: bool = True) -> Any:
+    """Objective per iteration from ``result.history``, with the lower / upper bounds and the
+    gap (right axis, log scale) when the method records them."""
+    history = result.history
+    if not history:
+        raise SpecError(f"the result of method {result.method!r} recorded no iterations.")
+    ax = _axes(ax)
+    it = np.array([h.get("iteration", k) for k, h in enumerate(history)], dtype=np.float64)
+
+    def series(key: str) -> np.ndarray:
+        return np.array([h.get(key, np.nan) if isinstance(h.get(key), (int, float))
+                         else np.nan for h in history], dtype=np.float64)
+
+    drawn = []
+    for key, style in (("objective", "-o"), ("upper", "--"), ("lower", ":")):
+        v = series(key)
+        if not np.all(np.isnan(v)):
+            drawn += ax.plot(it, v, style, label=key, markersize=2)
+    gap = series("gap")
+    if not np.all(np.isnan(gap)):
+        right = ax.twinx()
+        drawn += right.plot(it, gap, color="grey", linewidth=0.8, label="gap (right)")
+        if log_gap and np.nanmin(gap) > 0:
+            right.set_yscale("log")
+        right.set_ylabel("gap")
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("objective")
+    ax.set_title(f"convergence of {result.method} ({result.status})")
+    ax.grid(alpha=0.3)
+    ax.legend(drawn, [line.get_label() for line in drawn])
+    return ax
+
+
+def demo_figure(results: dict[str, Any], test: Dataset, group: str, ratio: float,
+                path: str | None = None, records: Sequence[dict[str, Any]] | None = None) -> Any:
+    """The demo's figure: per-group positive rates on ``test`` for each result in
+    ``results`` (label -> Result), the convergence of the first, and the trade-off curve
+    when ``records`` (from :func:`sweep`) are given; saved to ``path`` when given."""
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    panels = len(results) + 1 + (records is not None)
+    with matplotlib.rc_context(_STYLE):
+        fig = Figure(figsize=(COLUMN[0] * panels * 0.9, COLUMN[1]), layout="constrained")
+        axes = fig.subplots(1, panels)
+    for ax, (label, result) in zip(axes, results.items()):
+        group_rates(result, test, group, ratio=ratio, ax=ax, label=f"{label} model")
+    convergence(next(iter(results.values())), ax=axes[len(results)])
+    if records is not None:
+        tradeoff(records, ax=axes[-1])
+    if path is not None:
+        fig.savefig(path, dpi=200)
+    return fig

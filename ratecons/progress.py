@@ -1,0 +1,93 @@
+"""What a solve shows while it runs: a progress bar on a terminal, nothing otherwise.
+
+Every method reports its iterations (MM steps, constraint-generation rounds, subgradient epochs,
+CVXPY calls of the generic chain) to a ``callback(event)`` with keys such as ``iteration``,
+``stage``, ``objective``, ``gap``, ``lower``, ``upper`` and ``max_violation``.
+:func:`solve_progress` wraps that callback at the dispatch level (no solver knows about it)
+with a ``tqdm`` bar, shown when ``verbose=True``, or when ``verbose=None`` and standard error is a
+terminal. It also keeps solver banners off standard output, so ``ratecons solve --json`` prints
+JSON alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+__all__ = ["show_progress", "silence_highs_banner", "solve_progress"]
+
+Callback = Callable[[dict[str, Any]], None]
+_BANNER_SILENCED = False
+#: event keys shown next to the bar, in this order
+_SHOWN = ("objective", "gap", "max_violation", "lower", "upper")
+
+
+def show_progress(verbose: bool | None) -> bool:
+    """Whether to draw a bar: ``verbose`` if given, else only when stderr is a terminal."""
+    if verbose is not None:
+        return bool(verbose)
+    stream = sys.stderr
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def silence_highs_banner() -> None:
+    """HiGHS prints a two-line banner on standard output when the process creates its first
+    solver object, before any option can turn output off. Create that first object here with
+    file descriptor 1 pointed at /dev/null, once per process."""
+    global _BANNER_SILENCED
+    if _BANNER_SILENCED:
+        return
+    _BANNER_SILENCED = True
+    try:
+        import highspy
+    except ImportError:  # pragma: no cover - highspy is a dependency
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _postfix(event: dict[str, Any]) -> str:
+    parts = [str(event["stage"])] if event.get("stage") else []
+    for key in _SHOWN:
+        value = event.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            parts.append(f"{key}={value:.4g}")
+    return " ".join(parts)
+
+
+@contextlib.contextmanager
+def solve_progress(method: str, callback: Callback | None,
+                   verbose: bool | None) -> Iterator[Callback | None]:
+    """The callback to hand to the method: the user's, plus a bar when :func:`show_progress`.
+
+    Used as ``with solve_progress(name, callback, verbose) as cb: run(..., callback=cb)``.
+    """
+    silence_highs_banner()
+    if not show_progress(verbose):
+        yield callback
+        return
+    from tqdm.auto import tqdm
+
+    bar = tqdm(desc=f"ratecons {method}", unit=" it", file=sys.stderr, leave=False,
+               dynamic_ncols=True)
+
+    def tick(event: dict[str, Any]) -> None:
+        bar.update(1)
+        bar.set_postfix_str(_postfix(event), refresh=False)
+        if callback is not None:
+            callback(event)
+
+    try:
+        yield tick
+    finally:
+        bar.close()

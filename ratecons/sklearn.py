@@ -1,0 +1,522 @@
+"""scikit-learn estimators: rate-constrained, minimax risk, top-K and robust classifiers.
+
+>>> clf = RateConstrainedClassifier(constraints=DemographicParityRatio(bound=0.8), l2=1e-3)
+>>> clf.fit(X, y, sensitive_features=A).predict(X_test)
+
+Every estimator is a real :class:`sklearn.base.BaseEstimator` with :class:`ClassifierMixin`: the
+constructor only stores its parameters, ``fit`` validates with scikit-learn's helpers and
+solves an :class:`ratecons.Problem`, learned attributes end in ``_`` (``result_`` is the
+:class:`ratecons.Result`, with its certificate and report), any two labels work (strings too,
+through ``classes_``), and ``predict`` before ``fit`` raises ``NotFittedError``.
+
+Sensitive features are sample-aligned fit parameters, so ``GridSearchCV(...).fit(X, y,
+sensitive_features=A)`` and ``cross_val_score(..., params={"sensitive_features": A})`` split them
+with the folds; with metadata routing enabled, request them with
+``clf.set_fit_request(sensitive_features=True)``. ``fit`` names them ``"sensitive"`` in the
+training :class:`ratecons.Dataset` (several columns are crossed into one intersectional group);
+``groups={"name": values}`` adds more named attributes.
+
+The ready constraint objects (:class:`DemographicParityRatio`, ...) are estimators themselves,
+so their bound is a nested parameter: ``GridSearchCV(clf, {"constraints__bound": [0.7, 0.9]})``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from . import rates
+from .data import Dataset
+from .errors import SolverError
+from .models import KernelModel, LinearModel
+from .problem import Problem
+from .result import Result
+
+__all__ = [
+    "DemographicParityDifference",
+    "DemographicParityRatio",
+    "EqualOpportunityDifference",
+    "EqualOpportunityRatio",
+    "EqualizedOdds",
+    "MinimaxRiskClassifier",
+    "RateConstrainedClassifier",
+    "RobustClassifier",
+    "TopKClassifier",
+]
+
+SENSITIVE = "sensitive"
+
+
+# ---------------------------------------------------------------------------- constraint objects
+class _GroupConstraint(BaseEstimator):
+    """A fairness constraint over the levels of a group attribute of the training Dataset.
+
+    Calling it on the training Dataset returns the constraints: one per ordered pair of levels
+    (ratios) or per unordered pair (differences), so it holds between every two groups.
+    """
+
+    def __init__(self, bound: float = 0.8, feature: str = SENSITIVE) -> None:
+        self.bound = bound
+        self.feature = feature
+
+    def _levels(self, data: Dataset, positives_only: bool = False) -> list[Any]:
+        if self.feature not in data.groups:
+            raise ValueError(
+                f"{type(self).__name__} constrains the group attribute {self.feature!r}, which "
+                f"the training data does not have (it has {sorted(data.groups) or 'none'}); "
+                "pass fit(X, y, sensitive_features=A) or groups={...}.")
+        values = data.groups[self.feature]
+        if positives_only:
+            values = values[data.require_labels(type(self).__name__, binary=True) == 1]
+        return list(np.unique(values))
+
+    def _pairs(self, data: Dataset, ordered: bool, positives_only: bool = False) -> list:
+        levels = self._levels(data, positives_only)
+        return [(a, b) for i, a in enumerate(levels) for j, b in enumerate(levels)
+                if (i != j if ordered else i < j)]
+
+    def __call__(self, data: Dataset) -> list[Any]:
+        raise NotImplementedError
+
+
+class DemographicParityRatio(_GroupConstraint):
+    """s_p(A) >= bound * s_p(B) for every two groups A, B (the 80% rule at ``bound=0.8``;
+    ratio constraints are multiplied through by the denominator, App. B of Goh et al.)."""
+
+    def __call__(self, data: Dataset) -> list[Any]:
+        g = self.feature
+        return [rates.positive_rate_ratio(data.group(g, a), data.group(g, b)) >= self.bound
+                for a, b in self._pairs(data, ordered=True)]
+
+
+class EqualOpportunityRatio(_GroupConstraint):
+    """TPR(A) >= bound * TPR(B) for every two groups (Table 2 of Goh et al.)."""
+
+    def __call__(self, data: Dataset) -> list[Any]:
+        g = self.feature
+        return [rates.equal_opportunity_ratio(data.group(g, a), data.group(g, b)) >= self.bound
+                for a, b in self._pairs(data, ordered=True, positives_only=True)]
+
+
+class DemographicParityDifference(_GroupConstraint):
+    """|s_p(A) - s_p(B)| <= bound for every two groups."""
+
+    def __init__(self, bound: float = 0.1, feature: str = SENSITIVE) -> None:
+        super().__init__(bound, feature)
+
+    def __call__(self, data: Dataset) -> list[Any]:
+        g = self.feature
+        return [c for a, b in self._pairs(data, ordered=False)
+                for c in rates.demographic_parity(data.group(g, a), data.group(g, b),
+                                                  self.bound)]
+
+
+class EqualOpportunityDifference(DemographicParityDifference):
+    """|TPR(A) - TPR(B)| <= bound for every two groups (Hardt et al.'s equal opportunity)."""
+
+    def __call__(self, data: Dataset) -> list[Any]:
+        g = self.feature
+        return [c for a, b in self._pairs(data, ordered=False, positives_only=True)
+                for c in rates.equal_opportunity(data.group(g, a), data.group(g, b),
+                                                 self.bound)]
+
+
+class EqualizedOdds(DemographicParityDifference):
+    """|TPR(A) - TPR(B)| <= bound and |FPR(A) - FPR(B)| <= bound for every two groups."""
+
+    def __call__(self, data: Dataset) -> list[Any]:
+        g = self.feature
+        y = data.require_labels("EqualizedOdds", binary=True)
+        groups = data.groups.get(g)
+        both = [a for a in self._levels(data)
+                if np.any((groups == a) & (y == 1)) and np.any((groups == a) & (y == 0))]
+        return [c for i, a in enumerate(both) for b in both[i + 1:]
+                for c in rates.equalized_odds(data.group(g, a), data.group(g, b), self.bound)]
+
+
+# ---------------------------------------------------------------------------- shared machinery
+def _sensitive_column(values: Any, n: int) -> np.ndarray:
+    """One group attribute from ``sensitive_features``: 1-D as is, 2-D columns crossed."""
+    arr = np.asarray(values.to_numpy() if hasattr(values, "to_numpy") else values)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim == 2:
+        arr = np.array([" & ".join(str(v) for v in row) for row in arr])
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise ValueError(f"sensitive_features must have one value (or row) per sample ({n}); "
+                         f"got shape {arr.shape}.")
+    return arr
+
+
+class _RateconsClassifier(ClassifierMixin, BaseEstimator):
+    """Validation, labels and the fitted result shared by the estimators below."""
+
+    _multiclass = False
+    #: the objective counts examples (no weighted form): integer weights repeat rows
+    _counts_examples = True
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = self._multiclass
+        tags.input_tags.sparse = True
+        return tags
+
+    def _training_data(self, X: Any, y: Any, sample_weight: Any = None,
+                       sensitive_features: Any = None, groups: Mapping[str, Any] | None = None,
+                       baseline: Any = None) -> Dataset:
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        name = type(self).__name__
+        if self.classes_.size < 2:
+            raise ValueError(f"{name} needs samples of at least 2 classes in the data; got "
+                             f"1 class ({self.classes_[0]!r}).")
+        if self.classes_.size > 2 and not self._multiclass:
+            raise ValueError(f"Only binary classification is supported. {name} got y with "
+                             f"{self.classes_.size} classes; use one-vs-rest "
+                             "(sklearn.multiclass) for more.")
+        n = X.shape[0]
+        named = {str(k): np.asarray(v) for k, v in (groups or {}).items()}
+        if sensitive_features is not None:
+            named[SENSITIVE] = _sensitive_column(sensitive_features, n)
+        rows = None
+        weights = None
+        if sample_weight is not None:
+            weights = _check_sample_weight(sample_weight, X, dtype=np.float64)
+            if np.unique(codes[weights > 0]).size < 2:
+                raise ValueError(f"{name} needs positive sample weight on at least 2 classes.")
+            if self._counts_examples:
+                # the objective counts examples: an integer weight k means k copies
+                if not np.all(weights == np.round(weights)):
+                    raise ValueError(f"{name} takes integer sample weights only (a weight k "
+                                     "counts the example k times).")
+                rows, weights = np.repeat(np.arange(n), weights.astype(np.int64)), None
+            else:
+                rows = np.flatnonzero(weights > 0)  # a zero weight removes the example
+                weights = weights[rows]
+                if np.all(weights == weights[0]):
+                    weights = None  # uniform weights: the unweighted problem
+        if rows is not None:
+            X, codes = X[rows], codes[rows]
+            named = {k: v[rows] for k, v in named.items()}
+            baseline = None if baseline is None else np.asarray(baseline)[rows]
+        return Dataset(X, codes, groups=named, baseline=baseline, weights=weights,
+                       name="train")
+
+    def _solve(self, problem: Problem, method: str, options: dict[str, Any] | None,
+               verbose: bool | None) -> Result:
+        result = problem.solve(method=method, verbose=verbose, **(options or {}))
+        if not result.has_model:
+            raise SolverError(f"{type(self).__name__}.fit: the solve ended with status "
+                              f"{result.status!r} "
+                              f"({result.certificate.details.get('message', 'no model')}).")
+        self.result_ = result
+        return result
+
+    def _features(self, X: Any) -> Any:
+        check_is_fitted(self, "result_")
+        return validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Scores f(x); positive means ``classes_[1]``."""
+        X = self._features(X)
+        return np.asarray(self.result_.decision_function(X), dtype=np.float64)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Labels (from ``classes_``) of the deterministic rule f(x) > 0."""
+        positive = self.decision_function(X) > 0
+        return self.classes_[positive.astype(np.int64)]
+
+
+class _LinearAttributes:
+    """``coef_`` and ``intercept_`` for linear scorers: f(x) = X @ coef_ + intercept_
+    (``intercept_ = -b`` in the papers' f(x) = <w, x> - b)."""
+
+    @property
+    def coef_(self) -> np.ndarray:
+        check_is_fitted(self, "result_")
+        return self.result_.w.copy()
+
+    @property
+    def intercept_(self) -> float:
+        check_is_fitted(self, "result_")
+        return -float(self.result_.b)
+
+
+# ---------------------------------------------------------------------------- estimators
+_OBJECTIVES: dict[str, Callable[[Dataset], Any]] = {
+    "error_rate": rates.error_rate,
+    "false_negative_rate": rates.false_negative_rate,
+    "false_positive_rate": rates.false_positive_rate,
+}
+
+
+class RateConstrainedClassifier(_LinearAttributes, _RateconsClassifier):
+    """Minimize a rate on the training data subject to rate constraints built from it.
+
+    Parameters
+    ----------
+    constraints : callable or list of callables, optional
+        ``constraints(train_dataset) -> list of constraints``, called in ``fit`` on the training
+        :class:`ratecons.Dataset` (its group ``"sensitive"`` holds ``sensitive_features``).
+        The ready objects (:class:`DemographicParityRatio`, ...) are such callables.
+    objective : {"error_rate", "false_negative_rate", "false_positive_rate", "hinge_loss",
+        "logistic_loss"} or callable
+        What to minimize, or ``objective(train_dataset) -> expression``.
+    l2, l1 : float
+        Regularization of the linear model (:class:`ratecons.LinearModel`).
+    method : str
+        Solver method (``"auto"`` chooses; see :meth:`ratecons.Problem.plan`).
+    options : dict, optional
+        Method options passed to :meth:`ratecons.Problem.solve`.
+    verbose : bool, optional
+        Progress bar (None: only on a terminal).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    coef_, intercept_ : the linear model, ``decision_function(X) = X @ coef_ + intercept_``
+    result_ : ratecons.Result
+        The solve: status, certificate, history and ``report()``.
+    """
+
+    _counts_examples = False
+
+    def __init__(self, constraints: Any = None, objective: str | Callable = "error_rate",
+                 l2: float = 1e-3, l1: float = 0.0, method: str = "auto",
+                 options: dict[str, Any] | None = None, verbose: bool | None = None) -> None:
+        self.constraints = constraints
+        self.objective = objective
+        self.l2 = l2
+        self.l1 = l1
+        self.method = method
+        self.options = options
+        self.verbose = verbose
+
+    def _objective(self, data: Dataset) -> Any:
+        if callable(self.objective):
+            return self.objective(data)
+        if self.objective in _OBJECTIVES:
+            return _OBJECTIVES[self.objective](data)
+        if self.objective in ("hinge_loss", "logistic_loss"):
+            from .expr import losses
+
+            return getattr(losses, self.objective)(data)
+        raise ValueError(
+            f"The 'objective' parameter of RateConstrainedClassifier must be one of "
+            f"{[*_OBJECTIVES, 'hinge_loss', 'logistic_loss']} or a callable. Got "
+            f"{self.objective!r} instead.")
+
+    def fit(self, X: Any, y: Any, sensitive_features: Any = None,
+            groups: Mapping[str, Any] | None = None, baseline: Any = None,
+            sample_weight: Any = None) -> RateConstrainedClassifier:
+        """Build the training Dataset and the problem, and solve it (raises if no model).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,), two distinct labels
+        sensitive_features : array-like of shape (n_samples,) or (n_samples, k), optional
+            The group ``"sensitive"`` of the training Dataset.
+        groups : dict of str to array-like, optional
+            More named group attributes.
+        baseline : array-like, optional
+            Predictions (or scores) of a deployed model, for churn and win/loss constraints.
+        sample_weight : array-like of shape (n_samples,), optional
+        """
+        data = self._training_data(X, y, sample_weight, sensitive_features, groups, baseline)
+        makers = self.constraints
+        if makers is None:
+            makers = []
+        elif callable(makers):
+            makers = [makers]
+        subject_to = [c for make in makers for c in _as_list(make(data))]
+        problem = Problem(minimize=self._objective(data), subject_to=subject_to,
+                          model=LinearModel(l2=self.l2, l1=self.l1))
+        self._solve(problem, self.method, self.options, self.verbose)
+        return self
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """The randomized rule of App. A (Goh et al.): P(classes_[1] | x) = clip(1/2 + f(x))."""
+        p = np.clip(0.5 + self.decision_function(X), 0.0, 1.0)
+        return np.column_stack([1.0 - p, p])
+
+
+def _as_list(items: Any) -> list[Any]:
+    return list(items) if isinstance(items, (list, tuple)) else [items]
+
+
+class TopKClassifier(_RateconsClassifier):
+    """Maximize the true-positive rate at the top: TPR@K (``k``) or TPR@tau (``tau``).
+
+    Predicts ``classes_[1]`` at scores above the training threshold (the mean of the K largest
+    negative scores for TopPush(K), of all scores for TopMeanK, or the tau-quantile); see
+    :func:`ratecons.tpr_at_top` and :func:`ratecons.tpr_at_quantile`.
+
+    Parameters
+    ----------
+    k : int, default 1
+        K of TPR@K (1: TopPush).
+    tau : float, optional
+        When given, maximize TPR@tau instead of TPR@K.
+    among : {"negatives", "all"}
+    kernel : {"linear", "gaussian", "polynomial"}, optional
+        None: a linear model; else a :class:`ratecons.KernelModel` with ``gamma``.
+    l2 : float
+    gamma : float, optional
+    method : str
+    options : dict, optional
+    verbose : bool, optional
+    """
+
+    def __init__(self, k: int = 1, tau: float | None = None, among: str = "negatives",
+                 kernel: str | None = None, l2: float = 1e-3, gamma: float | None = None,
+                 method: str = "auto", options: dict[str, Any] | None = None,
+                 verbose: bool | None = None) -> None:
+        self.k = k
+        self.tau = tau
+        self.among = among
+        self.kernel = kernel
+        self.l2 = l2
+        self.gamma = gamma
+        self.method = method
+        self.options = options
+        self.verbose = verbose
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> TopKClassifier:
+        """Solve the ranking problem on (X, y); an integer ``sample_weight`` k counts an example k
+        times (the ranking objectives count examples)."""
+        from .ranking import tpr_at_quantile, tpr_at_top
+
+        data = self._training_data(X, y, sample_weight)
+        objective = (tpr_at_top(data, k=self.k, among=self.among) if self.tau is None
+                     else tpr_at_quantile(data, tau=self.tau, among=self.among))
+        model = (LinearModel(l2=self.l2) if self.kernel is None
+                 else KernelModel(kernel=self.kernel, l2=self.l2, gamma=self.gamma))
+        self._solve(Problem(maximize=objective, model=model), self.method, self.options,
+                    self.verbose)
+        return self
+
+
+class RobustClassifier(_LinearAttributes, _RateconsClassifier):
+    """Minimize the worst-case expected loss over a phi-divergence ball around the training
+    distribution (the DRO paper, eq. 2), plus (l2/2) ||w||^2.
+
+    Parameters
+    ----------
+    phi : {"chi2", "kl", ...} or ratecons.Phi
+    rho : float
+        Radius of the ball.
+    loss : {"logistic", "hinge", "squared"}
+    l2 : float
+    method : str
+    options : dict, optional
+    verbose : bool, optional
+    """
+
+    def __init__(self, phi: Any = "chi2", rho: float = 0.1, loss: str = "logistic",
+                 l2: float = 1e-3, method: str = "auto", options: dict[str, Any] | None = None,
+                 verbose: bool | None = None) -> None:
+        self.phi = phi
+        self.rho = rho
+        self.loss = loss
+        self.l2 = l2
+        self.method = method
+        self.options = options
+        self.verbose = verbose
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> RobustClassifier:
+        """Solve the robust problem on (X, y); an integer ``sample_weight`` k counts an example k
+        times (the ball is centred on the empirical distribution)."""
+        from .phi_divergence import PhiDivergenceBall, robust_loss
+
+        data = self._training_data(X, y, sample_weight)
+        objective = robust_loss(PhiDivergenceBall(data, phi=self.phi, rho=self.rho),
+                                loss=self.loss)
+        self._solve(Problem(minimize=objective, model=LinearModel(l2=self.l2)), self.method,
+                    self.options, self.verbose)
+        return self
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """sigmoid(f(x)) for the logistic loss (the only loss that defines probabilities)."""
+        if self.loss != "logistic":
+            raise AttributeError(f"predict_proba is defined for loss='logistic' only; this "
+                                 f"RobustClassifier uses loss={self.loss!r}.")
+        p = 1.0 / (1.0 + np.exp(-self.decision_function(X)))
+        return np.column_stack([1.0 - p, p])
+
+
+class MinimaxRiskClassifier(_RateconsClassifier):
+    """Minimax risk classifier (Mazuelas et al.): the classifier minimizing the worst-case 0-1
+    risk over the moment set U (LP (4)); multiclass.
+
+    Parameters
+    ----------
+    features : str or feature map
+        ``"linear"`` or a map from :mod:`ratecons.features` (e.g. ``RandomFourier(200)``).
+    lambda0 : float
+        Scale of the confidence vector of U.
+    fixed_marginals : bool
+        Fix the instances' marginal to the empirical one (thesis eq. 2.4).
+    method : str
+    options : dict, optional
+    verbose : bool, optional
+
+    Attributes
+    ----------
+    upper_ : float
+        The minimax risk R*, an upper bound on the expected 0-1 loss of the classifier for every
+        distribution in U.
+    lower_ : float
+        A lower bound on the minimax risk certified by the solver (equal to ``upper_`` up to
+        the solver's tolerance when the status is optimal).
+    """
+
+    _multiclass = True
+
+    def __init__(self, features: Any = "linear", lambda0: float = 0.3,
+                 fixed_marginals: bool = False, method: str = "auto",
+                 options: dict[str, Any] | None = None, verbose: bool | None = None) -> None:
+        self.features = features
+        self.lambda0 = lambda0
+        self.fixed_marginals = fixed_marginals
+        self.method = method
+        self.options = options
+        self.verbose = verbose
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> MinimaxRiskClassifier:
+        """Solve the MRC LP on (X, y); an integer ``sample_weight`` k counts an example k times
+        (U is built from the empirical moments)."""
+        from .moments import MomentSet, minimax_risk
+
+        data = self._training_data(X, y, sample_weight)
+        U = MomentSet(data, features=self.features, lambda0=self.lambda0)
+        result = self._solve(Problem(minimize=minimax_risk(U, fixed_marginals=bool(
+            self.fixed_marginals))), self.method, self.options, self.verbose)
+        self.upper_ = float(result.objective)
+        lower = result.certificate.lower_bound
+        self.lower_ = float(result.objective if lower is None else lower)
+        return self
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Phi(x, y)^T mu per class (n_samples, n_classes); for two classes the difference of
+        the second and first column, as scikit-learn expects."""
+        X = self._features(X)
+        V = np.asarray(self.result_.decision_function(X), dtype=np.float64)
+        return V[:, 1] - V[:, 0] if V.shape[1] == 2 else V
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The argmax rule of the MRC (labels from ``classes_``)."""
+        X = self._features(X)
+        codes = self.result_.predict(X)
+        return self.classes_[np.asarray(codes, dtype=np.int64)]
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """The MRC's randomized rule h(y|x) (columns in the order of ``classes_``)."""
+        X = self._features(X)
+        return np.asarray(self.result_.proba(X), dtype=np.float64)

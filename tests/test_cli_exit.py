@@ -1,0 +1,95 @@
+"""The scriptable command line: --version, python -m ratecons, exit codes (0 solved, 1 error,
+2 infeasible or not solved to tolerance) in every mode, and --json stdout that is JSON alone for
+every problem kind (no solver banner, no prints of the spec file)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import ratecons
+from ratecons.cli import EXIT_ERROR, EXIT_NOT_SOLVED, EXIT_SOLVED, main
+
+HEAD = """
+import numpy as np
+import ratecons as rc
+print("a line the spec file prints")
+rng = np.random.default_rng(0)
+X = rng.normal(size=(80, 3))
+y = (X[:, 0] + 0.5 * rng.normal(size=80) > 0).astype(int)
+D = rc.Dataset(X, y, groups={"g": np.where(X[:, 1] > 0, "a", "b")})
+"""
+
+SPECS = {
+    "rates": "problem = rc.Problem(minimize=rc.error_rate(D), subject_to=["
+             "rc.positive_rate(D.group('g', 'a')) >= 0.8 * rc.positive_rate(D.group('g', 'b'))])",
+    "minimax": "problem = rc.Problem(minimize=rc.minimax_risk(rc.MomentSet(D)))",
+    "top": "problem = rc.Problem(maximize=rc.tpr_at_top(D, k=3), model=rc.LinearModel(l2=1e-2))",
+    "robust": "problem = rc.Problem(minimize=rc.robust_loss(rc.PhiDivergenceBall(D, rho=0.1)))",
+    "composed": "problem = rc.Problem(minimize=rc.hinge_loss(D), subject_to=[rc.recall(D) >= 0.7])",
+}
+INFEASIBLE = ("problem = rc.Problem(minimize=rc.error_rate(D), model=rc.LinearModel(l2=0.0), "
+              "subject_to=[rc.positive_rate(D) >= 0.9, rc.positive_rate(D) <= 0.1])")
+
+
+def _run(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "ratecons", *args], capture_output=True,
+                          text=True, cwd=cwd)
+
+
+def _spec(tmp_path, body):
+    path = tmp_path / "spec.py"
+    path.write_text(HEAD + body + "\n")
+    return str(path)
+
+
+def test_version():
+    out = _run("--version")
+    assert out.returncode == 0 and out.stdout.strip() == f"ratecons {ratecons.__version__}"
+
+
+def test_minimax_json_in_a_fresh_process_has_no_banner(tmp_path):
+    """HiGHS prints its banner when a process creates its first solver: a fresh process."""
+    out = _run("solve", _spec(tmp_path, SPECS["minimax"]), "--json")
+    doc = json.loads(out.stdout)  # the whole of stdout parses: nothing else was printed
+    assert out.returncode == EXIT_SOLVED and doc["status"] == "optimal"
+    assert "a line the spec file prints" in out.stderr
+
+
+@pytest.mark.parametrize("kind", list(SPECS))
+def test_solve_json_is_json_alone(kind, tmp_path, capfd):
+    code = main(["solve", _spec(tmp_path, SPECS[kind]), "--json"])
+    out, err = capfd.readouterr()
+    doc = json.loads(out)
+    assert code == (EXIT_SOLVED if doc["status"] == "optimal" else EXIT_NOT_SOLVED)
+    assert doc["model"] is not None and "a line the spec file prints" in err
+
+
+def test_infeasible_exits_2_in_every_mode(tmp_path, capfd):
+    spec = _spec(tmp_path, INFEASIBLE)
+    assert main(["solve", spec]) == EXIT_NOT_SOLVED
+    capfd.readouterr()
+    assert main(["solve", spec, "--json"]) == EXIT_NOT_SOLVED
+    doc = json.loads(capfd.readouterr().out)
+    assert doc["status"] != "optimal" and doc["model"] is None
+
+
+def test_errors_exit_1_in_every_mode(tmp_path, capfd):
+    bad = tmp_path / "bad.py"
+    bad.write_text("raise RuntimeError('broken spec')\n")
+    assert main(["solve", str(bad)]) == EXIT_ERROR
+    assert "broken spec" in capfd.readouterr().err
+    assert main(["solve", str(bad), "--json"]) == EXIT_ERROR
+    assert json.loads(capfd.readouterr().out)["error"] == "broken spec"
+    assert main(["verify", str(tmp_path / "missing.py"), "--json"]) == EXIT_ERROR
+    assert "no such spec file" in json.loads(capfd.readouterr().out)["error"]
+    out = _run("solve")  # a usage error
+    assert out.returncode == EXIT_ERROR and "usage" in out.stderr
+
+
+def test_verify_json(tmp_path, capfd):
+    code = main(["verify", _spec(tmp_path, SPECS["composed"]), "--json"])
+    doc = json.loads(capfd.readouterr().out)
+    assert code == (EXIT_SOLVED if doc["agrees"] else EXIT_NOT_SOLVED)
+    assert doc["status"] == "optimal"
