@@ -17,8 +17,8 @@ from .models import LinearModel
 from .problem import Problem
 from .verify import VerifyReport, verify
 
-__all__ = ["synthetic_groups", "fairness_problem", "churn_recall_datasets",
-           "assert_matches_reference"]
+__all__ = ["synthetic_groups", "small_composition_data", "fairness_problem",
+           "churn_recall_datasets", "assert_matches_reference"]
 
 
 def synthetic_groups(n: int = 400, d: int = 5, seed: int = 0, sparse: bool = False,
@@ -33,6 +33,21 @@ def synthetic_groups(n: int = 400, d: int = 5, seed: int = 0, sparse: bool = Fal
     y = (X @ w_true + 0.5 * rng.normal(size=n) > 0).astype(int)
     features = sp.csr_matrix(X) if sparse else X
     return Dataset(features, y, groups={"g": np.where(group, "a", "b")}, name=f"synthetic{seed}")
+
+
+def small_composition_data(n: int = 120, seed: int = 3, group: str = "g",
+                           values: tuple[str, str] = ("a", "b"), baseline: bool = False,
+                           feature_names: list[str] | None = None) -> Dataset:
+    """Three features, labels from a noisy rule that the first group value lowers (so the 80%
+    rule binds), and optionally the 0/1 predictions of a noisy deployed model: the small
+    instance the composition matrix and the export tests share."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    first = rng.random(n) < 0.4
+    y = ((X[:, 0] + 0.6 * X[:, 1] - 0.4 * first + 0.5 * rng.normal(size=n)) > 0).astype(int)
+    deployed = ((X[:, 0] + 0.8 * rng.normal(size=n)) > 0).astype(int) if baseline else None
+    return Dataset(X, y, groups={group: np.where(first, *values)}, baseline=deployed,
+                   feature_names=feature_names, name="syn")
 
 
 def fairness_problem(n: int = 400, d: int = 5, seed: int = 0, kappa: float = 0.8,

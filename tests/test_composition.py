@@ -18,23 +18,17 @@ offending sub-expression (``test_curvature_errors_name_the_sub_expression``).
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import ratecons as rc
+from ratecons.testing import small_composition_data
 
 N = 120
 
 
 @pytest.fixture(scope="module")
 def data() -> rc.Dataset:
-    rng = np.random.default_rng(3)
-    X = rng.normal(size=(N, 3))
-    group_a = rng.random(N) < 0.4
-    y = ((X[:, 0] + 0.6 * X[:, 1] - 0.4 * group_a + 0.5 * rng.normal(size=N)) > 0).astype(int)
-    baseline = ((X[:, 0] + 0.8 * rng.normal(size=N)) > 0).astype(int)
-    return rc.Dataset(X, y, groups={"g": np.where(group_a, "a", "b")}, baseline=baseline,
-                      name="syn")
+    return small_composition_data(N, baseline=True)
 
 
 OBJECTIVES = {

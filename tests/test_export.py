@@ -28,6 +28,7 @@ from ratecons.lowering.highs import HighsLP
 from ratecons.lowering.mps import solve_mps
 from ratecons.matrix_chain import matrix_step
 from ratecons.reductions.to_matrix import mps_names
+from ratecons.testing import small_composition_data
 
 N = 120
 RTOL = 1e-6
@@ -50,12 +51,8 @@ def _cbc() -> str | None:
 
 @pytest.fixture(scope="module")
 def data() -> rc.Dataset:
-    rng = np.random.default_rng(3)
-    X = rng.normal(size=(N, 3))
-    group_a = rng.random(N) < 0.4
-    y = ((X[:, 0] + 0.6 * X[:, 1] - 0.4 * group_a + 0.5 * rng.normal(size=N)) > 0).astype(int)
-    return rc.Dataset(X, y, groups={"sex": np.where(group_a, "Female", "Male")},
-                      feature_names=["age", "hours per week", "education"], name="syn")
+    return small_composition_data(N, group="sex", values=("Female", "Male"),
+                                  feature_names=["age", "hours per week", "education"])
 
 
 L1 = rc.LinearModel(l2=0.0, l1=1e-2)
