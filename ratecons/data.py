@@ -210,6 +210,8 @@ class Dataset:
         The deployed model predicts positive where its score exceeds this (default 0); give
         0.5 for probabilities.
 
+    Notes
+    -----
     Labels given as strings are encoded by their sorted values (two values: the larger one is
     the positive class, 1); ``label_values`` holds the original value of each code.
     Magnitudes above 1e150 are refused (they overflow when squared); columns above 1e6 get a

@@ -82,12 +82,14 @@ def solve_progress(method: str, callback: Callback | None,
                dynamic_ncols=True)
 
     def tick(event: dict[str, Any]) -> None:
-        bar.update(1)
         bar.set_postfix_str(_postfix(event), refresh=False)
+        bar.update(1)  # redraws at most every mininterval (0.1 s)
         if callback is not None:
             callback(event)
 
     try:
         yield tick
     finally:
+        if bar.n:
+            bar.refresh()  # the last state, even when every event came within mininterval
         bar.close()
