@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .data import Dataset
+from .data import Dataset, Subset
 from .errors import DataError, SpecError, parameter_error
 from .expr.atom import Term
 from .surrogates import check_surrogate, surrogate
@@ -224,8 +224,13 @@ class TPRAtQuantile(RankingObjective):
 
 
 def _as_dataset(data: object, owner: str) -> Dataset:
+    """A Dataset, or the rows of a Subset as a Dataset of their own (the ranking is among
+    them, as rates over a subset are averages over it)."""
+    if isinstance(data, Subset):
+        data.require_nonempty(owner)
+        return data.data.take(data.index, name=data.name)
     if not isinstance(data, Dataset):
-        raise SpecError(f"{owner} needs an rc.Dataset with binary labels; got "
+        raise SpecError(f"{owner} needs an rc.Dataset or rc.Subset with binary labels; got "
                         f"{type(data).__name__}. Build one with rc.Dataset(X, y).")
     return data
 

@@ -18,6 +18,7 @@ offending sub-expression (``test_curvature_errors_name_the_sub_expression``).
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import ratecons as rc
@@ -153,6 +154,19 @@ def test_terms_compose_and_compare(data):
         rc.recall(data) > 0.7  # noqa: B015
     with pytest.raises(rc.SpecError, match="strict inequality"):
         tpr > 0.5  # noqa: B015
+
+
+def test_tpr_at_top_takes_a_subset_like_rates_do(data):
+    """TPR@K among a group's examples (a Subset), composed with a rate on the whole data."""
+    women = data.group("g", "a")
+    tpr = rc.tpr_at_top(women, k=2)
+    assert tpr.data.n == women.n and tpr.label == f"tpr_at_top({women.name}, k=2)"
+    problem = rc.Problem(maximize=tpr, subject_to=[rc.recall(data) >= 0.6],
+                         model=rc.LinearModel(l2=1e-2))
+    result = problem.solve()
+    assert result.status == "optimal" and result.report().all_satisfied
+    with pytest.raises(rc.EmptySubsetError):
+        rc.tpr_at_top(data.where(np.zeros(data.n, bool), name="none"), k=1)
 
 
 def test_worst_case_value_is_below_the_nominal_rate(data):
