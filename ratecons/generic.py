@@ -130,7 +130,8 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
         anchor, bounds = only_step.anchor, only_step.bounds
     history: list[dict[str, Any]] = []
 
-    def finish(status: str, step: ConvexStep | None, details: dict[str, Any]) -> tuple:
+    def finish(status: str, step: ConvexStep | None, details: dict[str, Any],
+               table: ScoreTable | None = None) -> tuple:
         details.update({"solver": name, "feature_map": fmap.describe(),
                         "steps_are_lps": is_lp(analysis)})
         if step is None or step.w is None:
@@ -173,7 +174,7 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
     iterations = 0
     rounds = 0
     if only_step is not None:
-        return finish(step.status, step, {"only_step": True})
+        return finish(step.status, step, {"only_step": True}, table)
     if analysis.needs_mm:
         while True:
             status = settings.ITERATION_LIMIT
@@ -215,7 +216,7 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
             f"training data by {missed[worst]:.3g} after {rounds} repair round(s)")
         status = settings.ITERATION_LIMIT
         warnings.warn(details["message"], ConvergenceWarning, stacklevel=3)
-    return finish(status, step, details)
+    return finish(status, step, details, table)
 
 
 class ComposedResult(Result):

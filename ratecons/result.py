@@ -29,13 +29,23 @@ def ramp(z: np.ndarray) -> np.ndarray:
 
 
 def features_of(X: Any, d: int | None = None) -> Any:
-    """Features from a Dataset or a matrix, checked against the model's dimension ``d``."""
+    """Features from a Dataset or a matrix, checked against the model's dimension ``d`` and
+    for NaN or infinite values (a score of NaN would silently predict negative)."""
     if isinstance(X, Dataset):
-        X = X.X
-    elif not sp.issparse(X):
+        return _checked_width(X.X, d)  # a Dataset was checked when it was built
+    if not sp.issparse(X):
         X = np.asarray(X, dtype=np.float64)
         if X.ndim == 1:
             X = X.reshape(1, -1)
+    values = X.data if sp.issparse(X) else X
+    if not np.all(np.isfinite(values)):
+        rows = np.unique(np.nonzero(~np.isfinite(X.toarray() if sp.issparse(X) else X))[0])
+        raise DataError(f"X has NaN or infinite values in {rows.size} rows (first: "
+                        f"{rows[:5].tolist()}); impute or drop them before predicting.")
+    return _checked_width(X, d)
+
+
+def _checked_width(X: Any, d: int | None) -> Any:
     if d is not None and X.shape[1] != d:
         raise DataError(f"the model was fitted on {d} features; got data with {X.shape[1]}.")
     return X

@@ -141,3 +141,12 @@ def test_out_of_reach_targets_give_an_honest_status_not_a_model():
     assert "relax" in result.certificate.details["message"].lower()
     with pytest.raises(rc.SolverError, match="infeasible"):
         result.predict(X)
+
+
+@pytest.mark.parametrize("model", [rc.LinearModel(l2=1e-2), rc.KernelModel(l2=1e-2)])
+def test_nan_at_predict_is_refused_not_read_as_negative(model):
+    result = rc.Problem(minimize=rc.hinge_loss(data()), model=model).solve()
+    with pytest.raises(rc.DataError, match="NaN or infinite values in 1 rows"):
+        result.predict(np.array([[np.nan, 0.0, 0.0], [0.0, 0.0, 0.0]]))
+    with pytest.raises(rc.DataError, match="fitted on 3 features"):
+        result.decision_function(np.ones((2, 5)))
