@@ -22,7 +22,7 @@ from .errors import (
     SpecError,
     UnknownOptionError,
 )
-from .expr.losses import hinge_loss, logistic_loss, mean_loss
+from .expr.mean_loss import hinge_loss, logistic_loss, mean_loss
 from .expr.robust import worst_case
 from .models import KernelModel, LinearModel
 from .moments import MomentSet, minimax_risk

@@ -31,10 +31,10 @@ from typing import Any
 
 import numpy as np
 
-from .canonical.dro import MARGIN_LOSSES
 from .data import Dataset, Subset
 from .errors import DataError, SpecError, parameter_error
 from .expr.atom import Term
+from .loss_functions import MARGIN_LOSSES
 
 __all__ = [
     "Phi",

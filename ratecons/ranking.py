@@ -34,7 +34,7 @@ import numpy as np
 from .data import Dataset, Subset
 from .errors import DataError, SpecError, parameter_error
 from .expr.atom import Term
-from .surrogates import check_surrogate, surrogate
+from .loss_functions import check_surrogate, surrogate
 from .thresholds import (
     SurrogateQuantile,
     TopKMean,

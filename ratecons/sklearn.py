@@ -304,9 +304,9 @@ class RateConstrainedClassifier(_LinearAttributes, _RateconsClassifier):
         if self.objective in _OBJECTIVES:
             return _OBJECTIVES[self.objective](data)
         if self.objective in ("hinge_loss", "logistic_loss"):
-            from .expr import losses
+            from .expr import mean_loss
 
-            return getattr(losses, self.objective)(data)
+            return getattr(mean_loss, self.objective)(data)
         raise ValueError(
             f"The 'objective' parameter of RateConstrainedClassifier must be one of "
             f"{[*_OBJECTIVES, 'hinge_loss', 'logistic_loss']} or a callable. Got "

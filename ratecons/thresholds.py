@@ -18,7 +18,7 @@ import numpy as np
 
 from .data import Dataset, Subset
 from .errors import EmptySubsetError, parameter_error
-from .surrogates import check_surrogate, surrogate
+from .loss_functions import check_surrogate, surrogate
 
 __all__ = [
     "AMONG",

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import ratecons as rc
 from ratecons import metrics
-from ratecons.surrogates import surrogate
+from ratecons.loss_functions import surrogate
 from ratecons.thresholds import quantile_count, surrogate_quantile, top_k_mean, top_quantile
 
 # scores on a coarse grid so that ties are frequent

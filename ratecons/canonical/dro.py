@@ -5,7 +5,8 @@
 
 with a linear score f(x) = <w, x> - b, theta = (w, b) (just w without an intercept), signed
 labels y~_n in {-1, +1} and margins m_n = y~_n f(x_n). The losses are functions of the margin
-(:data:`MARGIN_LOSSES`); the gradient of l(m_n(theta)) is l'(m_n) y~_n (x_n, -1).
+(:data:`ratecons.loss_functions.MARGIN_LOSSES`); the gradient of l(m_n(theta)) is
+l'(m_n) y~_n (x_n, -1).
 """
 
 from __future__ import annotations
@@ -15,62 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import xlogy
 
 from ..data import Features
+from ..loss_functions import LOSS_CURVATURE, margin_loss
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..phi_divergence import Phi
 
-__all__ = ["DROProgram", "MARGIN_LOSSES", "LOSS_CONJUGATES", "margin_loss"]
-
-
-def _logistic(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    value = np.logaddexp(0.0, -m)
-    slope = -0.5 * (1.0 - np.tanh(0.5 * m))  # -sigmoid(-m), overflow-free
-    return value, slope
-
-
-def _hinge(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return np.maximum(0.0, 1.0 - m), np.where(m < 1.0, -1.0, 0.0)
-
-
-def _squared(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    r = 1.0 - m
-    return r * r, -2.0 * r
-
-
-#: margin losses l(m) -> (value, derivative l'(m)); hinge uses the subgradient 0 at m = 1
-MARGIN_LOSSES = {"logistic": _logistic, "hinge": _hinge, "squared": _squared}
-def _logistic_conjugate(v: np.ndarray) -> np.ndarray:
-    s = np.clip(-v, 0.0, 1.0)
-    return xlogy(s, s) + xlogy(1.0 - s, 1.0 - s)
-
-
-def _hinge_conjugate(v: np.ndarray) -> np.ndarray:
-    return v.copy()
-
-
-def _squared_conjugate(v: np.ndarray) -> np.ndarray:
-    return v + 0.25 * v * v
-
-
-#: convex conjugates l*(v) = sup_m (v m - l(m)) of the margin losses, and the interval that is
-#: their domain (where l* is finite); every slope l'(m) lies in it. Logistic:
-#: l*(v) = (-v) log(-v) + (1 + v) log(1 + v) on [-1, 0]; hinge: l*(v) = v on [-1, 0];
-#: squared: l*(v) = v + v^2/4 on the whole line.
-LOSS_CONJUGATES = {
-    "logistic": (_logistic_conjugate, (-1.0, 0.0)),
-    "hinge": (_hinge_conjugate, (-1.0, 0.0)),
-    "squared": (_squared_conjugate, (-np.inf, np.inf)),
-}
-#: smoothness constants of the margin losses (sup |l''|; hinge is not smooth: 1 by convention)
-LOSS_CURVATURE = {"logistic": 0.25, "hinge": 1.0, "squared": 2.0}
-
-
-def margin_loss(name: str, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Value and derivative of a margin loss at margins ``m``."""
-    return MARGIN_LOSSES[name](np.asarray(m, dtype=np.float64))
+__all__ = ["DROProgram"]
 
 
 @dataclass
@@ -83,7 +36,7 @@ class DROProgram:
     y : ndarray, shape (N,)
         Signed labels in {-1.0, +1.0}.
     loss : str
-        A key of :data:`MARGIN_LOSSES`.
+        A key of :data:`ratecons.loss_functions.MARGIN_LOSSES`.
     phi : Phi
     rho : float
     l2 : float

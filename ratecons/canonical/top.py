@@ -22,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..kernels import KernelSpec, kernel_block, kernel_diagonal
-from ..surrogates import surrogate as surrogate_value
+from ..loss_functions import surrogate as surrogate_value
 from ..thresholds import surrogate_quantile, top_k_mean
 
 __all__ = ["TopForm"]

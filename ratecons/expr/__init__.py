@@ -1,6 +1,6 @@
 """Atoms over the one score model, their sums and constraints, and the composition analysis.
 
-See :mod:`ratecons.expr.atom` (terms, sums, constraints), :mod:`ratecons.expr.losses` (plain
+See :mod:`ratecons.expr.atom` (terms, sums, constraints), :mod:`ratecons.expr.mean_loss` (plain
 margin losses), :mod:`ratecons.expr.robust` (worst-case rates over uncertainty sets) and
 :mod:`ratecons.expr.analysis` (the curvature rules, checked before anything is solved).
 """

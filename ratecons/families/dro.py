@@ -14,10 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from ..canonical.dro import DROProgram, margin_loss
+from ..canonical.dro import DROProgram
 from ..data import Dataset
 from ..dispatch import Family, MethodSpec, register_family
 from ..errors import SpecError
+from ..loss_functions import margin_loss
 from ..models import LinearModel
 from ..phi_divergence import CHI2, KL, RobustLoss
 from ..result import LinearScorer, Result, features_of

@@ -24,6 +24,7 @@ import numpy as np
 from .. import settings
 from ..canonical.top import TopForm
 from ..errors import SolverError, UnknownOptionError
+from ..loss_functions import surrogate_graph
 from .cvxpy_status import status_of
 
 __all__ = ["CvxpyTopResult", "solve_primal", "solve_dual", "project_feasible",
@@ -40,10 +41,6 @@ class CvxpyTopResult:
     variables: dict[str, Any] = field(default_factory=dict)
     solve_time: float = 0.0
     solver: str = ""
-
-
-def _loss(name: str, z: Any) -> Any:
-    return cp.pos(1 + z) if name == "hinge" else cp.square(cp.pos(1 + z))
 
 
 def _solve(prob: cp.Problem, solver: str, options: dict[str, Any] | None) -> tuple[str, float]:
@@ -71,15 +68,18 @@ def solve_primal(form: TopForm, solver: str = settings.DEFAULT_CONIC_SOLVER,
     if form.l1 > 0:
         reg = reg + form.l1 * cp.norm1(w)
     t = cp.Variable(name="t")
+    constraints: list[Any] = []
     if form.family == "toppushk":
         # the epigraph t >= mean of the K largest scores (exact: the objective increases in
         # t); writing t = cp.sum_largest(...) inline instead copies its n~ auxiliary
         # variables into every hinge row (n_+ x n~ nonzeros, 10x slower at n = 2000)
-        constraints: list[Any] = [cp.sum_largest(Xt @ w, int(form.K)) / int(form.K) <= t]
+        constraints.append(cp.sum_largest(Xt @ w, int(form.K)) / int(form.K) <= t)
     else:
-        constraints = [cp.sum(_loss(form.surrogate, form.theta * (Xt @ w - t)))
-                       <= form.n_tilde * float(form.tau)]
-    obj = reg + cp.sum(_loss(form.surrogate, t - Xp @ w)) / form.n_pos
+        tilde, rows = surrogate_graph(cp, form.surrogate, form.theta * (Xt @ w - t))
+        constraints += [*rows, cp.sum(tilde) <= form.n_tilde * float(form.tau)]
+    pos, rows = surrogate_graph(cp, form.surrogate, t - Xp @ w)
+    constraints += rows
+    obj = reg + cp.sum(pos) / form.n_pos
     prob = cp.Problem(cp.Minimize(obj), constraints)
     status, elapsed = _solve(prob, solver, solver_options)
     w_val = None if w.value is None else np.asarray(w.value, dtype=np.float64)

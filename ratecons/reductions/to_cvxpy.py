@@ -35,8 +35,9 @@ import scipy.sparse as sp
 from .. import settings
 from ..errors import SpecError, UnknownOptionError
 from ..expr.analysis import Analysis, Row
-from ..expr.losses import MeanLoss
+from ..expr.mean_loss import MeanLoss
 from ..expr.robust import WorstCaseRate
+from ..loss_functions import loss_graph, surrogate_graph
 from ..lowering.cvxpy_status import status_of
 from ..phi_divergence import CHI2, KL, RobustLoss
 from ..ranking import RankingObjective
@@ -177,15 +178,10 @@ class _Builder:
         return coef * part.expr.constant + abs(coef) * sup
 
     def margin_losses(self, loss: str, data: Any, rows: np.ndarray, y: np.ndarray) -> Any:
-        cp = self.cp
-        margins = cp.multiply(2.0 * y - 1.0, self.z(data, rows))
-        if loss == "logistic":
-            return cp.logistic(-margins)
-        if loss == "hinge":
-            t = cp.Variable(rows.size, nonneg=True)
-            self.constraints.append(t >= 1.0 - margins)
-            return t
-        return cp.square(1.0 - margins)
+        margins = self.cp.multiply(2.0 * y - 1.0, self.z(data, rows))
+        graph, constraints = loss_graph(self.cp, loss, margins)
+        self.constraints += constraints
+        return graph
 
     def mean_loss(self, coef: float, part: MeanLoss) -> Any:
         s = part.subset
@@ -208,11 +204,9 @@ class _Builder:
         t = cp.Variable()
 
         def surrogate(u: Any) -> Any:
-            if part.surrogate == "hinge":
-                e = cp.Variable(u.shape[0] if u.ndim else 1, nonneg=True)
-                self.constraints.append(e >= 1.0 + u)
-                return e
-            return cp.square(cp.pos(1.0 + u))
+            graph, constraints = surrogate_graph(cp, part.surrogate, u)
+            self.constraints += constraints
+            return graph
 
         if part.family == "toppushk":
             self.constraints.append(cp.sum_largest(z_among, int(part.k)) / int(part.k) <= t)

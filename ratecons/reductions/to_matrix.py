@@ -43,7 +43,7 @@ import scipy.sparse as sp
 from ..errors import NotLinearError
 from ..expr.analysis import Analysis, Row
 from ..expr.atom import label_of
-from ..expr.losses import MeanLoss
+from ..expr.mean_loss import MeanLoss
 from ..expr.robust import WorstCaseRate
 from ..lowering.to_matrix import MatrixLP
 from ..phi_divergence import RobustLoss

@@ -41,8 +41,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import brentq, lsq_linear
 
-from ..canonical.dro import LOSS_CONJUGATES, DROProgram, margin_loss
+from ..canonical.dro import DROProgram
 from ..errors import ConvergenceWarning, parameter_error
+from ..loss_functions import LOSS_CONJUGATES, margin_loss
 from ..phi_divergence import CHI2, KL, Phi
 from ..settings import ITERATION_LIMIT, OPTIMAL, TIME_LIMIT
 from ..solution import Certificate, Solution

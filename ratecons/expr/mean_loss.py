@@ -2,7 +2,7 @@
 
 ``rc.mean_loss(D, loss)`` is (1 / |D|) sum_{x in D} weight_x l(m_x) with the margin
 m_x = y~_x f(x), y~ = 2y - 1 in {-1, +1} and f(x) = <w, psi(x)> - b. The losses are those of
-:data:`ratecons.canonical.dro.MARGIN_LOSSES` (the one table of margin losses): logistic
+:data:`ratecons.loss_functions.MARGIN_LOSSES` (the one table of losses): logistic
 log(1 + exp(-m)), hinge max(0, 1 - m) and squared (1 - m)^2. Their exact value and their
 surrogate are the same function, so the report shows one number in both columns.
 """
@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from ..canonical.dro import MARGIN_LOSSES, margin_loss
 from ..data import Dataset, Subset, as_subset
 from ..errors import parameter_error
+from ..loss_functions import MARGIN_LOSSES, margin_loss
 from .atom import Term
 
 __all__ = ["MeanLoss", "mean_loss", "hinge_loss", "logistic_loss"]
