@@ -79,7 +79,7 @@ def run(rows: int | None, only: list[str] | None = None) -> dict[str, list[dict]
         ours, t_pattern = _timed(problem, "auto")
         generic, t_generic = _timed(problem, "generic")
         objective = ours.objective
-        if problem.family.name == "ranking at the top":  # (3) is reg + L; generic: 1 - L - reg
+        if problem.pattern.name == "ranking at the top":  # (3) is reg + L; generic: 1 - L - reg
             objective = 1.0 - objective
         gap = abs(objective - generic.objective) / max(1.0, abs(generic.objective))
         ratio = t_generic / t_pattern

@@ -20,7 +20,7 @@ import sys
 TARGET_SECONDS = 0.5
 #: modules ``import ratecons`` must leave unloaded (see ratecons/__init__.py)
 LAZY = ("cvxpy", "scipy.stats", "numba", "sklearn", "highspy", "matplotlib", "tqdm",
-        "ratecons.datasets", "ratecons.solvers", "ratecons.families", "ratecons.sklearn",
+        "ratecons.datasets", "ratecons.solvers", "ratecons.patterns", "ratecons.sklearn",
         "ratecons.plot")
 SHOWN = ("numpy", "scipy.sparse", "ratecons")
 

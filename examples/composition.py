@@ -76,10 +76,10 @@ def main(rows: int | None = 2000, verbose: bool = True) -> dict[str, dict[str, A
         result = problem.solve()
         elapsed = time.perf_counter() - start
         on_train, on_test = result.report(), result.report(test)
-        out[name] = {"status": result.status, "time": elapsed, "family": problem.family.name,
+        out[name] = {"status": result.status, "time": elapsed, "pattern": problem.pattern.name,
                      "train": on_train, "test": on_test}
         if verbose:
-            print(f"== {name}: {problem.family.name}, status {result.status}, "
+            print(f"== {name}: {problem.pattern.name}, status {result.status}, "
                   f"{elapsed:.1f} s")
             print(on_train)
             print(on_test)

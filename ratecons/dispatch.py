@@ -1,168 +1,71 @@
 """Choosing a solver: patterns tried in order, the generic chain last, with reasons.
 
-A pattern (a :class:`Family`: rate constraints, minimax risk, ranking at the top, robust
-learning) recognizes the structure its specialized solvers were built for
-(:meth:`Family.accepts`), compiles a :class:`~ratecons.problem.Problem` to its canonical form,
-lists the methods that can solve that form, picks one for ``method="auto"`` by short ordered
-rules that say *why*, and knows how to compare two results for :func:`ratecons.verify`.
-Patterns live in :mod:`ratecons.families` and are imported lazily; every composition no pattern
-accepts goes to the generic chain (:mod:`ratecons.generic`), and ``method="generic"`` runs that
-chain on any score-model problem.
+Each pattern (:mod:`ratecons.patterns`: rate constraints, minimax risk, robust learning,
+ranking at the top) is asked in order whether it takes the problem
+(:meth:`~ratecons.patterns.pattern.Pattern.accepts`); the first that does compiles it and picks
+a method for ``method="auto"``. Every composition no pattern accepts goes to the generic chain
+(:mod:`ratecons.generic`), and ``method="generic"`` runs that chain on any score-model problem.
+Patterns are imported on first use.
 """
 
 from __future__ import annotations
 
 import importlib
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import CurvatureError, NotLinearError, SpecError, UnknownOptionError
+from .errors import CurvatureError, SpecError, UnknownOptionError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .patterns.pattern import MethodSpec, Pattern
     from .problem import Problem
     from .result import Result
 
-__all__ = ["Family", "MethodSpec", "Plan", "family_for", "register_family", "run_method"]
+__all__ = ["Plan", "pattern_for", "resolve", "run_method"]
 
-#: modules that define (and register) a family; imported on first use
-FAMILY_MODULES = (
-    "ratecons.families.rates",
-    "ratecons.families.mrc",
-    "ratecons.families.dro",
-    "ratecons.families.top",
+#: the pattern modules, in the order they are tried; each defines ``PATTERN``
+PATTERN_MODULES = (
+    "ratecons.patterns.rate_constraints",
+    "ratecons.patterns.mrc",
+    "ratecons.patterns.dro",
+    "ratecons.patterns.ranking",
 )
-
-_FAMILIES: list[Family] = []
 #: the generic chain, available on every score-model problem next to its pattern's methods
 GENERIC_METHOD = "generic"
 #: the generic chain on the matrix form (HiGHS), on every LP/QP-representable score-model problem
 HIGHS_METHOD = "highs"
-_LOADED = False
-
-
-@dataclass(frozen=True)
-class MethodSpec:
-    """One way to solve a family's canonical form.
-
-    ``run(problem, form, seed=..., callback=..., **options) -> Result``. The keyword-only
-    parameters of ``run`` (other than seed and callback) are the method's options: an unknown
-    option is an error that lists them.
-    """
-
-    name: str
-    run: Callable[..., Result]
-    description: str
-    is_reference: bool = False
-
-    @property
-    def options(self) -> tuple[str, ...]:
-        params = inspect.signature(self.run).parameters.values()
-        return tuple(
-            p.name
-            for p in params
-            if p.kind == p.KEYWORD_ONLY and p.name not in ("seed", "callback")
-        )
 
 
 @dataclass
 class Plan:
     """What ``solve(method=...)`` will do, and why."""
 
-    family: str
+    pattern: str
     method: str
     reasons: list[str]
     form_summary: str
     available: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
-        lines = [f"family: {self.family}", f"method: {self.method}", "because:"]
+        lines = [f"pattern: {self.pattern}", f"method: {self.method}", "because:"]
         lines += [f"  - {r}" for r in self.reasons]
         lines.append(f"canonical form: {self.form_summary}")
         lines.append(f"available methods: {', '.join(self.available)}")
         return "\n".join(lines)
 
 
-class Family:
-    """Base class of a problem family. Subclasses set the attributes and override the hooks."""
-
-    #: short name used in plans and reports
-    name: str = ""
-    #: objective classes this family owns
-    objective_types: tuple[type, ...] = ()
-    #: the method every other method is verified against
-    reference_method: str = "cvxpy"
-    #: what ``verify(method="auto")`` checks when ``auto`` picks the reference itself
-    specialized_method: str | None = None
-
-    def validate(self, problem: Problem) -> None:
-        """Raise a clear SpecError for malformed problems, before anything is solved."""
-
-    def accepts(self, problem: Problem) -> str | None:
-        """None when this pattern takes ``problem``; otherwise why not (for ``plan()``).
-
-        A pattern takes the structures its solver was built for: its objective type, and the
-        constraints and models its :meth:`validate` allows. Data errors (labels, shapes) are
-        raised, not turned into reasons.
-        """
-        if not isinstance(problem.objective, self.objective_types):
-            kinds = " or ".join(t.__name__ for t in self.objective_types)
-            return f"pattern '{self.name}' needs a {kinds} objective"
-        try:
-            self.validate(problem)
-        except SpecError as exc:
-            if type(exc) not in (SpecError, NotLinearError):
-                raise
-            return f"pattern '{self.name}' does not accept this problem: {exc}"
-        return None
-
-    def compile(self, problem: Problem) -> Any:
-        """Return the canonical form (plain data with ``describe()`` and ``summary()``)."""
-        raise NotImplementedError
-
-    def methods(self) -> dict[str, MethodSpec]:
-        raise NotImplementedError
-
-    def choose(self, problem: Problem, form: Any) -> tuple[str, list[str]]:
-        """Ordered rules: return the method ``auto`` resolves to and the reasons."""
-        raise NotImplementedError
-
-    def compare(self, problem: Problem, result: Result, reference: Result) -> dict[str, Any]:
-        """Numbers for :func:`ratecons.verify`: objective gap, violations, solution distance."""
-        raise NotImplementedError
-
-    def verify_method(self, problem: Problem, form: Any) -> str | None:
-        """The specialized method ``verify`` checks when ``auto`` picks the reference."""
-        return self.specialized_method
-
-    def cross_check(self, problem: Problem, reference: Result) -> dict[str, Any]:
-        """Options of an independent solve checked against ``reference``, for ``verify`` when
-        the family has no specialized method (another solver for the same lowering)."""
-        raise NotImplementedError(f"{self.name} has no cross-check")
+def patterns() -> list[Pattern]:
+    """The patterns, in the order they are tried (their modules imported on first use)."""
+    return [importlib.import_module(name).PATTERN for name in PATTERN_MODULES]
 
 
-def register_family(family: Family) -> Family:
-    """Register a family instance (called at import time by each family module)."""
-    if not any(type(f) is type(family) for f in _FAMILIES):
-        _FAMILIES.append(family)
-    return family
-
-
-def _load() -> None:
-    global _LOADED
-    if not _LOADED:
-        for module in FAMILY_MODULES:
-            importlib.import_module(module)
-        _LOADED = True
-
-
-def family_for(problem: Problem) -> Family:
+def pattern_for(problem: Problem) -> Pattern:
     """The first pattern that accepts ``problem``, or the generic chain.
 
     The composition rules are checked first (:func:`ratecons.expr.analysis.analyse`, which
     raises :class:`~ratecons.errors.CurvatureError`); then each registered pattern, in order,
-    is asked whether it takes the whole problem (:meth:`Family.accepts`); when none does (a
+    is asked whether it takes the whole problem (:meth:`Pattern.accepts`); when none does (a
     constraint, model or term outside every pattern's structure), the generic chain solves it
     and ``plan()`` lists why each pattern declined.
     """
@@ -182,14 +85,13 @@ def family_for(problem: Problem) -> Family:
     else:
         problem.analysis = analyse(objective, problem.sense, problem.constraints,
                                    problem.model)
-    _load()
     reasons: list[str] = []
-    for family in _FAMILIES:
-        reason = family.accepts(problem)
+    for pattern in patterns():
+        reason = pattern.accepts(problem)
         if reason is None:
-            return family
+            return pattern
         # the reason of a pattern built for this objective first, then the others
-        if isinstance(objective, family.objective_types):
+        if isinstance(objective, pattern.objective_types):
             reasons.insert(0, reason)
         else:
             reasons.append(reason)
@@ -208,8 +110,8 @@ def family_for(problem: Problem) -> Family:
 
 def resolve(problem: Problem, method: str) -> tuple[MethodSpec, list[str]]:
     """Resolve ``method`` (``"auto"`` or a name) for a problem, with the reasons."""
-    family = problem.family
-    methods = family.methods()
+    pattern = problem.pattern
+    methods = pattern.methods()
     if method == GENERIC_METHOD and problem.analysis is not None:
         from .generic import generic_method
 
@@ -221,12 +123,12 @@ def resolve(problem: Problem, method: str) -> tuple[MethodSpec, list[str]]:
         return highs_method(), ["method 'highs' was requested: the generic chain with every "
                                 "step as a matrix LP/QP on HiGHS"]
     if method == "auto":
-        name, reasons = family.choose(problem, problem.canonical())
+        name, reasons = pattern.choose(problem, problem.canonical())
         return methods[name], reasons
     if method not in methods:
         extra = [GENERIC_METHOD, HIGHS_METHOD] if problem.analysis is not None else []
         raise UnknownOptionError(
-            f"unknown method {method!r} for a {family.name} problem; choose one of "
+            f"unknown method {method!r} for a {pattern.name} problem; choose one of "
             f"{['auto', *methods, *extra]}."
         )
     return methods[method], [f"method {method!r} was requested"]

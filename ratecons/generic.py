@@ -36,9 +36,9 @@ from typing import Any
 import numpy as np
 
 from . import settings
-from .dispatch import Family, MethodSpec
 from .errors import ConvergenceWarning, SolverError
 from .expr.analysis import Analysis
+from .patterns.pattern import MethodSpec, Pattern
 from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, FeatureMap, kernelize
 from .reductions.to_cvxpy import ConvexStep, is_lp, pick_solver, solve_step
 from .result import Result
@@ -255,7 +255,7 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
     return result
 
 
-class GenericChain(Family):
+class GenericChain(Pattern):
     """Every composition no specialized pattern accepts (module docstring)."""
 
     name = "composed (generic chain)"

@@ -26,11 +26,12 @@ from typing import Any
 import numpy as np
 
 from . import settings
-from .dispatch import HIGHS_METHOD, MethodSpec
+from .dispatch import HIGHS_METHOD
 from .errors import SpecError
 from .expr.analysis import Analysis
 from .generic import ComposedResult, LastStep, _missed, _surrogate_objective, solve_generic
 from .lowering.highs import HighsLP
+from .patterns.pattern import MethodSpec
 from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, kernelize
 from .reductions.to_cvxpy import ConvexStep
 from .reductions.to_matrix import (
@@ -55,7 +56,7 @@ def _require_analysis(problem: Any, what: str) -> Analysis:
     analysis = problem.analysis
     if analysis is None:
         raise SpecError(f"{what} applies to score-model problems (rates, losses, TPR@K, ...); "
-                        f"a {problem.family.name} problem has its own LP (rc.export_mps writes "
+                        f"a {problem.pattern.name} problem has its own LP (rc.export_mps writes "
                         "it as it is).")
     return analysis
 

@@ -80,13 +80,13 @@ class Problem:
         self.analysis: Any = None
         #: why no specialized pattern accepted the problem (empty when one did)
         self.pattern_reasons: list[str] = []
-        self.family = dispatch.family_for(self)
+        self.pattern = dispatch.pattern_for(self)
         self._canonical: Any = None
 
     def canonical(self) -> Any:
         """The canonical form this problem compiles to (cached; plain data with describe())."""
         if self._canonical is None:
-            self._canonical = self.family.compile(self)
+            self._canonical = self.pattern.compile(self)
         return self._canonical
 
     def describe(self) -> str:
@@ -97,11 +97,11 @@ class Problem:
         """Which lowering and solver ``solve(method)`` will use, and why."""
         spec, reasons = dispatch.resolve(self, method)
         return dispatch.Plan(
-            family=self.family.name,
+            pattern=self.pattern.name,
             method=spec.name,
             reasons=reasons,
             form_summary=self.canonical().summary(),
-            available=list(self.family.methods()),
+            available=list(self.pattern.methods()),
         )
 
     def solve(
@@ -123,6 +123,6 @@ class Problem:
 
     def __repr__(self) -> str:
         return (
-            f"Problem({self.sense} {self.family.name} objective, "
+            f"Problem({self.sense} {self.pattern.name} objective, "
             f"{len(self.constraints)} constraints, model={self.model})"
         )

@@ -143,7 +143,7 @@ class Result:
         """Objective and every constraint against its target, on the training data or ``data``
         (a held-out Dataset, or a mapping {training dataset: held-out dataset}).
 
-        One :class:`~ratecons.report.RateReport` for every problem kind (families with a
+        One :class:`~ratecons.report.RateReport` for every problem kind (patterns with a
         report of their own override this): score models are reported through the composition
         analysis (:func:`ratecons.report.analysis_report`), minimax risk classifiers by
         :func:`ratecons.report.minimax_report`.

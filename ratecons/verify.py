@@ -1,9 +1,9 @@
 """Side-by-side comparison of a specialized solver with the CVXPY reference.
 
 ``rc.verify(problem)`` solves the same instance twice, with the method ``auto`` picks (or the one
-named) and with the family's reference method, and reports objective, maximum constraint
+named) and with the pattern's reference method, and reports objective, maximum constraint
 violation and solution distance next to each other. Families supply the numbers through
-:meth:`ratecons.dispatch.Family.compare`.
+:meth:`ratecons.patterns.pattern.Pattern.compare`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ class VerifyReport:
     result, reference_result : Result
     rows : dict
         Named comparison numbers: ``objective`` (pair), ``objective_rel_gap``,
-        ``max_violation`` (pair), ``solution_distance`` and family-specific rows.
+        ``max_violation`` (pair), ``solution_distance`` and pattern-specific rows.
     rtol : float
         Relative objective tolerance for :attr:`agrees`.
     """
@@ -82,26 +82,26 @@ def verify(
     problem : Problem
     method : str
         The method to check. ``"auto"`` resolves as ``solve`` would, except that when it picks
-        the reference itself (small problems) the family's specialized method is checked.
+        the reference itself (small problems) the pattern's specialized method is checked.
     rtol : float
         Relative objective tolerance used by :attr:`VerifyReport.agrees`.
     seed : int, optional
     options, reference_options : dict, optional
         Method options for each side.
     """
-    family = problem.family
+    pattern = problem.pattern
     spec, _ = dispatch.resolve(problem, method)
-    specialized = family.verify_method(problem, problem.canonical())
-    if method == "auto" and spec.name == family.reference_method and specialized:
+    specialized = pattern.verify_method(problem, problem.canonical())
+    if method == "auto" and spec.name == pattern.reference_method and specialized:
         # comparing the reference with itself would prove nothing: check the specialized one
         spec, _ = dispatch.resolve(problem, specialized)
     label = spec.name
-    reference = problem.solve(family.reference_method, seed=seed, **(reference_options or {}))
-    if spec.name == family.reference_method and not specialized:
+    reference = problem.solve(pattern.reference_method, seed=seed, **(reference_options or {}))
+    if spec.name == pattern.reference_method and not specialized:
         # no specialized method: check the reference against an independent solve of the same
         # chain by another solver, so the comparison can fail
-        options = {**family.cross_check(problem, reference), **(options or {})}
+        options = {**pattern.cross_check(problem, reference), **(options or {})}
         label = f"{spec.name}/{options['solver']}"
     result = problem.solve(spec.name, seed=seed, **(options or {}))
-    rows = family.compare(problem, result, reference)
-    return VerifyReport(label, family.reference_method, result, reference, rows, rtol)
+    rows = pattern.compare(problem, result, reference)
+    return VerifyReport(label, pattern.reference_method, result, reference, rows, rtol)

@@ -67,7 +67,7 @@ GENERIC = "composed (generic chain)"
 def _objective_as_generic(problem: rc.Problem, result: rc.Result) -> float:
     """A pattern's objective in the generic chain's terms: the ranking pattern reports the
     surrogate problem (3), reg + L, where the generic chain reports 1 - L - reg."""
-    if problem.family.name == "ranking at the top":
+    if problem.pattern.name == "ranking at the top":
         return 1.0 - result.objective
     return result.objective
 
@@ -84,7 +84,7 @@ def test_every_cell_solves_meets_its_constraints_and_verifies(data, objective, c
     if problem.constraints:
         report = result.report()
         assert report.all_satisfied, str(report)
-    if problem.family.name == GENERIC:
+    if problem.pattern.name == GENERIC:
         assert result.status == "optimal"
         check = rc.verify(problem)
         assert check.agrees, str(check)
@@ -94,14 +94,14 @@ def test_every_cell_solves_meets_its_constraints_and_verifies(data, objective, c
         assert generic.report().all_satisfied
         ours = _objective_as_generic(problem, result)
         assert abs(ours - generic.objective) <= 1e-4 * max(1.0, abs(generic.objective)), (
-            problem.family.name, result.method, ours, generic.objective)
+            problem.pattern.name, result.method, ours, generic.objective)
 
 
 def test_which_cells_use_a_pattern(data):
     """Patterns accept exactly their own structures; every other cell is generic."""
     def family(objective: str, constraint: str, model: str) -> str:
         return rc.Problem(**OBJECTIVES[objective](data), subject_to=CONSTRAINTS[constraint](data),
-                          model=MODELS[model]()).plan().family
+                          model=MODELS[model]()).plan().pattern
 
     assert family("error_rate", "80pct_rule", "linear_l2") == "rate constraints"
     assert family("error_rate", "worst_case_rate", "linear_l2") == GENERIC
@@ -147,7 +147,7 @@ def test_terms_compose_and_compare(data):
     assert floor.name == "tpr_at_top(syn, k=5) >= 0.5"
     mixed = 0.5 * rc.error_rate(data) - tpr
     problem = rc.Problem(minimize=mixed, model=rc.LinearModel(l2=1e-2))
-    assert problem.plan().family == GENERIC
+    assert problem.plan().pattern == GENERIC
     result = problem.solve()
     assert result.status == "optimal"
     with pytest.raises(rc.SpecError, match="strict inequality"):

@@ -156,7 +156,7 @@ def test_bad_inputs():
     for model, why in ((rc.LinearModel(l1=0.1), "l2 regularizer only"),
                        (rc.KernelModel(), "LinearModel")):
         plan = rc.Problem(minimize=U, model=model).plan()
-        assert plan.family == "composed (generic chain)" and why in plan.reasons[0]
+        assert plan.pattern == "composed (generic chain)" and why in plan.reasons[0]
     problem = rc.Problem(minimize=U)
     with pytest.raises(UnknownOptionError, match="step"):
         problem.solve("fsg", stepsize=0.1)

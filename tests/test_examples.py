@@ -39,7 +39,7 @@ def test_composition_example_solves_all_four_and_meets_them(capsys):
     assert set(out) == {"fair ranking at the top", "robust fair classification",
                         "kernel churn", "worst-case coverage"}
     for row in out.values():
-        assert row["family"] == "composed (generic chain)"
+        assert row["pattern"] == "composed (generic chain)"
         assert row["status"] == "optimal"
         assert row["train"].all_satisfied, str(row["train"])
     assert "report on adult[test]" in capsys.readouterr().out

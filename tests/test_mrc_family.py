@@ -93,7 +93,7 @@ def test_subgradient_method_is_listed_only_when_installed(iris_problem):
     import importlib.util
 
     installed = importlib.util.find_spec("ratecons.solvers.subgradient") is not None
-    assert ("subgradient" in problem.family.methods()) == installed
+    assert ("subgradient" in problem.pattern.methods()) == installed
 
 
 def test_mps_round_trip_full_and_restricted(tmp_path, iris_problem):

@@ -56,7 +56,7 @@ def _roundtrip(obj):
 def test_problem_result_report_pickle(kind, data):
     problem = PROBLEMS[kind](data)
     loaded, _ = _roundtrip(problem)
-    assert loaded.family.name == problem.family.name
+    assert loaded.pattern.name == problem.pattern.name
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rc.ConvergenceWarning)
         result = problem.solve(verbose=False)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ratecons.families.rates import make_deterministic
+from ratecons.patterns.rate_constraints import make_deterministic
 from ratecons.solution import Solution
 from ratecons.solvers.bias_repair import RAMP_SCAN, candidate_rows, repair_bias
 from ratecons.testing import fairness_problem

@@ -126,7 +126,7 @@ def test_unknown_methods_and_options_are_rejected():
         problem.solve(method="cvxpy", solver="GUROBI")
     kernel = rc.Problem(minimize=rc.error_rate(synthetic_groups(50)),
                         model=rc.KernelModel(kernel="gaussian"))
-    assert kernel.plan().family == "composed (generic chain)"  # kernel rates: generic chain
+    assert kernel.plan().pattern == "composed (generic chain)"  # kernel rates: generic chain
 
 
 def test_scs_and_clarabel_agree_on_the_hinge_relaxation():

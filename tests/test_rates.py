@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ratecons as rc
-from ratecons.families.rates import compile_rate_program
+from ratecons.patterns.rate_constraints import compile_rate_program
 from ratecons.result import LinearScorer
 
 # z = x with w = 1, b = 0: predictions [0, 1, 1, 0, 1, 0, 1, 0]

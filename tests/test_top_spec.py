@@ -77,7 +77,7 @@ def test_problem_validation(data):
     for model, why in ((rc.LinearModel(l2=0.0), "needs a regularizer"),
                        (rc.KernelModel(l2=0.0), "positive l2")):
         plan = rc.Problem(maximize=obj, model=model).plan()
-        assert plan.family == "composed (generic chain)" and why in plan.reasons[0]
+        assert plan.pattern == "composed (generic chain)" and why in plan.reasons[0]
     assert rc.Problem(maximize=obj, model=rc.LinearModel(l2=1e-2, l1=1e-3)).plan().method \
         == "primal_ipm"
     with pytest.raises(rc.DataError, match="n x n"):

@@ -198,22 +198,22 @@ def export_mps(problem: Any, path: str | Path, at: Any = None, restricted: bool 
                 "kind": "QP" if lp.is_qp else "LP", "sense": step.notes["sense"],
                 "sign": step.sign}
     if at is not None:
-        raise SpecError(f"at= applies to score-model problems; {problem.family.name} problems "
+        raise SpecError(f"at= applies to score-model problems; {problem.pattern.name} problems "
                         "are one LP.")
-    family = problem.family
+    pattern = problem.pattern
     if restricted:
-        if not hasattr(family, "restricted_model"):
-            raise SpecError(f"{family.name} problems have no restricted LP to export.")
+        if not hasattr(pattern, "restricted_model"):
+            raise SpecError(f"{pattern.name} problems have no restricted LP to export.")
         if options.get("callback") is not None:
             raise SpecError("export_mps takes method options only.")
-        model = family.restricted_model(problem, **options)
+        model = pattern.restricted_model(problem, **options)
         model.write(str(path))
         return {"path": str(path), "rows": model.n_rows, "cols": model.n_cols, "kind": "LP",
                 "sense": "minimize"}
     if options:
         raise SpecError(f"options {sorted(options)} apply to restricted=True only.")
-    lp = family.to_matrix_lp(problem)
-    write_mps(lp, path, "obj", [f"ratecons export: {family.name}, {lp.summary()}"])
+    lp = pattern.to_matrix_lp(problem)
+    write_mps(lp, path, "obj", [f"ratecons export: {pattern.name}, {lp.summary()}"])
     return {"path": str(path), "rows": lp.n_rows, "cols": lp.n_cols, "nonzeros": lp.A.nnz,
             "kind": "LP", "sense": "maximize" if lp.maximize else "minimize"}
 

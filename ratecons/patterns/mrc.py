@@ -20,7 +20,6 @@ import numpy as np
 from .. import settings
 from ..canonical.mrc import MAX_ENUMERATED_CLASSES, MRCForm, max_subset_value
 from ..data import Dataset, Subset
-from ..dispatch import Family, MethodSpec, register_family
 from ..errors import DataError, SpecError
 from ..lowering.mrc_cvxpy import solve_mrc_cvxpy
 from ..moments import MinimaxRisk, MomentSet
@@ -28,8 +27,9 @@ from ..result import Result
 from ..solution import Solution
 from ..solvers.ccg import CCG
 from ..solvers.mrc_lp import solve_mrc_lp
+from .pattern import MethodSpec, Pattern
 
-__all__ = ["MRCFamily", "MRCResult", "MRCScorer"]
+__all__ = ["MRCPattern", "MRCResult", "MRCScorer"]
 
 #: the full LP is "large" (auto -> CCG) above this many rows or nonzeros
 LARGE_LP_ROWS = 20_000
@@ -197,7 +197,7 @@ def _run_subgradient(
     return _result(problem, "subgradient", sol)
 
 
-class MRCFamily(Family):
+class MRCPattern(Pattern):
     """Minimax risk classifiers with the 0-1 loss (LP (4), fixed marginals (2.5))."""
 
     name = "minimax risk"
@@ -279,4 +279,5 @@ class MRCFamily(Family):
         return ccg.model
 
 
-register_family(MRCFamily())
+#: the instance :mod:`ratecons.dispatch` tries
+PATTERN = MRCPattern()

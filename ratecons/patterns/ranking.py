@@ -26,7 +26,6 @@ import scipy.sparse as sp
 
 from .. import settings
 from ..canonical.top import TopForm
-from ..dispatch import Family, MethodSpec, register_family
 from ..errors import DataError, SpecError
 from ..kernels import KernelSpec, kernel_rows
 from ..lowering import top_cvxpy
@@ -39,8 +38,9 @@ from ..solvers.top_dual import solve_top_dual
 from ..solvers.top_ipm import solve_top_ipm
 from ..solvers.top_primal import primal_objective
 from ..thresholds import top_k_mean
+from .pattern import MethodSpec, Pattern
 
-__all__ = ["TopFamily", "TopResult", "KernelScorer", "TrivialOptimumWarning"]
+__all__ = ["RankingPattern", "TopResult", "KernelScorer", "TrivialOptimumWarning"]
 
 #: above this many dual variables ``auto`` never picks the CVXPY reference
 CVXPY_AUTO_MAX = 1500
@@ -77,7 +77,7 @@ def _flag_trivial(form: TopForm, solution: Solution) -> None:
 
 
 def _zero_looks_optimal(form: TopForm) -> bool | None:
-    """Cheap test for :meth:`TopFamily.choose`: for the TopPushK family (linear model, l1 = 0),
+    """Cheap test for :meth:`RankingPattern.choose`: for the TopPushK family (linear model, l1 = 0),
     w = 0 is optimal iff no direction u has u^T mean(x+) > mean of the K largest u^T x~_j
     (the directional derivative of (3) at 0). Tries the mean difference and the LDA
     direction; True when neither improves (w = 0 likely optimal), False when one does, None
@@ -263,7 +263,7 @@ def _run_cvxpy(problem: Any, form: TopForm, *, seed: int | None = None, callback
     return _make_result(problem, form, "cvxpy", sol, alpha, beta, w, t)
 
 
-class TopFamily(Family):
+class RankingPattern(Pattern):
     """Classification at the top (Macha, Adam, Smidl): the TopPushK and Pat&Mat families."""
 
     name = "ranking at the top"
@@ -400,4 +400,5 @@ class TopFamily(Family):
         return rows
 
 
-register_family(TopFamily())
+#: the instance :mod:`ratecons.dispatch` tries
+PATTERN = RankingPattern()

@@ -1,4 +1,4 @@
-"""The rate-constraint family: compile rate problems to Problem 1 and solve the ramp problem.
+"""The rate-constraint pattern: compile rate problems to Problem 1 and solve the ramp problem.
 
 Compilation (:func:`compile_rate_program`) collects the distinct subsets of the objective and
 constraints as the datasets D_i of Problem 1 (Goh et al. 2016), writes every row with
@@ -8,7 +8,7 @@ nonnegative alpha, beta using s_p + s_n = 1, and records the constants. Methods:
   (majorization-minimization) over Problem 3 solved by CVXPY at each iterate;
 - ``hinge``: the hinge relaxation alone (one convex problem);
 - ``mm``: Algorithm 1 with every convex bound solved by the specialized solver (cutting planes
-  over v and b around SDCA, :mod:`ratecons.families.rate_mm`); ``auto`` picks it when the
+  over v and b around SDCA, :mod:`ratecons.patterns.rate_mm`); ``auto`` picks it when the
   model has an l2 term and no l1 term.
 
 Every method ends with the *deterministic repair* (:func:`make_deterministic`): the returned
@@ -32,8 +32,7 @@ import numpy as np
 from .. import settings
 from ..canonical.rate_program import RateBlock, RateProgram
 from ..data import Dataset
-from ..dispatch import Family, MethodSpec, register_family
-from ..errors import DataError, NotLinearError, SpecError
+from ..errors import DataError, NotLinearError, SolverError, SpecError, parameter_error
 from ..lowering.rate_cvxpy import solve_bound_cvxpy
 from ..models import LinearModel
 from ..problem import Problem
@@ -43,8 +42,10 @@ from ..result import LinearScorer, Result
 from ..solution import Certificate, Solution
 from ..solvers.bias_repair import ROW_TOL, repair_bias
 from ..solvers.mm import majorize_minimize
+from .pattern import MethodSpec, Pattern
+from .rate_mm import MM_TOL, SpecializedBound, mm_applicable, same_anchor_rows
 
-__all__ = ["RateFamily", "RateResult", "compile_rate_program"]
+__all__ = ["RateConstraintPattern", "RateResult", "compile_rate_program"]
 
 
 def compile_rate_program(problem: Problem) -> RateProgram:
@@ -351,7 +352,35 @@ def _run_hinge(problem: Problem, form: RateProgram, *, seed: int | None = None,
     return rate_result(problem, "hinge", make_deterministic(form, solution, tighten))
 
 
-class RateFamily(Family):
+def run_mm(problem: Problem, form: RateProgram, *, seed: int | None = None,
+           callback: Any = None, max_iterations: int = settings.MM_MAX_ITERATIONS,
+           tol: float = MM_TOL, epsilon: float = 1e-4,
+           start_epsilon: float = 1e-3, rho: float = 0.1, v_max: float = 100.0,
+           v_chooser: str = "auto", b_chooser: str = "center_of_mass",
+           max_epochs: int = 2000) -> Result:
+    """Run ``method="mm"``: options T (``max_iterations``), ``tol`` of Alg 1, ``epsilon`` (the
+    certified gap of the last bound), ``start_epsilon`` and ``rho`` (the looser gaps of the
+    hinge relaxation and of the intermediate bounds, see :class:`SpecializedBound`; set
+    ``start_epsilon=epsilon`` to solve every bound to ``epsilon``), ``v_max``, the
+    CutChoosers and SDCA's ``max_epochs``."""
+    ok, why = mm_applicable(form)
+    if not ok:
+        raise SolverError(f"method 'mm' cannot solve this problem ({why}); use method='cvxpy'.")
+    for name, value in (("epsilon", epsilon), ("start_epsilon", start_epsilon)):
+        if not (isinstance(value, (int, float)) and value > 0):
+            raise parameter_error(name, "method 'mm'", "a float > 0", value)
+    if not (isinstance(rho, (int, float)) and 0 < rho <= 1):
+        raise parameter_error("rho", "method 'mm'", "a float in (0, 1]", rho)
+    bound = SpecializedBound(seed, callback, epsilon=epsilon,
+                             start_epsilon=max(start_epsilon, epsilon), rho=rho,
+                             last_bound=max_iterations, v_max=v_max, v_chooser=v_chooser,
+                             b_chooser=b_chooser, max_epochs=max_epochs)
+    return solve_ramp(problem, "mm", bound, max_iterations=max_iterations, tol=tol,
+                      callback=callback)
+
+
+
+class RateConstraintPattern(Pattern):
     """Rate constraints on datasets (Goh et al. 2016): Problems 1-3."""
 
     name = "rate constraints"
@@ -385,7 +414,7 @@ class RateFamily(Family):
                                 is_reference=True),
             "hinge": MethodSpec("hinge", _run_hinge, "the hinge relaxation only (CVXPY)"),
             # --- method "mm" (issue 3): specialized Problem-3 solver, see rate_mm.py
-            "mm": MethodSpec("mm", rate_mm.run_mm,
+            "mm": MethodSpec("mm", run_mm,
                              "hinge relaxation + Alg 1 with Problem 3 solved by cutting planes "
                              "over v (Alg 2) and b (Alg 3) around SDCA (App. F)"),
         }
@@ -396,7 +425,7 @@ class RateFamily(Family):
             "(Problem 2) is non-convex and is solved by majorization-minimization (Alg 1)",
         ]
         # --- method "mm" (issue 3): the specialized solver whenever SDCA applies
-        ok, why = rate_mm.mm_applicable(form)
+        ok, why = mm_applicable(form)
         reasons.append(why)
         conditioning = form.l2 * max((blk.n for blk in form.blocks), default=0)
         if ok and conditioning < MM_AUTO_MIN_L2N:
@@ -419,12 +448,12 @@ class RateFamily(Family):
         return "cvxpy", reasons
 
     def verify_method(self, problem: Problem, form: RateProgram) -> str | None:
-        return "mm" if rate_mm.mm_applicable(form)[0] else None
+        return "mm" if mm_applicable(form)[0] else None
 
     def compare(self, problem: Problem, result: Result, reference: Result) -> dict[str, Any]:
         rows = compare_rate_results(problem.canonical(), result, reference)
         if result.method == "mm":  # issue 3: the same convex subproblems, both solvers
-            rows.update(rate_mm.same_anchor_rows(problem.canonical(), result))
+            rows.update(same_anchor_rows(problem.canonical(), result))
         return rows
 
 
@@ -450,6 +479,5 @@ def compare_rate_results(program: RateProgram, result: Result, reference: Result
     return rows
 
 
-from . import rate_mm  # noqa: E402  (method "mm"; imports solve_ramp from here lazily)
-
-register_family(RateFamily())
+#: the instance :mod:`ratecons.dispatch` tries
+PATTERN = RateConstraintPattern()

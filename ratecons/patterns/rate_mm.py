@@ -1,4 +1,4 @@
-"""``method="mm"`` of the rate family: Algorithm 1 with the specialized Problem-3 solver.
+"""The specialized Problem-3 solver of ``method="mm"`` (rate constraints), and its checks.
 
 Majorization-minimization (Alg 1, :func:`ratecons.solvers.mm.majorize_minimize`) over the ramp
 problem, every convex bound (the hinge relaxation first, then Problem 3 at each iterate) solved
@@ -17,14 +17,12 @@ import numpy as np
 
 from .. import settings
 from ..canonical.rate_program import RateProgram
-from ..errors import SolverError, parameter_error
 from ..lowering.rate_cvxpy import solve_bound_cvxpy
-from ..problem import Problem
 from ..result import Result
 from ..solution import Solution
 from ..solvers.rate_bound import solve_bound_specialized
 
-__all__ = ["SpecializedBound", "mm_applicable", "run_mm", "same_anchor_rows"]
+__all__ = ["MM_TOL", "SpecializedBound", "mm_applicable", "same_anchor_rows"]
 
 
 #: Alg 1's relative stopping tolerance for ``method="mm"``. Its defaults (tol 1e-3, epsilon
@@ -110,35 +108,6 @@ class SpecializedBound:
         if sol.status in settings.SOLVED_STATUSES:
             self.previous = sol
         return sol
-
-
-def run_mm(problem: Problem, form: RateProgram, *, seed: int | None = None,
-           callback: Any = None, max_iterations: int = settings.MM_MAX_ITERATIONS,
-           tol: float = MM_TOL, epsilon: float = 1e-4,
-           start_epsilon: float = 1e-3, rho: float = 0.1, v_max: float = 100.0,
-           v_chooser: str = "auto", b_chooser: str = "center_of_mass",
-           max_epochs: int = 2000) -> Result:
-    """Run ``method="mm"``: options T (``max_iterations``), ``tol`` of Alg 1, ``epsilon`` (the
-    certified gap of the last bound), ``start_epsilon`` and ``rho`` (the looser gaps of the
-    hinge relaxation and of the intermediate bounds, see :class:`SpecializedBound`; set
-    ``start_epsilon=epsilon`` to solve every bound to ``epsilon``), ``v_max``, the
-    CutChoosers and SDCA's ``max_epochs``."""
-    from .rates import solve_ramp
-
-    ok, why = mm_applicable(form)
-    if not ok:
-        raise SolverError(f"method 'mm' cannot solve this problem ({why}); use method='cvxpy'.")
-    for name, value in (("epsilon", epsilon), ("start_epsilon", start_epsilon)):
-        if not (isinstance(value, (int, float)) and value > 0):
-            raise parameter_error(name, "method 'mm'", "a float > 0", value)
-    if not (isinstance(rho, (int, float)) and 0 < rho <= 1):
-        raise parameter_error("rho", "method 'mm'", "a float in (0, 1]", rho)
-    bound = SpecializedBound(seed, callback, epsilon=epsilon,
-                             start_epsilon=max(start_epsilon, epsilon), rho=rho,
-                             last_bound=max_iterations, v_max=v_max, v_chooser=v_chooser,
-                             b_chooser=b_chooser, max_epochs=max_epochs)
-    return solve_ramp(problem, "mm", bound, max_iterations=max_iterations, tol=tol,
-                      callback=callback)
 
 
 def same_anchor_rows(program: RateProgram, result: Result) -> dict[str, Any]:

@@ -16,7 +16,6 @@ import numpy as np
 
 from ..canonical.dro import DROProgram
 from ..data import Dataset
-from ..dispatch import Family, MethodSpec, register_family
 from ..errors import SpecError
 from ..loss_functions import margin_loss
 from ..models import LinearModel
@@ -31,8 +30,9 @@ from ..solvers.dro import (
     solve_dro,
     solve_dro_lbfgs,
 )
+from .pattern import MethodSpec, Pattern
 
-__all__ = ["DROFamily", "DROResult"]
+__all__ = ["DROPattern", "DROResult"]
 
 Callback = Callable[[dict[str, Any]], None] | None
 
@@ -92,7 +92,7 @@ class DROResult(Result):
         return out
 
 
-class DROFamily(Family):
+class DROPattern(Pattern):
     """Distributionally robust learning (the DRO paper, eq. 2)."""
 
     name = "robust learning (phi-divergence DRO)"
@@ -253,4 +253,5 @@ def _run_cvxpy(problem: Any, form: DROProgram, *, seed: int | None = None,
     return result
 
 
-register_family(DROFamily())
+#: the instance :mod:`ratecons.dispatch` tries
+PATTERN = DROPattern()

@@ -1,0 +1,108 @@
+"""A pattern: a structure a specialized solver was built for, recognized on a composed problem.
+
+A pattern (rate constraints, minimax risk, ranking at the top, robust learning) says whether it
+takes a :class:`~ratecons.problem.Problem` (:meth:`Pattern.accepts`, with the reason when not,
+for ``plan()``), compiles it to its canonical form (plain data), lists the methods that solve
+that form (:class:`MethodSpec`), picks one for ``method="auto"`` by short ordered rules that say
+*why*, and knows how to compare two results for :func:`ratecons.verify`. The patterns are tried
+in the order of :data:`ratecons.dispatch.PATTERN_MODULES`; each module names its instance
+``PATTERN``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import NotLinearError, SpecError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..problem import Problem
+    from ..result import Result
+
+__all__ = ["MethodSpec", "Pattern"]
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """One way to solve a pattern's canonical form.
+
+    ``run(problem, form, seed=..., callback=..., **options) -> Result``. The keyword-only
+    parameters of ``run`` (other than seed and callback) are the method's options: an unknown
+    option is an error that lists them.
+    """
+
+    name: str
+    run: Callable[..., Result]
+    description: str
+    is_reference: bool = False
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        params = inspect.signature(self.run).parameters.values()
+        return tuple(
+            p.name
+            for p in params
+            if p.kind == p.KEYWORD_ONLY and p.name not in ("seed", "callback")
+        )
+
+
+class Pattern:
+    """A structure a specialized solver was built for. Subclasses set the attributes and
+    override the hooks."""
+
+    #: short name used in plans and reports
+    name: str = ""
+    #: objective classes this pattern is built for
+    objective_types: tuple[type, ...] = ()
+    #: the method every other method is verified against
+    reference_method: str = "cvxpy"
+    #: what ``verify(method="auto")`` checks when ``auto`` picks the reference itself
+    specialized_method: str | None = None
+
+    def validate(self, problem: Problem) -> None:
+        """Raise a clear SpecError for malformed problems, before anything is solved."""
+
+    def accepts(self, problem: Problem) -> str | None:
+        """None when this pattern takes ``problem``; otherwise why not (for ``plan()``).
+
+        A pattern takes the structures its solver was built for: its objective type, and the
+        constraints and models its :meth:`validate` allows. Data errors (labels, shapes) are
+        raised, not turned into reasons.
+        """
+        if not isinstance(problem.objective, self.objective_types):
+            kinds = " or ".join(t.__name__ for t in self.objective_types)
+            return f"pattern '{self.name}' needs a {kinds} objective"
+        try:
+            self.validate(problem)
+        except SpecError as exc:
+            if type(exc) not in (SpecError, NotLinearError):
+                raise
+            return f"pattern '{self.name}' does not accept this problem: {exc}"
+        return None
+
+    def compile(self, problem: Problem) -> Any:
+        """Return the canonical form (plain data with ``describe()`` and ``summary()``)."""
+        raise NotImplementedError
+
+    def methods(self) -> dict[str, MethodSpec]:
+        raise NotImplementedError
+
+    def choose(self, problem: Problem, form: Any) -> tuple[str, list[str]]:
+        """Ordered rules: return the method ``auto`` resolves to and the reasons."""
+        raise NotImplementedError
+
+    def compare(self, problem: Problem, result: Result, reference: Result) -> dict[str, Any]:
+        """Numbers for :func:`ratecons.verify`: objective gap, violations, solution distance."""
+        raise NotImplementedError
+
+    def verify_method(self, problem: Problem, form: Any) -> str | None:
+        """The specialized method ``verify`` checks when ``auto`` picks the reference."""
+        return self.specialized_method
+
+    def cross_check(self, problem: Problem, reference: Result) -> dict[str, Any]:
+        """Options of an independent solve checked against ``reference``, for ``verify`` when
+        the pattern has no specialized method (another solver for the same lowering)."""
+        raise NotImplementedError(f"{self.name} has no cross-check")
