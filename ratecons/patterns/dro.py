@@ -16,13 +16,13 @@ import numpy as np
 
 from ..canonical.dro import DROProgram
 from ..data import Dataset
-from ..errors import SpecError
+from ..errors import SolverError, SpecError
 from ..loss_functions import margin_loss
 from ..models import LinearModel
 from ..phi_divergence import CHI2, KL, RobustLoss
 from ..result import LinearScorer, Result, features_of
-from ..settings import DEFAULT_CONIC_SOLVER
-from ..solution import Solution
+from ..settings import DEFAULT_CONIC_SOLVER, SOLVED_STATUSES
+from ..solution import Certificate, Solution
 from ..solvers.dro import (
     DEFAULT_R,
     full_objective,
@@ -243,11 +243,30 @@ def _run_sgd(problem: Any, form: DROProgram, *, seed: int | None = None,
 def _run_cvxpy(problem: Any, form: DROProgram, *, seed: int | None = None,
                callback: Callback = None, solver: str = DEFAULT_CONIC_SOLVER,
                solver_options: dict[str, Any] | None = None) -> DROResult:
-    from ..lowering.dro_cvxpy import solve_dro_cvxpy  # cvxpy is imported lazily
+    """The reference: the generic CVXPY lowering of the same problem
+    (:mod:`ratecons.reductions.to_cvxpy`: the support function of the ball over the margin
+    losses, a second-order cone for chi-square and exponential cones for KL, the duals of
+    problem (4)), solved at tight tolerances."""
+    from ..reductions.to_cvxpy import solve_step
 
-    sol = solve_dro_cvxpy(form, solver=solver, options=solver_options)
+    if form.phi is not CHI2 and form.phi is not KL:
+        raise SpecError(
+            f"the CVXPY reference supports phi='chi2' and phi='kl' only; got {form.phi!r}. "
+            "Solve custom phi-divergences with method='lbfgs', 'fsg', 'pssg' or 'gssg'.")
+    analysis = problem.analysis
+    psi = {id(d): d.X for d in analysis.datasets}
+    step = solve_step(analysis, psi, None, np.zeros(0), solver, solver_options, tight=True)
+    if step.status not in SOLVED_STATUSES:
+        raise SolverError(f"CVXPY ({solver}) could not solve the DRO program: {step.status}. "
+                          f"{step.message}")
+    theta = np.append(step.w, step.b) if form.fit_intercept else step.w
+    sol = Solution(
+        status=step.status, objective=step.objective, primal={"theta": theta},
+        certificate=Certificate(upper_bound=step.objective, max_violation=0.0,
+                                details={"solver": solver, "conic_objective": step.objective,
+                                         "settings": step.message}),
+        solver=step.solver, solve_time=step.solve_time)
     result = _result(problem, "cvxpy", sol, form)
-    sol.certificate.details["conic_objective"] = sol.objective
     if callback is not None:
         callback({"method": "cvxpy", "objective": result.objective})
     return result

@@ -42,7 +42,7 @@ from ..lowering.cvxpy_status import status_of
 from ..phi_divergence import CHI2, KL, RobustLoss
 from ..ranking import RankingObjective
 
-__all__ = ["ConvexStep", "lower_step", "solve_step", "is_lp"]
+__all__ = ["ConvexStep", "TIGHT_CLARABEL", "lower_step", "solve_step", "is_lp"]
 
 
 @dataclass
@@ -273,21 +273,69 @@ def pick_solver(analysis: Analysis, solver: str | None) -> str:
     return name
 
 
+#: tight CLARABEL tolerances for reference solves (``solve_step(..., tight=True)``)
+TIGHT_CLARABEL = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10,
+                  "tol_ktratio": 1e-8, "max_iter": 500}
+#: CLARABEL variants tried when a solve stalls (InsufficientProgress, seen on KL balls):
+#: shorter steps, then no equilibration
+CLARABEL_RETRIES = ({"max_step_fraction": 0.95}, {"equilibrate_enable": False})
+
+
+def _attempts(solver: str, options: dict[str, Any] | None, tight: bool
+              ) -> list[tuple[str, dict[str, Any]]]:
+    """The settings a solve tries in turn: the requested ones, then (CLARABEL)
+    :data:`CLARABEL_RETRIES` on top of them, then the solver's defaults; user options are
+    tried alone."""
+    if options:
+        return [("user", options)]
+    base = TIGHT_CLARABEL if tight and solver == "CLARABEL" else {}
+    name = "tight" if base else "default"
+    attempts = [(name, base)]
+    if solver == "CLARABEL":
+        attempts += [(f"{name}+{next(iter(extra))}", {**base, **extra})
+                     for extra in CLARABEL_RETRIES]
+    if base:
+        attempts.append(("default", {}))
+    return attempts
+
+
 def solve_step(analysis: Analysis, psi: dict[int, Any], anchor: dict[int, np.ndarray] | None,
-               bounds: np.ndarray, solver: str, solver_options: dict[str, Any] | None = None
-               ) -> ConvexStep:
-    """Build and solve one step; statuses from the one vocabulary."""
+               bounds: np.ndarray, solver: str, solver_options: dict[str, Any] | None = None,
+               tight: bool = False) -> ConvexStep:
+    """Build and solve one step; statuses from the one vocabulary.
+
+    ``tight`` asks CLARABEL for the tolerances of :data:`TIGHT_CLARABEL` (reference solves).
+    A CLARABEL solve that fails or stalls is retried with :data:`CLARABEL_RETRIES`; the
+    settings that produced the answer are in the step's ``message``.
+    """
     import cvxpy as cp
 
     problem, w, b, rows = lower_step(analysis, psi, anchor, bounds)
     start = time.perf_counter()
-    try:
-        problem.solve(solver=solver, **(solver_options or {}))
-    except cp.error.SolverError as exc:
-        return ConvexStep(settings.NUMERICAL_ERROR, float("nan"), solver=f"cvxpy/{solver}",
-                          solve_time=time.perf_counter() - start,
-                          message=f"{solver} failed: {exc}. Standardize the features (badly "
-                                  "scaled columns are the usual cause) or try another solver.")
+    failure = ""
+    attempts = _attempts(solver, solver_options, tight)
+    i = 0
+    while i < len(attempts):
+        setting, options = attempts[i]
+        i += 1
+        try:
+            problem.solve(solver=solver, **options)
+            failure = ""
+        except cp.error.SolverError as exc:
+            failure = str(exc)
+            continue
+        status = status_of(problem.status)
+        if status == settings.OPTIMAL_INACCURATE and setting.startswith("tight"):
+            i = len(attempts) - 1  # tight tolerances out of reach: the solver's defaults
+        elif status != settings.NUMERICAL_ERROR:
+            break
+    else:
+        if failure:
+            return ConvexStep(settings.NUMERICAL_ERROR, float("nan"), solver=f"cvxpy/{solver}",
+                              solve_time=time.perf_counter() - start,
+                              message=f"{solver} failed: {failure}. Standardize the features "
+                                      "(badly scaled columns are the usual cause) or try "
+                                      "another solver.")
     elapsed = time.perf_counter() - start
     status = status_of(problem.status)
     if status not in settings.SOLVED_STATUSES or w.value is None:
@@ -297,4 +345,4 @@ def solve_step(analysis: Analysis, psi: dict[int, Any], anchor: dict[int, np.nda
                       else np.nan for c in rows])
     return ConvexStep(status, float(problem.value), np.asarray(w.value, dtype=np.float64),
                       float(np.asarray(b.value).item()) if b.value is not None else 0.0,
-                      duals, f"cvxpy/{solver}", elapsed)
+                      duals, f"cvxpy/{solver}", elapsed, message=f"settings: {setting}")
