@@ -144,16 +144,6 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _training_report(result: Any) -> Any:
-    """The result's report on its training data (one report type for every problem)."""
-    from .result import Result
-
-    try:
-        return result.report()
-    except TypeError:  # a family whose own report needs data: the shared one
-        return Result.report(result)
-
-
 def _cmd_solve(args: argparse.Namespace) -> int:
     from .settings import OPTIMAL
 
@@ -169,7 +159,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     print(problem.plan(args.method))
     print(result)
     if result.has_model:
-        print(_training_report(result))
+        print(result.report())
     return code
 
 

@@ -17,10 +17,11 @@ import scipy.sparse as sp
 
 from .data import Dataset
 from .errors import DataError, SolverError, SpecError
+from .kernels import kernel_rows
 from .settings import SOLVED_STATUSES
 from .solution import Certificate, Solution, _jsonable
 
-__all__ = ["Result", "LinearScorer", "features_of", "ramp"]
+__all__ = ["Result", "KernelScorer", "LinearScorer", "features_of", "ramp"]
 
 
 def ramp(z: np.ndarray) -> np.ndarray:
@@ -70,6 +71,37 @@ class LinearScorer:
             return (z > 0).astype(np.int8)
         rng = np.random.default_rng(seed)
         return (rng.random(z.size) < ramp(z)).astype(np.int8)
+
+
+class KernelScorer:
+    """f(x) = sum_j a_j k(x_j, x) - b over expansion points x_j (the representer form of a
+    kernel model; eq. 13 of the ranking paper), with the predictions of :class:`LinearScorer`.
+
+    For a ``precomputed`` kernel, ``points`` is None and ``X`` holds kernel values
+    k(x_new, x_train) for every training example (columns in training order): the expansion
+    points are the columns ``columns`` of the ``n_train`` training examples.
+    """
+
+    def __init__(self, spec: Any, points: Any, a: np.ndarray, b: float,
+                 columns: np.ndarray | None = None, n_train: int | None = None) -> None:
+        self.spec = spec
+        self.points = points
+        self.a = np.asarray(a, dtype=np.float64)
+        self.b = float(b)
+        self.columns = columns
+        self.n_train = n_train
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        if self.points is None:
+            X = features_of(X, self.n_train)
+            return np.asarray(X[:, self.columns] @ self.a).ravel() - self.b
+        X = features_of(X, self.points.shape[1])
+        out = np.empty(X.shape[0])
+        for start, stop, block in kernel_rows(self.spec, X, self.points):
+            out[start:stop] = block @ self.a
+        return out - self.b
+
+    predict = LinearScorer.predict
 
 
 class Result:

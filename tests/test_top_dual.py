@@ -98,7 +98,7 @@ def test_kernel_scores_on_new_data_and_precomputed_kernel():
     assert res_pre.objective == pytest.approx(res.objective, rel=1e-5)
     np.testing.assert_allclose(res_pre.decision_function(gram(test.X, train.X)),
                                res.decision_function(test), atol=1e-4)
-    assert set(res.report(test)) == {"auc", "tpr@3"}
+    assert set(res.metrics(test)) == {"auc", "tpr@3"}
     assert res.predict(test).dtype == np.int8
 
 

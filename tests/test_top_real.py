@@ -40,7 +40,7 @@ def test_optdigits_one_vs_rest_gaussian(objective):
     ref = problem.solve("cvxpy")
     assert res.status == "optimal"
     assert abs(res.objective - ref.objective) <= 1e-4 * ref.objective
-    report = res.report(data)
+    report = res.metrics(data)
     assert report["auc"] > 0.95  # digit 3 vs rest is easy with a Gaussian kernel
 
 

@@ -27,12 +27,12 @@ import scipy.sparse as sp
 from .. import settings
 from ..canonical.top import TopForm
 from ..errors import DataError, SpecError
-from ..kernels import KernelSpec, kernel_rows
+from ..kernels import KernelSpec
 from ..lowering import top_cvxpy
 from ..metrics import auc, tpr_at_quantile, tpr_at_top
 from ..models import KernelModel, LinearModel
 from ..ranking import RankingObjective, TPRAtQuantile, TPRAtTop
-from ..result import LinearScorer, Result, features_of
+from ..result import KernelScorer, LinearScorer, Result
 from ..solution import Certificate, Solution
 from ..solvers.top_dual import solve_top_dual
 from ..solvers.top_ipm import solve_top_ipm
@@ -40,7 +40,7 @@ from ..solvers.top_primal import primal_objective
 from ..thresholds import top_k_mean
 from .pattern import MethodSpec, Pattern
 
-__all__ = ["RankingPattern", "TopResult", "KernelScorer", "TrivialOptimumWarning"]
+__all__ = ["RankingPattern", "TopResult", "TrivialOptimumWarning"]
 
 #: above this many dual variables ``auto`` never picks the CVXPY reference
 CVXPY_AUTO_MAX = 1500
@@ -97,48 +97,14 @@ def _zero_looks_optimal(form: TopForm) -> bool | None:
     return True
 
 
-class KernelScorer:
-    """f(x) = sum_i alpha_i k(x, x_i^+) - sum_j beta_j k(x, x~_j) - t (eq. 13), the fitted
-    kernel model; positive prediction where f(x) >= 0, i.e. the score reaches the training
-    threshold t.
-
-    For ``precomputed`` kernels, ``X`` holds kernel values k(x_new, x_train) for every
-    training example (columns in training order).
-    """
-
-    def __init__(self, spec: KernelSpec, support: Any, coef: np.ndarray, t: float,
-                 train_columns: np.ndarray | None = None, n_train: int | None = None) -> None:
-        self.spec = spec
-        self.support = support
-        self.coef = np.asarray(coef, dtype=np.float64)
-        self.b = float(t)
-        self.train_columns = train_columns
-        self.n_train = n_train
-
-    def decision_function(self, X: Any) -> np.ndarray:
-        if self.spec.name == "precomputed":
-            X = features_of(X, self.n_train)
-            return np.asarray(X[:, self.train_columns] @ self.coef).ravel() - self.b
-        X = features_of(X, self.support.shape[1])
-        out = np.empty(X.shape[0])
-        for start, stop, block in kernel_rows(self.spec, X, self.support):
-            out[start:stop] = block @ self.coef
-        return out - self.b
-
-    def predict(self, X: Any, randomized: bool = False, seed: int | None = None) -> np.ndarray:
-        if randomized:
-            raise SpecError("the ranking-at-the-top family defines no randomized prediction; "
-                            "use predict(X).")
-        return (self.decision_function(X) >= 0).astype(np.int8)
-
-
 class TopResult(Result):
-    """Result of a ranking problem, with the dual variables and a metric report.
+    """Result of a ranking problem, with the dual variables and its ranking metrics
+    (:meth:`metrics`; :meth:`report` is every problem's report).
 
     Attributes
     ----------
     threshold : float
-        The training threshold t at the fitted model (the model predicts positive at s >= t).
+        The training threshold t at the fitted model (the model predicts positive at s > t).
     alpha, beta : ndarray or None
         Dual variables of (7)/(10) (None for the primal CVXPY reference).
     """
@@ -147,7 +113,7 @@ class TopResult(Result):
     alpha: np.ndarray | None
     beta: np.ndarray | None
 
-    def report(self, data: Any) -> dict[str, float]:
+    def metrics(self, data: Any) -> dict[str, float]:
         """TPR@K, TPR@tau of the objective's parameters and the AUC on ``data``."""
         obj: RankingObjective = self.problem.objective
         y = data.require_labels("report", binary=True)
@@ -394,7 +360,7 @@ class RankingPattern(Pattern):
             fb = reference.decision_function(data)
             rows["solution_distance"] = float(np.linalg.norm(fa - fb)
                                               / max(1.0, np.linalg.norm(fb)))
-            ra, rb = result.report(data), reference.report(data)
+            ra, rb = result.metrics(data), reference.metrics(data)
             for key in ra:
                 rows[f"train {key}"] = (ra[key], rb[key])
         return rows

@@ -25,33 +25,12 @@ import scipy.sparse as sp
 
 from ..data import Dataset, Features
 from ..kernels import KernelSpec, kernel_block
-from ..result import LinearScorer, features_of
+from ..result import KernelScorer, LinearScorer
 
 __all__ = ["FeatureMap", "KernelScorer", "kernelize", "MAX_EXACT_KERNEL_POINTS"]
 
 #: above this many training rows the kernel expansion uses a Nystrom sample of this size
 MAX_EXACT_KERNEL_POINTS = 500
-
-
-class KernelScorer:
-    """s(x) = sum_j a_j k(x_j, x) - b over the expansion points P; predictions f(x) > 0."""
-
-    def __init__(self, spec: KernelSpec, points: Features, a: np.ndarray, b: float) -> None:
-        self.spec = spec
-        self.points = points
-        self.a = np.asarray(a, dtype=np.float64)
-        self.b = float(b)
-
-    def decision_function(self, X: Any) -> np.ndarray:
-        X = features_of(X, self.points.shape[1])
-        return kernel_block(self.spec, X, self.points) @ self.a - self.b
-
-    def predict(self, X: Any, randomized: bool = False, seed: int | None = None) -> np.ndarray:
-        z = self.decision_function(X)
-        if not randomized:
-            return (z > 0).astype(np.int8)
-        rng = np.random.default_rng(seed)
-        return (rng.random(z.size) < np.clip(0.5 + z, 0.0, 1.0)).astype(np.int8)
 
 
 @dataclass
