@@ -27,8 +27,32 @@ import numpy as np
 import scipy.sparse as sp
 
 import ratecons as rc
-from ratecons.lowering.svm_cvxpy import solve_covariance_constrained_svm
 from ratecons.result import LinearScorer
+
+
+def covariance_constrained_svm(X, y: np.ndarray, l2: float, xbar: np.ndarray | None,
+                               c: float) -> tuple[str, np.ndarray, float]:
+    """The baseline of Zafar et al. (2015) as in App. D of Goh et al. (2016), by CVXPY.
+
+    The hinge relaxation of the error rate (margins +-1/2 as in eq. 4),
+    (1/n) sum_{y=1} max(0, 1/2 - z) + (1/n) sum_{y=0} max(0, 1/2 + z) + (l2/2)||w||^2,
+    subject to -c <= <w, xbar> <= c (eq. 8: xbar = mean of group M minus mean of group F), the
+    linear approximation of s_p(M) - s_p(F). ``xbar=None`` drops the constraint (plain SVM).
+    Returns (CVXPY status, w, b).
+    """
+    import cvxpy as cp
+
+    n = X.shape[0]
+    pos = (np.asarray(y) == 1).astype(float) / n
+    w, b = cp.Variable(X.shape[1]), cp.Variable()
+    z = X @ w - b
+    hinges = (1.0 / n - pos) @ cp.pos(0.5 + z) + pos @ cp.pos(0.5 - z)
+    cons = [] if xbar is None else [cp.abs(np.asarray(xbar) @ w) <= c]
+    prob = cp.Problem(cp.Minimize(hinges + 0.5 * l2 * cp.sum_squares(w)), cons)
+    prob.solve(solver="CLARABEL")
+    if w.value is None:
+        return prob.status, np.zeros(X.shape[1]), 0.0
+    return prob.status, np.asarray(w.value), float(b.value)
 
 
 def _metrics(scorer, train, test) -> dict:
@@ -73,13 +97,12 @@ def run(rows: int | None = None, kappas=(0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
     X = train.X
     xbar = (np.asarray(men.X.mean(axis=0)).ravel()
             - np.asarray(women.X.mean(axis=0)).ravel())  # eq. 8
-    svm = solve_covariance_constrained_svm(X, train.y, l2, None, 0.0)
-    c0 = abs(float(xbar @ svm.primal["w"]))
+    _, w_svm, _ = covariance_constrained_svm(X, train.y, l2, None, 0.0)
+    c0 = abs(float(xbar @ w_svm))
     for frac in zafar_fractions:
-        sol = solve_covariance_constrained_svm(X, train.y, l2, xbar, frac * c0)
-        scorer = LinearScorer(sol.primal["w"], float(sol.primal["b"]))
-        out.append({"model": "Zafar et al.", "param": frac * c0, "status": sol.status,
-                    **_metrics(scorer, train, test)})
+        status, w, b = covariance_constrained_svm(X, train.y, l2, xbar, frac * c0)
+        out.append({"model": "Zafar et al.", "param": frac * c0, "status": status,
+                    **_metrics(LinearScorer(w, b), train, test)})
     if verbose:
         _print(out, train, test)
     return out

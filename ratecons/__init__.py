@@ -73,7 +73,7 @@ __version__ = "0.1.0"
 _LAZY_MODULES = ("datasets", "features", "metrics", "plot", "sklearn")
 #: names loaded on first access, from their module
 _LAZY_NAMES = {
-    "export_mps": "ratecons.lowering.mps",
+    "export_mps": "ratecons.backends.mps",
     "read_solution": "ratecons.matrix_chain",
     "RateConstrainedClassifier": "ratecons.sklearn",
     "MinimaxRiskClassifier": "ratecons.sklearn",

@@ -26,11 +26,11 @@ from typing import Any
 import numpy as np
 
 from . import settings
+from .backends.highs import HighsLP
 from .dispatch import HIGHS_METHOD
 from .errors import SpecError
 from .expr.analysis import Analysis
 from .generic import ComposedResult, LastStep, _missed, _surrogate_objective, solve_generic
-from .lowering.highs import HighsLP
 from .patterns.pattern import MethodSpec
 from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, kernelize
 from .reductions.to_cvxpy import ConvexStep
@@ -198,7 +198,7 @@ def read_solution(problem: Any, source: Any, kernel_points: int = MAX_EXACT_KERN
         step is exact; a single MM step is otherwise ``iteration_limit``); without a status
         (a mapping or array) it is ``iteration_limit``.
     """
-    from .lowering.mps import read_solution_file
+    from .backends.mps import read_solution_file
 
     start = time.perf_counter()
     analysis = _require_analysis(problem, "read_solution")

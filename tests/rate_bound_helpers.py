@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -49,3 +51,21 @@ def random_problem(seed: int, n: int = 400, d: int = 8, sparse: bool = False, **
     if sparse:
         X = sp.csr_matrix(np.where(rng.random((n, d)) < 0.5, X, 0.0))
     return fairness_program(X, y, group, **kw)
+
+
+def solve_weighted_hinge_cvxpy(X, a: np.ndarray, bcoef: np.ndarray, l2: float,
+                               bias: float | None = None) -> SimpleNamespace:
+    """Reference for SDCA and the b-cutting plane, written here from eq. (16) (App. F):
+    min_w (and b unless ``bias`` is given) sum_x a_x max(0, 1/2 + z_x) + b_x max(0, 1/2 - z_x)
+    + (l2/2)||w||^2, z = Xw - b. Returns objective, w and b."""
+    import cvxpy as cp
+
+    w = cp.Variable(X.shape[1])
+    b = cp.Variable() if bias is None else float(bias)
+    z = X @ w - b
+    hinges = a @ cp.pos(0.5 + z) + bcoef @ cp.pos(0.5 - z)
+    prob = cp.Problem(cp.Minimize(hinges + 0.5 * l2 * cp.sum_squares(w)))
+    prob.solve(solver="CLARABEL")
+    assert prob.status == "optimal", prob.status
+    return SimpleNamespace(objective=float(prob.value), w=np.asarray(w.value),
+                           b=float(b.value) if bias is None else float(bias))

@@ -56,7 +56,7 @@ def test_bad_spec_is_a_clear_error(tmp_path, capsys):
 
 
 def test_export_writes_an_mps_file_that_highs_reads_back(tmp_path, capsys):
-    from ratecons.lowering.highs import HighsLP
+    from ratecons.backends.highs import HighsLP
 
     spec = tmp_path / "mrc.py"
     spec.write_text(

@@ -9,7 +9,6 @@ from hypothesis import strategies as st
 
 from ratecons.errors import ConvergenceWarning, SpecError
 from ratecons.lowering.rate_cvxpy import solve_bound_cvxpy
-from ratecons.lowering.svm_cvxpy import solve_weighted_hinge_cvxpy
 from ratecons.solvers.cutting_plane import (
     SDCAState,
     center_of_mass_1d,
@@ -17,7 +16,7 @@ from ratecons.solvers.cutting_plane import (
     minimize_over_b,
 )
 from ratecons.solvers.folded import fold_bound
-from tests.rate_bound_helpers import random_problem
+from tests.rate_bound_helpers import random_problem, solve_weighted_hinge_cvxpy
 
 
 @settings(max_examples=40, deadline=None)

@@ -24,8 +24,8 @@ import numpy as np
 import pytest
 
 import ratecons as rc
-from ratecons.lowering.highs import HighsLP
-from ratecons.lowering.mps import solve_mps
+from ratecons.backends.highs import HighsLP
+from ratecons.backends.mps import solve_mps
 from ratecons.matrix_chain import matrix_step
 from ratecons.reductions.to_matrix import mps_names
 from ratecons.testing import small_composition_data

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import ratecons as rc
-from ratecons.lowering.mps import solve_mps
+from ratecons.backends.mps import solve_mps
 from tests.mrc_helpers import load, random_dataset
 
 

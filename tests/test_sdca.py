@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ratecons.errors import SolverError
-from ratecons.lowering.svm_cvxpy import solve_weighted_hinge_cvxpy
 from ratecons.solvers.folded import ExampleDesign
 from ratecons.solvers.sdca import _best_coordinate, _coordinate_gain, hinge_primal_dual, sdca
+from tests.rate_bound_helpers import solve_weighted_hinge_cvxpy
 
 
 def _design(X):

@@ -25,10 +25,10 @@ import time
 import numpy as np
 
 from .. import settings
+from ..backends.cvxpy_status import status_of
 from ..canonical.mrc import MRCForm, all_subset_masks
 from ..errors import SolverError, UnknownOptionError
 from ..solution import Certificate, Solution
-from .cvxpy_status import status_of
 
 __all__ = ["solve_mrc_cvxpy"]
 

@@ -18,10 +18,10 @@ import time
 import numpy as np
 
 from .. import settings
+from ..backends.cvxpy_status import status_of
 from ..canonical.rate_program import RateProgram
 from ..errors import UnknownOptionError
 from ..solution import Certificate, Solution
-from .cvxpy_status import status_of
 
 __all__ = ["solve_bound_cvxpy"]
 

@@ -22,10 +22,10 @@ import cvxpy as cp
 import numpy as np
 
 from .. import settings
+from ..backends.cvxpy_status import status_of
 from ..canonical.top import TopForm
 from ..errors import SolverError, UnknownOptionError
 from ..loss_functions import surrogate_graph
-from .cvxpy_status import status_of
 
 __all__ = ["CvxpyTopResult", "solve_primal", "solve_dual", "project_feasible",
            "svm_dual_coefficients"]

@@ -267,7 +267,7 @@ class MRCPattern(Pattern):
 
     def to_matrix_lp(self, problem: Any) -> Any:
         """The full LP (4) / (2.5) with named rows and columns (for MPS export)."""
-        from ..lowering.mrc_matrix import mrc_primal_lp
+        from ..canonical.mrc_matrix import mrc_primal_lp
 
         return mrc_primal_lp(_form_of(problem))
 

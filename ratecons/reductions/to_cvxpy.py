@@ -33,12 +33,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import settings
+from ..backends.cvxpy_status import status_of
 from ..errors import SpecError, UnknownOptionError
 from ..expr.analysis import Analysis, Row
 from ..expr.mean_loss import MeanLoss
 from ..expr.robust import WorstCaseRate
 from ..loss_functions import loss_graph, surrogate_graph
-from ..lowering.cvxpy_status import status_of
 from ..phi_divergence import CHI2, KL, RobustLoss
 from ..ranking import RankingObjective
 

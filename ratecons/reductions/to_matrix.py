@@ -3,7 +3,7 @@
 Given the canonical rows of :mod:`ratecons.expr.analysis` (minimize row 0 s.t. row j <= bound_j),
 the feature map of the score model (:mod:`ratecons.reductions.kernelize`, psi-space w for
 kernels) and an anchor (None: the hinge relaxation), it writes the same convex step that
-:mod:`ratecons.reductions.to_cvxpy` builds, as a :class:`~ratecons.lowering.to_matrix.MatrixLP`
+:mod:`ratecons.reductions.to_cvxpy` builds, as a :class:`~ratecons.canonical.matrix_lp.MatrixLP`
 (a QP when ``P`` is set) over the columns
 
 - ``w[feature]`` (free; psi features ``w[psi0]`` ... for kernels) and ``b`` (free, when the
@@ -40,12 +40,12 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from ..canonical.matrix_lp import MatrixLP
 from ..errors import NotLinearError
 from ..expr.analysis import Analysis, Row
 from ..expr.atom import label_of
 from ..expr.mean_loss import MeanLoss
 from ..expr.robust import WorstCaseRate
-from ..lowering.to_matrix import MatrixLP
 from ..phi_divergence import RobustLoss
 from ..ranking import RankingObjective
 

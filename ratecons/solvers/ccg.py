@@ -42,6 +42,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import settings
+from ..backends.highs import HighsLP, LPResult
+from ..canonical.matrix_lp import MatrixLP
 from ..canonical.mrc import (
     MRCForm,
     all_subset_masks,
@@ -50,10 +52,8 @@ from ..canonical.mrc import (
     subset_rhs,
     subset_rows,
 )
+from ..canonical.mrc_matrix import objective_row
 from ..errors import ConvergenceWarning, SpecError, parameter_error
-from ..lowering.highs import HighsLP, LPResult
-from ..lowering.mrc_matrix import objective_row
-from ..lowering.to_matrix import MatrixLP
 from ..solution import Certificate, Solution
 
 __all__ = ["CCG", "greedy_subsets", "solve_mrc_ccg"]

@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from ..backends.highs import HighsLP, solve_lp
+from ..canonical.matrix_lp import MatrixLP
 from ..errors import ConvergenceWarning, SolverError, SpecError, parameter_error
-from ..lowering.highs import HighsLP, solve_lp
-from ..lowering.to_matrix import MatrixLP
 from .folded import FoldedBound
 from .sdca import require_l2, sdca, sdca_work
 

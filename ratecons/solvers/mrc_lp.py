@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import settings
+from ..backends.highs import HighsLP
 from ..canonical.mrc import MRCForm, subset_rows
+from ..canonical.mrc_matrix import full_rows, mrc_dual_lp, mrc_primal_lp
 from ..errors import UnknownOptionError
-from ..lowering.highs import HighsLP
-from ..lowering.mrc_matrix import full_rows, mrc_dual_lp, mrc_primal_lp
 from ..solution import Certificate, Solution
 
 __all__ = ["dual_certificate", "solve_mrc_lp"]

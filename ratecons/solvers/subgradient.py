@@ -395,8 +395,8 @@ def _active_set_bound(inputs: _Inputs, coef: np.ndarray, fixed_marginals: bool,
     Instances with a single atom (for (2.5)) are fixed and enter as constants. Any feasible beta
     gives a valid bound whatever ``eps`` is; returns -inf when the LP is infeasible.
     """
-    from ..lowering.highs import solve_lp
-    from ..lowering.to_matrix import MatrixLP
+    from ..backends.highs import solve_lp
+    from ..canonical.matrix_lp import MatrixLP
 
     psi, n, p, n_classes = inputs.psi, inputs.n, inputs.p, inputs.n_classes
     scores = _scores(coef, psi)

@@ -18,8 +18,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import settings
+from ..canonical.matrix_lp import MatrixLP
 from ..errors import SolverError, UnknownOptionError
-from .to_matrix import MatrixLP
 
 __all__ = ["HighsLP", "LPResult", "solve_lp"]
 

@@ -22,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..canonical.mrc import MRCForm, all_subset_masks, subset_codes, subset_rows
-from .to_matrix import MatrixLP
+from .matrix_lp import MatrixLP
 
 __all__ = [
     "column_names",

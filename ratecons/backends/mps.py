@@ -7,7 +7,7 @@
   :mod:`ratecons.reductions.to_matrix`: the hinge relaxation, or with ``at=result`` the
   majorization-minimization step at the result's scores (the MM loop as a whole is not an LP);
   an LP, or a QP (``QUADOBJ``) with an l2 term or a squared loss;
-- a minimax-risk problem as its full LP (4) / (2.5) (:mod:`ratecons.lowering.mrc_matrix`), or
+- a minimax-risk problem as its full LP (4) / (2.5) (:mod:`ratecons.canonical.mrc_matrix`), or
   with ``restricted=True`` the last restricted LP of its generation method (written by HiGHS).
 
 The file is free MPS, written row by row as it goes (never as one string) to a temporary file in
@@ -31,9 +31,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import settings
+from ..canonical.matrix_lp import MatrixLP
 from ..errors import DataError, SpecError
 from .highs import HighsLP, LPResult
-from .to_matrix import MatrixLP
 
 __all__ = ["export_mps", "solve_mps", "write_mps", "read_solution_file"]
 
