@@ -20,6 +20,7 @@ from .errors import (
     RateconsError,
     SolverError,
     SpecError,
+    TrivialOptimumWarning,
     UnknownOptionError,
 )
 from .expr.mean_loss import hinge_loss, logistic_loss, mean_loss
@@ -99,6 +100,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "Constraint",
     "ConvergenceWarning",
+    "TrivialOptimumWarning",
     "CurvatureError",
     "DataError",
     "Dataset",

@@ -81,6 +81,10 @@ class ConvergenceWarning(UserWarning):
     """A solver stopped before certifying its tolerance (iteration or time limit)."""
 
 
+class TrivialOptimumWarning(UserWarning):
+    """The optimum is (numerically) w = 0: the model scores every example alike."""
+
+
 def parameter_error(name: str, owner: str, expected: str, got: object) -> SpecError:
     """Build the one parameter-error message format used across ratecons.
 

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from . import settings
-from .errors import ConvergenceWarning, SolverError
+from .errors import ConvergenceWarning, SolverError, TrivialOptimumWarning
 from .expr.analysis import Analysis
 from .patterns.pattern import MethodSpec, Pattern
 from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, FeatureMap, kernelize
@@ -145,6 +145,8 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
                                            zip(analysis.constraints, missed)}
         details["step_objective"] = step.objective
         details["step_bounds"] = step_bounds.copy()  # the last step's (after any repair)
+        if table is not None:
+            _flag_trivial(table, details)
         sol = Solution(status, value, primal={"w": step.w, "b": np.float64(step.b)},
                        dual={"v": step.duals}, history=history, solver=f"generic/{name}",
                        solve_time=time.perf_counter() - start_time,
@@ -217,6 +219,26 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
         status = settings.ITERATION_LIMIT
         warnings.warn(details["message"], ConvergenceWarning, stacklevel=3)
     return finish(status, step, details, table)
+
+
+#: score spread (max - min over a training set) at or below which a model is constant
+TRIVIAL_SPREAD = 1e-7
+
+
+def _flag_trivial(table: ScoreTable, details: dict[str, Any]) -> None:
+    """Mark a model that scores every training example alike (w = 0 for every dataset the
+    problem touches) and warn with what to try: a constant score is the best this
+    regularization and these targets allow."""
+    spread = max((float(np.ptp(z)) if z.size else 0.0 for z in table.scores.values()),
+                 default=0.0)
+    if spread > TRIVIAL_SPREAD:
+        return
+    details["trivial_optimum"] = True
+    details["trivial_hint"] = (
+        f"the returned model scores every training example alike (score spread {spread:.2g}): "
+        "under this regularization and these targets no model beats a constant score; try a "
+        "smaller l2 or l1, standardized features, looser targets or a kernel model.")
+    warnings.warn(details["trivial_hint"], TrivialOptimumWarning, stacklevel=4)
 
 
 class ComposedResult(Result):

@@ -178,3 +178,18 @@ def test_worst_case_value_is_below_the_nominal_rate(data):
     assert wc.value_for(scorer, -1.0) <= nominal + 1e-12 <= wc.value_for(scorer, 1.0) + 2e-12
     with pytest.raises(rc.SpecError, match="outside"):
         rc.worst_case(rc.recall(data), rc.PhiDivergenceBall(data.negatives, rho=0.1))
+
+
+def test_generic_chain_flags_a_trivial_optimum():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    D = rc.Dataset(X, (X[:, 0] + rng.normal(size=200) > 0).astype(int))
+    con = [rc.positive_rate(D) >= 0.3]
+    heavy = rc.Problem(minimize=rc.hinge_loss(D), subject_to=con,
+                       model=rc.LinearModel(l2=0.0, l1=10.0))
+    with pytest.warns(rc.TrivialOptimumWarning, match="smaller l2 or l1"):
+        result = heavy.solve("generic")
+    assert result.certificate.details["trivial_optimum"] and np.all(result.w == 0)
+    light = rc.Problem(minimize=rc.hinge_loss(D), subject_to=con,
+                       model=rc.LinearModel(l2=0.0, l1=1e-3))
+    assert "trivial_optimum" not in light.solve("generic").certificate.details

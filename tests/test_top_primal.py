@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 import ratecons as rc
 from benchmarks.top import adult, synthetic
+from ratecons.errors import TrivialOptimumWarning
 from ratecons.lowering.top_cvxpy import solve_primal
-from ratecons.patterns.ranking import TrivialOptimumWarning
 from ratecons.solvers.top_dual import project_toppushk
 from ratecons.solvers.top_ipm import solve_top_ipm
 from ratecons.solvers.top_primal import dual_bound, primal_objective

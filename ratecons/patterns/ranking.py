@@ -26,7 +26,7 @@ import scipy.sparse as sp
 
 from .. import settings
 from ..canonical.top import TopForm
-from ..errors import DataError, SpecError
+from ..errors import DataError, SpecError, TrivialOptimumWarning
 from ..kernels import KernelSpec
 from ..lowering import top_cvxpy
 from ..metrics import auc, tpr_at_quantile, tpr_at_top
@@ -40,7 +40,7 @@ from ..solvers.top_primal import primal_objective
 from ..thresholds import top_k_mean
 from .pattern import MethodSpec, Pattern
 
-__all__ = ["RankingPattern", "TopResult", "TrivialOptimumWarning"]
+__all__ = ["RankingPattern", "TopResult"]
 
 #: above this many dual variables ``auto`` never picks the CVXPY reference
 CVXPY_AUTO_MAX = 1500
@@ -52,10 +52,6 @@ IPM_AUTO_MAX_DIM = 2000
 TRIVIAL_RTOL = 1e-6
 TRIVIAL_HINT = ("try a smaller l2, a larger K (e.g. 1% of the negatives instead of 5), "
                 "standardized features, or a kernel model")
-
-
-class TrivialOptimumWarning(UserWarning):
-    """The optimum of (3) is (numerically) w = 0: the model scores every example alike."""
 
 
 def _flag_trivial(form: TopForm, solution: Solution) -> None:
