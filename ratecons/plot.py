@@ -23,7 +23,8 @@ import numpy as np
 from .data import Dataset
 from .errors import SpecError
 
-__all__ = ["convergence", "demo_figure", "group_rates", "sweep", "tradeoff"]
+__all__ = ["convergence", "demo_figure", "group_rates", "require_matplotlib", "sweep",
+           "tradeoff"]
 
 #: one column of a two-column paper, in inches
 COLUMN = (3.4, 2.5)
@@ -32,16 +33,23 @@ _STYLE = {"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "legend.font
           "lines.markersize": 4}
 
 
+def require_matplotlib() -> Any:
+    """The ``matplotlib`` module, or an ImportError that says how to install it."""
+    try:
+        import matplotlib
+        import matplotlib.figure  # noqa: F401  (the submodule the figures are built from)
+    except ImportError as exc:
+        raise ImportError('ratecons.plot needs matplotlib, the "plot" extra: '
+                          'pip install "ratecons[plot]"') from exc
+    return matplotlib
+
+
 def _axes(ax: Any, size: tuple[float, float] = COLUMN) -> Any:
     if ax is not None:
         return ax
-    try:
-        from matplotlib.figure import Figure
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("ratecons.plot needs matplotlib: pip install 'ratecons[plot]'.") from exc
-    import matplotlib
+    from matplotlib.figure import Figure
 
-    with matplotlib.rc_context(_STYLE):
+    with require_matplotlib().rc_context(_STYLE):
         fig = Figure(figsize=size, layout="constrained")
         return fig.add_subplot()
 
@@ -49,9 +57,7 @@ def _axes(ax: Any, size: tuple[float, float] = COLUMN) -> Any:
 def _styled(draw: Callable[..., Any]) -> Callable[..., Any]:
     """Draw with the paper style (font sizes, line widths)."""
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        import matplotlib
-
-        with matplotlib.rc_context(_STYLE):
+        with require_matplotlib().rc_context(_STYLE):
             return draw(*args, **kwargs)
 
     wrapper.__name__, wrapper.__doc__ = draw.__name__, draw.__doc__
@@ -188,7 +194,7 @@ def demo_figure(results: dict[str, Any], test: Dataset, group: str, ratio: float
     """The demo's figure: per-group positive rates on ``test`` for each result in
     ``results`` (label -> Result), the convergence of the first, and the trade-off curve
     when ``records`` (from :func:`sweep`) are given; saved to ``path`` when given."""
-    import matplotlib
+    matplotlib = require_matplotlib()
     from matplotlib.figure import Figure
 
     panels = len(results) + 1 + (records is not None)
@@ -197,6 +203,9 @@ def demo_figure(results: dict[str, Any], test: Dataset, group: str, ratio: float
         axes = fig.subplots(1, panels)
     for ax, (label, result) in zip(axes, results.items()):
         group_rates(result, test, group, ratio=ratio, ax=ax, label=f"{label} model")
+    top = max(ax.get_ylim()[1] for ax in axes[:len(results)])
+    for ax in axes[:len(results)]:
+        ax.set_ylim(0, top)  # one scale, so the models compare at a glance
     convergence(next(iter(results.values())), ax=axes[len(results)])
     if records is not None:
         tradeoff(records, ax=axes[-1])
