@@ -49,6 +49,7 @@ def test_tradeoff_group_rates_and_convergence(setup, tmp_path):
     fig = plot.demo_figure({"constrained": result, "unconstrained": records[0]["result"]},
                            test, "g", 0.8, path=str(tmp_path / "demo.png"), records=records)
     assert len(fig.axes) >= 4 and (tmp_path / "demo.png").exists()
+    assert fig.axes[0].get_ylim() == fig.axes[1].get_ylim()  # the models on one scale
 
 
 def test_convergence_with_bounds_and_gap(tmp_path):
