@@ -23,7 +23,8 @@ import numpy as np
 from .data import Dataset
 from .errors import SpecError
 
-__all__ = ["convergence", "demo_figure", "group_rates", "sweep", "tradeoff"]
+__all__ = ["convergence", "demo_figure", "group_rates", "require_matplotlib", "sweep",
+           "tradeoff"]
 
 #: one column of a two-column paper, in inches
 COLUMN = (3.4, 2.5)
@@ -32,16 +33,23 @@ _STYLE = {"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "legend.font
           "lines.markersize": 4}
 
 
+def require_matplotlib() -> Any:
+    """The ``matplotlib`` module, or an ImportError that says how to install it."""
+    try:
+        import matplotlib
+        import matplotlib.figure  # noqa: F401  (the submodule the figures are built from)
+    except ImportError as exc:
+        raise ImportError('ratecons.plot needs matplotlib, the "plot" extra: '
+                          'pip install "ratecons[plot]"') from exc
+    return matplotlib
+
+
 def _axes(ax: Any, size: tuple[float, float] = COLUMN) -> Any:
     if ax is not None:
         return ax
-    try:
-        from matplotlib.figure import Figure
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("ratecons.plot needs matplotlib: pip install 'ratecons[plot]'.") from exc
-    import matplotlib
+    from matplotlib.figure import Figure
 
-    with matplotlib.rc_context(_STYLE):
+    with require_matplotlib().rc_context(_STYLE):
         fig = Figure(figsize=size, layout="constrained")
         return fig.add_subplot()
 
@@ -49,9 +57,7 @@ def _axes(ax: Any, size: tuple[float, float] = COLUMN) -> Any:
 def _styled(draw: Callable[..., Any]) -> Callable[..., Any]:
     """Draw with the paper style (font sizes, line widths)."""
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        import matplotlib
-
-        with matplotlib.rc_context(_STYLE):
+        with require_matplotlib().rc_context(_STYLE):
             return draw(*args, **kwargs)
 
     wrapper.__name__, wrapper.__doc__ = draw.__name__, draw.__doc__
@@ -152,27 +158,47 @@ def group_rates(result: Any, data: Dataset, group: str, rate: Callable[[Any], An
 @_styled
 def convergence(result: Any, ax: Any = None, log_gap: bool = True) -> Any:
     """Objective per iteration from ``result.history``, with the lower / upper bounds and the
-    gap (right axis, log scale) when the method records them."""
-    history = result.history
-    if not history:
-        raise SpecError(f"the result of method {result.method!r} recorded no iterations.")
-    ax = _axes(ax)
-    it = np.array([h.get("iteration", k) for k, h in enumerate(history)], dtype=np.float64)
+    gap (right axis, log scale) when the method records them (each method's own names for
+    them are read through :data:`ratecons.progress.SYNONYMS`)."""
+    from .progress import normalized
+
+    history = [normalized(h) for h in result.history]
 
     def series(key: str) -> np.ndarray:
-        return np.array([h.get(key, np.nan) if isinstance(h.get(key), (int, float))
-                         else np.nan for h in history], dtype=np.float64)
+        return np.array([h[key] if isinstance(h.get(key), (int, float)) else np.nan
+                         for h in history], dtype=np.float64)
 
+    drawn_keys = [k for k in ("objective", "upper", "lower", "gap")
+                  if history and np.isfinite(series(k)).any()]
+    if not drawn_keys:
+        raise SpecError(f"the result of method {result.method!r} recorded no objective, bound "
+                        f"or gap per iteration; nothing to draw.")
+    ax = _axes(ax)
+    it = np.array([h.get("iteration", k) for k, h in enumerate(history)], dtype=np.float64)
     drawn = []
-    for key, style in (("objective", "-o"), ("upper", "--"), ("lower", ":")):
+
+    def draw(on: Any, key: str, style: str, **kw: Any) -> np.ndarray:
         v = series(key)
-        if not np.all(np.isnan(v)):
-            drawn += ax.plot(it, v, style, label=key, markersize=2)
-    gap = series("gap")
-    if not np.all(np.isnan(gap)):
+        ok = np.isfinite(v)  # a key some iterations lack (or hold as inf) is drawn through the rest
+        few = ok.sum() <= 3  # e.g. a bound certified at the last iteration only: a marker
+        drawn.extend(on.plot(it[ok], v[ok], style + ("o" if few and "o" not in style else ""),
+                             markersize=4 if few else 2, **kw))
+        return v[ok]
+
+    values = {key: draw(ax, key, style, label=key)
+              for key, style in (("objective", "-o"), ("upper", "--"), ("lower", ":"))
+              if key in drawn_keys}
+    primal = np.concatenate([values.get("objective", []), values.get("upper", [])])
+    if primal.size and "lower" in values:
+        # a first lower bound far below the optimum would flatten the rest: clip the axis
+        final = min(primal.min(), values["lower"][-1])
+        span = max(primal.max() - final, 1e-12)
+        if values["lower"].min() < final - span:
+            ax.set_ylim(final - 0.5 * span, primal.max() + 0.1 * span)
+    if "gap" in drawn_keys:
         right = ax.twinx()
-        drawn += right.plot(it, gap, color="grey", linewidth=0.8, label="gap (right)")
-        if log_gap and np.nanmin(gap) > 0:
+        gap = draw(right, "gap", "-", color="grey", linewidth=0.8, label="gap (right)")
+        if log_gap and gap.min() > 0:
             right.set_yscale("log")
         right.set_ylabel("gap")
     ax.set_xlabel("iteration")
@@ -188,7 +214,7 @@ def demo_figure(results: dict[str, Any], test: Dataset, group: str, ratio: float
     """The demo's figure: per-group positive rates on ``test`` for each result in
     ``results`` (label -> Result), the convergence of the first, and the trade-off curve
     when ``records`` (from :func:`sweep`) are given; saved to ``path`` when given."""
-    import matplotlib
+    matplotlib = require_matplotlib()
     from matplotlib.figure import Figure
 
     panels = len(results) + 1 + (records is not None)
@@ -197,6 +223,9 @@ def demo_figure(results: dict[str, Any], test: Dataset, group: str, ratio: float
         axes = fig.subplots(1, panels)
     for ax, (label, result) in zip(axes, results.items()):
         group_rates(result, test, group, ratio=ratio, ax=ax, label=f"{label} model")
+    top = max(ax.get_ylim()[1] for ax in axes[:len(results)])
+    for ax in axes[:len(results)]:
+        ax.set_ylim(0, top)  # one scale, so the models compare at a glance
     convergence(next(iter(results.values())), ax=axes[len(results)])
     if records is not None:
         tradeoff(records, ax=axes[-1])

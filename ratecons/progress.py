@@ -17,12 +17,32 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["show_progress", "silence_highs_banner", "solve_progress"]
+__all__ = ["SYNONYMS", "normalized", "show_progress", "silence_highs_banner", "solve_progress"]
 
 Callback = Callable[[dict[str, Any]], None]
 _BANNER_SILENCED = False
 #: event keys shown next to the bar, in this order
 _SHOWN = ("objective", "gap", "max_violation", "lower", "upper")
+#: the methods' own names for the shared keys: the iteration counter, the objective, a lower
+#: and an upper bound on the optimum, and the gap between them
+SYNONYMS = {
+    "epoch": "iteration",      # dual coordinate ascent (ranking at the top)
+    "R": "lower",              # constraint generation: the restricted LP's value (minimax risk)
+    "lower_bound": "lower",    # certified bounds of the robust and subgradient methods
+    "dual": "lower",           # dual coordinate ascent: the dual objective
+    "primal": "upper",         # ... and the primal one
+    "relative_gap": "gap",
+}
+
+
+def normalized(event: dict[str, Any]) -> dict[str, Any]:
+    """``event`` with the keys of :data:`SYNONYMS` renamed to the shared ones (when the shared
+    name is taken already, the method's own key stays as it is)."""
+    out = dict(event)
+    for own, shared in SYNONYMS.items():
+        if own in out and shared not in out:
+            out[shared] = out.pop(own)
+    return out
 
 
 def show_progress(verbose: bool | None) -> bool:
@@ -57,6 +77,7 @@ def silence_highs_banner() -> None:
 
 
 def _postfix(event: dict[str, Any]) -> str:
+    event = normalized(event)
     parts = [str(event["stage"])] if event.get("stage") else []
     for key in _SHOWN:
         value = event.get(key)

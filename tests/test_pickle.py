@@ -15,6 +15,8 @@ from ratecons.sklearn import (
     DemographicParityRatio,
     MinimaxRiskClassifier,
     RateConstrainedClassifier,
+    RobustClassifier,
+    TopKClassifier,
 )
 
 N = 120
@@ -90,10 +92,16 @@ def test_estimators_pickle_and_joblib(data):
     clf = RateConstrainedClassifier(constraints=DemographicParityRatio(0.8), l2=1e-2)
     clf.fit(data.X, data.y, sensitive_features=A)
     mrc = MinimaxRiskClassifier().fit(data.X, np.where(data.y == 1, "yes", "no"))
-    for est in (clf, mrc):
+    top = TopKClassifier(k=5).fit(data.X, data.y)
+    robust = RobustClassifier(rho=0.1).fit(data.X, data.y)
+    for est in (clf, mrc, top, robust):
         for copy in _roundtrip(est):
             np.testing.assert_array_equal(copy.predict(data.X), est.predict(data.X))
-            np.testing.assert_allclose(copy.predict_proba(data.X), est.predict_proba(data.X))
+            np.testing.assert_allclose(copy.decision_function(data.X),
+                                       est.decision_function(data.X))
+            if hasattr(est, "predict_proba"):
+                np.testing.assert_allclose(copy.predict_proba(data.X), est.predict_proba(data.X))
+            assert repr(copy) == repr(est)
 
 
 def test_unfitted_json_result_has_no_report(data):

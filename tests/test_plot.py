@@ -49,6 +49,7 @@ def test_tradeoff_group_rates_and_convergence(setup, tmp_path):
     fig = plot.demo_figure({"constrained": result, "unconstrained": records[0]["result"]},
                            test, "g", 0.8, path=str(tmp_path / "demo.png"), records=records)
     assert len(fig.axes) >= 4 and (tmp_path / "demo.png").exists()
+    assert fig.axes[0].get_ylim() == fig.axes[1].get_ylim()  # the models on one scale
 
 
 def test_convergence_with_bounds_and_gap(tmp_path):
@@ -57,7 +58,37 @@ def test_convergence_with_bounds_and_gap(tmp_path):
     y = (X[:, 0] > 0).astype(int)
     result = rc.Problem(minimize=rc.minimax_risk(rc.MomentSet(rc.Dataset(X, y)))).solve(
         "ccg", verbose=False)
-    ax = plot.convergence(result)
+    ax = plot.convergence(result)  # constraint generation records its restricted LP's value
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["lower"]
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), [h["R"] for h in result.history])
     _png(ax.figure, tmp_path, "mrc.png")
     with pytest.raises(rc.SpecError, match="no group"):
         plot.group_rates(result, rc.Dataset(X, y), "g")
+
+
+class _Solved:
+    """What convergence reads from a result: method, status, history."""
+
+    def __init__(self, history):
+        self.method, self.status, self.history = "made up", "optimal", history
+
+
+def test_convergence_reads_each_methods_names_and_skips_missing_values():
+    # dual coordinate ascent's names; a lower bound far below the optimum at first; the gap is
+    # infinite until both bounds exist
+    history = [{"epoch": k, "primal": 1 + 2.0 ** -k, "dual": 1 - 50 * 2.0 ** -k,
+                "relative_gap": np.inf if k == 0 else 2.0 ** -k} for k in range(8)]
+    history[3].pop("dual")
+    ax = plot.convergence(_Solved(history))
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["upper", "lower", "gap (right)"]
+    upper, lower = ax.lines[:2]
+    np.testing.assert_array_equal(upper.get_xdata(), np.arange(8))
+    np.testing.assert_array_equal(lower.get_xdata(), [0, 1, 2, 4, 5, 6, 7])
+    assert ax.get_ylim()[0] > -10  # the first lower bounds do not flatten the curves
+    [right] = [a for a in ax.figure.axes if a is not ax]
+    assert right.get_yscale() == "log" and len(right.lines[0].get_xdata()) == 7  # no inf
+    with pytest.raises(rc.SpecError, match="nothing to draw"):
+        plot.convergence(_Solved([{"iteration": 1, "time": 0.1}]))
+    with pytest.raises(rc.SpecError, match="nothing to draw"):
+        plot.convergence(_Solved([]))

@@ -18,3 +18,13 @@ def test_quiet_when_not_verbose_or_not_a_terminal(capsys):
     fairness_problem(n=120, seed=2).solve()  # stderr is captured: not a terminal
     assert capsys.readouterr().err == ""
     assert show_progress(None) is False and show_progress(True) is True
+
+
+def test_methods_own_names_are_read_as_the_shared_ones():
+    from ratecons.progress import _postfix, normalized
+
+    event = {"epoch": 3, "primal": 0.5, "dual": 0.4, "relative_gap": 0.2, "time": 1.0}
+    assert normalized(event) == {"iteration": 3, "upper": 0.5, "lower": 0.4, "gap": 0.2,
+                                 "time": 1.0}
+    assert normalized({"lower": 1.0, "lower_bound": 2.0}) == {"lower": 1.0, "lower_bound": 2.0}
+    assert _postfix({"stage": "ccg", "R": 0.25}) == "ccg lower=0.25"
