@@ -126,7 +126,7 @@ def run_demo(method: str = "auto", kappa: float = 0.8, l2: float = 1e-3, seed: i
     say(f"Goal: minimize the error rate subject to the {kappa:.0%} rule,")
     say(f"      s_p(women) >= {kappa:g} s_p(men)  (s_p: the positive rate).")
     plan = fair.plan(method)
-    say(f"\nplan: {plan.family}, method {plan.method}, because")
+    say(f"\nplan: {plan.pattern}, method {plan.method}, because")
     for reason in plan.reasons[:3]:
         say(textwrap.fill(reason, 79, initial_indent="  - ", subsequent_indent="    "))
     say("\nsolving the constrained and the unconstrained model ...")
