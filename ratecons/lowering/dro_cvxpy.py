@@ -25,7 +25,13 @@ import numpy as np
 from ..canonical.dro import DROProgram
 from ..errors import SolverError, SpecError
 from ..phi_divergence import CHI2, KL, Phi
-from ..settings import DEFAULT_CONIC_SOLVER, OPTIMAL, OPTIMAL_INACCURATE
+from ..settings import (
+    DEFAULT_CONIC_SOLVER,
+    ITERATION_LIMIT,
+    OPTIMAL,
+    OPTIMAL_INACCURATE,
+    TIME_LIMIT,
+)
 from ..solution import Certificate, Solution
 from .cvxpy_status import status_of
 
@@ -61,8 +67,9 @@ def _solve(prob: cp.Problem, solver: str, options: dict[str, Any] | None) -> str
             if len(attempts) == 1:
                 raise SolverError(f"CVXPY ({solver}) failed: {exc}") from None
             continue
-        if status_of(prob.status) in _SOLVED:
-            return name
+        if status_of(prob.status) in _SOLVED or (name == "user" and status_of(prob.status)
+                                                 in (ITERATION_LIMIT, TIME_LIMIT)):
+            return name  # a budget of the user's is a status, not an error
     raise SolverError(f"CVXPY ({solver}) failed with every setting tried: "
                       f"{[name for name, _ in attempts]}.")
 
@@ -134,7 +141,7 @@ def solve_dro_cvxpy(
     start = time.perf_counter()
     tolerances = _solve(prob, solver, options)
     elapsed = time.perf_counter() - start
-    if status_of(prob.status) not in _SOLVED:
+    if status_of(prob.status) not in _SOLVED and w.value is None:
         raise SolverError(f"CVXPY ({solver}) could not solve the DRO program: {prob.status}.")
     theta = np.asarray(w.value, dtype=np.float64)
     if form.fit_intercept:
@@ -147,7 +154,8 @@ def solve_dro_cvxpy(
         status=status_of(prob.status), objective=float(prob.value), primal={"theta": theta},
         dual=dual,
         certificate=Certificate(
-            upper_bound=float(prob.value), max_violation=0.0,
+            upper_bound=float(prob.value) if status_of(prob.status) in _SOLVED else None,
+            max_violation=0.0,
             details={"solver": solver, "iterations": getattr(stats, "num_iters", None),
                      "tolerances": tolerances},
         ),
