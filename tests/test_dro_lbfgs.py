@@ -154,6 +154,16 @@ def test_tiny_budgets_never_optimal():
 
 
 @pytest.mark.parametrize("phi", ["chi2", "kl"])
+def test_cvxpy_reference_budget_never_optimal(phi):
+    """The reference stopped after one interior-point iteration says iteration_limit."""
+    problem = _problem(_synthetic(200, 4, 6), phi, 0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = problem.solve("cvxpy", solver_options={"max_iter": 1})
+    assert res.status == "iteration_limit"
+
+
+@pytest.mark.parametrize("phi", ["chi2", "kl"])
 def test_stochastic_certificates_against_reference(phi):
     """Each first-order method's final certificate is valid against the CVXPY optimum, and its
     status is optimal only when the certified gap meets its tolerance (1e-3 relative)."""

@@ -100,10 +100,15 @@ def test_dual_bound_is_lambda_times_dual7():
     assert lb <= primal_objective(form, w)
 
 
-def test_ipm_budgets_never_optimal():
+@pytest.mark.parametrize(("objective", "l2", "l1"), [
+    ("toppushk", 1e-3, 0.0), ("toppushk", 0.0, 1e-2), ("pat&mat-np", 1e-3, 0.0),
+    ("pat&mat-np", 0.0, 1e-2)])
+def test_ipm_budgets_never_optimal(objective, l2, l1):
+    """QP (l2) and LP (l1, l2 = 0) paths: a tiny budget is never reported optimal."""
     data = synthetic(400, 5, 0.3, seed=4)
-    form = rc.Problem(maximize=rc.tpr_at_top(data, k=5),
-                      model=rc.LinearModel(l2=1e-3)).canonical()
+    obj = (rc.tpr_at_top(data, k=5) if objective == "toppushk"
+           else rc.tpr_at_quantile(data, 0.05, formulation=objective))
+    form = rc.Problem(maximize=obj, model=rc.LinearModel(l2=l2, l1=l1)).canonical()
     few = solve_top_ipm(form, max_iter=2)
     assert few.status == "iteration_limit"
     assert few.certificate.details["relative_gap"] > 1e-6
@@ -124,6 +129,17 @@ def test_dual_ca_budgets_never_optimal():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rc.ConvergenceWarning)
         assert kernel.solve("dual_ca", max_epochs=1).status == "iteration_limit"
+
+
+@pytest.mark.parametrize("model", [rc.LinearModel(l2=1e-3), rc.KernelModel(l2=1e-3)])
+def test_cvxpy_reference_budget_never_optimal(model):
+    """The reference stopped after one interior-point iteration says iteration_limit."""
+    problem = rc.Problem(maximize=rc.tpr_at_top(synthetic(300, 4, 0.3, seed=6), k=5),
+                         model=model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = problem.solve("cvxpy", solver_options={"max_iter": 1})
+    assert res.status == "iteration_limit"
 
 
 def test_trivial_optimum_detected_and_explained():

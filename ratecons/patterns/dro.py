@@ -21,7 +21,7 @@ from ..loss_functions import margin_loss
 from ..models import LinearModel
 from ..phi_divergence import CHI2, KL, RobustLoss
 from ..result import LinearScorer, Result, features_of
-from ..settings import DEFAULT_CONIC_SOLVER, SOLVED_STATUSES
+from ..settings import DEFAULT_CONIC_SOLVER, OPTIMAL, OPTIMAL_INACCURATE, SOLVED_STATUSES
 from ..solution import Certificate, Solution
 from ..solvers.dro import (
     DEFAULT_R,
@@ -260,9 +260,11 @@ def _run_cvxpy(problem: Any, form: DROProgram, *, seed: int | None = None,
         raise SolverError(f"CVXPY ({solver}) could not solve the DRO program: {step.status}. "
                           f"{step.message}")
     theta = np.append(step.w, step.b) if form.fit_intercept else step.w
+    solved = step.status in (OPTIMAL, OPTIMAL_INACCURATE)  # a user's budget: no bound
     sol = Solution(
         status=step.status, objective=step.objective, primal={"theta": theta},
-        certificate=Certificate(upper_bound=step.objective, max_violation=0.0,
+        certificate=Certificate(upper_bound=step.objective if solved else None,
+                                max_violation=0.0,
                                 details={"solver": solver, "conic_objective": step.objective,
                                          "settings": step.message}),
         solver=step.solver, solve_time=step.solve_time)
