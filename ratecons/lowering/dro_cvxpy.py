@@ -27,6 +27,7 @@ from ..errors import SolverError, SpecError
 from ..phi_divergence import CHI2, KL, Phi
 from ..settings import DEFAULT_CONIC_SOLVER, OPTIMAL, OPTIMAL_INACCURATE
 from ..solution import Certificate, Solution
+from .cvxpy_run import solve_cvxpy, stopped_by_limits
 from .cvxpy_status import status_of
 
 __all__ = ["solve_inner_cvxpy", "solve_dro_cvxpy", "TIGHT_CLARABEL"]
@@ -56,12 +57,12 @@ def _solve(prob: cp.Problem, solver: str, options: dict[str, Any] | None) -> str
         attempts = [("default" if not options else "user", options or {})]
     for name, opts in attempts:
         try:
-            prob.solve(solver=solver, **opts)
+            solve_cvxpy(prob, solver, **opts)
         except cp.error.SolverError as exc:
             if len(attempts) == 1:
                 raise SolverError(f"CVXPY ({solver}) failed: {exc}") from None
             continue
-        if status_of(prob.status) in _SOLVED:
+        if status_of(prob.status) in _SOLVED or stopped_by_limits(prob):
             return name
     raise SolverError(f"CVXPY ({solver}) failed with every setting tried: "
                       f"{[name for name, _ in attempts]}.")
@@ -133,8 +134,10 @@ def solve_dro_cvxpy(
     prob = cp.Problem(cp.Minimize(objective), cons)
     start = time.perf_counter()
     tolerances = _solve(prob, solver, options)
+    if stopped_by_limits(prob) and w.value is None:
+        return Solution(status_of(prob.status), np.nan, solver=f"cvxpy/{solver}")
     elapsed = time.perf_counter() - start
-    if status_of(prob.status) not in _SOLVED:
+    if status_of(prob.status) not in _SOLVED and not stopped_by_limits(prob):
         raise SolverError(f"CVXPY ({solver}) could not solve the DRO program: {prob.status}.")
     theta = np.asarray(w.value, dtype=np.float64)
     if form.fit_intercept:

@@ -28,6 +28,7 @@ from .. import settings
 from ..canonical.mrc import MRCForm, all_subset_masks
 from ..errors import SolverError, UnknownOptionError
 from ..solution import Certificate, Solution
+from .cvxpy_run import solve_cvxpy
 from .cvxpy_status import status_of
 
 __all__ = ["solve_mrc_cvxpy"]
@@ -77,7 +78,7 @@ def solve_mrc_cvxpy(
     prob = cp.Problem(cp.Minimize(objective), constraints)
     start = time.perf_counter()
     try:
-        prob.solve(solver=solver)
+        solve_cvxpy(prob, solver)
     except cp.error.SolverError as exc:
         raise SolverError(f"CVXPY/{solver} failed on the MRC reference: {exc}") from exc
     elapsed = time.perf_counter() - start

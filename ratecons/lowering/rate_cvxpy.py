@@ -21,6 +21,7 @@ from .. import settings
 from ..canonical.rate_program import RateProgram
 from ..errors import UnknownOptionError
 from ..solution import Certificate, Solution
+from .cvxpy_run import solve_cvxpy
 from .cvxpy_status import status_of
 
 __all__ = ["solve_bound_cvxpy"]
@@ -113,7 +114,7 @@ def solve_bound_cvxpy(
         problem = cp.Problem(cp.Minimize(row(0) + reg), constraints + epigraph)
     start = time.perf_counter()
     try:
-        problem.solve(solver=name, warm_start=warm_start is not None)
+        solve_cvxpy(problem, name, warm_start=warm_start is not None)
     except cp.error.SolverError as exc:
         return Solution(settings.NUMERICAL_ERROR, float("nan"), solver=f"cvxpy/{name}",
                         solve_time=time.perf_counter() - start,

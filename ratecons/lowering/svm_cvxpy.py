@@ -21,6 +21,7 @@ import numpy as np
 from .. import settings
 from ..errors import SolverError
 from ..solution import Certificate, Solution
+from .cvxpy_run import solve_cvxpy
 from .cvxpy_status import status_of
 
 __all__ = ["solve_covariance_constrained_svm", "solve_folded_bound_cvxpy",
@@ -35,7 +36,7 @@ def _hinges(X, w, b, a, bcoef):
 
 def _solve(prob: cp.Problem, solver: str) -> str:
     try:
-        prob.solve(solver=solver)
+        solve_cvxpy(prob, solver)
     except cp.error.SolverError as exc:
         raise SolverError(f"CVXPY/{solver} failed: {exc}") from None
     return status_of(prob.status)

@@ -24,6 +24,7 @@ import numpy as np
 from .. import settings
 from ..canonical.top import TopForm
 from ..errors import SolverError, UnknownOptionError
+from .cvxpy_run import solve_cvxpy
 from .cvxpy_status import status_of
 
 __all__ = ["CvxpyTopResult", "solve_primal", "solve_dual", "project_feasible",
@@ -52,7 +53,7 @@ def _solve(prob: cp.Problem, solver: str, options: dict[str, Any] | None) -> tup
                                  f"{list(settings.CONIC_SOLVERS)}.")
     start = time.perf_counter()
     try:
-        prob.solve(solver=solver, **(options or {}))
+        solve_cvxpy(prob, solver, **(options or {}))
     except cp.error.SolverError as exc:
         raise SolverError(f"{solver} failed on the ranking reference problem: {exc}") from exc
     return status_of(prob.status), time.perf_counter() - start

@@ -37,6 +37,7 @@ from ..errors import SpecError, UnknownOptionError
 from ..expr.analysis import Analysis, Row
 from ..expr.losses import MeanLoss
 from ..expr.robust import WorstCaseRate
+from ..lowering.cvxpy_run import solve_cvxpy
 from ..lowering.cvxpy_status import status_of
 from ..phi_divergence import CHI2, KL, RobustLoss
 from ..ranking import RankingObjective
@@ -288,7 +289,7 @@ def solve_step(analysis: Analysis, psi: dict[int, Any], anchor: dict[int, np.nda
     problem, w, b, rows = lower_step(analysis, psi, anchor, bounds)
     start = time.perf_counter()
     try:
-        problem.solve(solver=solver, **(solver_options or {}))
+        solve_cvxpy(problem, solver, **(solver_options or {}))
     except cp.error.SolverError as exc:
         return ConvexStep(settings.NUMERICAL_ERROR, float("nan"), solver=f"cvxpy/{solver}",
                           solve_time=time.perf_counter() - start,
