@@ -1,7 +1,5 @@
 """``python -m ratecons``: the command line (:mod:`ratecons.cli`)."""
 
-import sys
+from .cli import run
 
-from .cli import main
-
-sys.exit(main())
+run()

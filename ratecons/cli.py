@@ -12,7 +12,8 @@ Exit codes, in every mode (``--json`` included):
 
 * 0: solved (status ``optimal``; for ``verify``, the method agrees with the reference);
 * 1: an error (bad arguments, a missing or malformed spec file, an exception in it);
-* 2: infeasible, or not solved to tolerance (any other status; for ``verify``, disagreement).
+* 2: infeasible, or not solved to tolerance (any other status; for ``verify``, disagreement);
+* 130: interrupted by Ctrl-C (SIGINT), within a second even inside a native solver call.
 
 With ``--json`` standard output holds one JSON document and nothing else (the spec file's own
 prints and solver banners go to standard error); an error is ``{"error": "..."}``.
@@ -31,9 +32,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["EXIT_ERROR", "EXIT_NOT_SOLVED", "EXIT_SOLVED", "main", "run_demo"]
+__all__ = ["EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_NOT_SOLVED", "EXIT_SOLVED", "main", "run",
+           "run_demo"]
 
 EXIT_SOLVED, EXIT_ERROR, EXIT_NOT_SOLVED = 0, 1, 2
+#: the shell convention for a process stopped by SIGINT (128 + 2)
+EXIT_INTERRUPTED = 130
 
 
 class _Parser(argparse.ArgumentParser):
@@ -278,6 +282,11 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
     try:
         return int(args.func(args))
+    except KeyboardInterrupt:
+        print("ratecons: interrupted", file=sys.stderr)
+        if getattr(args, "json", False):
+            print(json.dumps({"error": "interrupted", "type": "KeyboardInterrupt"}))
+        return EXIT_INTERRUPTED
     except Exception as exc:  # any failure, ours or the spec file's, is exit code 1
         if args.verbose:
             logging.exception("ratecons failed")
@@ -287,5 +296,16 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
 
 
+def run() -> None:
+    """The console entry point: :func:`main`'s code as the exit status; after Ctrl-C, exit at
+    once even while an interrupted backend call still runs in the background."""
+    code = main()
+    if code == EXIT_INTERRUPTED:
+        from .interrupts import exit_now
+
+        exit_now(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    run()

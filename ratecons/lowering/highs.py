@@ -22,7 +22,7 @@ import scipy.sparse as sp
 
 from .. import limits, settings
 from ..errors import SolverError, UnknownOptionError
-from ..interrupts import call_interruptibly
+from ..interrupts import call_interruptibly, deferred_sigint
 from .to_matrix import MatrixLP
 
 __all__ = ["HighsLP", "LPResult", "solve_lp"]
@@ -32,6 +32,8 @@ def _highspy():
     import highspy  # local import: this module is the only one that touches highspy
 
     return highspy
+
+
 
 
 def _status_map() -> dict:
@@ -44,7 +46,6 @@ def _status_map() -> dict:
         hs.kTimeLimit: settings.TIME_LIMIT,
         hs.kIterationLimit: settings.ITERATION_LIMIT,
     }
-
 
 
 @dataclass
@@ -101,7 +102,7 @@ class HighsLP:
         self._h = hp.Highs()
         self._h.setOptionValue("output_flag", False)
         self._h.setOptionValue("solver", solver)
-        self._h.HandleUserInterrupt = True  # Ctrl-C stops run() through the interrupt callback
+        self._h.HandleUserInterrupt = True  # cancelSolve() stops run() (interrupt callback)
         self.time_limit = time_limit
         self.budgeted = budgeted
         cap = limits.active().backend_iterations if budgeted else None
@@ -186,7 +187,8 @@ class HighsLP:
         if np.isfinite(budget):
             self._h.setOptionValue("time_limit", max(budget, 1e-6))
         start = time.perf_counter()
-        call_interruptibly(self._h.run, cancel=self._h.cancelSolve)
+        with deferred_sigint(self._h.cancelSolve):  # Ctrl-C: stopped at the next iteration
+            self._h.run()
         elapsed = time.perf_counter() - start
         model_status = self._h.getModelStatus()
         status = _status_map().get(model_status)
