@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import CurvatureError, NotLinearError, SpecError, UnknownOptionError
 from .limits import finish, limits_scope, split_options
+from .options import validate_options
 
 if TYPE_CHECKING:  # pragma: no cover
     from .problem import Problem
@@ -262,6 +263,7 @@ def run_method(
             f"unknown option(s) {unknown} for method {spec.name!r}; it accepts "
             f"{list(accepted)}."
         )
+    validate_options(spec.name, options)
     solve_limits, options = split_options(spec.name, spec.options, options)
     form = (problem.analysis if spec.name in (GENERIC_METHOD, HIGHS_METHOD)
             else problem.canonical())
