@@ -1,5 +1,7 @@
 """``python -m ratecons``: the command line (:mod:`ratecons.cli`)."""
 
-from .cli import run
+import sys
 
-run()
+from .cli import main
+
+sys.exit(main())

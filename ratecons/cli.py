@@ -32,12 +32,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_NOT_SOLVED", "EXIT_SOLVED", "main", "run",
+from .interrupts import INTERRUPTED_EXIT_CODE
+
+__all__ = ["EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_NOT_SOLVED", "EXIT_SOLVED", "main",
            "run_demo"]
 
 EXIT_SOLVED, EXIT_ERROR, EXIT_NOT_SOLVED = 0, 1, 2
-#: the shell convention for a process stopped by SIGINT (128 + 2)
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = INTERRUPTED_EXIT_CODE
 
 
 class _Parser(argparse.ArgumentParser):
@@ -296,16 +297,5 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
 
 
-def run() -> None:
-    """The console entry point: :func:`main`'s code as the exit status; after Ctrl-C, exit at
-    once even while an interrupted backend call still runs in the background."""
-    code = main()
-    if code == EXIT_INTERRUPTED:
-        from .interrupts import exit_now
-
-        exit_now(code)
-    sys.exit(code)
-
-
 if __name__ == "__main__":  # pragma: no cover
-    run()
+    sys.exit(main())

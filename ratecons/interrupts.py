@@ -22,7 +22,9 @@ Outside the main thread (where no signal arrives) calls run directly.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import logging
 import os
 import signal
 import sys
@@ -30,11 +32,13 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-__all__ = ["abandoned", "call_interruptibly", "deferred_sigint", "exit_now"]
+__all__ = ["INTERRUPTED_EXIT_CODE", "abandoned", "call_interruptibly", "deferred_sigint"]
 
 T = TypeVar("T")
 #: seconds between two checks of the main thread for a pending Ctrl-C
 POLL = 0.05
+#: exit status of a process ended by Ctrl-C (128 + SIGINT), as shells report it
+INTERRUPTED_EXIT_CODE = 130
 _ABANDONED: list[threading.Thread] = []
 
 
@@ -92,11 +96,12 @@ def abandoned() -> int:
     return sum(worker.is_alive() for worker in _ABANDONED)
 
 
-def exit_now(code: int) -> None:
-    """Exit with ``code`` at once, even with interrupted backend calls still running (flushes
-    the standard streams first; a command line's answer to Ctrl-C)."""
-    if not abandoned():
-        sys.exit(code)
-    for stream in (sys.stdout, sys.stderr):
-        stream.flush()
-    os._exit(code)
+@atexit.register
+def _exit_past_abandoned_calls() -> None:
+    """At exit with an interrupted call still running, end the process now (module docstring):
+    the handlers registered before this module's import do not run."""
+    if abandoned():
+        logging.shutdown()
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        os._exit(INTERRUPTED_EXIT_CODE)

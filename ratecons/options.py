@@ -80,10 +80,10 @@ def validate_options(method: str, options: dict[str, Any]) -> None:
             if not isinstance(value, str):
                 raise parameter_error(name, owner, f"one of {choices}", value)
             if value not in choices and value.upper() not in choices:
-                kind = "CVXPY backend" if choices is _CVXPY_BACKENDS else "HiGHS algorithm"
+                kind = "CVXPY" if choices is _CVXPY_BACKENDS else "HiGHS"
                 raise UnknownOptionError(
                     f"The 'solver' parameter of {owner} must be one of {choices}. Got "
-                    f"{value!r} instead (unknown {kind}).")
+                    f"{value!r} instead (unknown {kind} solver).")
             continue
         rule = METHOD_RULES.get(method, {}).get(name) or RULES.get(name)
         if rule is not None and not rule[1](value):

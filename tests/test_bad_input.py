@@ -311,16 +311,6 @@ def test_label_sets_that_cannot_be_learned_are_refused(build, error, words):
 
 
 # ---------------------------------------------------------------------------- the CLI
-def _cli(*args, cwd):
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    env = {**__import__("os").environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    return subprocess.run([sys.executable, "-m", "ratecons", *args], capture_output=True,
-                          text=True, cwd=cwd, env=env, timeout=120)
-
-
 SPEC = """
 import numpy as np, ratecons as rc
 X = np.random.default_rng(0).normal(size=(40, 3))
@@ -335,17 +325,20 @@ problem = rc.Problem(minimize=rc.hinge_loss(rc.Dataset(X, (X[:, 0] > 0).astype(i
     (("export", "spec.py", "-o", "model.txt"), "model.txt"),
     (("export", "spec.py", "-o", "no/such/dir/model.mps"), "no/such/dir"),
 ])
-def test_cli_errors_name_the_input_and_exit_1(tmp_path, args, words):
+def test_cli_errors_name_the_input_and_exit_1(tmp_path, monkeypatch, capsys, args, words):
+    import json
+
+    from ratecons.cli import main
+
     (tmp_path / "spec.py").write_text(SPEC)
     (tmp_path / "nothing.py").write_text("x = 1\n")
-    done = _cli(*args, "--json", cwd=tmp_path) if args[0] == "solve" else _cli(*args,
-                                                                               cwd=tmp_path)
-    assert done.returncode == 1, done.stderr
-    assert words in done.stderr
-    if args[0] == "solve":
-        import json
-
-        assert words in json.loads(done.stdout)["error"]
+    monkeypatch.chdir(tmp_path)
+    as_json = ("--json",) if args[0] == "solve" else ()
+    assert main([*args, *as_json]) == 1
+    out, err = capsys.readouterr()
+    assert words in err
+    if as_json:
+        assert words in json.loads(out)["error"]
 
 
 # ---------------------------------------------------------------------------- fuzzing
