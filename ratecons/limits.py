@@ -9,7 +9,7 @@
   (one backend call: ``lp``, ``hinge``, the ``cvxpy`` references) passes it to the backend as its
   iteration limit (:attr:`Limits.backend_iterations`);
 - ``time_limit`` goes to the method when it takes one, and is also the deadline that every loop
-  checks at its head (:meth:`Limits.stop_reason`) and that every backend call receives as its
+  checks at its head (:meth:`Limits.expired`) and that every backend call receives as its
   own time limit (:meth:`Limits.remaining`), so a long backend solve stops too.
 
 A method that stops on a limit returns its best point so far with status ``iteration_limit`` or
@@ -62,16 +62,6 @@ class Limits:
         """Whether the budget is used up."""
         return self.time_limit is not None and self.remaining() <= 0.0
 
-    def stop_reason(self, iteration: int | None = None, max_iterations: int | None = None
-                    ) -> str | None:
-        """``time_limit`` when the budget is used up, ``iteration_limit`` when ``iteration``
-        reached ``max_iterations``, else None; loops call it at their head."""
-        if self.expired():
-            return settings.TIME_LIMIT
-        if max_iterations is not None and iteration is not None and iteration >= max_iterations:
-            return settings.ITERATION_LIMIT
-        return None
-
 
 _ACTIVE: contextvars.ContextVar[Limits | None] = contextvars.ContextVar("ratecons_limits",
                                                                          default=None)
@@ -93,23 +83,10 @@ def limits_scope(limits: Limits) -> Iterator[Limits]:
         _ACTIVE.reset(token)
 
 
-def _check_time_limit(value: Any, owner: str) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise parameter_error("time_limit", owner, "a float > 0 (seconds) or None", value)
-    return float(value)
-
-
-def _check_iterations(name: str, value: Any, owner: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise parameter_error(name, owner, "an int >= 1", value)
-    return int(value)
-
-
 def split_options(method: str, accepted: tuple[str, ...], options: dict[str, Any]
                   ) -> tuple[Limits, dict[str, Any]]:
-    """Validate the common limits in ``options`` and route them to the method.
+    """Route the common limits in ``options`` (checked by :mod:`ratecons.options`) to the
+    method.
 
     Returns the :class:`Limits` of the solve and the options to pass to the method (its own
     iteration option filled from ``max_iterations`` when it names it differently; the common
@@ -117,10 +94,8 @@ def split_options(method: str, accepted: tuple[str, ...], options: dict[str, Any
     """
     owner = f"method {method!r}"
     options = dict(options)
-    for name in ITERATION_ALIASES:
-        if name in options and options[name] is not None:
-            options[name] = _check_iterations(name, options[name], owner)
-    time_limit = _check_time_limit(options.get("time_limit"), owner)
+    time_limit = options.get("time_limit")
+    time_limit = None if time_limit is None else float(time_limit)
     if "time_limit" in options and "time_limit" not in accepted:
         del options["time_limit"]
     backend_iterations = None

@@ -42,7 +42,7 @@ _DICT: Rule = ("a dict of option names to values", lambda v: isinstance(v, dict)
 RULES: dict[str, Rule] = {
     **{name: _real(strict=False) for name in ("tol", "eps1", "eps2", "improvement_tol")},
     **{name: _real(strict=True) for name in ("epsilon", "start_epsilon", "v_max", "a",
-                                             "max_samples")},
+                                             "max_samples", "time_limit")},
     **{name: _int(1) for name in ("max_epochs", "max_iter", "max_iterations", "memory",
                                   "n_max", "m_max", "k_max", "check_every", "batch",
                                   "batch_size", "m0", "draws", "kernel_points")},

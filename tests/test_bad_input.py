@@ -376,7 +376,7 @@ _OPTIONS = st.dictionaries(
               st.none()), max_size=2)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(_datasets(), _KINDS, st.floats(allow_nan=True, allow_infinity=True), _OPTIONS)
 def test_malformed_data_and_specs_give_a_ratecons_error_or_an_honest_status(data_, kind, target,
                                                                              options):

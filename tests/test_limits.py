@@ -76,7 +76,7 @@ def test_a_spent_time_budget_is_a_time_limit(build, method):
 
 
 @pytest.mark.parametrize("value, words", [
-    (0, "The 'time_limit' parameter of method 'lp' must be a float > 0"),
+    (0, "The 'time_limit' parameter of method 'lp' must be a finite float > 0"),
     (-1.0, "Got -1.0 instead"),
     ("10", "Got '10' instead"),
     (True, "Got True instead"),

@@ -92,11 +92,12 @@ def solve_bound_cvxpy(
         un.append(_bound(cp, X, blk.index, blk.weights, mn, w, b, -1.0, epigraph)
                   if uses_n else 0.0)
 
-    def row(j: int):
+    def row(j: int):  # a CVXPY expression even for a row without examples (a constant one)
         return sum(
-            program.alpha[j, i] * up[i] + program.beta[j, i] * un[i]
-            for i in range(program.k)
-            if program.alpha[j, i] > 0 or program.beta[j, i] > 0
+            (program.alpha[j, i] * up[i] + program.beta[j, i] * un[i]
+             for i in range(program.k)
+             if program.alpha[j, i] > 0 or program.beta[j, i] > 0),
+            cp.Constant(0.0),
         )
 
     reg = 0.0

@@ -94,9 +94,8 @@ def majorize_minimize(
     status = settings.ITERATION_LIMIT
     last_sub = start
     for t in range(1, max_iterations + 1):
-        stop = limits.active().stop_reason()
-        if stop is not None:
-            status = stop
+        if limits.active().expired():
+            status = settings.TIME_LIMIT
             break
         masks = program.bound_masks(w, b)
         sub = solve_bound(program, masks, {"w": w, "b": b, "objective": record["objective"]})
