@@ -323,7 +323,7 @@ problem = rc.Problem(minimize=rc.hinge_loss(rc.Dataset(X, (X[:, 0] > 0).astype(i
     (("solve", "nothing.py"), "problem"),
     (("solve", "spec.py", "--method", "fastest"), "unknown method 'fastest'"),
     (("export", "spec.py", "-o", "model.txt"), "model.txt"),
-    (("export", "spec.py", "-o", "no/such/dir/model.mps"), "no/such/dir"),
+    (("export", "spec.py", "-o", "no/such/dir/model.mps"), "directory 'no/such/dir' does not"),
 ])
 def test_cli_errors_name_the_input_and_exit_1(tmp_path, monkeypatch, capsys, args, words):
     import json
@@ -409,3 +409,15 @@ def test_malformed_data_and_specs_give_a_ratecons_error_or_an_honest_status(data
         except rc.RateconsError:
             return
     assert result.status in rc_settings.STATUSES
+
+
+@pytest.mark.parametrize("build, options", [
+    (lambda: _mrc(data()), {"restricted": True}),
+    (lambda: _mrc(data()), {}),
+    (lambda: _composed(data()), {}),
+])
+def test_export_into_a_missing_directory_names_it(tmp_path, build, options):
+    target = tmp_path / "missing" / "model.mps"
+    with pytest.raises(rc.SpecError, match="directory .*missing' does not exist"):
+        rc.export_mps(build(), target, **options)
+    assert not (tmp_path / "missing").exists()

@@ -34,8 +34,6 @@ def _highspy():
     return highspy
 
 
-
-
 def _status_map() -> dict:
     hs = _highspy().HighsModelStatus
     return {
