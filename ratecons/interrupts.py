@@ -45,7 +45,8 @@ _ABANDONED: list[threading.Thread] = []
 @contextlib.contextmanager
 def deferred_sigint(on_interrupt: Callable[[], None]) -> Iterator[None]:
     """Within the block, Ctrl-C calls ``on_interrupt()`` instead of raising; on leaving the
-    block :class:`KeyboardInterrupt` is raised if Ctrl-C was pressed."""
+    block, if Ctrl-C was pressed, the SIGINT handler in place before runs (by default: raise
+    :class:`KeyboardInterrupt`)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -60,8 +61,11 @@ def deferred_sigint(on_interrupt: Callable[[], None]) -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
-    if pressed:
-        raise KeyboardInterrupt
+    if pressed:  # now do what Ctrl-C would have done without this block
+        if callable(previous) and previous is not signal.default_int_handler:
+            previous(signal.SIGINT, None)
+        elif previous != signal.SIG_IGN:
+            raise KeyboardInterrupt
 
 
 def call_interruptibly(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:

@@ -135,3 +135,31 @@ def test_ctrl_c_during_an_export_keeps_the_old_file_whole_and_leaves_no_partial_
     assert done.returncode == 130, done.stderr[-2000:]
     assert target.read_text() == "NAME previous\nENDATA\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["child.py", "model.mps"]
+
+
+def test_deferred_sigint_asks_the_backend_to_stop_then_raises():
+    from ratecons.interrupts import deferred_sigint
+
+    asked = []
+    with pytest.raises(KeyboardInterrupt):
+        with deferred_sigint(lambda: asked.append(True)):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)  # the handler runs here, in Python code: no exception yet
+            assert asked == [True]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with deferred_sigint(lambda: asked.append(True)):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert asked == [True, True]  # ignored before, so ignored after: no exception
+
+
+def test_call_interruptibly_returns_and_reraises_like_a_direct_call():
+    from ratecons.interrupts import call_interruptibly
+
+    assert call_interruptibly(divmod, 7, 2) == (3, 1)
+    with pytest.raises(ZeroDivisionError):
+        call_interruptibly(divmod, 1, 0)
