@@ -9,6 +9,7 @@ half-overwritten one.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -163,3 +164,25 @@ def test_call_interruptibly_returns_and_reraises_like_a_direct_call():
     assert call_interruptibly(divmod, 7, 2) == (3, 1)
     with pytest.raises(ZeroDivisionError):
         call_interruptibly(divmod, 1, 0)
+
+
+@pytest.mark.slow
+def test_ctrl_c_in_the_cli_exits_130_with_a_json_error(tmp_path):
+    spec = tmp_path / "spec.py"
+    spec.write_text(PRELUDE + textwrap.dedent(CASES["clarabel"]).replace(
+        "run = lambda: problem.solve(method=\"cvxpy\")", ""))
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-m", "ratecons", "solve", str(spec), "--method",
+                             "cvxpy", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env, cwd=tmp_path)
+    for line in proc.stderr:  # the spec's prints go to standard error with --json
+        if line.strip() == "NATIVE":
+            break
+    time.sleep(1.5)
+    sent = time.perf_counter()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    exited = time.perf_counter() - sent
+    assert proc.returncode == 130, err[-2000:]
+    assert json.loads(out) == {"error": "interrupted", "type": "KeyboardInterrupt"}
+    assert exited < STOP_WITHIN, f"{exited:.2f} s from SIGINT to exit"
