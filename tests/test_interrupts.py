@@ -120,6 +120,8 @@ def test_ctrl_c_stops_a_solve_within_two_seconds(tmp_path, case):
 
 
 EXPORT = """
+    from ratecons.lowering import mps
+    announce(mps, "_write")  # NATIVE once the rows are being written
     d = binary(60000, 200)
     problem = rc.Problem(minimize=rc.error_rate(d), subject_to=[rc.recall(d) >= 0.8],
                          model=rc.LinearModel())
@@ -131,7 +133,7 @@ EXPORT = """
 def test_ctrl_c_during_an_export_keeps_the_old_file_whole_and_leaves_no_partial_one(tmp_path):
     target = tmp_path / "model.mps"
     target.write_text("NAME previous\nENDATA\n")
-    stopped, done = _interrupt(tmp_path, EXPORT, "READY", 2.5, (str(target),))
+    stopped, done = _interrupt(tmp_path, EXPORT, "NATIVE", 0.3, (str(target),))
     assert stopped < STOP_WITHIN
     assert done.returncode == 130, done.stderr[-2000:]
     assert target.read_text() == "NAME previous\nENDATA\n"
