@@ -12,7 +12,8 @@ Exit codes, in every mode (``--json`` included):
 
 * 0: solved (status ``optimal``; for ``verify``, the method agrees with the reference);
 * 1: an error (bad arguments, a missing or malformed spec file, an exception in it);
-* 2: infeasible, or not solved to tolerance (any other status; for ``verify``, disagreement).
+* 2: infeasible, or not solved to tolerance (any other status; for ``verify``, disagreement);
+* 130: interrupted by Ctrl-C (SIGINT), within a second even inside a native solver call.
 
 With ``--json`` standard output holds one JSON document and nothing else (the spec file's own
 prints and solver banners go to standard error); an error is ``{"error": "..."}``.
@@ -31,9 +32,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["EXIT_ERROR", "EXIT_NOT_SOLVED", "EXIT_SOLVED", "main", "run_demo"]
+from .interrupts import INTERRUPTED_EXIT_CODE
+
+__all__ = ["EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_NOT_SOLVED", "EXIT_SOLVED", "main",
+           "run_demo"]
 
 EXIT_SOLVED, EXIT_ERROR, EXIT_NOT_SOLVED = 0, 1, 2
+EXIT_INTERRUPTED = INTERRUPTED_EXIT_CODE
 
 
 class _Parser(argparse.ArgumentParser):
@@ -317,6 +322,11 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
     try:
         return int(args.func(args))
+    except KeyboardInterrupt:
+        print("ratecons: interrupted", file=sys.stderr)
+        if getattr(args, "json", False):
+            print(json.dumps({"error": "interrupted", "type": "KeyboardInterrupt"}))
+        return EXIT_INTERRUPTED
     except Exception as exc:  # any failure, ours or the spec file's, is exit code 1
         if args.verbose:
             logging.exception("ratecons failed")

@@ -233,6 +233,9 @@ class Dataset:
         n = self.X.shape[0]
         if n == 0:
             raise EmptySubsetError("X has no rows: a Dataset needs at least one example.")
+        if self.X.shape[1] == 0:
+            raise DataError(f"X has {n} rows but no columns: a Dataset needs at least one "
+                            "feature.")
         self.y: np.ndarray | None
         self.is_binary: bool
         #: original label values by code, when the labels were strings (None otherwise)

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .errors import CurvatureError, SpecError, UnknownOptionError
+from .limits import finish, limits_scope, split_options
+from .options import validate_options
 
 if TYPE_CHECKING:  # pragma: no cover
     from .patterns.pattern import MethodSpec, Pattern
@@ -35,6 +37,9 @@ PATTERN_MODULES = (
 GENERIC_METHOD = "generic"
 #: the generic chain on the matrix form (HiGHS), on every LP/QP-representable score-model problem
 HIGHS_METHOD = "highs"
+#: options every method takes (:mod:`ratecons.limits`): a wall-clock budget in seconds and an
+#: iteration cap (routed to the method's own iteration option, or to its backend)
+COMMON_OPTIONS = ("time_limit", "max_iterations")
 
 
 @dataclass
@@ -144,20 +149,27 @@ def run_method(
 ) -> Result:
     """Solve ``problem`` with ``method``; unknown options raise and list the valid ones.
 
+    Every method takes ``time_limit`` (seconds) and ``max_iterations``
+    (:data:`COMMON_OPTIONS`, :mod:`ratecons.limits`); a method stopped by either returns its
+    best point so far with status ``time_limit`` or ``iteration_limit``.
+
     ``verbose`` draws a progress bar from the method's callback events (None: only on a
     terminal; see :mod:`ratecons.progress`)."""
     from .progress import solve_progress
 
     spec, reasons = resolve(problem, method)
-    unknown = sorted(set(options) - set(spec.options))
+    accepted = (*spec.options, *(o for o in COMMON_OPTIONS if o not in spec.options))
+    unknown = sorted(set(options) - set(accepted))
     if unknown:
         raise UnknownOptionError(
             f"unknown option(s) {unknown} for method {spec.name!r}; it accepts "
-            f"{list(spec.options) or 'no options'}."
+            f"{list(accepted)}."
         )
+    validate_options(spec.name, options)
+    solve_limits, options = split_options(spec.name, spec.options, options)
     form = (problem.analysis if spec.name in (GENERIC_METHOD, HIGHS_METHOD)
             else problem.canonical())
-    with solve_progress(spec.name, callback, verbose) as progress:
+    with limits_scope(solve_limits), solve_progress(spec.name, callback, verbose) as progress:
         result = spec.run(problem, form, seed=seed, callback=progress, **options)
     result.reasons = reasons
-    return result
+    return finish(result, solve_limits)

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from . import settings
+from . import limits, settings
 from .errors import ConvergenceWarning, SolverError, TrivialOptimumWarning
 from .expr.analysis import Analysis
 from .patterns.pattern import MethodSpec, Pattern
@@ -181,6 +181,9 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
         while True:
             status = settings.ITERATION_LIMIT
             for _ in range(max_iterations):
+                if limits.active().expired():
+                    status = settings.TIME_LIMIT
+                    break
                 iterations += 1
                 nxt = step_solver(psi, scores, bounds)
                 if nxt.status not in settings.SOLVED_STATUSES:
@@ -200,7 +203,8 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
                     status = settings.OPTIMAL
                     break
             missed = _missed(analysis, table)
-            if missed.max(initial=0.0) <= FEASIBILITY_TOL or rounds >= repair_rounds:
+            if (missed.max(initial=0.0) <= FEASIBILITY_TOL or rounds >= repair_rounds
+                    or status == settings.TIME_LIMIT):
                 break
             # tighten by what is missed, doubling each round: the indicator's gap to the ramp
             # (and the adversary's reweighting, for worst-case rates) need not shrink in step
@@ -216,7 +220,8 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
         details["message"] = (
             f"the deterministic model misses '{analysis.constraints[worst].name}' on the "
             f"training data by {missed[worst]:.3g} after {rounds} repair round(s)")
-        status = settings.ITERATION_LIMIT
+        if status != settings.TIME_LIMIT:
+            status = settings.ITERATION_LIMIT
         warnings.warn(details["message"], ConvergenceWarning, stacklevel=3)
     return finish(status, step, details, table)
 

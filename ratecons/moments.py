@@ -87,10 +87,12 @@ class MomentSet:
             self.classes = np.array([0, 1])
         else:
             self.classes = np.unique(labels)
-        if self.classes.size < 2:
+        present = np.unique(labels)
+        if present.size < 2:
             raise LabelError(
-                f"MomentSet needs at least 2 classes; dataset {data.name!r} has only "
-                f"{self.classes.tolist()}."
+                f"MomentSet needs examples of at least 2 classes; every label of dataset "
+                f"{data.name!r} is {present.tolist()[0]!r}, so any rule predicting it has zero "
+                "risk and there is nothing to learn. Check the labels (or the split)."
             )
         self.y = np.searchsorted(self.classes, labels).astype(np.int64)
         self.features = FittedFeatures(as_feature_map(features), data.X, standardize)

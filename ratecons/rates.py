@@ -470,6 +470,9 @@ def losses(data: Dataset | Subset) -> RateExpr:
 
 
 # ---------------------------------------------------------------------------- ratios
+#: ratio metrics whose numerator counts a part of what the denominator counts: values in [0, 1]
+FRACTION_RATIOS = ("precision", "f1_score", "win_change_ratio")
+
 class RatioExpr:
     """A ratio numerator / denominator of rate expressions (App. B), usable only in
     constraints against a constant, which are multiplied through by the denominator."""
@@ -493,9 +496,22 @@ class RatioExpr:
                 f"{type(other).__name__}."
             )
         k = float(other)
+        if not np.isfinite(k):
+            raise SpecError(f"constraint bound must be finite; got {other!r} for {self.name}.")
+        upper = 1.0 if self.metric in FRACTION_RATIOS else np.inf
+        if (sense == ">=" and k > upper) or (sense == "<=" and k < 0.0):
+            raise InfeasibleError(
+                f"constraint '{self.name} {sense} {_fmt(k)}' can never hold: {self.name} takes "
+                f"values in [0, {_fmt(upper)}]. Check the target."
+            )
         expr = self.numerator - k * self.denominator
         expr.name = f"{self.numerator.name} - {_fmt(k)}*({self.denominator.name})"
         return Constraint(expr, sense, 0.0, ratio=self, target=k)
+
+    @property
+    def metric(self) -> str:
+        """The named metric (e.g. "precision"), or "" for a ratio built by hand."""
+        return self._recipe.metric if self._recipe is not None else ""
 
     def __le__(self, other: Any) -> Constraint:
         return self._compare("<=", other)

@@ -28,6 +28,7 @@ def data(**kwargs):
     (lambda: rc.Dataset(np.array([[1.0, np.nan]])), rc.DataError, "NaN"),
     (lambda: rc.Dataset(np.array([[1.0, np.inf]])), rc.DataError, "infinite"),
     (lambda: rc.Dataset(np.zeros((0, 2))), rc.EmptySubsetError, "no rows"),
+    (lambda: rc.Dataset(np.zeros((3, 0))), rc.DataError, "no columns"),
     (lambda: rc.Dataset([["a", "b"]]), rc.DataError, "numeric"),
     (lambda: data(y=Y[:-1]), rc.DataError, "one label per row"),
     (lambda: data(y=np.full(40, 0.5)), rc.LabelError, "non-integer"),
@@ -125,7 +126,7 @@ def test_unknown_generic_options_list_the_valid_ones():
     problem = rc.Problem(minimize=rc.hinge_loss(data()), subject_to=[rc.recall(data()) >= 0.5])
     with pytest.raises(rc.UnknownOptionError, match="max_iterations"):
         problem.solve(max_iter=3)
-    with pytest.raises(rc.UnknownOptionError, match="unknown CVXPY solver"):
+    with pytest.raises(rc.UnknownOptionError, match="'solver' parameter.*'GUROBI'.*CVXPY"):
         problem.solve(solver="GUROBI")
     with pytest.raises(rc.UnknownOptionError, match="solves LPs only"):
         rc.Problem(minimize=rc.logistic_loss(data())).solve("generic", solver="HIGHS")
@@ -150,3 +151,273 @@ def test_nan_at_predict_is_refused_not_read_as_negative(model):
         result.predict(np.array([[np.nan, 0.0, 0.0], [0.0, 0.0, 0.0]]))
     with pytest.raises(rc.DataError, match="fitted on 3 features"):
         result.decision_function(np.ones((2, 5)))
+
+
+# ---------------------------------------------------------------------------- options
+def _rates(D):
+    return rc.Problem(minimize=rc.error_rate(D), subject_to=[rc.recall(D) >= 0.5],
+                      model=rc.LinearModel(l2=1e-2))
+
+
+def _mrc(D):
+    labels = np.arange(D.n) % 3
+    return rc.Problem(minimize=rc.minimax_risk(rc.MomentSet(rc.Dataset(D.X, labels))))
+
+
+def _top(D):
+    return rc.Problem(maximize=rc.tpr_at_top(D, k=3), model=rc.LinearModel(l2=1e-2))
+
+
+def _dro(D):
+    ball = rc.PhiDivergenceBall(D, phi="chi2", rho=0.1, strict=False)
+    return rc.Problem(minimize=rc.robust_loss(ball), model=rc.LinearModel(l2=1e-2))
+
+
+def _composed(D):
+    return rc.Problem(minimize=rc.hinge_loss(D), subject_to=[rc.recall(D) >= 0.5])
+
+
+# (problem, method, option, bad value, error class): every row names the option and the value
+OPTION_CASES = [
+    (_rates, "mm", "rho", 2, rc.SpecError),
+    (_rates, "mm", "v_max", -1, rc.SpecError),
+    (_rates, "mm", "max_epochs", 0, rc.SpecError),
+    (_rates, "mm", "tol", -1, rc.SpecError),
+    (_rates, "mm", "epsilon", 0.0, rc.SpecError),
+    (_rates, "mm", "v_chooser", "xx", rc.SpecError),
+    (_rates, "mm", "max_iterations", 1.5, rc.SpecError),
+    (_rates, "cvxpy", "solver", "FOO", rc.UnknownOptionError),
+    (_rates, "cvxpy", "tol", "x", rc.SpecError),
+    (_rates, "hinge", "solver", 3, rc.SpecError),
+    (_rates, "generic", "repair_rounds", -1, rc.SpecError),
+    (_rates, "generic", "kernel_points", 0, rc.SpecError),
+    (_rates, "generic", "solver_options", [1], rc.SpecError),
+    (_rates, "highs", "solver", "xx", rc.UnknownOptionError),
+    (_rates, "highs", "highs_options", "fast", rc.SpecError),
+    (_mrc, "lp", "solver", "xx", rc.UnknownOptionError),
+    (_mrc, "lp", "time_limit", -2, rc.SpecError),
+    (_mrc, "ccg", "eps1", -1, rc.SpecError),
+    (_mrc, "ccg", "n_max", 0, rc.SpecError),
+    (_mrc, "ccg", "features", "xx", rc.SpecError),
+    (_mrc, "ccg", "stabilization", 2.0, rc.SpecError),
+    (_mrc, "ccg", "remove_slack", "yes", rc.SpecError),
+    (_mrc, "cvxpy", "solver", "FOO", rc.UnknownOptionError),
+    (_mrc, "subgradient", "step", "xx", rc.SpecError),
+    (_mrc, "subgradient", "iterate", "xx", rc.SpecError),
+    (_mrc, "subgradient", "check_every", 0, rc.SpecError),
+    (_mrc, "subgradient", "step_params", 3, rc.SpecError),
+    (_top, "dual_ca", "tol", -1, rc.SpecError),
+    (_top, "dual_ca", "max_epochs", 0, rc.SpecError),
+    (_top, "dual_ca", "selection", "xx", rc.SpecError),
+    (_top, "dual_ca", "working_set_size", 0, rc.SpecError),
+    (_top, "dual_ca", "max_kernel_bytes", -1, rc.SpecError),
+    (_top, "dual_ca", "shrinking", 1, rc.SpecError),
+    (_top, "primal_ipm", "tol", 0, rc.SpecError),
+    (_top, "primal_ipm", "max_iter", 0, rc.SpecError),
+    (_top, "cvxpy", "formulation", "xx", rc.SpecError),
+    (_top, "cvxpy", "solver", "FOO", rc.UnknownOptionError),
+    (_dro, "lbfgs", "tol", -1, rc.SpecError),
+    (_dro, "lbfgs", "memory", 0, rc.SpecError),
+    (_dro, "lbfgs", "theta0", np.ones(99), rc.SpecError),
+    (_dro, "fsg", "step", -1.0, rc.SpecError),
+    (_dro, "fsg", "step", "xx", rc.SpecError),
+    (_dro, "gssg", "r", 5.0, rc.SpecError),
+    (_dro, "gssg", "draws", 0, rc.SpecError),
+    (_dro, "gssg", "a", -1.0, rc.SpecError),
+    (_dro, "gssg", "max_samples", -1.0, rc.SpecError),
+    (_dro, "pssg", "nu", 0.5, rc.SpecError),
+    (_dro, "pssg", "m0", 0, rc.SpecError),
+    (_dro, "sgd", "batch", 0, rc.SpecError),
+    (_dro, "sgd", "warn", "no", rc.SpecError),
+    (_dro, "cvxpy", "solver", "FOO", rc.UnknownOptionError),
+    (_composed, "generic", "max_iterations", 0, rc.SpecError),
+]
+
+
+@pytest.mark.parametrize("build, method, option, value, error", OPTION_CASES,
+                         ids=[f"{b.__name__[1:]}-{m}-{o}-{v!r}"[:60]
+                              for b, m, o, v, _ in OPTION_CASES])
+def test_every_option_is_checked_in_the_parameter_format(build, method, option, value, error):
+    with pytest.raises(error) as info:
+        build(data()).solve(method=method, **{option: value})
+    message = str(info.value)
+    assert f"'{option}'" in message or f"{option}" in message.split(" must ")[0]
+    if not isinstance(value, np.ndarray):
+        assert repr(value) in message or str(value) in message
+
+
+@pytest.mark.parametrize("build, method", [
+    (_rates, "mm"), (_rates, "hinge"), (_mrc, "lp"), (_mrc, "ccg"), (_top, "dual_ca"),
+    (_dro, "lbfgs"), (_dro, "cvxpy"), (_composed, "highs"),
+])
+def test_unknown_options_are_refused_naming_the_valid_ones(build, method):
+    problem = build(data())
+    from ratecons.dispatch import resolve
+
+    spec, _ = resolve(problem, method)
+    with pytest.raises(rc.UnknownOptionError, match=r"unknown option\(s\) \['speed'\]") as info:
+        problem.solve(method=method, speed=3)
+    for name in (*spec.options, "time_limit", "max_iterations"):
+        assert name in str(info.value)
+
+
+@pytest.mark.parametrize("build", [_rates, _mrc, _top, _dro])
+def test_unknown_methods_list_the_available_ones(build):
+    with pytest.raises(rc.UnknownOptionError, match="unknown method 'fastest'.*'auto'"):
+        build(data()).solve(method="fastest")
+
+
+# ---------------------------------------------------------------------------- targets
+@pytest.mark.parametrize("target, words", [
+    (lambda D: rc.precision(D) >= 1.2, r"precision\(.*\) >= 1.2' can never hold.*\[0, 1\]"),
+    (lambda D: rc.f1_score(D) >= 1.01, r"f1_score.*can never hold"),
+    (lambda D: rc.precision(D) <= -0.1, r"precision.*<= -0.1' can never hold"),
+    (lambda D: rc.positive_rate_ratio(D.positives, D.negatives) <= -1,
+     r"positive_rate_ratio.*can never hold"),
+    (lambda D: rc.recall(D) >= 1.1, r"recall.*can never hold"),
+    (lambda D: rc.positive_rate(D) <= -0.5, r"positive_rate.*can never hold"),
+    (lambda D: rc.error_rate(D) >= 2, r"error_rate.*can never hold"),
+    (lambda D: rc.false_positive_rate(D) >= 1.5, r"false_positive_rate.*can never hold"),
+])
+def test_targets_no_classifier_can_meet_are_refused_before_solving(target, words):
+    with pytest.raises(rc.InfeasibleError, match=words):
+        target(data())
+
+
+def test_ratios_without_an_upper_end_accept_targets_above_one():
+    D = data()
+    con = rc.positive_rate_ratio(D.positives, D.negatives) >= 1.5  # reachable: no error
+    assert con.target == 1.5
+    with pytest.raises(rc.SpecError, match="finite"):
+        _ = rc.precision(D) >= float("nan")
+
+
+# ---------------------------------------------------------------------------- labels
+@pytest.mark.parametrize("build, error, words", [
+    (lambda: rc.MomentSet(data(y=np.zeros(40, int))), rc.LabelError,
+     "at least 2 classes.*is 0"),
+    (lambda: rc.MomentSet(data(y=np.array(["cat"] * 40))), rc.LabelError, "one value only"),
+    (lambda: rc.MomentSet(rc.Dataset(X)), rc.LabelError, "needs labels"),
+    (lambda: rc.Problem(maximize=rc.tpr_at_top(data(y=np.arange(40) % 3), k=3),
+                        model=rc.LinearModel(l2=1e-2)).solve(), rc.LabelError, "binary"),
+    (lambda: rc.Problem(minimize=rc.robust_loss(rc.PhiDivergenceBall(
+        data(y=np.arange(40) % 3), phi="chi2", rho=0.1)), model=rc.LinearModel(l2=1e-2)).solve(),
+     rc.LabelError, "binary"),
+    (lambda: rc.recall(rc.Dataset(X)), rc.LabelError, "labels"),
+])
+def test_label_sets_that_cannot_be_learned_are_refused(build, error, words):
+    with pytest.raises(error, match=words):
+        build()
+
+
+# ---------------------------------------------------------------------------- the CLI
+SPEC = """
+import numpy as np, ratecons as rc
+X = np.random.default_rng(0).normal(size=(40, 3))
+problem = rc.Problem(minimize=rc.hinge_loss(rc.Dataset(X, (X[:, 0] > 0).astype(int))))
+"""
+
+
+@pytest.mark.parametrize("args, words", [
+    (("solve", "missing.py"), "missing.py"),
+    (("solve", "nothing.py"), "problem"),
+    (("solve", "spec.py", "--method", "fastest"), "unknown method 'fastest'"),
+    (("export", "spec.py", "-o", "model.txt"), "model.txt"),
+    (("export", "spec.py", "-o", "no/such/dir/model.mps"), "directory 'no/such/dir' does not"),
+])
+def test_cli_errors_name_the_input_and_exit_1(tmp_path, monkeypatch, capsys, args, words):
+    import json
+
+    from ratecons.cli import main
+
+    (tmp_path / "spec.py").write_text(SPEC)
+    (tmp_path / "nothing.py").write_text("x = 1\n")
+    monkeypatch.chdir(tmp_path)
+    as_json = ("--json",) if args[0] == "solve" else ()
+    assert main([*args, *as_json]) == 1
+    out, err = capsys.readouterr()
+    assert words in err
+    if as_json:
+        assert words in json.loads(out)["error"]
+
+
+# ---------------------------------------------------------------------------- fuzzing
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from ratecons import settings as rc_settings  # noqa: E402
+
+_VALUES = st.one_of(st.floats(allow_nan=True, allow_infinity=True, width=32),
+                    st.sampled_from([0.0, 1.0, -1.0, 1e200, np.nan, np.inf]))
+
+
+@st.composite
+def _datasets(draw):
+    n = draw(st.integers(0, 12))
+    d = draw(st.integers(0, 3))
+    X = draw(st.one_of(
+        st.lists(st.lists(_VALUES, min_size=d, max_size=d), min_size=n, max_size=n),
+        st.just([["a"] * d] * n),
+        st.just(np.ones((n, d, 2)).tolist()),
+    ))
+    y = draw(st.one_of(
+        st.none(),
+        st.lists(st.integers(-1, 3), min_size=n, max_size=n + draw(st.integers(0, 1))),
+        st.lists(st.sampled_from(["yes", "no", ""]), min_size=n, max_size=n),
+        st.lists(_VALUES, min_size=n, max_size=n),
+    ))
+    return X, y
+
+
+_KINDS = st.sampled_from(["rates", "ratio", "mrc", "top", "dro", "composed"])
+_OPTIONS = st.dictionaries(
+    st.sampled_from(["tol", "max_iterations", "time_limit", "solver", "max_epochs", "speed"]),
+    st.one_of(st.integers(-2, 3), st.floats(allow_nan=True, width=16), st.text(max_size=3),
+              st.none()), max_size=2)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(_datasets(), _KINDS, st.floats(allow_nan=True, allow_infinity=True), _OPTIONS)
+def test_malformed_data_and_specs_give_a_ratecons_error_or_an_honest_status(data_, kind, target,
+                                                                             options):
+    """Nothing but a ratecons error or a status of the one vocabulary comes out: no NumPy,
+    SciPy, CVXPY, HiGHS or numba exception reaches the user."""
+    X_, y_ = data_
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            D = rc.Dataset(X_, y_)
+            if kind == "rates":
+                problem = rc.Problem(minimize=rc.error_rate(D),
+                                     subject_to=[rc.recall(D) >= target])
+            elif kind == "ratio":
+                problem = rc.Problem(minimize=rc.error_rate(D),
+                                     subject_to=[rc.precision(D) >= target])
+            elif kind == "mrc":
+                problem = rc.Problem(minimize=rc.minimax_risk(rc.MomentSet(D)))
+            elif kind == "top":
+                k = int(target) if np.isfinite(target) and abs(target) < 1e9 else target
+                problem = rc.Problem(maximize=rc.tpr_at_top(D, k=k),
+                                     model=rc.LinearModel(l2=1e-2))
+            elif kind == "dro":
+                ball = rc.PhiDivergenceBall(D, phi="chi2", rho=target, strict=False)
+                problem = rc.Problem(minimize=rc.robust_loss(ball), model=rc.LinearModel(l2=1))
+            else:
+                problem = rc.Problem(minimize=rc.hinge_loss(D),
+                                     subject_to=[rc.positive_rate(D) <= target])
+            result = problem.solve(**options)
+        except rc.RateconsError:
+            return
+    assert result.status in rc_settings.STATUSES
+
+
+@pytest.mark.parametrize("build, options", [
+    (lambda: _mrc(data()), {"restricted": True}),
+    (lambda: _mrc(data()), {}),
+    (lambda: _composed(data()), {}),
+])
+def test_export_into_a_missing_directory_names_it(tmp_path, build, options):
+    target = tmp_path / "missing" / "model.mps"
+    with pytest.raises(rc.SpecError, match="directory .*missing' does not exist"):
+        rc.export_mps(build(), target, **options)
+    assert not (tmp_path / "missing").exists()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import settings
+from .. import limits, settings
 
 __all__ = ["CVXPY_STATUS", "status_of"]
 
@@ -19,5 +19,8 @@ CVXPY_STATUS = {
 
 
 def status_of(cvxpy_status: str | None) -> str:
-    """ratecons' status for a CVXPY ``problem.status``."""
+    """ratecons' status for a CVXPY ``problem.status`` (a backend limit reached once the
+    solve's time budget is used up is ``time_limit``)."""
+    if cvxpy_status == "user_limit" and limits.active().expired():
+        return settings.TIME_LIMIT
     return CVXPY_STATUS.get(cvxpy_status or "", settings.NUMERICAL_ERROR)

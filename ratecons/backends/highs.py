@@ -11,15 +11,19 @@ respect to the *minimization* of -c @ x. Reduced costs (``col_dual``) follow the
 
 from __future__ import annotations
 
+import os
+import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-from .. import settings
+from .. import limits, settings
 from ..canonical.matrix_lp import MatrixLP
 from ..errors import SolverError, UnknownOptionError
+from ..interrupts import call_interruptibly, deferred_sigint
 
 __all__ = ["HighsLP", "LPResult", "solve_lp"]
 
@@ -40,7 +44,6 @@ def _status_map() -> dict:
         hs.kTimeLimit: settings.TIME_LIMIT,
         hs.kIterationLimit: settings.ITERATION_LIMIT,
     }
-
 
 
 @dataclass
@@ -71,6 +74,10 @@ class HighsLP:
     time_limit : float, optional
     options : dict, optional
         Further HiGHS options (name -> value); unknown names raise.
+    budgeted : bool, default True
+        Whether the solve's limits (:mod:`ratecons.limits`: the time left, the backend
+        iteration cap) apply. The small auxiliary LPs that a method's own loop solves at each
+        iteration pass False: that loop checks the budget itself.
     """
 
     SOLVERS = ("simplex", "ipm", "choose")
@@ -81,6 +88,7 @@ class HighsLP:
         solver: str = "simplex",
         time_limit: float | None = None,
         options: dict | None = None,
+        budgeted: bool = True,
     ) -> None:
         hp = _highspy()
         if solver not in self.SOLVERS:
@@ -92,8 +100,13 @@ class HighsLP:
         self._h = hp.Highs()
         self._h.setOptionValue("output_flag", False)
         self._h.setOptionValue("solver", solver)
-        if time_limit is not None:
-            self._h.setOptionValue("time_limit", float(time_limit))
+        self._h.HandleUserInterrupt = True  # cancelSolve() stops run() (interrupt callback)
+        self.time_limit = time_limit
+        self.budgeted = budgeted
+        cap = limits.active().backend_iterations if budgeted else None
+        if cap is not None:
+            for option in ("simplex_iteration_limit", "ipm_iteration_limit"):
+                self._h.setOptionValue(option, int(cap))
         for key, value in (options or {}).items():
             if self._h.setOptionValue(key, value) != hp.HighsStatus.kOk:
                 raise UnknownOptionError(f"HiGHS rejected option {key}={value!r}.")
@@ -167,8 +180,13 @@ class HighsLP:
 
     def solve(self) -> LPResult:
         """Run HiGHS and translate its answer (status, values, duals in ratecons' convention)."""
+        budget = min(limits.active().remaining() if self.budgeted else np.inf,
+                     np.inf if self.time_limit is None else float(self.time_limit))
+        if np.isfinite(budget):
+            self._h.setOptionValue("time_limit", max(budget, 1e-6))
         start = time.perf_counter()
-        self._h.run()
+        with deferred_sigint(self._h.cancelSolve):  # Ctrl-C: stopped at the next iteration
+            self._h.run()
         elapsed = time.perf_counter() - start
         model_status = self._h.getModelStatus()
         status = _status_map().get(model_status)
@@ -200,8 +218,9 @@ class HighsLP:
         self._h = hp.Highs()
         self._h.setOptionValue("output_flag", False)
         self._h.setOptionValue("solver", solver)
-        if time_limit is not None:
-            self._h.setOptionValue("time_limit", float(time_limit))
+        self._h.HandleUserInterrupt = True
+        self.time_limit = time_limit
+        self.budgeted = True
         if self._h.readModel(str(path)) == hp.HighsStatus.kError:
             raise SolverError(f"HiGHS could not read the model file {path!r}.")
         lp = self._h.getLp()
@@ -226,11 +245,23 @@ class HighsLP:
                 setter(i, name)
 
     def write(self, path: str) -> None:
-        """Write the current model to ``path`` (``.mps`` or ``.lp``) through HiGHS."""
+        """Write the current model to ``path`` (``.mps`` or ``.lp``) through HiGHS, atomically:
+        a temporary file in the same directory (same extension: HiGHS picks the format from
+        it), renamed when complete; Ctrl-C leaves neither a partial file nor a half-overwritten
+        one."""
         hp = _highspy()
-        status = self._h.writeModel(str(path))
-        if status == hp.HighsStatus.kError:
-            raise SolverError(f"HiGHS could not write {path!r} (use a .mps or .lp extension).")
+        target = Path(path)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=f".tmp{target.suffix}",
+                                   dir=target.parent)
+        os.close(fd)
+        try:
+            status = call_interruptibly(self._h.writeModel, tmp)
+            if status == hp.HighsStatus.kError:
+                raise SolverError(f"HiGHS could not write {path!r} (use a .mps or .lp "
+                                  "extension).")
+            os.replace(tmp, target)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
 
 
 def _hessian(P: sp.spmatrix):
@@ -247,6 +278,7 @@ def _hessian(P: sp.spmatrix):
     return h
 
 
-def solve_lp(lp: MatrixLP, solver: str = "simplex", time_limit: float | None = None) -> LPResult:
-    """Solve a :class:`MatrixLP` once with HiGHS."""
-    return HighsLP(lp, solver=solver, time_limit=time_limit).solve()
+def solve_lp(lp: MatrixLP, solver: str = "simplex", time_limit: float | None = None,
+             budgeted: bool = True) -> LPResult:
+    """Solve a :class:`MatrixLP` once with HiGHS (``budgeted``: see :class:`HighsLP`)."""
+    return HighsLP(lp, solver=solver, time_limit=time_limit, budgeted=budgeted).solve()

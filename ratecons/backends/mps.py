@@ -174,6 +174,9 @@ def export_mps(problem: Any, path: str | Path, at: Any = None, restricted: bool 
     path = Path(path)
     if path.suffix != ".mps" and not (restricted and path.suffix == ".lp"):
         raise SpecError(f"export_mps writes .mps files; got {path.name!r}.")
+    if not path.parent.is_dir():
+        raise SpecError(f"cannot write {str(path)!r}: the directory {str(path.parent)!r} does "
+                        "not exist. Create it first, or choose another path.")
     if problem.analysis is not None:
         if restricted:
             raise SpecError("restricted=True applies to minimax-risk problems (constraint "

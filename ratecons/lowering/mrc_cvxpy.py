@@ -25,6 +25,7 @@ import time
 import numpy as np
 
 from .. import settings
+from ..backends.cvxpy_run import solve_cvxpy
 from ..backends.cvxpy_status import status_of
 from ..canonical.mrc import MRCForm, all_subset_masks
 from ..errors import SolverError, UnknownOptionError
@@ -77,7 +78,7 @@ def solve_mrc_cvxpy(
     prob = cp.Problem(cp.Minimize(objective), constraints)
     start = time.perf_counter()
     try:
-        prob.solve(solver=solver)
+        solve_cvxpy(prob, solver)
     except cp.error.SolverError as exc:
         raise SolverError(f"CVXPY/{solver} failed on the MRC reference: {exc}") from exc
     elapsed = time.perf_counter() - start

@@ -18,6 +18,7 @@ import time
 import numpy as np
 
 from .. import settings
+from ..backends.cvxpy_run import solve_cvxpy
 from ..backends.cvxpy_status import status_of
 from ..canonical.rate_program import RateProgram
 from ..errors import UnknownOptionError
@@ -91,11 +92,12 @@ def solve_bound_cvxpy(
         un.append(_bound(cp, X, blk.index, blk.weights, mn, w, b, -1.0, epigraph)
                   if uses_n else 0.0)
 
-    def row(j: int):
+    def row(j: int):  # a CVXPY expression even for a row without examples (a constant one)
         return sum(
-            program.alpha[j, i] * up[i] + program.beta[j, i] * un[i]
-            for i in range(program.k)
-            if program.alpha[j, i] > 0 or program.beta[j, i] > 0
+            (program.alpha[j, i] * up[i] + program.beta[j, i] * un[i]
+             for i in range(program.k)
+             if program.alpha[j, i] > 0 or program.beta[j, i] > 0),
+            cp.Constant(0.0),
         )
 
     reg = 0.0
@@ -113,7 +115,7 @@ def solve_bound_cvxpy(
         problem = cp.Problem(cp.Minimize(row(0) + reg), constraints + epigraph)
     start = time.perf_counter()
     try:
-        problem.solve(solver=name, warm_start=warm_start is not None)
+        solve_cvxpy(problem, name, warm_start=warm_start is not None)
     except cp.error.SolverError as exc:
         return Solution(settings.NUMERICAL_ERROR, float("nan"), solver=f"cvxpy/{name}",
                         solve_time=time.perf_counter() - start,

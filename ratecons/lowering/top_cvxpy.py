@@ -22,6 +22,7 @@ import cvxpy as cp
 import numpy as np
 
 from .. import settings
+from ..backends.cvxpy_run import solve_cvxpy
 from ..backends.cvxpy_status import status_of
 from ..canonical.top import TopForm
 from ..errors import SolverError, UnknownOptionError
@@ -49,7 +50,7 @@ def _solve(prob: cp.Problem, solver: str, options: dict[str, Any] | None) -> tup
                                  f"{list(settings.CONIC_SOLVERS)}.")
     start = time.perf_counter()
     try:
-        prob.solve(solver=solver, **(options or {}))
+        solve_cvxpy(prob, solver, **(options or {}))
     except cp.error.SolverError as exc:
         raise SolverError(f"{solver} failed on the ranking reference problem: {exc}") from exc
     return status_of(prob.status), time.perf_counter() - start

@@ -33,6 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import settings
+from ..backends.cvxpy_run import solve_cvxpy
 from ..backends.cvxpy_status import status_of
 from ..errors import SpecError, UnknownOptionError
 from ..expr.analysis import Analysis, Row
@@ -319,7 +320,7 @@ def solve_step(analysis: Analysis, psi: dict[int, Any], anchor: dict[int, np.nda
         setting, options = attempts[i]
         i += 1
         try:
-            problem.solve(solver=solver, **options)
+            solve_cvxpy(problem, solver, **options)
             failure = ""
         except cp.error.SolverError as exc:
             failure = str(exc)

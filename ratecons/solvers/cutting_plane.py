@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from .. import limits
 from ..backends.highs import HighsLP, solve_lp
 from ..canonical.matrix_lp import MatrixLP
 from ..errors import ConvergenceWarning, SolverError, SpecError, parameter_error
@@ -234,6 +235,8 @@ def minimize_over_b(bound: FoldedBound, v: np.ndarray, eps: float, state: SDCASt
     step = state.b_step if b_start is not None else 0.1 * (hi - lo)
     t = 0
     for t in range(1, max_iterations + 1):
+        if best_w is not None and limits.active().expired():
+            break
         s_arr, c_arr = np.array(slopes), np.array(icpts)
         _, lower = envelope_min(s_arr, c_arr, lo, hi)
         if best_w is not None and best_u - lower <= eps:
@@ -345,7 +348,7 @@ class _UpperModel:
                           np.concatenate([np.zeros(self.m), [-np.inf]]),
                           np.concatenate([np.full(self.m, self.v_max), [np.inf]]),
                           maximize=True, name="cutting_plane_U_t")
-            self.lp = HighsLP(lp)
+            self.lp = HighsLP(lp, budgeted=False)
         else:
             self.lp.add_rows(row, np.array([-np.inf]), rhs)
 
@@ -357,7 +360,7 @@ class _UpperModel:
         lp = MatrixLP(c, A, np.full(A.shape[0], -np.inf), np.array(self.offsets),
                       np.concatenate([lo, [-np.inf]]), np.concatenate([hi, [np.inf]]),
                       maximize=True, name="cutting_plane_trust_region")
-        res = solve_lp(lp)
+        res = solve_lp(lp, budgeted=False)
         if res.status != "optimal":
             raise SolverError(f"HiGHS could not solve the trust-region LP of Alg 2: "
                               f"{res.raw_status}")
@@ -450,6 +453,8 @@ def maximize_over_v(bound: FoldedBound, *, v_max: float = 100.0, epsilon: float 
     converged = False
     t = 0
     for t in range(1, max_iterations + 1):
+        if t > 1 and limits.active().expired():
+            break
         r = inner(v_t, eps_t, hint, b_prev)
         u_t, g_t = bound.lagrangian(r.w, r.b, v_t)
         l_t = min(r.lower, u_t)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import settings
+from .. import limits, settings
 from ..canonical.rate_program import RateProgram
 from ..solution import Certificate, Solution
 
@@ -94,6 +94,9 @@ def majorize_minimize(
     status = settings.ITERATION_LIMIT
     last_sub = start
     for t in range(1, max_iterations + 1):
+        if limits.active().expired():
+            status = settings.TIME_LIMIT
+            break
         masks = program.bound_masks(w, b)
         sub = solve_bound(program, masks, {"w": w, "b": b, "objective": record["objective"]})
         if sub.status not in settings.SOLVED_STATUSES:

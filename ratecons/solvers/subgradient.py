@@ -58,8 +58,9 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from .. import limits
 from ..errors import ConvergenceWarning, DataError, SolverError, parameter_error
-from ..settings import ITERATION_LIMIT, OPTIMAL
+from ..settings import ITERATION_LIMIT, OPTIMAL, TIME_LIMIT
 from ..solution import Certificate, Solution
 
 __all__ = [
@@ -671,6 +672,9 @@ class _Tracker:
             if improved < self.improvement_tol:
                 self.stopped_by = "improvement"
                 return True
+        if limits.active().expired():
+            self.stopped_by = "time_limit"
+            return True
         return False
 
     def solution(self, solver: str, k: int, extra: dict[str, Any], dual: _DualBound) -> Solution:
@@ -680,9 +684,12 @@ class _Tracker:
                 self.stopped_by = "gap"
         certified = self.stopped_by == "gap"
         status = OPTIMAL if certified else ITERATION_LIMIT
+        if self.stopped_by == "time_limit":
+            status = TIME_LIMIT
         if not certified:
             why = {
                 "max_iterations": f"reached max_iterations={k}",
+                "time_limit": f"reached time_limit={limits.active().time_limit}",
                 "improvement": "the best objective improved by less than improvement_tol",
             }[self.stopped_by]
             warnings.warn(

@@ -1,0 +1,128 @@
+"""The limits of one solve: a wall-clock budget and an iteration cap shared by every method.
+
+``solve(time_limit=..., max_iterations=...)`` is accepted by every method.
+:func:`ratecons.dispatch.run_method` turns the two options into a :class:`Limits`, makes it the
+*active* limits of the solve (:func:`limits_scope`) and hands the method's own options on:
+
+- ``max_iterations`` goes to the method's own iteration option when it has one under another
+  name (``max_iter``, ``max_epochs``, CCG's round cap ``k_max``); a method with no loop of its own
+  (one backend call: ``lp``, ``hinge``, the ``cvxpy`` references) passes it to the backend as its
+  iteration limit (:attr:`Limits.backend_iterations`);
+- ``time_limit`` goes to the method when it takes one, and is also the deadline that every loop
+  checks at its head (:meth:`Limits.expired`) and that every backend call receives as its
+  own time limit (:meth:`Limits.remaining`), so a long backend solve stops too.
+
+A method that stops on a limit returns its best point so far with status ``iteration_limit`` or
+``time_limit`` (:mod:`ratecons.settings`) and its certificate; :func:`finish` makes sure a method
+that overran its budget never reports ``optimal``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import math
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import settings
+from .errors import parameter_error
+
+__all__ = ["ITERATION_ALIASES", "Limits", "active", "finish", "limits_scope", "split_options"]
+
+#: the names under which methods call their own iteration cap, tried in this order
+ITERATION_ALIASES = ("max_iterations", "max_iter", "max_epochs", "k_max")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """A solve's wall-clock budget (seconds) and the iteration cap of its backend call.
+
+    Parameters
+    ----------
+    time_limit : float or None
+        Seconds from ``started``; None for no budget.
+    backend_iterations : int or None
+        Iteration limit of the single backend call of a method with no loop of its own.
+    """
+
+    time_limit: float | None = None
+    backend_iterations: int | None = None
+    started: float = field(default_factory=time.perf_counter)
+
+    def remaining(self) -> float:
+        """Seconds left (``inf`` without a budget, never negative)."""
+        if self.time_limit is None:
+            return math.inf
+        return max(0.0, self.time_limit - (time.perf_counter() - self.started))
+
+    def expired(self) -> bool:
+        """Whether the budget is used up."""
+        return self.time_limit is not None and self.remaining() <= 0.0
+
+
+_ACTIVE: contextvars.ContextVar[Limits | None] = contextvars.ContextVar("ratecons_limits",
+                                                                         default=None)
+_UNLIMITED = Limits()
+
+
+def active() -> Limits:
+    """The limits of the solve running in this context (no limits outside a solve)."""
+    return _ACTIVE.get() or _UNLIMITED
+
+
+@contextlib.contextmanager
+def limits_scope(limits: Limits) -> Iterator[Limits]:
+    """Make ``limits`` the active limits while the block runs."""
+    token = _ACTIVE.set(limits)
+    try:
+        yield limits
+    finally:
+        _ACTIVE.reset(token)
+
+
+def split_options(method: str, accepted: tuple[str, ...], options: dict[str, Any]
+                  ) -> tuple[Limits, dict[str, Any]]:
+    """Route the common limits in ``options`` (checked by :mod:`ratecons.options`) to the
+    method.
+
+    Returns the :class:`Limits` of the solve and the options to pass to the method (its own
+    iteration option filled from ``max_iterations`` when it names it differently; the common
+    ``time_limit`` removed when the method does not take it).
+    """
+    owner = f"method {method!r}"
+    options = dict(options)
+    time_limit = options.get("time_limit")
+    time_limit = None if time_limit is None else float(time_limit)
+    if "time_limit" in options and "time_limit" not in accepted:
+        del options["time_limit"]
+    backend_iterations = None
+    if "max_iterations" in options and "max_iterations" not in accepted:
+        cap = options.pop("max_iterations")
+        alias = next((a for a in ITERATION_ALIASES[1:] if a in accepted), None)
+        if alias is None:
+            backend_iterations = cap
+        elif alias in options:
+            raise parameter_error("max_iterations", owner,
+                                  f"given once (it is the method's {alias!r})", cap)
+        else:
+            options[alias] = cap
+    return Limits(time_limit=time_limit, backend_iterations=backend_iterations), options
+
+
+def finish(result: Any, limits: Limits) -> Any:
+    """Never ``optimal`` past the budget, or with a backend iteration cap that was reached.
+
+    A method that checks its limits returns ``time_limit`` itself; this catches the remaining
+    case of a last step that overran the budget, and says so in the certificate.
+    """
+    if result.status not in (settings.OPTIMAL, settings.OPTIMAL_INACCURATE):
+        return result
+    if limits.expired():
+        result.status = settings.TIME_LIMIT
+        result.certificate.details["limit"] = (
+            f"the time limit of {limits.time_limit:g} s was reached before the method finished; "
+            "the point is the best found so far")
+    return result

@@ -1,0 +1,138 @@
+"""Limits that limit (issue 18): every method honours ``max_iterations`` and ``time_limit``.
+
+A tiny budget gives ``iteration_limit`` / ``time_limit`` -- never ``optimal`` -- for every method
+of every pattern, with the best point so far where the method has one.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import ratecons as rc
+from ratecons import limits, settings
+from ratecons.backends.cvxpy_run import limit_options
+from ratecons.dispatch import resolve
+from ratecons.testing import fairness_problem
+
+RNG = np.random.default_rng(0)
+X = RNG.normal(size=(300, 5))
+Y = (X @ RNG.normal(size=5) + RNG.normal(size=300) > 0).astype(int)
+XM, YM = RNG.normal(size=(120, 4)), RNG.integers(0, 3, 120)
+
+
+def _rates():
+    return fairness_problem(n=300, seed=2, kappa=0.9, l2=1e-2)
+
+
+def _mrc():
+    return rc.Problem(minimize=rc.minimax_risk(rc.MomentSet(rc.Dataset(XM, YM))))
+
+
+def _top():
+    return rc.Problem(maximize=rc.tpr_at_top(rc.Dataset(X, Y), k=5),
+                      model=rc.LinearModel(l2=1e-2))
+
+
+def _dro():
+    ball = rc.PhiDivergenceBall(rc.Dataset(X, Y), phi="chi2", rho=0.1, strict=False)
+    return rc.Problem(minimize=rc.robust_loss(ball), model=rc.LinearModel(l2=1e-2))
+
+
+def _composed():
+    d = rc.Dataset(X, Y)
+    return rc.Problem(minimize=rc.error_rate(d), subject_to=[rc.recall(d) >= 0.8],
+                      model=rc.LinearModel(l2=1e-2))
+
+
+METHODS = [(_rates, m) for m in ("mm", "cvxpy", "hinge")] + \
+    [(_mrc, m) for m in ("lp", "ccg", "subgradient", "cvxpy")] + \
+    [(_top, m) for m in ("dual_ca", "primal_ipm", "cvxpy")] + \
+    [(_dro, m) for m in ("lbfgs", "fsg", "gssg", "pssg", "sgd", "cvxpy")] + \
+    [(_composed, m) for m in ("generic", "highs")]
+IDS = [f"{build.__name__[1:]}-{method}" for build, method in METHODS]
+
+
+def _solve(build, method, **options):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return build().solve(method=method, seed=0, **options)
+
+
+@pytest.mark.parametrize("build, method", METHODS, ids=IDS)
+def test_one_iteration_is_an_iteration_limit_with_the_point_reached(build, method):
+    result = _solve(build, method, max_iterations=1)
+    assert result.status == settings.ITERATION_LIMIT
+    assert result.has_model  # the best point so far, usable
+    assert result.certificate is not None
+
+
+@pytest.mark.parametrize("build, method", METHODS, ids=IDS)
+def test_a_spent_time_budget_is_a_time_limit(build, method):
+    result = _solve(build, method, time_limit=1e-9)
+    assert result.status == settings.TIME_LIMIT
+
+
+@pytest.mark.parametrize("value, words", [
+    (0, "The 'time_limit' parameter of method 'lp' must be a finite float > 0"),
+    (-1.0, "Got -1.0 instead"),
+    ("10", "Got '10' instead"),
+    (True, "Got True instead"),
+])
+def test_time_limit_is_validated_in_the_parameter_format(value, words):
+    with pytest.raises(rc.SpecError, match=words):
+        _mrc().solve(method="lp", time_limit=value)
+
+
+@pytest.mark.parametrize("method, name, value", [
+    ("subgradient", "max_iterations", 0),
+    ("ccg", "max_iterations", 2.5),
+    ("ccg", "k_max", -3),
+])
+def test_iteration_caps_are_validated(method, name, value):
+    with pytest.raises(rc.SpecError, match=f"The '{name}' parameter of method '{method}' must "
+                                           f"be an int >= 1. Got {value!r} instead."):
+        _mrc().solve(method=method, **{name: value})
+
+
+def test_max_iterations_and_the_methods_own_cap_together_are_refused():
+    with pytest.raises(rc.SpecError, match="'max_iterations'.*'max_iter'"):
+        _dro().solve(method="lbfgs", max_iterations=3, max_iter=4)
+
+
+def test_common_options_are_listed_with_the_methods_own():
+    with pytest.raises(rc.UnknownOptionError, match="time_limit.*max_iterations") as info:
+        _mrc().solve(method="cvxpy", max_iters=3)
+    assert "formulation" in str(info.value)
+
+
+def test_max_iterations_goes_to_the_methods_own_cap():
+    problem = _dro()
+    spec, _ = resolve(problem, "lbfgs")
+    lim, options = limits.split_options("lbfgs", spec.options, {"max_iterations": 7})
+    assert options == {"max_iter": 7} and lim.backend_iterations is None
+    spec, _ = resolve(_mrc(), "lp")
+    lim, options = limits.split_options("lp", spec.options, {"max_iterations": 7,
+                                                             "time_limit": 2})
+    assert lim.backend_iterations == 7 and options == {"time_limit": 2}
+
+
+def test_backend_options_carry_the_limits_under_each_backends_name():
+    with limits.limits_scope(limits.Limits(time_limit=100.0, backend_iterations=5)):
+        clarabel = limit_options("CLARABEL", {"max_iter": 500})
+        scs = limit_options("SCS", {})
+        highs = limit_options("HIGHS", {"time_limit": 1.0})
+    assert clarabel["max_iter"] == 5 and 99 < clarabel["time_limit"] <= 100
+    assert scs["max_iters"] == 5 and 99 < scs["time_limit_secs"] <= 100
+    assert highs["time_limit"] == 1.0 and highs["simplex_iteration_limit"] == 5
+    assert limit_options("CLARABEL", {}) == {}  # outside a solve: no limits
+
+
+def test_an_overrun_budget_is_never_reported_optimal():
+    result = _solve(_mrc, "lp")
+    assert result.status == settings.OPTIMAL
+    spent = limits.Limits(time_limit=1e-9)
+    assert limits.finish(result, spent).status == settings.TIME_LIMIT
+    assert "time limit" in result.certificate.details["limit"]
