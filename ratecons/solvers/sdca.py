@@ -121,18 +121,22 @@ FASTMATH = {"reassoc", "contract"}
 
 
 @numba.njit(cache=True, fastmath=FASTMATH)
-def _full_pass(rows, a, bb, xi, u, lam, bias, shrink, order):
-    """Recompute u = sum xi_x x exactly; return (P, D, active count) at ``bias``.
+def _full_pass(rows, a, bb, xi, u, lam, bias, shrink, order, recompute):
+    """(P, D, active count) at ``bias``, after recomputing u = sum xi_x x if ``recompute``.
+
+    Without ``recompute``, u is the caller's (kept equal to sum xi_x x by the coordinate
+    updates, up to rounding): the pass then reads every row once instead of twice.
 
     The active set (written to the front of ``order``) holds the examples SDCA keeps visiting:
     all of them, or with shrinking those whose xi_x is not already the derivative of l_x at
     z_x (one of -b_x, a_x - b_x, a_x) or whose z_x lies within ``shrink`` of a kink +-1/2.
     """
     n = a.size
-    u[:] = 0.0
-    for i in range(n):
-        if xi[i] != 0.0:
-            _row_axpy(rows, i, xi[i], u)
+    if recompute:
+        u[:] = 0.0
+        for i in range(n):
+            if xi[i] != 0.0:
+                _row_axpy(rows, i, xi[i], u)
     uu = 0.0
     for k in range(u.size):
         uu += u[k] * u[k]
@@ -180,19 +184,22 @@ def _coordinate_gain(xi, s, z, q, a, bb, lam):
 
 @numba.njit(cache=True, fastmath=FASTMATH)
 def _sdca_kernel(rows, sq, a, bb, xi, u, ubest, order, chunks, lam,
-                 bias, tol, dual_target, shrink, max_epochs, check_every, balance, seed, out):
+                 bias, tol, dual_target, shrink, max_epochs, check_every, balance, seed,
+                 u_exact, out):
     """SDCA epochs until the duality gap <= tol or the dual value >= dual_target.
 
     Between two full passes (exact u, P, D, active set) it runs max(check_every,
     balance * N / active) epochs over the active set (so the full passes cost at most about
     2 / balance of the work), fewer if D, tracked through the coordinate gains, reaches the
-    target or P_best - D <= tol (the full pass then confirms). Writes
+    target or P_best - D <= tol (the full pass then confirms). u is recomputed from xi at the
+    first full pass unless ``u_exact`` (the caller's u is sum xi_x x), and then maintained by
+    the coordinate updates. Writes
     (epochs, best primal value, dual value, active count, full passes) to ``out`` and the u
     of the best primal point to ``ubest``.
     """
     np.random.seed(seed)  # noqa: NPY002 (numba's own generator, seeded explicitly)
     best, dual, count = _full_pass(rows, a, bb, xi, u, lam, bias,
-                                   shrink, order)
+                                   shrink, order, not u_exact)
     ubest[:] = u
     epochs = 0
     passes = 1
@@ -222,7 +229,7 @@ def _sdca_kernel(rows, sq, a, bb, xi, u, ubest, order, chunks, lam,
             if epochs >= max_epochs or left <= tol or running >= dual_target:
                 break
         primal, dual, count = _full_pass(rows, a, bb, xi, u, lam,
-                                         bias, shrink, order)
+                                         bias, shrink, order, False)
         passes += 1
         if primal < best:  # keep the best primal point seen (P(w(xi)) is not monotone)
             best = primal
@@ -285,7 +292,8 @@ def sdca(design: ExampleDesign, a: np.ndarray, bcoef: np.ndarray, l2: float, bia
          xi: np.ndarray | None = None, *, tol: float = 1e-6, dual_target: float = np.inf,
          shrink: float = 0.005, max_epochs: int = 1000, check_every: int = 3,
          balance: float = 2.0, seed: int = 0,
-         work: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> SDCAResult:
+         work: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+         u_exact: bool = False) -> SDCAResult:
     """Minimize the weighted two-sided hinge SVM (eq. 16) over w at fixed bias by SDCA (eq. 19).
 
     Parameters
@@ -322,6 +330,10 @@ def sdca(design: ExampleDesign, a: np.ndarray, bcoef: np.ndarray, l2: float, bia
     work : tuple of ndarray, optional
         Work arrays (u: float64 (d,), order: int64 (N,), chunks: int64 (N/CHUNK + 1,)) reused
         across calls; ``u`` holds sum_x xi_x x on return.
+    u_exact : bool
+        Whether ``work``'s u already equals sum_x xi_x x for the ``xi`` passed (e.g. the
+        previous call's, on the same xi): the clip into the new box then updates u by the
+        clipped coordinates only, instead of a pass over every example.
 
     Returns
     -------
@@ -337,8 +349,16 @@ def sdca(design: ExampleDesign, a: np.ndarray, bcoef: np.ndarray, l2: float, bia
         raise ValueError("hinge coefficients must be >= 0 (eq. 16).")
     if xi is None:
         xi = np.zeros(design.n)
-    np.clip(xi, -bcoef, a, out=xi)
     u, order, chunks = work if work is not None else sdca_work(design)
+    u_exact = bool(u_exact and work is not None)
+    if u_exact:
+        moved = np.flatnonzero((xi < -bcoef) | (xi > a))
+        if moved.size:
+            step = np.clip(xi[moved], -bcoef[moved], a[moved]) - xi[moved]
+            xi[moved] += step
+            u += np.asarray(design.X[moved].T @ step).ravel()
+    else:
+        np.clip(xi, -bcoef, a, out=xi)
     ubest = np.empty_like(u)
     out = np.zeros(5)
     X = design.X
@@ -346,7 +366,7 @@ def sdca(design: ExampleDesign, a: np.ndarray, bcoef: np.ndarray, l2: float, bia
     _sdca_kernel(rows, design.sq_norms, a, bcoef, xi, u, ubest,
                  order, chunks, float(l2), float(bias), float(tol), float(dual_target),
                  float(shrink), int(max_epochs), int(check_every), float(balance), int(seed),
-                 out)
+                 u_exact, out)
     primal, dual = float(out[1]), float(out[2])
     if not (np.isfinite(primal) and np.isfinite(dual)):
         raise SolverError("SDCA produced a non-finite objective; check the features' scale.")
