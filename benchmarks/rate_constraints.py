@@ -108,6 +108,14 @@ def _adult(rows: int | None) -> tuple[Dataset, Dataset]:
     return train, test
 
 
+def shared_data_present() -> bool:
+    """Whether /work/shared/data (the liver and diabetes sets) exists; Adult ships inside
+    the package."""
+    from benchmarks.dro import DATA
+
+    return DATA.exists()
+
+
 def _shared(name: str, column: int, rows: int | None) -> tuple[Dataset, Dataset]:
     """A /work/shared/data set (standardized by :func:`benchmarks.dro.real`) with the raw
     ``column`` as the group attribute ``g``, split 70/30."""
