@@ -32,7 +32,8 @@ docs/mm.md). For every instance the table shows the training-data slack of every
 *deterministic* model 1(<w, x> - b > 0) returned by ``auto`` (positive = met; these are the
 canonical rows, a ratio constraint multiplied through by its denominator), the test error, and the
 wall times (after compilation, ``problem.canonical()`` outside the timed region) of ``auto``, of
-``method="cvxpy"`` (part A) and of the unconstrained logistic fit.
+``method="cvxpy"`` (part A), of ``method="mm"`` where ``auto`` chose cvxpy only because of the
+size threshold (part A, "mm s": the path auto declined) and of the unconstrained logistic fit.
 
 Then the Adult demo (``ratecons demo``: the full training split, 80% rule, l2 = 1e-3) solved by
 ``auto`` seven times (median and best wall time), and its trade-off curve: the training target
@@ -57,6 +58,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import ratecons as rc
+from ratecons import settings
 from ratecons.data import Dataset, Subset
 from ratecons.result import LinearScorer
 from ratecons.testing import synthetic_groups
@@ -240,11 +242,25 @@ def run_instance(inst: Instance, reference: bool = True) -> dict:
     else:
         out["slacks"] = np.full(inst.constraints, np.nan)
         out["test_error"] = np.nan
+    out["t_mm"] = np.nan
     if reference:
         ref, t_ref = timed_solve(inst.problem, "cvxpy")
         out.update(t_cvxpy=t_ref, ratio=t_auto / t_ref, status_cvxpy=ref.status,
                    objective_cvxpy=ref.objective)
+        if auto.method == "cvxpy" and mm_would_apply(inst.problem):
+            out["t_mm"] = timed_solve(inst.problem, "mm")[1]  # the path auto declined
     return out
+
+
+def mm_would_apply(problem: rc.Problem) -> bool:
+    """Whether method "mm" applies and passes auto's conditioning test (l2 |D_i| >= 1), so
+    that only the size threshold (``settings.MM_AUTO_MIN_TERMS``) made auto pick cvxpy."""
+    from ratecons.families.rate_mm import mm_applicable
+    from ratecons.families.rates import MM_AUTO_MIN_L2N
+
+    form = problem.canonical()
+    largest = max(blk.n for blk in form.blocks)
+    return mm_applicable(form)[0] and form.l2 * largest >= MM_AUTO_MIN_L2N
 
 
 def adult_problem(kappa: float = 0.8) -> tuple[rc.Problem, Dataset, Dataset, object]:
@@ -297,14 +313,15 @@ def warm_up() -> None:
 
 
 HEADER = (f"{'instance':44s}{'auto':>6s}{'status':>16s}{'min slack':>11s}{'test err':>9s}"
-          f"{'auto s':>8s}{'cvxpy s':>8s}{'logreg s':>9s}{'auto/cvxpy':>11s}{'auto/logreg':>12s}"
-          "  slacks")
+          f"{'auto s':>8s}{'cvxpy s':>8s}{'mm s':>7s}{'logreg s':>9s}{'auto/cvxpy':>11s}"
+          f"{'auto/logreg':>12s}  slacks")
 
 
 def print_row(r: dict) -> None:
     slacks = " ".join(f"{s:+.4f}" for s in r["slacks"])
     print(f"{r['name']:44s}{r['method']:>6s}{r['status']:>16s}{np.min(r['slacks']):11.4f}"
-          f"{r['test_error']:9.4f}{r['t_auto']:8.3f}{r['t_cvxpy']:8.3f}{r['t_logistic']:9.3f}"
+          f"{r['test_error']:9.4f}{r['t_auto']:8.3f}{r['t_cvxpy']:8.3f}{r['t_mm']:7.3f}"
+          f"{r['t_logistic']:9.3f}"
           f"{r['ratio']:11.2f}{r['t_auto'] / r['t_logistic']:12.1f}  {slacks}", flush=True)
 
 
@@ -356,6 +373,12 @@ def main(quick: bool = False) -> dict:
         worst_mm = max(mm_rows, key=lambda r: r["ratio"])
         print(f"worst time ratio auto / cvxpy where auto chose {worst_mm['method']} "
               f"({len(mm_rows)} instances): {worst_mm['ratio']:.2f} ({worst_mm['name']})")
+    declined = [r for r in part_a if np.isfinite(r["t_mm"])]
+    if declined:
+        mm_ratio = np.array([r["t_mm"] / r["t_cvxpy"] for r in declined])
+        print(f"where auto chose cvxpy below {settings.MM_AUTO_MIN_TERMS} example-terms though "
+              f"mm applies ({len(declined)} instances): mm / cvxpy {mm_ratio.min():.2f} .. "
+              f"{mm_ratio.max():.2f} (median {np.median(mm_ratio):.2f})")
     print(f"worst time ratio auto / cvxpy: {worst_ratio['ratio']:.2f} ({worst_ratio['name']}, "
           f"auto = {worst_ratio['method']}; where auto = cvxpy the same path is timed twice)")
     slowest = worst_log["t_auto"] / worst_log["t_logistic"]
