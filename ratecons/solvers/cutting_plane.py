@@ -128,8 +128,10 @@ class SDCAState:
     """Work arrays reused by every SDCA call of one Problem-3 solve (warm starts).
 
     ``xi`` persists across b, v and (through the solution's duals) MM iterations: the dual box
-    [-b_x(v), a_x(v)] moves with v, and SDCA clips xi into it before starting. ``b_step`` is the
-    distance the bias moved in the last Alg 3 call (the probe step of the next one).
+    [-b_x(v), a_x(v)] moves with v, and SDCA clips xi into it before starting. ``u_exact``:
+    the work array u holds sum_x xi_x x (true after the first SDCA call, which computes it),
+    so later calls update it by the clipped coordinates only. ``b_step`` is the distance the
+    bias moved in the last Alg 3 call (the probe step of the next one).
     """
 
     xi: np.ndarray
@@ -137,6 +139,7 @@ class SDCAState:
     seed: int = 0
     epochs: int = 0
     calls: int = 0
+    u_exact: bool = False
     b_step: float = 0.05
 
     @classmethod
@@ -212,8 +215,9 @@ def minimize_over_b(bound: FoldedBound, v: np.ndarray, eps: float, state: SDCASt
     def run(bias: float, tol: float, target: float = math.inf):
         res = sdca(bound.design, a, bc, bound.l2, bias, state.xi, tol=max(tol, 1e-13),
                    dual_target=target - offset, max_epochs=max_epochs,
-                   seed=state.seed + state.calls, work=state.work)
+                   seed=state.seed + state.calls, work=state.work, u_exact=state.u_exact)
         state.calls += 1
+        state.u_exact = True
         state.epochs += res.epochs
         return res
 

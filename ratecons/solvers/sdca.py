@@ -121,18 +121,28 @@ FASTMATH = {"reassoc", "contract"}
 
 
 @numba.njit(cache=True, fastmath=FASTMATH)
-def _full_pass(rows, a, bb, xi, u, lam, bias, shrink, order):
-    """Recompute u = sum xi_x x exactly; return (P, D, active count) at ``bias``.
+def _full_pass(rows, a, bb, xi, u, lam, bias, shrink, order, recompute, z):
+    """(P, D, active count) at ``bias``, after recomputing u = sum xi_x x if ``recompute``;
+    ``z`` (shape (N,)) receives the scores -<x, u>/lambda - bias (0 for examples with
+    a_x = b_x = 0, which count nowhere).
+
+    Without ``recompute``, u is the caller's (kept equal to sum xi_x x by the coordinate
+    updates, up to rounding): the pass then reads every row once instead of twice.
 
     The active set (written to the front of ``order``) holds the examples SDCA keeps visiting:
     all of them, or with shrinking those whose xi_x is not already the derivative of l_x at
     z_x (one of -b_x, a_x - b_x, a_x) or whose z_x lies within ``shrink`` of a kink +-1/2.
     """
     n = a.size
-    u[:] = 0.0
+    if recompute:
+        u[:] = 0.0
+        for i in range(n):
+            if xi[i] != 0.0:
+                _row_axpy(rows, i, xi[i], u)
+    # the scores first (one tight loop over the rows), then the sums and the active set
+    # without data-dependent branches (they mispredicted on about every row)
     for i in range(n):
-        if xi[i] != 0.0:
-            _row_axpy(rows, i, xi[i], u)
+        z[i] = -_row_dot(rows, i, u) / lam - bias if a[i] != 0.0 or bb[i] != 0.0 else 0.0
     uu = 0.0
     for k in range(u.size):
         uu += u[k] * u[k]
@@ -143,27 +153,15 @@ def _full_pass(rows, a, bb, xi, u, lam, bias, shrink, order):
     for i in range(n):
         ai = a[i]
         bi = bb[i]
-        if ai == 0.0 and bi == 0.0:
-            continue
-        z = -_row_dot(rows, i, u) / lam - bias
-        if z > -0.5:
-            loss += ai * (0.5 + z)
-        if z < 0.5:
-            loss += bi * (0.5 - z)
-        c1 = -0.5 * xi[i] - bi
-        c2 = 0.5 * xi[i] - ai
-        conj += c1 if c1 > c2 else c2
-        sxi += xi[i]
-        if z < -0.5:
-            plateau = -bi
-        elif z > 0.5:
-            plateau = ai
-        else:
-            plateau = ai - bi
-        near = abs(abs(z) - 0.5) <= shrink
-        if near or xi[i] != plateau:
-            order[count] = i
-            count += 1
+        x = xi[i]
+        zi = z[i]
+        loss += ai * max(0.5 + zi, 0.0) + bi * max(0.5 - zi, 0.0)
+        conj += max(-0.5 * x - bi, 0.5 * x - ai)
+        sxi += x
+        plateau = -bi if zi < -0.5 else (ai if zi > 0.5 else ai - bi)
+        keep = (abs(abs(zi) - 0.5) <= shrink or x != plateau) and (ai != 0.0 or bi != 0.0)
+        order[count] = i
+        count += keep
     primal = loss + 0.5 * uu / lam
     dual = -conj - bias * sxi - 0.5 * uu / lam
     return primal, dual, count
@@ -180,19 +178,23 @@ def _coordinate_gain(xi, s, z, q, a, bb, lam):
 
 @numba.njit(cache=True, fastmath=FASTMATH)
 def _sdca_kernel(rows, sq, a, bb, xi, u, ubest, order, chunks, lam,
-                 bias, tol, dual_target, shrink, max_epochs, check_every, balance, seed, out):
+                 bias, tol, dual_target, shrink, max_epochs, check_every, balance, seed,
+                 u_exact, out):
     """SDCA epochs until the duality gap <= tol or the dual value >= dual_target.
 
     Between two full passes (exact u, P, D, active set) it runs max(check_every,
     balance * N / active) epochs over the active set (so the full passes cost at most about
     2 / balance of the work), fewer if D, tracked through the coordinate gains, reaches the
-    target or P_best - D <= tol (the full pass then confirms). Writes
+    target or P_best - D <= tol (the full pass then confirms). u is recomputed from xi at the
+    first full pass unless ``u_exact`` (the caller's u is sum xi_x x), and then maintained by
+    the coordinate updates. Writes
     (epochs, best primal value, dual value, active count, full passes) to ``out`` and the u
     of the best primal point to ``ubest``.
     """
     np.random.seed(seed)  # noqa: NPY002 (numba's own generator, seeded explicitly)
+    scores = np.empty(a.size)
     best, dual, count = _full_pass(rows, a, bb, xi, u, lam, bias,
-                                   shrink, order)
+                                   shrink, order, not u_exact, scores)
     ubest[:] = u
     epochs = 0
     passes = 1
@@ -222,7 +224,7 @@ def _sdca_kernel(rows, sq, a, bb, xi, u, ubest, order, chunks, lam,
             if epochs >= max_epochs or left <= tol or running >= dual_target:
                 break
         primal, dual, count = _full_pass(rows, a, bb, xi, u, lam,
-                                         bias, shrink, order)
+                                         bias, shrink, order, False, scores)
         passes += 1
         if primal < best:  # keep the best primal point seen (P(w(xi)) is not monotone)
             best = primal
@@ -285,7 +287,8 @@ def sdca(design: ExampleDesign, a: np.ndarray, bcoef: np.ndarray, l2: float, bia
          xi: np.ndarray | None = None, *, tol: float = 1e-6, dual_target: float = np.inf,
          shrink: float = 0.005, max_epochs: int = 1000, check_every: int = 3,
          balance: float = 2.0, seed: int = 0,
-         work: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> SDCAResult:
+         work: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+         u_exact: bool = False) -> SDCAResult:
     """Minimize the weighted two-sided hinge SVM (eq. 16) over w at fixed bias by SDCA (eq. 19).
 
     Parameters
@@ -322,6 +325,10 @@ def sdca(design: ExampleDesign, a: np.ndarray, bcoef: np.ndarray, l2: float, bia
     work : tuple of ndarray, optional
         Work arrays (u: float64 (d,), order: int64 (N,), chunks: int64 (N/CHUNK + 1,)) reused
         across calls; ``u`` holds sum_x xi_x x on return.
+    u_exact : bool
+        Whether ``work``'s u already equals sum_x xi_x x for the ``xi`` passed (e.g. the
+        previous call's, on the same xi): the clip into the new box then updates u by the
+        clipped coordinates only, instead of a pass over every example.
 
     Returns
     -------
@@ -337,8 +344,16 @@ def sdca(design: ExampleDesign, a: np.ndarray, bcoef: np.ndarray, l2: float, bia
         raise ValueError("hinge coefficients must be >= 0 (eq. 16).")
     if xi is None:
         xi = np.zeros(design.n)
-    np.clip(xi, -bcoef, a, out=xi)
     u, order, chunks = work if work is not None else sdca_work(design)
+    u_exact = bool(u_exact and work is not None)
+    if u_exact:
+        moved = np.flatnonzero((xi < -bcoef) | (xi > a))
+        if moved.size:
+            step = np.clip(xi[moved], -bcoef[moved], a[moved]) - xi[moved]
+            xi[moved] += step
+            u += np.asarray(design.X[moved].T @ step).ravel()
+    else:
+        np.clip(xi, -bcoef, a, out=xi)
     ubest = np.empty_like(u)
     out = np.zeros(5)
     X = design.X
@@ -346,7 +361,7 @@ def sdca(design: ExampleDesign, a: np.ndarray, bcoef: np.ndarray, l2: float, bia
     _sdca_kernel(rows, design.sq_norms, a, bcoef, xi, u, ubest,
                  order, chunks, float(l2), float(bias), float(tol), float(dual_target),
                  float(shrink), int(max_epochs), int(check_every), float(balance), int(seed),
-                 out)
+                 u_exact, out)
     primal, dual = float(out[1]), float(out[2])
     if not (np.isfinite(primal) and np.isfinite(dual)):
         raise SolverError("SDCA produced a non-finite objective; check the features' scale.")
