@@ -46,12 +46,11 @@ class MRCScorer:
     def __init__(self, U: MomentSet, mu: np.ndarray, phi_train: float | None) -> None:
         self.U = U
         self.mu = np.asarray(mu, dtype=np.float64)
-        self.coef = self.mu.reshape(U.n_classes, U.p)
         self.phi_train = phi_train
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Phi(x, y)^T mu for every row of X and label code y: shape (n, n_classes)."""
-        return self.U.transform(X) @ self.coef.T
+        return self.U.scores(self.mu, self.U.transform(X))
 
     def proba(self, X: Any) -> np.ndarray:
         """h(y|x) of the papers, shape (n, n_classes); rows sum to 1.
@@ -176,6 +175,9 @@ def _run_subgradient(
 ) -> MRCResult:
     from ..solvers import subgradient
 
+    if form.label_map is not None:
+        raise SpecError("the subgradient methods use the one-hot map; for one_hot=False use "
+                        "method='lp', 'ccg' or 'cvxpy'.")
     given = {k: v for k, v in {
         "step": step, "step_params": step_params, "iterate": iterate,
         "max_iterations": max_iterations, "tol": tol, "improvement_tol": improvement_tol,
@@ -219,7 +221,7 @@ class MRCFamily(Family):
         U = obj.U
         return MRCForm(psi=U.psi, n_classes=U.n_classes, y=U.y, tau=U.tau, lam=U.lam,
                        fixed_marginals=obj.fixed_marginals, classes=U.classes,
-                       name=f"mrc_{U.data_name}")
+                       name=f"mrc_{U.data_name}", label_map=U.label_map)
 
     def methods(self) -> dict[str, MethodSpec]:
         out = {
