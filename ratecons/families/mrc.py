@@ -56,19 +56,16 @@ class MRCScorer:
         """h(y|x) of the papers, shape (n, n_classes); rows sum to 1.
 
         Fixed marginals (Theorem 2.2.1): h(y|x) = (Phi(x,y)^T mu - varphi(mu, x))_+, which sums
-        to 1. General MRC (Theorem 2.1.1): any h >= Phi(x,y)^T mu - varphi(mu) is minimax; we
-        take the positive parts and spread the remaining mass uniformly (rescaling instead when a
-        new x makes them exceed 1).
+        to 1. General MRC (Theorem 2.1.1): any h >= Phi(x,y)^T mu - varphi(mu) is minimax; as
+        MRCpy, we normalize the positive parts to sum 1 (uniform when they are all 0).
         """
         V = self.decision_function(X)
         phi = max_subset_value(V)[0] if self.phi_train is None else self.phi_train
         H = np.maximum(V - np.reshape(phi, (-1, 1)), 0.0)
         total = H.sum(axis=1, keepdims=True)
-        K = V.shape[1]
-        over = total[:, 0] > 1.0
-        H[over] /= total[over]
-        H[~over] += (1.0 - total[~over]) / K
-        return H
+        empty = np.isclose(total[:, 0], 0.0)
+        H[empty], total[empty] = 1.0 / V.shape[1], 1.0
+        return H / total
 
     def predict(self, X: Any, randomized: bool = False, seed: int | None = None) -> np.ndarray:
         """Labels (as in the training data): argmax of the scores, or drawn from h(y|x)."""
