@@ -462,14 +462,15 @@ class CCG:
         column_complete = self.features == "all" or eps2_hat <= self.tol
         lower = res.objective if column_complete else None  # a relaxation in rows only
         gap = None if lower is None else upper - lower
-        if status == settings.OPTIMAL and (gap is None or gap > 1e-6):
-            status = settings.OPTIMAL_INACCURATE  # stopped by epsilon_1 / epsilon_2 > 0
         if status in (settings.ITERATION_LIMIT, settings.TIME_LIMIT):
             warnings.warn(
                 f"CCG stopped after {k} iterations ({status}) with primal violation "
                 f"{eps1_hat:.2e} and dual violation {eps2_hat:.2e}; raise k_max or time_limit.",
                 ConvergenceWarning, stacklevel=3,
             )
+        if status == settings.OPTIMAL and (gap is None or gap > 1e-6):
+            # stopped at epsilon_1 / epsilon_2 > 0: the tolerance, not a proof of optimality
+            status = settings.ITERATION_LIMIT
         rows = self._rows
         return Solution(
             status=status,
