@@ -310,6 +310,9 @@ def main(argv: list[str] | None = None) -> list[tuple]:
                         help="largest n for the subgradient method")
     parser.add_argument("--results", type=str, default=None,
                         help="JSON file collecting part (a) results across runs (pieces)")
+    parser.add_argument("--exclude", type=str, default="",
+                        help="part (c): skip grid instances NAME/N/FEATURES, comma-separated "
+                        "(e.g. synthetic/20000/rff:400)")
     parser.add_argument("--part", choices=("a", "b", "c", "all"), default="c",
                         help="c (default): the grid ending with CCG's worst ratio")
     parser.add_argument("--datasets", type=str, default="adult,synthetic",
@@ -339,7 +342,10 @@ def main(argv: list[str] | None = None) -> list[tuple]:
     limits = {"lp": args.lp_time_limit, "ccg": args.time_limit}
     if args.part == "c":
         print(GRID_HEADER, flush=True)
-        grid_rows, (ratio, row) = run_grid(QUICK_GRID if args.quick else GRID, args.time_limit)
+        skip = set(filter(None, args.exclude.split(",")))
+        grid = [g for g in (QUICK_GRID if args.quick else GRID)
+                if f"{g[0]}/{g[1]}/{g[2]}" not in skip]
+        grid_rows, (ratio, row) = run_grid(grid, args.time_limit)
         print("final table")
         print(GRID_HEADER)
         for r in grid_rows:

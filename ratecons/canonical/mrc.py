@@ -211,12 +211,18 @@ def label_scores(
     psi: np.ndarray, mu: np.ndarray, n_classes: int, label_map: np.ndarray | None = None
 ) -> np.ndarray:
     """Phi(x, y)^T mu = E[y] @ mu.reshape(L, p) @ psi(x) for every row of psi and label y:
-    shape (n, n_classes). ``label_map`` None is one-hot (E = I)."""
+    shape (n, n_classes). ``label_map`` None is one-hot (E = I).
+
+    The products are NumPy's einsum loops, not BLAS: with a few label columns BLAS's threads
+    cost more than the arithmetic (measured on the shared 2 cores at n = 48,842, p = 15:
+    41 ms by ``@`` against 3.8 ms by einsum; 20,000 x 401: 50 ms against 24 ms). This is
+    CONSTR's scan of every instance in each CCG round."""
     p = psi.shape[1]
     mu = np.asarray(mu, dtype=np.float64)
     if label_map is None:
-        return psi @ mu.reshape(n_classes, p).T
-    return (psi @ mu.reshape(label_map.shape[1], p).T) @ label_map.T
+        return np.einsum("ij,kj->ik", psi, mu.reshape(n_classes, p))
+    S = np.einsum("ij,lj->il", psi, mu.reshape(label_map.shape[1], p))
+    return np.einsum("il,kl->ik", S, label_map)
 
 
 def subset_weights(masks: np.ndarray, label_map: np.ndarray | None = None) -> np.ndarray:
@@ -244,6 +250,11 @@ def max_subset_value(V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     V = np.asarray(V, dtype=np.float64)
     n, K = V.shape
+    if K == 2:  # subsets {0}, {1}, {0, 1}: the pair wins (ties too) iff |v0 - v1| <= 1
+        a, b = V[:, 0], V[:, 1]
+        pair = np.abs(a - b) <= 1.0
+        value = np.where(pair, 0.5 * (a + b - 1.0), np.maximum(a, b) - 1.0)
+        return value, np.column_stack([pair | (a > b), pair | (b > a)])
     order = np.argsort(-V, axis=1, kind="stable")
     sorted_v = np.take_along_axis(V, order, axis=1)
     prefix = (np.cumsum(sorted_v, axis=1) - 1.0) / np.arange(1, K + 1)

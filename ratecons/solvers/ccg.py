@@ -308,6 +308,11 @@ class CCG:
         threshold = max(self.eps1, self.tol)
         cand = np.flatnonzero(violation >= threshold)
         if cand.size:
+            # the n_max most violated fresh rows lie among the n_max + |I| most violated ones
+            # (at most |I| are already in the LP): an O(n) partition instead of sorting all
+            top = min(cand.size, self.n_max + self._rows.keys.size)
+            if top < cand.size:
+                cand = cand[np.argpartition(-violation[cand], top - 1)[:top]]
             keys = (cand.astype(np.int64) << f.n_classes) | subset_codes(masks[cand])
             fresh = ~np.isin(keys, self._rows.keys)
             cand, keys = cand[fresh], keys[fresh]
