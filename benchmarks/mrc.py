@@ -1,9 +1,16 @@
 """Benchmark of the MRC solvers: full LP (HiGHS), CCG, CVXPY and subgradient, side by side.
 
-    python -m benchmarks.mrc            # (a) binary n in {5k, 20k, 50k}, 400 random Fourier
+    python -m benchmarks.mrc            # (c) the grid (GRID below), CCG's worst ratio last
+    python -m benchmarks.mrc --quick    # small smoke version of the grid (seconds)
+    python -m benchmarks.mrc --part all # (a) binary n in {5k, 20k, 50k}, 400 random Fourier
                                         #     features; (b) satellite, optdigits, letter (CCG)
-    python -m benchmarks.mrc --quick    # small smoke version (seconds)
     python -m benchmarks.mrc --part a --sizes 20000 --datasets synthetic   # one piece
+
+(c) The grid: binary and multiclass, linear, random Fourier and random ReLU features, n from 1k
+to 50k, synthetic data and seeded subsamples of shared data. On each instance the full LP (the
+dual (6)) by HiGHS interior point and by dual simplex, and CCG; the gap of each certificate;
+the ratio of the best certified full-LP time to CCG's time, and CCG's profile (rounds,
+restricted-LP time and pivots, scan time). The last line is the worst ratio.
 
 (a) Binary problems (adult subsamples and two Gaussian classes in 10 dimensions) with
 Phi = e_y kron [1, RFF(400)]: wall time of each method, its R and |R - R*|, and the speed-up of
