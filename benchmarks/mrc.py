@@ -1,9 +1,16 @@
 """Benchmark of the MRC solvers: full LP (HiGHS), CCG, CVXPY and subgradient, side by side.
 
-    python -m benchmarks.mrc            # (a) binary n in {5k, 20k, 50k}, 400 random Fourier
+    python -m benchmarks.mrc            # (c) the grid (GRID below), CCG's worst ratio last
+    python -m benchmarks.mrc --quick    # small smoke version of the grid (seconds)
+    python -m benchmarks.mrc --part all # (a) binary n in {5k, 20k, 50k}, 400 random Fourier
                                         #     features; (b) satellite, optdigits, letter (CCG)
-    python -m benchmarks.mrc --quick    # small smoke version (seconds)
     python -m benchmarks.mrc --part a --sizes 20000 --datasets synthetic   # one piece
+
+(c) The grid: binary and multiclass, linear, random Fourier and random ReLU features, n from 1k
+to 50k, synthetic data and seeded subsamples of shared data. On each instance the full LP (the
+dual (6)) by HiGHS interior point and by dual simplex, and CCG; the gap of each certificate;
+the ratio of the best certified full-LP time to CCG's time, and CCG's profile (rounds,
+restricted-LP time and pivots, scan time). The last line is the worst ratio.
 
 (a) Binary problems (adult subsamples and two Gaussian classes in 10 dimensions) with
 Phi = e_y kron [1, RFF(400)]: wall time of each method, its R and |R - R*|, and the speed-up of
@@ -31,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 import ratecons as rc
+from ratecons import settings
 from ratecons.canonical.mrc import MRCForm
 from ratecons.lowering.mrc_cvxpy import solve_mrc_cvxpy
 from ratecons.solvers.ccg import CCG
@@ -184,6 +192,110 @@ def run_multiclass(names, features, time_limit, subsample, rows):
         print(_format(rows[-1]), flush=True)
 
 
+def _multiclass_synthetic(n: int, seed: int, n_classes: int = 4) -> rc.Dataset:
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, n_classes, n)
+    means = rng.normal(scale=1.2, size=(n_classes, 8))
+    return rc.Dataset(means[y] + rng.normal(size=(n, 8)), y, name=f"synthetic{n_classes}c{n}")
+
+
+def _real(name: str, n: int, seed: int) -> rc.Dataset:
+    """A seeded subsample of shared data (all rows when n is larger)."""
+    data = rc.datasets.load_csv(DATA / f"{name}.csv")
+    idx = np.random.default_rng(seed).permutation(data.n)[:n]
+    return data.take(idx, name=f"{name}{idx.size}")
+
+
+def _feature_map(spec: str):
+    kind, _, k = spec.partition(":")
+    if kind == "linear":
+        return "linear"
+    maker = {"rff": rc.features.RandomFourier, "relu": rc.features.RandomReLU}[kind]
+    return maker(int(k), seed=0)
+
+
+#: part (c): (data, n, features); real data are seeded subsamples, "adult" at 48,842 is all of it
+GRID = [
+    ("synthetic", 1000, "linear"), ("synthetic", 5000, "linear"), ("synthetic", 20000, "linear"),
+    ("synthetic", 50000, "linear"), ("synthetic", 1000, "rff:100"), ("synthetic", 5000, "rff:100"),
+    ("synthetic", 1000, "relu:100"), ("synthetic", 5000, "relu:100"),
+    ("synthetic", 20000, "rff:400"),
+    ("adult", 5000, "linear"), ("adult", 48842, "linear"), ("adult", 5000, "rff:100"),
+    ("adult", 2000, "relu:100"),
+    ("synthetic4", 1000, "linear"), ("synthetic4", 5000, "linear"), ("synthetic4", 2000, "rff:50"),
+    ("synthetic4", 2000, "relu:50"),
+    ("satellite", 1000, "linear"), ("segment", 1000, "linear"), ("segment", 1000, "rff:50"),
+]
+QUICK_GRID = [("synthetic", 300, "linear"), ("synthetic", 300, "rff:20"),
+              ("synthetic", 300, "relu:20"), ("synthetic4", 200, "linear"),
+              ("haberman", 306, "linear")]
+GRID_HEADER = " | ".join(("data", "n", "|Y|", "features", "m", "full rows", "method", "status",
+                          "time (s)", "R", "gap", "best full LP time / time"))
+
+
+def _grid_data(name: str, n: int) -> rc.Dataset:
+    if name == "synthetic":
+        return _synthetic(n, 0)
+    if name == "synthetic4":
+        return _multiclass_synthetic(n, 0)
+    if name == "adult":
+        return _adult(n, 0)
+    return _real(name, n, 0)
+
+
+def _certified(fn):
+    """(status, objective, time, gap) of a solver call; gap = upper - lower of its certificate.
+    For CCG, where its time went: rounds, restricted-LP time and pivots, CONSTR scan time."""
+    start = time.perf_counter()
+    sol = fn()
+    t = time.perf_counter() - start
+    cert = sol.certificate
+    gap = cert.gap if cert is not None and cert.gap is not None else float("nan")
+    if sol.history and "lp_time" in sol.history[0]:
+        h = sol.history
+        print(f"  ccg profile: {len(h)} rounds, restricted LPs {sum(r['lp_time'] for r in h):.1f}"
+              f" s ({sum(r['lp_iterations'] for r in h)} pivots), CONSTR scans "
+              f"{sum(r['constr_time'] for r in h):.1f} s, final rows {h[-1]['rows']}",
+              flush=True)
+    return sol.status, sol.objective, t, gap
+
+
+def run_grid(grid, time_limit: float) -> tuple[list[tuple], tuple]:
+    """Part (c): on every instance the full LP (dual (6)) by HiGHS IPM and by dual simplex --
+    simplex limited to the IPM's time, since past it it cannot be the best -- and CCG. The
+    ratio is the best certified full-LP time over CCG's time. Returns the rows and the worst
+    (ratio, row)."""
+    rows, worst = [], (float("inf"), None)
+    for name, n, feats in grid:
+        form = _form(_grid_data(name, n), _feature_map(feats))
+        size = form.full_lp_size()
+        runs = {"full LP (ipm, dual)": _certified(lambda form=form: solve_mrc_lp(
+            form, solver="ipm", formulation="dual", time_limit=time_limit))}
+        ipm_t = runs["full LP (ipm, dual)"][2]
+        cap = min(time_limit, 1.05 * ipm_t + 1.0)
+        runs["full LP (simplex, dual)"] = _certified(lambda form=form, cap=cap: solve_mrc_lp(
+            form, solver="simplex", formulation="dual", time_limit=cap))
+        runs["ccg"] = _certified(lambda form=form: CCG(form, time_limit=time_limit).run())
+        lp_times = [t for key, (st, _, t, _) in runs.items()
+                    if key.startswith("full") and st == settings.OPTIMAL]
+        best_lp = min(lp_times) if lp_times else float("nan")
+        for method, (status, R, t, gap) in runs.items():
+            ratio = best_lp / t if method == "ccg" else float("nan")
+            row = (form.name, form.n, form.n_classes, feats, form.m, size["rows"], method,
+                   status, t, R, gap, ratio)
+            rows.append(row)
+            print(_format_grid(row), flush=True)
+            if method == "ccg" and (ratio < worst[0] or not np.isfinite(ratio)):
+                worst = (ratio, row)
+    return rows, worst
+
+
+def _format_grid(r: tuple) -> str:
+    ratio = "-" if not np.isfinite(r[11]) else f"{r[11]:.1f}x"
+    return " | ".join([r[0], str(r[1]), str(r[2]), r[3], str(r[4]), str(r[5]), r[6], r[7],
+                       f"{r[8]:.2f}", f"{r[9]:.6f}", f"{r[10]:.1e}", ratio])
+
+
 METHODS = ("lp", "ccg", "ccg_eps", "cvxpy", "subgradient")
 
 
@@ -205,7 +317,11 @@ def main(argv: list[str] | None = None) -> list[tuple]:
                         help="largest n for the subgradient method")
     parser.add_argument("--results", type=str, default=None,
                         help="JSON file collecting part (a) results across runs (pieces)")
-    parser.add_argument("--part", choices=("a", "b", "all"), default="all")
+    parser.add_argument("--exclude", type=str, default="",
+                        help="part (c): skip grid instances NAME/N/FEATURES, comma-separated "
+                        "(e.g. synthetic/20000/rff:400)")
+    parser.add_argument("--part", choices=("a", "b", "c", "all"), default="c",
+                        help="c (default): the grid ending with CCG's worst ratio")
     parser.add_argument("--datasets", type=str, default="adult,synthetic",
                         help="binary datasets of part (a)")
     parser.add_argument("--multiclass", type=str, default=None,
@@ -231,6 +347,19 @@ def main(argv: list[str] | None = None) -> list[tuple]:
     mfeat = ("linear" if args.multiclass_features == "linear"
              else rc.features.RandomFourier(components, seed=0))
     limits = {"lp": args.lp_time_limit, "ccg": args.time_limit}
+    if args.part == "c":
+        print(GRID_HEADER, flush=True)
+        skip = set(filter(None, args.exclude.split(",")))
+        grid = [g for g in (QUICK_GRID if args.quick else GRID)
+                if f"{g[0]}/{g[1]}/{g[2]}" not in skip]
+        grid_rows, (ratio, row) = run_grid(grid, args.time_limit)
+        print("final table")
+        print(GRID_HEADER)
+        for r in grid_rows:
+            print(_format_grid(r))
+        where = "-" if row is None else f"{row[0]}, n={row[1]}, |Y|={row[2]}, {row[3]}"
+        print(f"worst ratio of CCG against the best full LP: {ratio:.2f}x ({where})")
+        return grid_rows
     rows: list[tuple] = []
     print(HEADER, flush=True)
     if args.part in ("a", "all"):

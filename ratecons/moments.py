@@ -13,6 +13,11 @@ that is lambda0 times the population standard deviation of component j over sqrt
 lambda0 = 0.3. With ``fixed_marginals=True`` the set also fixes the instances' marginal to the
 empirical one (thesis eq. 2.4).
 
+For binary data ``one_hot=False`` gives MRCpy's compact map Phi(x, 0) = psi(x),
+Phi(x, 1) = -psi(x) (m = p instead of 2p; label map E = [[1], [-1]] of
+:mod:`ratecons.canonical.mrc`), with tau and lambda computed by the same formulas from it. Its
+minimax risk differs from the one-hot one (the sets U differ); it is the number MRCpy reports.
+
 >>> U = rc.MomentSet(train, features=rc.features.RandomFourier(200), lambda0=0.3)
 >>> result = rc.Problem(minimize=rc.minimax_risk(U)).solve()
 >>> result.objective          # R*, the worst-case 0-1 error over U
@@ -24,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from .canonical.mrc import label_scores
 from .data import Dataset, Subset
 from .errors import DataError, LabelError, SpecError, parameter_error
 from .features import FittedFeatures, as_feature_map
@@ -44,8 +50,10 @@ class MomentSet:
         Scale of the confidence vector lambda (see the module docstring).
     standardize : bool, default True
         Z-score the inputs (training mean and deviation) before psi.
-    tau, lambda_ : array of shape (n_classes * p,), optional
+    tau, lambda_ : array of shape (m,), optional
         User-given estimates replacing the sample ones.
+    one_hot : bool, default True
+        False (binary data only): the compact map Phi(x, y) = (1 - 2y) psi(x) of MRCpy.
 
     Attributes
     ----------
@@ -55,9 +63,11 @@ class MomentSet:
         Training labels as codes 0..n_classes-1.
     psi : ndarray, shape (n, p)
         psi of the training instances (intercept column included when the map has one).
-    tau, lam : ndarray, shape (n_classes * p,)
-        Mean and confidence vectors, laid out so that ``mu.reshape(n_classes, p)[y] @ psi(x)``
-        equals Phi(x, y)^T mu.
+    label_map : ndarray of shape (n_classes, L) or None
+        E of Phi(x, y) = E[y] kron psi(x): None for one-hot, [[1], [-1]] for the compact map.
+    tau, lam : ndarray, shape (m,) with m = L p
+        Mean and confidence vectors, laid out so that ``mu.reshape(L, p)`` has one row per
+        block (one-hot: ``mu.reshape(n_classes, p)[y] @ psi(x)`` is Phi(x, y)^T mu).
     """
 
     def __init__(
@@ -68,6 +78,7 @@ class MomentSet:
         standardize: bool = True,
         tau: Any = None,
         lambda_: Any = None,
+        one_hot: bool = True,
     ) -> None:
         if isinstance(data, Subset):
             data = data.data.take(data.index, name=data.name)
@@ -79,6 +90,8 @@ class MomentSet:
         if not (isinstance(lambda0, (int, float, np.floating, np.integer))
                 and np.isfinite(lambda0) and lambda0 >= 0):
             raise parameter_error("lambda0", "MomentSet", "a finite float >= 0", lambda0)
+        if not isinstance(one_hot, (bool, np.bool_)):
+            raise parameter_error("one_hot", "MomentSet", "a bool", one_hot)
         if data.n < 2:
             raise DataError(f"MomentSet needs at least 2 training examples; got {data.n}.")
         self.data_name = data.name
@@ -94,20 +107,32 @@ class MomentSet:
                 f"{data.name!r} is {present.tolist()[0]!r}, so any rule predicting it has zero "
                 "risk and there is nothing to learn. Check the labels (or the split)."
             )
+        if not one_hot and self.classes.size != 2:
+            raise SpecError(
+                f"one_hot=False (MRCpy's compact map Phi(x, 1) = -Phi(x, 0)) is for binary data; "
+                f"dataset {data.name!r} has {self.classes.size} classes. Use one_hot=True."
+            )
+        self.one_hot = bool(one_hot)
+        self.label_map = None if one_hot else np.array([[1.0], [-1.0]])
         self.y = np.searchsorted(self.classes, labels).astype(np.int64)
         self.features = FittedFeatures(as_feature_map(features), data.X, standardize)
         self.psi = self.features.train_psi
         n, p = self.psi.shape
-        K = self.n_classes
-        counts = np.bincount(self.y, minlength=K)
-        sums = np.zeros((K, p))
-        np.add.at(sums, self.y, self.psi)
-        tau_blocks = sums / n
-        # sum_i (Phi_j(x_i, y_i) - tau_j)^2 for j in block c: examples of class c contribute
-        # (psi_ik - tau_j)^2, the others (0 - tau_j)^2.
-        sq = np.zeros((K, p))
-        np.add.at(sq, self.y, (self.psi - tau_blocks[self.y]) ** 2)
-        sq += (n - counts)[:, None] * tau_blocks**2
+        if self.label_map is None:
+            K = self.n_classes
+            counts = np.bincount(self.y, minlength=K)
+            sums = np.zeros((K, p))
+            np.add.at(sums, self.y, self.psi)
+            tau_blocks = sums / n
+            # sum_i (Phi_j(x_i, y_i) - tau_j)^2 for j in block c: examples of class c
+            # contribute (psi_ik - tau_j)^2, the others (0 - tau_j)^2.
+            sq = np.zeros((K, p))
+            np.add.at(sq, self.y, (self.psi - tau_blocks[self.y]) ** 2)
+            sq += (n - counts)[:, None] * tau_blocks**2
+        else:
+            phi = self.psi * self.label_map[self.y]  # Phi(x_i, y_i) = E[y_i] psi(x_i), L = 1
+            tau_blocks = phi.mean(axis=0)
+            sq = ((phi - tau_blocks) ** 2).sum(axis=0)
         self.sample_tau = tau_blocks.ravel()
         self.sample_lam = self.lambda0 * np.sqrt(sq).ravel() / n
         self.tau = self._user_vector(tau, "tau", self.sample_tau)
@@ -122,8 +147,8 @@ class MomentSet:
         arr = np.asarray(value, dtype=np.float64)
         if arr.shape != default.shape:
             raise DataError(
-                f"MomentSet: {name} must have shape {default.shape} (n_classes * p = "
-                f"{self.n_classes} * {self.p}); got {arr.shape}."
+                f"MomentSet: {name} must have shape {default.shape} (L * p = "
+                f"{self.n_blocks} * {self.p}); got {arr.shape}."
             )
         if not np.all(np.isfinite(arr)):
             raise DataError(f"MomentSet: {name} has NaN or infinite entries.")
@@ -142,9 +167,18 @@ class MomentSet:
         return int(self.classes.size)
 
     @property
+    def n_blocks(self) -> int:
+        """L: the number of p-blocks of Phi (n_classes one-hot, 1 compact)."""
+        return self.n_classes if self.label_map is None else int(self.label_map.shape[1])
+
+    @property
     def m(self) -> int:
-        """Length of Phi(x, y) and mu: n_classes * p."""
-        return self.n_classes * self.p
+        """Length of Phi(x, y) and mu: L * p."""
+        return self.n_blocks * self.p
+
+    def scores(self, mu: np.ndarray, psi: np.ndarray) -> np.ndarray:
+        """Phi(x, y)^T mu for every row of ``psi`` and label code y: shape (n, n_classes)."""
+        return label_scores(psi, mu, self.n_classes, self.label_map)
 
     def transform(self, X: Any) -> np.ndarray:
         """psi of new inputs (the training z-scoring and random weights)."""
@@ -168,7 +202,8 @@ class MomentSet:
     def describe(self) -> str:
         return (
             f"MomentSet on {self.data_name!r}: n={self.n}, {self.n_classes} classes, psi: "
-            f"{self.features.describe()}, m={self.m}, lambda0={self.lambda0}"
+            f"{self.features.describe()}, m={self.m}"
+            f"{'' if self.one_hot else ' (compact binary map)'}, lambda0={self.lambda0}"
         )
 
     def __repr__(self) -> str:

@@ -463,6 +463,12 @@ class MinimaxRiskClassifier(_RateconsClassifier):
         Scale of the confidence vector of U.
     fixed_marginals : bool
         Fix the instances' marginal to the empirical one (thesis eq. 2.4).
+    one_hot : bool, default True
+        False (binary data only): MRCpy's compact map Phi(x, 1) = -Phi(x, 0), whose bounds are
+        MRCpy's (see :class:`ratecons.MomentSet`).
+    deterministic : bool, default True
+        Which rule ``lower_`` is about, as MRCpy's flag: the argmax rule of ``predict`` (True)
+        or the randomized rule of ``predict_proba`` (False).
     method : str
     options : dict, optional
     verbose : bool, optional
@@ -470,21 +476,29 @@ class MinimaxRiskClassifier(_RateconsClassifier):
     Attributes
     ----------
     upper_ : float
-        The minimax risk R*, an upper bound on the expected 0-1 loss of the classifier for every
-        distribution in U.
+        The minimax risk R*, an upper bound on the expected 0-1 loss of the randomized rule for
+        every distribution in U (MRCpy's ``upper_``).
     lower_ : float
-        A lower bound on the minimax risk certified by the solver (equal to ``upper_`` up to
-        the solver's tolerance when the status is optimal).
+        MRCpy's lower bound (``get_lower_bound``): the smallest expected 0-1 loss of the rule
+        (argmax, or randomized with ``deterministic=False``) over the distributions of U on the
+        training instances, by the LP of :mod:`ratecons.solvers.mrc_bounds`. General MRC only
+        (NaN with ``fixed_marginals=True``, where MRCpy has no such bound).
+    certified_lower_ : float
+        The solver's certified lower bound on R* (equal to ``upper_`` up to the solver's
+        tolerance when the status is optimal).
     """
 
     _multiclass = True
 
     def __init__(self, features: Any = "linear", lambda0: float = 0.3,
-                 fixed_marginals: bool = False, method: str = "auto",
+                 fixed_marginals: bool = False, one_hot: bool = True,
+                 deterministic: bool = True, method: str = "auto",
                  options: dict[str, Any] | None = None, verbose: bool | None = None) -> None:
         self.features = features
         self.lambda0 = lambda0
         self.fixed_marginals = fixed_marginals
+        self.one_hot = one_hot
+        self.deterministic = deterministic
         self.method = method
         self.options = options
         self.verbose = verbose
@@ -495,13 +509,27 @@ class MinimaxRiskClassifier(_RateconsClassifier):
         from .moments import MomentSet, minimax_risk
 
         data = self._training_data(X, y, sample_weight)
-        U = MomentSet(data, features=self.features, lambda0=self.lambda0)
-        result = self._solve(Problem(minimize=minimax_risk(U, fixed_marginals=bool(
-            self.fixed_marginals))), self.method, self.options, self.verbose)
+        U = MomentSet(data, features=self.features, lambda0=self.lambda0,
+                      one_hot=self.one_hot)
+        problem = Problem(minimize=minimax_risk(U, fixed_marginals=bool(self.fixed_marginals)))
+        result = self._solve(problem, self.method, self.options, self.verbose)
         self.upper_ = float(result.objective)
         lower = result.certificate.lower_bound
-        self.lower_ = float(result.objective if lower is None else lower)
+        self.certified_lower_ = float(result.objective if lower is None else lower)
+        self.lower_ = (np.nan if self.fixed_marginals
+                       else self._rule_lower_bound(problem, result, data))
         return self
+
+    def _rule_lower_bound(self, problem: Any, result: Any, data: Dataset) -> float:
+        """MRCpy's lower bound L(h) of the argmax or randomized rule on the training data."""
+        from .solvers.mrc_bounds import expected_loss_lower_bound
+
+        form = problem.canonical()
+        if self.deterministic:
+            H = np.eye(form.n_classes)[np.argmax(form.scores(result.mu), axis=1)]
+        else:
+            H = result.proba(data.X)
+        return float(expected_loss_lower_bound(form, H).objective)
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Phi(x, y)^T mu per class (n_samples, n_classes); for two classes the difference of

@@ -43,8 +43,8 @@ def full_rows(form: MRCForm) -> tuple[np.ndarray, np.ndarray]:
 
 
 def column_names(form: MRCForm) -> list[str]:
-    K, p = form.n_classes, form.p
-    base = [f"{c}_{k}" for c in range(K) for k in range(p)]
+    L, p = form.n_blocks, form.p
+    base = [f"{c}_{k}" for c in range(L) for k in range(p)]
     nu = ["nu"] if not form.fixed_marginals else [f"nu_{i}" for i in range(form.n)]
     return [f"mup_{s}" for s in base] + [f"mum_{s}" for s in base] + nu
 
@@ -76,7 +76,7 @@ def mrc_primal_lp(
     """The primal LP (4) / (2.5) over the given rows (all n (2^|Y| - 1) rows by default)."""
     if instances is None or masks is None:
         instances, masks = full_rows(form)
-    F, b = subset_rows(form.psi, instances, masks)
+    F, b = subset_rows(form.psi, instances, masks, form.label_map)
     A = sp.hstack([F, -F, nu_block(form, instances)], format="csr")
     m = form.m
     lower = np.concatenate([np.zeros(2 * m), np.full(form.n_nu, -np.inf)])
@@ -98,7 +98,7 @@ def mrc_primal_lp(
 def mrc_dual_lp(form: MRCForm) -> MatrixLP:
     """The dual LP (6) (or the dual of (2.5)) over all rows; its optimal value is R* too."""
     instances, masks = full_rows(form)
-    F, b = subset_rows(form.psi, instances, masks)
+    F, b = subset_rows(form.psi, instances, masks, form.label_map)
     R = b.size
     if form.fixed_marginals:
         E = sp.csr_matrix((np.ones(R), (instances, np.arange(R))), shape=(form.n, R))

@@ -60,7 +60,9 @@ def solve_mrc_cvxpy(
         )
     K, p, n = form.n_classes, form.p, form.n
     mu = cp.Variable(form.m, name="mu")
-    V = form.psi @ cp.reshape(mu, (p, K), order="F")  # V[i, y] = Phi(x_i, y)^T mu
+    V = form.psi @ cp.reshape(mu, (p, form.n_blocks), order="F")  # V[i, y] = Phi(x_i, y)^T mu
+    if form.label_map is not None:  # Phi(x, y) = E[y] kron psi(x)
+        V = V @ form.label_map.T
     constraints = []
     if formulation == "subsets":
         masks = all_subset_masks(K)

@@ -46,30 +46,26 @@ class MRCScorer:
     def __init__(self, U: MomentSet, mu: np.ndarray, phi_train: float | None) -> None:
         self.U = U
         self.mu = np.asarray(mu, dtype=np.float64)
-        self.coef = self.mu.reshape(U.n_classes, U.p)
         self.phi_train = phi_train
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Phi(x, y)^T mu for every row of X and label code y: shape (n, n_classes)."""
-        return self.U.transform(X) @ self.coef.T
+        return self.U.scores(self.mu, self.U.transform(X))
 
     def proba(self, X: Any) -> np.ndarray:
         """h(y|x) of the papers, shape (n, n_classes); rows sum to 1.
 
         Fixed marginals (Theorem 2.2.1): h(y|x) = (Phi(x,y)^T mu - varphi(mu, x))_+, which sums
-        to 1. General MRC (Theorem 2.1.1): any h >= Phi(x,y)^T mu - varphi(mu) is minimax; we
-        take the positive parts and spread the remaining mass uniformly (rescaling instead when a
-        new x makes them exceed 1).
+        to 1. General MRC (Theorem 2.1.1): any h >= Phi(x,y)^T mu - varphi(mu) is minimax; as
+        MRCpy, we normalize the positive parts to sum 1 (uniform when they are all 0).
         """
         V = self.decision_function(X)
         phi = max_subset_value(V)[0] if self.phi_train is None else self.phi_train
         H = np.maximum(V - np.reshape(phi, (-1, 1)), 0.0)
         total = H.sum(axis=1, keepdims=True)
-        K = V.shape[1]
-        over = total[:, 0] > 1.0
-        H[over] /= total[over]
-        H[~over] += (1.0 - total[~over]) / K
-        return H
+        empty = np.isclose(total[:, 0], 0.0)
+        H[empty], total[empty] = 1.0 / V.shape[1], 1.0
+        return H / total
 
     def predict(self, X: Any, randomized: bool = False, seed: int | None = None) -> np.ndarray:
         """Labels (as in the training data): argmax of the scores, or drawn from h(y|x)."""
@@ -176,6 +172,9 @@ def _run_subgradient(
 ) -> MRCResult:
     from ..solvers import subgradient
 
+    if form.label_map is not None:
+        raise SpecError("the subgradient methods use the one-hot map; for one_hot=False use "
+                        "method='lp', 'ccg' or 'cvxpy'.")
     given = {k: v for k, v in {
         "step": step, "step_params": step_params, "iterate": iterate,
         "max_iterations": max_iterations, "tol": tol, "improvement_tol": improvement_tol,
@@ -219,7 +218,7 @@ class MRCPattern(Pattern):
         U = obj.U
         return MRCForm(psi=U.psi, n_classes=U.n_classes, y=U.y, tau=U.tau, lam=U.lam,
                        fixed_marginals=obj.fixed_marginals, classes=U.classes,
-                       name=f"mrc_{U.data_name}")
+                       name=f"mrc_{U.data_name}", label_map=U.label_map)
 
     def methods(self) -> dict[str, MethodSpec]:
         out = {

@@ -170,7 +170,8 @@ class CCG:
 
     def _row_block(self, inst: np.ndarray, masks: np.ndarray) -> sp.csr_matrix:
         """Entries of rows (inst, masks) on the live columns (mu1_J, mu2_J, nu)."""
-        F, _ = subset_rows(self._row_psi(inst), np.arange(inst.size), masks)
+        F, _ = subset_rows(self._row_psi(inst), np.arange(inst.size), masks,
+                           self.form.label_map)
         F = F.tocsc()[:, np.maximum(self._col_feat, 0)]
         F = F @ sp.diags(self._col_sign.astype(np.float64))  # nu column: sign 0 -> empty
         nu = sp.csr_matrix((-np.ones(inst.size), (np.arange(inst.size),
@@ -183,10 +184,9 @@ class CCG:
         """Entries and costs of the columns mu1_j, mu2_j for features ``feats`` on the live rows."""
         f = self.form
         rows = self._rows
-        y, k = np.divmod(feats, f.p)
-        size = rows.masks.sum(axis=1)
+        block, k = np.divmod(feats, f.p)
         psi_rows = self._row_psi(rows.inst)
-        D = (rows.masks[:, y] / size[:, None]) * psi_rows[:, k]  # (R, J_new): F_{I, j}
+        D = f.subset_weights(rows.masks)[:, block] * psi_rows[:, k]  # (R, J_new): F_{I, j}
         cost1, cost2 = self._c[feats], self._c[f.m + feats]
         block = np.hstack([D, -D])
         cost = np.concatenate([cost1, cost2])
@@ -200,7 +200,11 @@ class CCG:
         self._center, self._center_value = None, np.inf
         counts = np.bincount(f.y, minlength=K)
         present = np.flatnonzero(counts)
-        taus = f.tau.reshape(K, f.p)
+        if f.label_map is None:
+            taus = f.tau.reshape(K, f.p)  # block c of tau is p_c times the centroid of class c
+        else:
+            taus = np.zeros((K, f.p))
+            np.add.at(taus, f.y, f.psi / f.n)
         self._centroids = taus / np.maximum(counts, 1)[:, None] * f.n  # eq. (13)
         if K <= self.init_full_classes:
             subsets = all_subset_masks(K)
@@ -250,7 +254,7 @@ class CCG:
         res = HighsLP(self._lp(inst, masks, positivity), solver="simplex").solve()
         mu = res.x[: f.m] - res.x[f.m: 2 * f.m]
         support = np.flatnonzero(np.abs(mu) > 1e-12)
-        intercepts = np.arange(f.n_classes) * f.p
+        intercepts = np.arange(f.n_blocks) * f.p
         return np.union1d(support, intercepts)
 
     # ------------------------------------------------------------------ the iteration
@@ -304,6 +308,11 @@ class CCG:
         threshold = max(self.eps1, self.tol)
         cand = np.flatnonzero(violation >= threshold)
         if cand.size:
+            # the n_max most violated fresh rows lie among the n_max + |I| most violated ones
+            # (at most |I| are already in the LP): an O(n) partition instead of sorting all
+            top = min(cand.size, self.n_max + self._rows.keys.size)
+            if top < cand.size:
+                cand = cand[np.argpartition(-violation[cand], top - 1)[:top]]
             keys = (cand.astype(np.int64) << f.n_classes) | subset_codes(masks[cand])
             fresh = ~np.isin(keys, self._rows.keys)
             cand, keys = cand[fresh], keys[fresh]
@@ -321,8 +330,7 @@ class CCG:
         beta = y[0] if rows.offset else 0.0  # positivity row (a ">= 0" row)
         alpha = -y[rows.offset:]
         active = np.flatnonzero(np.abs(alpha) > 0)
-        size = rows.masks[active].sum(axis=1)
-        W = rows.masks[active] * (alpha[active] / size)[:, None]
+        W = f.subset_weights(rows.masks[active]) * alpha[active][:, None]
         g = (W.T @ self._row_psi(rows.inst[active])).ravel()  # F_I^T alpha, length m
         d1 = (1.0 - beta) * self._c[: f.m] + g  # reduced cost of mu1_j
         d2 = (1.0 - beta) * self._c[f.m: 2 * f.m] - g  # reduced cost of mu2_j
@@ -459,14 +467,15 @@ class CCG:
         column_complete = self.features == "all" or eps2_hat <= self.tol
         lower = res.objective if column_complete else None  # a relaxation in rows only
         gap = None if lower is None else upper - lower
-        if status == settings.OPTIMAL and (gap is None or gap > 1e-6):
-            status = settings.OPTIMAL_INACCURATE  # stopped by epsilon_1 / epsilon_2 > 0
         if status in (settings.ITERATION_LIMIT, settings.TIME_LIMIT):
             warnings.warn(
                 f"CCG stopped after {k} iterations ({status}) with primal violation "
                 f"{eps1_hat:.2e} and dual violation {eps2_hat:.2e}; raise k_max or time_limit.",
                 ConvergenceWarning, stacklevel=3,
             )
+        if status == settings.OPTIMAL and (gap is None or gap > 1e-6):
+            # stopped at epsilon_1 / epsilon_2 > 0: the tolerance, not a proof of optimality
+            status = settings.ITERATION_LIMIT
         rows = self._rows
         return Solution(
             status=status,

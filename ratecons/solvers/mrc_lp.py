@@ -26,7 +26,7 @@ def dual_certificate(
     """Value -b^T alpha of multipliers alpha >= 0 of the rows (instances, masks) of (4)/(2.5),
     and their largest violation of the dual constraints of (6) (0 when dual feasible)."""
     alpha = np.maximum(alpha, 0.0)
-    F, b = subset_rows(form.psi, instances, masks)
+    F, b = subset_rows(form.psi, instances, masks, form.label_map)
     g = F.T @ alpha
     viol = np.maximum(np.abs(g - form.tau) - form.lam, 0.0)
     if form.fixed_marginals:
