@@ -256,8 +256,8 @@ def run_instance(inst: Instance, reference: bool = True) -> dict:
 def mm_would_apply(problem: rc.Problem) -> bool:
     """Whether method "mm" applies and passes auto's conditioning test (l2 |D_i| >= 1), so
     that only the size threshold (``settings.MM_AUTO_MIN_TERMS``) made auto pick cvxpy."""
-    from ratecons.families.rate_mm import mm_applicable
-    from ratecons.families.rates import MM_AUTO_MIN_L2N
+    from ratecons.patterns.rate_constraints import MM_AUTO_MIN_L2N
+    from ratecons.patterns.rate_mm import mm_applicable
 
     form = problem.canonical()
     largest = max(blk.n for blk in form.blocks)

@@ -20,10 +20,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import settings
+from ..backends.highs import HighsLP
+from ..canonical.matrix_lp import MatrixLP
 from ..canonical.mrc import MRCForm, subset_rows
 from ..errors import DataError
-from ..lowering.highs import HighsLP
-from ..lowering.to_matrix import MatrixLP
 from ..solution import Certificate, Solution
 
 __all__ = ["expected_loss_lower_bound", "lower_bound_lp"]
