@@ -169,6 +169,19 @@ def test_tpr_at_top_takes_a_subset_like_rates_do(data):
         rc.tpr_at_top(data.where(np.zeros(data.n, bool), name="none"), k=1)
 
 
+@pytest.mark.parametrize("objective", ["tpr_at_k", "tpr_at_tau"])
+def test_unconstrained_ranker_predicts_above_its_threshold_on_both_paths(data, objective):
+    """TPR@K is shift-invariant; without constraints the generic chain pins b to the ranking
+    threshold, so its deterministic model is the pattern's (the solution is unique: l2 > 0)."""
+    problem = rc.Problem(**OBJECTIVES[objective](data), model=rc.LinearModel(l2=1e-2))
+    ours, generic = problem.solve(), problem.solve("generic")
+    assert problem.pattern.name == "ranking at the top"
+    s_ours, s_generic = (r.decision_function(data.X) for r in (ours, generic))
+    assert np.max(np.abs(s_ours - s_generic)) <= 1e-4 * max(1.0, np.max(np.abs(s_ours)))
+    flagged = np.mean(s_generic > 0)
+    assert 0.0 < flagged < 0.5  # the top of the ranking, not every example or none
+
+
 def test_worst_case_value_is_below_the_nominal_rate(data):
     """min over the ball <= the rate at the centre <= max over the ball, for any scorer."""
     U = rc.PhiDivergenceBall(data.positives, phi="chi2", rho=0.2)

@@ -17,7 +17,12 @@ Given the canonical rows of :mod:`ratecons.expr.analysis`, the feature map of th
 - TPR@K and TPR@tau enter through the concave surrogate 1 - (1/n_+) sum l(t - z_i) with the
   threshold epigraph t >= mean of the K largest scores (``cp.sum_largest``; TopPushK, tau-FPL,
   TopMeanK) or the Pat&Mat threshold equation in its convex form
-  sum_j l(theta (z_j - t)) <= n~ tau (problems (6) and (9) of Macha et al., scaled to (3));
+  sum_j l(theta (z_j - t)) <= n~ tau (problems (6) and (9) of Macha et al., scaled to (3)).
+  TPR@K and TPR@tau do not change when every score shifts, so b is the classifier's decision
+  threshold, set by the rate constraints beside the ranking objective. With no constraint
+  nothing else would set it: the objective's threshold is then pinned at t = 0, so that b is
+  the ranking threshold and the model predicts positive exactly above it, as the ranking
+  pattern's model does;
 - plain losses are their CVXPY graphs; the regularizer is (l2/2)||w||^2 + l1 ||w||_1.
 
 This is the one module of the compile path that imports cvxpy.
@@ -193,8 +198,10 @@ class _Builder:
         losses = self.margin_losses(part.loss, s.data, s.index, s.y)
         return coef * self.support_function(losses, part.ball.phi, part.ball.rho, s.n)
 
-    def ranking(self, coef: float, part: RankingObjective) -> Any:
-        """coef * (1 - L) with L the surrogate loss of problem (3) (module docstring)."""
+    def ranking(self, coef: float, part: RankingObjective, pin_threshold: bool = False) -> Any:
+        """coef * (1 - L) with L the surrogate loss of problem (3) (module docstring); with
+        ``pin_threshold`` (the objective's ranking), an intercept and no constraint, the
+        threshold is 0 in score space, so that b is the threshold."""
         cp = self.cp
         data = part.data
         y = data.y
@@ -202,7 +209,9 @@ class _Builder:
         z_pos = z[np.flatnonzero(y == 1)]
         among = np.arange(data.n) if part.among == "all" else np.flatnonzero(y == 0)
         z_among = z[among]
-        t = cp.Variable()
+        t: Any = cp.Variable()
+        if pin_threshold and isinstance(self.b, cp.Variable) and not self.analysis.constraints:
+            t = 0.0  # the intercept is the threshold (module docstring)
 
         def surrogate(u: Any) -> Any:
             graph, constraints = surrogate_graph(cp, part.surrogate, u)
@@ -217,7 +226,7 @@ class _Builder:
         loss = cp.sum(surrogate(t - z_pos)) / z_pos.shape[0]
         return coef * (1.0 - loss)
 
-    def part(self, coef: float, part: Any) -> Any:
+    def part(self, coef: float, part: Any, objective: bool = False) -> Any:
         if isinstance(part, WorstCaseRate):
             return self.worst_case(coef, part)
         if isinstance(part, MeanLoss):
@@ -225,13 +234,13 @@ class _Builder:
         if isinstance(part, RobustLoss):
             return self.robust_loss(coef, part)
         if isinstance(part, RankingObjective):
-            return self.ranking(coef, part)
+            return self.ranking(coef, part, pin_threshold=objective)
         return self.rate(coef, part)
 
-    def row(self, row: Row) -> Any:
+    def row(self, row: Row, objective: bool = False) -> Any:
         total: Any = row.constant
         for coef, part in row.parts:
-            total = total + self.part(coef, part)
+            total = total + self.part(coef, part, objective)
         return total
 
     def regularizer(self) -> Any:
@@ -253,7 +262,7 @@ def lower_step(analysis: Analysis, psi: dict[int, Any], anchor: dict[int, np.nda
     import cvxpy as cp
 
     builder = _Builder(cp, analysis, psi, anchor)
-    objective = builder.row(analysis.objective) + builder.regularizer()
+    objective = builder.row(analysis.objective, objective=True) + builder.regularizer()
     rows = [builder.row(row) <= bound for row, bound in zip(analysis.constraints, bounds)]
     problem = cp.Problem(cp.Minimize(objective), rows + builder.constraints)
     return problem, builder.w, builder.b, rows

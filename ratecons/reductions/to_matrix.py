@@ -21,7 +21,9 @@ kernels) and an anchor (None: the hinge relaxation), it writes the same convex s
   epigraph: ``t >= u + (1/K) sum_j v_j`` with ``v[label|data:j] >= z_j - u`` (the LP form of the
   mean of the K largest scores, min_u u + (1/K) sum_j (z_j - u)_+; TopPushK, TopMeanK, tau-FPL)
   or ``sum_j g_j <= n~ tau`` with ``g[label|data:j] >= 1 + theta (z_j - t)`` (Pat&Mat with the
-  hinge).
+  hinge). In the objective of a problem without constraints, t is fixed at 0 when the model
+  fits an intercept: the ranking is shift-invariant, and b is then the threshold
+  (:mod:`ratecons.reductions.to_cvxpy`).
 
 Rows: the user's constraints first (named from their expressions), then the definitions of the
 auxiliary columns (``def_<column>``). Names follow the MPS rules: printable ASCII without
@@ -288,15 +290,20 @@ class _Builder:
             cols = self.epigraph(s.data, s.index, "resid")
             self.quad.append((cols, 2.0 * coef * s.weights))
 
-    def ranking(self, coef: float, part: RankingObjective, acc: _Linear) -> None:
-        """coef * (1 - L), L = (1/n_+) sum_i l(t - z_i) (module docstring); coef < 0."""
+    def ranking(self, coef: float, part: RankingObjective, acc: _Linear,
+                pin_threshold: bool = False) -> None:
+        """coef * (1 - L), L = (1/n_+) sum_i l(t - z_i) (module docstring); coef < 0. With
+        ``pin_threshold`` (the objective's ranking), an intercept and no constraint, t is fixed
+        at 0 so that b is the threshold."""
         data, label = part.data, part.label
         a = -coef
         acc.constant += coef
         y = data.y
         pos = np.flatnonzero(y == 1)
         among = np.arange(data.n) if part.among == "all" else np.flatnonzero(y == 0)
-        t = int(self.add_cols([f"t[{label}]"], -np.inf, np.inf)[0])
+        free = not (pin_threshold and self.b_col is not None and not self.analysis.constraints)
+        t = int(self.add_cols([f"t[{label}]"], -np.inf if free else 0.0,
+                              np.inf if free else 0.0)[0])
         e = self.add_cols([f"e[{label}|{x}]" for x in self.tag(data, pos)], 0.0, np.inf)
         rows = self.add_rows([f"def_e[{label}|{x}]" for x in self.tag(data, pos)], 1.0, np.inf)
         self.entries(rows, e, 1.0)  # e_i - t + z_i >= 1
@@ -328,13 +335,13 @@ class _Builder:
             thr = self.add_rows([f"thr[{label}]"], -np.inf, among.size * float(part.tau))
             self.entries(thr, g, 1.0)
 
-    def row(self, row: Row, acc: _Linear | None = None) -> _Linear:
+    def row(self, row: Row, acc: _Linear | None = None, objective: bool = False) -> _Linear:
         acc = _Linear(row.constant) if acc is None else acc
         for coef, part in row.parts:
             if isinstance(part, MeanLoss):
                 self.mean_loss(coef, part, acc)
             elif isinstance(part, RankingObjective):
-                self.ranking(coef, part, acc)
+                self.ranking(coef, part, acc, pin_threshold=objective)
             else:
                 self.rate(coef, part, acc)
         return acc
@@ -399,7 +406,7 @@ def lower_matrix(analysis: Analysis, psi: dict[int, Any],
     objective = _Linear()
     builder.regularizer(objective)  # abs_w next to w and b
     objective.constant = analysis.objective.constant
-    builder.row(analysis.objective, objective)
+    builder.row(analysis.objective, objective, objective=True)
     constraint_rows = []
     for row, bound in zip(analysis.constraints, bounds):
         acc = builder.row(row)
