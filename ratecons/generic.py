@@ -13,7 +13,9 @@ chain is
    (Problem 3 with the other parts unchanged) is solved again; the surrogate objective never
    increases. It stops when the relative decrease is below ``tol`` (status ``optimal``: a
    stationary point of the ramp problem, every step solved to optimality) or after
-   ``max_iterations`` (``iteration_limit``).
+   ``max_iterations`` (``iteration_limit``). A last step the backend solved only to reduced
+   accuracy (CVXPY's ``optimal_inaccurate``) or stopped at a limit passes its status on instead
+   of ``optimal``; the step's own status is in ``certificate.details["step_status"]``.
 3. **Deterministic repair.** The ramp and the indicator differ near the boundary, so the
    deterministic model f(x) > 0 may miss a ramp-satisfied constraint on the training data. Each
    constraint the deterministic model misses is tightened by what it misses (plus 1e-6, times
@@ -212,9 +214,11 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
                                        (missed + REPAIR_MARGIN) * 2.0 ** rounds, 0.0)
             rounds += 1
             value = np.inf  # the tightened problem has another surrogate objective
+    if status == settings.OPTIMAL and step.status != settings.OPTIMAL:
+        status = step.status  # the last convex step was solved only to reduced accuracy
     missed = _missed(analysis, table)
     details: dict[str, Any] = {"mm_iterations": iterations, "repair_rounds": rounds,
-                               "local": analysis.needs_mm}
+                               "local": analysis.needs_mm, "step_status": step.status}
     if missed.max(initial=0.0) > FEASIBILITY_TOL:
         worst = int(np.argmax(missed))
         details["message"] = (

@@ -13,6 +13,7 @@ SCS compute (their solve releases the GIL; measured: the main thread was never h
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 from .. import limits
@@ -55,6 +56,18 @@ def stopped_by_limits(problem: Any) -> bool:
         active.expired() or active.backend_iterations is not None)
 
 
+def _solve_quietly(problem: Any, **options: Any) -> Any:
+    """``problem.solve(**options)`` without CVXPY's "Solution may be inaccurate" warning: the
+    inaccurate statuses reach the user through :func:`~.cvxpy_status.status_of` and the
+    certificate, so the warning would only repeat them (from a worker thread, pointing at
+    ratecons' internals)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Solution may be inaccurate",
+                                category=UserWarning)
+        return problem.solve(**options)
+
+
 def solve_cvxpy(problem: Any, solver: str | None = None, **options: Any) -> Any:
     """``problem.solve(solver=solver, **options)`` under the active limits, interruptibly."""
-    return call_interruptibly(problem.solve, solver=solver, **limit_options(solver, options))
+    return call_interruptibly(_solve_quietly, problem, solver=solver,
+                              **limit_options(solver, options))

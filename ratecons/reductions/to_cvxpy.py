@@ -286,25 +286,30 @@ def pick_solver(analysis: Analysis, solver: str | None) -> str:
 #: tight CLARABEL tolerances for reference solves (``solve_step(..., tight=True)``)
 TIGHT_CLARABEL = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10,
                   "tol_ktratio": 1e-8, "max_iter": 500}
-#: CLARABEL variants tried when a solve stalls (InsufficientProgress, seen on KL balls):
-#: shorter steps, then no equilibration
+#: CLARABEL tolerances for the chain's own steps: a relative duality gap of 1e-6. MM stops at
+#: a relative decrease of 1e-4 (``settings.MM_RELATIVE_TOL``), so tighter steps buy nothing,
+#: and CLARABEL's default 1e-8 is out of reach on exp-cone steps at full Adult scale (the
+#: chi-square robust logistic step on 34,189 rows stalls at a gap of 4e-7 after 38 iterations
+#: and ends ``AlmostSolved``).
+STEP_CLARABEL = {"tol_gap_rel": 1e-6}
+#: CLARABEL variants tried when a solve stalls (InsufficientProgress, seen on KL balls) or ends
+#: at reduced accuracy: shorter steps, then no equilibration
 CLARABEL_RETRIES = ({"max_step_fraction": 0.95}, {"equilibrate_enable": False})
 
 
 def _attempts(solver: str, options: dict[str, Any] | None, tight: bool
               ) -> list[tuple[str, dict[str, Any]]]:
-    """The settings a solve tries in turn: the requested ones, then (CLARABEL)
-    :data:`CLARABEL_RETRIES` on top of them, then the solver's defaults; user options are
-    tried alone."""
+    """The settings a solve tries in turn: the requested ones (:data:`TIGHT_CLARABEL` or
+    :data:`STEP_CLARABEL` for CLARABEL), then :data:`CLARABEL_RETRIES` on top of them, then
+    (tight only) the solver's defaults; user options are tried alone."""
     if options:
         return [("user", options)]
-    base = TIGHT_CLARABEL if tight and solver == "CLARABEL" else {}
-    name = "tight" if base else "default"
-    attempts = [(name, base)]
-    if solver == "CLARABEL":
-        attempts += [(f"{name}+{next(iter(extra))}", {**base, **extra})
-                     for extra in CLARABEL_RETRIES]
-    if base:
+    if solver != "CLARABEL":
+        return [("default", {})]
+    name, base = ("tight", TIGHT_CLARABEL) if tight else ("step", STEP_CLARABEL)
+    attempts = [(name, base)] + [(f"{name}+{next(iter(extra))}", {**base, **extra})
+                                 for extra in CLARABEL_RETRIES]
+    if tight:
         attempts.append(("default", {}))
     return attempts
 
@@ -315,14 +320,17 @@ def solve_step(analysis: Analysis, psi: dict[int, Any], anchor: dict[int, np.nda
     """Build and solve one step; statuses from the one vocabulary.
 
     ``tight`` asks CLARABEL for the tolerances of :data:`TIGHT_CLARABEL` (reference solves).
-    A CLARABEL solve that fails or stalls is retried with :data:`CLARABEL_RETRIES`; the
-    settings that produced the answer are in the step's ``message``.
+    A CLARABEL solve that fails, stalls or ends at reduced accuracy (``AlmostSolved``, CVXPY's
+    ``optimal_inaccurate``) is retried with :data:`CLARABEL_RETRIES`; the first optimal answer
+    is returned, else the first solved one with its status. The settings that produced the
+    answer are in the step's ``message``.
     """
     import cvxpy as cp
 
     problem, w, b, rows = lower_step(analysis, psi, anchor, bounds)
     start = time.perf_counter()
     failure = ""
+    answer: ConvexStep | None = None
     attempts = _attempts(solver, solver_options, tight)
     i = 0
     while i < len(attempts):
@@ -335,24 +343,34 @@ def solve_step(analysis: Analysis, psi: dict[int, Any], anchor: dict[int, np.nda
             failure = str(exc)
             continue
         status = status_of(problem.status)
+        if status == settings.OPTIMAL or (answer is None and w.value is not None
+                                          and status in settings.SOLVED_STATUSES):
+            answer = _read_step(problem, status, w, b, rows, f"cvxpy/{solver}", setting)
+        if status == settings.OPTIMAL:
+            break
         if status == settings.OPTIMAL_INACCURATE and setting.startswith("tight"):
             i = len(attempts) - 1  # tight tolerances out of reach: the solver's defaults
-        elif status != settings.NUMERICAL_ERROR:
-            break
-    else:
-        if failure:
-            return ConvexStep(settings.NUMERICAL_ERROR, float("nan"), solver=f"cvxpy/{solver}",
-                              solve_time=time.perf_counter() - start,
-                              message=f"{solver} failed: {failure}. Standardize the features "
-                                      "(badly scaled columns are the usual cause) or try "
-                                      "another solver.")
+        elif status not in (settings.OPTIMAL_INACCURATE, settings.NUMERICAL_ERROR):
+            break  # infeasible, unbounded or a limit: another setting would not change it
     elapsed = time.perf_counter() - start
-    status = status_of(problem.status)
-    if status not in settings.SOLVED_STATUSES or w.value is None:
-        return ConvexStep(status, float("nan"), solver=f"cvxpy/{solver}", solve_time=elapsed,
-                          message=f"CVXPY status {problem.status}")
+    if answer is not None:
+        answer.solve_time = elapsed
+        return answer
+    if failure:  # the last attempt raised
+        return ConvexStep(settings.NUMERICAL_ERROR, float("nan"), solver=f"cvxpy/{solver}",
+                          solve_time=elapsed,
+                          message=f"{solver} failed: {failure}. Standardize the features "
+                                  "(badly scaled columns are the usual cause) or try "
+                                  "another solver.")
+    return ConvexStep(status_of(problem.status), float("nan"), solver=f"cvxpy/{solver}",
+                      solve_time=elapsed, message=f"CVXPY status {problem.status}")
+
+
+def _read_step(problem: Any, status: str, w: Any, b: Any, rows: list, solver: str,
+               setting: str) -> ConvexStep:
+    """The step's answer as the backend left it in the CVXPY variables."""
     duals = np.array([float(np.asarray(c.dual_value).item()) if c.dual_value is not None
                       else np.nan for c in rows])
     return ConvexStep(status, float(problem.value), np.asarray(w.value, dtype=np.float64),
                       float(np.asarray(b.value).item()) if b.value is not None else 0.0,
-                      duals, f"cvxpy/{solver}", elapsed, message=f"settings: {setting}")
+                      duals, solver, message=f"settings: {setting}")
