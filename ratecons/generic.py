@@ -19,9 +19,19 @@ chain is
 3. **Deterministic repair.** The ramp and the indicator differ near the boundary, so the
    deterministic model f(x) > 0 may miss a ramp-satisfied constraint on the training data. Each
    constraint the deterministic model misses is tightened by what it misses (plus 1e-6, times
-   2^r in round r) and MM continues from the current point, at most ``repair_rounds`` times;
-   a constraint still missed is named with its violation in the certificate and the status is
-   ``iteration_limit``.
+   2^r in round r) and MM continues from the current point, at most ``repair_rounds`` times.
+   A constraint still missed then gets the **threshold search**, the last resort: every row is
+   a step function of the intercept, so the chain tries the intercepts between neighbouring
+   distinct training scores (the :data:`THRESHOLD_NEAREST` nearest the solution's on each side
+   and :data:`THRESHOLD_SPREAD` spread over the score range; the idea of the exact search of
+   :mod:`ratecons.solvers.bias_repair` for rate programs, here over any row) and moves the
+   intercept to the nearest one that meets every constraint with the deterministic model.
+   This is what a mass of equal scores needs (many examples alike in the features the model
+   uses: the ramp sees them as one fraction, the indicator flips them all at once). The move
+   is in ``certificate.details["threshold_shift"]`` and the objective is reported at the moved
+   intercept; the status stays what the MM rounds reached (``iteration_limit`` when the last
+   round stopped without converging). A constraint still missed after that is named with its
+   violation in the certificate and the status is ``iteration_limit``.
 
 With no ramp part the problem is one convex solve.
 """
@@ -32,7 +42,7 @@ import inspect
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -177,6 +187,7 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
     status = settings.OPTIMAL
     iterations = 0
     rounds = 0
+    shifts: list[float] = []
     if only_step is not None:
         return finish(step.status, step, {"only_step": True}, table)
     if analysis.needs_mm:
@@ -205,6 +216,15 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
                     status = settings.OPTIMAL
                     break
             missed = _missed(analysis, table)
+            if (missed.max(initial=0.0) > FEASIBILITY_TOL and rounds >= repair_rounds
+                    and status != settings.TIME_LIMIT):  # the last resort
+                shift = _threshold_search(analysis, table, fmap, step)
+                if shift is not None:
+                    shifts.append(shift)
+                    step = replace(step, b=step.b + shift)
+                    scores = {key: z - shift for key, z in scores.items()}
+                    table = _table(analysis, fmap, psi, scores, step)
+                    missed = _missed(analysis, table)
             if (missed.max(initial=0.0) <= FEASIBILITY_TOL or rounds >= repair_rounds
                     or status == settings.TIME_LIMIT):
                 break
@@ -216,9 +236,11 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
             value = np.inf  # the tightened problem has another surrogate objective
     if status == settings.OPTIMAL and step.status != settings.OPTIMAL:
         status = step.status  # the last convex step was solved only to reduced accuracy
-    missed = _missed(analysis, table)
     details: dict[str, Any] = {"mm_iterations": iterations, "repair_rounds": rounds,
                                "local": analysis.needs_mm, "step_status": step.status}
+    if shifts:
+        details["threshold_shift"] = shifts[-1]
+    missed = _missed(analysis, table)
     if missed.max(initial=0.0) > FEASIBILITY_TOL:
         worst = int(np.argmax(missed))
         details["message"] = (
@@ -228,6 +250,34 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
             status = settings.ITERATION_LIMIT
         warnings.warn(details["message"], ConvergenceWarning, stacklevel=3)
     return finish(status, step, details, table)
+
+
+#: intercepts the threshold search tries next to the solution's, on each side
+THRESHOLD_NEAREST = 64
+#: intercepts it tries spread evenly over the ranks of the distinct training scores
+THRESHOLD_SPREAD = 129
+
+
+def _threshold_search(analysis: Analysis, table: ScoreTable, fmap: FeatureMap,
+                      step: ConvexStep) -> float | None:
+    """The smallest move of the intercept (subtracted from every score) after which the
+    deterministic model meets every constraint, among the candidates of the module
+    docstring's threshold search; None when none does."""
+    scores = np.unique(np.concatenate([z for z in table.scores.values()]))
+    if scores.size < 2:
+        return None
+    cuts = 0.5 * (scores[:-1] + scores[1:])  # predictions change only between distinct scores
+    cuts = np.concatenate([[scores[0] - 1.0], cuts, [scores[-1] + 1.0]])
+    here = int(np.searchsorted(cuts, 0.0))
+    near = np.arange(max(0, here - THRESHOLD_NEAREST), min(cuts.size, here + THRESHOLD_NEAREST))
+    spread = np.linspace(0, cuts.size - 1, THRESHOLD_SPREAD).round().astype(int)
+    candidates = cuts[np.union1d(near, spread)]
+    for shift in candidates[np.argsort(np.abs(candidates), kind="stable")]:
+        moved = ScoreTable({key: z - shift for key, z in table.scores.items()},
+                           fmap.invert(step.w, step.b + shift))
+        if _missed(analysis, moved).max(initial=0.0) <= FEASIBILITY_TOL:
+            return float(shift)
+    return None
 
 
 #: score spread (max - min over a training set) at or below which a model is constant
