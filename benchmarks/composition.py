@@ -2,10 +2,12 @@
 
 Part A times the four composed problems of ``examples/composition.py`` (fair ranking at the
 top, robust fair classification, kernel churn, worst-case coverage) on the Adult training split
-by the generic chain, the only path that takes them. Part B times the structures a pattern
-accepts (error rate + 80% rule; TPR@K alone; the chi-square robust loss alone) by the pattern's
-``auto`` method and by ``method="generic"`` side by side, with the objective gap; its last line
-is the worst ratio of the generic chain's time over the pattern's (how much a pattern buys).
+by the generic chain, the only path that takes them; its last column says whether the model
+scores every training example alike (``details["trivial_optimum"]``: w = 0 is optimal). Part
+B times the structures a pattern accepts (error rate + 80% rule; TPR@K alone; the chi-square
+robust loss alone) by the pattern's ``auto`` method and by ``method="generic"`` side by side,
+with the objective gap; its last line is the worst ratio of the generic chain's time over the
+pattern's (how much a pattern buys).
 
 Run: ``python -m benchmarks.composition [--rows N] [--only NAME,NAME]`` (N training rows;
 default 5000, 0 for the whole split of 34,189 rows; ``--only`` picks problems by name).
@@ -59,16 +61,18 @@ def run(rows: int | None, only: list[str] | None = None) -> dict[str, list[dict]
     print(f"Adult training rows: {n}")
     print("\nA. composed problems (generic chain only)")
     print(f"{'problem':30s} {'n':>7s} {'status':>16s} {'time (s)':>9s} {'objective':>11s} "
-          f"{'constraints met':>16s}")
+          f"{'constraints met':>16s} {'trivial (w = 0)':>16s}")
     part_a = []
     for name, problem in example.problems(train).items():
         if only and name not in only:
             continue
         result, elapsed = _timed(problem, "auto")
         met = result.report().all_satisfied if result.has_model else False
-        part_a.append({"problem": name, "time": elapsed, "status": result.status, "met": met})
+        trivial = bool(result.certificate.details.get("trivial_optimum", False))
+        part_a.append({"problem": name, "time": elapsed, "status": result.status, "met": met,
+                       "trivial": trivial})
         print(f"{name:30s} {n:7d} {result.status:>16s} {elapsed:9.2f} "
-              f"{result.objective:11.6g} {str(met):>16s}")
+              f"{result.objective:11.6g} {str(met):>16s} {str(trivial):>16s}")
     print("\nB. patterns against the generic chain (same problem, both paths)")
     print(f"{'problem':24s} {'pattern method':>16s} {'time (s)':>9s} {'generic (s)':>11s} "
           f"{'generic/pattern':>15s} {'objective gap':>13s}")
