@@ -39,7 +39,7 @@ def test_optdigits_one_vs_rest_gaussian(objective):
     res = problem.solve("dual_ca", tol=1e-6)
     ref = problem.solve("cvxpy")
     assert res.status == "optimal"
-    assert abs(res.objective - ref.objective) <= 1e-4 * ref.objective
+    assert abs(res.objective - ref.objective) <= 1e-4 * (1.0 - ref.objective)  # rel. to (3)
     report = res.metrics(data)
     assert report["auc"] > 0.95  # digit 3 vs rest is easy with a Gaussian kernel
 
@@ -51,6 +51,6 @@ def test_optdigits_linear_toppush_and_quadratic_toppushk():
         res = problem.solve("dual_ca", tol=1e-6, max_epochs=50000)
         ref = problem.solve("cvxpy")
         assert res.status == "optimal"
-        assert abs(res.objective - ref.objective) <= 1e-4 * ref.objective
+        assert abs(res.objective - ref.objective) <= 1e-4 * (1.0 - ref.objective)
         assert np.linalg.norm(ref.w) > 1e-3  # a nontrivial model
         np.testing.assert_allclose(res.w, ref.w, atol=5e-2 * np.linalg.norm(ref.w))

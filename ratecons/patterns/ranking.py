@@ -10,9 +10,13 @@ Objectives :func:`ratecons.tpr_at_top` and :func:`ratecons.tpr_at_quantile` comp
 * ``cvxpy`` -- the reference: the primal (6)/(9) for linear models, the dual (7)/(10) for
   kernel models.
 
-All report ``result.objective`` = (lambda/2)||w||^2 [+ l1 ||w||_1] + (1/n_+) sum_i l(t - s_i),
-the objective (3) at the returned model, evaluated by the same code. When the optimal value
-equals the value at w = 0 (the model ranks nothing), the certificate says so
+The solvers minimize the objective (3), (lambda/2)||w||^2 [+ l1 ||w||_1] + (1/n_+) sum_i
+l(t - s_i). The user maximized the TPR surrogate, so every method's result is inverted to the
+user's sense (:func:`_to_user_sense`, the pattern's one inversion): ``result.objective`` is
+1 - (3) at the returned model, the number the generic chain reports for the same problem, and
+the certificate's bounds are bounds on it (the solver's lower bound on (3) becomes the upper
+bound); ``certificate.details["eq3_value"]`` keeps (3) itself. When the optimal value equals
+the value at w = 0 (the model ranks nothing), the certificate says so
 (``details["trivial_optimum"]``) and a :class:`TrivialOptimumWarning` suggests what to change.
 """
 
@@ -64,12 +68,24 @@ def _flag_trivial(form: TopForm, solution: Solution) -> None:
     value = cert.lower_bound if cert.lower_bound is not None else solution.objective
     if value is None or not np.isfinite(value) or value < f0 * (1.0 - TRIVIAL_RTOL):
         return
-    msg = (f"{form.name}: the optimal value {solution.objective:.6f} equals the value "
-           f"{f0:.6f} at w = 0 (within {TRIVIAL_RTOL:g}): no model does better than a "
+    msg = (f"{form.name}: the optimal value {1.0 - solution.objective:.6f} equals the value "
+           f"{1.0 - f0:.6f} at w = 0 (within {TRIVIAL_RTOL:g}): no model does better than a "
            f"constant score under this threshold; {TRIVIAL_HINT}.")
     cert.details["trivial_optimum"] = True
     cert.details["trivial_hint"] = msg
     warnings.warn(msg, TrivialOptimumWarning, stacklevel=6)
+
+
+def _to_user_sense(solution: Solution) -> None:
+    """Map a solution of (3), minimized, to the user's maximized surrogate 1 - (3): the
+    objective, and the bounds swapped (a lower bound on (3) is an upper bound on 1 - (3));
+    the gap is unchanged and (3) stays in ``details["eq3_value"]``."""
+    cert = solution.certificate
+    cert.details["eq3_value"] = solution.objective
+    solution.objective = 1.0 - solution.objective
+    lower, upper = cert.lower_bound, cert.upper_bound
+    cert.lower_bound = None if upper is None else 1.0 - upper
+    cert.upper_bound = None if lower is None else 1.0 - lower
 
 
 def _zero_looks_optimal(form: TopForm) -> bool | None:
@@ -139,6 +155,7 @@ def _make_result(problem: Any, form: TopForm, method: str, solution: Solution,
             scorer = KernelScorer(form.kernel, P[keep], coef, t)
     if solution.status in settings.SOLVED_STATUSES:
         _flag_trivial(form, solution)
+    _to_user_sense(solution)
     result = TopResult(problem, method, solution, scorer=scorer)
     result.threshold = float(t)
     result.alpha, result.beta = alpha, beta
