@@ -33,7 +33,8 @@ docs/mm.md). For every instance the table shows the training-data slack of every
 canonical rows, a ratio constraint multiplied through by its denominator), the test error, and the
 wall times (after compilation, ``problem.canonical()`` outside the timed region) of ``auto``, of
 ``method="cvxpy"`` (part A), of ``method="mm"`` where ``auto`` chose cvxpy only because of the
-size threshold (part A, "mm s": the path auto declined) and of the unconstrained logistic fit.
+size threshold or the constraint count (part A, "mm s": the path auto declined) and of the
+unconstrained logistic fit.
 
 Then the Adult demo (``ratecons demo``: the full training split, 80% rule, l2 = 1e-3) solved by
 ``auto`` seven times (median and best wall time), and its trade-off curve: the training target
@@ -255,7 +256,8 @@ def run_instance(inst: Instance, reference: bool = True) -> dict:
 
 def mm_would_apply(problem: rc.Problem) -> bool:
     """Whether method "mm" applies and passes auto's conditioning test (l2 |D_i| >= 1), so
-    that only the size threshold (``settings.MM_AUTO_MIN_TERMS``) made auto pick cvxpy."""
+    that only the size threshold (``settings.MM_AUTO_MIN_TERMS``) or the constraint count
+    (``settings.MM_AUTO_MAX_CONSTRAINTS``) made auto pick cvxpy."""
     from ratecons.patterns.rate_constraints import MM_AUTO_MIN_L2N
     from ratecons.patterns.rate_mm import mm_applicable
 
@@ -376,8 +378,9 @@ def main(quick: bool = False) -> dict:
     declined = [r for r in part_a if np.isfinite(r["t_mm"])]
     if declined:
         mm_ratio = np.array([r["t_mm"] / r["t_cvxpy"] for r in declined])
-        print(f"where auto chose cvxpy below {settings.MM_AUTO_MIN_TERMS} example-terms though "
-              f"mm applies ({len(declined)} instances): mm / cvxpy {mm_ratio.min():.2f} .. "
+        print(f"where auto chose cvxpy below {settings.MM_AUTO_MIN_TERMS} example-terms or above "
+              f"{settings.MM_AUTO_MAX_CONSTRAINTS} constraints though mm applies "
+              f"({len(declined)} instances): mm / cvxpy {mm_ratio.min():.2f} .. "
               f"{mm_ratio.max():.2f} (median {np.median(mm_ratio):.2f})")
     print(f"worst time ratio auto / cvxpy: {worst_ratio['ratio']:.2f} ({worst_ratio['name']}, "
           f"auto = {worst_ratio['method']}; where auto = cvxpy the same path is timed twice)")
@@ -396,8 +399,34 @@ def main(quick: bool = False) -> dict:
     return {"rows": everything, "demo": demo, "curve": curve}
 
 
+def mm_rule(rows: int = 5000, counts: tuple[int, ...] = (2, 3),
+            data: tuple[str, ...] = ("adult-sex", "synthetic")) -> list[dict]:
+    """The measurement behind ``settings.MM_AUTO_MAX_CONSTRAINTS`` (docs/mm.md, "When auto
+    picks mm"): ``mm`` and ``cvxpy`` side by side on the grid's instances at ``rows`` training
+    rows, l2 in 1e-4 .. 1e-2, whatever auto would pick."""
+    print(f"mm against cvxpy: {data} x {counts} constraints x l2 {FULL_L2_GRID}, at most {rows} "
+          "training rows (wall seconds after compilation)")
+    print(f"{'instance':46s} {'auto':>6s} {'mm s':>8s} {'cvxpy s':>8s} {'mm/cvxpy':>8s} "
+          f"{'mm obj':>8s} {'cvxpy obj':>9s}")
+    out = []
+    for inst in grid(rows, data=data, counts=counts, l2s=FULL_L2_GRID):
+        mm, t_mm = timed_solve(inst.problem, "mm")
+        ref, t_ref = timed_solve(inst.problem, "cvxpy")
+        out.append({"name": inst.name, "auto": inst.problem.plan().method, "t_mm": t_mm,
+                    "t_cvxpy": t_ref, "objective_mm": mm.objective,
+                    "objective_cvxpy": ref.objective})
+        print(f"{inst.name:46s} {out[-1]['auto']:>6s} {t_mm:8.2f} {t_ref:8.2f} "
+              f"{t_mm / t_ref:8.2f} {mm.objective:8.5f} {ref.objective:9.5f}", flush=True)
+    return out
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small version")
+    parser.add_argument("--mm-rule", type=int, metavar="ROWS",
+                        help="only mm against cvxpy with 2 and 3 constraints at ROWS rows")
     args = parser.parse_args()
-    main(args.quick)
+    if args.mm_rule:
+        mm_rule(args.mm_rule)
+    else:
+        main(args.quick)

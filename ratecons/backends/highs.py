@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from .. import limits, settings
 from ..canonical.matrix_lp import MatrixLP
 from ..errors import SolverError, UnknownOptionError
-from ..interrupts import call_interruptibly, deferred_sigint
+from ..interrupts import call_interruptibly
 
 __all__ = ["HighsLP", "LPResult", "solve_lp"]
 
@@ -185,8 +185,11 @@ class HighsLP:
         if np.isfinite(budget):
             self._h.setOptionValue("time_limit", max(budget, 1e-6))
         start = time.perf_counter()
-        with deferred_sigint(self._h.cancelSolve):  # Ctrl-C: stopped at the next iteration
-            self._h.run()
+        try:  # in a worker thread: Ctrl-C reaches the caller even during presolve
+            call_interruptibly(self._h.run)
+        except KeyboardInterrupt:
+            self._h.cancelSolve()  # the abandoned run stops at its next iteration
+            raise
         elapsed = time.perf_counter() - start
         model_status = self._h.getModelStatus()
         status = _status_map().get(model_status)
