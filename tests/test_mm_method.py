@@ -110,3 +110,23 @@ def test_mm_schedule_options_are_validated():
         problem.solve(method="mm", rho=0.0)
     with pytest.raises(ValueError, match="start_epsilon"):
         problem.solve(method="mm", start_epsilon=-1.0)
+
+
+@pytest.mark.parametrize("bound_status", ["optimal", "iteration_limit", "time_limit"])
+def test_mm_stop_is_optimal_only_on_a_bound_solved_to_its_tolerance(bound_status):
+    """Alg 1 stops when the ramp objective no longer decreases; that certifies a fixed point
+    only if the bound that showed it was solved to its tolerance."""
+    from ratecons.solution import Certificate, Solution
+    from ratecons.solvers.mm import majorize_minimize
+
+    program = fairness_problem(n=200, seed=1, l2=1e-2).canonical()
+    start = Solution(settings.OPTIMAL, 0.0, primal={"w": np.zeros(program.d), "b": np.float64(0.0)},
+                     certificate=Certificate())
+
+    def same_point(program, masks, warm):  # a bound whose minimizer is the anchor itself
+        return Solution(bound_status, warm["objective"], primal={"w": warm["w"], "b": warm["b"]},
+                        certificate=Certificate())
+
+    sol = majorize_minimize(program, same_point, start)
+    assert sol.status == bound_status
+    assert sol.certificate.details["mm_iterations"] == 1

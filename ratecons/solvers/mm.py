@@ -24,6 +24,8 @@ from ..solution import Certificate, Solution
 __all__ = ["majorize_minimize", "BoundSolver"]
 
 log = logging.getLogger(__name__)
+#: statuses of a bound stopped by a budget rather than by its tolerance
+LIMIT_STATUSES = (settings.ITERATION_LIMIT, settings.TIME_LIMIT)
 
 #: ``solve_bound(program, masks, warm_start) -> Solution`` with primal {"w", "b"}; warm_start
 #: is None for the hinge relaxation, else the anchor {"w", "b", "objective"} (its ramp objective)
@@ -82,7 +84,9 @@ def majorize_minimize(
         indicator row values, the subproblem certificate and ``time``, the seconds since the
         start (``start.solve_time`` plus the time spent in this loop). Status ``optimal`` means the
         objective stopped decreasing (a stationary point of the MM scheme, not a global optimum
-        of the non-convex Problem 2); ``iteration_limit`` means T iterations were used.
+        of the non-convex Problem 2) on a bound solved to its tolerance; ``iteration_limit``
+        means T iterations were used, or the bound that stopped the loop hit its own
+        iteration cap (``time_limit`` likewise).
     """
     began = time.perf_counter()
     offset = float(start.solve_time or 0.0)
@@ -108,17 +112,21 @@ def majorize_minimize(
         new = _iterate_record(program, w_new, b_new, t, sub,
                               offset + time.perf_counter() - began)
         decrease = record["objective"] - new["objective"]
+        # a stop at no decrease certifies a fixed point of Alg 1 only when the bound that
+        # showed it was solved to its tolerance; a bound stopped by its own budget (e.g.
+        # SDCA's max_epochs) passes its limit status on
+        stopped = sub.status if sub.status in LIMIT_STATUSES else settings.OPTIMAL
         if decrease < -tol * max(1.0, abs(record["objective"])):
             # An inexact subproblem solve may step uphill: Alg 1 must not, so keep the iterate.
             log.info("MM iteration %d increased the objective by %.3g; stopping", t, -decrease)
-            status = settings.OPTIMAL
+            status = stopped
             break
         w, b, record, last_sub = w_new, b_new, new, sub
         history.append(record)
         if callback:
             callback(dict(record, stage="mm"))
         if decrease <= tol * max(1.0, abs(record["objective"])):
-            status = settings.OPTIMAL
+            status = stopped
             break
     return Solution(
         status,
