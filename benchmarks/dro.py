@@ -10,7 +10,10 @@ linear model and an intercept. It is solved by ``auto`` (what ``problem.solve()`
 CVXPY/CLARABEL reference, and FSG, PSSG, GSSG and SGD at their defaults (capped at
 ``--stochastic-time`` seconds of solver time, so a cap shows as status ``time_limit``). Times are
 wall seconds of ``problem.solve(...)`` (CVXPY's include building the cone program, as a user
-sees it). Per instance and method: time, exact objective, relative difference to CVXPY's
+sees it), after a warm-up solve per loss by both paths (compiled kernels, CVXPY's first
+call); ``auto`` and CVXPY are timed up to three times, each on a new ``Problem``, while a solve
+takes under a second, and the best time counts (sub-second solves move by 2-3x between runs on
+a shared machine). Per instance and method: time, exact objective, relative difference to CVXPY's
 objective, the method's certified relative gap (certificate upper - lower bound, over
 max(1, |F|); "-" when it has none) and status. Where CVXPY fails (KL at N = 1e5), an independent
 reference takes its place for the objectives (:func:`kl_joint_reference`), with no speed ratio.
@@ -43,6 +46,9 @@ STOCHASTIC = ("fsg", "pssg", "gssg", "sgd")
 STOCHASTIC_TOL = 1e-3
 #: CLARABEL's own accuracy: a certified gap may fall short of the distance to it by this
 CERT_SLACK = 1e-7
+#: auto and cvxpy are timed up to this many times while a solve takes under REPEAT_BELOW
+#: seconds; the best time counts
+REPEATS, REPEAT_BELOW = 3, 1.0
 
 
 @dataclass
@@ -176,20 +182,33 @@ def _solve(problem: rc.Problem, method: str, **options) -> tuple[rc.Result, floa
     return res, time.perf_counter() - start
 
 
+def _best_of(inst: Instance, method: str) -> tuple[rc.Result, float]:
+    """``_solve`` on a new ``Problem`` (compilation included, as a user sees it), repeated up to
+    ``REPEATS`` times while it takes under ``REPEAT_BELOW`` s, and the best time: sub-second
+    solves on a shared machine move by 2-3x between runs."""
+    res, best = _solve(inst.problem(), method)
+    for _ in range(REPEATS - 1):
+        if best >= REPEAT_BELOW:
+            break
+        res, seconds = _solve(inst.problem(), method)
+        best = min(best, seconds)
+    return res, best
+
+
 def run_instance(inst: Instance, stochastic_time: float | None) -> list[dict]:
     """Solve one instance by auto, cvxpy and the stochastic methods; one row per method."""
     problem = inst.problem()
     rows = []
     start = time.perf_counter()
     try:
-        ref, t_ref = _solve(problem, "cvxpy")
+        ref, t_ref = _best_of(inst, "cvxpy")
     except rc.SolverError:  # the reference failed: no ratio for this instance
         ref, t_ref = None, np.nan
         rows.append({"instance": inst.label, "method": "cvxpy", "chosen": "cvxpy",
                      "time": np.nan, "objective": np.nan, "vs_ref": np.nan, "gap": None,
                      "status": f"failed after {time.perf_counter() - start:.1f}s with every "
                                "CLARABEL setting tried"})
-    runs = [("auto", *_solve(problem, "auto"))]
+    runs = [("auto", *_best_of(inst, "auto"))]
     ref_value = np.nan if ref is None else ref.objective
     if ref is not None:
         runs.append(("cvxpy", ref, t_ref))
@@ -290,7 +309,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
 
 def run_grid(instances: list[Instance], stochastic_time: float | None) -> list[dict]:
     """Run and print every instance, then the summary lines (the worst ratio last)."""
-    _solve(instances[0].problem(), "auto")  # load the compiled kernels before any timing
+    for loss in dict.fromkeys(inst.loss for inst in instances):  # compile before any timing
+        warm = Instance(synthetic(200, 3, 0), "chi2", 0.1, 1e-2, loss).problem()
+        _solve(warm, "auto")
+        _solve(warm, "cvxpy")
     rows: list[dict] = []
     for inst in instances:
         inst_rows = run_instance(inst, stochastic_time)
