@@ -32,8 +32,9 @@ FEASIBILITY_TOL = 1e-6
 #: ``auto`` picks the specialized MM solver for rate problems with at least this many example
 #: terms (sum of |D_i|); below it CLARABEL through CVXPY was faster (benchmarks.rate_constraints)
 MM_AUTO_MIN_TERMS = 10_000
-#: ``auto`` picks the specialized MM solver for at most this many rate constraints; with three or
-#: more, SDCA's dual iterations over the constraint multipliers made MM slower than CLARABEL
-#: through CVXPY (docs/mm.md, "When auto picks mm": 5,000 Adult rows, 3 constraints, l2 = 1e-3:
-#: 56.2 s against 36.2 s; 2,000 rows: 1.45x-10.9x slower with 3 and 4 constraints)
+#: with more than this many rate constraints ``auto`` picks the specialized MM solver only from
+#: ``MM_AUTO_MANY_MIN_TERMS`` example terms: at 15,000 terms (5,000 rows, 3 constraints) MM was
+#: 0.7-3.7x the time of CLARABEL through CVXPY, from 60,000 terms 0.2-0.7x (docs/mm.md, "When
+#: auto picks mm")
 MM_AUTO_MAX_CONSTRAINTS = 2
+MM_AUTO_MANY_MIN_TERMS = 50_000

@@ -30,18 +30,23 @@ def test_auto_picks_mm_for_l2_problems_and_plan_explains():
     assert any("LP" in r for r in lp.reasons)
 
 
-def test_auto_leaves_mm_for_three_or_more_constraints():
-    data = rc.testing.synthetic_groups(6000, 5, 0, False)
+@pytest.mark.parametrize("n, many", [(6000, "cvxpy"), (20000, "mm")])
+def test_auto_leaves_mm_for_three_or_more_constraints_on_small_data(n, many):
+    data = rc.testing.synthetic_groups(n, 5, 0, False)
     a, b = data.group("g", "a"), data.group("g", "b")
     rule = rc.positive_rate(a) >= 0.8 * rc.positive_rate(b)
     floor = rc.recall(data) >= 0.6
     cap = rc.positive_rate(data) <= 0.7
     for subject_to, method in (([rule], "mm"), ([rule, floor], "mm"),
-                               ([rule, floor, cap], "cvxpy")):
-        plan = rc.Problem(minimize=rc.error_rate(data), subject_to=subject_to,
-                          model=rc.LinearModel(l2=1e-2)).plan()
+                               ([rule, floor, cap], many)):
+        problem = rc.Problem(minimize=rc.error_rate(data), subject_to=subject_to,
+                             model=rc.LinearModel(l2=1e-2))
+        plan = problem.plan()
         assert plan.method == method, (len(subject_to), plan.reasons)
-    assert any(f"> {settings.MM_AUTO_MAX_CONSTRAINTS}" in r for r in plan.reasons)
+    terms = problem.canonical().n_total
+    assert (terms < settings.MM_AUTO_MANY_MIN_TERMS) == (many == "cvxpy")
+    if many == "cvxpy":
+        assert any(f"> {settings.MM_AUTO_MAX_CONSTRAINTS}" in r for r in plan.reasons)
 
 
 def test_mm_objective_is_monotone_feasible_and_reported(fair):

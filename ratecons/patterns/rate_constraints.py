@@ -432,10 +432,13 @@ class RateConstraintPattern(Pattern):
             reasons.append(f"l2 x largest dataset = {conditioning:.3g} < {MM_AUTO_MIN_L2N:g}: SDCA "
                            "converges slowly on so weakly regularized SVMs (measured: minutes "
                            "on 500 Adult rows at l2 = 1e-5), so CVXPY is used")
-        elif ok and form.m > settings.MM_AUTO_MAX_CONSTRAINTS:
-            reasons.append(f"{form.m} rate constraints > {settings.MM_AUTO_MAX_CONSTRAINTS}: with "
-                           "three or more, MM was measured slower than CVXPY (docs/mm.md, "
-                           "'When auto picks mm'), so CVXPY is used")
+        elif (ok and form.m > settings.MM_AUTO_MAX_CONSTRAINTS
+              and form.n_total < settings.MM_AUTO_MANY_MIN_TERMS):
+            reasons.append(f"{form.m} rate constraints > {settings.MM_AUTO_MAX_CONSTRAINTS} over "
+                           f"only {form.n_total} example-terms (< "
+                           f"{settings.MM_AUTO_MANY_MIN_TERMS}): with three or more constraints "
+                           "MM was measured slower than CVXPY at this size (docs/mm.md, 'When "
+                           "auto picks mm'), so CVXPY is used")
         elif ok and form.n_total >= settings.MM_AUTO_MIN_TERMS:
             reasons.append(f"{form.n_total} example-terms >= {settings.MM_AUTO_MIN_TERMS}: "
                            "the specialized solver is faster than a conic solver at this size")
