@@ -163,7 +163,7 @@ def tiny_grid() -> list[Instance]:
         Instance("tiny synthetic 300x5 20% K=3", lambda: synthetic(300, 5, 0.2), 3),
         Instance("tiny synthetic 300x5 l1", lambda: synthetic(300, 5, 0.2, 1), 3, l2=0.0,
                  l1=1e-2),
-        Instance("tiny gaussian 200x4 K=3", lambda: synthetic(200, 4, 0.2, 2, 1.5), 3,
+        Instance("tiny gaussian synthetic 200x4 K=3", lambda: synthetic(200, 4, 0.2, 2, 1.5), 3,
                  kernel=True),
     ]
 

@@ -43,6 +43,8 @@ def test_export_benchmark_solves_every_export_on_both_paths():
 
 
 def test_mrc_benchmark_smoke_grid_is_optimal_everywhere():
+    if not (ROOT.parent / "shared" / "data").is_dir():
+        pytest.skip("the benchmark's quick grid reads ../shared/data, which is missing")
     lines = run_benchmark("benchmarks.mrc", "--quick")
     rows = [line.split(" | ") for line in lines if line.count(" | ") >= 8]
     statuses = {cells[7] for cells in rows if cells[0] != "data"}  # not the header
