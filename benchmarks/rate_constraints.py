@@ -256,8 +256,8 @@ def run_instance(inst: Instance, reference: bool = True) -> dict:
 
 def mm_would_apply(problem: rc.Problem) -> bool:
     """Whether method "mm" applies and passes auto's conditioning test (l2 |D_i| >= 1), so
-    that only the size threshold (``settings.MM_AUTO_MIN_TERMS``) or the constraint count
-    (``settings.MM_AUTO_MAX_CONSTRAINTS``) made auto pick cvxpy."""
+    that only a size threshold made auto pick cvxpy (``settings.MM_AUTO_MIN_TERMS``, or
+    ``settings.MM_AUTO_MANY_MIN_TERMS`` above ``settings.MM_AUTO_MAX_CONSTRAINTS`` constraints)."""
     from ratecons.patterns.rate_constraints import MM_AUTO_MIN_L2N
     from ratecons.patterns.rate_mm import mm_applicable
 
@@ -378,8 +378,9 @@ def main(quick: bool = False) -> dict:
     declined = [r for r in part_a if np.isfinite(r["t_mm"])]
     if declined:
         mm_ratio = np.array([r["t_mm"] / r["t_cvxpy"] for r in declined])
-        print(f"where auto chose cvxpy below {settings.MM_AUTO_MIN_TERMS} example-terms or above "
-              f"{settings.MM_AUTO_MAX_CONSTRAINTS} constraints though mm applies "
+        print(f"where auto chose cvxpy below {settings.MM_AUTO_MIN_TERMS} example-terms (below "
+              f"{settings.MM_AUTO_MANY_MIN_TERMS} with more than "
+              f"{settings.MM_AUTO_MAX_CONSTRAINTS} constraints) though mm applies "
               f"({len(declined)} instances): mm / cvxpy {mm_ratio.min():.2f} .. "
               f"{mm_ratio.max():.2f} (median {np.median(mm_ratio):.2f})")
     print(f"worst time ratio auto / cvxpy: {worst_ratio['ratio']:.2f} ({worst_ratio['name']}, "
@@ -401,8 +402,9 @@ def main(quick: bool = False) -> dict:
 
 def mm_rule(rows: int = 5000, counts: tuple[int, ...] = (2, 3),
             data: tuple[str, ...] = ("adult-sex", "synthetic")) -> list[dict]:
-    """The measurement behind ``settings.MM_AUTO_MAX_CONSTRAINTS`` (docs/mm.md, "When auto
-    picks mm"): ``mm`` and ``cvxpy`` side by side on the grid's instances at ``rows`` training
+    """The measurement behind ``settings.MM_AUTO_MAX_CONSTRAINTS`` and
+    ``settings.MM_AUTO_MANY_MIN_TERMS`` (docs/mm.md, "When auto picks mm"): ``mm`` and ``cvxpy``
+    side by side on the grid's instances at ``rows`` training
     rows, l2 in 1e-4 .. 1e-2, whatever auto would pick."""
     print(f"mm against cvxpy: {data} x {counts} constraints x l2 {FULL_L2_GRID}, at most {rows} "
           "training rows (wall seconds after compilation)")

@@ -31,14 +31,15 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["INTERRUPTED_EXIT_CODE", "abandoned", "call_interruptibly"]
+__all__ = ["INTERRUPTED_EXIT_CODE", "call_interruptibly"]
 
 T = TypeVar("T")
 #: seconds between two checks of the main thread for a pending Ctrl-C
 POLL = 0.05
 #: exit status of a process ended by Ctrl-C (128 + SIGINT), as shells report it
 INTERRUPTED_EXIT_CODE = 130
-_ABANDONED: list[threading.Thread] = []
+#: set once a call was left running on Ctrl-C (read at exit)
+_ABANDONED = threading.Event()
 
 
 def call_interruptibly(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -61,23 +62,18 @@ def call_interruptibly(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         while worker.is_alive():
             worker.join(POLL)
     except KeyboardInterrupt:
-        _ABANDONED.append(worker)
+        _ABANDONED.set()
         raise
     if "error" in box:
         raise box["error"]
     return box["value"]
 
 
-def abandoned() -> int:
-    """How many interrupted backend calls are still running in the background."""
-    return sum(worker.is_alive() for worker in _ABANDONED)
-
-
 @atexit.register
 def _exit_past_abandoned_calls() -> None:
     """At exit after an interrupted call, end the process now (module docstring): the handlers
     registered before this module's import do not run."""
-    if _ABANDONED:
+    if _ABANDONED.is_set():
         logging.shutdown()
         for stream in (sys.stdout, sys.stderr):
             stream.flush()

@@ -16,6 +16,8 @@ STATUSES = (OPTIMAL, OPTIMAL_INACCURATE, INFEASIBLE, UNBOUNDED, ITERATION_LIMIT,
             NUMERICAL_ERROR)
 #: statuses under which a result carries a usable model
 SOLVED_STATUSES = (OPTIMAL, OPTIMAL_INACCURATE, ITERATION_LIMIT, TIME_LIMIT)
+#: statuses of a solve stopped by a budget rather than by its tolerance
+LIMIT_STATUSES = (ITERATION_LIMIT, TIME_LIMIT)
 
 # --- conic back-ends of the CVXPY reference --------------------------------------------------
 CONIC_SOLVERS = ("CLARABEL", "SCS")
@@ -34,7 +36,7 @@ FEASIBILITY_TOL = 1e-6
 MM_AUTO_MIN_TERMS = 10_000
 #: with more than this many rate constraints ``auto`` picks the specialized MM solver only from
 #: ``MM_AUTO_MANY_MIN_TERMS`` example terms: at 15,000 terms (5,000 rows, 3 constraints) MM was
-#: 0.7-3.7x the time of CLARABEL through CVXPY, from 60,000 terms 0.2-0.7x (docs/mm.md, "When
+#: 0.7-3.7x the time of CLARABEL through CVXPY, from 60,000 terms 0.2-0.9x (docs/mm.md, "When
 #: auto picks mm")
 MM_AUTO_MAX_CONSTRAINTS = 2
 MM_AUTO_MANY_MIN_TERMS = 50_000

@@ -467,7 +467,7 @@ class CCG:
         column_complete = self.features == "all" or eps2_hat <= self.tol
         lower = res.objective if column_complete else None  # a relaxation in rows only
         gap = None if lower is None else upper - lower
-        if status in (settings.ITERATION_LIMIT, settings.TIME_LIMIT):
+        if status in settings.LIMIT_STATUSES:
             warnings.warn(
                 f"CCG stopped after {k} iterations ({status}) with primal violation "
                 f"{eps1_hat:.2e} and dual violation {eps2_hat:.2e}; raise k_max or time_limit.",

@@ -24,8 +24,6 @@ from ..solution import Certificate, Solution
 __all__ = ["majorize_minimize", "BoundSolver"]
 
 log = logging.getLogger(__name__)
-#: statuses of a bound stopped by a budget rather than by its tolerance
-LIMIT_STATUSES = (settings.ITERATION_LIMIT, settings.TIME_LIMIT)
 
 #: ``solve_bound(program, masks, warm_start) -> Solution`` with primal {"w", "b"}; warm_start
 #: is None for the hinge relaxation, else the anchor {"w", "b", "objective"} (its ramp objective)
@@ -115,7 +113,7 @@ def majorize_minimize(
         # a stop at no decrease certifies a fixed point of Alg 1 only when the bound that
         # showed it was solved to its tolerance; a bound stopped by its own budget (e.g.
         # SDCA's max_epochs) passes its limit status on
-        stopped = sub.status if sub.status in LIMIT_STATUSES else settings.OPTIMAL
+        stopped = sub.status if sub.status in settings.LIMIT_STATUSES else settings.OPTIMAL
         if decrease < -tol * max(1.0, abs(record["objective"])):
             # An inexact subproblem solve may step uphill: Alg 1 must not, so keep the iterate.
             log.info("MM iteration %d increased the objective by %.3g; stopping", t, -decrease)
