@@ -16,10 +16,12 @@ import math
 import warnings
 from typing import Any
 
-from .. import limits
+from .. import limits, settings
+from ..errors import UnknownOptionError
 from ..interrupts import call_interruptibly
 
-__all__ = ["BACKEND_LIMIT_OPTIONS", "limit_options", "solve_cvxpy", "stopped_by_limits"]
+__all__ = ["BACKEND_LIMIT_OPTIONS", "checked_solver", "limit_options", "solve_cvxpy",
+           "stopped_by_limits"]
 
 #: backend -> (its time-limit option, its iteration-limit options)
 BACKEND_LIMIT_OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -27,6 +29,22 @@ BACKEND_LIMIT_OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
     "SCS": ("time_limit_secs", ("max_iters",)),
     "HIGHS": ("time_limit", ("simplex_iteration_limit", "ipm_iteration_limit")),
 }
+
+
+def checked_solver(solver: str | None, lp: bool, not_lp: str) -> str:
+    """The CVXPY solver for a problem: ``solver`` checked (upper case), or by default HiGHS for
+    an LP and CLARABEL otherwise; ``not_lp`` says why the problem is not an LP, for the error
+    when HiGHS is named for one."""
+    if solver is None:
+        return settings.LP_SOLVERS[0] if lp else settings.DEFAULT_CONIC_SOLVER
+    name = str(solver).upper()
+    known = settings.CONIC_SOLVERS + settings.LP_SOLVERS
+    if name not in known:
+        raise UnknownOptionError(f"unknown CVXPY solver {solver!r}; choose one of {known}.")
+    if name in settings.LP_SOLVERS and not lp:
+        raise UnknownOptionError(f"{name} solves LPs only, but {not_lp}; use one of "
+                                 f"{settings.CONIC_SOLVERS}.")
+    return name
 
 
 def limit_options(solver: str | None, options: dict[str, Any]) -> dict[str, Any]:

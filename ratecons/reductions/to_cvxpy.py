@@ -38,9 +38,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import settings
-from ..backends.cvxpy_run import solve_cvxpy
+from ..backends.cvxpy_run import checked_solver, solve_cvxpy
 from ..backends.cvxpy_status import status_of
-from ..errors import SpecError, UnknownOptionError
+from ..errors import SpecError
 from ..expr.analysis import Analysis, Row
 from ..expr.mean_loss import MeanLoss
 from ..expr.robust import WorstCaseRate
@@ -270,17 +270,8 @@ def lower_step(analysis: Analysis, psi: dict[int, Any], anchor: dict[int, np.nda
 
 def pick_solver(analysis: Analysis, solver: str | None) -> str:
     """HiGHS for LP steps, CLARABEL otherwise; a named solver is checked."""
-    if solver is None:
-        return settings.LP_SOLVERS[0] if is_lp(analysis) else settings.DEFAULT_CONIC_SOLVER
-    name = str(solver).upper()
-    known = settings.CONIC_SOLVERS + settings.LP_SOLVERS
-    if name not in known:
-        raise UnknownOptionError(f"unknown CVXPY solver {solver!r}; choose one of {known}.")
-    if name in settings.LP_SOLVERS and not is_lp(analysis):
-        raise UnknownOptionError(
-            f"{name} solves LPs only, and this problem's steps are not LPs (an l2 term, a "
-            f"smooth or conic part); use one of {settings.CONIC_SOLVERS}.")
-    return name
+    return checked_solver(solver, is_lp(analysis), "this problem's steps are not LPs (an l2 "
+                          "term, a smooth or conic part)")
 
 
 #: tight CLARABEL tolerances for reference solves (``solve_step(..., tight=True)``)
