@@ -29,6 +29,10 @@ DEFAULT_CONIC_SOLVER = "CLARABEL"
 MM_RELATIVE_TOL = 1e-4
 #: maximum number of majorization-minimization iterations
 MM_MAX_ITERATIONS = 20
+#: cap on phase 1 (the search for a feasible start when the hinge relaxation is infeasible,
+#: ``patterns.rate_constraints.find_feasible_start``): its own loop, not capped by
+#: ``max_iterations`` (on 300 diabetes rows with four constraints it needed 22 steps to stall)
+PHASE1_MAX_ITERATIONS = 100
 #: feasibility tolerance used when reporting a constraint as satisfied
 FEASIBILITY_TOL = 1e-6
 #: ``auto`` picks the specialized MM solver for rate problems with at least this many example

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import settings
+from .. import limits, settings
 from ..canonical.rate_program import RateBlock, RateProgram
 from ..data import Dataset
 from ..errors import DataError, NotLinearError, SolverError, SpecError, parameter_error
@@ -246,7 +246,7 @@ def _hinge_start(program: RateProgram, solve_bound: Any) -> Solution:
 
 
 def find_feasible_start(program: RateProgram, solver: str | None = None,
-                        max_iterations: int = settings.MM_MAX_ITERATIONS) -> Solution:
+                        max_iterations: int = settings.PHASE1_MAX_ITERATIONS) -> Solution:
     """Phase 1: a point feasible for the ramp problem when the hinge relaxation has none.
 
     Majorization-minimization of the total ramp violation V(w, b) = sum_j max(0, r_j - gamma_j)
@@ -254,7 +254,10 @@ def find_feasible_start(program: RateProgram, solver: str | None = None,
     bounded rows; an upper bound on V, tight at the anchor), so V never increases. It starts from
     the elastic hinge relaxation and stops as soon as V = 0 (status optimal: a feasible start) or
     when V stops decreasing (status infeasible, with the smallest violation found: the problem
-    may still be feasible, but no feasible point was reached from here).
+    may still be feasible, but no feasible point was reached from here). After
+    ``max_iterations`` steps (its own cap, :data:`ratecons.settings.PHASE1_MAX_ITERATIONS`, not
+    the solve's ``max_iterations``) or at the solve's ``time_limit`` it stops with status
+    ``iteration_limit`` / ``time_limit`` and no model.
     """
     def violation(w: np.ndarray, b: float) -> float:
         return float(program.violations(w, b, "ramp").sum())
@@ -262,8 +265,10 @@ def find_feasible_start(program: RateProgram, solver: str | None = None,
     sub = solve_bound_cvxpy(program, program.bound_masks(), None, solver=solver, elastic=True)
     best = np.inf
     history = []
+    status = settings.INFEASIBLE
     for t in range(max_iterations + 1):
         if sub.status not in settings.SOLVED_STATUSES:
+            status = sub.status
             break
         w, b = sub.primal["w"], float(sub.primal["b"])
         v = violation(w, b)
@@ -275,19 +280,25 @@ def find_feasible_start(program: RateProgram, solver: str | None = None,
         if v >= best * (1 - settings.MM_RELATIVE_TOL):
             break
         best = v
+        if limits.active().expired() or t == max_iterations:
+            status = settings.TIME_LIMIT if limits.active().expired() else settings.ITERATION_LIMIT
+            break
         sub = solve_bound_cvxpy(program, program.bound_masks(w, b), {"w": w, "b": b},
                                 solver=solver, elastic=True)
+    if status == settings.INFEASIBLE:
+        message = (
+            "no point satisfying the constraints was found: the hinge relaxation is "
+            "infeasible, and minimizing the total ramp violation by majorization-"
+            f"minimization stopped at {best:.4g} > 0. The targets are likely out of reach "
+            "(relax them), or this local search missed a feasible region.")
+    else:
+        message = (
+            "the hinge relaxation is infeasible, and the search for a feasible point "
+            f"(phase 1) stopped with status {status} at a total violation of {best:.4g} "
+            "before it found one; raise time_limit / max_iterations, or relax the targets.")
     return Solution(
-        settings.INFEASIBLE, float("nan"), history=history, solver="phase1(cvxpy)",
-        certificate=Certificate(details={
-            "smallest_violation": best,
-            "message": (
-                "no point satisfying the constraints was found: the hinge relaxation is "
-                "infeasible, and minimizing the total ramp violation by majorization-"
-                f"minimization stopped at {best:.4g} > 0. The targets are likely out of reach "
-                "(relax them), or this local search missed a feasible region."
-            ),
-        }),
+        status, float("nan"), history=history, solver="phase1(cvxpy)",
+        certificate=Certificate(details={"smallest_violation": best, "message": message}),
     )
 
 
@@ -299,8 +310,8 @@ def solve_ramp(
     program: RateProgram = problem.canonical()
     start = _hinge_start(program, solve_bound)
     if start.status == settings.INFEASIBLE:
-        start = find_feasible_start(program, max_iterations=max_iterations)
-    if start.status not in settings.SOLVED_STATUSES:
+        start = find_feasible_start(program)
+    if start.status not in settings.SOLVED_STATUSES or "w" not in start.primal:
         return rate_result(problem, method, start)
     if callback:
         callback({"stage": "hinge", "objective": start.objective, "status": start.status})
