@@ -408,18 +408,19 @@ def main(quick: bool = False, time_limit: float = PART_B_SECONDS) -> dict:
     return {"rows": everything, "demo": demo, "curve": curve}
 
 
-def mm_rule(rows: int = 5000, counts: tuple[int, ...] = (2, 3),
-            data: tuple[str, ...] = ("adult-sex", "synthetic")) -> list[dict]:
+def mm_rule(rows: int | None = 5000, counts: tuple[int, ...] = (2, 3),
+            data: tuple[str, ...] = ("adult-sex", "synthetic"),
+            l2s: tuple[float, ...] = FULL_L2_GRID) -> list[dict]:
     """The measurement behind ``settings.MM_AUTO_MAX_CONSTRAINTS`` and
     ``settings.MM_AUTO_MANY_MIN_TERMS`` (docs/mm.md, "When auto picks mm"): ``mm`` and ``cvxpy``
     side by side on the grid's instances at ``rows`` training
-    rows, l2 in 1e-4 .. 1e-2, whatever auto would pick."""
-    print(f"mm against cvxpy: {data} x {counts} constraints x l2 {FULL_L2_GRID}, at most {rows} "
+    rows (None: the full training parts), l2 in ``l2s``, whatever auto would pick."""
+    print(f"mm against cvxpy: {data} x {counts} constraints x l2 {l2s}, at most {rows} "
           "training rows (wall seconds after compilation)")
     print(f"{'instance':46s} {'auto':>6s} {'mm s':>8s} {'cvxpy s':>8s} {'mm/cvxpy':>8s} "
           f"{'mm obj':>8s} {'cvxpy obj':>9s}")
     out = []
-    for inst in grid(rows, data=data, counts=counts, l2s=FULL_L2_GRID):
+    for inst in grid(rows, data=data, counts=counts, l2s=l2s):
         mm, t_mm = timed_solve(inst.problem, "mm")
         ref, t_ref = timed_solve(inst.problem, "cvxpy")
         out.append({"name": inst.name, "auto": inst.problem.plan().method, "t_mm": t_mm,
@@ -434,11 +435,15 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small version")
     parser.add_argument("--mm-rule", type=int, metavar="ROWS",
-                        help="only mm against cvxpy with 2 and 3 constraints at ROWS rows")
+                        help="only mm against cvxpy at ROWS training rows (0: full size)")
+    parser.add_argument("--counts", default="2,3", help="--mm-rule's constraint counts")
+    parser.add_argument("--l2", default=",".join(map(str, FULL_L2_GRID)),
+                        help="--mm-rule's l2 values")
     parser.add_argument("--time-limit", type=float, default=PART_B_SECONDS, metavar="SECONDS",
                         help=f"part B's time limit per solve (default {PART_B_SECONDS:g})")
     args = parser.parse_args()
-    if args.mm_rule:
-        mm_rule(args.mm_rule)
+    if args.mm_rule is not None:
+        mm_rule(args.mm_rule or None, tuple(int(c) for c in args.counts.split(",")),
+                l2s=tuple(float(v) for v in args.l2.split(",")))
     else:
         main(args.quick, args.time_limit)

@@ -14,6 +14,7 @@ Problem 1). This is the only module of the rate family that imports cvxpy.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 
@@ -79,37 +80,22 @@ def solve_bound_cvxpy(
         w.value = np.asarray(warm_start["w"], dtype=np.float64)
         if program.fit_intercept:
             b.value = float(warm_start["b"])
-    up, un, epigraph = [], [], []
-    for i, (blk, (mp, mn)) in enumerate(zip(program.blocks, masks)):
-        X = program.sources[blk.source]
-        uses_p = np.any(program.alpha[:, i] > 0)
-        uses_n = np.any(program.beta[:, i] > 0)
-        up.append(_bound(cp, X, blk.index, blk.weights, mp, w, b, +1.0, epigraph)
-                  if uses_p else 0.0)
-        un.append(_bound(cp, X, blk.index, blk.weights, mn, w, b, -1.0, epigraph)
-                  if uses_n else 0.0)
-
-    def row(j: int):  # a CVXPY expression even for a row without examples (a constant one)
-        return sum(
-            (program.alpha[j, i] * up[i] + program.beta[j, i] * un[i]
-             for i in range(program.k)
-             if program.alpha[j, i] > 0 or program.beta[j, i] > 0),
-            cp.Constant(0.0),
-        )
-
+    rows, epigraph = _bound_rows(cp, program, masks, w, b)
     reg = 0.0
     if program.l2 > 0:
         reg = reg + 0.5 * program.l2 * cp.sum_squares(w)
     if program.l1 > 0:
         reg = reg + program.l1 * cp.norm1(w)
+    constraints = []
     if elastic:
         slack = cp.Variable(program.m, nonneg=True, name="s")
-        constraints = [row(j) <= program.gamma[j - 1] + slack[j - 1]
-                       for j in range(1, program.m + 1)]
+        if program.m:
+            constraints = [rows[1:] <= program.gamma + slack]
         problem = cp.Problem(cp.Minimize(cp.sum(slack)), constraints + epigraph)
     else:
-        constraints = [row(j) <= program.gamma[j - 1] for j in range(1, program.m + 1)]
-        problem = cp.Problem(cp.Minimize(row(0) + reg), constraints + epigraph)
+        if program.m:
+            constraints = [rows[1:] <= program.gamma]
+        problem = cp.Problem(cp.Minimize(rows[0] + reg), constraints + epigraph)
     start = time.perf_counter()
     try:
         solve_cvxpy(problem, name, warm_start=warm_start is not None)
@@ -124,7 +110,8 @@ def solve_bound_cvxpy(
                         certificate=Certificate(details={"cvxpy_status": problem.status}))
     w_val = np.asarray(w.value, dtype=np.float64)
     b_val = float(b.value) if program.fit_intercept else 0.0
-    v = np.array([float(c.dual_value) for c in constraints]) if constraints else np.zeros(0)
+    v = (np.asarray(constraints[0].dual_value, dtype=np.float64).reshape(program.m)
+         if constraints else np.zeros(0))
     rows = program.bound_row_values(w_val, b_val, masks)
     violation = float(np.max(np.maximum(rows[1:] - program.gamma, 0.0), initial=0.0))
     return Solution(
@@ -140,17 +127,34 @@ def solve_bound_cvxpy(
     )
 
 
-def _bound(cp, X, index, weights, mask, w, b, sign: float, epigraph: list):
-    """sum_x weight_x * (max(0, 1/2 + sign*z_x) if mask_x else 1) as a CVXPY expression.
+def _bound_rows(cp, program: RateProgram, masks: list[tuple[np.ndarray, np.ndarray]], w, b
+                ) -> tuple[Any, list]:
+    """Rows 0..m of Problem 3 (eq. 5) as one CVXPY vector, and the epigraph constraints.
 
-    The hinges are written with explicit epigraph variables t >= 0, t >= 1/2 + sign*z (appended
-    to ``epigraph``): the standard LP form, which also sidesteps CVXPY's bound propagation for
-    ``pos`` atoms that made HiGHS report feasible LPs as infeasible (CVXPY 1.9).
+    Row j is sum_i alpha[j, i] U_i + beta[j, i] N_i, with U_i = sum_{x in D_i} weight_x *
+    (max(0, 1/2 + z_x) if hinge_p else 1) and N_i likewise with 1/2 - z_x. An example met in
+    several blocks of one source (the rows of a group, of all the data, of the positives ...)
+    gets one epigraph variable per sign, t >= 0, t >= 1/2 +- z_x, whose coefficients in every
+    row are summed first: 7,984 variables instead of 20,000 for five constraints on 5,000 Adult
+    rows. The explicit epigraph is the standard LP form, which also sidesteps CVXPY's bound
+    propagation for ``pos`` atoms that made HiGHS report feasible LPs as infeasible (CVXPY 1.9).
     """
-    constant = float(weights[~mask].sum())
-    if not np.any(mask):
-        return constant
-    rows = index[mask]
-    t = cp.Variable(rows.size, nonneg=True)
-    epigraph.append(t >= 0.5 + sign * (X[rows] @ w - b))
-    return weights[mask] @ t + constant
+    constant = np.zeros(program.m + 1)
+    terms, epigraph = [], []
+    for source, X in enumerate(program.sources):
+        for sign, coef in ((+1.0, program.alpha), (-1.0, program.beta)):
+            C = np.zeros((program.m + 1, X.shape[0]))
+            for i, (blk, pair) in enumerate(zip(program.blocks, masks, strict=True)):
+                if blk.source != source or not np.any(coef[:, i] != 0):
+                    continue
+                hinge = pair[0] if sign > 0 else pair[1]
+                constant += coef[:, i] * float(blk.weights[~hinge].sum())
+                np.add.at(C, (slice(None), blk.index[hinge]),
+                          np.outer(coef[:, i], blk.weights[hinge]))
+            used = np.flatnonzero(np.any(C != 0, axis=0))
+            if used.size == 0:
+                continue
+            t = cp.Variable(used.size, nonneg=True)
+            epigraph.append(t >= 0.5 + sign * (X[used] @ w - b))
+            terms.append(C[:, used] @ t)
+    return constant + sum(terms, cp.Constant(np.zeros(program.m + 1))), epigraph
