@@ -33,6 +33,9 @@ MM_MAX_ITERATIONS = 20
 #: ``patterns.rate_constraints.find_feasible_start``): its own loop, not capped by
 #: ``max_iterations`` (on 300 diabetes rows with four constraints it needed 22 steps to stall)
 PHASE1_MAX_ITERATIONS = 100
+#: weight of the total violation in phase 1's first stage (the exact penalty objective +
+#: weight * violation; the specialized solver's default V_max of its multipliers, docs/mm.md)
+PHASE1_PENALTY = 100.0
 #: feasibility tolerance used when reporting a constraint as satisfied
 FEASIBILITY_TOL = 1e-6
 #: ``auto`` picks the specialized MM solver for rate problems with at least this many example

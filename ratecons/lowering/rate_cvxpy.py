@@ -28,15 +28,16 @@ __all__ = ["solve_bound_cvxpy"]
 
 
 
-def _pick_solver(program: RateProgram, solver: str | None, elastic: bool = False) -> str:
+def _pick_solver(program: RateProgram, solver: str | None, elastic: bool = False,
+                 penalty: float | None = None) -> str:
     """The backend for one bound: HiGHS for the LPs of a problem without l2, CLARABEL for the
-    QPs and for the phase-1 (elastic) LP. The elastic LP is always feasible, and on it HiGHS'
-    default simplex was 18x slower than CLARABEL (5,000 Adult rows, 3 constraints: 18.3 s
-    against 1.0 s, the same violation to 2e-9; HiGHS' IPM 10.1 s) and did not finish in 20
-    minutes on the full training split (CLARABEL: 20.6 s)."""
+    QPs and for the phase-1 (elastic) problems. The objective-free elastic LP is always
+    feasible, and on it HiGHS' default simplex was 18x slower than CLARABEL (5,000 Adult rows,
+    3 constraints: 18.3 s against 1.0 s, the same violation to 2e-9; HiGHS' IPM 10.1 s) and did
+    not finish in 20 minutes on the full training split (CLARABEL: 20.6 s)."""
     if solver is None and elastic:
         return settings.DEFAULT_CONIC_SOLVER
-    return checked_solver(solver, program.is_lp or elastic,
+    return checked_solver(solver, program.is_lp or (elastic and penalty is None),
                           f"this problem has an l2 term (l2={program.l2:g}; l2=0 makes it one)")
 
 
@@ -47,12 +48,14 @@ def solve_bound_cvxpy(
     *,
     solver: str | None = None,
     elastic: bool = False,
+    penalty: float | None = None,
 ) -> Solution:
     """Solve Problem 3 (or the hinge relaxation) for the bounds chosen by ``masks``.
 
-    With ``elastic=True`` it solves the phase-1 problem instead: minimize the total violation
-    sum_j max(0, row_j - gamma_j) of the bounded constraint rows (slack variables s_j >= 0,
-    no objective row, no regularizer: an LP), whose value upper-bounds the ramp violation and is
+    With ``elastic=True`` it solves a phase-1 problem instead, with slack variables s_j >= 0
+    on the bounded rows (row_j <= gamma_j + s_j): without ``penalty`` it minimizes the total
+    violation sum_j s_j (no objective row, no regularizer: an LP), with it the exact penalty
+    row_0 + regularizer + penalty * sum_j s_j. Either upper-bounds its ramp counterpart and is
     tight at the anchor.
 
     Parameters
@@ -73,7 +76,7 @@ def solve_bound_cvxpy(
     """
     import cvxpy as cp
 
-    name = _pick_solver(program, solver, elastic)
+    name = _pick_solver(program, solver, elastic, penalty)
     w = cp.Variable(program.d, name="w")
     b = cp.Variable(name="b") if program.fit_intercept else cp.Constant(0.0)
     if warm_start is not None:
@@ -91,7 +94,9 @@ def solve_bound_cvxpy(
         slack = cp.Variable(program.m, nonneg=True, name="s")
         if program.m:
             constraints = [rows[1:] <= program.gamma + slack]
-        problem = cp.Problem(cp.Minimize(cp.sum(slack)), constraints + epigraph)
+        goal = (cp.sum(slack) if penalty is None
+                else rows[0] + reg + float(penalty) * cp.sum(slack))
+        problem = cp.Problem(cp.Minimize(goal), constraints + epigraph)
     else:
         if program.m:
             constraints = [rows[1:] <= program.gamma]

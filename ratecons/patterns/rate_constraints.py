@@ -249,21 +249,34 @@ def find_feasible_start(program: RateProgram, solver: str | None = None,
                         max_iterations: int = settings.PHASE1_MAX_ITERATIONS) -> Solution:
     """Phase 1: a point feasible for the ramp problem when the hinge relaxation has none.
 
-    Majorization-minimization of the total ramp violation V(w, b) = sum_j max(0, r_j - gamma_j)
-    (r_j the ramp row values of eq. 3): each step minimizes the elastic Problem 3 (slacks on the
-    bounded rows; an upper bound on V, tight at the anchor), so V never increases. It starts from
-    the elastic hinge relaxation and stops as soon as V = 0 (status optimal: a feasible start) or
-    when V stops decreasing (status infeasible, with the smallest violation found: the problem
-    may still be feasible, but no feasible point was reached from here). After
-    ``max_iterations`` steps (its own cap, :data:`ratecons.settings.PHASE1_MAX_ITERATIONS`, not
-    the solve's ``max_iterations``) or at the solve's ``time_limit`` it stops with status
-    ``iteration_limit`` / ``time_limit`` and no model.
-    """
-    def violation(w: np.ndarray, b: float) -> float:
-        return float(program.violations(w, b, "ramp").sum())
+    Majorization-minimization in two stages, each step an elastic Problem 3 (slacks s_j >= 0 on
+    the bounded rows; its rows upper-bound the ramp rows r_j of eq. 3 and are tight at the
+    anchor, so the stage's merit never increases):
 
-    sub = solve_bound_cvxpy(program, program.bound_masks(), None, solver=solver, elastic=True)
-    best = np.inf
+    1. the exact penalty P(w, b) = objective + ``settings.PHASE1_PENALTY`` * V(w, b), with
+       V = sum_j max(0, r_j - gamma_j) the total ramp violation: it keeps the error rate and
+       the regularizer in view, so the feasible point it reaches is a good start for Alg 1 (the
+       objective-free stage alone left a large-norm w on the full Adult split with five
+       constraints, from which Alg 1 ended at a ramp objective of 3.0);
+    2. when P stops decreasing with V > 0 (a penalty below the multipliers can settle there),
+       V alone, from that point.
+
+    It starts from the elastic hinge relaxation and stops as soon as V = 0 (status optimal: a
+    feasible start) or when V stops decreasing in stage 2 (status infeasible, with the smallest
+    violation found: the problem may still be feasible, but no feasible point was reached from
+    here). After ``max_iterations`` steps (its own cap,
+    :data:`ratecons.settings.PHASE1_MAX_ITERATIONS`, not the solve's ``max_iterations``) or at
+    the solve's ``time_limit`` it stops with status ``iteration_limit`` / ``time_limit`` and no
+    model.
+    """
+    penalty: float | None = settings.PHASE1_PENALTY
+
+    def merit(w: np.ndarray, b: float, v: float) -> float:
+        return v if penalty is None else program.objective(w, b, "ramp") + penalty * v
+
+    sub = solve_bound_cvxpy(program, program.bound_masks(), None, solver=solver, elastic=True,
+                            penalty=penalty)
+    best, smallest = np.inf, np.inf
     history = []
     status = settings.INFEASIBLE
     for t in range(max_iterations + 1):
@@ -271,34 +284,39 @@ def find_feasible_start(program: RateProgram, solver: str | None = None,
             status = sub.status
             break
         w, b = sub.primal["w"], float(sub.primal["b"])
-        v = violation(w, b)
-        history.append({"iteration": t, "stage": "phase1", "violation": v})
+        v = float(program.violations(w, b, "ramp").sum())
+        smallest = min(smallest, v)
+        history.append({"iteration": t, "stage": "phase1", "violation": v,
+                        "penalty": penalty})
         if v <= settings.FEASIBILITY_TOL * 1e-3:
             sub.history = history
             sub.certificate.details["phase1_iterations"] = t
             return sub
-        if v >= best * (1 - settings.MM_RELATIVE_TOL):
-            break
-        best = v
+        value = merit(w, b, v)
+        if value >= best - settings.MM_RELATIVE_TOL * abs(best):
+            if penalty is None:
+                break
+            penalty, value = None, v  # stage 2 from here
+        best = value
         if limits.active().expired() or t == max_iterations:
             status = settings.TIME_LIMIT if limits.active().expired() else settings.ITERATION_LIMIT
             break
         sub = solve_bound_cvxpy(program, program.bound_masks(w, b), {"w": w, "b": b},
-                                solver=solver, elastic=True)
+                                solver=solver, elastic=True, penalty=penalty)
     if status == settings.INFEASIBLE:
         message = (
             "no point satisfying the constraints was found: the hinge relaxation is "
             "infeasible, and minimizing the total ramp violation by majorization-"
-            f"minimization stopped at {best:.4g} > 0. The targets are likely out of reach "
+            f"minimization stopped at {smallest:.4g} > 0. The targets are likely out of reach "
             "(relax them), or this local search missed a feasible region.")
     else:
         message = (
             "the hinge relaxation is infeasible, and the search for a feasible point "
-            f"(phase 1) stopped with status {status} at a total violation of {best:.4g} "
+            f"(phase 1) stopped with status {status} at a total violation of {smallest:.4g} "
             "before it found one; raise time_limit / max_iterations, or relax the targets.")
     return Solution(
         status, float("nan"), history=history, solver="phase1(cvxpy)",
-        certificate=Certificate(details={"smallest_violation": best, "message": message}),
+        certificate=Certificate(details={"smallest_violation": smallest, "message": message}),
     )
 
 
