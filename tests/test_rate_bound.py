@@ -104,3 +104,36 @@ def test_folded_rows_equal_problem3_rows(seed, scale):
     bound = fold_bound(program, masks)
     b = rng.normal()
     assert np.allclose(bound.rows(w, b), program.bound_row_values(w, b, masks), atol=1e-12)
+
+
+@pytest.mark.parametrize("seed,sparse", [(4, False), (5, True)])
+@pytest.mark.parametrize("penalty", [None, 0.0, 10.0])
+def test_cvxpy_reference_value_is_the_rows_at_its_solution(seed, sparse, penalty):
+    """solve_bound_cvxpy sums the coefficients of an example met in several blocks into one
+    epigraph variable per sign; its optimal value must still be Problem 3 (or the elastic
+    problem) evaluated by bound_row_values, row by row, at the point it returns."""
+    program = random_problem(seed, sparse=sparse, extra_recall=0.9)
+    rng = np.random.default_rng(seed)
+    w0, b0 = rng.normal(size=program.d) * 0.3, 0.1
+    for masks in (program.bound_masks(), program.bound_masks(w0, b0)):
+        if penalty is None:
+            sol = solve_bound_cvxpy(program, masks)
+            if sol.status == "infeasible":
+                continue
+            elastic = False
+        else:
+            sol = solve_bound_cvxpy(program, masks, elastic=True,
+                                    penalty=None if penalty == 0.0 else penalty)
+            elastic = True
+        assert sol.status == "optimal"
+        w, b = sol.primal["w"], float(sol.primal["b"])
+        rows = program.bound_row_values(w, b, masks)
+        excess = np.maximum(rows[1:] - program.gamma, 0.0)
+        if not elastic:
+            expected = rows[0] + program.regularizer(w)
+            assert excess.max(initial=0.0) <= 1e-6
+        elif penalty == 0.0:
+            expected = excess.sum()
+        else:
+            expected = rows[0] + program.regularizer(w) + penalty * excess.sum()
+        assert sol.objective == pytest.approx(expected, rel=1e-5, abs=1e-7)
