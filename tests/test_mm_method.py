@@ -135,3 +135,25 @@ def test_mm_stop_is_optimal_only_on_a_bound_solved_to_its_tolerance(bound_status
     sol = majorize_minimize(program, same_point, start)
     assert sol.status == bound_status
     assert sol.certificate.details["mm_iterations"] == 1
+
+
+def test_hinge_start_at_its_multiplier_cap_goes_to_phase_one_without_a_v_max_warning():
+    """An infeasible hinge relaxation drives the multipliers of bound 0 to HINGE_V_MAX; that is
+    phase 1's cue, not the user's (the warning's advice to raise v_max would mislead)."""
+    import warnings
+
+    from ratecons.testing import churn_recall_datasets
+
+    d1, d2, d3, _ = churn_recall_datasets((400, 300, 300), seed=1)
+    floor = float(np.mean(d2.baseline_prediction[d2.y == 1]))
+    problem = rc.Problem(minimize=rc.error_rate(d1),
+                         subject_to=[rc.recall(d2) >= floor, rc.churn_rate(d3) <= 0.02],
+                         model=rc.LinearModel(l2=1e-2))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = problem.solve(method="mm")
+    assert not [w for w in caught if "V_max = 10" in str(w.message)]
+    first = result.history[0]["subproblem_certificate"]["details"]
+    assert first["phase1_iterations"] >= 0
+    assert result.status == "optimal"
+    assert result.report().all_satisfied
