@@ -439,11 +439,12 @@ if __name__ == "__main__":
     parser.add_argument("--counts", default="2,3", help="--mm-rule's constraint counts")
     parser.add_argument("--l2", default=",".join(map(str, FULL_L2_GRID)),
                         help="--mm-rule's l2 values")
+    parser.add_argument("--data", default="adult-sex,synthetic", help="--mm-rule's data sets")
     parser.add_argument("--time-limit", type=float, default=PART_B_SECONDS, metavar="SECONDS",
                         help=f"part B's time limit per solve (default {PART_B_SECONDS:g})")
     args = parser.parse_args()
     if args.mm_rule is not None:
         mm_rule(args.mm_rule or None, tuple(int(c) for c in args.counts.split(",")),
-                l2s=tuple(float(v) for v in args.l2.split(",")))
+                tuple(args.data.split(",")), tuple(float(v) for v in args.l2.split(",")))
     else:
         main(args.quick, args.time_limit)

@@ -42,8 +42,8 @@ FEASIBILITY_TOL = 1e-6
 #: terms (sum of |D_i|); below it CLARABEL through CVXPY was faster (benchmarks.rate_constraints)
 MM_AUTO_MIN_TERMS = 10_000
 #: with more than this many rate constraints ``auto`` picks the specialized MM solver only from
-#: ``MM_AUTO_MANY_MIN_TERMS`` example terms: at 15,000 terms (5,000 rows, 3 constraints) MM was
-#: 0.7-3.7x the time of CLARABEL through CVXPY, from 60,000 terms 0.2-0.9x (docs/mm.md, "When
-#: auto picks mm")
+#: ``MM_AUTO_MANY_MIN_TERMS`` example terms: at 5,000 rows with 3 and 5 constraints MM took
+#: 0.5-24x the time of CLARABEL through CVXPY, on the full Adult and synthetic sets (3 and 5
+#: constraints, l2 >= 1e-3) 0.36-0.84x (docs/mm.md, "When auto picks mm")
 MM_AUTO_MAX_CONSTRAINTS = 2
 MM_AUTO_MANY_MIN_TERMS = 50_000
