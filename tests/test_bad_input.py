@@ -421,3 +421,4 @@ def test_export_into_a_missing_directory_names_it(tmp_path, build, options):
     with pytest.raises(rc.SpecError, match="directory .*missing' does not exist"):
         rc.export_mps(build(), target, **options)
     assert not (tmp_path / "missing").exists()
+

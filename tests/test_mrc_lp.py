@@ -100,3 +100,12 @@ def test_fixed_marginals_reproduces_the_thesis_cvx_values(name, value):
     U = rc.MomentSet(load(name), features=rc.features.Linear(intercept=False), lambda0=1.0)
     result = rc.Problem(minimize=rc.minimax_risk(U, fixed_marginals=True)).solve("lp")
     assert result.objective == pytest.approx(value, abs=6e-5)
+
+
+def test_cvxpy_reference_checks_its_solver_name():
+    form = form_of(random_dataset(30, 2, 2, 1))
+    with pytest.raises(rc.UnknownOptionError, match="unknown CVXPY solver 'gurobi'"):
+        solve_mrc_cvxpy(form, solver="gurobi")
+    low = solve_mrc_cvxpy(form, solver="highs")
+    assert low.status == "optimal"
+    assert low.objective == pytest.approx(solve_mrc_cvxpy(form).objective, rel=1e-6)

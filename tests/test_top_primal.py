@@ -222,3 +222,14 @@ def test_auto_rule_and_errors():
     form = dataclasses.replace(lin.canonical(), lam=0.0, l1=0.0)
     with pytest.raises(rc.SpecError):
         solve_top_ipm(form)
+
+
+def test_reference_takes_solver_names_in_any_case_and_refuses_highs_by_name():
+    data = synthetic(200, 5, 0.3, seed=3)
+    form = rc.Problem(maximize=rc.tpr_at_top(data, k=4),
+                      model=rc.LinearModel(l2=1e-2)).canonical()
+    assert solve_primal(form, solver="clarabel").status == "optimal"
+    with pytest.raises(rc.UnknownOptionError, match="HIGHS solves LPs only.*quadratic"):
+        solve_primal(form, solver="HIGHS")
+    with pytest.raises(rc.UnknownOptionError, match="unknown CVXPY solver 'gurobi'"):
+        solve_primal(form, solver="gurobi")

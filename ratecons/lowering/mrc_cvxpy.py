@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from .. import settings
-from ..backends.cvxpy_run import solve_cvxpy
+from ..backends.cvxpy_run import checked_solver, solve_cvxpy
 from ..backends.cvxpy_status import status_of
 from ..canonical.mrc import MRCForm, all_subset_masks
 from ..errors import SolverError, UnknownOptionError
@@ -50,9 +50,7 @@ def solve_mrc_cvxpy(
     """
     import cvxpy as cp
 
-    allowed = settings.CONIC_SOLVERS + settings.LP_SOLVERS
-    if solver not in allowed:
-        raise UnknownOptionError(f"unknown CVXPY solver {solver!r}; use one of {allowed}.")
+    solver = checked_solver(solver, True, "")  # an LP: every CVXPY solver of ours takes it
     if formulation not in ("subsets", "compact"):
         raise UnknownOptionError(
             f"unknown formulation {formulation!r} for the MRC CVXPY reference; use 'subsets' "

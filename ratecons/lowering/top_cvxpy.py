@@ -22,10 +22,10 @@ import cvxpy as cp
 import numpy as np
 
 from .. import settings
-from ..backends.cvxpy_run import solve_cvxpy
+from ..backends.cvxpy_run import checked_solver, solve_cvxpy
 from ..backends.cvxpy_status import status_of
 from ..canonical.top import TopForm
-from ..errors import SolverError, UnknownOptionError
+from ..errors import SolverError
 from ..loss_functions import surrogate_graph
 
 __all__ = ["CvxpyTopResult", "solve_primal", "solve_dual", "project_feasible",
@@ -44,10 +44,13 @@ class CvxpyTopResult:
     solver: str = ""
 
 
+def _conic(solver: str) -> str:
+    """``solver`` checked: the ranking references are QPs (conic solvers only)."""
+    return checked_solver(solver, False, "the ranking references are quadratic programs")
+
+
 def _solve(prob: cp.Problem, solver: str, options: dict[str, Any] | None) -> tuple[str, float]:
-    if solver not in settings.CONIC_SOLVERS:
-        raise UnknownOptionError(f"unknown conic solver {solver!r}; choose one of "
-                                 f"{list(settings.CONIC_SOLVERS)}.")
+    solver = _conic(solver)
     start = time.perf_counter()
     try:
         solve_cvxpy(prob, solver, **(options or {}))
@@ -147,7 +150,7 @@ def project_feasible(alpha0: np.ndarray, beta0: np.ndarray, C: float, K: int,
     prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(alpha - alpha0)
                                   + 0.5 * cp.sum_squares(beta - beta0)), cons)
     tight = ({"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas": 1e-12}
-             if solver == "CLARABEL" else {"eps_abs": 1e-10, "eps_rel": 1e-10})
+             if _conic(solver) == "CLARABEL" else {"eps_abs": 1e-10, "eps_rel": 1e-10})
     _solve(prob, solver, tight)
     return np.asarray(alpha.value), np.asarray(beta.value)
 
