@@ -97,9 +97,13 @@ def test_phase_one_finds_a_start_when_the_hinge_relaxation_is_infeasible():
                          subject_to=[rc.recall(d2) >= floor, rc.churn_rate(d3) <= 0.02],
                          model=rc.LinearModel(l2=1e-3))
     assert problem.solve(method="hinge").status == "infeasible"
-    result = problem.solve(method="cvxpy")
+    events = []
+    result = problem.solve(method="cvxpy", callback=events.append)
     assert result.status == "optimal"
-    assert result.history[0]["subproblem_certificate"]["details"]["phase1_iterations"] >= 0
+    steps = result.history[0]["subproblem_certificate"]["details"]["phase1_iterations"]
+    phase1 = [e for e in events if e.get("stage") == "phase1"]
+    assert [e["iteration"] for e in phase1] == list(range(steps + 1))
+    assert phase1[-1]["violation"] <= 1e-9 < phase1[0]["violation"]
     assert rc.churn_rate(d3).value(result.scorer, "ramp") <= 0.02 + 1e-6
     assert rc.recall(d2).value(result.scorer, "ramp") >= floor - 1e-6
 

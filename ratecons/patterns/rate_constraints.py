@@ -246,7 +246,8 @@ def _hinge_start(program: RateProgram, solve_bound: Any) -> Solution:
 
 
 def find_feasible_start(program: RateProgram, solver: str | None = None,
-                        max_iterations: int = settings.PHASE1_MAX_ITERATIONS) -> Solution:
+                        max_iterations: int = settings.PHASE1_MAX_ITERATIONS,
+                        callback: Callable[[dict], None] | None = None) -> Solution:
     """Phase 1: a point feasible for the ramp problem when the hinge relaxation has none.
 
     Majorization-minimization in two stages, each step an elastic Problem 3 (slacks s_j >= 0 on
@@ -267,7 +268,8 @@ def find_feasible_start(program: RateProgram, solver: str | None = None,
     here). After ``max_iterations`` steps (its own cap,
     :data:`ratecons.settings.PHASE1_MAX_ITERATIONS`, not the solve's ``max_iterations``) or at
     the solve's ``time_limit`` it stops with status ``iteration_limit`` / ``time_limit`` and no
-    model.
+    model. ``callback`` receives every step's record (stage "phase1": iteration, violation,
+    penalty, or None in stage 2).
     """
     penalty: float | None = settings.PHASE1_PENALTY
 
@@ -288,6 +290,8 @@ def find_feasible_start(program: RateProgram, solver: str | None = None,
         smallest = min(smallest, v)
         history.append({"iteration": t, "stage": "phase1", "violation": v,
                         "penalty": penalty})
+        if callback is not None:
+            callback(dict(history[-1]))
         if v <= settings.FEASIBILITY_TOL * 1e-3:
             sub.history = history
             sub.certificate.details["phase1_iterations"] = t
@@ -328,7 +332,7 @@ def solve_ramp(
     program: RateProgram = problem.canonical()
     start = _hinge_start(program, solve_bound)
     if start.status == settings.INFEASIBLE:
-        start = find_feasible_start(program)
+        start = find_feasible_start(program, callback=callback)
     if start.status not in settings.SOLVED_STATUSES or "w" not in start.primal:
         return rate_result(problem, method, start)
     if callback:
