@@ -302,8 +302,11 @@ def find_feasible_start(program: RateProgram, solver: str | None = None,
                 break
             penalty, value = None, v  # stage 2 from here
         best = value
-        if limits.active().expired() or t == max_iterations:
-            status = settings.TIME_LIMIT if limits.active().expired() else settings.ITERATION_LIMIT
+        if limits.active().expired():
+            status = settings.TIME_LIMIT
+            break
+        if t == max_iterations:
+            status = settings.ITERATION_LIMIT
             break
         sub = solve_bound_cvxpy(program, program.bound_masks(w, b), {"w": w, "b": b},
                                 solver=solver, elastic=True, penalty=penalty)

@@ -11,14 +11,12 @@ otherwise.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 
 from .. import settings
 from ..canonical.rate_program import RateProgram
-from ..errors import ConvergenceWarning
 from ..lowering.rate_cvxpy import solve_bound_cvxpy
 from ..result import Result
 from ..solution import Solution
@@ -108,17 +106,13 @@ class SpecializedBound:
                 self.callback(dict(record, bound=bound_index))
 
         options = self.options
-        with warnings.catch_warnings():
-            if self.calls == 1:
-                # a multiplier at the cap sends the problem to phase 1 (below), so the
-                # warning's advice to raise v_max does not apply to this bound
-                options = dict(options,
-                               v_max=min(options.get("v_max", HINGE_V_MAX), HINGE_V_MAX))
-                warnings.filterwarnings("ignore", "a Lagrange multiplier reached V_max",
-                                        ConvergenceWarning)
-            sol = solve_bound_specialized(program, masks, self.previous or warm,
-                                          seed=self.seed, epsilon=eps, callback=relay,
-                                          **options)
+        if self.calls == 1:
+            # a multiplier at the cap sends the problem to phase 1 (below), so the warning's
+            # advice to raise v_max does not apply to this bound
+            options = dict(options, v_max=min(options.get("v_max", HINGE_V_MAX), HINGE_V_MAX),
+                           warn_at_v_max=False)
+        sol = solve_bound_specialized(program, masks, self.previous or warm, seed=self.seed,
+                                      epsilon=eps, callback=relay, **options)
         if (self.calls == 1 and sol.status != settings.OPTIMAL
                 and (sol.certificate.max_violation or 0.0) > 1e-4):
             # the hinge relaxation, unsolved, with a constraint violated (typically a

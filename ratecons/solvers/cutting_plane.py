@@ -386,7 +386,8 @@ def maximize_over_v(bound: FoldedBound, *, v_max: float = 100.0, epsilon: float 
                     v_start: np.ndarray | None = None, b_start: float | None = None,
                     state: SDCAState | None = None, max_iterations: int = 100,
                     max_b_iterations: int = 200, max_epochs: int = 2000, seed: int = 0,
-                    callback: Callable[[dict], None] | None = None) -> MultiplierResult:
+                    callback: Callable[[dict], None] | None = None,
+                    warn_at_v_max: bool = True) -> MultiplierResult:
     """Algorithm 2: maximize F(v) = min_{w,b} Psi(w, b, v) over V = [0, v_max]^m.
 
     Parameters
@@ -403,6 +404,9 @@ def maximize_over_v(bound: FoldedBound, *, v_max: float = 100.0, epsilon: float 
     v_start, b_start : optional warm starts of v_1 and the first bias.
     state : SDCAState, optional
         Dual variables to warm-start SDCA with (updated in place).
+    warn_at_v_max : bool
+        Whether a multiplier at V_max raises a ConvergenceWarning (off for a caller that acts on
+        ``at_bound`` itself).
     """
     require_l2(bound.l2)
     m = bound.m
@@ -521,7 +525,7 @@ def maximize_over_v(bound: FoldedBound, *, v_max: float = 100.0, epsilon: float 
     w = np.sum([mu_s * w_s for mu_s, w_s in zip(mu, ws, strict=True)], axis=0)
     b = float(mu @ np.array(bs))
     at_bound = v_arg >= v_max * (1 - 1e-9)
-    if np.any(at_bound):
+    if warn_at_v_max and np.any(at_bound):
         warnings.warn(
             f"a Lagrange multiplier reached V_max = {v_max:g} (constraints "
             f"{list(np.flatnonzero(at_bound) + 1)}): the constraint may be unattainable under "

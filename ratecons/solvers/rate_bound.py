@@ -52,6 +52,7 @@ def solve_bound_specialized(
     max_epochs: int = 2000,
     seed: int | None = None,
     callback: Callable[[dict], None] | None = None,
+    warn_at_v_max: bool = True,
 ) -> Solution:
     """Solve Problem 3 at ``masks`` by cutting planes over v and b around SDCA.
 
@@ -78,6 +79,8 @@ def solve_bound_specialized(
         Seed of SDCA's visiting orders (0 when None).
     callback : callable, optional
         Receives one dict per Alg 2 iteration.
+    warn_at_v_max : bool
+        Passed to :func:`~ratecons.solvers.cutting_plane.maximize_over_v`.
 
     Returns
     -------
@@ -100,7 +103,8 @@ def solve_bound_specialized(
     res = maximize_over_v(bound, v_max=v_max, epsilon=epsilon, chooser=v_chooser,
                           b_chooser=b_chooser, v_start=v0, b_start=b0, state=state,
                           max_iterations=max_iterations, max_b_iterations=max_b_iterations,
-                          max_epochs=max_epochs, seed=seed, callback=callback)
+                          max_epochs=max_epochs, seed=seed, callback=callback,
+                          warn_at_v_max=warn_at_v_max)
     rows = bound.rows(res.w, res.b)
     objective = float(rows[0]) + 0.5 * program.l2 * float(res.w @ res.w)
     violation = float(np.max(np.maximum(0.0, rows[1:] - program.gamma), initial=0.0))
