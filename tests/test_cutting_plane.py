@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ratecons.canonical.rate_fold import fold_bound
 from ratecons.errors import ConvergenceWarning, SpecError
 from ratecons.lowering.rate_cvxpy import solve_bound_cvxpy
 from ratecons.solvers.cutting_plane import (
@@ -15,7 +16,6 @@ from ratecons.solvers.cutting_plane import (
     maximize_over_v,
     minimize_over_b,
 )
-from ratecons.solvers.folded import fold_bound
 from tests.rate_bound_helpers import random_problem, solve_weighted_hinge_cvxpy
 
 

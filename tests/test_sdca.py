@@ -6,8 +6,8 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ratecons.canonical.rate_fold import ExampleDesign
 from ratecons.errors import SolverError
-from ratecons.solvers.folded import ExampleDesign
 from ratecons.solvers.sdca import _best_coordinate, _coordinate_gain, hinge_primal_dual, sdca
 from tests.rate_bound_helpers import solve_weighted_hinge_cvxpy
 

@@ -21,9 +21,9 @@ import numpy as np
 from .. import settings
 from ..backends.cvxpy_run import checked_solver, solve_cvxpy
 from ..backends.cvxpy_status import status_of
+from ..canonical.rate_fold import fold_bound
 from ..canonical.rate_program import RateProgram
 from ..solution import Certificate, Solution
-from ..solvers.folded import fold_bound
 
 __all__ = ["solve_bound_cvxpy"]
 
@@ -137,7 +137,7 @@ def _bound_rows(cp, program: RateProgram, masks: list[tuple[np.ndarray, np.ndarr
                 ) -> tuple[Any, list]:
     """Rows 0..m of Problem 3 (eq. 5) as one CVXPY vector, and the epigraph constraints.
 
-    The coefficients are :func:`~ratecons.solvers.folded.fold_bound`'s (eqs 13-15): an example
+    The coefficients are :func:`~ratecons.canonical.rate_fold.fold_bound`'s (eqs 13-15): an example
     met in several blocks (a group, all the data, the positives ...) gets one epigraph variable
     per sign, t >= 0, t >= 1/2 +- z_x, whose coefficients in every row are summed first: 7,984
     variables instead of 20,000 for five constraints on 5,000 Adult rows. The fold is checked

@@ -38,8 +38,8 @@ import scipy.sparse as sp
 from .. import limits
 from ..backends.highs import HighsLP, solve_lp
 from ..canonical.matrix_lp import MatrixLP
+from ..canonical.rate_fold import FoldedBound
 from ..errors import ConvergenceWarning, SolverError, SpecError, parameter_error
-from .folded import FoldedBound
 from .sdca import require_l2, sdca, sdca_work
 
 __all__ = [

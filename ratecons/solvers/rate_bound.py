@@ -15,11 +15,11 @@ from typing import Any
 import numpy as np
 
 from .. import settings
+from ..canonical.rate_fold import fold_bound
 from ..canonical.rate_program import RateProgram
 from ..errors import SolverError
 from ..solution import Certificate, Solution
 from .cutting_plane import SDCAState, maximize_over_v
-from .folded import fold_bound
 from .sdca import require_l2
 
 __all__ = ["solve_bound_specialized"]

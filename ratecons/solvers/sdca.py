@@ -31,16 +31,16 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
+from ..canonical.rate_fold import ExampleDesign
 from ..canonical.rate_program import weighted_sum
 from ..errors import SolverError
-from .folded import ExampleDesign
 
 __all__ = ["SDCAResult", "hinge_primal_dual", "require_l2", "sdca", "sdca_work"]
 
 
 # ---------------------------------------------------------------------------- kernels
 #: examples visited consecutively: SDCA visits chunks of the (randomly permuted, see
-#: :func:`~ratecons.solvers.folded.example_design`) examples in a fresh random order every
+#: :func:`~ratecons.canonical.rate_fold.example_design`) examples in a fresh random order every
 #: epoch, which keeps the memory access local (a fully random order is ~10x slower on CSR data)
 CHUNK = 64
 

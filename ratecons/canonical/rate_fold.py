@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..canonical.rate_program import RateProgram, weighted_sum
+from .rate_program import RateProgram, weighted_sum
 
 __all__ = ["ExampleDesign", "FoldedBound", "example_design", "fold_bound"]
 
