@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from ratecons.canonical.rate_fold import fold_bound
 from ratecons.errors import ConvergenceWarning, SpecError
-from ratecons.lowering.rate_cvxpy import solve_bound_cvxpy
+from ratecons.reductions.to_cvxpy import solve_bound_cvxpy
 from ratecons.solvers.cutting_plane import (
     SDCAState,
     center_of_mass_1d,

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 import ratecons as rc
 from ratecons.canonical.rate_fold import fold_bound
 from ratecons.errors import SolverError
-from ratecons.lowering.rate_cvxpy import solve_bound_cvxpy
+from ratecons.reductions.to_cvxpy import solve_bound_cvxpy
 from ratecons.solvers.rate_bound import solve_bound_specialized
 from ratecons.testing import churn_recall_datasets, fairness_problem
 from tests.rate_bound_helpers import random_problem

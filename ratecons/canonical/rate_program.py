@@ -15,14 +15,16 @@ Each D_i (a :class:`RateBlock`) is a set of rows of one feature matrix with weig
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..data import Features
 
-__all__ = ["RateBlock", "RateProgram", "weighted_sum"]
+__all__ = ["RateBlock", "RateProgram", "RateRow", "program_of_rows", "weighted_sum"]
 
 
 def weighted_sum(weights: np.ndarray, values: np.ndarray) -> float:
@@ -129,6 +131,12 @@ class RateProgram:
             return [(np.ones(blk.n, bool), np.ones(blk.n, bool)) for blk in self.blocks]
         return [(z <= 0.5, z >= -0.5) for z in self.block_scores(w_anchor, b_anchor)]
 
+    def masks_at_scores(self, scores: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """:meth:`bound_masks` at an anchor given by its scores z' on every source (one
+        array per entry of ``sources``) instead of (w', b')."""
+        return [(z <= 0.5, z >= -0.5) for z in
+                (scores[blk.source][blk.index] for blk in self.blocks)]
+
     def bound_row_values(
         self, w: np.ndarray, b: float, masks: list[tuple[np.ndarray, np.ndarray]]
     ) -> np.ndarray:
@@ -183,3 +191,56 @@ class RateProgram:
             lines.append("(the objective is maximized: row 0 holds its negation)")
         lines += self.notes
         return "\n".join(lines)
+
+
+#: one row of Problem 1 before the s_p + s_n = 1 rewrite: ``(terms, constant, bound)`` for
+#: ``constant + sum coef s_p(subset) <= bound`` (row 0 is minimized; its bound is ignored);
+#: ``terms`` maps a key to ``(subset, coef)``, the subset having ``data``, ``index``,
+#: ``weights`` and ``name`` (a :class:`ratecons.rates.Subset`)
+RateRow = tuple[Mapping[Any, tuple[Any, float]], float, float]
+
+
+def program_of_rows(rows: Sequence[RateRow], features: Callable[[Any], Features],
+                    row_names: list[str], **options: Any) -> RateProgram:
+    """Problem 1 of rows written over positive rates (module docstring).
+
+    Every distinct subset becomes a block D_i over the feature matrix ``features(data)`` of its
+    dataset; a negative coefficient c of s_p(D_i) becomes beta_i = -c and adds c to the row's
+    constant (s_p + s_n = 1), so that alpha, beta >= 0; gamma_j = bound_j - constant_j.
+    ``options`` are the remaining fields of :class:`RateProgram` (``objective_sign``, ``l2``,
+    ``l1``, ``fit_intercept``, ``notes``).
+    """
+    sources: list[Features] = []
+    source_names: list[str] = []
+    source_pos: dict[int, int] = {}
+    blocks: list[RateBlock] = []
+    block_pos: dict[Any, int] = {}
+    for terms, _, _ in rows:
+        for key, (subset, _) in terms.items():
+            if key in block_pos:
+                continue
+            data = subset.data
+            if id(data) not in source_pos:
+                source_pos[id(data)] = len(sources)
+                sources.append(features(data))
+                source_names.append(data.name)
+            block_pos[key] = len(blocks)
+            blocks.append(RateBlock(subset.name, source_pos[id(data)], subset.index,
+                                    subset.weights))
+    k, m = len(blocks), len(rows) - 1
+    alpha, beta = np.zeros((m + 1, k)), np.zeros((m + 1, k))
+    constant, gamma = np.zeros(m + 1), np.zeros(m)
+    for j, (terms, const, bound) in enumerate(rows):
+        for key, (_, c) in terms.items():
+            i = block_pos[key]
+            if c > 0:
+                alpha[j, i] += c
+            else:  # c s_p = c - c s_n with -c > 0  (s_p + s_n = 1)
+                beta[j, i] -= c
+                const += c
+        constant[j] = const
+        if j > 0:
+            gamma[j - 1] = bound - const
+    return RateProgram(sources=sources, source_names=source_names, blocks=blocks, alpha=alpha,
+                       beta=beta, gamma=gamma, constant=constant, row_names=row_names,
+                       **options)

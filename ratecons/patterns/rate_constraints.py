@@ -30,13 +30,13 @@ from typing import Any
 import numpy as np
 
 from .. import limits, settings
-from ..canonical.rate_program import RateBlock, RateProgram
+from ..canonical.rate_program import RateProgram, RateRow, program_of_rows
 from ..data import Dataset
 from ..errors import DataError, NotLinearError, SolverError, SpecError, parameter_error
-from ..lowering.rate_cvxpy import solve_bound_cvxpy
 from ..models import LinearModel
 from ..problem import Problem
 from ..rates import Constraint, RateExpr, RatioExpr
+from ..reductions.to_cvxpy import solve_bound_cvxpy
 from ..report import RateReport, build_report, make_rebinder
 from ..result import LinearScorer, Result
 from ..solution import Certificate, Solution
@@ -52,61 +52,32 @@ def compile_rate_program(problem: Problem) -> RateProgram:
     """Lower a rate problem to Problem 1 (see module docstring)."""
     objective: RateExpr = problem.objective
     sign = 1.0 if problem.sense == "minimize" else -1.0
-    rows: list[tuple[RateExpr, float, float]] = [(objective, sign, 0.0)]
+    rows: list[RateRow] = [(_scaled(objective.terms, sign), sign * objective.constant, 0.0)]
     for con in problem.constraints:
         # expr <= bound stays; expr >= bound becomes -expr <= -bound
         s = 1.0 if con.sense == "<=" else -1.0
-        rows.append((con.expr, s, s * con.bound))
-    sources: list[Dataset] = []
-    source_pos: dict[int, int] = {}
-    blocks: list[RateBlock] = []
-    block_pos: dict[tuple, int] = {}
-    for expr, _, _ in rows:
-        for key, (subset, _) in expr.terms.items():
-            if key in block_pos:
-                continue
-            data = subset.data
-            if id(data) not in source_pos:
-                source_pos[id(data)] = len(sources)
-                sources.append(data)
-            block_pos[key] = len(blocks)
-            blocks.append(RateBlock(subset.name, source_pos[id(data)], subset.index,
-                                    subset.weights))
-    d = {ds.d for ds in sources}
+        rows.append((_scaled(con.expr.terms, s), s * con.expr.constant, s * con.bound))
+    datasets = {id(subset.data): subset.data for terms, _, _ in rows
+                for subset, _ in terms.values()}
+    d = {ds.d for ds in datasets.values()}
     if len(d) > 1:
         raise DataError(
             "the datasets of this problem have different numbers of features: "
-            + ", ".join(f"{ds.name}: {ds.d}" for ds in sources)
+            + ", ".join(f"{ds.name}: {ds.d}" for ds in datasets.values())
             + ". A linear model needs the same feature columns everywhere."
         )
-    k, m = len(blocks), len(rows) - 1
-    alpha, beta = np.zeros((m + 1, k)), np.zeros((m + 1, k))
-    constant, gamma = np.zeros(m + 1), np.zeros(m)
-    for j, (expr, s, bound) in enumerate(rows):
-        const = s * expr.constant
-        for key, (_, coef) in expr.terms.items():
-            c = s * coef
-            i = block_pos[key]
-            if c > 0:
-                alpha[j, i] += c
-            else:  # c s_p = c - c s_n with -c > 0  (s_p + s_n = 1)
-                beta[j, i] -= c
-                const += c
-        constant[j] = const
-        if j > 0:
-            gamma[j - 1] = bound - const
     names = [f"{problem.sense} {objective.name}"] + [c.name for c in problem.constraints]
     model: LinearModel = problem.model
     notes = []
     if any(c.ratio is not None for c in problem.constraints):
         notes.append("ratio constraints are multiplied through by their denominators (App. B): "
                      "under the ramp relaxation they bound a ratio of expectations.")
-    return RateProgram(
-        sources=[ds.X for ds in sources], source_names=[ds.name for ds in sources],
-        blocks=blocks, alpha=alpha, beta=beta, gamma=gamma, constant=constant, row_names=names,
-        objective_sign=sign, l2=model.l2, l1=model.l1, fit_intercept=model.fit_intercept,
-        notes=notes,
-    )
+    return program_of_rows(rows, lambda data: data.X, names, objective_sign=sign, l2=model.l2,
+                           l1=model.l1, fit_intercept=model.fit_intercept, notes=notes)
+
+
+def _scaled(terms: Mapping[Any, tuple[Any, float]], scale: float) -> dict[Any, tuple[Any, float]]:
+    return {key: (subset, scale * coef) for key, (subset, coef) in terms.items()}
 
 
 class RateResult(Result):

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import settings
 from ..canonical.rate_program import RateProgram
-from ..lowering.rate_cvxpy import solve_bound_cvxpy
+from ..reductions.to_cvxpy import solve_bound_cvxpy
 from ..result import Result
 from ..solution import Solution
 from ..solvers.rate_bound import solve_bound_specialized

@@ -4,11 +4,16 @@ Given the canonical rows of :mod:`ratecons.expr.analysis`, the feature map of th
 (:mod:`ratecons.reductions.kernelize`) and an anchor (or none), it builds one convex problem over
 (w, b) with the scores z_D = psi(X_D) w - b of every dataset D:
 
-- a rate part c s_p(T) becomes c sum_{x in T} omega_x u+_x for c > 0 and c + |c| sum omega_x u-_x
-  for c < 0 (s_p + s_n = 1), with the convex upper bounds of eq. (4) of Goh et al.:
-  u+_x = max(0, 1/2 + z_x) where the anchor's z'_x <= 1/2 and 1 elsewhere, u-_x = max(0, 1/2 - z_x)
-  where z'_x >= -1/2 and 1 elsewhere; without an anchor every bound is the hinge (the hinge
-  relaxation of Problem 2). The hinges are epigraph variables (the LP form);
+- the rate parts of every row (rates, counts, ratios multiplied through) are folded first: they
+  are written as Problem 1 (:func:`~ratecons.canonical.rate_program.program_of_rows`: c s_p(T)
+  for c < 0 becomes c + |c| s_n(T), s_p + s_n = 1) and every s_p, s_n is replaced by its convex
+  upper bound of eq. (4) of Goh et al.: max(0, 1/2 + z_x) where the anchor's z'_x <= 1/2 and 1
+  elsewhere, max(0, 1/2 - z_x) where z'_x >= -1/2 and 1 elsewhere; without an anchor every
+  bound is the hinge (the hinge relaxation of Problem 2). The coefficients are then summed per
+  example (:func:`~ratecons.canonical.rate_fold.fold_bound`, eqs 13-15), so an example met in
+  several rates of several rows gets one epigraph variable per sign (the LP form), t >= 0,
+  t >= 1/2 +- z_x (:func:`folded_rows`). The rate pattern's reference solves the same rows
+  (:func:`solve_bound_cvxpy`, Problem 3 of its canonical form, with the multipliers);
 - a worst-case rate aggregates the per-example bounds by the support function of its ball:
   chi-square, sup_q sum q_x l_x = min_eta eta + sqrt((1 + rho)/N) ||(l - eta)_+||_2; KL,
   min_{alpha >= 0, lambda} alpha rho + lambda - alpha + (1/N) sum alpha exp((l_x - lambda)/alpha)
@@ -40,6 +45,8 @@ import scipy.sparse as sp
 from .. import settings
 from ..backends.cvxpy_run import checked_solver, solve_cvxpy
 from ..backends.cvxpy_status import status_of
+from ..canonical.rate_fold import FoldedBound, fold_bound
+from ..canonical.rate_program import RateProgram, RateRow, program_of_rows
 from ..errors import SpecError
 from ..expr.analysis import Analysis, Row
 from ..expr.mean_loss import MeanLoss
@@ -47,8 +54,11 @@ from ..expr.robust import WorstCaseRate
 from ..loss_functions import loss_graph, surrogate_graph
 from ..phi_divergence import CHI2, KL, RobustLoss
 from ..ranking import RankingObjective
+from ..rates import RateExpr
+from ..solution import Certificate, Solution
 
-__all__ = ["ConvexStep", "TIGHT_CLARABEL", "lower_step", "solve_step", "is_lp"]
+__all__ = ["ConvexStep", "TIGHT_CLARABEL", "folded_rows", "is_lp", "lower_step",
+           "solve_bound_cvxpy", "solve_step"]
 
 
 @dataclass
@@ -129,19 +139,35 @@ class _Builder:
             return t
         return _selector(rows.size, np.flatnonzero(mask)) @ t + const
 
-    # ------------------------------------------------------------------ parts
-    def rate(self, coef: float, expr: Any) -> Any:
-        total: Any = coef * expr.constant
-        for subset, c in expr.terms.values():
-            cc = coef * c
-            if cc > 0:
-                total = total + cc * (subset.weights @ self.indicator_bound(
-                    subset.data, subset.index, 1.0))
-            else:
-                total = total + cc - cc * (subset.weights @ self.indicator_bound(
-                    subset.data, subset.index, -1.0))
-        return total
+    def folded_rates(self) -> Any:
+        """The rate parts of rows 0..m as one vector, folded per example (module docstring);
+        None when no row has one."""
+        rows: list[RateRow] = []
+        for row in self.analysis.rows:
+            terms: dict[Any, tuple[Any, float]] = {}
+            constant = 0.0
+            for coef, part in row.parts:
+                if isinstance(part, RateExpr):
+                    constant += coef * part.constant
+                    for key, (subset, c) in part.terms.items():
+                        terms[key] = (subset, terms.get(key, (subset, 0.0))[1] + coef * c)
+            rows.append((terms, constant, 0.0))
+        if not any(terms for terms, _, _ in rows):
+            return None
+        sources: list[Any] = []  # the datasets in the program's order of sources
 
+        def features(data: Any) -> Any:
+            sources.append(data)
+            return self.psi[id(data)]
+
+        program = program_of_rows(rows, features, [row.name for row in self.analysis.rows])
+        masks = (program.bound_masks() if self.anchor is None
+                 else program.masks_at_scores([self.anchor[id(data)] for data in sources]))
+        values, epigraph = folded_rows(self.cp, fold_bound(program, masks), self.w, self.b)
+        self.constraints += epigraph
+        return program.constant + values
+
+    # ------------------------------------------------------------------ parts
     def support_function(self, losses: Any, phi: Any, rho: float, n: int) -> Any:
         """sup_{q in ball} sum_x q_x l_x for a convex vector of losses (module docstring)."""
         cp = self.cp
@@ -233,24 +259,29 @@ class _Builder:
             return self.mean_loss(coef, part)
         if isinstance(part, RobustLoss):
             return self.robust_loss(coef, part)
-        if isinstance(part, RankingObjective):
-            return self.ranking(coef, part, pin_threshold=objective)
-        return self.rate(coef, part)
+        return self.ranking(coef, part, pin_threshold=objective)
 
-    def row(self, row: Row, objective: bool = False) -> Any:
-        total: Any = row.constant
+    def row(self, row: Row, rates: Any, objective: bool = False) -> Any:
+        """The row's CVXPY expression; ``rates`` is its entry of :meth:`folded_rates`."""
+        total: Any = row.constant if rates is None else row.constant + rates
         for coef, part in row.parts:
-            total = total + self.part(coef, part, objective)
+            if not isinstance(part, RateExpr):
+                total = total + self.part(coef, part, objective)
         return total
 
     def regularizer(self) -> Any:
         model = self.analysis.model
-        reg: Any = 0.0
-        if model.l2 > 0:
-            reg = reg + 0.5 * model.l2 * self.cp.sum_squares(self.w)
-        if getattr(model, "l1", 0.0) > 0:
-            reg = reg + model.l1 * self.cp.norm1(self.w)
-        return reg
+        return regularizer(self.cp, self.w, model.l2, getattr(model, "l1", 0.0))
+
+
+def regularizer(cp: Any, w: Any, l2: float, l1: float) -> Any:
+    """(l2/2)||w||^2 + l1 ||w||_1 (the terms with a zero weight left out)."""
+    reg: Any = 0.0
+    if l2 > 0:
+        reg = reg + 0.5 * l2 * cp.sum_squares(w)
+    if l1 > 0:
+        reg = reg + l1 * cp.norm1(w)
+    return reg
 
 
 def lower_step(analysis: Analysis, psi: dict[int, Any], anchor: dict[int, np.ndarray] | None,
@@ -262,8 +293,12 @@ def lower_step(analysis: Analysis, psi: dict[int, Any], anchor: dict[int, np.nda
     import cvxpy as cp
 
     builder = _Builder(cp, analysis, psi, anchor)
-    objective = builder.row(analysis.objective, objective=True) + builder.regularizer()
-    rows = [builder.row(row) <= bound for row, bound in zip(analysis.constraints, bounds)]
+    rates = builder.folded_rates()
+    rate_rows = [None if rates is None else rates[j] for j in range(len(analysis.rows))]
+    objective = (builder.row(analysis.objective, rate_rows[0], objective=True)
+                 + builder.regularizer())
+    rows = [builder.row(row, rate_row) <= bound for row, rate_row, bound
+            in zip(analysis.constraints, rate_rows[1:], bounds, strict=True)]
     problem = cp.Problem(cp.Minimize(objective), rows + builder.constraints)
     return problem, builder.w, builder.b, rows
 
@@ -365,3 +400,122 @@ def _read_step(problem: Any, status: str, w: Any, b: Any, rows: list, solver: st
     return ConvexStep(status, float(problem.value), np.asarray(w.value, dtype=np.float64),
                       float(np.asarray(b.value).item()) if b.value is not None else 0.0,
                       duals, solver, message=f"settings: {setting}")
+
+
+def folded_rows(cp: Any, bound: FoldedBound, w: Any, b: Any) -> tuple[Any, list[Any]]:
+    """Rows 0..m of Problem 3 (eq. 5) at folded coefficients as one CVXPY vector, and the
+    epigraph constraints: per sign, t >= 0 and t >= 1/2 +- z_x for the examples with a nonzero
+    coefficient in some row (7,984 variables instead of 20,000 for five constraints on 5,000
+    Adult rows). The explicit epigraph is the standard LP form; it also sidesteps CVXPY's bound
+    propagation for ``pos`` atoms that made HiGHS report feasible LPs as infeasible (CVXPY 1.9).
+    """
+    terms, epigraph = [], []
+    for sign, coef in ((+1.0, bound.A), (-1.0, bound.B)):
+        used = np.flatnonzero(np.any(coef != 0, axis=0))
+        if used.size:
+            t = cp.Variable(used.size, nonneg=True)
+            epigraph.append(t >= 0.5 + sign * (bound.design.X[used] @ w - b))
+            terms.append(coef[:, used] @ t)
+    return bound.const + sum(terms, cp.Constant(np.zeros(bound.m + 1))), epigraph
+
+
+def _rate_solver(program: RateProgram, solver: str | None, elastic: bool = False,
+                 penalty: float | None = None) -> str:
+    """The backend for one bound: HiGHS for the LPs of a problem without l2, CLARABEL for the
+    QPs and for the phase-1 (elastic) problems. The objective-free elastic LP is always
+    feasible, and on it HiGHS' default simplex was 18x slower than CLARABEL (5,000 Adult rows,
+    3 constraints: 18.3 s against 1.0 s, the same violation to 2e-9; HiGHS' IPM 10.1 s) and did
+    not finish in 20 minutes on the full training split (CLARABEL: 20.6 s)."""
+    if solver is None and elastic:
+        return settings.DEFAULT_CONIC_SOLVER
+    return checked_solver(solver, program.is_lp or (elastic and penalty is None),
+                          f"this problem has an l2 term (l2={program.l2:g}; l2=0 makes it one)")
+
+
+def solve_bound_cvxpy(
+    program: RateProgram,
+    masks: list[tuple[np.ndarray, np.ndarray]],
+    warm_start: dict[str, np.ndarray] | None = None,
+    *,
+    solver: str | None = None,
+    elastic: bool = False,
+    penalty: float | None = None,
+) -> Solution:
+    """Solve Problem 3 of a rate program (Goh et al. eq. 5; the hinge relaxation when every
+    mask is True) for the bounds chosen by ``masks``: the rate pattern's reference step, with
+    the rows of :func:`folded_rows` that the generic step uses too.
+
+    With ``elastic=True`` it solves a phase-1 problem instead, with slack variables s_j >= 0
+    on the bounded rows (row_j <= gamma_j + s_j): without ``penalty`` it minimizes the total
+    violation sum_j s_j (no objective row, no regularizer: an LP), with it the exact penalty
+    row_0 + regularizer + penalty * sum_j s_j. Either upper-bounds its ramp counterpart and is
+    tight at the anchor.
+
+    Parameters
+    ----------
+    program : RateProgram
+    masks : list of (hinge_p, hinge_n) boolean arrays, one pair per block
+        From :meth:`RateProgram.bound_masks`.
+    warm_start : dict, optional
+        ``{"w": ..., "b": ...}`` initial values (used by solvers that accept them).
+    solver : {"CLARABEL", "SCS", "HIGHS"}, optional
+        Default: HIGHS when the problem is an LP (no l2 term) and ``elastic`` is False, else
+        CLARABEL.
+
+    Returns
+    -------
+    Solution
+        ``primal={"w", "b"}``, ``dual={"v"}`` (constraint multipliers), objective of Problem 3.
+    """
+    import cvxpy as cp
+
+    name = _rate_solver(program, solver, elastic, penalty)
+    w = cp.Variable(program.d, name="w")
+    b = cp.Variable(name="b") if program.fit_intercept else cp.Constant(0.0)
+    if warm_start is not None:
+        w.value = np.asarray(warm_start["w"], dtype=np.float64)
+        if program.fit_intercept:
+            b.value = float(warm_start["b"])
+    rows, epigraph = folded_rows(cp, fold_bound(program, masks), w, b)
+    reg = regularizer(cp, w, program.l2, program.l1)
+    constraints = []
+    if elastic:
+        slack = cp.Variable(program.m, nonneg=True, name="s")
+        if program.m:
+            constraints = [rows[1:] <= program.gamma + slack]
+        goal = (cp.sum(slack) if penalty is None
+                else rows[0] + reg + float(penalty) * cp.sum(slack))
+        problem = cp.Problem(cp.Minimize(goal), constraints + epigraph)
+    else:
+        if program.m:
+            constraints = [rows[1:] <= program.gamma]
+        problem = cp.Problem(cp.Minimize(rows[0] + reg), constraints + epigraph)
+    start = time.perf_counter()
+    try:
+        solve_cvxpy(problem, name, warm_start=warm_start is not None)
+    except cp.error.SolverError as exc:
+        return Solution(settings.NUMERICAL_ERROR, float("nan"), solver=f"cvxpy/{name}",
+                        solve_time=time.perf_counter() - start,
+                        certificate=Certificate(details={"message": str(exc)}))
+    elapsed = time.perf_counter() - start
+    status = status_of(problem.status)
+    if status not in settings.SOLVED_STATUSES or w.value is None:
+        return Solution(status, float("nan"), solver=f"cvxpy/{name}", solve_time=elapsed,
+                        certificate=Certificate(details={"cvxpy_status": problem.status}))
+    w_val = np.asarray(w.value, dtype=np.float64)
+    b_val = float(b.value) if program.fit_intercept else 0.0
+    v = (np.asarray(constraints[0].dual_value, dtype=np.float64).reshape(program.m)
+         if constraints else np.zeros(0))
+    rows = program.bound_row_values(w_val, b_val, masks)
+    violation = float(np.max(np.maximum(rows[1:] - program.gamma, 0.0), initial=0.0))
+    return Solution(
+        status,
+        float(problem.value),
+        primal={"w": w_val, "b": np.float64(b_val)},
+        dual={"v": v},
+        certificate=Certificate(max_violation=violation,
+                                details={"cvxpy_status": problem.status,
+                                         "num_iters": problem.solver_stats.num_iters}),
+        solver=f"cvxpy/{name}",
+        solve_time=elapsed,
+    )
