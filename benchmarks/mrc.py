@@ -40,7 +40,7 @@ import numpy as np
 import ratecons as rc
 from ratecons import settings
 from ratecons.canonical.mrc import MRCForm
-from ratecons.lowering.mrc_cvxpy import solve_mrc_cvxpy
+from ratecons.reductions.to_cvxpy import solve_mrc_cvxpy
 from ratecons.solvers.ccg import CCG
 from ratecons.solvers.mrc_lp import solve_mrc_lp
 from ratecons.solvers.subgradient import constrained_subgradient

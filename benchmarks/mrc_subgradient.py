@@ -23,7 +23,7 @@ import numpy as np
 import ratecons as rc
 from ratecons.canonical.mrc import MRCForm
 from ratecons.errors import ConvergenceWarning
-from ratecons.lowering.mrc_cvxpy import solve_mrc_cvxpy
+from ratecons.reductions.to_cvxpy import solve_mrc_cvxpy
 from ratecons.solvers.subgradient import fixed_marginals_subgradient
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"

@@ -154,7 +154,7 @@ def test_column_generation_with_eps2_lands_in_the_theorem_2_interval():
 def test_removal_policy_and_stabilization_match_the_lp_and_cvxpy(name, features, options):
     """Delayed removal of slack rows and in-out stabilization end at the exact R* (eps1 = 0):
     the full LP's and the CVXPY reference's value, with R^k non-decreasing."""
-    from ratecons.lowering.mrc_cvxpy import solve_mrc_cvxpy
+    from ratecons.reductions.to_cvxpy import solve_mrc_cvxpy
 
     fmap = "linear" if features == "linear" else rc.features.RandomFourier(30, seed=0)
     form = problem_of(load(name), fmap).canonical()

@@ -9,7 +9,7 @@ import pytest
 import ratecons as rc
 from ratecons.canonical.mrc import MRCForm, subset_rows
 from ratecons.canonical.mrc_matrix import full_rows, mrc_primal_lp
-from ratecons.lowering.mrc_cvxpy import solve_mrc_cvxpy
+from ratecons.reductions.to_cvxpy import solve_mrc_cvxpy
 from ratecons.solvers.mrc_lp import solve_mrc_lp
 from tests.mrc_helpers import load, random_dataset
 

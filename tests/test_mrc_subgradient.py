@@ -1,7 +1,7 @@
 """Subgradient methods for 0-1 MRCs (thesis ch. 3) against brute force and the CVXPY oracle.
 
 The reference optimum of (2.5) and (2.2) is the package's CVXPY lowering
-(:func:`ratecons.lowering.mrc_cvxpy.solve_mrc_cvxpy`, every label subset enumerated, HiGHS) on
+(:func:`ratecons.reductions.to_cvxpy.solve_mrc_cvxpy`, every label subset enumerated, HiGHS) on
 the package's canonical form (``rc.MomentSet`` with psi = [1, z-scored x], lambda0 = 0.3).
 Tolerances: the solvers must land within 1e-2 of the optimum with their documented defaults
 (the thesis's accuracy target, ch. 4); every objective they report is an exact evaluation
@@ -23,7 +23,7 @@ from hypothesis.extra.numpy import arrays
 import ratecons as rc
 from ratecons.canonical.mrc import MRCForm, all_subset_masks
 from ratecons.errors import ConvergenceWarning, DataError, SpecError, UnknownOptionError
-from ratecons.lowering.mrc_cvxpy import solve_mrc_cvxpy
+from ratecons.reductions.to_cvxpy import solve_mrc_cvxpy
 from ratecons.settings import ITERATION_LIMIT, OPTIMAL
 from ratecons.solvers import subgradient as sg
 from tests.mrc_helpers import load, random_dataset

@@ -21,8 +21,8 @@ from .. import settings
 from ..canonical.mrc import MAX_ENUMERATED_CLASSES, MRCForm, max_subset_value
 from ..data import Dataset, Subset
 from ..errors import DataError, SpecError
-from ..lowering.mrc_cvxpy import solve_mrc_cvxpy
 from ..moments import MinimaxRisk, MomentSet
+from ..reductions.to_cvxpy import solve_mrc_cvxpy
 from ..result import Result
 from ..solution import Solution
 from ..solvers.ccg import CCG
