@@ -30,7 +30,7 @@ MM_RELATIVE_TOL = 1e-4
 #: maximum number of majorization-minimization iterations
 MM_MAX_ITERATIONS = 20
 #: cap on phase 1 (the search for a feasible start when the hinge relaxation is infeasible,
-#: ``patterns.rate_constraints.find_feasible_start``): its own loop, not capped by
+#: ``generic.find_feasible_start``): its own loop, not capped by
 #: ``max_iterations`` (on 300 diabetes rows with four constraints it needed 22 steps to stall)
 PHASE1_MAX_ITERATIONS = 100
 #: weight of the total violation in phase 1's first stage (the exact penalty objective +

@@ -198,3 +198,24 @@ def test_generic_chain_flags_a_trivial_optimum():
     light = rc.Problem(minimize=rc.hinge_loss(D), subject_to=con,
                        model=rc.LinearModel(l2=0.0, l1=1e-3))
     assert "trivial_optimum" not in light.solve("generic").certificate.details
+
+
+def test_generic_chain_finds_a_start_when_the_hinge_relaxation_is_infeasible():
+    """Churn and recall targets out of the hinge relaxation's reach: the generic chain runs
+    phase 1 (elastic steps) instead of calling the problem infeasible, then MM, and returns a
+    model meeting both constraints on the training data."""
+    from ratecons.testing import churn_recall_datasets
+
+    d1, d2, d3, _ = churn_recall_datasets((400, 300, 300), seed=1)
+    floor = float(np.mean(d2.baseline_prediction[d2.y == 1]))
+    problem = rc.Problem(minimize=rc.error_rate(d1),
+                         subject_to=[rc.recall(d2) >= floor, rc.churn_rate(d3) <= 0.02],
+                         model=rc.LinearModel(l2=1e-3))
+    assert problem.solve(method="hinge").status == "infeasible"
+    events = []
+    result = problem.solve(method="generic", callback=events.append)
+    assert result.status == "optimal", result.certificate.details.get("message")
+    phase1 = [e for e in events if e.get("stage") == "phase1"]
+    assert phase1 and phase1[0]["violation"] > 1e-3 and phase1[-1]["violation"] <= 1e-9
+    assert result.certificate.details["phase1_iterations"] == len(phase1) - 1
+    assert result.report().all_satisfied

@@ -107,33 +107,61 @@ def test_folded_rows_equal_problem3_rows(seed, scale):
 
 
 @pytest.mark.parametrize("seed,sparse", [(4, False), (5, True)])
-@pytest.mark.parametrize("penalty", [None, 0.0, 10.0])
-def test_cvxpy_reference_value_is_the_rows_at_its_solution(seed, sparse, penalty):
+def test_cvxpy_reference_value_is_the_rows_at_its_solution(seed, sparse):
     """solve_bound_cvxpy sums the coefficients of an example met in several blocks into one
-    epigraph variable per sign; its optimal value must still be Problem 3 (or the elastic
-    problem) evaluated by bound_row_values, row by row, at the point it returns."""
+    epigraph variable per sign; its optimal value must still be Problem 3 evaluated by
+    bound_row_values, row by row, at the point it returns."""
     program = random_problem(seed, sparse=sparse, extra_recall=0.9)
     rng = np.random.default_rng(seed)
     w0, b0 = rng.normal(size=program.d) * 0.3, 0.1
+    solved = 0
     for masks in (program.bound_masks(), program.bound_masks(w0, b0)):
-        if penalty is None:
-            sol = solve_bound_cvxpy(program, masks)
-            if sol.status == "infeasible":
-                continue
-            elastic = False
-        else:
-            sol = solve_bound_cvxpy(program, masks, elastic=True,
-                                    penalty=None if penalty == 0.0 else penalty)
-            elastic = True
+        sol = solve_bound_cvxpy(program, masks)
+        if sol.status == "infeasible":
+            continue
+        solved += 1
         assert sol.status == "optimal"
         w, b = sol.primal["w"], float(sol.primal["b"])
         rows = program.bound_row_values(w, b, masks)
-        excess = np.maximum(rows[1:] - program.gamma, 0.0)
-        if not elastic:
-            expected = rows[0] + program.regularizer(w)
-            assert excess.max(initial=0.0) <= 1e-6
-        elif penalty == 0.0:
-            expected = excess.sum()
-        else:
-            expected = rows[0] + program.regularizer(w) + penalty * excess.sum()
+        assert np.maximum(rows[1:] - program.gamma, 0.0).max(initial=0.0) <= 1e-6
+        expected = rows[0] + program.regularizer(w)
         assert sol.objective == pytest.approx(expected, rel=1e-5, abs=1e-7)
+    assert solved
+
+
+@pytest.mark.parametrize("penalty", [None, 10.0])
+@pytest.mark.parametrize("anchored", [False, True])
+def test_generic_elastic_step_value_is_the_rows_at_its_solution(penalty, anchored):
+    """Phase 1's elastic step (the generic lowering with slacks on the constraint rows) at the
+    hinge relaxation and at an anchor, on a problem whose hinge relaxation is infeasible: its
+    optimal value must be the total excess of the Problem-3 rows over their bounds (no
+    penalty) or the exact penalty objective, with the rows evaluated independently by
+    bound_row_values at the point it returns."""
+    from ratecons.reductions.kernelize import kernelize
+    from ratecons.reductions.to_cvxpy import solve_step
+
+    d1, d2, d3, _ = churn_recall_datasets((400, 300, 300), seed=1)
+    floor = float(np.mean(d2.baseline_prediction[d2.y == 1]))
+    problem = rc.Problem(minimize=rc.error_rate(d1),
+                         subject_to=[rc.recall(d2) >= floor, rc.churn_rate(d3) <= 0.02],
+                         model=rc.LinearModel(l2=1e-3))
+    seed = 7
+    analysis, program = problem.analysis, problem.canonical()
+    fmap = kernelize(analysis.model, analysis.datasets)
+    psi = {id(d): fmap.apply(d.X) for d in analysis.datasets}
+    bounds = np.array([row.bound for row in analysis.constraints])
+    rng = np.random.default_rng(seed)
+    w0, b0 = rng.normal(size=program.d) * 0.3, 0.1
+    anchor = {k: np.asarray(P @ w0).ravel() - b0 for k, P in psi.items()} if anchored else None
+    masks = program.bound_masks(w0, b0) if anchored else program.bound_masks()
+    step = solve_step(analysis, psi, anchor, bounds, "CLARABEL", tight=True, elastic=True,
+                      penalty=penalty)
+    assert step.status == "optimal"
+    rows = program.bound_row_values(step.w, step.b, masks)
+    excess = np.maximum(rows[1:] - program.gamma, 0.0).sum()
+    assert excess > 1e-3  # the targets are out of the hinge relaxation's reach here
+    if penalty is None:
+        expected = excess
+    else:
+        expected = rows[0] + program.constant[0] + program.regularizer(step.w) + penalty * excess
+    assert step.objective == pytest.approx(expected, rel=1e-6, abs=1e-8)

@@ -112,16 +112,16 @@ def test_phase_one_finds_a_start_when_the_hinge_relaxation_is_infeasible():
 @pytest.mark.parametrize("budget", [{"max_iterations": 0}, {"time_limit": 1e-9}])
 def test_phase_one_stopped_by_a_budget_says_so_not_infeasible(budget):
     from ratecons import limits
-    from ratecons.patterns.rate_constraints import find_feasible_start
+    from ratecons.generic import find_feasible_start
     from ratecons.testing import churn_recall_datasets
 
     d1, d2, d3, _ = churn_recall_datasets((400, 300, 300), seed=1)
     floor = float(np.mean(d2.baseline_prediction[d2.y == 1]))
-    program = rc.Problem(minimize=rc.error_rate(d1),
-                         subject_to=[rc.recall(d2) >= floor, rc.churn_rate(d3) <= 0.02],
-                         model=rc.LinearModel(l2=1e-3)).canonical()
+    analysis = rc.Problem(minimize=rc.error_rate(d1),
+                          subject_to=[rc.recall(d2) >= floor, rc.churn_rate(d3) <= 0.02],
+                          model=rc.LinearModel(l2=1e-3)).analysis
     with limits.limits_scope(limits.Limits(time_limit=budget.get("time_limit"))):
-        start = find_feasible_start(program, max_iterations=budget.get("max_iterations", 50))
+        start = find_feasible_start(analysis, max_iterations=budget.get("max_iterations", 50))
     assert start.status == ("iteration_limit" if "max_iterations" in budget else "time_limit")
     assert "w" not in start.primal
     assert "raise time_limit" in start.certificate.details["message"]

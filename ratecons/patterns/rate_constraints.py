@@ -29,17 +29,18 @@ from typing import Any
 
 import numpy as np
 
-from .. import limits, settings
+from .. import settings
 from ..canonical.rate_program import RateProgram, RateRow, program_of_rows
 from ..data import Dataset
 from ..errors import DataError, NotLinearError, SolverError, SpecError, parameter_error
+from ..generic import find_feasible_start
 from ..models import LinearModel
 from ..problem import Problem
 from ..rates import Constraint, RateExpr, RatioExpr
 from ..reductions.to_cvxpy import solve_bound_cvxpy
 from ..report import RateReport, build_report, make_rebinder
 from ..result import LinearScorer, Result
-from ..solution import Certificate, Solution
+from ..solution import Solution
 from ..solvers.bias_repair import ROW_TOL, repair_bias
 from ..solvers.mm import majorize_minimize
 from .pattern import MethodSpec, Pattern
@@ -216,88 +217,6 @@ def _hinge_start(program: RateProgram, solve_bound: Any) -> Solution:
     return solve_bound(program, program.bound_masks(), None)
 
 
-def find_feasible_start(program: RateProgram, solver: str | None = None,
-                        max_iterations: int = settings.PHASE1_MAX_ITERATIONS,
-                        callback: Callable[[dict], None] | None = None) -> Solution:
-    """Phase 1: a point feasible for the ramp problem when the hinge relaxation has none.
-
-    Majorization-minimization in two stages, each step an elastic Problem 3 (slacks s_j >= 0 on
-    the bounded rows; its rows upper-bound the ramp rows r_j of eq. 3 and are tight at the
-    anchor, so the stage's merit never increases):
-
-    1. the exact penalty P(w, b) = objective + ``settings.PHASE1_PENALTY`` * V(w, b), with
-       V = sum_j max(0, r_j - gamma_j) the total ramp violation: it keeps the error rate and
-       the regularizer in view, so the feasible point it reaches is a good start for Alg 1 (the
-       objective-free stage alone left a large-norm w on the full Adult split with five
-       constraints, from which Alg 1 ended at a ramp objective of 3.0);
-    2. when P stops decreasing with V > 0 (a penalty below the multipliers can settle there),
-       V alone, from that point.
-
-    It starts from the elastic hinge relaxation and stops as soon as V = 0 (status optimal: a
-    feasible start) or when V stops decreasing in stage 2 (status infeasible, with the smallest
-    violation found: the problem may still be feasible, but no feasible point was reached from
-    here). After ``max_iterations`` steps (its own cap,
-    :data:`ratecons.settings.PHASE1_MAX_ITERATIONS`, not the solve's ``max_iterations``) or at
-    the solve's ``time_limit`` it stops with status ``iteration_limit`` / ``time_limit`` and no
-    model. ``callback`` receives every step's record (stage "phase1": iteration, violation,
-    penalty, or None in stage 2).
-    """
-    penalty: float | None = settings.PHASE1_PENALTY
-
-    def merit(w: np.ndarray, b: float, v: float) -> float:
-        return v if penalty is None else program.objective(w, b, "ramp") + penalty * v
-
-    sub = solve_bound_cvxpy(program, program.bound_masks(), None, solver=solver, elastic=True,
-                            penalty=penalty)
-    best, smallest = np.inf, np.inf
-    history = []
-    status = settings.INFEASIBLE
-    for t in range(max_iterations + 1):
-        if sub.status not in settings.SOLVED_STATUSES:
-            status = sub.status
-            break
-        w, b = sub.primal["w"], float(sub.primal["b"])
-        v = float(program.violations(w, b, "ramp").sum())
-        smallest = min(smallest, v)
-        history.append({"iteration": t, "stage": "phase1", "violation": v,
-                        "penalty": penalty})
-        if callback is not None:
-            callback(dict(history[-1]))
-        if v <= settings.FEASIBILITY_TOL * 1e-3:
-            sub.history = history
-            sub.certificate.details["phase1_iterations"] = t
-            return sub
-        value = merit(w, b, v)
-        if value >= best - settings.MM_RELATIVE_TOL * abs(best):
-            if penalty is None:
-                break
-            penalty, value = None, v  # stage 2 from here
-        best = value
-        if limits.active().expired():
-            status = settings.TIME_LIMIT
-            break
-        if t == max_iterations:
-            status = settings.ITERATION_LIMIT
-            break
-        sub = solve_bound_cvxpy(program, program.bound_masks(w, b), {"w": w, "b": b},
-                                solver=solver, elastic=True, penalty=penalty)
-    if status == settings.INFEASIBLE:
-        message = (
-            "no point satisfying the constraints was found: the hinge relaxation is "
-            "infeasible, and minimizing the total ramp violation by majorization-"
-            f"minimization stopped at {smallest:.4g} > 0. The targets are likely out of reach "
-            "(relax them), or this local search missed a feasible region.")
-    else:
-        message = (
-            "the hinge relaxation is infeasible, and the search for a feasible point "
-            f"(phase 1) stopped with status {status} at a total violation of {smallest:.4g} "
-            "before it found one; raise time_limit / max_iterations, or relax the targets.")
-    return Solution(
-        status, float("nan"), history=history, solver="phase1(cvxpy)",
-        certificate=Certificate(details={"smallest_violation": smallest, "message": message}),
-    )
-
-
 def solve_ramp(
     problem: Problem, method: str, solve_bound: Any, *, max_iterations: int, tol: float,
     callback: Any,
@@ -305,8 +224,8 @@ def solve_ramp(
     """Hinge relaxation, then Algorithm 1 with ``solve_bound`` for every Problem-3 instance."""
     program: RateProgram = problem.canonical()
     start = _hinge_start(program, solve_bound)
-    if start.status == settings.INFEASIBLE:
-        start = find_feasible_start(program, callback=callback)
+    if start.status == settings.INFEASIBLE:  # phase 1, on the same rows (the linear model's w)
+        start = find_feasible_start(problem.analysis, callback=callback)
     if start.status not in settings.SOLVED_STATUSES or "w" not in start.primal:
         return rate_result(problem, method, start)
     if callback:

@@ -288,8 +288,13 @@ def regularizer(cp: Any, w: Any, l2: float, l1: float) -> Any:
 
 
 def lower_step(analysis: Analysis, psi: dict[int, Any], anchor: dict[int, np.ndarray] | None,
-               bounds: np.ndarray) -> tuple[Any, Any, Any, list[Any]]:
+               bounds: np.ndarray, elastic: bool = False, penalty: float | None = None
+               ) -> tuple[Any, Any, Any, list[Any]]:
     """The convex problem at ``anchor`` (None: the hinge relaxation) with row bounds ``bounds``.
+
+    With ``elastic`` it is the phase-1 problem instead: slacks s_j >= 0 on the constraint rows
+    (row_j <= bound_j + s_j) and the objective sum_j s_j (``penalty`` None) or the exact penalty
+    objective + regularizer + penalty * sum_j s_j.
 
     Returns ``(problem, w, b, row_constraints)``.
     """
@@ -300,8 +305,15 @@ def lower_step(analysis: Analysis, psi: dict[int, Any], anchor: dict[int, np.nda
     rate_rows = [None if rates is None else rates[j] for j in range(len(analysis.rows))]
     objective = (builder.row(analysis.objective, rate_rows[0], objective=True)
                  + builder.regularizer())
-    rows = [builder.row(row, rate_row) <= bound for row, rate_row, bound
-            in zip(analysis.constraints, rate_rows[1:], bounds, strict=True)]
+    lhs = [builder.row(row, rate_row) for row, rate_row in
+           zip(analysis.constraints, rate_rows[1:], strict=True)]
+    if elastic:
+        slack = cp.Variable(len(lhs), nonneg=True, name="s")
+        rows = [expr <= bound + slack[j] for j, (expr, bound) in enumerate(zip(lhs, bounds))]
+        objective = (cp.sum(slack) if penalty is None
+                     else objective + float(penalty) * cp.sum(slack))
+    else:
+        rows = [expr <= bound for expr, bound in zip(lhs, bounds, strict=True)]
     problem = cp.Problem(cp.Minimize(objective), rows + builder.constraints)
     return problem, builder.w, builder.b, rows
 
@@ -345,9 +357,11 @@ def _attempts(solver: str, options: dict[str, Any] | None, tight: bool
 
 def solve_step(analysis: Analysis, psi: dict[int, Any], anchor: dict[int, np.ndarray] | None,
                bounds: np.ndarray, solver: str, solver_options: dict[str, Any] | None = None,
-               tight: bool = False) -> ConvexStep:
+               tight: bool = False, elastic: bool = False,
+               penalty: float | None = None) -> ConvexStep:
     """Build and solve one step; statuses from the one vocabulary.
 
+    ``elastic`` and ``penalty`` ask for the phase-1 problem (:func:`lower_step`).
     ``tight`` asks CLARABEL for the tolerances of :data:`TIGHT_CLARABEL` (reference solves).
     A CLARABEL solve that fails, stalls or ends at reduced accuracy (``AlmostSolved``, CVXPY's
     ``optimal_inaccurate``) is retried with :data:`CLARABEL_RETRIES`; the first optimal answer
@@ -356,7 +370,7 @@ def solve_step(analysis: Analysis, psi: dict[int, Any], anchor: dict[int, np.nda
     """
     import cvxpy as cp
 
-    problem, w, b, rows = lower_step(analysis, psi, anchor, bounds)
+    problem, w, b, rows = lower_step(analysis, psi, anchor, bounds, elastic, penalty)
     start = time.perf_counter()
     failure = ""
     answer: ConvexStep | None = None
@@ -422,37 +436,16 @@ def folded_rows(cp: Any, bound: FoldedBound, w: Any, b: Any) -> tuple[Any, list[
     return bound.const + sum(terms, cp.Constant(np.zeros(bound.m + 1))), epigraph
 
 
-def _rate_solver(program: RateProgram, solver: str | None, elastic: bool = False,
-                 penalty: float | None = None) -> str:
-    """The backend for one bound: HiGHS for the LPs of a problem without l2, CLARABEL for the
-    QPs and for the phase-1 (elastic) problems. The objective-free elastic LP is always
-    feasible, and on it HiGHS' default simplex was 18x slower than CLARABEL (5,000 Adult rows,
-    3 constraints: 18.3 s against 1.0 s, the same violation to 2e-9; HiGHS' IPM 10.1 s) and did
-    not finish in 20 minutes on the full training split (CLARABEL: 20.6 s)."""
-    if solver is None and elastic:
-        return settings.DEFAULT_CONIC_SOLVER
-    return checked_solver(solver, program.is_lp or (elastic and penalty is None),
-                          f"this problem has an l2 term (l2={program.l2:g}; l2=0 makes it one)")
-
-
 def solve_bound_cvxpy(
     program: RateProgram,
     masks: list[tuple[np.ndarray, np.ndarray]],
     warm_start: dict[str, np.ndarray] | None = None,
     *,
     solver: str | None = None,
-    elastic: bool = False,
-    penalty: float | None = None,
 ) -> Solution:
     """Solve Problem 3 of a rate program (Goh et al. eq. 5; the hinge relaxation when every
     mask is True) for the bounds chosen by ``masks``: the rate pattern's reference step, with
     the rows of :func:`folded_rows` that the generic step uses too.
-
-    With ``elastic=True`` it solves a phase-1 problem instead, with slack variables s_j >= 0
-    on the bounded rows (row_j <= gamma_j + s_j): without ``penalty`` it minimizes the total
-    violation sum_j s_j (no objective row, no regularizer: an LP), with it the exact penalty
-    row_0 + regularizer + penalty * sum_j s_j. Either upper-bounds its ramp counterpart and is
-    tight at the anchor.
 
     Parameters
     ----------
@@ -462,8 +455,7 @@ def solve_bound_cvxpy(
     warm_start : dict, optional
         ``{"w": ..., "b": ...}`` initial values (used by solvers that accept them).
     solver : {"CLARABEL", "SCS", "HIGHS"}, optional
-        Default: HIGHS when the problem is an LP (no l2 term) and ``elastic`` is False, else
-        CLARABEL.
+        Default: HIGHS when the problem is an LP (no l2 term), else CLARABEL.
 
     Returns
     -------
@@ -472,7 +464,8 @@ def solve_bound_cvxpy(
     """
     import cvxpy as cp
 
-    name = _rate_solver(program, solver, elastic, penalty)
+    name = checked_solver(solver, program.is_lp,
+                          f"this problem has an l2 term (l2={program.l2:g}; l2=0 makes it one)")
     w = cp.Variable(program.d, name="w")
     b = cp.Variable(name="b") if program.fit_intercept else cp.Constant(0.0)
     if warm_start is not None:
@@ -481,18 +474,8 @@ def solve_bound_cvxpy(
             b.value = float(warm_start["b"])
     rows, epigraph = folded_rows(cp, fold_bound(program, masks), w, b)
     reg = regularizer(cp, w, program.l2, program.l1)
-    constraints = []
-    if elastic:
-        slack = cp.Variable(program.m, nonneg=True, name="s")
-        if program.m:
-            constraints = [rows[1:] <= program.gamma + slack]
-        goal = (cp.sum(slack) if penalty is None
-                else rows[0] + reg + float(penalty) * cp.sum(slack))
-        problem = cp.Problem(cp.Minimize(goal), constraints + epigraph)
-    else:
-        if program.m:
-            constraints = [rows[1:] <= program.gamma]
-        problem = cp.Problem(cp.Minimize(rows[0] + reg), constraints + epigraph)
+    constraints = [rows[1:] <= program.gamma] if program.m else []
+    problem = cp.Problem(cp.Minimize(rows[0] + reg), constraints + epigraph)
     start = time.perf_counter()
     try:
         solve_cvxpy(problem, name, warm_start=warm_start is not None)
