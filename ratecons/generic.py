@@ -449,8 +449,7 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
         form, solver=solver, solver_options=solver_options, max_iterations=max_iterations,
         tol=tol, repair_rounds=repair_rounds, kernel_points=kernel_points,
         seed=0 if seed is None else seed, callback=callback, only_step=only_step)
-    # the user's sense: E + reg minimized, E - reg maximized (the surrogate E at the solution)
-    objective = form.objective.sign * solution.objective
+    objective = form.objective.to_user(solution.objective)  # the surrogate E at the solution
     result = ComposedResult(problem, "cvxpy", solution, scorer, objective)
     result.last_step = last_step
     return result

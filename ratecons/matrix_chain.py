@@ -102,7 +102,7 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
         form, max_iterations=max_iterations, tol=tol, repair_rounds=repair_rounds,
         kernel_points=kernel_points, seed=0 if seed is None else seed, callback=callback,
         only_step=only_step, step_solver=step, step_solver_name=f"highs/{solver}")
-    objective = form.objective.sign * solution.objective
+    objective = form.objective.to_user(solution.objective)
     result = ComposedResult(problem, HIGHS_METHOD, solution, scorer, objective)
     result.last_step = last_step
     return result
@@ -230,4 +230,4 @@ def read_solution(problem: Any, source: Any, kernel_points: int = MAX_EXACT_KERN
                               f"'{analysis.constraints[int(np.argmax(missed))].name}' by "
                               f"{missed.max():.3g} on the training data")
     return ComposedResult(problem, "external", solution, scorer,
-                          analysis.objective.sign * value)
+                          analysis.objective.to_user(value))

@@ -148,6 +148,11 @@ class RateProgram:
             un[i] = weighted_sum(blk.weights, np.where(mn, np.maximum(0.0, 0.5 - z), 1.0))
         return self.alpha @ up + self.beta @ un
 
+    def to_user(self, canonical_objective: float) -> float:
+        """A canonical (minimized) objective value in the user's sense: E + reg minimized,
+        E - reg maximized (the one inversion of the rewrite to Problem 1)."""
+        return self.objective_sign * (canonical_objective + self.constant[0])
+
     def regularizer(self, w: np.ndarray) -> float:
         return 0.5 * self.l2 * float(w @ w) + self.l1 * float(np.abs(w).sum())
 

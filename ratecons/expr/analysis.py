@@ -59,7 +59,12 @@ class Row:
         return self.constant + sum(c * part_value(p, c, scorer, kind) for c, p in self.parts)
 
     def user_value(self, scorer: Any, kind: str) -> float:
-        return self.sign * self.value(scorer, kind)
+        return self.to_user(self.value(scorer, kind))
+
+    def to_user(self, canonical: float) -> float:
+        """A canonical value of this row in the user's sense (the one inversion of the flip):
+        for the objective, E + reg minimized or E - reg maximized."""
+        return self.sign * canonical
 
 
 @dataclass

@@ -115,11 +115,6 @@ class RateResult(Result):
         return out
 
 
-def _user_objective(program: RateProgram, canonical_objective: float) -> float:
-    """Canonical (minimized) objective -> the user's sense: E + reg (min) or E - reg (max)."""
-    return program.objective_sign * (canonical_objective + program.constant[0])
-
-
 def rate_result(problem: Problem, method: str, solution: Solution) -> RateResult:
     """Wrap a solver's Solution for the user (no model unless the status carries one)."""
     program: RateProgram = problem.canonical()
@@ -128,7 +123,7 @@ def rate_result(problem: Problem, method: str, solution: Solution) -> RateResult
     if solution.status in settings.SOLVED_STATUSES and "w" in solution.primal:
         w, b = solution.primal["w"], float(solution.primal["b"])
         scorer = LinearScorer(w, b)
-        objective = _user_objective(program, program.objective(w, b, "ramp"))
+        objective = program.to_user(program.objective(w, b, "ramp"))
     return RateResult(problem, method, solution, scorer, objective)
 
 
