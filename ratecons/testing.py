@@ -18,7 +18,7 @@ from .problem import Problem
 from .verify import VerifyReport, verify
 
 __all__ = ["synthetic_groups", "small_composition_data", "fairness_problem",
-           "churn_recall_datasets", "assert_matches_reference"]
+           "churn_recall_datasets", "tight_churn_recall_problem", "assert_matches_reference"]
 
 
 def synthetic_groups(n: int = 400, d: int = 5, seed: int = 0, sparse: bool = False,
@@ -86,6 +86,17 @@ def churn_recall_datasets(sizes: tuple[int, int, int] = (3000, 1500, 2000), d: i
     d3 = Dataset(X3, baseline=X3 @ w_old, name="D3")
     return d1, d2, d3, w_old
 
+
+
+def tight_churn_recall_problem(l2: float = 1e-3) -> Problem:
+    """Minimize error on D1 keeping the deployed model's recall on D2 and churning at most 2% of
+    D3 (:func:`churn_recall_datasets` with sizes 400/300/300, seed 1): targets whose hinge
+    relaxation is infeasible although the ramp problem is not (phase 1's test case)."""
+    d1, d2, d3, _ = churn_recall_datasets((400, 300, 300), seed=1)
+    floor = float(np.mean(d2.baseline_prediction[d2.y == 1]))
+    return Problem(minimize=rates.error_rate(d1),
+                   subject_to=[rates.recall(d2) >= floor, rates.churn_rate(d3) <= 0.02],
+                   model=LinearModel(l2=l2))
 
 def assert_matches_reference(problem: Problem, method: str, rtol: float = 1e-4,
                              violation_tol: float = 1e-4, **kwargs: Any) -> VerifyReport:

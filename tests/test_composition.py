@@ -204,13 +204,9 @@ def test_generic_chain_finds_a_start_when_the_hinge_relaxation_is_infeasible():
     """Churn and recall targets out of the hinge relaxation's reach: the generic chain runs
     phase 1 (elastic steps) instead of calling the problem infeasible, then MM, and returns a
     model meeting both constraints on the training data."""
-    from ratecons.testing import churn_recall_datasets
+    from ratecons.testing import tight_churn_recall_problem
 
-    d1, d2, d3, _ = churn_recall_datasets((400, 300, 300), seed=1)
-    floor = float(np.mean(d2.baseline_prediction[d2.y == 1]))
-    problem = rc.Problem(minimize=rc.error_rate(d1),
-                         subject_to=[rc.recall(d2) >= floor, rc.churn_rate(d3) <= 0.02],
-                         model=rc.LinearModel(l2=1e-3))
+    problem = tight_churn_recall_problem(l2=1e-3)
     assert problem.solve(method="hinge").status == "infeasible"
     events = []
     result = problem.solve(method="generic", callback=events.append)

@@ -142,13 +142,9 @@ def test_hinge_start_at_its_multiplier_cap_goes_to_phase_one_without_a_v_max_war
     phase 1's cue, not the user's (the warning's advice to raise v_max would mislead)."""
     import warnings
 
-    from ratecons.testing import churn_recall_datasets
+    from ratecons.testing import tight_churn_recall_problem
 
-    d1, d2, d3, _ = churn_recall_datasets((400, 300, 300), seed=1)
-    floor = float(np.mean(d2.baseline_prediction[d2.y == 1]))
-    problem = rc.Problem(minimize=rc.error_rate(d1),
-                         subject_to=[rc.recall(d2) >= floor, rc.churn_rate(d3) <= 0.02],
-                         model=rc.LinearModel(l2=1e-2))
+    problem = tight_churn_recall_problem(l2=1e-2)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = problem.solve(method="mm")

@@ -10,7 +10,7 @@ from ratecons.canonical.rate_fold import fold_bound
 from ratecons.errors import SolverError
 from ratecons.reductions.to_cvxpy import solve_bound_cvxpy
 from ratecons.solvers.rate_bound import solve_bound_specialized
-from ratecons.testing import churn_recall_datasets, fairness_problem
+from ratecons.testing import churn_recall_datasets, fairness_problem, tight_churn_recall_problem
 from tests.rate_bound_helpers import random_problem
 
 
@@ -140,11 +140,7 @@ def test_generic_elastic_step_value_is_the_rows_at_its_solution(penalty, anchore
     from ratecons.reductions.kernelize import kernelize
     from ratecons.reductions.to_cvxpy import solve_step
 
-    d1, d2, d3, _ = churn_recall_datasets((400, 300, 300), seed=1)
-    floor = float(np.mean(d2.baseline_prediction[d2.y == 1]))
-    problem = rc.Problem(minimize=rc.error_rate(d1),
-                         subject_to=[rc.recall(d2) >= floor, rc.churn_rate(d3) <= 0.02],
-                         model=rc.LinearModel(l2=1e-3))
+    problem = tight_churn_recall_problem(l2=1e-3)
     seed = 7
     analysis, program = problem.analysis, problem.canonical()
     fmap = kernelize(analysis.model, analysis.datasets)
