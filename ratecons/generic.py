@@ -51,7 +51,7 @@ from . import limits, settings
 from .errors import ConvergenceWarning, SolverError, TrivialOptimumWarning
 from .expr.analysis import Analysis
 from .patterns.pattern import MethodSpec, Pattern
-from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, FeatureMap, kernelize
+from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, FeatureMap, approximation_of, kernelize
 from .reductions.to_cvxpy import ConvexStep, is_lp, pick_solver, solve_step
 from .result import Result
 from .settings import FEASIBILITY_TOL
@@ -476,6 +476,10 @@ class GenericChain(Pattern):
                        "minimization (Alg 1) over the ramp parts" if form.needs_mm else
                        "one convex problem") + f", each step by CVXPY "
                        f"({pick_solver(form, None)})")
+        if form.kernel:
+            reasons.append("kernel model made linear by its feature map: "
+                           + approximation_of(form.model, form.n_examples)
+                           + " (the solve's kernel_points= sets the size)")
         return "cvxpy", reasons
 
     def cross_check(self, problem: Any, reference: Result) -> dict[str, Any]:

@@ -17,6 +17,8 @@ from .errors import parameter_error
 __all__ = ["LinearModel", "KernelModel", "KERNELS"]
 
 KERNELS = ("linear", "gaussian", "polynomial", "precomputed")
+#: how a kernel model is made linear when it has more training rows than expansion points
+APPROXIMATIONS = ("nystrom", "random_features")
 
 
 def _nonnegative(value: Any, name: str, owner: str) -> float:
@@ -73,6 +75,13 @@ class KernelModel:
         Gaussian width parameter k(x, z) = exp(-gamma ||x - z||^2); None means the default of
         the ranking paper, 1 / d.
     degree, coef0 : polynomial kernel (gamma <x, z> + coef0) ** degree.
+    approximation : {"nystrom", "random_features"}, default "nystrom"
+        Where the problem is kernelized (the generic chain, its export) and the training rows
+        outnumber the expansion points (``kernel_points``, 500 by default): a seeded Nystrom
+        sample of the rows, or (gaussian kernel only) as many random Fourier features
+        sqrt(2/D) cos(W x + u), W ~ N(0, 2 gamma I), u ~ U[0, 2 pi) (Rahimi and Recht). Up to
+        ``kernel_points`` rows the representer form is exact either way; the ranking pattern's
+        dual methods always use the exact kernel.
     """
 
     kernel: str = "gaussian"
@@ -80,6 +89,7 @@ class KernelModel:
     gamma: float | None = None
     degree: int = 3
     coef0: float = 1.0
+    approximation: str = "nystrom"
 
     def __post_init__(self) -> None:
         if self.kernel not in KERNELS:
@@ -89,3 +99,10 @@ class KernelModel:
             raise parameter_error("gamma", "KernelModel", "a positive float or None", self.gamma)
         if int(self.degree) != self.degree or self.degree < 1:
             raise parameter_error("degree", "KernelModel", "an int >= 1", self.degree)
+        if self.approximation not in APPROXIMATIONS:
+            raise parameter_error("approximation", "KernelModel", f"one of {APPROXIMATIONS}",
+                                  self.approximation)
+        if self.approximation == "random_features" and self.kernel != "gaussian":
+            raise parameter_error("approximation", "KernelModel",
+                                  "'nystrom' for a non-gaussian kernel (random Fourier features "
+                                  "approximate the gaussian kernel)", self.approximation)

@@ -21,7 +21,7 @@ from .kernels import kernel_rows
 from .settings import SOLVED_STATUSES
 from .solution import Certificate, Solution, _jsonable
 
-__all__ = ["Result", "KernelScorer", "LinearScorer", "features_of", "ramp"]
+__all__ = ["Result", "FeatureScorer", "KernelScorer", "LinearScorer", "features_of", "ramp"]
 
 
 def ramp(z: np.ndarray) -> np.ndarray:
@@ -100,6 +100,23 @@ class KernelScorer:
         for start, stop, block in kernel_rows(self.spec, X, self.points):
             out[start:stop] = block @ self.a
         return out - self.b
+
+    predict = LinearScorer.predict
+
+
+class FeatureScorer:
+    """f(x) = <w, psi(x)> - b over an explicit feature map psi (``feature_map.apply``; random
+    Fourier features of a gaussian kernel model), with the predictions of
+    :class:`LinearScorer`."""
+
+    def __init__(self, feature_map: Any, d: int, w: np.ndarray, b: float) -> None:
+        self.feature_map = feature_map
+        self.d = int(d)
+        self.w = np.asarray(w, dtype=np.float64)
+        self.b = float(b)
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        return self.feature_map.apply(features_of(X, self.d)) @ self.w - self.b
 
     predict = LinearScorer.predict
 

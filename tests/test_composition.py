@@ -215,3 +215,52 @@ def test_generic_chain_finds_a_start_when_the_hinge_relaxation_is_infeasible():
     assert phase1 and phase1[0]["violation"] > 1e-3 and phase1[-1]["violation"] <= 1e-9
     assert result.certificate.details["phase1_iterations"] == len(phase1) - 1
     assert result.report().all_satisfied
+
+
+def test_random_fourier_features_approximate_the_gaussian_kernel():
+    """psi(x)^T psi(x') of the random-feature map approximates k(x, x') (Rahimi and Recht:
+    the error falls like 1/sqrt(D)); up to ``max_exact`` rows the representer form is exact."""
+    from ratecons.kernels import KernelSpec, kernel_block
+    from ratecons.reductions.kernelize import kernelize
+    from ratecons.testing import synthetic_groups
+
+    data = synthetic_groups(n=1500, d=5, seed=0)
+    model = rc.KernelModel(kernel="gaussian", approximation="random_features")
+    K = kernel_block(KernelSpec.from_model(model, data.d), data.X, data.X)
+    errors = []
+    for D in (50, 1000):
+        fmap = kernelize(model, [data], max_exact=D)
+        assert "random Fourier" in fmap.describe()
+        psi = fmap.apply(data.X)
+        assert psi.shape == (data.n, D)
+        errors.append(float(np.abs(psi @ psi.T - K).mean()))
+    assert errors[1] < 0.03 and errors[1] < errors[0] / 3
+    assert "exact representer" in kernelize(model, [data], max_exact=1500).describe()
+
+
+def test_kernel_model_with_random_features_solves_verifies_and_pickles():
+    import pickle
+
+    from ratecons.testing import synthetic_groups
+
+    data = synthetic_groups(n=600, d=5, seed=0)
+    a, b = data.group("g", "a"), data.group("g", "b")
+    problem = rc.Problem(minimize=rc.error_rate(data),
+                         subject_to=[rc.positive_rate(a) >= 0.8 * rc.positive_rate(b)],
+                         model=rc.KernelModel(l2=1e-2, approximation="random_features"))
+    assert "500 random Fourier features for 600 training rows" in str(problem.plan())
+    result = problem.solve(kernel_points=200)
+    assert result.status == "optimal" and result.report().all_satisfied
+    assert "200 random Fourier" in result.certificate.details["feature_map"]
+    again = pickle.loads(pickle.dumps(result.scorer))
+    assert np.array_equal(again.decision_function(data.X), result.decision_function(data.X))
+    report = rc.verify(problem, options={"kernel_points": 200},
+                       reference_options={"kernel_points": 200})
+    assert report.agrees, str(report)
+
+
+@pytest.mark.parametrize("kwargs", [{"approximation": "rff"},
+                                    {"kernel": "polynomial", "approximation": "random_features"}])
+def test_kernel_approximation_is_checked(kwargs):
+    with pytest.raises(rc.SpecError, match="'approximation' parameter of KernelModel"):
+        rc.KernelModel(**kwargs)

@@ -12,7 +12,12 @@ that works for a linear model works for a kernel model over psi (apply); a solut
 to a = V diag(lambda)^(-1/2) w (invert). P is every training row of every dataset the problem
 touches when there are at most ``max_exact`` of them (the exact representer theorem for the
 regularized problem); otherwise a uniform sample of ``max_exact`` of them (the Nystrom
-approximation, seeded), which the plan states.
+approximation, seeded), which the plan states. A gaussian kernel model with
+``approximation="random_features"`` uses ``max_exact`` random Fourier features instead,
+psi(x) = sqrt(2/D) cos(W x + u) (Rahimi and Recht; the draw of
+:class:`ratecons.features.RandomFourier`), so that psi(x)^T psi(x') approximates k(x, x') and
+(l2/2)||w||^2 plays the role of the kernel regularizer; the solution maps back to the scorer
+f(x) = <w, psi(x)> - b (:class:`~ratecons.result.FeatureScorer`).
 """
 
 from __future__ import annotations
@@ -24,10 +29,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..data import Dataset, Features
+from ..features import RandomFourier
 from ..kernels import KernelSpec, kernel_block
-from ..result import KernelScorer, LinearScorer
+from ..result import FeatureScorer, KernelScorer, LinearScorer
 
-__all__ = ["FeatureMap", "KernelScorer", "kernelize", "MAX_EXACT_KERNEL_POINTS"]
+__all__ = ["FeatureMap", "KernelScorer", "approximation_of", "kernelize", "MAX_EXACT_KERNEL_POINTS"]
 
 #: above this many training rows the kernel expansion uses a Nystrom sample of this size
 MAX_EXACT_KERNEL_POINTS = 500
@@ -41,6 +47,8 @@ class FeatureMap:
     points: Features | None = None
     transform_matrix: np.ndarray | None = None
     approximation: str = "none"
+    fourier: RandomFourier | None = None
+    fourier_state: dict[str, Any] | None = None
 
     @property
     def is_identity(self) -> bool:
@@ -50,17 +58,26 @@ class FeatureMap:
         """psi(X) (X itself for a linear model)."""
         if self.is_identity:
             return X
+        if self.fourier is not None:
+            D = self.fourier.n_components
+            cosines = self.fourier._transform(X, self.fourier_state)[:, 1:]  # no intercept
+            return np.sqrt(2.0 / D) * cosines
         return kernel_block(self.spec, X, self.points) @ self.transform_matrix
 
-    def invert(self, w: np.ndarray, b: float) -> LinearScorer | KernelScorer:
+    def invert(self, w: np.ndarray, b: float) -> LinearScorer | KernelScorer | FeatureScorer:
         """The user's scorer for a solution (w, b) over psi."""
         if self.is_identity:
             return LinearScorer(w, b)
+        if self.fourier is not None:
+            return FeatureScorer(self, self.fourier_state["W"].shape[0], w, b)
         return KernelScorer(self.spec, self.points, self.transform_matrix @ w, b)
 
     def describe(self) -> str:
         if self.is_identity:
             return "linear model: psi(x) = x"
+        if self.fourier is not None:
+            return (f"kernel {self.spec.describe()}: psi(x) = sqrt(2/D) cos(W x + u), "
+                    f"{self.approximation}")
         m = self.points.shape[0]
         return (f"kernel {self.spec.describe()}: psi(x) = k(x, P) V Lambda^(-1/2) over "
                 f"{m} points ({self.approximation}), {self.transform_matrix.shape[1]} features")
@@ -73,6 +90,17 @@ def _stack(datasets: list[Dataset]) -> Features:
     return np.vstack(mats)
 
 
+def approximation_of(model: Any, n: int, max_exact: int = MAX_EXACT_KERNEL_POINTS,
+                     seed: int | None = 0) -> str:
+    """How :func:`kernelize` makes ``model`` linear over ``n`` training rows, in words (for
+    ``plan()`` and the result's details)."""
+    if n <= max_exact:
+        return f"exact representer over {n} training rows"
+    if getattr(model, "approximation", "nystrom") == "random_features":
+        return f"{max_exact} random Fourier features for {n} training rows (seed {seed})"
+    return f"Nystrom sample of {max_exact} of {n} training rows (seed {seed})"
+
+
 def kernelize(model: Any, datasets: list[Dataset], max_exact: int = MAX_EXACT_KERNEL_POINTS,
               seed: int | None = 0) -> FeatureMap:
     """The feature map of ``model`` over every training row of ``datasets`` (module docstring).
@@ -83,20 +111,25 @@ def kernelize(model: Any, datasets: list[Dataset], max_exact: int = MAX_EXACT_KE
     datasets : list of Dataset
         Every dataset the problem touches (their rows are the expansion points).
     max_exact : int
-        Largest number of expansion points; above it, a uniform Nystrom sample of this size.
+        Largest number of expansion points; above it, a uniform Nystrom sample of this size
+        (or this many random Fourier features, by the model's ``approximation``).
     seed : int, optional
-        Seed of the Nystrom sample.
+        Seed of the Nystrom sample or of the random features.
     """
     if not hasattr(model, "kernel"):
         return FeatureMap()
     P = _stack(datasets)
     n = P.shape[0]
-    approximation = f"exact representer over {n} training rows"
-    if n > max_exact:
-        rows = np.sort(np.random.default_rng(seed).choice(n, size=max_exact, replace=False))
-        P = P[rows]
-        approximation = f"Nystrom sample of {max_exact} of {n} training rows (seed {seed})"
+    approximation = approximation_of(model, n, max_exact, seed)
     spec = KernelSpec.from_model(model, P.shape[1])
+    if n > max_exact and model.approximation == "random_features":
+        fourier = RandomFourier(n_components=max_exact, gamma=spec.gamma,
+                                seed=0 if seed is None else seed)
+        state = fourier._fit(np.empty((0, P.shape[1])))
+        return FeatureMap(spec, approximation=approximation, fourier=fourier,
+                          fourier_state=state)
+    if n > max_exact:
+        P = P[np.sort(np.random.default_rng(seed).choice(n, size=max_exact, replace=False))]
     K = kernel_block(spec, P, P)
     vals, vecs = np.linalg.eigh(0.5 * (K + K.T))
     keep = vals > 1e-10 * max(1.0, float(vals.max(initial=0.0)))
