@@ -97,6 +97,24 @@ class Analysis:
     def parts(self) -> list[Any]:
         return [p for row in self.rows for _, p in row.parts]
 
+    def rate_rows(self) -> list[tuple[dict[Any, tuple[Any, float]], float, float]]:
+        """The rate parts of rows 0..m as ``(terms, constant, bound)``: ``terms`` maps a subset
+        key to ``(subset, coef)`` with the coefficients of every rate of the row summed,
+        ``constant`` is the rates' constant and ``bound`` the row's (0 for the objective); the
+        input of :func:`ratecons.canonical.rate_program.program_of_rows`. Other parts and the
+        row's own constant are left out."""
+        out = []
+        for j, row in enumerate(self.rows):
+            terms: dict[Any, tuple[Any, float]] = {}
+            constant = 0.0
+            for coef, part in row.parts:
+                if _curvature(part) == "rate" and not isinstance(part, Term):
+                    constant += coef * part.constant
+                    for key, (subset, c) in part.terms.items():
+                        terms[key] = (subset, terms.get(key, (subset, 0.0))[1] + coef * c)
+            out.append((terms, constant, 0.0 if j == 0 else row.bound))
+        return out
+
     def summary(self) -> str:
         kinds = sorted({type(p).__name__ for p in self.parts()})
         model = type(self.model).__name__

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from .. import settings
-from ..canonical.rate_program import RateProgram, RateRow, program_of_rows
+from ..canonical.rate_program import RateProgram, program_of_rows
 from ..data import Dataset
 from ..errors import DataError, NotLinearError, SolverError, SpecError, parameter_error
 from ..generic import find_feasible_start
@@ -52,19 +52,11 @@ __all__ = ["RateConstraintPattern", "RateResult", "compile_rate_program"]
 def compile_rate_program(problem: Problem) -> RateProgram:
     """Lower a rate problem to Problem 1 (see module docstring)."""
     objective: RateExpr = problem.objective
-    sign = 1.0 if problem.sense == "minimize" else -1.0
-    rows: list[RateRow] = [(_scaled(objective.terms, sign), sign * objective.constant, 0.0)]
-    for con in problem.constraints:
-        # expr <= bound stays; expr >= bound becomes -expr <= -bound
-        s = 1.0 if con.sense == "<=" else -1.0
-        rows.append((_scaled(con.expr.terms, s), s * con.expr.constant, s * con.bound))
-    datasets = {id(subset.data): subset.data for terms, _, _ in rows
-                for subset, _ in terms.values()}
-    d = {ds.d for ds in datasets.values()}
-    if len(d) > 1:
+    datasets = problem.analysis.datasets
+    if len({ds.d for ds in datasets}) > 1:
         raise DataError(
             "the datasets of this problem have different numbers of features: "
-            + ", ".join(f"{ds.name}: {ds.d}" for ds in datasets.values())
+            + ", ".join(f"{ds.name}: {ds.d}" for ds in datasets)
             + ". A linear model needs the same feature columns everywhere."
         )
     names = [f"{problem.sense} {objective.name}"] + [c.name for c in problem.constraints]
@@ -73,12 +65,9 @@ def compile_rate_program(problem: Problem) -> RateProgram:
     if any(c.ratio is not None for c in problem.constraints):
         notes.append("ratio constraints are multiplied through by their denominators (App. B): "
                      "under the ramp relaxation they bound a ratio of expectations.")
-    return program_of_rows(rows, lambda data: data.X, names, objective_sign=sign, l2=model.l2,
+    return program_of_rows(problem.analysis.rate_rows(), lambda data: data.X, names,
+                           objective_sign=problem.analysis.objective.sign, l2=model.l2,
                            l1=model.l1, fit_intercept=model.fit_intercept, notes=notes)
-
-
-def _scaled(terms: Mapping[Any, tuple[Any, float]], scale: float) -> dict[Any, tuple[Any, float]]:
-    return {key: (subset, scale * coef) for key, (subset, coef) in terms.items()}
 
 
 class RateResult(Result):

@@ -49,7 +49,7 @@ from ..backends.cvxpy_run import checked_solver, solve_cvxpy
 from ..backends.cvxpy_status import status_of
 from ..canonical.mrc import MRCForm, all_subset_masks
 from ..canonical.rate_fold import FoldedBound, fold_bound
-from ..canonical.rate_program import RateProgram, RateRow, program_of_rows
+from ..canonical.rate_program import RateProgram, program_of_rows
 from ..errors import SolverError, SpecError, UnknownOptionError
 from ..expr.analysis import Analysis, Row
 from ..expr.mean_loss import MeanLoss
@@ -145,16 +145,7 @@ class _Builder:
     def folded_rates(self) -> Any:
         """The rate parts of rows 0..m as one vector, folded per example (module docstring);
         None when no row has one."""
-        rows: list[RateRow] = []
-        for row in self.analysis.rows:
-            terms: dict[Any, tuple[Any, float]] = {}
-            constant = 0.0
-            for coef, part in row.parts:
-                if isinstance(part, RateExpr):
-                    constant += coef * part.constant
-                    for key, (subset, c) in part.terms.items():
-                        terms[key] = (subset, terms.get(key, (subset, 0.0))[1] + coef * c)
-            rows.append((terms, constant, 0.0))
+        rows = self.analysis.rate_rows()
         if not any(terms for terms, _, _ in rows):
             return None
         sources: list[Any] = []  # the datasets in the program's order of sources
