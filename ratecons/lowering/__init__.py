@@ -1,6 +1,5 @@
 """CVXPY references of the canonical forms a pattern's solver works on, where the generic lowering
 (:mod:`ratecons.reductions.to_cvxpy`) is not the same problem: Problem 3 of a rate program at a
-given anchor, solved with its multipliers (:mod:`.rate_cvxpy`); the exact kernel dual (7)/(10)
-of ranking at the top over all n training points, which the generic chain replaces by a Nystrom
-map above a few hundred points (:mod:`.top_cvxpy`); and the minimax-risk LP, which is not a
-score model (:mod:`.mrc_cvxpy`)."""
+given anchor, solved with its multipliers (:mod:`.rate_cvxpy`); and the minimax-risk LP, which is
+not a score model (:mod:`.mrc_cvxpy`). Ranking at the top has no module here: its reference is
+the generic chain itself, with kernel models kernelized exactly over every training point."""

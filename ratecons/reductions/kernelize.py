@@ -13,6 +13,10 @@ to a = V diag(lambda)^(-1/2) w (invert). P is every training row of every datase
 touches when there are at most ``max_exact`` of them (the exact representer theorem for the
 regularized problem); otherwise a uniform sample of ``max_exact`` of them (the Nystrom
 approximation, seeded), which the plan states.
+
+A ``precomputed`` kernel has no kernel function: the problem's one dataset holds the n x n
+training kernel matrix, and any X holds kernel values against the n training examples, so
+k(x, P) is the columns of X that index the expansion points.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..data import Dataset, Features
+from ..errors import SpecError
 from ..kernels import KernelSpec, kernel_block
 from ..result import KernelScorer, LinearScorer
 
@@ -35,12 +40,17 @@ MAX_EXACT_KERNEL_POINTS = 500
 
 @dataclass
 class FeatureMap:
-    """psi and its inverse (module docstring); the identity for linear models."""
+    """psi and its inverse (module docstring); the identity for linear models.
+
+    For a ``precomputed`` kernel ``points`` is None, ``columns`` are the expansion points'
+    indices among the ``n_train`` training examples."""
 
     spec: KernelSpec | None = None
     points: Features | None = None
     transform_matrix: np.ndarray | None = None
     approximation: str = "none"
+    columns: np.ndarray | None = None
+    n_train: int | None = None
 
     @property
     def is_identity(self) -> bool:
@@ -50,18 +60,21 @@ class FeatureMap:
         """psi(X) (X itself for a linear model)."""
         if self.is_identity:
             return X
+        if self.points is None:
+            return X[:, self.columns] @ self.transform_matrix
         return kernel_block(self.spec, X, self.points) @ self.transform_matrix
 
     def invert(self, w: np.ndarray, b: float) -> LinearScorer | KernelScorer:
         """The user's scorer for a solution (w, b) over psi."""
         if self.is_identity:
             return LinearScorer(w, b)
-        return KernelScorer(self.spec, self.points, self.transform_matrix @ w, b)
+        return KernelScorer(self.spec, self.points, self.transform_matrix @ w, b, self.columns,
+                            self.n_train)
 
     def describe(self) -> str:
         if self.is_identity:
             return "linear model: psi(x) = x"
-        m = self.points.shape[0]
+        m = self.transform_matrix.shape[0]
         return (f"kernel {self.spec.describe()}: psi(x) = k(x, P) V Lambda^(-1/2) over "
                 f"{m} points ({self.approximation}), {self.transform_matrix.shape[1]} features")
 
@@ -89,16 +102,27 @@ def kernelize(model: Any, datasets: list[Dataset], max_exact: int = MAX_EXACT_KE
     """
     if not hasattr(model, "kernel"):
         return FeatureMap()
+    precomputed = model.kernel == "precomputed"
+    if precomputed and len(datasets) != 1:
+        raise SpecError("kernel='precomputed' needs a problem over one dataset (its X is the "
+                        f"training kernel matrix); this one touches {len(datasets)}.")
     P = _stack(datasets)
     n = P.shape[0]
+    rows = np.arange(n)
     approximation = f"exact representer over {n} training rows"
     if n > max_exact:
         rows = np.sort(np.random.default_rng(seed).choice(n, size=max_exact, replace=False))
         P = P[rows]
         approximation = f"Nystrom sample of {max_exact} of {n} training rows (seed {seed})"
     spec = KernelSpec.from_model(model, P.shape[1])
-    K = kernel_block(spec, P, P)
+    if precomputed:
+        K = P[:, rows]
+        K = K.toarray() if sp.issparse(K) else np.asarray(K, dtype=np.float64)
+    else:
+        K = kernel_block(spec, P, P)
     vals, vecs = np.linalg.eigh(0.5 * (K + K.T))
     keep = vals > 1e-10 * max(1.0, float(vals.max(initial=0.0)))
     transform = vecs[:, keep] / np.sqrt(vals[keep])
+    if precomputed:
+        return FeatureMap(spec, None, transform, approximation, rows, n)
     return FeatureMap(spec, P, transform, approximation)
