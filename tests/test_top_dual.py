@@ -106,6 +106,31 @@ def test_kernel_scores_on_new_data_and_precomputed_kernel():
     assert res.predict(test).dtype == np.int8
 
 
+def test_reference_with_a_precomputed_kernel_matches_the_kernel_function():
+    """The reference kernelizes a precomputed kernel over the columns of its matrix: same
+    objective and scores as with the Gaussian kernel function (auto picks the reference for
+    a small kernel Pat&Mat problem)."""
+    data = _toy(6)
+    train, test = data.split(0.7, seed=0)
+    obj = _objective(train, "pat&mat-np", "hinge")
+    res = rc.Problem(maximize=obj, model=rc.KernelModel(l2=1e-2)).solve("cvxpy")
+    form = res.problem.canonical()
+    gamma = form.kernel.gamma
+
+    def gram(A, B):
+        return np.exp(-gamma * ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1))
+
+    pre = rc.Dataset(gram(train.X, train.X), train.y)
+    problem = rc.Problem(maximize=_objective(pre, "pat&mat-np", "hinge"),
+                         model=rc.KernelModel(kernel="precomputed", l2=1e-2))
+    assert problem.plan().method == "cvxpy"
+    res_pre = problem.solve()
+    assert res_pre.status == res.status == "optimal"
+    assert abs(res_pre.objective - res.objective) <= 1e-6 * abs(1.0 - res.objective)
+    np.testing.assert_allclose(res_pre.decision_function(gram(test.X, train.X)),
+                               res.decision_function(test), atol=1e-4)
+
+
 def test_verify_and_result_objective_is_the_same_number():
     data = _toy(7)
     problem = rc.Problem(maximize=rc.tpr_at_quantile(data, tau=0.1),
