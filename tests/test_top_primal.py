@@ -231,6 +231,7 @@ def test_reference_takes_solver_names_in_any_case_and_refuses_highs_for_a_qp():
     assert default.solution.solver == "generic/CLARABEL"
     lower = problem.solve("cvxpy", solver="clarabel")
     assert lower.status == "optimal" and lower.objective == pytest.approx(default.objective)
+    assert problem.solve("cvxpy", solver=None).objective == default.objective  # the default
     scs = problem.solve("cvxpy", solver="SCS",
                         solver_options={"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 100_000})
     assert scs.solution.solver == "generic/SCS"

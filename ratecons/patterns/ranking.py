@@ -203,25 +203,37 @@ def _run_primal_ipm(problem: Any, form: TopForm, *, seed: int | None = None,
 
 
 def _run_cvxpy(problem: Any, form: TopForm, *, seed: int | None = None, callback: Any = None,
-               solver: str = settings.DEFAULT_CONIC_SOLVER,
+               solver: str | None = None,
                solver_options: dict[str, Any] | None = None) -> TopResult:
     """The reference: the generic chain (:func:`ratecons.generic.solve_generic`) on the
-    problem's analysis, i.e. the generic lowering of TPR@K / TPR@tau
-    (:mod:`ratecons.reductions.to_cvxpy`): the primal (6) with the threshold epigraph
-    sum_largest(s~, K) / K <= t, or (9) with the Pat&Mat threshold equation in its convex form
-    (Appendix A.2), scaled to (3). A kernel model is kernelized over every training point
-    (``kernel_points`` = n), which is the exact representer form: psi(x) = k(x, P) V
-    Lambda^(-1/2) with ||w||^2 = a^T K a, the same problem as the dual (7)/(10), not a
-    Nystrom approximation.
+    problem's analysis.
 
-    ``solver`` and ``solver_options`` go to the chain's CVXPY step; by default the step runs
-    at :data:`REFERENCE_CLARABEL` (CLARABEL's own tolerances), not at the chain's looser
-    step tolerance. The result is in the pattern's terms: the threshold t = G(s) recomputed
-    from the training scores (Table 1), (3) evaluated at the returned model by the function
-    every method uses, and a certificate with that value as its upper bound (no dual bound).
+    Its lowering (:mod:`ratecons.reductions.to_cvxpy`) is the primal (6) with the threshold
+    epigraph sum_largest(z~, K) / K <= t, or (9) with the Pat&Mat threshold equation in its
+    convex form sum_j l(theta (z~_j - t)) <= n~ tau (Appendix A.2), scaled to (3). A kernel
+    model is kernelized over every training point (``kernel_points`` = n), which is exact:
+    psi(x) = k(x, P) V Lambda^(-1/2) with ||w||^2 = a^T K a is the representer form, so the
+    problem is the one whose dual is (7)/(10), not a Nystrom approximation of it.
+
+    Parameters
+    ----------
+    solver : str, optional
+        CVXPY solver of the chain's step (default CLARABEL).
+    solver_options : dict, optional
+        Passed to the solver; without them CLARABEL runs at :data:`REFERENCE_CLARABEL` (its
+        own default tolerances), not at the chain's looser step tolerance.
+
+    Returns
+    -------
+    TopResult
+        In the pattern's terms: the threshold t = G(s) recomputed from the training scores
+        (Table 1), (3) evaluated at the returned model by the function every method uses,
+        inverted by :func:`_to_user_sense`, and a certificate with that value as its bound
+        (no dual bound; ``alpha`` and ``beta`` are None).
     """
     from ..generic import solve_generic
 
+    solver = solver or settings.DEFAULT_CONIC_SOLVER
     if solver_options is None and solver.upper() == "CLARABEL":
         solver_options = REFERENCE_CLARABEL
     analysis = problem.analysis
