@@ -23,7 +23,6 @@ import numpy as np
 import ratecons as rc
 from ratecons import metrics
 from ratecons.kernels import KernelSpec, kernel_block
-from ratecons.lowering.top_cvxpy import svm_dual_coefficients
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 LAMBDA = 1e-3
@@ -48,6 +47,32 @@ def load(name: str, positive: int, n: int, seed: int) -> tuple[rc.Dataset, rc.Da
     X = (X - X.mean(0)) / (X.std(0) + 1e-12)
     sub = rc.Dataset(X, (data.y[idx] == positive).astype(int), name=name)
     return sub.split(0.5, seed=seed)
+
+
+def svm_dual_coefficients(Kmat: np.ndarray, y: np.ndarray, C: float) -> np.ndarray:
+    """The C-SVC baseline of Section 4.1, by CVXPY: the dual (24),
+
+        maximize  sum_i alpha_i - (1/2) sum_ij alpha_i alpha_j y_i y_j k(x_i, x_j)
+        s.t.      sum_i alpha_i y_i = 0,  0 <= alpha_i <= C,
+
+    with the kernel matrix k(X, X) and labels y in {0, 1} (as y in {-1, +1}); the quadratic
+    term as ||L^T alpha||^2 with L L^T = diag(y) K diag(y) (eigenvalues below a relative 1e-12
+    dropped). Returns a_i = alpha_i y_i, so that the scores are k(x, X) a up to the bias (which
+    no ranking metric depends on)."""
+    import cvxpy as cp
+
+    ys = np.where(np.asarray(y) > 0, 1.0, -1.0)
+    signed = Kmat * np.outer(ys, ys)
+    vals, vecs = np.linalg.eigh(0.5 * (signed + signed.T))
+    keep = vals > 1e-12 * max(1.0, float(vals.max(initial=0.0)))
+    L = vecs[:, keep] * np.sqrt(vals[keep])
+    alpha = cp.Variable(ys.size)
+    prob = cp.Problem(cp.Maximize(-0.5 * cp.sum_squares(L.T @ alpha) + cp.sum(alpha)),
+                      [ys @ alpha == 0, alpha >= 0, alpha <= C])
+    prob.solve(solver="CLARABEL")
+    if alpha.value is None:
+        raise RuntimeError(f"the SVM baseline failed to solve (CVXPY status {prob.status}).")
+    return np.asarray(alpha.value) * ys
 
 
 def evaluate(scores: np.ndarray, y: np.ndarray) -> dict[str, float]:

@@ -214,7 +214,6 @@ OPTION_CASES = [
     (_top, "dual_ca", "shrinking", 1, rc.SpecError),
     (_top, "primal_ipm", "tol", 0, rc.SpecError),
     (_top, "primal_ipm", "max_iter", 0, rc.SpecError),
-    (_top, "cvxpy", "formulation", "xx", rc.SpecError),
     (_top, "cvxpy", "solver", "FOO", rc.UnknownOptionError),
     (_dro, "lbfgs", "tol", -1, rc.SpecError),
     (_dro, "lbfgs", "memory", 0, rc.SpecError),
@@ -248,6 +247,7 @@ def test_every_option_is_checked_in_the_parameter_format(build, method, option, 
 
 @pytest.mark.parametrize("build, method", [
     (_rates, "mm"), (_rates, "hinge"), (_mrc, "lp"), (_mrc, "ccg"), (_top, "dual_ca"),
+    (_top, "cvxpy"),
     (_dro, "lbfgs"), (_dro, "cvxpy"), (_composed, "highs"),
 ])
 def test_unknown_options_are_refused_naming_the_valid_ones(build, method):

@@ -1,5 +1,6 @@
-"""The primal interior-point method (linear models) against the CVXPY reference; its certificate,
-budgets, the dual bound, the trivial optimum w = 0 and the ``auto`` rule."""
+"""The primal interior-point method (linear models) against the CVXPY reference (the generic
+chain's primal (6)/(9)); its certificate, budgets, the dual bound, the trivial optimum w = 0 and
+the ``auto`` rule."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from hypothesis import strategies as st
 import ratecons as rc
 from benchmarks.top import adult, synthetic
 from ratecons.errors import TrivialOptimumWarning
-from ratecons.lowering.top_cvxpy import solve_primal
 from ratecons.solvers.top_dual import project_toppushk
 from ratecons.solvers.top_ipm import solve_top_ipm
 from ratecons.solvers.top_primal import dual_bound, primal_objective
@@ -27,10 +27,9 @@ RTOL = 1e-5  # objective agreement required by issue 14
 
 def _reference_value(problem):
     """The CVXPY reference's w and the objective (3) evaluated exactly at it."""
-    form = problem.canonical()
-    ref = solve_primal(form)
+    ref = problem.solve("cvxpy")
     assert ref.status == "optimal"
-    return ref.variables["w"], primal_objective(form, ref.variables["w"])
+    return ref.w, primal_objective(problem.canonical(), ref.w)
 
 
 def _check_against_reference(problem, tol=1e-8):
@@ -224,12 +223,23 @@ def test_auto_rule_and_errors():
         solve_top_ipm(form)
 
 
-def test_reference_takes_solver_names_in_any_case_and_refuses_highs_by_name():
+def test_reference_takes_solver_names_in_any_case_and_refuses_highs_for_a_qp():
     data = synthetic(200, 5, 0.3, seed=3)
-    form = rc.Problem(maximize=rc.tpr_at_top(data, k=4),
-                      model=rc.LinearModel(l2=1e-2)).canonical()
-    assert solve_primal(form, solver="clarabel").status == "optimal"
-    with pytest.raises(rc.UnknownOptionError, match="HIGHS solves LPs only.*quadratic"):
-        solve_primal(form, solver="HIGHS")
-    with pytest.raises(rc.UnknownOptionError, match="unknown CVXPY solver 'gurobi'"):
-        solve_primal(form, solver="gurobi")
+    problem = rc.Problem(maximize=rc.tpr_at_top(data, k=4), model=rc.LinearModel(l2=1e-2))
+    default = problem.solve("cvxpy")
+    assert default.status == "optimal"
+    assert default.solution.solver == "generic/CLARABEL"
+    lower = problem.solve("cvxpy", solver="clarabel")
+    assert lower.status == "optimal" and lower.objective == pytest.approx(default.objective)
+    assert problem.solve("cvxpy", solver=None).objective == default.objective  # the default
+    scs = problem.solve("cvxpy", solver="SCS",
+                        solver_options={"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 100_000})
+    assert scs.solution.solver == "generic/SCS"
+    assert scs.objective == pytest.approx(default.objective, rel=1e-5)
+    with pytest.raises(rc.UnknownOptionError, match="HIGHS solves LPs only.*not LPs"):
+        problem.solve("cvxpy", solver="HIGHS")
+    with pytest.raises(rc.UnknownOptionError, match="'solver'.*'gurobi'"):
+        problem.solve("cvxpy", solver="gurobi")
+    # the primal is the only formulation: the old option is refused by name
+    with pytest.raises(rc.UnknownOptionError, match=r"unknown option\(s\) \['formulation'\]"):
+        problem.solve("cvxpy", formulation="dual")

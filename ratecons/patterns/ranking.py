@@ -7,8 +7,9 @@ Objectives :func:`ratecons.tpr_at_top` and :func:`ratecons.tpr_at_quantile` comp
   (w, t) (:mod:`ratecons.solvers.top_ipm`), certified by the Lagrangian dual bound; the only
   method for an l1 penalty or l2 = 0;
 * ``dual_ca`` -- dual coordinate ascent (Section 3.4, Algorithm 2) with a duality-gap stop;
-* ``cvxpy`` -- the reference: the primal (6)/(9) for linear models, the dual (7)/(10) for
-  kernel models.
+* ``cvxpy`` -- the reference: the generic chain (:mod:`ratecons.generic`), i.e. the generic
+  CVXPY lowering of the primal (6)/(9), with kernel models kernelized exactly over every
+  training point.
 
 The solvers minimize the objective (3), (lambda/2)||w||^2 [+ l1 ||w||_1] + (1/n_+) sum_i
 l(t - s_i). The user maximized the TPR surrogate, so every method's result is inverted to the
@@ -32,7 +33,6 @@ from .. import settings
 from ..canonical.top import TopForm
 from ..errors import DataError, SpecError, TrivialOptimumWarning
 from ..kernels import KernelSpec
-from ..lowering import top_cvxpy
 from ..metrics import auc, tpr_at_quantile, tpr_at_top
 from ..models import KernelModel, LinearModel
 from ..ranking import RankingObjective, TPRAtQuantile, TPRAtTop
@@ -51,6 +51,9 @@ CVXPY_AUTO_MAX = 1500
 #: ``auto`` uses the interior-point method for linear models up to this many columns of
 #: y = (w, t, r) (its p x p Schur complement is dense; benchmarks.top measures d <= 123)
 IPM_AUTO_MAX_DIM = 2000
+#: CLARABEL's own default tolerances, at which the reference solves (the generic chain's steps
+#: stop at a relative gap of 1e-6, :data:`ratecons.reductions.to_cvxpy.STEP_CLARABEL`)
+REFERENCE_CLARABEL = {"tol_gap_abs": 1e-8, "tol_gap_rel": 1e-8, "tol_feas": 1e-8}
 #: relative distance of the certified lower bound to the value at w = 0 under which the
 #: optimum is reported as trivial
 TRIVIAL_RTOL = 1e-6
@@ -118,7 +121,8 @@ class TopResult(Result):
     threshold : float
         The training threshold t at the fitted model (the model predicts positive at s > t).
     alpha, beta : ndarray or None
-        Dual variables of (7)/(10) (None for the primal CVXPY reference).
+        Dual variables of (7)/(10) (None for the primal methods: ``primal_ipm`` and the
+        ``cvxpy`` reference).
     """
 
     threshold: float
@@ -138,21 +142,25 @@ class TopResult(Result):
         return out
 
 
-def _make_result(problem: Any, form: TopForm, method: str, solution: Solution,
-                 alpha: np.ndarray | None, beta: np.ndarray | None, w: np.ndarray | None,
-                 t: float) -> TopResult:
+def _scorer(form: TopForm, alpha: np.ndarray | None, beta: np.ndarray | None,
+            w: np.ndarray | None, t: float) -> LinearScorer | KernelScorer:
+    """The fitted model s(x) - t: from w (linear models) or, by eqs. (8), (11) and (13),
+    from the dual variables v = (alpha, beta), s(x) = sum_l (S v)_l k(p_l, x)."""
     if w is not None:
-        scorer: Any = LinearScorer(w, t)
-    else:
-        v = np.concatenate([alpha, beta])
-        keep = np.flatnonzero(v > 0)
-        coef = (form.signs * v)[keep]
-        if form.gram is not None:
-            cols = np.concatenate([form.pos_index, form.tilde_index])[keep]
-            scorer = KernelScorer(form.kernel, None, coef, t, cols, form.gram.shape[1])
-        else:
-            P = form.points()
-            scorer = KernelScorer(form.kernel, P[keep], coef, t)
+        return LinearScorer(w, t)
+    v = np.concatenate([alpha, beta])
+    keep = np.flatnonzero(v > 0)
+    coef = (form.signs * v)[keep]
+    if form.gram is not None:
+        cols = np.concatenate([form.pos_index, form.tilde_index])[keep]
+        return KernelScorer(form.kernel, None, coef, t, cols, form.gram.shape[1])
+    return KernelScorer(form.kernel, form.points()[keep], coef, t)
+
+
+def _make_result(problem: Any, form: TopForm, method: str, solution: Solution,
+                 scorer: LinearScorer | KernelScorer | None, t: float,
+                 alpha: np.ndarray | None = None, beta: np.ndarray | None = None
+                 ) -> TopResult:
     if solution.status in settings.SOLVED_STATUSES:
         _flag_trivial(form, solution)
     _to_user_sense(solution)
@@ -178,8 +186,9 @@ def _run_dual_ca(problem: Any, form: TopForm, *, seed: int | None = None,
                          working_set_size=working_set_size,
                          callback=callback)
     p = sol.primal
-    return _make_result(problem, form, "dual_ca", sol, p["alpha"], p["beta"], p.get("w"),
-                        p["t"])
+    return _make_result(problem, form, "dual_ca", sol,
+                        _scorer(form, p["alpha"], p["beta"], p.get("w"), p["t"]), p["t"],
+                        p["alpha"], p["beta"])
 
 
 def _run_primal_ipm(problem: Any, form: TopForm, *, seed: int | None = None,
@@ -189,57 +198,75 @@ def _run_primal_ipm(problem: Any, form: TopForm, *, seed: int | None = None,
     if callback is not None:
         for record in sol.history:
             callback(record)
-    return _make_result(problem, form, "primal_ipm", sol, None, None, sol.primal["w"],
-                        sol.primal["t"])
+    w, t = sol.primal["w"], sol.primal["t"]
+    return _make_result(problem, form, "primal_ipm", sol, LinearScorer(w, t), t)
 
 
 def _run_cvxpy(problem: Any, form: TopForm, *, seed: int | None = None, callback: Any = None,
-               solver: str = settings.DEFAULT_CONIC_SOLVER, formulation: str = "auto",
+               solver: str | None = None,
                solver_options: dict[str, Any] | None = None) -> TopResult:
-    if formulation not in ("auto", "primal", "dual"):
-        raise SpecError(f"The 'formulation' option of the cvxpy method must be one of "
-                        f"('auto', 'primal', 'dual'). Got {formulation!r} instead.")
-    use_primal = formulation == "primal" or (formulation == "auto" and form.linear_model)
-    n = form.n_pos
-    if use_primal:
-        ref = top_cvxpy.solve_primal(form, solver, solver_options)
-        w = ref.variables.get("w")
-        if w is None:
-            sol = Solution(ref.status, np.nan, solver=ref.solver, solve_time=ref.solve_time)
-            return _make_result(problem, form, "cvxpy", sol, None, None, np.zeros(form.d), 0.0)
+    """The reference: the generic chain (:func:`ratecons.generic.solve_generic`) on the
+    problem's analysis.
+
+    Its lowering (:mod:`ratecons.reductions.to_cvxpy`) is the primal (6) with the threshold
+    epigraph sum_largest(z~, K) / K <= t, or (9) with the Pat&Mat threshold equation in its
+    convex form sum_j l(theta (z~_j - t)) <= n~ tau (Appendix A.2), scaled to (3). A kernel
+    model is kernelized over every training point (``kernel_points`` = n), which is exact:
+    psi(x) = k(x, P) V Lambda^(-1/2) with ||w||^2 = a^T K a is the representer form, so the
+    problem is the one whose dual is (7)/(10), not a Nystrom approximation of it.
+
+    Parameters
+    ----------
+    solver : str, optional
+        CVXPY solver of the chain's step (default CLARABEL).
+    solver_options : dict, optional
+        Passed to the solver; without them CLARABEL runs at :data:`REFERENCE_CLARABEL` (its
+        own default tolerances), not at the chain's looser step tolerance.
+
+    Returns
+    -------
+    TopResult
+        In the pattern's terms: the threshold t = G(s) recomputed from the training scores
+        (Table 1), (3) evaluated at the returned model by the function every method uses,
+        inverted by :func:`_to_user_sense`, and a certificate with that value as its bound
+        (no dual bound; ``alpha`` and ``beta`` are None).
+    """
+    from ..generic import solve_generic
+
+    solver = solver or settings.DEFAULT_CONIC_SOLVER
+    if solver_options is None and solver.upper() == "CLARABEL":
+        solver_options = REFERENCE_CLARABEL
+    analysis = problem.analysis
+    with warnings.catch_warnings():  # w = 0 is flagged once, by _make_result, with its hint
+        warnings.simplefilter("ignore", TrivialOptimumWarning)
+        sol, scorer, _ = solve_generic(analysis, solver=solver, solver_options=solver_options,
+                                       kernel_points=sum(d.n for d in analysis.datasets),
+                                       callback=callback)
+    details = {"form": "generic lowering: primal (6)/(9) over psi",
+               "feature_map": sol.certificate.details["feature_map"],
+               "step_status": sol.certificate.details.get("step_status")}
+    if scorer is None:
+        failed = Solution(sol.status, np.nan, certificate=Certificate(details=details),
+                          solver=sol.solver, solve_time=sol.solve_time)
+        return _make_result(problem, form, "cvxpy", failed, None, np.nan)
+    w = sol.primal["w"]
+    if form.linear_model:
         obj = primal_objective(form, w)
         t = form.threshold_from_scores(np.asarray(form.X_tilde @ w).ravel())
-        cert = Certificate(upper_bound=obj, max_violation=0.0,
-                           details={"solver_value": ref.value, "form": "primal (6)/(9)"})
-        sol = Solution(ref.status, obj, primal={"w": w, "t": t}, certificate=cert,
-                       solver=ref.solver, solve_time=ref.solve_time)
-        return _make_result(problem, form, "cvxpy", sol, None, None, w, t)
-    Kmat = form.signed_gram()
-    ref = top_cvxpy.solve_dual(form, solver, solver_options, Kmat=Kmat)
-    if not ref.variables:
-        sol = Solution(ref.status, np.nan, solver=ref.solver, solve_time=ref.solve_time)
-        res = _make_result(problem, form, "cvxpy", sol, np.zeros(n), np.zeros(form.n_tilde),
-                           None, 0.0)
-        res.scorer = None
-        return res
-    alpha, beta = ref.variables["alpha"], ref.variables["beta"]
-    v = np.concatenate([alpha, beta])
-    s = Kmat @ v
-    obj = form.lam * form.primal_from_dual_scores(v, s)
-    t = form.threshold_from_scores(-s[n:])
-    delta = ref.variables.get("delta")
-    cert = Certificate(lower_bound=form.lam * ref.value, upper_bound=obj,
-                       gap=obj - form.lam * ref.value,
-                       max_violation=form.dual_violation(v, delta),
-                       details={"form": "dual (7)/(10)", "C": form.C})
-    primal = {"alpha": alpha, "beta": beta, "t": t, "scores": s}
-    w = None
-    if form.linear_model:
-        w = np.asarray(form.points().T @ (form.signs * v)).ravel()
-        primal["w"] = w
-    sol = Solution(ref.status, obj, primal=primal, certificate=cert, solver=ref.solver,
-                   solve_time=ref.solve_time)
-    return _make_result(problem, form, "cvxpy", sol, alpha, beta, w, t)
+        fitted: LinearScorer | KernelScorer = LinearScorer(w, t)
+        primal = {"w": w, "t": t}
+    else:
+        # the model's scores s = psi w on the training data (the chain's scorer is s - b)
+        s = scorer.decision_function(problem.objective.data) + scorer.b
+        t = form.threshold_from_scores(s[form.tilde_index])
+        obj = form.lam * form.primal_c(s[form.pos_index], s[form.tilde_index], float(w @ w))
+        fitted = KernelScorer(scorer.spec, scorer.points, scorer.a, t, scorer.columns,
+                              scorer.n_train)
+        primal = {"coef": scorer.a, "t": t, "scores": s}
+    cert = Certificate(upper_bound=obj, max_violation=0.0, details=details)
+    result = Solution(sol.status, obj, primal=primal, certificate=cert,
+                      history=sol.history, solver=sol.solver, solve_time=sol.solve_time)
+    return _make_result(problem, form, "cvxpy", result, fitted, t)
 
 
 class RankingPattern(Pattern):
@@ -310,8 +337,9 @@ class RankingPattern(Pattern):
             "dual_ca": MethodSpec("dual_ca", _run_dual_ca,
                                   "dual coordinate ascent (Alg 2), duality-gap stop"),
             "cvxpy": MethodSpec("cvxpy", _run_cvxpy,
-                                "CVXPY reference: primal (6)/(9) for linear models, dual "
-                                "(7)/(10) for kernels", is_reference=True),
+                                "CVXPY reference: the generic chain's primal (6)/(9), kernel "
+                                "models kernelized exactly over every training point",
+                                is_reference=True),
         }
 
     def choose(self, problem: Any, form: TopForm) -> tuple[str, list[str]]:

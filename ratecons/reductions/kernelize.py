@@ -18,6 +18,10 @@ psi(x) = sqrt(2/D) cos(W x + u) (Rahimi and Recht; the draw of
 :class:`ratecons.features.RandomFourier`), so that psi(x)^T psi(x') approximates k(x, x') and
 (l2/2)||w||^2 plays the role of the kernel regularizer; the solution maps back to the scorer
 f(x) = <w, psi(x)> - b (:class:`~ratecons.result.FeatureScorer`).
+
+A ``precomputed`` kernel has no kernel function: the problem's one dataset holds the n x n
+training kernel matrix, and any X holds kernel values against the n training examples, so
+k(x, P) is the columns of X that index the expansion points.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..data import Dataset, Features
+from ..errors import SpecError
 from ..features import RandomFourier
 from ..kernels import KernelSpec, kernel_block
 from ..result import FeatureScorer, KernelScorer, LinearScorer
@@ -41,7 +46,10 @@ MAX_EXACT_KERNEL_POINTS = 500
 
 @dataclass
 class FeatureMap:
-    """psi and its inverse (module docstring); the identity for linear models."""
+    """psi and its inverse (module docstring); the identity for linear models.
+
+    For a ``precomputed`` kernel ``points`` is None, ``columns`` are the expansion points'
+    indices among the ``n_train`` training examples."""
 
     spec: KernelSpec | None = None
     points: Features | None = None
@@ -49,6 +57,8 @@ class FeatureMap:
     approximation: str = "none"
     fourier: RandomFourier | None = None
     fourier_state: dict[str, Any] | None = None
+    columns: np.ndarray | None = None
+    n_train: int | None = None
 
     @property
     def is_identity(self) -> bool:
@@ -62,6 +72,8 @@ class FeatureMap:
             D = self.fourier.n_components
             cosines = self.fourier._transform(X, self.fourier_state)[:, 1:]  # no intercept
             return np.sqrt(2.0 / D) * cosines
+        if self.points is None:
+            return X[:, self.columns] @ self.transform_matrix
         return kernel_block(self.spec, X, self.points) @ self.transform_matrix
 
     def invert(self, w: np.ndarray, b: float) -> LinearScorer | KernelScorer | FeatureScorer:
@@ -70,7 +82,8 @@ class FeatureMap:
             return LinearScorer(w, b)
         if self.fourier is not None:
             return FeatureScorer(self, self.fourier_state["W"].shape[0], w, b)
-        return KernelScorer(self.spec, self.points, self.transform_matrix @ w, b)
+        return KernelScorer(self.spec, self.points, self.transform_matrix @ w, b, self.columns,
+                            self.n_train)
 
     def describe(self) -> str:
         if self.is_identity:
@@ -78,7 +91,7 @@ class FeatureMap:
         if self.fourier is not None:
             return (f"kernel {self.spec.describe()}: psi(x) = sqrt(2/D) cos(W x + u), "
                     f"{self.approximation}")
-        m = self.points.shape[0]
+        m = self.transform_matrix.shape[0]
         return (f"kernel {self.spec.describe()}: psi(x) = k(x, P) V Lambda^(-1/2) over "
                 f"{m} points ({self.approximation}), {self.transform_matrix.shape[1]} features")
 
@@ -118,6 +131,10 @@ def kernelize(model: Any, datasets: list[Dataset], max_exact: int = MAX_EXACT_KE
     """
     if not hasattr(model, "kernel"):
         return FeatureMap()
+    precomputed = model.kernel == "precomputed"
+    if precomputed and len(datasets) != 1:
+        raise SpecError("kernel='precomputed' needs a problem over one dataset (its X is the "
+                        f"training kernel matrix); this one touches {len(datasets)}.")
     P = _stack(datasets)
     n = P.shape[0]
     approximation = approximation_of(model, n, max_exact, seed)
@@ -128,10 +145,18 @@ def kernelize(model: Any, datasets: list[Dataset], max_exact: int = MAX_EXACT_KE
         state = fourier._fit(np.empty((0, P.shape[1])))
         return FeatureMap(spec, approximation=approximation, fourier=fourier,
                           fourier_state=state)
+    rows = np.arange(n)
     if n > max_exact:
-        P = P[np.sort(np.random.default_rng(seed).choice(n, size=max_exact, replace=False))]
-    K = kernel_block(spec, P, P)
+        rows = np.sort(np.random.default_rng(seed).choice(n, size=max_exact, replace=False))
+        P = P[rows]
+    if precomputed:
+        K = P[:, rows]
+        K = K.toarray() if sp.issparse(K) else np.asarray(K, dtype=np.float64)
+    else:
+        K = kernel_block(spec, P, P)
     vals, vecs = np.linalg.eigh(0.5 * (K + K.T))
     keep = vals > 1e-10 * max(1.0, float(vals.max(initial=0.0)))
     transform = vecs[:, keep] / np.sqrt(vals[keep])
+    if precomputed:
+        return FeatureMap(spec, None, transform, approximation, columns=rows, n_train=n)
     return FeatureMap(spec, P, transform, approximation)
