@@ -19,7 +19,7 @@ from ratecons.solvers.top_dual import (
     lambda_of_mu,
     project_toppushk,
 )
-from tests.top_helpers import exact_dual, project_feasible
+from tests.top_helpers import project_feasible
 
 RTOL = 1e-4  # objective agreement required by the issue
 
@@ -123,12 +123,13 @@ def test_reference_with_a_precomputed_kernel_matches_the_kernel_function():
     pre = rc.Dataset(gram(train.X, train.X), train.y)
     problem = rc.Problem(maximize=_objective(pre, "pat&mat-np", "hinge"),
                          model=rc.KernelModel(kernel="precomputed", l2=1e-2))
-    assert problem.plan().method == "cvxpy"
-    res_pre = problem.solve()
-    assert res_pre.status == res.status == "optimal"
-    assert abs(res_pre.objective - res.objective) <= 1e-6 * abs(1.0 - res.objective)
-    np.testing.assert_allclose(res_pre.decision_function(gram(test.X, train.X)),
-                               res.decision_function(test), atol=1e-4)
+    assert problem.plan().method == "dual_qp"  # small kernel Pat&Mat: the exact dual QP
+    for method in ("auto", "cvxpy"):
+        res_pre = problem.solve(method)
+        assert res_pre.status == res.status == "optimal"
+        assert abs(res_pre.objective - res.objective) <= 1e-6 * abs(1.0 - res.objective)
+        np.testing.assert_allclose(res_pre.decision_function(gram(test.X, train.X)),
+                                   res.decision_function(test), atol=1e-4)
 
 
 def test_verify_and_result_objective_is_the_same_number():
@@ -247,19 +248,26 @@ def test_linear_working_set_path_matches_kernel_path_and_cvxpy(formulation, surr
     ("pat&mat", "quadratic_hinge", "linear")])
 def test_reference_and_exact_dual_agree(formulation, surrogate, model):
     """Strong duality: the reference (the generic chain's primal (6)/(9), kernels kernelized
-    over every training point) and the exact dual (7)/(10) over all m points (a CVXPY program
-    of the tests) have the same optimal value, lambda times the dual's (C form)."""
+    over every training point) and method dual_qp (the exact dual (7)/(10) over all m points,
+    one QP) have the same optimal value, lambda times the dual's (C form); the dual's
+    certificate closes its gap, and verify checks dual_qp against the reference."""
     data = _toy(12, n=150, d=6)
     problem = rc.Problem(maximize=_objective(data, formulation, surrogate),
                          model=MODELS[model])
     ref = problem.solve("cvxpy")
     assert ref.status == "optimal"
     assert "exact representer" in ref.certificate.details["feature_map"] or model == "linear"
-    form = problem.canonical()
-    value, _, _ = exact_dual(form)
+    dual = problem.solve("dual_qp")
+    assert dual.status == "optimal"
     eq3 = ref.certificate.details["eq3_value"]
-    assert eq3 == pytest.approx(form.lam * value, rel=1e-6)
+    # the certificate is in the user's sense 1 - (3): lambda x the dual optimum, a lower
+    # bound on (3), is its upper bound
+    assert 1.0 - dual.certificate.upper_bound == pytest.approx(eq3, rel=1e-6)
+    assert dual.objective == pytest.approx(ref.objective, rel=1e-6, abs=1e-8)
+    assert dual.certificate.gap <= 1e-6 * max(1.0, eq3)
+    assert dual.certificate.max_violation <= 1e-7
     assert ref.objective == 1.0 - eq3
+    assert rc.verify(problem, method="dual_qp").agrees
 
 
 def test_linear_path_on_sparse_features_matches_dense():

@@ -30,7 +30,10 @@ Given the canonical rows of :mod:`ratecons.expr.analysis`, the feature map of th
   pattern's model does;
 - plain losses are their CVXPY graphs; the regularizer is (l2/2)||w||^2 + l1 ||w||_1;
 - minimax risk, an objective of its own (its classifier is not a score model), is lowered from
-  its canonical form by :func:`solve_mrc_cvxpy`.
+  its canonical form by :func:`solve_mrc_cvxpy`;
+- the ranking pattern's exact kernel dual (7)/(10), a QP in the m = n+ + n~ dual variables
+  (:func:`solve_top_dual_qp`), is lowered from its canonical form too: on kernel models it is
+  16-20x faster than the primal over the exact n x n feature map (n = 2,000).
 
 This is the one module of the compile path that imports cvxpy.
 """
@@ -50,6 +53,7 @@ from ..backends.cvxpy_status import status_of
 from ..canonical.mrc import MRCForm, all_subset_masks
 from ..canonical.rate_fold import FoldedBound, fold_bound
 from ..canonical.rate_program import RateProgram, program_of_rows
+from ..canonical.top import TopForm
 from ..errors import SolverError, SpecError, UnknownOptionError
 from ..expr.analysis import Analysis, Row
 from ..expr.mean_loss import MeanLoss
@@ -61,7 +65,7 @@ from ..rates import RateExpr
 from ..solution import Certificate, Solution
 
 __all__ = ["ConvexStep", "TIGHT_CLARABEL", "folded_rows", "is_lp", "lower_step",
-           "solve_bound_cvxpy", "solve_mrc_cvxpy", "solve_step"]
+           "solve_bound_cvxpy", "solve_mrc_cvxpy", "solve_step", "solve_top_dual_qp"]
 
 
 @dataclass
@@ -124,6 +128,10 @@ class _Builder:
             self.constraints.append(z == self.psi[key] @ self.w - self.b)
             self.scores[key] = z
         return self.scores[key] if rows is None else self.scores[key][rows]
+
+    def scores_of(self, data: Any, rows: np.ndarray) -> Any:
+        """psi(X)[rows] w - b as an affine expression (no score variables)."""
+        return self.psi[id(data)][rows] @ self.w - self.b
 
     def indicator_bound(self, data: Any, rows: np.ndarray, sign: float) -> Any:
         """u+ (sign = +1) or u- (sign = -1) of eq. (4) on ``rows`` of ``data``, a vector."""
@@ -225,10 +233,12 @@ class _Builder:
         cp = self.cp
         data = part.data
         y = data.y
-        z = self.z(data)
-        z_pos = z[np.flatnonzero(y == 1)]
         among = np.arange(data.n) if part.among == "all" else np.flatnonzero(y == 0)
-        z_among = z[among]
+        # the scores enter directly (no shared score variables): each row is met once by the
+        # ranking rows (twice for a positive ranked among all), and the extra variables and
+        # equalities made CLARABEL 1.4-1.8x slower (Adult 2,000 rows: 7.4 s against 4.1 s)
+        z_pos = self.scores_of(data, np.flatnonzero(y == 1))
+        z_among = self.scores_of(data, among)
         t: Any = cp.Variable()
         if pin_threshold and isinstance(self.b, cp.Variable) and not self.analysis.constraints:
             t = 0.0  # the intercept is the threshold (module docstring)
@@ -578,3 +588,65 @@ def solve_mrc_cvxpy(
         solver=f"cvxpy/{solver} ({formulation})",
         solve_time=elapsed,
     )
+
+
+def solve_top_dual_qp(form: TopForm, solver: str | None = None,
+                      solver_options: dict[str, Any] | None = None,
+                      gram: np.ndarray | None = None) -> Solution:
+    """The dual (7) (TopPushK family) or (10) (Pat&Mat family) of ranking at the top (Macha,
+    Adam, Smidl), in its C form over all m = n+ + n~ points, with the signed kernel matrix of
+    eq. (14) as the quadratic objective: max -1/2 v^T K v + sum alpha subject to
+    sum alpha = sum beta, 0 <= alpha <= C (hinge, (18); the quadratic hinge subtracts
+    ||alpha||^2 / 4C, (27)) and beta <= sum(alpha) / K (7c), or for Pat&Mat
+    + sum(beta) / theta - delta n~ tau with beta <= delta theta (38) (quadratic hinge: (41)).
+
+    ``gram`` is ``form.signed_gram()`` when the caller has it already.
+
+    Returns
+    -------
+    Solution
+        ``objective`` the dual optimum (lambda times it is the optimum of (3));
+        ``primal={"alpha", "beta", "delta"}`` (delta None for TopPushK).
+    """
+    import cvxpy as cp
+
+    name = checked_solver(solver, False, "the dual (7)/(10) is a quadratic program")
+    Kmat = form.signed_gram() if gram is None else gram
+    alpha = cp.Variable(form.n_pos, nonneg=True, name="alpha")
+    beta = cp.Variable(form.n_tilde, nonneg=True, name="beta")
+    v = cp.hstack([alpha, beta])
+    # v^T K v as the solver's quadratic objective (K is a kernel matrix, PSD up to rounding):
+    # 3.4x faster in CLARABEL than ||L^T v||^2 with K = L L^T at m = 2000 (and no eigh)
+    objective = -0.5 * cp.quad_form(v, cp.psd_wrap(0.5 * (Kmat + Kmat.T))) + cp.sum(alpha)
+    constraints = [cp.sum(alpha) == cp.sum(beta)]
+    if form.surrogate == "hinge":
+        constraints.append(alpha <= form.C)
+    else:
+        objective = objective - cp.sum_squares(alpha) / (4.0 * form.C)
+    delta = None
+    if form.family == "toppushk":
+        if int(form.K) > 1:
+            constraints.append(beta <= cp.sum(alpha) / int(form.K))
+    else:
+        delta = cp.Variable(nonneg=True, name="delta")
+        objective = (objective + cp.sum(beta) / form.theta
+                     - delta * form.n_tilde * float(form.tau))
+        if form.surrogate == "hinge":
+            constraints.append(beta <= delta * form.theta)
+        else:
+            objective = objective - cp.quad_over_lin(beta, delta) / (4.0 * form.theta**2)
+    problem = cp.Problem(cp.Maximize(objective), constraints)
+    start = time.perf_counter()
+    try:
+        solve_cvxpy(problem, name, **(solver_options or {}))
+    except cp.error.SolverError as exc:
+        raise SolverError(f"{name} failed on the dual (7)/(10): {exc}") from exc
+    elapsed = time.perf_counter() - start
+    status = status_of(problem.status)
+    if status not in settings.SOLVED_STATUSES or alpha.value is None:
+        return Solution(status, float("nan"), solver=f"cvxpy/{name} dual", solve_time=elapsed)
+    primal = {"alpha": np.maximum(np.asarray(alpha.value), 0.0),
+              "beta": np.maximum(np.asarray(beta.value), 0.0),
+              "delta": None if delta is None else float(delta.value)}
+    return Solution(status, float(problem.value), primal=primal, solver=f"cvxpy/{name} dual",
+                    solve_time=elapsed)
