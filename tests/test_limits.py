@@ -49,7 +49,7 @@ def _composed():
 
 METHODS = [(_rates, m) for m in ("mm", "cvxpy", "hinge")] + \
     [(_mrc, m) for m in ("lp", "ccg", "subgradient", "cvxpy")] + \
-    [(_top, m) for m in ("dual_ca", "primal_ipm", "cvxpy")] + \
+    [(_top, m) for m in ("dual_ca", "primal_ipm", "dual_qp", "cvxpy")] + \
     [(_dro, m) for m in ("lbfgs", "fsg", "gssg", "pssg", "sgd", "cvxpy")] + \
     [(_composed, m) for m in ("generic", "highs")]
 IDS = [f"{build.__name__[1:]}-{method}" for build, method in METHODS]
