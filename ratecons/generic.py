@@ -51,7 +51,7 @@ from . import limits, settings
 from .errors import ConvergenceWarning, SolverError, TrivialOptimumWarning
 from .expr.analysis import Analysis
 from .patterns.pattern import MethodSpec, Pattern
-from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, FeatureMap, approximation_of, kernelize
+from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, FeatureMap, approximation_of, kernelized
 from .reductions.to_cvxpy import ConvexStep, is_lp, pick_solver, solve_step
 from .result import Result
 from .settings import FEASIBILITY_TOL
@@ -135,8 +135,7 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
             return solve_step(analysis, psi, anchor, bounds, name, solver_options)
     else:
         name = step_solver_name
-    fmap = kernelize(analysis.model, analysis.datasets, kernel_points, seed)
-    psi = {id(d): fmap.apply(d.X) for d in analysis.datasets}
+    fmap, psi = kernelized(analysis, kernel_points, seed)
     bounds = np.array([row.bound for row in analysis.constraints])
     anchor = None
     if only_step is not None:
@@ -299,8 +298,7 @@ def find_feasible_start(analysis: Analysis, *, solver: str | None = None,
     ``callback`` receives every step's record (stage "phase1": iteration, violation, penalty,
     or None in stage 2).
     """
-    fmap = kernelize(analysis.model, analysis.datasets, kernel_points, seed)
-    psi = {id(d): fmap.apply(d.X) for d in analysis.datasets}
+    fmap, psi = kernelized(analysis, kernel_points, seed)
     return _phase_one(analysis, fmap, psi, solver, solver_options, max_iterations, callback)[0]
 
 

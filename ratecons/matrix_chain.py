@@ -32,7 +32,7 @@ from .errors import SpecError
 from .expr.analysis import Analysis
 from .generic import ComposedResult, LastStep, _missed, _surrogate_objective, solve_generic
 from .patterns.pattern import MethodSpec
-from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, kernelize
+from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, kernelize, kernelized
 from .reductions.to_cvxpy import ConvexStep
 from .reductions.to_matrix import (
     MatrixStep,
@@ -136,8 +136,7 @@ def matrix_step(problem: Any, at: Any = None, kernel_points: int = MAX_EXACT_KER
     """
     analysis = _require_analysis(problem, "the matrix step")
     check_representable(analysis)
-    fmap = kernelize(analysis.model, analysis.datasets, kernel_points, seed)
-    psi = {id(d): fmap.apply(d.X) for d in analysis.datasets}
+    fmap, psi = kernelized(analysis, kernel_points, seed)
     anchor = None if at is None else anchor_of(analysis, at)
     details = getattr(getattr(at, "certificate", None), "details", {}) or {}
     bounds = details.get("step_bounds")

@@ -108,7 +108,7 @@ class Analysis:
             terms: dict[Any, tuple[Any, float]] = {}
             constant = 0.0
             for coef, part in row.parts:
-                if _curvature(part) == "rate" and not isinstance(part, Term):
+                if not isinstance(part, Term):  # a rate expression (worst-case rates are terms)
                     constant += coef * part.constant
                     for key, (subset, c) in part.terms.items():
                         terms[key] = (subset, terms.get(key, (subset, 0.0))[1] + coef * c)

@@ -202,6 +202,16 @@ def _run_primal_ipm(problem: Any, form: TopForm, *, seed: int | None = None,
     return _make_result(problem, form, "primal_ipm", sol, LinearScorer(w, t), t)
 
 
+def _conic_settings(solver: str | None, solver_options: dict[str, Any] | None
+                   ) -> tuple[str, dict[str, Any] | None]:
+    """The conic solver of ``dual_qp`` and the reference (default CLARABEL) and its options
+    (:data:`REFERENCE_CLARABEL` for CLARABEL unless the user gave some)."""
+    solver = solver or settings.DEFAULT_CONIC_SOLVER
+    if solver_options is None and solver.upper() == "CLARABEL":
+        solver_options = REFERENCE_CLARABEL
+    return solver, solver_options
+
+
 def _run_dual_qp(problem: Any, form: TopForm, *, seed: int | None = None,
                  callback: Any = None, solver: str | None = None,
                  solver_options: dict[str, Any] | None = None) -> TopResult:
@@ -214,9 +224,7 @@ def _run_dual_qp(problem: Any, form: TopForm, *, seed: int | None = None,
     if form.lam <= 0 or form.l1 > 0:
         raise SpecError("dual_qp solves the dual (7)/(10), which needs l2 > 0 and l1 = 0; "
                         "use method='primal_ipm' for an l1 penalty or l2 = 0.")
-    solver = solver or settings.DEFAULT_CONIC_SOLVER
-    if solver_options is None and solver.upper() == "CLARABEL":
-        solver_options = REFERENCE_CLARABEL
+    solver, solver_options = _conic_settings(solver, solver_options)
     gram = form.signed_gram()
     dual = solve_top_dual_qp(form, solver, solver_options, gram)
     if "alpha" not in dual.primal:
@@ -272,9 +280,7 @@ def _run_cvxpy(problem: Any, form: TopForm, *, seed: int | None = None, callback
     """
     from ..generic import solve_generic
 
-    solver = solver or settings.DEFAULT_CONIC_SOLVER
-    if solver_options is None and solver.upper() == "CLARABEL":
-        solver_options = REFERENCE_CLARABEL
+    solver, solver_options = _conic_settings(solver, solver_options)
     analysis = problem.analysis
     with warnings.catch_warnings():  # w = 0 is flagged once, by _make_result, with its hint
         warnings.simplefilter("ignore", TrivialOptimumWarning)

@@ -38,7 +38,8 @@ from ..features import RandomFourier
 from ..kernels import KernelSpec, kernel_block
 from ..result import FeatureScorer, KernelScorer, LinearScorer
 
-__all__ = ["FeatureMap", "KernelScorer", "approximation_of", "kernelize", "MAX_EXACT_KERNEL_POINTS"]
+__all__ = ["FeatureMap", "KernelScorer", "approximation_of", "kernelize", "kernelized",
+           "MAX_EXACT_KERNEL_POINTS"]
 
 #: above this many training rows the kernel expansion uses a Nystrom sample of this size
 MAX_EXACT_KERNEL_POINTS = 500
@@ -160,3 +161,11 @@ def kernelize(model: Any, datasets: list[Dataset], max_exact: int = MAX_EXACT_KE
     if precomputed:
         return FeatureMap(spec, None, transform, approximation, columns=rows, n_train=n)
     return FeatureMap(spec, P, transform, approximation)
+
+
+def kernelized(analysis: Any, max_exact: int = MAX_EXACT_KERNEL_POINTS, seed: int | None = 0
+               ) -> tuple[FeatureMap, dict[int, Features]]:
+    """The feature map of ``analysis``'s model (:func:`kernelize`) and psi(X) of each of its
+    datasets, keyed by ``id(dataset)``."""
+    fmap = kernelize(analysis.model, analysis.datasets, max_exact, seed)
+    return fmap, {id(d): fmap.apply(d.X) for d in analysis.datasets}
