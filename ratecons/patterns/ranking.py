@@ -175,7 +175,7 @@ def _run_dual_ca(problem: Any, form: TopForm, *, seed: int | None = None,
                  time_limit: float = np.inf, max_kernel_bytes: int = 2**30,
                  selection: str = "greedy", group_moves: bool = True,
                  shrinking: bool = True, working_set_size: int | None = None,
-                 check_feasibility: bool = False) -> TopResult:
+                 block_solver: str = "exact", check_feasibility: bool = False) -> TopResult:
     if form.lam <= 0 or form.l1 > 0:
         raise SpecError("dual_ca solves the dual (7)/(10), which needs l2 > 0 and l1 = 0; "
                         "use method='primal_ipm' for an l1 penalty or l2 = 0.")
@@ -183,7 +183,7 @@ def _run_dual_ca(problem: Any, form: TopForm, *, seed: int | None = None,
                          seed=0 if seed is None else seed, max_kernel_bytes=max_kernel_bytes,
                          check_feasibility=check_feasibility, selection=selection,
                          group_moves=group_moves, shrinking=shrinking,
-                         working_set_size=working_set_size,
+                         working_set_size=working_set_size, block_solver=block_solver,
                          callback=callback)
     p = sol.primal
     return _make_result(problem, form, "dual_ca", sol,
@@ -414,12 +414,13 @@ class RankingPattern(Pattern):
                               "the exact dual (10) as one QP (the reference's primal over the "
                               "exact n x n feature map was 6-17x slower at m = 1000-1500)"))
             return ("cvxpy" if form.linear_model else "dual_qp"), reasons
-        reasons.append(f"{form.name}: closed-form two-coordinate steps (Props 3.7-3.9"
-                       + (", B.4-B.9" if form.family == "patmat" else "") + ")")
         if form.linear_model:
-            reasons.append(f"m = n+ + n~ = {form.m} dual variables; linear model: w kept "
-                           "explicitly, kernel blocks only on working sets (no m x m matrix)")
+            reasons.append(f"{form.name}, linear model: block coordinate ascent on the dual, "
+                           f"each working set's QP solved exactly with w kept explicitly "
+                           f"(m = n+ + n~ = {form.m} dual variables, no m x m matrix)")
         else:
+            reasons.append(f"{form.name}: closed-form two-coordinate steps (Props 3.7-3.9"
+                           + (", B.4-B.9" if form.family == "patmat" else "") + ")")
             reasons.append(f"m = n+ + n~ = {form.m} dual variables; kernel matrix "
                            f"{form.gram_bytes / 2**20:.0f} MiB "
                            + ("precomputed" if form.gram_bytes <= 2**30

@@ -14,9 +14,14 @@ Kernel models: the kernel matrix is precomputed when it fits in ``max_kernel_byt
 otherwise computed by rows inside the compiled loop. Linear models (``rc.LinearModel``) never
 form the m x m matrix: K = Q Q^T with Q = S P (eq. 14), w = Q^T v, s = Q w, so each epoch
 picks a working set W (every beta > 0 and the most violating coordinates,
-:func:`_decomposition_set`), forms the block Q_W Q_W^T in O(|W|^2 d), runs the same compiled
-updates on it with the other coordinates fixed, and recomputes w and s in O(m d); it starts
-from a feasible point with K nonzero betas (:func:`_sparse_start`) so that W stays small.
+:func:`_decomposition_set`) and optimizes the dual on it with the other coordinates fixed,
+then recomputes w and s in O(m d). By default (``block_solver="exact"``) the block's QP is
+solved to optimality (:mod:`ratecons.solvers.top_block`, block coordinate ascent from v = 0,
+W also holding every free alpha); with ``block_solver="pairs"`` the epoch forms Q_W Q_W^T in
+O(|W|^2 d) and runs the compiled pairwise updates on it, from a feasible point with K nonzero
+betas (:func:`_sparse_start`) so that W stays small. The pairwise steps converge slowly on
+the rank-d kernel of a linear model (docs/ranking.md); the exact blocks do not have that
+problem.
 
 After every epoch (kernel models: a/2 iterations on a working set of a coordinates; linear
 models: 2a) the scores are recomputed exactly and the primal objective (6)/(9) at w(v) and
@@ -41,6 +46,7 @@ from .. import settings
 from ..canonical.top import TopForm
 from ..errors import ConvergenceWarning, parameter_error
 from ..solution import Certificate, Solution
+from .top_block import restore_feasibility, solve_block
 
 __all__ = [
     "solve_top_dual",
@@ -790,25 +796,40 @@ def _beta_cap(form: TopForm, alpha: np.ndarray) -> float:
 
 
 def _decomposition_set(form: TopForm, v: np.ndarray, s: np.ndarray, delta: float,
-                       size: int) -> np.ndarray:
+                       size: int, keep_free: bool = False) -> np.ndarray:
     """Working set of the linear-model path: every beta > 0 (the coordinates outside the set
     keep their values, and only betas at 0 can stay fixed without constraining the cap
     sum(alpha)/K or delta) plus the ``size / 2`` coordinates that can move "up" (y-space)
     with the largest h and the ``size / 2`` that can move "down" with the smallest h (the
-    maximal violating pairs of SMO, as in SVMlight's decomposition)."""
+    maximal violating pairs of SMO, as in SVMlight's decomposition). ``keep_free`` also keeps
+    every alpha strictly inside its bounds (the exact block solver: an optimum with more free
+    alphas than the set holds would otherwise be out of reach) and offers betas at 0 even
+    when the cap is 0 (the block raises it with its alphas)."""
     n = form.n_pos
     alpha, beta = v[:n], v[n:]
     h_a, h_b = _gradients(form, v, s, delta)
     up = alpha < form.C if form.surrogate == "hinge" else np.ones(n, dtype=bool)
     up_idx = np.flatnonzero(up)
-    free_b = np.flatnonzero((beta <= 0.0) & (beta < _beta_cap(form, alpha)))
-    down_idx = np.concatenate([np.flatnonzero(alpha > 0.0), n + free_b])
-    down_h = np.concatenate([h_a[alpha > 0.0], h_b[free_b]])
+    free_b = np.flatnonzero((beta <= 0.0) & ((beta < _beta_cap(form, alpha)) | keep_free))
+    down_a = np.flatnonzero(alpha > 0.0)
     half = max(1, size // 2)
     pick = [n + np.flatnonzero(beta > 0.0)]
-    for idx, key in ((up_idx, -h_a[up_idx]), (down_idx, down_h)):
-        if idx.size > half:
-            idx = idx[np.argpartition(key, half - 1)[:half]]
+    groups = [(up_idx, -h_a[up_idx], half)]
+    if keep_free:  # alphas and betas ranked apart: the caps' multipliers shift their h apart
+        pick.append(np.flatnonzero((alpha > 0.0) & up))
+        # at least twice as many betas as the threshold needs can move: K of them under
+        # the cap sum(alpha)/K; more than n~ tau for Pat&Mat, whose dual gains from delta
+        # only then (sum beta / theta - delta n~ tau with beta <= delta theta)
+        need = (int(form.K) if form.family == "toppushk"
+                else int(np.ceil(form.n_tilde * float(form.tau))))
+        n_b = max(1, half // 2, 2 * need)
+        groups += [(down_a, h_a[down_a], max(1, half // 2)), (n + free_b, h_b[free_b], n_b)]
+    else:
+        groups.append((np.concatenate([down_a, n + free_b]),
+                       np.concatenate([h_a[down_a], h_b[free_b]]), half))
+    for idx, key, count in groups:
+        if idx.size > count:
+            idx = idx[np.argpartition(key, count - 1)[:count]]
         pick.append(idx)
     act = np.unique(np.concatenate(pick))
     if np.count_nonzero(act < n) == 0:
@@ -861,6 +882,7 @@ def solve_top_dual(
     group_moves: bool = True,
     shrinking: bool = True,
     working_set_size: int | None = None,
+    block_solver: str = "exact",
     callback: Callable[[dict[str, Any]], None] | None = None,
 ) -> Solution:
     """Algorithm 2 on the dual (7) or (10) of ``form``.
@@ -901,6 +923,12 @@ def solve_top_dual(
         the betas > 0; default max(400, m / 50)); the epoch runs 2a iterations (a = |W|) on
         the block Q_W Q_W^T of the kernel matrix, so its cost is O(a^2 d + m d) and no m x m
         matrix is formed.
+    block_solver : {"exact", "pairs"}
+        Linear models: how an epoch optimizes its working set. ``"exact"`` (default) solves
+        the block's QP to optimality (:func:`ratecons.solvers.top_block.solve_block`: block
+        coordinate ascent, as SVMlight with its inner QP solver); ``"pairs"`` runs 2a of
+        Algorithm 2's pairwise updates on it, which stall on low-rank linear kernels (see
+        docs/ranking.md).
     callback : callable, optional
         Receives one dict per epoch (epoch, primal, dual, gap, time).
     """
@@ -911,6 +939,8 @@ def solve_top_dual(
                                          or working_set_size < 2):
         raise parameter_error("working_set_size", "dual_ca", "an int >= 2 (or None)",
                               working_set_size)
+    if block_solver not in ("exact", "pairs"):
+        raise parameter_error("block_solver", "dual_ca", "'exact' or 'pairs'", block_solver)
     if not tol > 0:
         raise parameter_error("tol", "dual_ca", "a float > 0", tol)
     start = time.perf_counter()
@@ -934,7 +964,11 @@ def solve_top_dual(
                else (P.toarray() if sp.issparse(P) else np.ascontiguousarray(P)))
     sqn = np.einsum("ij,ij->i", P_dense, P_dense) if P_dense.shape[0] > 1 else np.zeros(1)
     diag = form.diagonal()
-    alpha, beta, delta = (_sparse_start if linear else _initial_point)(form, rng)
+    exact_blocks = linear and block_solver == "exact"
+    if exact_blocks:  # v = 0 is feasible; the first block moves it
+        alpha, beta, delta = np.zeros(form.n_pos), np.zeros(form.n_tilde), 0.0
+    else:
+        alpha, beta, delta = (_sparse_start if linear else _initial_point)(form, rng)
     v = np.concatenate([alpha, beta])
     s, w = _exact_scores(form, v, Kmat, P, max_kernel_bytes)
     n = form.n_pos
@@ -954,7 +988,7 @@ def solve_top_dual(
     ws_size = max(400, form.m // 50) if working_set_size is None else int(working_set_size)
     for epoch in range(1, max_epochs + 1):
         if linear:
-            act = _decomposition_set(form, v, s, state[0], ws_size)
+            act = _decomposition_set(form, v, s, state[0], ws_size, keep_free=exact_blocks)
         elif shrinking and epoch > 1:
             act = _working_set(form, v, s, state[0])
         else:
@@ -963,32 +997,45 @@ def solve_top_dual(
         na = int(np.searchsorted(act, n))
         alpha, beta = v[act[:na]].copy(), v[act[na:]].copy()
         a_off = float(v[:n].sum() - alpha.sum())
-        s_act = s[act].copy()
-        chunk = max(1, n_active // 2)
-        if linear:  # the block of K on the working set, O(a^2 d)
+        if exact_blocks:
             Qa = Q[act]
-            block = Qa @ Qa.T
-            block = block.toarray() if sp.issparse(block) else np.asarray(block)
-            loop_idx, loop_mat, loop_use = np.arange(n_active), block, True
-            chunk = 2 * n_active
-        else:
-            loop_idx, loop_use = act, use_matrix
-            loop_mat = Kmat if Kmat is not None else np.zeros((1, 1))
-        if not loop_use:  # columns cost O(a d): keep epochs short enough for time_limit
-            chunk = max(1, min(chunk, int(2e8 // max(1, n_active * P_dense.shape[1]))))
-        _epochs(chunk, int(rng.integers(2**31 - 1)), alpha, beta, state, s_act, diag[act],
-                form.C, K, hinge, patmat, form.theta, ntau, loop_idx, loop_mat, loop_use,
-                P_dense, sqn, signs, spec.code if spec.code < 3 else 0, spec.gamma,
-                spec.degree, spec.coef0, check_feasibility, selection == "greedy",
-                group_moves, a_off, stats)
-        iterations += chunk
-        if linear:  # w += Q_W^T (v_W' - v_W), s = Q w: O(a d + m d), one pass over the data
-            w = w + np.asarray(Qa.T @ (np.concatenate([alpha, beta]) - v[act])).ravel()
-            s = np.asarray(Q @ w).ravel()
-        v[act[:na]] = alpha
-        v[act[na:]] = beta
-        if not linear:
+            v_act, _ = solve_block(form, Qa, v[act], na, w, a_off,
+                                   float(v[n:].sum() - beta.sum()))
+            v[act] = v_act
+            v = restore_feasibility(form, v)
+            if patmat:
+                state[0] = form.optimal_delta(v[n:])
+            if check_feasibility:
+                stats[0] = max(stats[0], form.dual_violation(v, state[0] if patmat else None))
             s, w = _exact_scores(form, v, Kmat, P, max_kernel_bytes)
+            iterations += 1
+        else:
+            s_act = s[act].copy()
+            chunk = max(1, n_active // 2)
+            if linear:  # the block of K on the working set, O(a^2 d)
+                Qa = Q[act]
+                block = Qa @ Qa.T
+                block = block.toarray() if sp.issparse(block) else np.asarray(block)
+                loop_idx, loop_mat, loop_use = np.arange(n_active), block, True
+                chunk = 2 * n_active
+            else:
+                loop_idx, loop_use = act, use_matrix
+                loop_mat = Kmat if Kmat is not None else np.zeros((1, 1))
+            if not loop_use:  # columns cost O(a d): keep epochs short enough for time_limit
+                chunk = max(1, min(chunk, int(2e8 // max(1, n_active * P_dense.shape[1]))))
+            _epochs(chunk, int(rng.integers(2**31 - 1)), alpha, beta, state, s_act, diag[act],
+                    form.C, K, hinge, patmat, form.theta, ntau, loop_idx, loop_mat, loop_use,
+                    P_dense, sqn, signs, spec.code if spec.code < 3 else 0, spec.gamma,
+                    spec.degree, spec.coef0, check_feasibility, selection == "greedy",
+                    group_moves, a_off, stats)
+            iterations += chunk
+            if linear:  # w += Q_W^T (v_W' - v_W), s = Q w: O(a d + m d), one pass over the data
+                w = w + np.asarray(Qa.T @ (np.concatenate([alpha, beta]) - v[act])).ravel()
+                s = np.asarray(Q @ w).ravel()
+            v[act[:na]] = alpha
+            v[act[na:]] = beta
+            if not linear:
+                s, w = _exact_scores(form, v, Kmat, P, max_kernel_bytes)
         primal = form.primal_from_dual_scores(v, s)
         dual = form.dual_c(v, s, state[0] if patmat else None)
         gap = (primal - dual) / max(abs(primal), 1e-300)
