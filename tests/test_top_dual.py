@@ -236,10 +236,18 @@ def test_linear_working_set_path_matches_kernel_path_and_cvxpy(formulation, surr
         assert abs(res.objective - other.objective) <= RTOL * abs(1.0 - other.objective)
     C = linear.canonical().C
     assert res.certificate.details["max_violation_any_step"] <= 1e-8 * max(1.0, C)
-    # w is the primal vector of the dual iterate: w = sum alpha_i x_i^+ - sum beta_j x~_j
+    # w is c times the primal vector of the dual iterate, w(v) = sum alpha_i x_i^+ -
+    # sum beta_j x~_j, with c the best point of the upper bound on that ray (1 at the optimum)
     form = linear.canonical()
+    c = res.certificate.details["primal_scale"]
+    # c = 0 (w = 0) only where w = 0 is optimal
+    assert abs(c - 1.0) <= 1e-2 or (c == 0.0 and res.certificate.details["eq3_value"]
+                                    <= form.objective_at_zero() * (1 + 1e-6))
     w = form.X_pos.T @ res.alpha - form.X_tilde.T @ res.beta
-    np.testing.assert_allclose(res.solution.primal["w"], w, atol=1e-10)
+    np.testing.assert_allclose(res.solution.primal["w"], c * w, atol=1e-10)
+    s_pos, s_neg = form.X_pos @ (c * w), form.X_tilde @ (c * w)
+    primal = form.lam * form.primal_c(s_pos, s_neg, float(c * c * w @ w))
+    assert res.certificate.details["eq3_value"] == pytest.approx(primal, rel=1e-12)
 
 
 @pytest.mark.parametrize(("formulation", "surrogate", "model"), [

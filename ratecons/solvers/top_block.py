@@ -138,6 +138,8 @@ def solve_block(form: TopForm, Qa: Any, v_act: np.ndarray, na: int, w: np.ndarra
     settings.verbose = False
     settings.tol_gap_abs = settings.tol_gap_rel = tol
     settings.tol_feas = tol
+    # QDLDL: 4.4x faster than the default faer on a 2000-coordinate Adult block (d = 108)
+    settings.direct_solve_method = "qdldl"
     solver = clarabel.DefaultSolver(sp.triu(P, format="csc"), q, A, b, cones, settings)
     sol = solver.solve()
     return np.asarray(sol.x[:a]), str(sol.status)

@@ -41,6 +41,7 @@ from typing import Any
 import numba
 import numpy as np
 import scipy.sparse as sp
+from scipy.optimize import minimize_scalar
 
 from .. import settings
 from ..canonical.top import TopForm
@@ -837,6 +838,25 @@ def _decomposition_set(form: TopForm, v: np.ndarray, s: np.ndarray, delta: float
     return act
 
 
+def _scaled_primal(form: TopForm, s: np.ndarray, wnorm2: float) -> tuple[float, float]:
+    """The best upper bound on (6)/(9) along the ray of w(v): min over c in [0, 2] of the
+    primal at c w(v) (scores c s, threshold t(c s), ||c w||^2), and its c.
+
+    At the optimum c = 1, but before it the primal at w(v) lags the dual (the threshold is a
+    nonsmooth function of the scores) while a shorter or longer w is often much better; c = 0
+    is w = 0, the candidate of a trivial optimum. Every c gives a valid upper bound, so the
+    certificate stays sound whatever c the bounded Brent search returns.
+    """
+    n = form.n_pos
+
+    def primal(c: float) -> float:
+        return form.primal_c(c * s[:n], -c * s[n:], c * c * wnorm2)
+
+    found = minimize_scalar(primal, bounds=(0.0, 2.0), method="bounded",
+                            options={"xatol": 1e-10})
+    return min([(primal(1.0), 1.0), (primal(0.0), 0.0), (float(found.fun), float(found.x))])
+
+
 def _sparse_start(form: TopForm, rng: np.random.Generator
                   ) -> tuple[np.ndarray, np.ndarray, float]:
     """A feasible start of the linear-model path whose betas are few: every alpha = C/2 and
@@ -982,6 +1002,7 @@ def solve_top_dual(
     iterations = 0
     status = settings.ITERATION_LIMIT
     primal = dual = np.nan
+    scale = 1.0
     epoch = 0
     spec = form.kernel
     n_active = form.m
@@ -1036,7 +1057,8 @@ def solve_top_dual(
             v[act[na:]] = beta
             if not linear:
                 s, w = _exact_scores(form, v, Kmat, P, max_kernel_bytes)
-        primal = form.primal_from_dual_scores(v, s)
+        primal, scale = (_scaled_primal(form, s, float(v @ s)) if linear
+                         else (form.primal_from_dual_scores(v, s), 1.0))
         dual = form.dual_c(v, s, state[0] if patmat else None)
         gap = (primal - dual) / max(abs(primal), 1e-300)
         elapsed = time.perf_counter() - start
@@ -1050,14 +1072,17 @@ def solve_top_dual(
         if gap <= tol:
             status = settings.OPTIMAL
             break
+        if exact_blocks and len(history) > 1 and gap > 0.5 * history[-2]["relative_gap"]:
+            ws_size = min(2 * ws_size, form.m)  # the gap did not halve: larger blocks
         if elapsed >= time_limit:
             status = settings.TIME_LIMIT
             break
     if linear:  # the final w and objectives from scratch, without the updates' rounding
         s, w = _exact_scores(form, v, Kmat, P, max_kernel_bytes)
-        primal = form.primal_from_dual_scores(v, s)
+        primal, scale = _scaled_primal(form, s, float(v @ s))
         dual = form.dual_c(v, s, state[0] if patmat else None)
         gap = (primal - dual) / max(abs(primal), 1e-300)
+        s, w = scale * s, scale * w  # the model is c w(v), the upper bound's point
     if status != settings.OPTIMAL:
         warnings.warn(f"dual coordinate ascent stopped ({status}) after {epoch} epochs with "
                       f"relative duality gap {gap:.3g} > tol={tol:g}.", ConvergenceWarning,
@@ -1066,6 +1091,7 @@ def solve_top_dual(
     t = form.threshold_from_scores(-s[n:])
     lam = form.lam
     details = {"epochs": epoch, "iterations": iterations, "relative_gap": gap,
+               "primal_scale": scale,
                "kernel_matrix": ("working-set blocks (linear)" if linear
                                  else "precomputed" if use_matrix else "computed by rows"),
                "accepted_steps": int(stats[1]), "C": form.C}
