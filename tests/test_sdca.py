@@ -14,7 +14,8 @@ from tests.rate_bound_helpers import solve_weighted_hinge_cvxpy
 
 def _design(X):
     sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else (X * X).sum(1)
-    return ExampleDesign(X, [], sq)
+    n = X.shape[0]
+    return ExampleDesign(X, [], sq, np.zeros(n, np.int64), np.arange(n))
 
 
 def _instance(seed, n=300, d=12, sparse=False, two_sided=0.5):

@@ -40,11 +40,16 @@ class ExampleDesign:
         For every block, the row of ``X`` holding each of its examples.
     sq_norms : ndarray, shape (N,)
         ||x||^2 of every row (used by the SDCA step).
+    source, row : ndarray of int, shape (N,)
+        Where every row of ``X`` comes from: row ``row[r]`` of the program's source
+        ``source[r]`` (the generic lowering reads the rows' scores from its score variables).
     """
 
     X: np.ndarray | sp.csr_matrix
     positions: list[np.ndarray]
     sq_norms: np.ndarray
+    source: np.ndarray
+    row: np.ndarray
 
     @property
     def n(self) -> int:
@@ -98,7 +103,8 @@ def example_design(program: RateProgram) -> ExampleDesign:
         inverse[offsets[blk.source] + np.searchsorted(used[blk.source], blk.index)]
         for blk in program.blocks
     ]
-    design = ExampleDesign(Xs, positions, sq)
+    origin = np.repeat(np.arange(len(used)), [idx.size for idx in used])
+    design = ExampleDesign(Xs, positions, sq, origin[perm], np.concatenate(used)[perm])
     _DESIGNS[key] = design
     weakref.finalize(program, _DESIGNS.pop, key, None)
     return design

@@ -2,7 +2,10 @@
 
 Given the canonical rows of :mod:`ratecons.expr.analysis`, the feature map of the score model
 (:mod:`ratecons.reductions.kernelize`) and an anchor (or none), it builds one convex problem over
-(w, b) with the scores z_D = psi(X_D) w - b of every dataset D:
+(w, b) with the scores z_D = psi(X_D) w - b of every dataset D (in one form per dataset: variables
+tied to psi(X_D) w - b by one block of equalities when a worst-case rate, a loss or a kernel
+model's ranking uses them, else psi(X_D) w - b written into every row that uses them; see
+``_Builder``):
 
 - the rate parts of every row (rates, counts, ratios multiplied through) are folded first: they
   are written as Problem 1 (:func:`~ratecons.canonical.rate_program.program_of_rows`: c s_p(T)
@@ -41,6 +44,7 @@ This is the one module of the compile path that imports cvxpy.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,7 +55,7 @@ from .. import settings
 from ..backends.cvxpy_run import checked_solver, solve_cvxpy
 from ..backends.cvxpy_status import status_of
 from ..canonical.mrc import MRCForm, all_subset_masks
-from ..canonical.rate_fold import FoldedBound, fold_bound
+from ..canonical.rate_fold import ExampleDesign, FoldedBound, fold_bound
 from ..canonical.rate_program import RateProgram, program_of_rows
 from ..canonical.top import TopForm
 from ..errors import SolverError, SpecError, UnknownOptionError
@@ -103,7 +107,14 @@ def _selector(n: int, rows: np.ndarray) -> sp.csr_matrix:
 
 
 class _Builder:
-    """Builds the CVXPY graph of one step (module docstring)."""
+    """Builds the CVXPY graph of one step (module docstring).
+
+    The scores of a dataset enter every part in one form, chosen once per dataset
+    (:meth:`variable_datasets`): the score variables of :meth:`z`, or psi(X) w - b written in
+    directly (:meth:`scores`; the folded rate rows too, :meth:`design_scores`). A dataset with
+    score variables thus has its feature matrix in the problem once, in the equalities that
+    tie them.
+    """
 
     def __init__(self, cp: Any, analysis: Analysis, psi: dict[int, Any], anchor: Any) -> None:
         self.cp = cp
@@ -114,31 +125,65 @@ class _Builder:
         self.w = cp.Variable(d, name="w")
         fit_b = getattr(analysis.model, "fit_intercept", True)
         self.b = cp.Variable(name="b") if fit_b else cp.Constant(0.0)
-        self.scores: dict[int, Any] = {}
+        self.variable_ids = self.variable_datasets(analysis)
+        self.z_vars: dict[int, Any] = {}
         self.constraints: list[Any] = []
 
     # ------------------------------------------------------------------ scores and bounds
-    def z(self, data: Any, rows: np.ndarray | None = None) -> Any:
-        """The scores of ``data`` (rows of them): a variable tied to psi(X) w - b by one block
-        of equalities, so the feature matrix enters the problem once however many parts use
-        the scores."""
+    @staticmethod
+    def variable_datasets(analysis: Analysis) -> set[int]:
+        """The ids of the datasets whose scores enter as the variables of :meth:`z`: those
+        of a worst-case rate, a loss or a kernel model's ranking, parts that use the scores of
+        most rows several times or through a dense n x r map. The rate parts and a linear
+        model's ranking read the same variables there, so psi(X) enters the problem once
+        (full Adult, a worst-case rate beside a folded error rate: 0.74M nonzeros instead of
+        1.20M, a step 7.5 s instead of 11.2 s; a robust loss beside the 80% rule: 1.14M
+        instead of 1.55M, 30.6 s instead of 38.8 s; 2,000 rows, a linear TPR@K beside a
+        worst-case rate: 55K instead of 111K, 0.42-0.50 s instead of 0.51-0.54 s). A dataset
+        that only the folded rates and a linear ranking use has its scores written in
+        directly, where each row is met once or twice: score variables were slower there
+        (Adult, 5,000 rows, a rate step 0.34 s against 0.25 s; 2,000 rows, TopPushK 7.4 s
+        against 4.1 s); a kernel ranking keeps them, since the dense map written into both
+        its threshold and its loss rows was 6.6x slower (n = 1,000: 11.3 s against 1.7 s)
+        and ended at reduced accuracy at the reference's tolerances."""
+        found: set[int] = set()
+        for part in analysis.parts():
+            if isinstance(part, (WorstCaseRate, RobustLoss)):
+                found.add(id(part.ball.support.data))
+            elif isinstance(part, MeanLoss):
+                found.add(id(part.subset.data))
+            elif isinstance(part, RankingObjective) and analysis.kernel:
+                found.add(id(part.data))
+        return found
+
+    def z(self, data: Any) -> Any:
+        """The score variables of ``data``, tied to psi(X) w - b by one block of equalities."""
         key = id(data)
-        if key not in self.scores:
+        if key not in self.z_vars:
             z = self.cp.Variable(self.psi[key].shape[0])
             self.constraints.append(z == self.psi[key] @ self.w - self.b)
-            self.scores[key] = z
-        return self.scores[key] if rows is None else self.scores[key][rows]
+            self.z_vars[key] = z
+        return self.z_vars[key]
 
-    def ranked_scores(self, data: Any, rows: np.ndarray) -> Any:
-        """The scores of ``rows`` in the ranking rows. Linear model: psi(X)[rows] w - b written
-        in directly (each row is met once there, twice for a positive ranked among all); the
-        score variables of :meth:`z` made CLARABEL 1.4-1.8x slower (Adult, 2,000 rows: 7.4 s
-        against 4.1 s). Kernel model: the score variables, since the dense n x r map written
-        into both the threshold and the loss rows was 6.6x slower (n = 1,000: 11.3 s against
-        1.7 s) and ended at reduced accuracy at the reference's tolerances."""
-        if self.analysis.kernel:
-            return self.z(data, rows)
+    def scores(self, data: Any, rows: np.ndarray) -> Any:
+        """The scores of ``rows`` of ``data`` in the form chosen for ``data`` (the class
+        docstring): rows of :meth:`z`, or psi(X)[rows] w - b."""
+        if id(data) in self.variable_ids:
+            return self.z(data)[rows]
         return self.psi[id(data)][rows] @ self.w - self.b
+
+    def design_scores(self, design: ExampleDesign, sources: list[Any], used: np.ndarray
+                      ) -> Any:
+        """The scores of rows ``used`` of a rate program's example design whose sources are
+        the datasets ``sources``, read from every dataset in its form (:meth:`scores`)."""
+        total: Any = 0.0
+        for s, data in enumerate(sources):
+            at = np.flatnonzero(design.source[used] == s)
+            if at.size == used.size:
+                return self.scores(data, design.row[used])
+            if at.size:
+                total = total + _selector(used.size, at) @ self.scores(data, design.row[used[at]])
+        return total
 
     def indicator_bound(self, data: Any, rows: np.ndarray, sign: float) -> Any:
         """u+ (sign = +1) or u- (sign = -1) of eq. (4) on ``rows`` of ``data``, a vector."""
@@ -152,7 +197,7 @@ class _Builder:
         if not mask.any():
             return cp.Constant(const)
         t = cp.Variable(int(mask.sum()), nonneg=True)
-        self.constraints.append(t >= 0.5 + sign * self.z(data, rows[mask]))
+        self.constraints.append(t >= 0.5 + sign * self.scores(data, rows[mask]))
         if mask.all():
             return t
         return _selector(rows.size, np.flatnonzero(mask)) @ t + const
@@ -172,7 +217,9 @@ class _Builder:
         program = program_of_rows(rows, features, [row.name for row in self.analysis.rows])
         masks = (program.bound_masks() if self.anchor is None
                  else program.masks_at_scores([self.anchor[id(data)] for data in sources]))
-        values, epigraph = folded_rows(self.cp, fold_bound(program, masks), self.w, self.b)
+        bound = fold_bound(program, masks)
+        values, epigraph = folded_rows(
+            self.cp, bound, lambda used: self.design_scores(bound.design, sources, used))
         self.constraints += epigraph
         return program.constant + values
 
@@ -219,7 +266,7 @@ class _Builder:
         return coef * part.expr.constant + abs(coef) * sup
 
     def margin_losses(self, loss: str, data: Any, rows: np.ndarray, y: np.ndarray) -> Any:
-        margins = self.cp.multiply(2.0 * y - 1.0, self.z(data, rows))
+        margins = self.cp.multiply(2.0 * y - 1.0, self.scores(data, rows))
         graph, constraints = loss_graph(self.cp, loss, margins)
         self.constraints += constraints
         return graph
@@ -241,8 +288,8 @@ class _Builder:
         data = part.data
         y = data.y
         among = np.arange(data.n) if part.among == "all" else np.flatnonzero(y == 0)
-        z_pos = self.ranked_scores(data, np.flatnonzero(y == 1))
-        z_among = self.ranked_scores(data, among)
+        z_pos = self.scores(data, np.flatnonzero(y == 1))
+        z_among = self.scores(data, among)
         t: Any = cp.Variable()
         if pin_threshold and isinstance(self.b, cp.Variable) and not self.analysis.constraints:
             t = 0.0  # the intercept is the threshold (module docstring)
@@ -424,19 +471,24 @@ def _read_step(problem: Any, status: str, w: Any, b: Any, rows: list, solver: st
                       duals, solver, message=f"settings: {setting}")
 
 
-def folded_rows(cp: Any, bound: FoldedBound, w: Any, b: Any) -> tuple[Any, list[Any]]:
+def folded_rows(cp: Any, bound: FoldedBound, scores: Callable[[np.ndarray], Any]
+                ) -> tuple[Any, list[Any]]:
     """Rows 0..m of Problem 3 (eq. 5) at folded coefficients as one CVXPY vector, and the
     epigraph constraints: per sign, t >= 0 and t >= 1/2 +- z_x for the examples with a nonzero
     coefficient in some row (7,984 variables instead of 20,000 for five constraints on 5,000
     Adult rows). The explicit epigraph is the standard LP form; it also sidesteps CVXPY's bound
     propagation for ``pos`` atoms that made HiGHS report feasible LPs as infeasible (CVXPY 1.9).
+
+    ``scores(used)`` gives z_x of the rows ``used`` of ``bound.design``, in that order: the rate
+    pattern's reference writes X[used] w - b in directly, the generic lowering reads the
+    dataset's score variables when other parts use them (:class:`_Builder`).
     """
     terms, epigraph = [], []
     for sign, coef in ((+1.0, bound.A), (-1.0, bound.B)):
         used = np.flatnonzero(np.any(coef != 0, axis=0))
         if used.size:
             t = cp.Variable(used.size, nonneg=True)
-            epigraph.append(t >= 0.5 + sign * (bound.design.X[used] @ w - b))
+            epigraph.append(t >= 0.5 + sign * scores(used))
             terms.append(coef[:, used] @ t)
     return bound.const + sum(terms, cp.Constant(np.zeros(bound.m + 1))), epigraph
 
@@ -477,7 +529,8 @@ def solve_bound_cvxpy(
         w.value = np.asarray(warm_start["w"], dtype=np.float64)
         if program.fit_intercept:
             b.value = float(warm_start["b"])
-    rows, epigraph = folded_rows(cp, fold_bound(program, masks), w, b)
+    bound = fold_bound(program, masks)
+    rows, epigraph = folded_rows(cp, bound, lambda used: bound.design.X[used] @ w - b)
     reg = regularizer(cp, w, program.l2, program.l1)
     constraints = [rows[1:] <= program.gamma] if program.m else []
     problem = cp.Problem(cp.Minimize(rows[0] + reg), constraints + epigraph)
