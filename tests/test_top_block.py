@@ -136,3 +136,23 @@ def test_restore_feasibility_is_exact_and_moves_little(seed, k, family, noise):
     if noise == 0.0:  # a feasible point stays, up to the rounding of its sums
         np.testing.assert_allclose(out, v, rtol=1e-13, atol=1e-15 * scale)
     assert np.count_nonzero(out[n:]) <= np.count_nonzero(v[n:]) + 1
+
+
+def test_a_failed_block_keeps_the_iterate(monkeypatch):
+    """A block the QP solver does not solve (NaN, NumericalError) leaves v unchanged: the run
+    reports iteration_limit with a finite, valid certificate instead of a NaN model."""
+    import ratecons.solvers.top_dual as top_dual
+
+    data = _shifted(300, 4, 0.3, seed=2)
+    problem = rc.Problem(maximize=rc.tpr_at_top(data, k=3), model=rc.LinearModel(l2=1e-2))
+
+    def failing(form, Qa, v_act, *args, **kwargs):
+        return np.full(v_act.size, np.nan), "NumericalError"
+
+    monkeypatch.setattr(top_dual, "solve_block", failing)
+    with pytest.warns(rc.ConvergenceWarning):
+        res = problem.solve("dual_ca", max_epochs=3)
+    assert res.status == "iteration_limit"
+    cert = res.certificate
+    assert np.isfinite(cert.lower_bound) and np.isfinite(cert.upper_bound)
+    assert np.all(np.isfinite(res.w)) and cert.max_violation == 0.0

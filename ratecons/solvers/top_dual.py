@@ -1020,10 +1020,11 @@ def solve_top_dual(
         a_off = float(v[:n].sum() - alpha.sum())
         if exact_blocks:
             Qa = Q[act]
-            v_act, _ = solve_block(form, Qa, v[act], na, w, a_off,
-                                   float(v[n:].sum() - beta.sum()))
-            v[act] = v_act
-            v = restore_feasibility(form, v)
+            v_act, block_status = solve_block(form, Qa, v[act], na, w, a_off,
+                                              float(v[n:].sum() - beta.sum()))
+            if block_status in ("Solved", "AlmostSolved") and np.all(np.isfinite(v_act)):
+                v[act] = v_act  # otherwise the block keeps its values; W grows below
+                v = restore_feasibility(form, v)
             if patmat:
                 state[0] = form.optimal_delta(v[n:])
             if check_feasibility:
