@@ -425,7 +425,7 @@ class RankingPattern(Pattern):
                            f"{form.gram_bytes / 2**20:.0f} MiB "
                            + ("precomputed" if form.gram_bytes <= 2**30
                               else "computed by rows"))
-        if form.family == "patmat":
+        if form.family == "patmat" and not form.linear_model:
             reasons.append("Pat&Mat may keep a duality gap; the certificate reports it")
         return "dual_ca", reasons
 
