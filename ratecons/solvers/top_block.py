@@ -72,11 +72,10 @@ def solve_block(form: TopForm, Qa: Any, v_act: np.ndarray, na: int, w: np.ndarra
     # sigma = sum alpha_W (TopPushK, K >= 2: the caps then have two entries per row)
     n_extra = 1 if patmat or capped else 0
     nx = a + d + n_extra
-    ix_u = a
     w_off = w - np.asarray(Qa.T @ v_act).ravel()
 
     p_diag = np.zeros(nx)
-    p_diag[ix_u:ix_u + d] = 1.0
+    p_diag[a:a + d] = 1.0
     q = np.zeros(nx)
     q[:na] = -1.0
     if not hinge:

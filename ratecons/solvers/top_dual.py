@@ -1078,12 +1078,13 @@ def solve_top_dual(
         if elapsed >= time_limit:
             status = settings.TIME_LIMIT
             break
-    if linear:  # the final w and objectives from scratch, without the updates' rounding
+    if linear and not exact_blocks:  # w and the objectives without the updates' rounding
         s, w = _exact_scores(form, v, Kmat, P, max_kernel_bytes)
         primal, scale = _scaled_primal(form, s, float(v @ s))
         dual = form.dual_c(v, s, state[0] if patmat else None)
         gap = (primal - dual) / max(abs(primal), 1e-300)
-        s, w = scale * s, scale * w  # the model is c w(v), the upper bound's point
+    if linear:  # the model is c w(v), the upper bound's point
+        s, w = scale * s, scale * w
     if status != settings.OPTIMAL:
         warnings.warn(f"dual coordinate ascent stopped ({status}) after {epoch} epochs with "
                       f"relative duality gap {gap:.3g} > tol={tol:g}.", ConvergenceWarning,

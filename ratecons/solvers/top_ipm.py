@@ -102,14 +102,6 @@ def _structure(form: TopForm) -> dict[str, Any]:
             "bounded": bounded, "g": g, "q": q, "d": d, "p": p, "npos": npos}
 
 
-def _weighted_gram(AT: np.ndarray, M: np.ndarray) -> np.ndarray:
-    """A^T diag(M) A from AT = A^T (p x N): one GEMM, run with a single BLAS thread
-    (:func:`solve_top_ipm`; threaded BLAS on this shared 2-core machine was 15-25x slower on
-    these thin products, and single-threaded it is 3-4x faster than a compiled loop: 0.04 s
-    against 0.12-0.17 s at p = 110, N = 48,842)."""
-    return (AT * M) @ AT.T
-
-
 def _A(st: dict[str, Any], y: np.ndarray) -> np.ndarray:
     """The rows a_k^T y of every example (A y)."""
     lift = st["lift"]
@@ -123,8 +115,12 @@ def _AT(st: dict[str, Any], v: np.ndarray) -> np.ndarray:
 
 
 def _gram(st: dict[str, Any], M: np.ndarray) -> np.ndarray:
-    """A^T diag(M) A, formed on the unsplit rows (a quarter of the work with l1)."""
-    G = _weighted_gram(st["AT"], M)
+    """A^T diag(M) A, formed on the unsplit rows (a quarter of the work with l1): one GEMM,
+    run with a single BLAS thread (:func:`solve_top_ipm`; threaded BLAS on this shared 2-core
+    machine was 15-25x slower on these thin products, and single-threaded it is 3-4x faster
+    than a compiled loop: 0.04 s against 0.12-0.17 s at p = 110, N = 48,842)."""
+    AT = st["AT"]
+    G = (AT * M) @ AT.T
     lift = st["lift"]
     return G if lift is None else lift.T @ G @ lift
 
