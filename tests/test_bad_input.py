@@ -422,3 +422,15 @@ def test_export_into_a_missing_directory_names_it(tmp_path, build, options):
         rc.export_mps(build(), target, **options)
     assert not (tmp_path / "missing").exists()
 
+
+
+@pytest.mark.parametrize("method", ["cvxpy", "mm"])
+@pytest.mark.parametrize(("name", "value"), [("max_iterations", None), ("max_iterations", 0),
+                                             ("tol", None), ("tol", -1.0)])
+def test_rate_methods_validate_their_mm_options(method, name, value):
+    """Algorithm 1's T and tol are checked once, where both rate methods start it (drawn by
+    the property test above: max_iterations=None and tol=None reached a TypeError)."""
+    D = rc.datasets.load_adult().split(0.02, seed=0)[0]
+    problem = rc.Problem(minimize=rc.error_rate(D), subject_to=[rc.recall(D) >= 0.5])
+    with pytest.raises(rc.SpecError, match=f"'{name}' parameter of method '{method}'"):
+        problem.solve(method, **{name: value})

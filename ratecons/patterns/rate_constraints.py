@@ -206,6 +206,12 @@ def solve_ramp(
     callback: Any,
 ) -> RateResult:
     """Hinge relaxation, then Algorithm 1 with ``solve_bound`` for every Problem-3 instance."""
+    if isinstance(max_iterations, bool) or not isinstance(max_iterations, (int, np.integer)) \
+            or max_iterations < 1:
+        raise parameter_error("max_iterations", f"method '{method}'", "an int >= 1",
+                              max_iterations)
+    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not tol > 0:
+        raise parameter_error("tol", f"method '{method}'", "a float > 0", tol)
     program: RateProgram = problem.canonical()
     start = _hinge_start(program, solve_bound)
     if start.status == settings.INFEASIBLE:  # phase 1, on the same rows (the linear model's w)
