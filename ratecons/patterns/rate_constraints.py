@@ -210,8 +210,9 @@ def solve_ramp(
             or max_iterations < 1:
         raise parameter_error("max_iterations", f"method '{method}'", "an int >= 1",
                               max_iterations)
-    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not tol > 0:
-        raise parameter_error("tol", f"method '{method}'", "a float > 0", tol)
+    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not tol >= 0:
+        raise parameter_error("tol", f"method '{method}'", "a float >= 0 (0: run all T steps)",
+                              tol)
     program: RateProgram = problem.canonical()
     start = _hinge_start(program, solve_bound)
     if start.status == settings.INFEASIBLE:  # phase 1, on the same rows (the linear model's w)
