@@ -178,6 +178,31 @@ class HighsLP:
             self._h.deleteRows(int(rows.size), rows)
             self.n_rows -= int(rows.size)
 
+    def set_basis(self, col_basic: np.ndarray, row_basic: np.ndarray) -> None:
+        """Start the next simplex solve from this basis: the flagged columns and rows are
+        basic, the others nonbasic at a finite bound (lower first; zero when free). HiGHS
+        repairs a singular guess; a guess of the wrong size raises."""
+        hp = _highspy()
+        col_basic, row_basic = np.asarray(col_basic, bool), np.asarray(row_basic, bool)
+        if col_basic.size != self.n_cols or row_basic.size != self.n_rows:
+            raise ValueError(f"a basis needs {self.n_cols} column and {self.n_rows} row flags; "
+                             f"got {col_basic.size} and {row_basic.size}.")
+        lp = self._h.getLp()
+        S = hp.HighsBasisStatus
+
+        def statuses(basic, lower, upper):
+            lower, upper = np.asarray(lower), np.asarray(upper)
+            at = np.where(np.isfinite(lower), 0, np.where(np.isfinite(upper), 1, 2))
+            names = (S.kLower, S.kUpper, S.kZero)
+            return [S.kBasic if b else names[a] for b, a in zip(basic, at, strict=True)]
+
+        basis = hp.HighsBasis()
+        basis.col_status = statuses(col_basic, lp.col_lower_, lp.col_upper_)
+        basis.row_status = statuses(row_basic, lp.row_lower_, lp.row_upper_)
+        basis.valid = True
+        if self._h.setBasis(basis) != hp.HighsStatus.kOk:
+            raise SolverError("HiGHS rejected the starting basis.")
+
     def solve(self) -> LPResult:
         """Run HiGHS and translate its answer (status, values, duals in ratecons' convention)."""
         budget = min(limits.active().remaining() if self.budgeted else np.inf,

@@ -55,10 +55,18 @@ from ..canonical.mrc import (
 from ..canonical.mrc_matrix import objective_row
 from ..errors import ConvergenceWarning, SpecError, parameter_error
 from ..solution import Certificate, Solution
+from .mrc_ipm import StructuredRows, solve_rows_ipm
 
 __all__ = ["CCG", "greedy_subsets", "solve_mrc_ccg"]
 
 log = logging.getLogger(__name__)
+
+#: start="auto" runs the interior-point start up to this many rows of the full LP (4).
+IPM_START_MAX_ROWS = 2_000_000
+#: |mu_j| above this fraction of max |mu| counts as nonzero in the guessed basis.
+IPM_SUPPORT_TOL = 1e-6
+#: rows with slack below this at the interior solution enter the first restricted LP.
+IPM_ACTIVE_SLACK = 1e-5
 
 
 def greedy_subsets(form: MRCForm, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -104,6 +112,15 @@ class CCG:
         In-out separation weight a in [0, 1) (0: the paper's CONSTR at the LP solution).
     init_full_classes : int
         Largest |Y| whose centroid rows cover all label subsets.
+    start : {"auto", "centroids", "ipm"}
+        First restricted LP. "centroids": the centroid rows of eq. (13) (the paper's start).
+        "ipm": the rows that are active at the solution of the full LP by the structured
+        interior point of :mod:`ratecons.solvers.mrc_ipm` (constraint-reduced), added to the
+        centroid rows with a starting basis guessed from that solution, so the first
+        restricted solve is the simplex's crossover; the loop then adds whatever that
+        solution missed and certifies as usual. Needs ``features="all"`` and
+        |Y| <= ``init_full_classes``. "auto": "ipm" when those hold and the full LP has at
+        most ``IPM_START_MAX_ROWS`` rows, else "centroids".
     solver : {"simplex", "ipm"}
         HiGHS algorithm for the restricted LPs (only simplex hot-starts).
     time_limit : float, optional
@@ -125,6 +142,7 @@ class CCG:
     slack_patience: int = 1
     stabilization: float = 0.0
     init_full_classes: int = 8
+    start: str = "auto"
     solver: str = "simplex"
     time_limit: float | None = None
     tol: float = 1e-8
@@ -151,6 +169,14 @@ class CCG:
             raise parameter_error("stabilization", "ccg", "a float in [0, 1)", self.stabilization)
         if self.features not in ("all", "generate"):
             raise parameter_error("features", "ccg", "'all' or 'generate'", self.features)
+        if self.start not in ("auto", "centroids", "ipm"):
+            raise parameter_error("start", "ccg", "'auto', 'centroids' or 'ipm'", self.start)
+        if self.start == "ipm" and not self._ipm_start_applies():
+            raise SpecError(
+                "CCG's start='ipm' needs features='all' and at most init_full_classes="
+                f"{self.init_full_classes} classes (here features={self.features!r}, "
+                f"{f.n_classes} classes); use start='centroids'."
+            )
         if self.solver not in ("simplex", "ipm"):
             raise parameter_error("solver", "ccg", "'simplex' or 'ipm'", self.solver)
         if f.n_classes + int(np.ceil(np.log2(f.n + 1))) > 62:
@@ -159,6 +185,16 @@ class CCG:
                 "classes does not fit."
             )
         self._c = objective_row(f)  # [-(tau - lam), tau + lam, 1]
+        self.start_record: dict[str, Any] = {"start": "centroids"}
+
+    def _ipm_start_applies(self) -> bool:
+        return self.features == "all" and self.form.n_classes <= self.init_full_classes
+
+    def _use_ipm_start(self) -> bool:
+        if self.start == "auto":
+            return (self._ipm_start_applies()
+                    and self.form.full_lp_size()["rows"] <= IPM_START_MAX_ROWS)
+        return self.start == "ipm"
 
     # ------------------------------------------------------------------ rows and columns
     def _row_psi(self, inst: np.ndarray) -> np.ndarray:
@@ -226,6 +262,45 @@ class CCG:
         self._in_J = np.zeros(f.m, dtype=bool)
         self._in_J[feats] = True
         self.model = HighsLP(self._lp(inst, masks, positivity), solver=self.solver)
+        if self._use_ipm_start():
+            self._interior_start()
+
+    def _interior_start(self) -> None:
+        """start="ipm": rows active at the interior-point solution of the full LP (4), and a
+        basis guessed from it (basic: mu1_j for mu_j > 0, mu2_j for mu_j < 0, nu, and the
+        rows with the largest slacks)."""
+        f = self.form
+        t0 = time.perf_counter()
+        subsets = all_subset_masks(f.n_classes)
+        masks = np.tile(subsets, (f.n, 1))
+        inst = np.repeat(np.arange(f.n), subsets.shape[0])
+        rows = StructuredRows(f.psi, inst, f.subset_weights(masks), subset_rhs(masks))
+        res = solve_rows_ipm(rows, f.tau, f.lam)
+        mu = res.mu
+        support = np.abs(mu) > IPM_SUPPORT_TOL * max(float(np.abs(mu).max()), 1e-300)
+        n_basic_cols = int(support.sum()) + 1
+        # candidate rows: nearly tight ones, and at least as many as the basis needs
+        order = np.argsort(res.slack, kind="stable")
+        take = max(int(np.count_nonzero(res.slack <= IPM_ACTIVE_SLACK)), n_basic_cols)
+        chosen = np.sort(order[:take])
+        keys = (inst[chosen] << f.n_classes) | subset_codes(masks[chosen])
+        self._add_rows(inst[chosen], masks[chosen], keys)
+        # row slacks in the live model at the interior solution, then the basis guess
+        # basic: the support columns, nu, and all rows but the n_basic_cols tightest
+        slack = self._live_slack(mu, res.nu)
+        row_basic = np.ones(slack.size, dtype=bool)
+        row_basic[np.argsort(slack, kind="stable")[:n_basic_cols]] = False
+        m = f.m
+        col_basic = np.zeros(2 * m + 1, dtype=bool)
+        col_basic[:m] = support & (mu > 0)
+        col_basic[m:2 * m] = support & (mu < 0)
+        col_basic[2 * m] = True
+        self.model.set_basis(col_basic, row_basic)
+        self.start_record = {
+            "start": "ipm", "ipm_status": res.status, "ipm_iterations": res.iterations,
+            "ipm_objective": res.objective, "ipm_gap": res.gap, "start_rows": int(take),
+            "start_time": time.perf_counter() - t0,
+        }
 
     def _lp(self, inst: np.ndarray, masks: np.ndarray, positivity: bool) -> MatrixLP:
         A = self._row_block(inst, masks)
@@ -265,6 +340,13 @@ class CCG:
         np.subtract.at(mu, self._col_feat[minus], x[minus])
         return mu, float(x[self._nu_col])
 
+    def _live_slack(self, mu: np.ndarray, nu: float) -> np.ndarray:
+        """b_r - F_r mu + nu of the live rows (after the optional positivity row)."""
+        rows = self._rows
+        scores = self.form.scores(mu, self._row_psi(rows.inst))
+        return (subset_rhs(rows.masks) + nu
+                - (scores * rows.masks).sum(axis=1) / rows.masks.sum(axis=1))
+
     def _constr(self, mu: np.ndarray, nu: float):
         """Most violated subset per instance (Alg. 2); the n_max most violated new rows.
 
@@ -287,10 +369,7 @@ class CCG:
             self._center, self._center_value = mu, value
         a = self.stabilization
         mu_s = a * self._center + (1.0 - a) * mu
-        rows = self._rows
-        size = rows.masks.sum(axis=1)
-        scores = f.scores(mu_s, self._row_psi(rows.inst))
-        nu_s = float(((scores * rows.masks).sum(axis=1) / size - subset_rhs(rows.masks)).max())
+        nu_s = float(-self._live_slack(mu_s, 0.0).min())  # the restricted model's nu at mu_s
         inst, masks, keys, _, value_s = self._scan(mu_s, nu_s)
         if value_s < self._center_value:
             self._center, self._center_value = mu_s, value_s
@@ -496,6 +575,7 @@ class CCG:
                     "full_rows": f.full_lp_size()["rows"],
                     "full_cols": f.full_lp_size()["cols"],
                     "theorem1_interval": [res.objective, res.objective + eps1_hat],
+                    **self.start_record,
                 },
             ),
             history=self.history,

@@ -1,0 +1,283 @@
+"""Structured primal-dual interior point for the MRC LP (4) over a set of subset rows.
+
+The rows of LP (4) are F_r = w_r kron psi(x_{i_r}) with w_r = sum_{y in C_r} E[y] / |C_r|
+(eq. 5; one-hot E = I), so with row weights d the normal-equation block
+
+    F^T diag(d) F = [ Psi^T diag(c^{ab}) Psi ]_{a, b},   c^{ab}_i = sum_{r: i_r = i} d_r w_ra w_rb,
+
+is L(L + 1)/2 weighted Gram matrices of the n x p matrix Psi, whatever the number of subset rows
+per instance: for binary one-hot data three p x p products over the instances instead of one
+(3n) x (2p) product, and F itself is never formed. Each iteration then solves an
+(m + 1) x (m + 1) system by Cholesky (m = L p). On dense feature maps (random Fourier features)
+this makes an interior-point solve of the *full* LP cost a few products of Psi, where HiGHS'
+simplex pays a dense pivot per active row and its interior point a sparse factorization of
+dense columns.
+
+The LP is taken in the inequality form min c^T x s.t. G x <= h over x = (mu, t, nu):
+
+    min  -tau^T mu + lambda^T t + nu
+    s.t. F mu - nu 1 <= b        (multipliers alpha: the dual (6))
+         mu - t <= 0, -mu - t <= 0   (t = |mu| at the solution),
+
+and solved by Mehrotra's predictor-corrector; t is eliminated from each Newton system
+(its block is diagonal). The iterates are infeasible until convergence, so the result is not a
+certificate by itself: :class:`ratecons.solvers.ccg.CCG` uses it to choose the restricted LP
+and its starting basis, and certifies with HiGHS (Theorem 1 and the objective of (2.2)).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as sla
+from scipy.linalg.blas import dsyrk
+
+__all__ = ["IPMResult", "StructuredRows", "solve_rows_ipm"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class StructuredRows:
+    """Rows F_r = weights[r] kron psi[source[r]] and right-hand sides b of LP (4).
+
+    Parameters
+    ----------
+    psi : ndarray, shape (n_src, p)
+        Feature vectors the rows draw on (training instances, then any centroids).
+    source : ndarray of int, shape (R,)
+        Row r uses psi[source[r]].
+    weights : ndarray, shape (R, L)
+        w_r = sum_{y in C_r} E[y] / |C_r|.
+    b : ndarray, shape (R,)
+        1/|C_r| - 1.
+    """
+
+    psi: np.ndarray
+    source: np.ndarray
+    weights: np.ndarray
+    b: np.ndarray
+
+    def __post_init__(self) -> None:
+        used, self._local = np.unique(self.source, return_inverse=True)
+        # the Gram products run over the instances that have rows only
+        self._psi_used = self.psi if used.size == self.psi.shape[0] else self.psi[used]
+
+    @property
+    def p(self) -> int:
+        return int(self.psi.shape[1])
+
+    def take(self, keep: np.ndarray) -> StructuredRows:
+        """The rows ``keep`` (indices) as a new row set over the same psi."""
+        return StructuredRows(self.psi, self.source[keep], self.weights[keep], self.b[keep])
+
+    @property
+    def n_blocks(self) -> int:
+        return int(self.weights.shape[1])
+
+    def times(self, mu: np.ndarray) -> np.ndarray:
+        """F mu, shape (R,)."""
+        scores = self._psi_used @ mu.reshape(self.n_blocks, self.p).T  # (used, L)
+        return np.einsum("rl,rl->r", self.weights, scores[self._local])
+
+    def _per_source(self, row_values: np.ndarray) -> np.ndarray:
+        """sum of row_values (R,) over the rows of each used source."""
+        return np.bincount(self._local, weights=row_values, minlength=self._psi_used.shape[0])
+
+    def transpose_times(self, a: np.ndarray) -> np.ndarray:
+        """F^T a, shape (L p,)."""
+        A = np.column_stack([self._per_source(a * self.weights[:, k])
+                             for k in range(self.n_blocks)])
+        return (A.T @ self._psi_used).ravel()
+
+    def gram(self, d: np.ndarray) -> np.ndarray:
+        """F^T diag(d) F for d >= 0, shape (L p, L p), from L(L + 1)/2 products of Psi."""
+        L, p = self.n_blocks, self.p
+        out = np.empty((L * p, L * p))
+        for a in range(L):
+            for b in range(a, L):
+                c = self._per_source(d * self.weights[:, a] * self.weights[:, b])
+                if a == b:
+                    # dsyrk on the transposed C-ordered array: no Fortran copy of Psi
+                    scaled = (self._psi_used * np.sqrt(np.maximum(c, 0.0))[:, None]).T
+                    upper = dsyrk(1.0, scaled, trans=0, lower=0)
+                    block = np.triu(upper) + np.triu(upper, 1).T
+                else:
+                    block = self._psi_used.T @ (self._psi_used * c[:, None])
+                out[a * p:(a + 1) * p, b * p:(b + 1) * p] = block
+                if a != b:
+                    out[b * p:(b + 1) * p, a * p:(a + 1) * p] = block.T
+        return out
+
+
+@dataclass
+class IPMResult:
+    """Interior-point solution of LP (4) over a row set.
+
+    Attributes
+    ----------
+    status : str
+        "converged" when residuals and gap are below ``tol``, else "iteration_limit" or
+        "numerical_error".
+    mu, nu : solution; ``slack`` = b - F mu + nu 1 and ``alpha`` (the multipliers, an
+        approximately optimal point of the dual (6)) per row.
+    objective : float
+        -tau^T mu + lambda^T |mu| + nu at the final iterate.
+    iterations : int
+    gap, primal_residual, dual_residual : float
+        Relative duality gap and residual norms at the final iterate.
+    """
+
+    status: str
+    mu: np.ndarray
+    nu: float
+    alpha: np.ndarray
+    slack: np.ndarray
+    objective: float
+    iterations: int
+    gap: float
+    primal_residual: float
+    dual_residual: float
+
+
+def _step(v: np.ndarray, dv: np.ndarray) -> float:
+    """Largest a in (0, 1] with v + a dv >= 0."""
+    neg = dv < 0
+    if not neg.any():
+        return 1.0
+    return float(min(1.0, np.min(-v[neg] / dv[neg])))
+
+
+def solve_rows_ipm(rows: StructuredRows, tau: np.ndarray, lam: np.ndarray, tol: float = 1e-8,
+                   max_iterations: int = 80, reduce: float = 1e-6) -> IPMResult:
+    """Mehrotra predictor-corrector on LP (4) restricted to ``rows``.
+
+    Parameters
+    ----------
+    rows : StructuredRows
+    tau, lam : ndarray, shape (m,)
+        Mean and confidence vectors (eq. 2).
+    tol : float
+        Relative tolerance on the primal and dual residuals and the duality gap.
+    max_iterations : int
+    reduce : float
+        Constraint reduction: a row whose Newton weight alpha_r / s_r falls below ``reduce``
+        times the largest one leaves the iteration for good (its multiplier is set to 0), so
+        the Gram products shrink with the set of rows that can still be active (0 keeps every
+        row). Dropped rows are not checked again here: the caller verifies the solution on
+        all rows.
+
+    Returns
+    -------
+    IPMResult
+        ``slack`` and ``alpha`` refer to the rows of ``rows`` (alpha 0 on dropped rows).
+    """
+    m = tau.size
+    all_rows = rows
+    index = np.arange(rows.b.size)  # positions in all_rows of the live rows
+    R = rows.b.size
+    b = rows.b
+    # starting point: mu = 0, |mu| < t = 1, every row strictly satisfied by nu
+    mu, t = np.zeros(m), np.ones(m)
+    nu = float(1.0 + max(0.0, -b.min()))
+    s_a = b - rows.times(mu) + nu
+    s_p, s_m = t - mu, t + mu
+    alpha = np.full(R, 1.0 / R)
+    z_p = np.maximum(lam / 2, 1e-2)
+    z_m = z_p.copy()
+    n_ineq = R + 2 * m
+    scale_c = 1.0 + max(np.abs(tau).max(), np.abs(lam).max(), 1.0)
+    status = "iteration_limit"
+    k = 0
+    gap = primal_res = dual_res = np.inf
+    for k in range(1, max_iterations + 1):
+        Ft_alpha = rows.transpose_times(alpha)
+        r_mu = Ft_alpha + z_p - z_m - tau
+        r_t = lam - z_p - z_m
+        r_nu = 1.0 - alpha.sum()
+        Fmu = rows.times(mu)
+        r_a = Fmu - nu - b + s_a
+        r_p = mu - t + s_p
+        r_m = -mu - t + s_m
+        primal_obj = -tau @ mu + lam @ t + nu
+        dual_obj = -b @ alpha
+        gap = abs(primal_obj - dual_obj) / (1.0 + abs(primal_obj))
+        primal_res = max(np.abs(r_a).max(), np.abs(r_p).max(), np.abs(r_m).max()) / (
+            1.0 + np.abs(b).max())
+        dual_res = max(np.abs(r_mu).max(), np.abs(r_t).max(), abs(r_nu)) / scale_c
+        log.debug("ipm %d: primal %.10f dual %.10f gap %.1e residuals %.1e %.1e", k,
+                  primal_obj, dual_obj, gap, primal_res, dual_res)
+        if gap <= tol and primal_res <= tol and dual_res <= tol:
+            status = "converged"
+            break
+        w_a, w_p, w_m = alpha / s_a, z_p / s_p, z_m / s_m
+        live = np.flatnonzero(w_a >= reduce * w_a.max())
+        if live.size <= 0.9 * w_a.size and live.size > m:  # rebuild when 10% can go
+            rows, index, b = rows.take(live), index[live], b[live]
+            s_a, alpha, w_a = s_a[live], alpha[live], w_a[live]
+            r_a, R = r_a[live], live.size
+            n_ineq = R + 2 * m
+            r_mu = rows.transpose_times(alpha) + z_p - z_m - tau  # without the dropped alphas
+            r_nu = 1.0 - alpha.sum()
+            log.debug("ipm %d: %d live rows", k, R)
+        # (m + 1) normal system after eliminating t
+        D = 4.0 * w_p * w_m / (w_p + w_m)
+        coupling = (w_m - w_p) / (w_p + w_m)
+        K = np.empty((m + 1, m + 1))
+        K[:m, :m] = rows.gram(w_a)
+        K[np.arange(m), np.arange(m)] += D
+        col = -rows.transpose_times(w_a)
+        K[:m, m] = col
+        K[m, :m] = col
+        K[m, m] = w_a.sum()
+        reg = 1e-13 * max(1.0, float(np.abs(np.diag(K)).max()))
+        try:
+            factor = sla.cho_factor(K + reg * np.eye(m + 1), lower=False, check_finite=False)
+        except np.linalg.LinAlgError:
+            status = "numerical_error"
+            break
+        mu_c = (s_a @ alpha + s_p @ z_p + s_m @ z_m) / n_ineq
+
+        def newton(rc_a, rc_p, rc_m):
+            q_a = (alpha * r_a - rc_a) / s_a
+            q_p = (z_p * r_p - rc_p) / s_p
+            q_m = (z_m * r_m - rc_m) / s_m
+            # -r_d - G^T q
+            g_mu = -r_mu - (rows.transpose_times(q_a) + q_p - q_m)
+            g_t = -r_t - (-q_p - q_m)
+            g_nu = -r_nu - (-q_a.sum())
+            rhs = np.concatenate([g_mu - coupling * g_t, [g_nu]])
+            sol = sla.cho_solve(factor, rhs, check_finite=False)
+            d_mu, d_nu = sol[:m], sol[m]
+            d_t = (g_t - (w_m - w_p) * d_mu) / (w_p + w_m)
+            ds_a = -r_a - (rows.times(d_mu) - d_nu)
+            ds_p = -r_p - (d_mu - d_t)
+            ds_m = -r_m - (-d_mu - d_t)
+            da = (-rc_a - alpha * ds_a) / s_a
+            dzp = (-rc_p - z_p * ds_p) / s_p
+            dzm = (-rc_m - z_m * ds_m) / s_m
+            return d_mu, d_t, d_nu, ds_a, ds_p, ds_m, da, dzp, dzm
+
+        aff = newton(s_a * alpha, s_p * z_p, s_m * z_m)
+        ap = min(_step(s_a, aff[3]), _step(s_p, aff[4]), _step(s_m, aff[5]))
+        ad = min(_step(alpha, aff[6]), _step(z_p, aff[7]), _step(z_m, aff[8]))
+        mu_aff = ((s_a + ap * aff[3]) @ (alpha + ad * aff[6])
+                  + (s_p + ap * aff[4]) @ (z_p + ad * aff[7])
+                  + (s_m + ap * aff[5]) @ (z_m + ad * aff[8])) / n_ineq
+        sigma = (mu_aff / mu_c) ** 3
+        target = sigma * mu_c
+        cor = newton(s_a * alpha + aff[3] * aff[6] - target,
+                     s_p * z_p + aff[4] * aff[7] - target,
+                     s_m * z_m + aff[5] * aff[8] - target)
+        ap = 0.99 * min(_step(s_a, cor[3]), _step(s_p, cor[4]), _step(s_m, cor[5]))
+        ad = 0.99 * min(_step(alpha, cor[6]), _step(z_p, cor[7]), _step(z_m, cor[8]))
+        mu, t, nu = mu + ap * cor[0], t + ap * cor[1], nu + ap * cor[2]
+        s_a, s_p, s_m = s_a + ap * cor[3], s_p + ap * cor[4], s_m + ap * cor[5]
+        alpha, z_p, z_m = alpha + ad * cor[6], z_p + ad * cor[7], z_m + ad * cor[8]
+    objective = float(-tau @ mu + lam @ np.abs(mu) + nu)
+    full_alpha = np.zeros(all_rows.b.size)
+    full_alpha[index] = alpha
+    return IPMResult(status, mu, float(nu), full_alpha, all_rows.b - all_rows.times(mu) + nu,
+                     objective, k, float(gap), float(primal_res), float(dual_res))
