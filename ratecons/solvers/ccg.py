@@ -55,7 +55,7 @@ from ..canonical.mrc import (
 from ..canonical.mrc_matrix import objective_row
 from ..errors import ConvergenceWarning, SpecError, parameter_error
 from ..solution import Certificate, Solution
-from .mrc_ipm import StructuredRows, solve_rows_ipm
+from .mrc_ipm import IPMResult, StructuredRows, dual_lower_bound, solve_rows_ipm
 
 __all__ = ["CCG", "greedy_subsets", "solve_mrc_ccg"]
 
@@ -65,8 +65,13 @@ log = logging.getLogger(__name__)
 IPM_START_MAX_ROWS = 2_000_000
 #: |mu_j| above this fraction of max |mu| counts as nonzero in the guessed basis.
 IPM_SUPPORT_TOL = 1e-6
-#: rows with slack below this at the interior solution enter the first restricted LP.
+#: rows with slack below this at the interior solution are candidates for the first
+#: restricted LP ...
 IPM_ACTIVE_SLACK = 1e-5
+#: ... of which at most this many times the basic columns enter, largest alpha first.
+IPM_START_ROWS = 2
+#: interior solves (full LP, then with the violated rows added) before the simplex loop.
+IPM_MAX_ROUNDS = 10
 
 
 def greedy_subsets(form: MRCForm, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -185,7 +190,6 @@ class CCG:
                 "classes does not fit."
             )
         self._c = objective_row(f)  # [-(tau - lam), tau + lam, 1]
-        self.start_record: dict[str, Any] = {"start": "centroids"}
 
     def _ipm_start_applies(self) -> bool:
         return self.features == "all" and self.form.n_classes <= self.init_full_classes
@@ -262,45 +266,135 @@ class CCG:
         self._in_J = np.zeros(f.m, dtype=bool)
         self._in_J[feats] = True
         self.model = HighsLP(self._lp(inst, masks, positivity), solver=self.solver)
-        if self._use_ipm_start():
-            self._interior_start()
 
-    def _interior_start(self) -> None:
-        """start="ipm": rows active at the interior-point solution of the full LP (4), and a
-        basis guessed from it (basic: mu1_j for mu_j > 0, mu2_j for mu_j < 0, nu, and the
-        rows with the largest slacks)."""
+    def _tau_is_sample_mean(self) -> bool:
+        """Whether tau is the mean of Phi(x_i, y_i) (then R(mu) >= lambda^T |mu|)."""
         f = self.form
-        t0 = time.perf_counter()
+        T = np.zeros((f.n_classes, f.p))
+        np.add.at(T, f.y, f.psi / f.n)
+        mean = (T if f.label_map is None else f.label_map.T @ T).ravel()
+        return bool(np.allclose(f.tau, mean, rtol=1e-10, atol=1e-12))
+
+    def _interior_phase(self, start: float) -> Solution | None:
+        """start="ipm": constraint generation around the structured interior point.
+
+        Round 1 solves the full LP (4) by :func:`ratecons.solvers.mrc_ipm.solve_rows_ipm`,
+        which drops the rows that cannot be active as it converges. Each round scans all
+        instances by Alg. 2 at the solution, adds the violated rows to the rows still live
+        and solves again, until no row is violated by max(eps1, tol). The solution is then
+        certified without a simplex: the upper bound is (2.2) at mu, the lower bound is
+        :func:`ratecons.solvers.mrc_ipm.dual_lower_bound` of the multipliers (valid when tau is
+        the sample mean). Returns the solution when upper - lower <= 1e-6; otherwise the
+        rows and basis of the last interior solution seed the simplex loop
+        (:meth:`_crossover_start`) and None is returned.
+        """
+        f = self.form
         subsets = all_subset_masks(f.n_classes)
+        S = subsets.shape[0]
+        inst = np.repeat(np.arange(f.n), S)
         masks = np.tile(subsets, (f.n, 1))
-        inst = np.repeat(np.arange(f.n), subsets.shape[0])
-        rows = StructuredRows(f.psi, inst, f.subset_weights(masks), subset_rhs(masks))
-        res = solve_rows_ipm(rows, f.tau, f.lam)
+        full = StructuredRows(f.psi, inst, f.subset_weights(masks), subset_rhs(masks))
+        index = np.arange(inst.size)  # the rows of this round's interior solve
+        threshold = max(self.eps1, self.tol)
+        bounded = self._tau_is_sample_mean()
+        for k in range(1, IPM_MAX_ROUNDS + 1):
+            t0 = time.perf_counter()
+            rows = full if index.size == inst.size else full.take(index)
+            res = solve_rows_ipm(rows, f.tau, f.lam)
+            t_lp = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            phi, best = greedy_subsets(f, res.mu)
+            violation = 1.0 + phi - res.nu
+            upper = f.objective_given(res.mu, float(phi.max()))
+            lower = (dual_lower_bound(rows, res.alpha, f.tau, f.lam, upper) if bounded
+                     else -np.inf)
+            new = np.flatnonzero(violation >= threshold)
+            t_constr = time.perf_counter() - t0
+            self._finish_record({
+                "iteration": k, "phase": "interior", "R": res.objective,
+                "rows": int(index.size), "cols": 2 * f.m + 1,
+                "primal_violation": max(float(violation.max()), 0.0), "dual_violation": 0.0,
+                "added_rows": int(new.size), "removed_rows": int(index.size - res.live.size),
+                "lp_iterations": res.iterations, "lp_time": t_lp, "constr_time": t_constr,
+                "feat_time": 0.0, "elapsed": time.perf_counter() - start,
+                "lower_bound": lower, "upper_bound": upper,
+            })
+            done = new.size == 0 and res.status == "converged"
+            if done and upper - lower <= 1e-6:
+                self._keep_active_rows(index, res, inst, masks)
+                return self._interior_solution(res, upper, lower, k, start)
+            out_of_time = (self.time_limit is not None
+                           and time.perf_counter() - start >= self.time_limit)
+            if done or out_of_time or res.status != "converged":
+                break
+            codes = subset_codes(best[new]) - 1  # row index of subset C is code(C) - 1
+            index = np.union1d(index[res.live], new * S + codes)
+        self._crossover_start(index, res, inst, masks)
+        return None
+
+    def _keep_active_rows(self, index: np.ndarray, res: IPMResult, inst: np.ndarray,
+                          masks: np.ndarray) -> None:
+        """Put the nearly tight rows of the interior solution into the live model (not
+        solved), so ``export_mps(restricted=True)`` writes the LP that was certified."""
+        chosen = index[res.slack <= IPM_ACTIVE_SLACK]
+        keys = (inst[chosen] << self.form.n_classes) | subset_codes(masks[chosen])
+        self._add_rows(inst[chosen], masks[chosen], keys)
+
+    def _crossover_start(self, index: np.ndarray, res: IPMResult, inst: np.ndarray,
+                         masks: np.ndarray) -> None:
+        """The first restricted LP of the simplex loop from an interior solution: the nearly
+        tight rows with the largest alpha, up to ``IPM_START_ROWS`` times the basic columns,
+        and a basis guessed from the solution (basic: mu1_j for mu_j > 0, mu2_j for
+        mu_j < 0, nu, and all rows but the first of those), so the first restricted solve
+        is a crossover. An LP whose optimal face is degenerate (adult: 20,356 of 60,000 rows
+        tight at 20k instances, 703 basic columns) has alpha spread over every tight row;
+        CONSTR adds what the choice misses."""
+        f = self.form
         mu = res.mu
         support = np.abs(mu) > IPM_SUPPORT_TOL * max(float(np.abs(mu).max()), 1e-300)
         n_basic_cols = int(support.sum()) + 1
-        # candidate rows: nearly tight ones, and at least as many as the basis needs
-        order = np.argsort(res.slack, kind="stable")
-        take = max(int(np.count_nonzero(res.slack <= IPM_ACTIVE_SLACK)), n_basic_cols)
-        chosen = np.sort(order[:take])
+        tight = np.flatnonzero(res.slack <= IPM_ACTIVE_SLACK)
+        if tight.size < n_basic_cols:  # fewer tight rows than the basis needs: the tightest
+            tight = np.argsort(res.slack, kind="stable")[:n_basic_cols]
+        local = tight[np.argsort(-res.alpha[tight], kind="stable")][
+            : IPM_START_ROWS * n_basic_cols]
+        chosen = index[local]
         keys = (inst[chosen] << f.n_classes) | subset_codes(masks[chosen])
+        n_before = self._rows.inst.size
         self._add_rows(inst[chosen], masks[chosen], keys)
-        # row slacks in the live model at the interior solution, then the basis guess
-        # basic: the support columns, nu, and all rows but the n_basic_cols tightest
-        slack = self._live_slack(mu, res.nu)
-        row_basic = np.ones(slack.size, dtype=bool)
-        row_basic[np.argsort(slack, kind="stable")[:n_basic_cols]] = False
+        row_basic = np.ones(self._rows.inst.size, dtype=bool)
+        row_basic[n_before:n_before + n_basic_cols] = False  # the largest alphas
         m = f.m
         col_basic = np.zeros(2 * m + 1, dtype=bool)
         col_basic[:m] = support & (mu > 0)
         col_basic[m:2 * m] = support & (mu < 0)
         col_basic[2 * m] = True
         self.model.set_basis(col_basic, row_basic)
-        self.start_record = {
-            "start": "ipm", "ipm_status": res.status, "ipm_iterations": res.iterations,
-            "ipm_objective": res.objective, "ipm_gap": res.gap, "start_rows": int(take),
-            "start_time": time.perf_counter() - t0,
-        }
+
+    def _interior_solution(self, res: IPMResult, upper: float, lower: float, k: int,
+                           start: float) -> Solution:
+        f = self.form
+        last = self.history[-1]
+        return Solution(
+            status=settings.OPTIMAL,
+            objective=upper,
+            primal={"mu": res.mu, "nu": np.array([res.nu])},
+            dual={"alpha": res.alpha},
+            certificate=Certificate(
+                lower_bound=lower, upper_bound=upper, gap=upper - lower,
+                max_violation=last["primal_violation"],
+                details={
+                    "iterations": k, "phase": "interior",
+                    "primal_violation": last["primal_violation"], "dual_violation": 0.0,
+                    "ipm_iterations": sum(r["lp_iterations"] for r in self.history),
+                    "final_rows": int(last["rows"]), "final_cols": 2 * f.m + 1,
+                    "full_rows": f.full_lp_size()["rows"], "full_cols": f.full_lp_size()["cols"],
+                },
+            ),
+            history=self.history,
+            solver="ccg/interior-point",
+            solve_time=time.perf_counter() - start,
+        )
 
     def _lp(self, inst: np.ndarray, masks: np.ndarray, positivity: bool) -> MatrixLP:
         A = self._row_block(inst, masks)
@@ -478,8 +572,12 @@ class CCG:
         """Run Alg. 1 and return the solution with history and certificate."""
         start = time.perf_counter()
         self._initial()
+        if self._use_ipm_start():
+            solution = self._interior_phase(start)
+            if solution is not None:
+                return solution
         status = settings.ITERATION_LIMIT
-        k = 0
+        k = len(self.history)
         res = None
         while True:
             k += 1
@@ -575,7 +673,6 @@ class CCG:
                     "full_rows": f.full_lp_size()["rows"],
                     "full_cols": f.full_lp_size()["cols"],
                     "theorem1_interval": [res.objective, res.objective + eps1_hat],
-                    **self.start_record,
                 },
             ),
             history=self.history,

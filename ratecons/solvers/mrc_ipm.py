@@ -34,7 +34,7 @@ import numpy as np
 import scipy.linalg as sla
 from scipy.linalg.blas import dsyrk
 
-__all__ = ["IPMResult", "StructuredRows", "solve_rows_ipm"]
+__all__ = ["IPMResult", "StructuredRows", "dual_lower_bound", "solve_rows_ipm"]
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +62,11 @@ class StructuredRows:
 
     def __post_init__(self) -> None:
         used, self._local = np.unique(self.source, return_inverse=True)
-        # the Gram products run over the instances that have rows only
+        # the products run over the instances that have rows only
         self._psi_used = self.psi if used.size == self.psi.shape[0] else self.psi[used]
+        # rows grouped by their weight vector w_r (one group per label subset)
+        self._patterns, self._group = np.unique(self.weights, axis=0, return_inverse=True)
+        self._group = self._group.ravel()
 
     @property
     def p(self) -> int:
@@ -93,23 +96,45 @@ class StructuredRows:
         return (A.T @ self._psi_used).ravel()
 
     def gram(self, d: np.ndarray) -> np.ndarray:
-        """F^T diag(d) F for d >= 0, shape (L p, L p), from L(L + 1)/2 products of Psi."""
+        """F^T diag(d) F for d >= 0, shape (L p, L p).
+
+        Rows with the same weight vector w (the same label subset) share the factor
+        w w^T, so their part is (w w^T) kron Psi_G^T diag(c) Psi_G with one symmetric
+        product (BLAS syrk) over the instances G of that subset: 2^|Y| - 1 products at most
+        (three for binary data, one for a restricted set of pair rows). With more subsets
+        than label pairs, the L(L + 1)/2 blocks Psi^T diag(c^{ab}) Psi are formed instead,
+        c^{ab}_i = sum_{r: i_r = i} d_r w_ra w_rb."""
         L, p = self.n_blocks, self.p
-        out = np.empty((L * p, L * p))
+        out = np.zeros((L * p, L * p))
+        if self._patterns.shape[0] <= L * L:
+            for g, w in enumerate(self._patterns):
+                in_group = self._group == g
+                c = np.bincount(self._local[in_group], weights=d[in_group],
+                                minlength=self._psi_used.shape[0])
+                nonzero = np.flatnonzero(c > 0)
+                block = _weighted_gram(self._psi_used[nonzero], c[nonzero])
+                for a in np.flatnonzero(w):
+                    for b in np.flatnonzero(w):
+                        out[a * p:(a + 1) * p, b * p:(b + 1) * p] += w[a] * w[b] * block
+            return out
         for a in range(L):
             for b in range(a, L):
                 c = self._per_source(d * self.weights[:, a] * self.weights[:, b])
                 if a == b:
-                    # dsyrk on the transposed C-ordered array: no Fortran copy of Psi
-                    scaled = (self._psi_used * np.sqrt(np.maximum(c, 0.0))[:, None]).T
-                    upper = dsyrk(1.0, scaled, trans=0, lower=0)
-                    block = np.triu(upper) + np.triu(upper, 1).T
+                    block = _weighted_gram(self._psi_used, np.maximum(c, 0.0))
                 else:
                     block = self._psi_used.T @ (self._psi_used * c[:, None])
                 out[a * p:(a + 1) * p, b * p:(b + 1) * p] = block
                 if a != b:
                     out[b * p:(b + 1) * p, a * p:(a + 1) * p] = block.T
         return out
+
+
+def _weighted_gram(psi: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """psi^T diag(c) psi for c >= 0 by one BLAS syrk (on the transposed C-ordered array:
+    no Fortran copy of psi), symmetrized."""
+    upper = dsyrk(1.0, (psi * np.sqrt(c)[:, None]).T, trans=0, lower=0)
+    return np.triu(upper) + np.triu(upper, 1).T
 
 
 @dataclass
@@ -128,6 +153,8 @@ class IPMResult:
     iterations : int
     gap, primal_residual, dual_residual : float
         Relative duality gap and residual norms at the final iterate.
+    live : ndarray of int
+        The rows (indices into the given row set) still in the iteration at the end.
     """
 
     status: str
@@ -140,6 +167,7 @@ class IPMResult:
     gap: float
     primal_residual: float
     dual_residual: float
+    live: np.ndarray
 
 
 def _step(v: np.ndarray, dv: np.ndarray) -> float:
@@ -280,4 +308,44 @@ def solve_rows_ipm(rows: StructuredRows, tau: np.ndarray, lam: np.ndarray, tol: 
     full_alpha = np.zeros(all_rows.b.size)
     full_alpha[index] = alpha
     return IPMResult(status, mu, float(nu), full_alpha, all_rows.b - all_rows.times(mu) + nu,
-                     objective, k, float(gap), float(primal_res), float(dual_res))
+                     objective, k, float(gap), float(primal_res), float(dual_res), index)
+
+
+def dual_lower_bound(rows: StructuredRows, alpha: np.ndarray, tau: np.ndarray, lam: np.ndarray,
+                     norm_bound: float) -> float:
+    """A lower bound on R* from multipliers that satisfy the dual (6) only approximately.
+
+    For alpha in the simplex, weak duality gives R(mu) >= -b^T alpha + (F^T alpha - tau)^T mu
+    + lambda^T |mu| for every mu. If an optimal mu* has lambda^T |mu*| <= ``norm_bound``, the
+    minimum of the right side over that set is
+
+        -b^T alpha - norm_bound * max_j (|g_j| / lambda_j - 1)_+,   g = F^T alpha - tau,
+
+    which is 0 when alpha is dual feasible (|g| <= lambda) and a small correction when the
+    interior point left residuals of 1e-10. With tau the sample mean of Phi(x_i, y_i),
+    1 - tau^T mu + varphi(mu) >= 0 for every mu (varphi(mu) >= max_i Phi(x_i, y_i)^T mu - 1
+    by the singletons), so R(mu) >= lambda^T |mu| and any upper bound on R* serves as
+    ``norm_bound``. Returns -inf when a component with lambda_j = 0 is violated.
+
+    Parameters
+    ----------
+    rows : StructuredRows
+        The rows alpha refers to (a subset of the full LP's rows: the others get 0).
+    alpha : ndarray, shape (R,)
+        Nonnegative multipliers; they are scaled to sum 1.
+    tau, lam : ndarray, shape (m,)
+    norm_bound : float
+        An upper bound on lambda^T |mu*| for some optimal mu*.
+    """
+    a = np.maximum(alpha, 0.0)
+    if a.sum() <= 0:
+        return -np.inf
+    a = a / a.sum()
+    g = np.abs(rows.transpose_times(a) - tau)
+    over = g > lam
+    if not over.any():
+        return float(-rows.b @ a)
+    if np.any(over & (lam <= 0)):
+        return -np.inf
+    excess = float(np.max(g[over] / lam[over] - 1.0))
+    return float(-rows.b @ a - norm_bound * excess)
