@@ -147,6 +147,9 @@ def run_binary(datasets, sizes, components, limits, lp_setting, ccg_options, cvx
             if "ccg" in methods:
                 results["ccg"] = _timed(lambda form=form: CCG(
                     form, time_limit=limits["ccg"], **ccg_options).run())
+            if "ccg_centroids" in methods:
+                results["ccg (start=centroids)"] = _timed(lambda form=form: CCG(
+                    form, start="centroids", time_limit=limits["ccg"], **ccg_options).run())
             if "ccg_eps" in methods:
                 results["ccg (eps1=1e-4)"] = _timed(lambda form=form: CCG(
                     form, eps1=1e-4, time_limit=limits["ccg"], **ccg_options).run())
@@ -296,7 +299,7 @@ def _format_grid(r: tuple) -> str:
                        f"{r[8]:.2f}", f"{r[9]:.6f}", f"{r[10]:.1e}", ratio])
 
 
-METHODS = ("lp", "ccg", "ccg_eps", "cvxpy", "subgradient")
+METHODS = ("lp", "ccg", "ccg_centroids", "ccg_eps", "cvxpy", "subgradient")
 
 
 def main(argv: list[str] | None = None) -> list[tuple]:
