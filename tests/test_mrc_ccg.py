@@ -56,7 +56,7 @@ def test_ccg_matches_the_full_lp_on_random_data(seed, K, features):
     form = problem_of(random_dataset(n, 4, K, seed), rc.features.RandomFourier(r, seed=seed)
                       ).canonical()
     ref = solve_mrc_lp(form)
-    ccg = CCG(form, features=features, n_max=25, m_max=20)
+    ccg = CCG(form, features=features, n_max=25, m_max=20, start="centroids")
     sol = ccg.run()
     assert sol.status == "optimal"
     assert abs(sol.objective - ref.objective) <= 1e-6
@@ -75,7 +75,7 @@ def test_ccg_matches_the_full_lp_on_random_data(seed, K, features):
 def test_ccg_with_eps1_lands_in_the_theorem_1_interval(name, eps1):
     form = problem_of(load(name)).canonical()
     R_star = solve_mrc_lp(form).objective
-    sol = CCG(form, eps1=eps1, n_max=10).run()
+    sol = CCG(form, eps1=eps1, n_max=10, start="centroids").run()
     for h in sol.history:  # R* - eps_hat_1 <= R^k <= R* at every iteration (eq. 11)
         assert R_star - h["primal_violation"] - 1e-9 <= h["R"] <= R_star + 1e-9
     assert sol.certificate.details["primal_violation"] < eps1
@@ -159,7 +159,7 @@ def test_removal_policy_and_stabilization_match_the_lp_and_cvxpy(name, features,
     fmap = "linear" if features == "linear" else rc.features.RandomFourier(30, seed=0)
     form = problem_of(load(name), fmap).canonical()
     lp, cvx = solve_mrc_lp(form), solve_mrc_cvxpy(form)
-    sol = CCG(form, **options).run()
+    sol = CCG(form, start="centroids", **options).run()  # the options of the simplex loop
     assert sol.status == "optimal"
     assert abs(sol.objective - lp.objective) <= 1e-6
     assert abs(sol.objective - cvx.objective) <= 1e-6

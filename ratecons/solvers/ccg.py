@@ -124,8 +124,10 @@ class CCG:
         centroid rows with a starting basis guessed from that solution, so the first
         restricted solve is the simplex's crossover; the loop then adds whatever that
         solution missed and certifies as usual. Needs ``features="all"`` and
-        |Y| <= ``init_full_classes``. "auto": "ipm" when those hold and the full LP has at
-        most ``IPM_START_MAX_ROWS`` rows, else "centroids".
+        |Y| <= ``init_full_classes``. "auto": "ipm" for binary problems (three rows per
+        instance) with ``features="all"`` whose full LP has at most ``IPM_START_MAX_ROWS``
+        rows, else "centroids" (with many classes the centroid start already wins by 50x
+        and more, and the full row set grows as 2^|Y|).
     solver : {"simplex", "ipm"}
         HiGHS algorithm for the restricted LPs (only simplex hot-starts).
     time_limit : float, optional
@@ -196,7 +198,7 @@ class CCG:
 
     def _use_ipm_start(self) -> bool:
         if self.start == "auto":
-            return (self._ipm_start_applies()
+            return (self._ipm_start_applies() and self.form.n_classes == 2
                     and self.form.full_lp_size()["rows"] <= IPM_START_MAX_ROWS)
         return self.start == "ipm"
 
@@ -286,21 +288,29 @@ class CCG:
         :func:`ratecons.solvers.mrc_ipm.dual_lower_bound` of the multipliers (valid when tau is
         the sample mean). Returns the solution when upper - lower <= 1e-6; otherwise the
         rows and basis of the last interior solution seed the simplex loop
-        (:meth:`_crossover_start`) and None is returned.
+        (:meth:`_crossover_start`) and None is returned; when the interior point fails
+        (iteration limit, numerical error) the simplex loop starts from the centroids.
         """
         f = self.form
         subsets = all_subset_masks(f.n_classes)
         S = subsets.shape[0]
-        inst = np.repeat(np.arange(f.n), S)
-        masks = np.tile(subsets, (f.n, 1))
-        full = StructuredRows(f.psi, inst, f.subset_weights(masks), subset_rhs(masks))
+        # the training rows (instance i, subset s at i * S + s), then the centroids' rows:
+        # the centroids' singletons reproduce tau, so every row set that holds them is
+        # bounded; they are never dropped
+        n_train = f.n * S
+        inst = np.concatenate([np.repeat(np.arange(f.n), S),
+                               np.repeat(f.n + np.arange(f.n_classes), S)])
+        masks = np.tile(subsets, (f.n + f.n_classes, 1))
+        full = StructuredRows(np.vstack([f.psi, self._centroids]), inst,
+                              f.subset_weights(masks), subset_rhs(masks))
+        protected = np.arange(inst.size) >= n_train
         index = np.arange(inst.size)  # the rows of this round's interior solve
         threshold = max(self.eps1, self.tol)
         bounded = self._tau_is_sample_mean()
         for k in range(1, IPM_MAX_ROUNDS + 1):
             t0 = time.perf_counter()
             rows = full if index.size == inst.size else full.take(index)
-            res = solve_rows_ipm(rows, f.tau, f.lam)
+            res = solve_rows_ipm(rows, f.tau, f.lam, protected=protected[index])
             t_lp = time.perf_counter() - t0
             t0 = time.perf_counter()
             phi, best = greedy_subsets(f, res.mu)
@@ -319,13 +329,16 @@ class CCG:
                 "feat_time": 0.0, "elapsed": time.perf_counter() - start,
                 "lower_bound": lower, "upper_bound": upper,
             })
-            done = new.size == 0 and res.status == "converged"
+            solved = res.status in ("converged", "stalled")
+            done = new.size == 0 and solved
             if done and upper - lower <= 1e-6:
                 self._keep_active_rows(index, res, inst, masks)
                 return self._interior_solution(res, upper, lower, k, start)
             out_of_time = (self.time_limit is not None
                            and time.perf_counter() - start >= self.time_limit)
-            if done or out_of_time or res.status != "converged":
+            if not solved:  # no usable interior solution: the simplex loop from the centroids
+                return None
+            if done or out_of_time:
                 break
             codes = subset_codes(best[new]) - 1  # row index of subset C is code(C) - 1
             index = np.union1d(index[res.live], new * S + codes)
@@ -337,6 +350,7 @@ class CCG:
         """Put the nearly tight rows of the interior solution into the live model (not
         solved), so ``export_mps(restricted=True)`` writes the LP that was certified."""
         chosen = index[res.slack <= IPM_ACTIVE_SLACK]
+        chosen = chosen[inst[chosen] < self.form.n]  # the centroids' rows are in already
         keys = (inst[chosen] << self.form.n_classes) | subset_codes(masks[chosen])
         self._add_rows(inst[chosen], masks[chosen], keys)
 
@@ -353,9 +367,11 @@ class CCG:
         mu = res.mu
         support = np.abs(mu) > IPM_SUPPORT_TOL * max(float(np.abs(mu).max()), 1e-300)
         n_basic_cols = int(support.sum()) + 1
-        tight = np.flatnonzero(res.slack <= IPM_ACTIVE_SLACK)
+        training = inst[index] < f.n  # the centroids' rows are in the model already
+        slack = np.where(training, res.slack, np.inf)
+        tight = np.flatnonzero(slack <= IPM_ACTIVE_SLACK)
         if tight.size < n_basic_cols:  # fewer tight rows than the basis needs: the tightest
-            tight = np.argsort(res.slack, kind="stable")[:n_basic_cols]
+            tight = np.argsort(slack, kind="stable")[:n_basic_cols]
         local = tight[np.argsort(-res.alpha[tight], kind="stable")][
             : IPM_START_ROWS * n_basic_cols]
         chosen = index[local]

@@ -38,6 +38,11 @@ __all__ = ["IPMResult", "StructuredRows", "dual_lower_bound", "solve_rows_ipm"]
 
 log = logging.getLogger(__name__)
 
+#: iterations without a better iterate (max of gap and residuals) before the IPM stops
+STALL_ITERATIONS = 5
+#: ... and the largest of those measures at which that iterate is still returned as solved
+STALL_ACCEPT = 1e-6
+
 
 @dataclass
 class StructuredRows:
@@ -144,8 +149,9 @@ class IPMResult:
     Attributes
     ----------
     status : str
-        "converged" when residuals and gap are below ``tol``, else "iteration_limit" or
-        "numerical_error".
+        "converged" when residuals and gap are below ``tol``; "stalled" when
+        ``STALL_ITERATIONS`` iterations did not improve on the best iterate (returned) and
+        that one is within ``STALL_ACCEPT``; else "iteration_limit" or "numerical_error".
     mu, nu : solution; ``slack`` = b - F mu + nu 1 and ``alpha`` (the multipliers, an
         approximately optimal point of the dual (6)) per row.
     objective : float
@@ -179,7 +185,8 @@ def _step(v: np.ndarray, dv: np.ndarray) -> float:
 
 
 def solve_rows_ipm(rows: StructuredRows, tau: np.ndarray, lam: np.ndarray, tol: float = 1e-8,
-                   max_iterations: int = 80, reduce: float = 1e-6) -> IPMResult:
+                   max_iterations: int = 80, reduce: float = 1e-6,
+                   protected: np.ndarray | None = None) -> IPMResult:
     """Mehrotra predictor-corrector on LP (4) restricted to ``rows``.
 
     Parameters
@@ -196,6 +203,9 @@ def solve_rows_ipm(rows: StructuredRows, tau: np.ndarray, lam: np.ndarray, tol: 
         the Gram products shrink with the set of rows that can still be active (0 keeps every
         row). Dropped rows are not checked again here: the caller verifies the solution on
         all rows.
+    protected : ndarray of bool, shape (R,), optional
+        Rows never dropped: rows that keep every subset of the LP bounded (the class
+        centroids of eq. (13), whose singleton rows reproduce tau).
 
     Returns
     -------
@@ -207,51 +217,72 @@ def solve_rows_ipm(rows: StructuredRows, tau: np.ndarray, lam: np.ndarray, tol: 
     index = np.arange(rows.b.size)  # positions in all_rows of the live rows
     R = rows.b.size
     b = rows.b
+    # t_j (and |mu_j| <= t_j) only where lambda_j > 0: with lambda_j = 0 a t_j of cost 0
+    # would make the optimal face unbounded, and the central path with it
+    bj = np.flatnonzero(lam > 0)
+    lam_b = lam[bj]
     # starting point: mu = 0, |mu| < t = 1, every row strictly satisfied by nu
-    mu, t = np.zeros(m), np.ones(m)
+    mu, t = np.zeros(m), np.ones(bj.size)
     nu = float(1.0 + max(0.0, -b.min()))
     s_a = b - rows.times(mu) + nu
-    s_p, s_m = t - mu, t + mu
+    s_p, s_m = t - mu[bj], t + mu[bj]
     alpha = np.full(R, 1.0 / R)
-    z_p = np.maximum(lam / 2, 1e-2)
+    z_p = np.maximum(lam_b / 2, 1e-2)
     z_m = z_p.copy()
-    n_ineq = R + 2 * m
+    n_ineq = R + 2 * bj.size
     scale_c = 1.0 + max(np.abs(tau).max(), np.abs(lam).max(), 1.0)
     status = "iteration_limit"
     k = 0
     gap = primal_res = dual_res = np.inf
+    best: tuple = (np.inf, 0)
+
+    def dual_residual_mu(alpha, z_p, z_m):
+        r = rows.transpose_times(alpha) - tau
+        r[bj] += z_p - z_m
+        return r
+
     for k in range(1, max_iterations + 1):
-        Ft_alpha = rows.transpose_times(alpha)
-        r_mu = Ft_alpha + z_p - z_m - tau
-        r_t = lam - z_p - z_m
+        r_mu = dual_residual_mu(alpha, z_p, z_m)
+        r_t = lam_b - z_p - z_m
         r_nu = 1.0 - alpha.sum()
-        Fmu = rows.times(mu)
-        r_a = Fmu - nu - b + s_a
-        r_p = mu - t + s_p
-        r_m = -mu - t + s_m
-        primal_obj = -tau @ mu + lam @ t + nu
+        r_a = rows.times(mu) - nu - b + s_a
+        r_p = mu[bj] - t + s_p
+        r_m = -mu[bj] - t + s_m
+        primal_obj = -tau @ mu + lam_b @ t + nu
         dual_obj = -b @ alpha
         gap = abs(primal_obj - dual_obj) / (1.0 + abs(primal_obj))
-        primal_res = max(np.abs(r_a).max(), np.abs(r_p).max(), np.abs(r_m).max()) / (
-            1.0 + np.abs(b).max())
-        dual_res = max(np.abs(r_mu).max(), np.abs(r_t).max(), abs(r_nu)) / scale_c
+        primal_res = max(np.abs(r_a).max(), np.abs(r_p).max(initial=0.0),
+                         np.abs(r_m).max(initial=0.0)) / (1.0 + np.abs(b).max())
+        dual_res = max(np.abs(r_mu).max(), np.abs(r_t).max(initial=0.0), abs(r_nu)) / scale_c
         log.debug("ipm %d: primal %.10f dual %.10f gap %.1e residuals %.1e %.1e", k,
                   primal_obj, dual_obj, gap, primal_res, dual_res)
-        if gap <= tol and primal_res <= tol and dual_res <= tol:
+        measure = max(gap, primal_res, dual_res)
+        if measure < best[0]:
+            best = (measure, k, mu.copy(), nu, alpha.copy(), index, gap, primal_res, dual_res)
+        if measure <= tol:
             status = "converged"
             break
+        if k - best[1] >= STALL_ITERATIONS:
+            # rounding has taken over (Newton weights span 1e16): the best iterate stands
+            # if it is accurate to STALL_ACCEPT
+            status = "stalled" if best[0] <= STALL_ACCEPT else "numerical_error"
+            break
         w_a, w_p, w_m = alpha / s_a, z_p / s_p, z_m / s_m
-        live = np.flatnonzero(w_a >= reduce * w_a.max())
+        keep = w_a >= reduce * w_a.max()
+        if protected is not None:
+            keep |= protected[index]
+        live = np.flatnonzero(keep)
         if live.size <= 0.9 * w_a.size and live.size > m:  # rebuild when 10% can go
             rows, index, b = rows.take(live), index[live], b[live]
             s_a, alpha, w_a = s_a[live], alpha[live], w_a[live]
             r_a, R = r_a[live], live.size
-            n_ineq = R + 2 * m
-            r_mu = rows.transpose_times(alpha) + z_p - z_m - tau  # without the dropped alphas
+            n_ineq = R + 2 * bj.size
+            r_mu = dual_residual_mu(alpha, z_p, z_m)  # without the dropped alphas
             r_nu = 1.0 - alpha.sum()
             log.debug("ipm %d: %d live rows", k, R)
         # (m + 1) normal system after eliminating t
-        D = 4.0 * w_p * w_m / (w_p + w_m)
+        D = np.zeros(m)
+        D[bj] = 4.0 * w_p * w_m / (w_p + w_m)
         coupling = (w_m - w_p) / (w_p + w_m)
         K = np.empty((m + 1, m + 1))
         K[:m, :m] = rows.gram(w_a)
@@ -260,7 +291,11 @@ def solve_rows_ipm(rows: StructuredRows, tau: np.ndarray, lam: np.ndarray, tol: 
         K[:m, m] = col
         K[m, :m] = col
         K[m, m] = w_a.sum()
-        reg = 1e-13 * max(1.0, float(np.abs(np.diag(K)).max()))
+        diag = np.diag(K).copy()
+        # a column of F that is zero on every row with lambda_j = 0 (a dead feature):
+        # mu_j does not enter the LP; keep it at 0
+        K[np.arange(m + 1), np.arange(m + 1)] += np.where(diag == 0, 1.0, 0.0)
+        reg = 1e-13 * max(1.0, float(np.abs(diag).max()))
         try:
             factor = sla.cho_factor(K + reg * np.eye(m + 1), lower=False, check_finite=False)
         except np.linalg.LinAlgError:
@@ -273,16 +308,18 @@ def solve_rows_ipm(rows: StructuredRows, tau: np.ndarray, lam: np.ndarray, tol: 
             q_p = (z_p * r_p - rc_p) / s_p
             q_m = (z_m * r_m - rc_m) / s_m
             # -r_d - G^T q
-            g_mu = -r_mu - (rows.transpose_times(q_a) + q_p - q_m)
-            g_t = -r_t - (-q_p - q_m)
-            g_nu = -r_nu - (-q_a.sum())
-            rhs = np.concatenate([g_mu - coupling * g_t, [g_nu]])
-            sol = sla.cho_solve(factor, rhs, check_finite=False)
+            g_mu = -r_mu - rows.transpose_times(q_a)
+            g_mu[bj] -= q_p - q_m
+            g_t = -r_t + q_p + q_m
+            g_nu = -r_nu + q_a.sum()
+            rhs_mu = g_mu.copy()
+            rhs_mu[bj] -= coupling * g_t
+            sol = sla.cho_solve(factor, np.concatenate([rhs_mu, [g_nu]]), check_finite=False)
             d_mu, d_nu = sol[:m], sol[m]
-            d_t = (g_t - (w_m - w_p) * d_mu) / (w_p + w_m)
+            d_t = (g_t - (w_m - w_p) * d_mu[bj]) / (w_p + w_m)
             ds_a = -r_a - (rows.times(d_mu) - d_nu)
-            ds_p = -r_p - (d_mu - d_t)
-            ds_m = -r_m - (-d_mu - d_t)
+            ds_p = -r_p - (d_mu[bj] - d_t)
+            ds_m = -r_m - (-d_mu[bj] - d_t)
             da = (-rc_a - alpha * ds_a) / s_a
             dzp = (-rc_p - z_p * ds_p) / s_p
             dzm = (-rc_m - z_m * ds_m) / s_m
@@ -304,6 +341,8 @@ def solve_rows_ipm(rows: StructuredRows, tau: np.ndarray, lam: np.ndarray, tol: 
         mu, t, nu = mu + ap * cor[0], t + ap * cor[1], nu + ap * cor[2]
         s_a, s_p, s_m = s_a + ap * cor[3], s_p + ap * cor[4], s_m + ap * cor[5]
         alpha, z_p, z_m = alpha + ad * cor[6], z_p + ad * cor[7], z_m + ad * cor[8]
+    if len(best) > 2:  # the best iterate (the last one unless the iteration stalled)
+        _, _, mu, nu, alpha, index, gap, primal_res, dual_res = best
     objective = float(-tau @ mu + lam @ np.abs(mu) + nu)
     full_alpha = np.zeros(all_rows.b.size)
     full_alpha[index] = alpha
