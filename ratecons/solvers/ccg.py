@@ -474,7 +474,6 @@ class CCG:
         solution mu; violation at mu_s is measured against the restricted model's nu at mu_s.
         Damps the zig-zag of the cutting planes; when no row is violated at mu_s, the rows of mu
         are used (so the method never stalls)."""
-        f = self.form
         if self._center is None or value < self._center_value:
             self._center, self._center_value = mu, value
         a = self.stabilization

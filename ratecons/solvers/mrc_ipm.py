@@ -176,6 +176,38 @@ class IPMResult:
     live: np.ndarray
 
 
+def _newton(rows: StructuredRows, factor: tuple, bj: np.ndarray, residuals: tuple,
+            point: tuple, weights: tuple, centring: tuple) -> tuple:
+    """One Newton direction of the IPM for the complementarity targets ``centring``
+    (rc_a, rc_p, rc_m): reduce to the factored (m + 1) normal system, then recover
+    d_t, the slacks and the multipliers."""
+    r_mu, r_t, r_nu, r_a, r_p, r_m = residuals
+    alpha, z_p, z_m, s_a, s_p, s_m = point
+    w_p, w_m, coupling = weights
+    rc_a, rc_p, rc_m = centring
+    m = r_mu.size
+    q_a = (alpha * r_a - rc_a) / s_a
+    q_p = (z_p * r_p - rc_p) / s_p
+    q_m = (z_m * r_m - rc_m) / s_m
+    # right-hand side -r_d - G^T q
+    g_mu = -r_mu - rows.transpose_times(q_a)
+    g_mu[bj] -= q_p - q_m
+    g_t = -r_t + q_p + q_m
+    g_nu = -r_nu + q_a.sum()
+    rhs_mu = g_mu.copy()
+    rhs_mu[bj] -= coupling * g_t
+    sol = sla.cho_solve(factor, np.concatenate([rhs_mu, [g_nu]]), check_finite=False)
+    d_mu, d_nu = sol[:m], sol[m]
+    d_t = (g_t - (w_m - w_p) * d_mu[bj]) / (w_p + w_m)
+    ds_a = -r_a - (rows.times(d_mu) - d_nu)
+    ds_p = -r_p - (d_mu[bj] - d_t)
+    ds_m = -r_m - (-d_mu[bj] - d_t)
+    da = (-rc_a - alpha * ds_a) / s_a
+    dzp = (-rc_p - z_p * ds_p) / s_p
+    dzm = (-rc_m - z_m * ds_m) / s_m
+    return d_mu, d_t, d_nu, ds_a, ds_p, ds_m, da, dzp, dzm
+
+
 def _step(v: np.ndarray, dv: np.ndarray) -> float:
     """Largest a in (0, 1] with v + a dv >= 0."""
     neg = dv < 0
@@ -303,29 +335,9 @@ def solve_rows_ipm(rows: StructuredRows, tau: np.ndarray, lam: np.ndarray, tol: 
             break
         mu_c = (s_a @ alpha + s_p @ z_p + s_m @ z_m) / n_ineq
 
-        def newton(rc_a, rc_p, rc_m):
-            q_a = (alpha * r_a - rc_a) / s_a
-            q_p = (z_p * r_p - rc_p) / s_p
-            q_m = (z_m * r_m - rc_m) / s_m
-            # -r_d - G^T q
-            g_mu = -r_mu - rows.transpose_times(q_a)
-            g_mu[bj] -= q_p - q_m
-            g_t = -r_t + q_p + q_m
-            g_nu = -r_nu + q_a.sum()
-            rhs_mu = g_mu.copy()
-            rhs_mu[bj] -= coupling * g_t
-            sol = sla.cho_solve(factor, np.concatenate([rhs_mu, [g_nu]]), check_finite=False)
-            d_mu, d_nu = sol[:m], sol[m]
-            d_t = (g_t - (w_m - w_p) * d_mu[bj]) / (w_p + w_m)
-            ds_a = -r_a - (rows.times(d_mu) - d_nu)
-            ds_p = -r_p - (d_mu[bj] - d_t)
-            ds_m = -r_m - (-d_mu[bj] - d_t)
-            da = (-rc_a - alpha * ds_a) / s_a
-            dzp = (-rc_p - z_p * ds_p) / s_p
-            dzm = (-rc_m - z_m * ds_m) / s_m
-            return d_mu, d_t, d_nu, ds_a, ds_p, ds_m, da, dzp, dzm
-
-        aff = newton(s_a * alpha, s_p * z_p, s_m * z_m)
+        system = (rows, factor, bj, (r_mu, r_t, r_nu, r_a, r_p, r_m),
+                  (alpha, z_p, z_m, s_a, s_p, s_m), (w_p, w_m, coupling))
+        aff = _newton(*system, (s_a * alpha, s_p * z_p, s_m * z_m))
         ap = min(_step(s_a, aff[3]), _step(s_p, aff[4]), _step(s_m, aff[5]))
         ad = min(_step(alpha, aff[6]), _step(z_p, aff[7]), _step(z_m, aff[8]))
         mu_aff = ((s_a + ap * aff[3]) @ (alpha + ad * aff[6])
@@ -333,9 +345,9 @@ def solve_rows_ipm(rows: StructuredRows, tau: np.ndarray, lam: np.ndarray, tol: 
                   + (s_m + ap * aff[5]) @ (z_m + ad * aff[8])) / n_ineq
         sigma = (mu_aff / mu_c) ** 3
         target = sigma * mu_c
-        cor = newton(s_a * alpha + aff[3] * aff[6] - target,
-                     s_p * z_p + aff[4] * aff[7] - target,
-                     s_m * z_m + aff[5] * aff[8] - target)
+        cor = _newton(*system, (s_a * alpha + aff[3] * aff[6] - target,
+                                s_p * z_p + aff[4] * aff[7] - target,
+                                s_m * z_m + aff[5] * aff[8] - target))
         ap = 0.99 * min(_step(s_a, cor[3]), _step(s_p, cor[4]), _step(s_m, cor[5]))
         ad = 0.99 * min(_step(alpha, cor[6]), _step(z_p, cor[7]), _step(z_m, cor[8]))
         mu, t, nu = mu + ap * cor[0], t + ap * cor[1], nu + ap * cor[2]
