@@ -213,3 +213,29 @@ def test_set_basis_checks_its_size():
     with pytest.raises(ValueError, match="a basis needs"):
         ccg.model.set_basis(np.ones(3, dtype=bool), np.ones(2, dtype=bool))
     assert isinstance(ccg.model, HighsLP)
+
+
+def test_restricted_export_after_an_interior_certificate(tmp_path):
+    """export_mps(restricted=True) on a binary problem writes the rows the interior start
+    certified; HiGHS re-solves the file to R*."""
+    from ratecons.backends.mps import solve_mps
+
+    U = rc.MomentSet(random_dataset(300, 4, 2, 3), features=rc.features.RandomFourier(20, seed=0))
+    problem = rc.Problem(minimize=rc.minimax_risk(U))
+    R = problem.solve("lp").objective
+    info = rc.export_mps(problem, tmp_path / "restricted.mps", restricted=True)
+    assert info["rows"] < 300 * 3
+    assert abs(solve_mps(tmp_path / "restricted.mps").objective - R) <= 1e-7
+
+
+def test_dual_lower_bound_meets_one_signed_zero_lambda_columns_exactly():
+    """ReLU units that are zero on one class give lambda_j = 0 = tau_j with F_j >= 0: the
+    bound zeroes alpha on those columns' rows and stays finite and below R*."""
+    form = form_of(random_dataset(400, 6, 2, 5), rc.features.RandomReLU(30, seed=0))
+    assert np.any((form.lam == 0) & (form.tau == 0))
+    rows = full_rows(form)
+    ref = solve_mrc_lp(form).objective
+    ipm = solve_rows_ipm(rows, form.tau, form.lam, reduce=0.0)
+    upper = form.objective(ipm.mu)
+    lower = dual_lower_bound(rows, ipm.alpha, form.tau, form.lam, upper)
+    assert np.isfinite(lower) and lower <= ref + 1e-9 and ref - lower <= 1e-3

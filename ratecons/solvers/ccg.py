@@ -27,6 +27,13 @@ and feature set J and grows them:
 
 Theorem 1: with epsilon_hat_1 the largest primal violation at iteration k,
 R* - epsilon_hat_1 <= R^k <= R* (when all features are in the LP).
+
+``start="ipm"`` (auto's choice for binary data) replaces the centroid start on dense feature
+maps, where each simplex pivot of the restricted LP is a dense row operation: the structured
+interior point of :mod:`ratecons.solvers.mrc_ipm` solves the full LP with constraint
+reduction, Alg. 2 adds what it dropped and was violated, and the result is certified by the
+upper bound (2.2) and a weak-duality lower bound of its multipliers; when that bound does not
+apply, its rows and a basis guessed from it start the simplex loop above.
 """
 
 from __future__ import annotations

@@ -21,8 +21,9 @@ The LP is taken in the inequality form min c^T x s.t. G x <= h over x = (mu, t, 
 
 and solved by Mehrotra's predictor-corrector; t is eliminated from each Newton system
 (its block is diagonal). The iterates are infeasible until convergence, so the result is not a
-certificate by itself: :class:`ratecons.solvers.ccg.CCG` uses it to choose the restricted LP
-and its starting basis, and certifies with HiGHS (Theorem 1 and the objective of (2.2)).
+certificate by itself: :class:`ratecons.solvers.ccg.CCG` (``start="ipm"``) checks the solution on
+every row by Alg. 2 and bounds R* from below by :func:`dual_lower_bound`, or hands the rows and
+a basis guessed from the solution to the simplex.
 """
 
 from __future__ import annotations
@@ -89,6 +90,11 @@ class StructuredRows:
         """F mu, shape (R,)."""
         scores = self._psi_used @ mu.reshape(self.n_blocks, self.p).T  # (used, L)
         return np.einsum("rl,rl->r", self.weights, scores[self._local])
+
+    def column(self, j: int) -> np.ndarray:
+        """Column j of F (block j // p, feature j % p), shape (R,)."""
+        block, k = divmod(int(j), self.p)
+        return self.weights[:, block] * self._psi_used[self._local, k]
 
     def _per_source(self, row_values: np.ndarray) -> np.ndarray:
         """sum of row_values (R,) over the rows of each used source."""
@@ -376,7 +382,9 @@ def dual_lower_bound(rows: StructuredRows, alpha: np.ndarray, tau: np.ndarray, l
     interior point left residuals of 1e-10. With tau the sample mean of Phi(x_i, y_i),
     1 - tau^T mu + varphi(mu) >= 0 for every mu (varphi(mu) >= max_i Phi(x_i, y_i)^T mu - 1
     by the singletons), so R(mu) >= lambda^T |mu| and any upper bound on R* serves as
-    ``norm_bound``. Returns -inf when a component with lambda_j = 0 is violated.
+    ``norm_bound``. Components with lambda_j = 0 = tau_j whose column of F has one sign are
+    met exactly by zeroing alpha on the column's support first; returns -inf when a component
+    with lambda_j = 0 is still violated.
 
     Parameters
     ----------
@@ -389,6 +397,13 @@ def dual_lower_bound(rows: StructuredRows, alpha: np.ndarray, tau: np.ndarray, l
         An upper bound on lambda^T |mu*| for some optimal mu*.
     """
     a = np.maximum(alpha, 0.0)
+    # lambda_j = 0 = tau_j makes sum_r alpha_r F_rj = 0 a constraint of (6); where F_j has
+    # one sign on the rows (a ReLU unit that is zero on one class), only alpha_r = 0 on its
+    # support meets it, which an interior point approaches but does not reach: set them to 0
+    for j in np.flatnonzero((lam == 0) & (tau == 0)):
+        column = rows.column(j)
+        if np.all(column >= 0) or np.all(column <= 0):
+            a[column != 0] = 0.0
     if a.sum() <= 0:
         return -np.inf
     a = a / a.sum()
