@@ -257,7 +257,8 @@ def _certified(fn):
     if sol.history and "lp_time" in sol.history[0]:
         h = sol.history
         print(f"  ccg profile: {len(h)} rounds, restricted LPs {sum(r['lp_time'] for r in h):.1f}"
-              f" s ({sum(r['lp_iterations'] for r in h)} pivots or interior-point iterations), CONSTR scans "
+              f" s ({sum(r['lp_iterations'] for r in h)} pivots or interior-point iterations), "
+              f"CONSTR scans "
               f"{sum(r['constr_time'] for r in h):.1f} s, final rows {h[-1]['rows']}",
               flush=True)
     return sol.status, sol.objective, t, gap

@@ -249,11 +249,12 @@ class CCG:
         self._center, self._center_value = None, np.inf
         counts = np.bincount(f.y, minlength=K)
         present = np.flatnonzero(counts)
+        # (1/n) sum of psi over the instances of each class
+        self._class_sums = (np.eye(K)[f.y].T @ f.psi) / f.n
         if f.label_map is None:
             taus = f.tau.reshape(K, f.p)  # block c of tau is p_c times the centroid of class c
         else:
-            taus = np.zeros((K, f.p))
-            np.add.at(taus, f.y, f.psi / f.n)
+            taus = self._class_sums
         self._centroids = taus / np.maximum(counts, 1)[:, None] * f.n  # eq. (13)
         if K <= self.init_full_classes:
             subsets = all_subset_masks(K)
@@ -279,8 +280,7 @@ class CCG:
     def _tau_is_sample_mean(self) -> bool:
         """Whether tau is the mean of Phi(x_i, y_i) (then R(mu) >= lambda^T |mu|)."""
         f = self.form
-        T = np.zeros((f.n_classes, f.p))
-        np.add.at(T, f.y, f.psi / f.n)
+        T = self._class_sums
         mean = (T if f.label_map is None else f.label_map.T @ T).ravel()
         return bool(np.allclose(f.tau, mean, rtol=1e-10, atol=1e-12))
 
