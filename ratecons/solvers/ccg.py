@@ -79,6 +79,10 @@ IPM_ACTIVE_SLACK = 1e-5
 IPM_START_ROWS = 2
 #: interior solves (full LP, then with the violated rows added) before the simplex loop.
 IPM_MAX_ROUNDS = 10
+#: the interior point's tolerance, and the tighter one of a last round when nothing is
+#: violated but the certificate is short of 1e-6
+IPM_TOL = 1e-8
+IPM_POLISH_TOL = 1e-10
 
 
 def greedy_subsets(form: MRCForm, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -314,10 +318,11 @@ class CCG:
         index = np.arange(inst.size)  # the rows of this round's interior solve
         threshold = max(self.eps1, self.tol)
         bounded = self._tau_is_sample_mean()
+        ipm_tol = IPM_TOL
         for k in range(1, IPM_MAX_ROUNDS + 1):
             t0 = time.perf_counter()
             rows = full if index.size == inst.size else full.take(index)
-            res = solve_rows_ipm(rows, f.tau, f.lam, protected=protected[index])
+            res = solve_rows_ipm(rows, f.tau, f.lam, tol=ipm_tol, protected=protected[index])
             t_lp = time.perf_counter() - t0
             t0 = time.perf_counter()
             phi, best = greedy_subsets(f, res.mu)
@@ -345,6 +350,13 @@ class CCG:
                            and time.perf_counter() - start >= self.time_limit)
             if not solved:  # no usable interior solution: the simplex loop from the centroids
                 return None
+            if done and bounded and ipm_tol > IPM_POLISH_TOL and not out_of_time:
+                # nothing violated but the bound is short of 1e-6: the same rows once more,
+                # to a tighter tolerance (the bound's slack is U times the dual residual
+                # relative to the smallest lambda_j)
+                ipm_tol = IPM_POLISH_TOL
+                index = index[res.live]
+                continue
             if done or out_of_time:
                 break
             codes = subset_codes(best[new]) - 1  # row index of subset C is code(C) - 1

@@ -39,9 +39,9 @@ __all__ = ["IPMResult", "StructuredRows", "dual_lower_bound", "solve_rows_ipm"]
 
 log = logging.getLogger(__name__)
 
-#: iterations without a better iterate (max of gap and residuals) before the IPM stops
+#: once an iterate is within STALL_ACCEPT (max of gap and residuals), the IPM stops after
+#: STALL_ITERATIONS iterations without a better one and returns it as "stalled"
 STALL_ITERATIONS = 5
-#: ... and the largest of those measures at which that iterate is still returned as solved
 STALL_ACCEPT = 1e-6
 
 
@@ -155,9 +155,9 @@ class IPMResult:
     Attributes
     ----------
     status : str
-        "converged" when residuals and gap are below ``tol``; "stalled" when
-        ``STALL_ITERATIONS`` iterations did not improve on the best iterate (returned) and
-        that one is within ``STALL_ACCEPT``; else "iteration_limit" or "numerical_error".
+        "converged" when residuals and gap are below ``tol``; "stalled" when the best
+        iterate (returned) is within ``STALL_ACCEPT`` and ``STALL_ITERATIONS`` iterations
+        did not improve on it; else "iteration_limit" or "numerical_error".
     mu, nu : solution; ``slack`` = b - F mu + nu 1 and ``alpha`` (the multipliers, an
         approximately optimal point of the dual (6)) per row.
     objective : float
@@ -223,7 +223,7 @@ def _step(v: np.ndarray, dv: np.ndarray) -> float:
 
 
 def solve_rows_ipm(rows: StructuredRows, tau: np.ndarray, lam: np.ndarray, tol: float = 1e-8,
-                   max_iterations: int = 80, reduce: float = 1e-6,
+                   max_iterations: int = 80, reduce: float = 1e-8,
                    protected: np.ndarray | None = None) -> IPMResult:
     """Mehrotra predictor-corrector on LP (4) restricted to ``rows``.
 
@@ -300,10 +300,10 @@ def solve_rows_ipm(rows: StructuredRows, tau: np.ndarray, lam: np.ndarray, tol: 
         if measure <= tol:
             status = "converged"
             break
-        if k - best[1] >= STALL_ITERATIONS:
-            # rounding has taken over (Newton weights span 1e16): the best iterate stands
-            # if it is accurate to STALL_ACCEPT
-            status = "stalled" if best[0] <= STALL_ACCEPT else "numerical_error"
+        if best[0] <= STALL_ACCEPT and k - best[1] >= STALL_ITERATIONS:
+            # near the end rounding takes over (Newton weights span 1e16): the best iterate,
+            # accurate to STALL_ACCEPT, stands (earlier, dropped rows make the measure jump)
+            status = "stalled"
             break
         w_a, w_p, w_m = alpha / s_a, z_p / s_p, z_m / s_m
         keep = w_a >= reduce * w_a.max()
