@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import ratecons as rc
 from ratecons.backends.highs import HighsLP
 from ratecons.canonical.mrc import all_subset_masks, subset_rhs, subset_rows
-from ratecons.errors import SpecError
+from ratecons.errors import ConvergenceWarning, SpecError
 from ratecons.reductions.to_cvxpy import solve_mrc_cvxpy
 from ratecons.solvers import ccg as ccg_module
 from ratecons.solvers.ccg import CCG
@@ -239,3 +239,13 @@ def test_dual_lower_bound_meets_one_signed_zero_lambda_columns_exactly():
     upper = form.objective(ipm.mu)
     lower = dual_lower_bound(rows, ipm.alpha, form.tau, form.lam, upper)
     assert np.isfinite(lower) and lower <= ref + 1e-9 and ref - lower <= 1e-3
+
+
+def test_time_limit_stops_the_interior_point():
+    form = form_of(random_dataset(300, 4, 2, 1), rc.features.RandomFourier(20, seed=0))
+    rows = full_rows(form)
+    res = solve_rows_ipm(rows, form.tau, form.lam, deadline=0.0)
+    assert res.status == "time_limit"
+    with pytest.warns(ConvergenceWarning, match="time_limit"):
+        sol = CCG(form, time_limit=1e-9).run()
+    assert sol.status == "time_limit"

@@ -319,10 +319,12 @@ class CCG:
         threshold = max(self.eps1, self.tol)
         bounded = self._tau_is_sample_mean()
         ipm_tol = IPM_TOL
+        deadline = None if self.time_limit is None else start + self.time_limit
         for k in range(1, IPM_MAX_ROUNDS + 1):
             t0 = time.perf_counter()
             rows = full if index.size == inst.size else full.take(index)
-            res = solve_rows_ipm(rows, f.tau, f.lam, tol=ipm_tol, protected=protected[index])
+            res = solve_rows_ipm(rows, f.tau, f.lam, tol=ipm_tol, protected=protected[index],
+                                 deadline=deadline)
             t_lp = time.perf_counter() - t0
             t0 = time.perf_counter()
             phi, best = greedy_subsets(f, res.mu)

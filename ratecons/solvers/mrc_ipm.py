@@ -29,11 +29,14 @@ a basis guessed from the solution to the simplex.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg as sla
 from scipy.linalg.blas import dsyrk
+
+from .. import limits
 
 __all__ = ["IPMResult", "StructuredRows", "dual_lower_bound", "solve_rows_ipm"]
 
@@ -157,7 +160,7 @@ class IPMResult:
     status : str
         "converged" when residuals and gap are below ``tol``; "stalled" when the best
         iterate (returned) is within ``STALL_ACCEPT`` and ``STALL_ITERATIONS`` iterations
-        did not improve on it; else "iteration_limit" or "numerical_error".
+        did not improve on it; else "iteration_limit", "time_limit" or "numerical_error".
     mu, nu : solution; ``slack`` = b - F mu + nu 1 and ``alpha`` (the multipliers, an
         approximately optimal point of the dual (6)) per row.
     objective : float
@@ -224,7 +227,8 @@ def _step(v: np.ndarray, dv: np.ndarray) -> float:
 
 def solve_rows_ipm(rows: StructuredRows, tau: np.ndarray, lam: np.ndarray, tol: float = 1e-8,
                    max_iterations: int = 80, reduce: float = 1e-8,
-                   protected: np.ndarray | None = None) -> IPMResult:
+                   protected: np.ndarray | None = None,
+                   deadline: float | None = None) -> IPMResult:
     """Mehrotra predictor-corrector on LP (4) restricted to ``rows``.
 
     Parameters
@@ -244,6 +248,9 @@ def solve_rows_ipm(rows: StructuredRows, tau: np.ndarray, lam: np.ndarray, tol: 
     protected : ndarray of bool, shape (R,), optional
         Rows never dropped: rows that keep every subset of the LP bounded (the class
         centroids of eq. (13), whose singleton rows reproduce tau).
+    deadline : float, optional
+        ``time.perf_counter()`` value at which the iteration stops with status
+        "time_limit"; the active :mod:`ratecons.limits` are checked too.
 
     Returns
     -------
@@ -280,6 +287,10 @@ def solve_rows_ipm(rows: StructuredRows, tau: np.ndarray, lam: np.ndarray, tol: 
         return r
 
     for k in range(1, max_iterations + 1):
+        if limits.active().expired() or (deadline is not None
+                                         and time.perf_counter() >= deadline):
+            status = "time_limit"
+            break
         r_mu = dual_residual_mu(alpha, z_p, z_m)
         r_t = lam_b - z_p - z_m
         r_nu = 1.0 - alpha.sum()
