@@ -372,8 +372,7 @@ class CCG:
         solved), so ``export_mps(restricted=True)`` writes the LP that was certified."""
         chosen = index[res.slack <= IPM_ACTIVE_SLACK]
         chosen = chosen[inst[chosen] < self.form.n]  # the centroids' rows are in already
-        keys = (inst[chosen] << self.form.n_classes) | subset_codes(masks[chosen])
-        self._add_rows(inst[chosen], masks[chosen], keys)
+        self._add_rows(inst[chosen], masks[chosen], self._row_keys(inst[chosen], masks[chosen]))
 
     def _crossover_start(self, index: np.ndarray, res: IPMResult, inst: np.ndarray,
                          masks: np.ndarray) -> None:
@@ -396,9 +395,8 @@ class CCG:
         local = tight[np.argsort(-res.alpha[tight], kind="stable")][
             : IPM_START_ROWS * n_basic_cols]
         chosen = index[local]
-        keys = (inst[chosen] << f.n_classes) | subset_codes(masks[chosen])
         n_before = self._rows.inst.size
-        self._add_rows(inst[chosen], masks[chosen], keys)
+        self._add_rows(inst[chosen], masks[chosen], self._row_keys(inst[chosen], masks[chosen]))
         row_basic = np.ones(self._rows.inst.size, dtype=bool)
         row_basic[n_before:n_before + n_basic_cols] = False  # the largest alphas
         m = f.m
@@ -522,7 +520,7 @@ class CCG:
             top = min(cand.size, self.n_max + self._rows.keys.size)
             if top < cand.size:
                 cand = cand[np.argpartition(-violation[cand], top - 1)[:top]]
-            keys = (cand.astype(np.int64) << f.n_classes) | subset_codes(masks[cand])
+            keys = self._row_keys(cand, masks[cand])
             fresh = ~np.isin(keys, self._rows.keys)
             cand, keys = cand[fresh], keys[fresh]
             order = np.argsort(-violation[cand], kind="stable")[: self.n_max]
@@ -574,6 +572,10 @@ class CCG:
         self._col_sign = np.concatenate([self._col_sign, np.ones(feats.size),
                                          -np.ones(feats.size)])
         self._in_J[feats] = True
+
+    def _row_keys(self, inst: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """int64 keys (instance << |Y|) | subset code of training rows."""
+        return (inst.astype(np.int64) << self.form.n_classes) | subset_codes(masks)
 
     def _add_rows(self, inst: np.ndarray, masks: np.ndarray, keys: np.ndarray) -> None:
         if inst.size == 0:
