@@ -31,12 +31,13 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import scipy.linalg as sla
-from scipy.linalg.blas import dsyrk
 
 from .. import limits
+from .interior import step_to_boundary, weighted_gram
 
 __all__ = ["IPMResult", "StructuredRows", "dual_lower_bound", "solve_rows_ipm"]
 
@@ -126,7 +127,7 @@ class StructuredRows:
                 c = np.bincount(self._local[in_group], weights=d[in_group],
                                 minlength=self._psi_used.shape[0])
                 nonzero = np.flatnonzero(c > 0)
-                block = _weighted_gram(self._psi_used[nonzero], c[nonzero])
+                block = weighted_gram(self._psi_used[nonzero], c[nonzero])
                 for a in np.flatnonzero(w):
                     for b in np.flatnonzero(w):
                         out[a * p:(a + 1) * p, b * p:(b + 1) * p] += w[a] * w[b] * block
@@ -135,20 +136,13 @@ class StructuredRows:
             for b in range(a, L):
                 c = self._per_source(d * self.weights[:, a] * self.weights[:, b])
                 if a == b:
-                    block = _weighted_gram(self._psi_used, np.maximum(c, 0.0))
+                    block = weighted_gram(self._psi_used, np.maximum(c, 0.0))
                 else:
                     block = self._psi_used.T @ (self._psi_used * c[:, None])
                 out[a * p:(a + 1) * p, b * p:(b + 1) * p] = block
                 if a != b:
                     out[b * p:(b + 1) * p, a * p:(a + 1) * p] = block.T
         return out
-
-
-def _weighted_gram(psi: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """psi^T diag(c) psi for c >= 0 by one BLAS syrk (on the transposed C-ordered array:
-    no Fortran copy of psi), symmetrized."""
-    upper = dsyrk(1.0, (psi * np.sqrt(c)[:, None]).T, trans=0, lower=0)
-    return np.triu(upper) + np.triu(upper, 1).T
 
 
 @dataclass
@@ -185,8 +179,23 @@ class IPMResult:
     live: np.ndarray
 
 
+class _Direction(NamedTuple):
+    """A Newton direction: primal (mu, t, nu), slacks of the rows and of |mu| <= t, and
+    multipliers of the rows and of the two sides of |mu| <= t."""
+
+    mu: np.ndarray
+    t: np.ndarray
+    nu: float
+    s_a: np.ndarray
+    s_p: np.ndarray
+    s_m: np.ndarray
+    alpha: np.ndarray
+    z_p: np.ndarray
+    z_m: np.ndarray
+
+
 def _newton(rows: StructuredRows, factor: tuple, bj: np.ndarray, residuals: tuple,
-            point: tuple, weights: tuple, centring: tuple) -> tuple:
+            point: tuple, weights: tuple, centring: tuple) -> _Direction:
     """One Newton direction of the IPM for the complementarity targets ``centring``
     (rc_a, rc_p, rc_m): reduce to the factored (m + 1) normal system, then recover
     d_t, the slacks and the multipliers."""
@@ -214,15 +223,7 @@ def _newton(rows: StructuredRows, factor: tuple, bj: np.ndarray, residuals: tupl
     da = (-rc_a - alpha * ds_a) / s_a
     dzp = (-rc_p - z_p * ds_p) / s_p
     dzm = (-rc_m - z_m * ds_m) / s_m
-    return d_mu, d_t, d_nu, ds_a, ds_p, ds_m, da, dzp, dzm
-
-
-def _step(v: np.ndarray, dv: np.ndarray) -> float:
-    """Largest a in (0, 1] with v + a dv >= 0."""
-    neg = dv < 0
-    if not neg.any():
-        return 1.0
-    return float(min(1.0, np.min(-v[neg] / dv[neg])))
+    return _Direction(d_mu, d_t, d_nu, ds_a, ds_p, ds_m, da, dzp, dzm)
 
 
 def solve_rows_ipm(rows: StructuredRows, tau: np.ndarray, lam: np.ndarray, tol: float = 1e-8,
@@ -355,21 +356,21 @@ def solve_rows_ipm(rows: StructuredRows, tau: np.ndarray, lam: np.ndarray, tol: 
         system = (rows, factor, bj, (r_mu, r_t, r_nu, r_a, r_p, r_m),
                   (alpha, z_p, z_m, s_a, s_p, s_m), (w_p, w_m, coupling))
         aff = _newton(*system, (s_a * alpha, s_p * z_p, s_m * z_m))
-        ap = min(_step(s_a, aff[3]), _step(s_p, aff[4]), _step(s_m, aff[5]))
-        ad = min(_step(alpha, aff[6]), _step(z_p, aff[7]), _step(z_m, aff[8]))
-        mu_aff = ((s_a + ap * aff[3]) @ (alpha + ad * aff[6])
-                  + (s_p + ap * aff[4]) @ (z_p + ad * aff[7])
-                  + (s_m + ap * aff[5]) @ (z_m + ad * aff[8])) / n_ineq
+        ap = step_to_boundary((s_a, aff.s_a), (s_p, aff.s_p), (s_m, aff.s_m))
+        ad = step_to_boundary((alpha, aff.alpha), (z_p, aff.z_p), (z_m, aff.z_m))
+        mu_aff = ((s_a + ap * aff.s_a) @ (alpha + ad * aff.alpha)
+                  + (s_p + ap * aff.s_p) @ (z_p + ad * aff.z_p)
+                  + (s_m + ap * aff.s_m) @ (z_m + ad * aff.z_m)) / n_ineq
         sigma = (mu_aff / mu_c) ** 3
         target = sigma * mu_c
-        cor = _newton(*system, (s_a * alpha + aff[3] * aff[6] - target,
-                                s_p * z_p + aff[4] * aff[7] - target,
-                                s_m * z_m + aff[5] * aff[8] - target))
-        ap = 0.99 * min(_step(s_a, cor[3]), _step(s_p, cor[4]), _step(s_m, cor[5]))
-        ad = 0.99 * min(_step(alpha, cor[6]), _step(z_p, cor[7]), _step(z_m, cor[8]))
-        mu, t, nu = mu + ap * cor[0], t + ap * cor[1], nu + ap * cor[2]
-        s_a, s_p, s_m = s_a + ap * cor[3], s_p + ap * cor[4], s_m + ap * cor[5]
-        alpha, z_p, z_m = alpha + ad * cor[6], z_p + ad * cor[7], z_m + ad * cor[8]
+        cor = _newton(*system, (s_a * alpha + aff.s_a * aff.alpha - target,
+                                s_p * z_p + aff.s_p * aff.z_p - target,
+                                s_m * z_m + aff.s_m * aff.z_m - target))
+        ap = 0.99 * step_to_boundary((s_a, cor.s_a), (s_p, cor.s_p), (s_m, cor.s_m))
+        ad = 0.99 * step_to_boundary((alpha, cor.alpha), (z_p, cor.z_p), (z_m, cor.z_m))
+        mu, t, nu = mu + ap * cor.mu, t + ap * cor.t, nu + ap * cor.nu
+        s_a, s_p, s_m = s_a + ap * cor.s_a, s_p + ap * cor.s_p, s_m + ap * cor.s_m
+        alpha, z_p, z_m = alpha + ad * cor.alpha, z_p + ad * cor.z_p, z_m + ad * cor.z_m
     if len(best) > 2:  # the best iterate (the last one unless the iteration stalled)
         _, _, mu, nu, alpha, index, gap, primal_res, dual_res = best
     objective = float(-tau @ mu + lam @ np.abs(mu) + nu)

@@ -34,12 +34,12 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
-from threadpoolctl import threadpool_limits
 
 from .. import settings
 from ..canonical.top import TopForm
 from ..errors import SolverError, parameter_error
 from ..solution import Certificate, Solution
+from .interior import single_blas_thread, step_to_boundary, weighted_gram
 from .top_primal import dual_bound, primal_objective
 
 __all__ = ["solve_top_ipm"]
@@ -115,12 +115,12 @@ def _AT(st: dict[str, Any], v: np.ndarray) -> np.ndarray:
 
 
 def _gram(st: dict[str, Any], M: np.ndarray) -> np.ndarray:
-    """A^T diag(M) A, formed on the unsplit rows (a quarter of the work with l1): one GEMM,
-    run with a single BLAS thread (:func:`solve_top_ipm`; threaded BLAS on this shared 2-core
-    machine was 15-25x slower on these thin products, and single-threaded it is 3-4x faster
-    than a compiled loop: 0.04 s against 0.12-0.17 s at p = 110, N = 48,842)."""
-    AT = st["AT"]
-    G = (AT * M) @ AT.T
+    """A^T diag(M) A, formed on the unsplit rows (a quarter of the work with l1) by
+    :func:`.interior.weighted_gram` with a single BLAS thread (:func:`solve_top_ipm`: threaded
+    BLAS on this shared 2-core machine was 15-25x slower on these thin products; single-threaded
+    GEMM was 3-4x faster than a compiled loop, 0.04 s against 0.12-0.17 s at p = 110,
+    N = 48,842, and syrk takes 0.026 s)."""
+    G = weighted_gram(st["AT"].T, M)
     lift = st["lift"]
     return G if lift is None else lift.T @ G @ lift
 
@@ -128,14 +128,6 @@ def _gram(st: dict[str, Any], M: np.ndarray) -> np.ndarray:
 def _dot(a: np.ndarray, b: np.ndarray) -> float:
     """a . b as a float."""
     return float(a @ b)
-
-
-def _step(x: np.ndarray, dx: np.ndarray) -> float:
-    """Largest a in (0, 1] with x + a dx >= 0."""
-    neg = dx < 0
-    if not np.any(neg):
-        return 1.0
-    return float(min(1.0, np.min(-x[neg] / dx[neg])))
 
 
 def _direction(st: dict[str, Any], cur: dict[str, Any], rc1: np.ndarray, rc2: np.ndarray,
@@ -170,10 +162,10 @@ def _steps(st: dict[str, Any], cur: dict[str, Any], dy: np.ndarray, dxi: np.ndar
     """Largest primal and dual steps in (0, 1] keeping every slack and multiplier >= 0."""
     bnd = st["bounded"]
     one = np.ones(1)
-    ap = min(_step(cur["s"], ds), _step(cur["xi"], dxi), _step(cur["sig"] * one, dsig * one),
-             _step(cur["yb"][bnd], dy[bnd]))
-    ad = min(_step(cur["z"], dz), _step(cur["v"], dv), _step(cur["lam"] * one, dl * one),
-             _step(cur["zeta"][bnd], dzeta[bnd]))
+    ap = step_to_boundary((cur["s"], ds), (cur["xi"], dxi), (cur["sig"] * one, dsig * one),
+                          (cur["yb"][bnd], dy[bnd]))
+    ad = step_to_boundary((cur["z"], dz), (cur["v"], dv), (cur["lam"] * one, dl * one),
+                          (cur["zeta"][bnd], dzeta[bnd]))
     return ap, ad
 
 
@@ -218,7 +210,7 @@ def _centrality_correctors(st: dict[str, Any], cur: dict[str, Any], targets: tup
     return dirs, ap, ad
 
 
-@threadpool_limits.wrap(limits=1, user_api="blas")
+@single_blas_thread
 def solve_top_ipm(form: TopForm, *, tol: float = 1e-6, max_iter: int = 100,
                   time_limit: float = np.inf) -> Solution:
     """Mehrotra predictor-corrector on the QP above, stopped by a certified duality gap.
