@@ -158,6 +158,12 @@ def test_interior_start_matches_the_references(name, features, one_hot):
         assert sol.certificate.details["phase"] == "interior"
         # the certified rows are in the live model (for export_mps(restricted=True))
         assert ccg.model.n_rows > 2 * form.n_subsets
+        # the multipliers refer to the live model's rows, as on the simplex path: nearly a
+        # point of the simplex whose dual value -b^T alpha is R*
+        alpha = sol.dual["alpha"]
+        assert alpha.shape == (ccg.model.n_rows,) and alpha.min() >= 0
+        assert alpha.sum() == pytest.approx(1.0, abs=1e-6)
+        assert -subset_rhs(ccg._rows.masks) @ alpha == pytest.approx(sol.objective, abs=1e-5)
 
 
 def test_crossover_fallback_when_the_dual_bound_is_unavailable():

@@ -347,7 +347,8 @@ class CCG:
             done = new.size == 0 and solved
             if done and upper - lower <= 1e-6:
                 self._keep_active_rows(index, res, inst, masks)
-                return self._interior_solution(res, upper, lower, k, start)
+                return self._interior_solution(res, self._model_alpha(index, res.alpha),
+                                               upper, lower, k, start)
             out_of_time = (self.time_limit is not None
                            and time.perf_counter() - start >= self.time_limit)
             if not solved:  # no usable interior solution: the simplex loop from the centroids
@@ -373,6 +374,19 @@ class CCG:
         chosen = index[res.slack <= IPM_ACTIVE_SLACK]
         chosen = chosen[inst[chosen] < self.form.n]  # the centroids' rows are in already
         self._add_rows(inst[chosen], masks[chosen], self._row_keys(inst[chosen], masks[chosen]))
+
+    def _model_alpha(self, index: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+        """The interior multipliers (on the rows ``index`` of :meth:`_interior_phase`'s
+        numbering: training row i * S + s, centroid row (n + c) * S + s) on the rows of the
+        live model, the order in which the simplex path reports them."""
+        f = self.form
+        S = f.n_subsets
+        rows = self._rows
+        code = subset_codes(rows.masks) - 1
+        instance = np.where(rows.inst < 0, f.n - 1 - rows.inst, rows.inst)
+        full = np.zeros((f.n + f.n_classes) * S)
+        full[index] = alpha
+        return full[instance * S + code]
 
     def _crossover_start(self, index: np.ndarray, res: IPMResult, inst: np.ndarray,
                          masks: np.ndarray) -> None:
@@ -406,15 +420,15 @@ class CCG:
         col_basic[2 * m] = True
         self.model.set_basis(col_basic, row_basic)
 
-    def _interior_solution(self, res: IPMResult, upper: float, lower: float, k: int,
-                           start: float) -> Solution:
+    def _interior_solution(self, res: IPMResult, alpha: np.ndarray, upper: float,
+                           lower: float, k: int, start: float) -> Solution:
         f = self.form
         last = self.history[-1]
         return Solution(
             status=settings.OPTIMAL,
             objective=upper,
             primal={"mu": res.mu, "nu": np.array([res.nu])},
-            dual={"alpha": res.alpha},
+            dual={"alpha": alpha},
             certificate=Certificate(
                 lower_bound=lower, upper_bound=upper, gap=upper - lower,
                 max_violation=last["primal_violation"],
