@@ -87,6 +87,7 @@ def _timed(fn):
         sol = fn()
         return sol.status, sol.objective, time.perf_counter() - start
     except Exception as exc:  # report and go on: one failing method must not hide the others
+        print(f"  error: {type(exc).__name__}: {exc}", flush=True)
         return f"error: {type(exc).__name__}", float("nan"), time.perf_counter() - start
 
 
@@ -115,35 +116,38 @@ class Store:
 
 def _speedups(results: dict, lp_keys: list[str], method: str, t: float) -> str:
     """Time of each full-LP setting measured on the instance over ``t``, side by side
-    ("lp (ipm, dual) 3.5x; lp (simplex, primal) >14.2x"); ">" marks an LP that hit its limit."""
+    ("lp (ipm, dual) 3.5x; lp (simplex, primal) >14.2x"); ">" marks an LP that hit its limit
+    (the ratio is a lower bound), "failed" one that stopped with an error (no ratio)."""
     if method.startswith("lp") or not lp_keys:
         return "-"
     parts = []
     for key in lp_keys:
         lp_status, _, lp_t = results[key]
-        bound = "" if lp_status == "optimal" else ">"
         label = f"{key} " if len(lp_keys) > 1 else ""
+        if lp_status.startswith("error"):
+            parts.append(f"{label}failed")
+            continue
+        bound = "" if lp_status == "optimal" else ">"
         parts.append(f"{label}{bound}{lp_t / t:.1f}x")
     return "; ".join(parts)
 
 
-def run_binary(datasets, sizes, components, limits, lp_setting, ccg_options, cvxpy_max,
+def run_binary(datasets, sizes, components, limits, lp_settings, ccg_options, cvxpy_max,
                sub_max, sub_iterations, methods, rows, store):
-    """Part (a). ``limits``: seconds per method; ``methods``: which of lp, ccg, ccg_eps,
-    cvxpy, subgradient to run; ``store``: a :class:`Store` of earlier pieces."""
+    """Part (a). ``limits``: seconds per method; ``lp_settings``: the (solver, formulation)
+    pairs of the full LP, each run; ``methods``: which of lp, ccg, ccg_eps, cvxpy,
+    subgradient to run; ``store``: a :class:`Store` of earlier pieces."""
     makers = {"adult": _adult, "synthetic": _synthetic}
-    lp_solver, lp_formulation = lp_setting
     for name in datasets:
         make = makers[name]
         for n in sizes:
             form = _form(make(n, 0), rc.features.RandomFourier(components, seed=0))
             size = form.full_lp_size()
             results = {}
-            if "lp" in methods:
+            for lp_solver, lp_formulation in lp_settings if "lp" in methods else ():
                 results[f"lp ({lp_solver}, {lp_formulation})"] = _timed(
-                    lambda form=form: solve_mrc_lp(form, solver=lp_solver,
-                                                   formulation=lp_formulation,
-                                                   time_limit=limits["lp"]))
+                    lambda form=form, s=lp_solver, f=lp_formulation: solve_mrc_lp(
+                        form, solver=s, formulation=f, time_limit=limits["lp"]))
             if "ccg" in methods:
                 results["ccg"] = _timed(lambda form=form: CCG(
                     form, time_limit=limits["ccg"], **ccg_options).run())
@@ -312,7 +316,9 @@ def main(argv: list[str] | None = None) -> list[tuple]:
                         help="seconds for CCG and the multiclass part")
     parser.add_argument("--lp-time-limit", type=float, default=1500.0,
                         help="seconds for the full LP")
-    parser.add_argument("--lp-solver", choices=("simplex", "ipm", "choose"), default="ipm")
+    parser.add_argument("--lp-solver", type=str, default="ipm",
+                        help="full-LP HiGHS algorithms, comma-separated, each run: "
+                        "ipm, simplex, choose (e.g. ipm,simplex: the best of both)")
     parser.add_argument("--lp-formulation", choices=("primal", "dual"), default="dual")
     parser.add_argument("--methods", type=str, default="lp,ccg,cvxpy,subgradient",
                         help="part (a) methods among " + ",".join(METHODS))
@@ -345,6 +351,9 @@ def main(argv: list[str] | None = None) -> list[tuple]:
         components = args.components
     if args.multiclass:
         multiclass = args.multiclass.split(",")
+    lp_solvers = args.lp_solver.split(",")
+    if not set(lp_solvers) <= {"simplex", "ipm", "choose"}:
+        parser.error("--lp-solver: choose among simplex,ipm,choose")
     methods = set(args.methods.split(","))
     if not methods <= set(METHODS):
         parser.error(f"--methods: choose among {','.join(METHODS)}")
@@ -368,7 +377,7 @@ def main(argv: list[str] | None = None) -> list[tuple]:
     print(HEADER, flush=True)
     if args.part in ("a", "all"):
         run_binary(args.datasets.split(","), sizes, components, limits,
-                   (args.lp_solver, args.lp_formulation), {}, cvxpy_max, sub_max, sub_it,
+                   [(s, args.lp_formulation) for s in lp_solvers], {}, cvxpy_max, sub_max, sub_it,
                    methods, rows, Store(args.results))
     if args.part in ("b", "all"):
         run_multiclass(multiclass, mfeat, args.time_limit, subsample, rows)
