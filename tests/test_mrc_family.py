@@ -26,7 +26,7 @@ def iris_problem():
 def test_plan_explains_with_row_and_column_counts(iris_problem):
     problem, train, _ = iris_problem
     plan = problem.plan()
-    assert plan.method == "lp"
+    assert plan.method == "ccg"  # LP (4): CCG, whatever the size
     assert f"{train.n * 7} rows" in plan.reasons[0] and "columns" in plan.reasons[0]
     big = rc.Problem(minimize=rc.minimax_risk(rc.MomentSet(random_dataset(40, 2, 20, 0))))
     plan = big.plan()
