@@ -232,6 +232,9 @@ GRID = [
     ("synthetic4", 1000, "linear"), ("synthetic4", 5000, "linear"), ("synthetic4", 2000, "rff:50"),
     ("synthetic4", 2000, "relu:50"),
     ("satellite", 1000, "linear"), ("segment", 1000, "linear"), ("segment", 1000, "rff:50"),
+    # small real data, where auto once chose the full LP (under 20,000 rows)
+    ("haberman", 306, "linear"), ("haberman", 306, "rff:50"), ("credit", 690, "rff:50"),
+    ("glass", 214, "linear"), ("glass", 214, "rff:50"),
 ]
 QUICK_GRID = [("synthetic", 300, "linear"), ("synthetic", 300, "rff:20"),
               ("synthetic", 300, "relu:20"), ("synthetic4", 200, "linear"),

@@ -434,3 +434,21 @@ def test_rate_methods_validate_their_mm_options(method, name, value):
     problem = rc.Problem(minimize=rc.error_rate(D), subject_to=[rc.recall(D) >= 0.5])
     with pytest.raises(rc.SpecError, match=f"'{name}' parameter of method '{method}'"):
         problem.solve(method, **{name: value})
+
+
+def test_highs_failure_names_status_algorithm_size_and_remedies(monkeypatch):
+    """A HiGHS status outside the vocabulary (e.g. 'Solve error' of its interior point on
+    all of adult with 400 random Fourier features) raises SolverError saying what stopped
+    and what to try, instead of returning a solution."""
+    import scipy.sparse as sp
+
+    from ratecons.backends import highs
+    from ratecons.canonical.matrix_lp import MatrixLP
+    from ratecons.errors import SolverError
+
+    lp = MatrixLP(-np.ones(3), sp.csr_matrix(np.eye(3)), np.full(3, -np.inf), np.ones(3),
+                  np.zeros(3), np.full(3, np.inf))
+    monkeypatch.setattr(highs, "_status_map", dict)  # no status is known
+    with pytest.raises(SolverError, match=r"status 'Optimal' after .*\(solver='ipm', 3 rows x "
+                       r"3 columns.*solver='simplex', 'ipm' or 'choose'.*method='ccg'"):
+        highs.HighsLP(lp, solver="ipm").solve()

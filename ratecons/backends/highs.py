@@ -220,7 +220,13 @@ class HighsLP:
         status = _status_map().get(model_status)
         raw = self._h.modelStatusToString(model_status)
         if status is None:
-            raise SolverError(f"HiGHS stopped with status {raw!r}.")
+            _, algorithm = self._h.getOptionValue("solver")
+            raise SolverError(
+                f"HiGHS stopped with status {raw!r} after {elapsed:.1f} s (solver={algorithm!r}, "
+                f"{self.n_rows} rows x {self.n_cols} columns) without a usable solution. Try "
+                "another HiGHS algorithm (solver='simplex', 'ipm' or 'choose'), standardized "
+                "features, or a method that solves smaller LPs (method='ccg' for minimax risk)."
+            )
         info = self._h.getInfo()
         iterations = int(info.simplex_iteration_count) + int(info.ipm_iteration_count)
         if status in (settings.INFEASIBLE, settings.UNBOUNDED):
