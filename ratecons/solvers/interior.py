@@ -12,8 +12,9 @@ from scipy.linalg.blas import dsyrk
 from threadpoolctl import threadpool_limits
 
 #: Run a function with one BLAS thread. The Gram products here are thin (p in the hundreds,
-#: N in the tens of thousands); on the shared 2-core machines they were measured on, threaded
-#: BLAS was slower, and much slower under load (benchmarks.top, benchmarks.mrc).
+#: N in the tens of thousands); on the 2-core machines they were measured on, threaded BLAS
+#: was slower, even when nothing else ran (mrc_ipm: 1.3x), and much slower under load
+#: (top_ipm: 15-25x).
 single_blas_thread = threadpool_limits.wrap(limits=1, user_api="blas")
 
 
