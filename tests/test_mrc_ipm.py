@@ -132,8 +132,8 @@ def _check_against_references(form, sol):
     ("synthetic", "relu", True),
 ])
 def test_interior_start_matches_the_references(name, features, one_hot):
-    """CCG with start="ipm" (auto's choice for binary data) against the full LP and CVXPY,
-    on real data (adult: 1,500 rows) and synthetic data."""
+    """CCG with start="ipm" (auto's choice for binary data with dense rows) against the full
+    LP and CVXPY, on real data (adult: 1,500 rows) and synthetic data."""
     if name == "synthetic":
         data = random_dataset(400, 6, 2, 5)
     else:
@@ -143,7 +143,7 @@ def test_interior_start_matches_the_references(name, features, one_hot):
     fmap = {"linear": "linear", "rff": rc.features.RandomFourier(40, seed=0),
             "relu": rc.features.RandomReLU(30, seed=0)}[features]
     form = form_of(data, fmap, one_hot=one_hot)
-    ccg = CCG(form)
+    ccg = CCG(form, start="ipm")
     sol = ccg.run()
     _check_against_references(form, sol)
     assert sol.history[0]["phase"] == "interior"
@@ -196,8 +196,15 @@ def test_crossover_basis_is_optimal_at_an_exact_start(monkeypatch):
 
 def test_auto_start_and_bad_start_options():
     binary = form_of(random_dataset(80, 3, 2, 0))
-    assert CCG(binary).run().solver == "ccg/interior-point"
-    assert CCG(binary, start="centroids").run().solver == "ccg/highs-simplex"
+    # auto: the interior start for binary data with at least IPM_START_MIN_COMPONENTS
+    # components of mu (dense rows), the centroids below
+    assert binary.m < ccg_module.IPM_START_MIN_COMPONENTS
+    assert CCG(binary).run().solver == "ccg/highs-simplex"
+    assert CCG(binary, start="ipm").run().solver == "ccg/interior-point"
+    dense = form_of(random_dataset(80, 3, 2, 0), rc.features.RandomFourier(50, seed=0))
+    assert dense.m >= ccg_module.IPM_START_MIN_COMPONENTS
+    assert CCG(dense).run().solver == "ccg/interior-point"
+    assert CCG(dense, start="centroids").run().solver == "ccg/highs-simplex"
     three = form_of(random_dataset(80, 3, 3, 0))
     assert CCG(three).run().solver == "ccg/highs-simplex"  # auto: binary only
     assert CCG(three, start="ipm").run().status == "optimal"

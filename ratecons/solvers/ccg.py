@@ -70,6 +70,14 @@ log = logging.getLogger(__name__)
 
 #: start="auto" runs the interior-point start up to this many rows of the full LP (4).
 IPM_START_MAX_ROWS = 2_000_000
+#: ... and from this many components of mu (m = 2 p for binary one-hot): with fewer, the rows
+#: are short, simplex pivots cheap and the centroid start faster (best of 3, ms, ipm against
+#: centroids: haberman m = 8, 12.5 / 4.0; adult 48,842 linear m = 30, 890 / 159; adult 5,000
+#: rff:20 m = 42, 81 / 24; synthetic 5,000 rff:40 m = 82, 154 / 345 but adult 20,000 rff:40,
+#: 624 / 53); from m = 102 the interior start wins on every instance measured (haberman
+#: rff:50, 29 / 83; credit rff:50, 37 / 210; adult 2,000 relu:100, 145 / 425; 20k rff:400,
+#: 15 s / 138 s).
+IPM_START_MIN_COMPONENTS = 100
 #: |mu_j| above this fraction of max |mu| counts as nonzero in the guessed basis.
 IPM_SUPPORT_TOL = 1e-6
 #: rows with slack below this at the interior solution are candidates for the first
@@ -136,9 +144,11 @@ class CCG:
         restricted solve is the simplex's crossover; the loop then adds whatever that
         solution missed and certifies as usual. Needs ``features="all"`` and
         |Y| <= ``init_full_classes``. "auto": "ipm" for binary problems (three rows per
-        instance) with ``features="all"`` whose full LP has at most ``IPM_START_MAX_ROWS``
-        rows, else "centroids" (with many classes the centroid start already wins by 50x
-        and more, and the full row set grows as 2^|Y|).
+        instance) with ``features="all"``, at least ``IPM_START_MIN_COMPONENTS`` components
+        of mu (dense rows, where simplex pivots are costly) and at most
+        ``IPM_START_MAX_ROWS`` rows in the full LP, else "centroids" (with short rows the
+        centroid start is faster; with many classes it already wins by 50x and more, and
+        the full row set grows as 2^|Y|).
     solver : {"simplex", "ipm"}
         HiGHS algorithm for the restricted LPs (only simplex hot-starts).
     time_limit : float, optional
@@ -210,6 +220,7 @@ class CCG:
     def _use_ipm_start(self) -> bool:
         if self.start == "auto":
             return (self._ipm_start_applies() and self.form.n_classes == 2
+                    and self.form.m >= IPM_START_MIN_COMPONENTS
                     and self.form.full_lp_size()["rows"] <= IPM_START_MAX_ROWS)
         return self.start == "ipm"
 
