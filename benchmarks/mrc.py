@@ -317,7 +317,7 @@ def run_grid(grid, time_limit: float) -> tuple[list[tuple], tuple]:
 def _format_grid(r: tuple) -> str:
     ratio = "-" if not np.isfinite(r[11]) else f"{r[11]:.1f}x"
     return " | ".join([r[0], str(r[1]), str(r[2]), r[3], str(r[4]), str(r[5]), r[6], r[7],
-                       f"{r[8]:.2f}", f"{r[9]:.6f}", f"{r[10]:.1e}", ratio])
+                       f"{r[8]:.3f}", f"{r[9]:.6f}", f"{r[10]:.1e}", ratio])
 
 
 METHODS = ("lp", "ccg", "ccg_centroids", "ccg_eps", "cvxpy", "subgradient")
