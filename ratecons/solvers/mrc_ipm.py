@@ -136,7 +136,7 @@ class StructuredRows:
             for b in range(a, L):
                 c = self._per_source(d * self.weights[:, a] * self.weights[:, b])
                 if a == b:
-                    block = weighted_gram(self._psi_used, np.maximum(c, 0.0))
+                    block = weighted_gram(self._psi_used, c)
                 else:
                     block = self._psi_used.T @ (self._psi_used * c[:, None])
                 out[a * p:(a + 1) * p, b * p:(b + 1) * p] = block
@@ -283,7 +283,8 @@ def solve_rows_ipm(rows: StructuredRows, tau: np.ndarray, lam: np.ndarray, tol: 
     status = "iteration_limit"
     k = 0
     gap = primal_res = dual_res = np.inf
-    best: tuple = (np.inf, 0)
+    best_measure, best_k = np.inf, 0
+    best = None  # (mu, nu, alpha, index, gap, primal_res, dual_res) of the best iterate
 
     def dual_residual_mu(alpha, z_p, z_m):
         r = rows.transpose_times(alpha) - tau
@@ -310,12 +311,13 @@ def solve_rows_ipm(rows: StructuredRows, tau: np.ndarray, lam: np.ndarray, tol: 
         log.debug("ipm %d: primal %.10f dual %.10f gap %.1e residuals %.1e %.1e", k,
                   primal_obj, dual_obj, gap, primal_res, dual_res)
         measure = max(gap, primal_res, dual_res)
-        if measure < best[0]:
-            best = (measure, k, mu.copy(), nu, alpha.copy(), index, gap, primal_res, dual_res)
+        if measure < best_measure:
+            best_measure, best_k = measure, k
+            best = (mu.copy(), nu, alpha.copy(), index, gap, primal_res, dual_res)
         if measure <= tol:
             status = "converged"
             break
-        if best[0] <= STALL_ACCEPT and k - best[1] >= STALL_ITERATIONS:
+        if best_measure <= STALL_ACCEPT and k - best_k >= STALL_ITERATIONS:
             # near the end rounding takes over (Newton weights span 1e16): the best iterate,
             # accurate to STALL_ACCEPT, stands (earlier, dropped rows make the measure jump)
             status = "stalled"
@@ -374,8 +376,8 @@ def solve_rows_ipm(rows: StructuredRows, tau: np.ndarray, lam: np.ndarray, tol: 
         mu, t, nu = mu + ap * cor.mu, t + ap * cor.t, nu + ap * cor.nu
         s_a, s_p, s_m = s_a + ap * cor.s_a, s_p + ap * cor.s_p, s_m + ap * cor.s_m
         alpha, z_p, z_m = alpha + ad * cor.alpha, z_p + ad * cor.z_p, z_m + ad * cor.z_m
-    if len(best) > 2:  # the best iterate (the last one unless the iteration stalled)
-        _, _, mu, nu, alpha, index, gap, primal_res, dual_res = best
+    if best is not None:  # the best iterate (the last one unless the iteration stalled)
+        mu, nu, alpha, index, gap, primal_res, dual_res = best
     objective = float(-tau @ mu + lam @ np.abs(mu) + nu)
     full_alpha = np.zeros(all_rows.b.size)
     full_alpha[index] = alpha
