@@ -37,6 +37,8 @@ PATTERN_MODULES = (
 GENERIC_METHOD = "generic"
 #: the generic chain on the matrix form (HiGHS), on every LP/QP-representable score-model problem
 HIGHS_METHOD = "highs"
+#: the generic chain with the structured step solver, on every composition it has lowerings for
+STRUCTURED_METHOD = "structured"
 #: options every method takes (:mod:`ratecons.limits`): a wall-clock budget in seconds and an
 #: iteration cap (routed to the method's own iteration option, or to its backend)
 COMMON_OPTIONS = ("time_limit", "max_iterations")
@@ -127,11 +129,17 @@ def resolve(problem: Problem, method: str) -> tuple[MethodSpec, list[str]]:
 
         return highs_method(), ["method 'highs' was requested: the generic chain with every "
                                 "step as a matrix LP/QP on HiGHS"]
+    if method == STRUCTURED_METHOD and problem.analysis is not None:
+        from .structured_chain import structured_method
+
+        return structured_method(), ["method 'structured' was requested: the generic chain "
+                                     "with every step solved by the structured interior point"]
     if method == "auto":
         name, reasons = pattern.choose(problem, problem.canonical())
         return methods[name], reasons
     if method not in methods:
-        extra = [GENERIC_METHOD, HIGHS_METHOD] if problem.analysis is not None else []
+        extra = ([GENERIC_METHOD, HIGHS_METHOD, STRUCTURED_METHOD]
+                 if problem.analysis is not None else [])
         raise UnknownOptionError(
             f"unknown method {method!r} for a {pattern.name} problem; choose one of "
             f"{['auto', *methods, *extra]}."
@@ -167,7 +175,7 @@ def run_method(
         )
     validate_options(spec.name, options)
     solve_limits, options = split_options(spec.name, spec.options, options)
-    form = (problem.analysis if spec.name in (GENERIC_METHOD, HIGHS_METHOD)
+    form = (problem.analysis if spec.name in (GENERIC_METHOD, HIGHS_METHOD, STRUCTURED_METHOD)
             else problem.canonical())
     with limits_scope(solve_limits), solve_progress(spec.name, callback, verbose) as progress:
         result = spec.run(problem, form, seed=seed, callback=progress, **options)

@@ -1,0 +1,570 @@
+"""The structured step solver: one convex step of the chain over the score model, by a
+primal-dual interior point whose Newton systems reduce to one weighted Gram product.
+
+The form (:class:`StructuredForm`, built by :mod:`ratecons.reductions.to_structured`) is what
+every step of the chain shares: one score vector z = P w - b over N examples (P = psi(X), p
+columns), and rows j = 0 (objective), 1..m (constraints)
+
+    row_j(w, b) = const_j + sum_k C[j, k] max(0, a_k z_{i_k} + c_k)
+                          + sum_l S[j, l] loss_l(y_l z_{i_l}),
+
+with C, S >= 0. The hinge pieces are the convex upper bounds of the ramp rates (eq. 4 of Goh
+et al., folded per example as in eqs 13-15: max(0, 1/2 + z) and max(0, 1/2 - z)) and the hinge
+loss max(0, 1 - y z); the smooth pieces are the logistic and squared margin losses. The step is
+
+    minimize    row_0(w, b) + (l2/2) ||w||^2 + l1 ||w||_1
+    subject to  row_j(w, b) <= bound_j,   j = 1..m                                     (P)
+
+(Problem 3 of Goh et al. with plain losses beside the rates). With epigraph variables
+u_k >= max(0, a_k z_{i_k} + c_k) and tau >= |w| it is a smooth convex program with the
+inequalities
+
+    (A) u_k - a_k z_{i_k} - c_k >= 0,  (B) u_k >= 0,  (T) tau -+ w >= 0,
+    (R) bound_j - const_j - C_j u - S_j loss(y z) >= 0,
+
+solved by a primal-dual interior point with Mehrotra's predictor-corrector (slacks s,
+multipliers lam, residuals of stationarity, primal feasibility c(x) - s and complementarity
+s lam - sigma mu). After the slacks and multipliers are eliminated the Newton system is
+(H + J^T W J) dx = r with W = diag(lam / s). Its structure is what makes it cheap:
+
+- the per-example blocks u_k couple only with z_{i_k}: eliminating them leaves the weight
+  a_k^2 W_A W_B / (W_A + W_B) on example i_k;
+- the l1 blocks tau_l couple only with w_l: they leave 4 W_+ W_- / (W_+ + W_-) on w_l;
+- the smooth losses add their curvature S_j loss'' (weighted by the row multipliers) on z;
+- the m constraint rows are a rank-m term handled by the Woodbury identity (m + 1 solves of
+  the reduced system and one m x m system).
+
+So each iteration costs one weighted Gram product Q^T diag(d) Q over the examples
+(Q = [P, -1]; O(N p^2), :meth:`ratecons.scans.Rows.gram`), a Cholesky factorization of the
+(p+1) x (p+1) result, and O(N (m + 2)) vector work -- as :mod:`.top_ipm` and :mod:`.mrc_ipm` do
+for their problems. Nothing N x N is formed and no Python loop runs over the examples.
+
+The answer carries its certificate: the relative duality gap |lam^T c(x)| / max(1, |f|)
+(the Lagrangian gap; equal to f - g(lam) when stationarity holds), the relative stationarity
+and feasibility residuals, and the status ``optimal`` only when all three are below the
+tolerance.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.linalg import cho_factor, cho_solve
+
+from .. import settings
+from ..loss_functions import margin_loss
+from ..scans import Rows
+from .interior import single_blas_thread, step_to_boundary
+
+__all__ = ["SmoothPieces", "StructuredForm", "StructuredSolution", "solve_structured",
+           "SMOOTH_LOSSES"]
+
+#: the smooth margin losses the step solver takes: name -> second derivative l''(m)
+SMOOTH_LOSSES = {
+    "logistic": lambda m: 0.25 * (1.0 - np.tanh(0.5 * m) ** 2),
+    "squared": lambda m: np.full_like(m, 2.0),
+}
+#: fraction of the step to the boundary taken
+STEP_FRACTION = 0.99
+#: relative tolerance of the certificate for status ``optimal`` (gap and both residuals)
+DEFAULT_TOL = 1e-8
+#: the certificate's tolerance: a run that stalls short of ``tol`` (rounding in the reduced
+#: Newton systems) is still ``optimal`` when its best iterate's gap and residuals are below this
+CERTIFIED_TOL = 1e-6
+#: a step shorter than this ends the loop (the best iterate is returned with its measures)
+MIN_STEP = 1e-8
+#: interior-point iterations before the status is ``iteration_limit``
+DEFAULT_MAX_ITERATIONS = 100
+
+
+@dataclass
+class SmoothPieces:
+    """Smooth margin-loss pieces S[j, l] loss(y_l z_{i_l}) of one loss."""
+
+    loss: str
+    index: np.ndarray  # (L,) example rows
+    label: np.ndarray  # (L,) y in {-1, +1}
+    coef: np.ndarray  # (m+1, L), >= 0
+
+
+@dataclass
+class StructuredForm:
+    """One convex step over the score model (module docstring), as plain data.
+
+    Attributes
+    ----------
+    rows : Rows
+        The examples' features P (N x p).
+    fit_intercept : bool
+        Whether b is a variable (else b = 0).
+    l2, l1 : float
+        Regularizer weights.
+    hinge_index, hinge_slope, hinge_offset : ndarray, shape (K,)
+        Piece k is max(0, hinge_slope[k] * z[hinge_index[k]] + hinge_offset[k]).
+    hinge_coef : ndarray, shape (m+1, K)
+        C >= 0.
+    smooth : list of SmoothPieces
+    constant : ndarray, shape (m+1,)
+    bounds : ndarray, shape (m,)
+    names : list of str
+        The rows' names (objective first), for messages.
+    """
+
+    rows: Rows
+    fit_intercept: bool
+    l2: float
+    l1: float
+    hinge_index: np.ndarray
+    hinge_slope: np.ndarray
+    hinge_offset: np.ndarray
+    hinge_coef: np.ndarray
+    smooth: list[SmoothPieces]
+    constant: np.ndarray
+    bounds: np.ndarray
+    names: list[str] = field(default_factory=list)
+
+    @property
+    def m(self) -> int:
+        return int(self.bounds.size)
+
+    def row_values(self, w: np.ndarray, b: float) -> np.ndarray:
+        """row_j(w, b) for j = 0..m, evaluated exactly (hinges as max(0, .))."""
+        z = self.rows.scores(w, b)
+        values = self.constant.copy()
+        if self.hinge_index.size:
+            pieces = np.maximum(0.0, self.hinge_slope * z[self.hinge_index] + self.hinge_offset)
+            values += self.hinge_coef @ pieces
+        for piece in self.smooth:
+            loss, _ = margin_loss(piece.loss, piece.label * z[piece.index])
+            values += piece.coef @ loss
+        return values
+
+    def objective(self, w: np.ndarray, b: float) -> float:
+        """Row 0 plus the regularizer at (w, b)."""
+        reg = 0.5 * self.l2 * float(w @ w) + self.l1 * float(np.abs(w).sum())
+        return float(self.row_values(w, b)[0]) + reg
+
+
+@dataclass
+class StructuredSolution:
+    """The step's answer with its certificate (module docstring)."""
+
+    status: str
+    objective: float
+    w: np.ndarray
+    b: float
+    duals: np.ndarray  # multipliers of rows 1..m (>= 0), in the form's units
+    iterations: int
+    rel_gap: float
+    primal_residual: float
+    dual_residual: float
+    max_violation: float
+    solve_time: float
+    message: str = ""
+
+
+class _Scaled:
+    """The form with every row scaled so that its largest coefficient is 1 (the rows are
+    averages over thousands of examples; as sums their multipliers are of order one)."""
+
+    def __init__(self, form: StructuredForm) -> None:
+        largest = np.zeros(form.m + 1)
+        for coef in [form.hinge_coef] + [s.coef for s in form.smooth]:
+            if coef.size:
+                largest = np.maximum(largest, np.max(np.abs(coef), axis=1))
+        self.kappa = 1.0 / np.where(largest > 0, largest, 1.0)
+        k = self.kappa
+        self.form = form
+        self.C = k[:, None] * form.hinge_coef
+        self.S = [k[:, None] * s.coef for s in form.smooth]
+        self.const = k * form.constant
+        self.bounds = k[1:] * form.bounds
+        self.l2 = k[0] * form.l2
+        self.l1 = k[0] * form.l1
+
+
+class _State:
+    """Primal x = (theta, u, tau), slacks and multipliers of the groups A, B, R, T+, T-."""
+
+    def __init__(self, theta: np.ndarray, u: np.ndarray, tau: np.ndarray,
+                 s: dict[str, np.ndarray], lam: dict[str, np.ndarray]) -> None:
+        self.theta, self.u, self.tau, self.s, self.lam = theta, u, tau, s, lam
+
+    def moved(self, d: _State, step: float) -> _State:
+        return _State(self.theta + step * d.theta, self.u + step * d.u, self.tau + step * d.tau,
+                      {g: self.s[g] + step * d.s[g] for g in self.s},
+                      {g: self.lam[g] + step * d.lam[g] for g in self.lam})
+
+
+class _IPM:
+    """The interior point of :func:`solve_structured` (module docstring)."""
+
+    def __init__(self, form: StructuredForm) -> None:
+        self.form = form
+        self.sc = _Scaled(form)
+        self.rows = form.rows
+        self.p = form.rows.p
+        self.fit_b = form.fit_intercept
+        self.K = form.hinge_index.size
+        self.m = form.m
+        self.use_l1 = form.l1 > 0
+
+    # ---------------------------------------------------------------- scores and pieces
+    def w_b(self, theta: np.ndarray) -> tuple[np.ndarray, float]:
+        return theta[:self.p], (float(theta[self.p]) if self.fit_b else 0.0)
+
+    def scores(self, theta: np.ndarray) -> np.ndarray:
+        w, b = self.w_b(theta)
+        return self.rows.scores(w, b)
+
+    def q_transpose(self, V: np.ndarray) -> np.ndarray:
+        """Q^T V for Q = [P, -1]: per-example values V (N,) or (N, r) to theta space."""
+        top = self.rows.transpose_apply(V)
+        if not self.fit_b:
+            return top
+        return np.concatenate([top, -np.sum(V, axis=0, keepdims=True)], axis=0)
+
+    def q_apply(self, T: np.ndarray) -> np.ndarray:
+        """Q T for theta-space T (p1,) or (p1, r)."""
+        out = self.rows.apply(T[:self.p])
+        return out - T[self.p] if self.fit_b else out
+
+    def smooth_terms(self, z: np.ndarray, weights: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray], np.ndarray]:
+        """Per-example gradient sum_j weights_j S_j y l' and curvature sum_j weights_j S_j l''
+        (both scattered to the N examples), every row's loss-derivative vectors
+        (S_j y l' per piece, for the Jacobian), and the rows' smooth values."""
+        N = self.rows.n
+        grad = np.zeros(N)
+        curv = np.zeros(N)
+        slopes = []
+        values = np.zeros(self.m + 1)
+        for piece, S in zip(self.form.smooth, self.sc.S, strict=True):
+            margins = piece.label * z[piece.index]
+            loss, d1 = margin_loss(piece.loss, margins)
+            d2 = SMOOTH_LOSSES[piece.loss](margins)
+            values += S @ loss
+            grad += np.bincount(piece.index, weights=(weights @ S) * piece.label * d1,
+                                minlength=N)
+            curv += np.bincount(piece.index, weights=(weights @ S) * d2, minlength=N)
+            slopes.append(piece.label * d1)
+        return grad, curv, slopes, values
+
+    def row_jacobian_z(self, slopes: list[np.ndarray]) -> np.ndarray:
+        """d(smooth part of rows 1..m)/dz as an (N, m) matrix."""
+        N = self.rows.n
+        out = np.zeros((N, self.m))
+        for piece, S, slope in zip(self.form.smooth, self.sc.S, slopes, strict=True):
+            for j in range(self.m):
+                if np.any(S[j + 1]):
+                    out[:, j] += np.bincount(piece.index, weights=S[j + 1] * slope, minlength=N)
+        return out
+
+    # ---------------------------------------------------------------- residuals
+    def evaluate(self, x: _State) -> dict[str, object]:
+        """Constraint values c(x), objective, gradient pieces and residuals at x."""
+        sc, f = self.sc, self.form
+        z = self.scores(x.theta)
+        w, _ = self.w_b(x.theta)
+        lam_R = x.lam["R"]
+        weights = np.concatenate([[1.0], lam_R])
+        grad, curv, slopes, smooth_values = self.smooth_terms(z, weights)
+        hz = f.hinge_slope * z[f.hinge_index] if self.K else np.zeros(0)
+        c = {"A": x.u - hz - f.hinge_offset, "B": x.u.copy(),
+             "R": sc.bounds - sc.const[1:] - sc.C[1:] @ x.u - smooth_values[1:]}
+        if self.use_l1:
+            c["T+"], c["T-"] = x.tau - w, x.tau + w
+        objective = (sc.const[0] + sc.C[0] @ x.u + smooth_values[0]
+                     + 0.5 * sc.l2 * float(w @ w) + sc.l1 * float(np.sum(x.tau)))
+        # stationarity: grad f - J^T lam
+        zr = grad.copy()
+        if self.K:
+            zr += np.bincount(f.hinge_index, weights=x.lam["A"] * f.hinge_slope,
+                              minlength=self.rows.n)
+        r_theta = self.q_transpose(zr)
+        r_theta[:self.p] += sc.l2 * w
+        if self.use_l1:
+            r_theta[:self.p] += x.lam["T+"] - x.lam["T-"]
+        r_u = sc.C[0] - x.lam["A"] - x.lam["B"] + sc.C[1:].T @ lam_R
+        r_tau = (sc.l1 - x.lam["T+"] - x.lam["T-"]) if self.use_l1 else np.zeros(0)
+        # the size of the terms that stationarity balances, for the relative residual
+        terms = np.abs(grad)
+        if self.K:
+            terms += np.bincount(f.hinge_index, weights=np.abs(x.lam["A"] * f.hinge_slope),
+                                 minlength=self.rows.n)
+        scale_theta = np.abs(self.q_transpose(terms)).max(initial=0.0)
+        scale = 1.0 + max(scale_theta, sc.l2 * float(np.abs(w).max(initial=0.0)),
+                          float(np.abs(sc.C[0]).max(initial=0.0)),
+                          float(np.abs(x.lam["A"]).max(initial=0.0)),
+                          float(np.abs(x.lam["B"]).max(initial=0.0)), sc.l1)
+        return {"z": z, "c": c, "objective": objective, "curv": curv, "slopes": slopes,
+                "r_theta": r_theta, "r_u": r_u, "r_tau": r_tau, "dual_scale": scale}
+
+    # ---------------------------------------------------------------- Newton system
+    def factor(self, x: _State, ev: dict) -> dict[str, object]:
+        """The reduced matrix (module docstring) and what its solves need."""
+        f, sc = self.form, self.sc
+        W = {g: x.lam[g] / x.s[g] for g in x.s}
+        N = self.rows.n
+        Du = W["A"] + W["B"]
+        d = ev["curv"].copy()
+        if self.K:
+            d += np.bincount(f.hinge_index,
+                             weights=f.hinge_slope ** 2 * W["A"] * W["B"] / Du, minlength=N)
+        G = self.rows.gram(d)
+        col = self.rows.transpose_apply(d)
+        diag_w = np.full(self.p, sc.l2)
+        if self.use_l1:
+            diag_w += 4.0 * W["T+"] * W["T-"] / (W["T+"] + W["T-"])
+        G[np.diag_indices(self.p)] += diag_w
+        if self.fit_b:
+            top = np.hstack([G, -col[:, None]])
+            bottom = np.concatenate([-col, [d.sum()]])
+            M = np.vstack([top, bottom[None, :]])
+        else:
+            M = G
+        scale = max(1.0, float(np.max(np.abs(np.diag(M)))))
+        M[np.diag_indices(M.shape[0])] += 1e-13 * scale
+        chol = cho_factor(M, lower=False, check_finite=False)
+        system = {"W": W, "Du": Du, "chol": chol, "N": N}
+        # the rank-m row part: U = J_R^T, columns per row j
+        if self.m:
+            Jz = -self.row_jacobian_z(ev["slopes"])  # d c_R / dz, (N, m)
+            U_theta = self.q_transpose(Jz)  # (p1, m)
+            U_u = -sc.C[1:].T  # (K, m)
+            U_tau = np.zeros((self.p if self.use_l1 else 0, self.m))
+            Y = self.solve_base(system, U_theta, U_u, U_tau)
+            small = np.diag(1.0 / W["R"]) + self.apply_U_T(Jz, U_u, Y)
+            system.update(Jz=Jz, U_u=U_u, Y=Y, small=np.linalg.cholesky(
+                0.5 * (small + small.T)))
+        return system
+
+    def apply_U_T(self, Jz: np.ndarray, U_u: np.ndarray,
+                  v: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
+        """U^T v = J_R v for direction(s) v = (theta, u, tau)."""
+        v_theta, v_u, _ = v
+        dz = self.q_apply(v_theta)
+        return Jz.T @ dz + U_u.T @ v_u
+
+    def solve_base(self, system: dict, r_theta: np.ndarray, r_u: np.ndarray,
+                   r_tau: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """M0^{-1} r for M0 = H + J^T W J over the groups A, B, T (columns allowed)."""
+        f = self.form
+        W, Du = system["W"], system["Du"]
+        many = r_theta.ndim > 1
+        col = (lambda v: v[:, None]) if many else (lambda v: v)
+        rt = r_theta.copy()
+        if self.K:
+            scatter = (W["A"] * f.hinge_slope / Du)
+            if many:
+                contrib = np.column_stack([
+                    np.bincount(f.hinge_index, weights=scatter * r_u[:, i], minlength=system["N"])
+                    for i in range(r_u.shape[1])])
+            else:
+                contrib = np.bincount(f.hinge_index, weights=scatter * r_u,
+                                      minlength=system["N"])
+            rt = rt + self.q_transpose(contrib)
+        if self.use_l1:
+            wp, wm = W["T+"], W["T-"]
+            rt[:self.p] -= col((wm - wp) / (wp + wm)) * r_tau
+        d_theta = cho_solve(system["chol"], rt, check_finite=False)
+        if self.K:
+            dz = self.q_apply(d_theta)
+            d_u = (r_u + col(W["A"] * f.hinge_slope) * dz[f.hinge_index]) / col(Du)
+        else:
+            d_u = r_u.copy()
+        if self.use_l1:
+            wp, wm = W["T+"], W["T-"]
+            d_tau = (r_tau - col(wm - wp) * d_theta[:self.p]) / col(wp + wm)
+        else:
+            d_tau = r_tau.copy()
+        return d_theta, d_u, d_tau
+
+    def solve(self, system: dict, r: tuple[np.ndarray, np.ndarray, np.ndarray]
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """M^{-1} r with M = M0 + U W_R U^T (Woodbury)."""
+        base = self.solve_base(system, *r)
+        if not self.m:
+            return base
+        t = self.apply_U_T(system["Jz"], system["U_u"], base)
+        L = system["small"]
+        coef = np.linalg.solve(L.T, np.linalg.solve(L, t))
+        Y = system["Y"]
+        return tuple(b - Yi @ coef for b, Yi in zip(base, Y, strict=True))
+
+    def jacobian_apply(self, system: dict, d: tuple[np.ndarray, np.ndarray, np.ndarray]
+                       ) -> dict[str, np.ndarray]:
+        """J dx per group."""
+        f = self.form
+        d_theta, d_u, d_tau = d
+        dz = self.q_apply(d_theta)
+        out = {"A": d_u - f.hinge_slope * dz[f.hinge_index], "B": d_u.copy()}
+        out["R"] = (system["Jz"].T @ dz + system["U_u"].T @ d_u) if self.m else np.zeros(0)
+        if self.use_l1:
+            dw = d_theta[:self.p]
+            out["T+"], out["T-"] = d_tau - dw, d_tau + dw
+        return out
+
+    def jacobian_transpose(self, system: dict, y: dict[str, np.ndarray]
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """J^T y for per-group values y."""
+        f = self.form
+        zr = np.zeros(self.rows.n)
+        if self.K:
+            zr -= np.bincount(f.hinge_index, weights=y["A"] * f.hinge_slope,
+                              minlength=self.rows.n)
+        if self.m:
+            zr += system["Jz"] @ y["R"]
+        t_theta = self.q_transpose(zr)
+        t_u = y["A"] + y["B"] + (system["U_u"] @ y["R"] if self.m else 0.0)
+        t_tau = np.zeros(0)
+        if self.use_l1:
+            t_theta[:self.p] += y["T-"] - y["T+"]
+            t_tau = y["T+"] + y["T-"]
+        return t_theta, t_u, t_tau
+
+    def operator(self, system: dict, curv: np.ndarray,
+                 v: tuple[np.ndarray, np.ndarray, np.ndarray]
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """M v = (H + J^T W J) v, applied without the reduction (for iterative refinement)."""
+        W = system["W"]
+        jv = self.jacobian_apply(system, v)
+        t_theta, t_u, t_tau = self.jacobian_transpose(system, {g: W[g] * jv[g] for g in W})
+        h_theta = self.q_transpose(curv * self.q_apply(v[0]))
+        h_theta[:self.p] += self.sc.l2 * v[0][:self.p]
+        return t_theta + h_theta, t_u, t_tau
+
+    def direction(self, x: _State, ev: dict, system: dict,
+                  r_c: dict[str, np.ndarray]) -> _State:
+        """The Newton direction for complementarity residuals r_c (module docstring), with
+        one round of iterative refinement on the unreduced operator."""
+        W = system["W"]
+        xi = {g: W[g] * (ev["c"][g] - x.s[g]) + r_c[g] / x.s[g] for g in x.s}
+        jt = self.jacobian_transpose(system, xi)
+        rhs = (-ev["r_theta"] - jt[0], -ev["r_u"] - jt[1], -ev["r_tau"] - jt[2])
+        d = self.solve(system, rhs)
+        applied = self.operator(system, ev["curv"], d)
+        correction = self.solve(system, tuple(r - a for r, a in zip(rhs, applied, strict=True)))
+        d = tuple(a + b for a, b in zip(d, correction, strict=True))
+        jd = self.jacobian_apply(system, d)
+        ds = {g: jd[g] + ev["c"][g] - x.s[g] for g in x.s}
+        dlam = {g: -W[g] * ds[g] - r_c[g] / x.s[g] for g in x.s}
+        return _State(d[0], d[1], d[2], ds, dlam)
+
+    # ---------------------------------------------------------------- the loop
+    def start(self) -> _State:
+        f = self.form
+        theta = np.zeros(self.p + (1 if self.fit_b else 0))
+        u = np.maximum(0.0, f.hinge_offset) + 1.0
+        tau = np.ones(self.p) if self.use_l1 else np.zeros(0)
+        x = _State(theta, u, tau, {}, {})
+        groups = ["A", "B", "R"] + (["T+", "T-"] if self.use_l1 else [])
+        sizes = {"A": self.K, "B": self.K, "R": self.m, "T+": self.p, "T-": self.p}
+        x.lam = {g: np.ones(sizes[g]) for g in groups}
+        ev = self.evaluate(x)
+        x.s = {g: np.maximum(ev["c"][g], 1.0) for g in groups}
+        return x
+
+    def measures(self, x: _State, ev: dict) -> tuple[float, float, float, float]:
+        """(relative gap, relative primal residual, relative dual residual, mu)."""
+        total = sum(x.s[g].size for g in x.s)
+        comp = sum(float(x.s[g] @ x.lam[g]) for g in x.s)
+        lag_gap = abs(sum(float(x.lam[g] @ ev["c"][g]) for g in x.s))
+        obj = abs(ev["objective"])
+        rel_gap = max(comp, lag_gap) / max(1.0, obj)
+        pres = max((float(np.max(np.abs(ev["c"][g] - x.s[g]), initial=0.0)) for g in x.s),
+                   default=0.0) / (1.0 + float(np.max(np.abs(self.sc.bounds), initial=0.0)))
+        dres = max(float(np.max(np.abs(ev["r_theta"]), initial=0.0)),
+                   float(np.max(np.abs(ev["r_u"]), initial=0.0)),
+                   float(np.max(np.abs(ev["r_tau"]), initial=0.0))) / ev["dual_scale"]
+        return rel_gap, pres, dres, comp / max(total, 1)
+
+
+def _all_pairs(x: _State, d: _State) -> list[tuple[np.ndarray, np.ndarray]]:
+    return [(x.s[g], d.s[g]) for g in x.s] + [(x.lam[g], d.lam[g]) for g in x.lam]
+
+
+@single_blas_thread
+def solve_structured(form: StructuredForm, *, tol: float = DEFAULT_TOL,
+                     max_iterations: int = DEFAULT_MAX_ITERATIONS,
+                     deadline: float | None = None) -> StructuredSolution:
+    """Solve the step (P) of the module docstring by the structured interior point.
+
+    Parameters
+    ----------
+    form : StructuredForm
+    tol : float
+        Relative tolerance of the gap and of both residuals at which the loop stops with status
+        ``optimal``; a run that stalls before it is ``optimal`` when its best iterate is within
+        :data:`CERTIFIED_TOL` (1e-6), else ``numerical_error``.
+    max_iterations : int
+        Interior-point iterations before status ``iteration_limit``.
+    deadline : float, optional
+        ``time.perf_counter()`` value after which the loop stops (status ``time_limit``).
+
+    Returns
+    -------
+    StructuredSolution
+        With the certificate (relative gap, residuals, violation of the exact rows).
+    """
+    started = time.perf_counter()
+    ipm = _IPM(form)
+    x = ipm.start()
+    status = settings.ITERATION_LIMIT
+    message = ""
+    best: tuple[float, _State, dict] | None = None
+    iterations = 0
+    for iterations in range(1, max_iterations + 1):  # noqa: B007 - read after the loop
+        ev = ipm.evaluate(x)
+        rel_gap, pres, dres, mu = ipm.measures(x, ev)
+        merit = max(rel_gap, pres, dres)
+        if best is None or merit < best[0]:
+            best = (merit, x, ev)
+        if merit <= tol:
+            status = settings.OPTIMAL
+            break
+        if deadline is not None and time.perf_counter() > deadline:
+            status = settings.TIME_LIMIT
+            break
+        try:
+            system = ipm.factor(x, ev)
+        except (np.linalg.LinAlgError, ValueError) as exc:
+            status, message = settings.NUMERICAL_ERROR, f"reduced system not definite: {exc}"
+            break
+        # Mehrotra predictor-corrector
+        affine = ipm.direction(x, ev, system, {g: x.s[g] * x.lam[g] for g in x.s})
+        a_aff = step_to_boundary(*_all_pairs(x, affine))
+        total = sum(x.s[g].size for g in x.s)
+        mu_aff = sum(float((x.s[g] + a_aff * affine.s[g]) @ (x.lam[g] + a_aff * affine.lam[g]))
+                     for g in x.s) / max(total, 1)
+        sigma = min(1.0, (mu_aff / mu) ** 3) if mu > 0 else 0.0
+        r_c = {g: x.s[g] * x.lam[g] + affine.s[g] * affine.lam[g] - sigma * mu for g in x.s}
+        d = ipm.direction(x, ev, system, r_c)
+        step = min(1.0, STEP_FRACTION * step_to_boundary(*_all_pairs(x, d)))
+        if not np.isfinite(step) or step < MIN_STEP:
+            status, message = settings.NUMERICAL_ERROR, f"stalled (step {step:.1e})"
+            break
+        x = x.moved(d, step)
+    else:
+        ev = ipm.evaluate(x)
+        merit = max(ipm.measures(x, ev)[:3])
+        if best is None or merit < best[0]:
+            best = (merit, x, ev)
+    if status != settings.OPTIMAL and best is not None:
+        x, ev = best[1], best[2]
+    rel_gap, pres, dres, _ = ipm.measures(x, ev)
+    if status == settings.NUMERICAL_ERROR and max(rel_gap, pres, dres) <= CERTIFIED_TOL:
+        status, message = settings.OPTIMAL, f"stopped short of {tol:.0e}: {message}"
+    w, b = ipm.w_b(x.theta)
+    values = form.row_values(w, b)
+    violation = float(np.max(values[1:] - form.bounds, initial=0.0))
+    kappa = ipm.sc.kappa
+    duals = x.lam["R"] * kappa[1:] / kappa[0] if form.m else np.zeros(0)
+    if status != settings.OPTIMAL and not message:
+        message = (f"stopped with relative gap {rel_gap:.2e}, primal residual {pres:.2e}, "
+                   f"dual residual {dres:.2e} (tolerance {tol:.0e})")
+    return StructuredSolution(status, form.objective(w, b), w.copy(), b, duals, iterations,
+                              rel_gap, pres, dres, max(0.0, violation),
+                              time.perf_counter() - started, message)

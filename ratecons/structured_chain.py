@@ -1,0 +1,103 @@
+"""The generic chain with the structured step solver: ``method="structured"``.
+
+Every step of the chain of :mod:`ratecons.generic` (kernelize, the hinge relaxation,
+majorization-minimization over the ramp parts (Alg 1 of Goh et al.), deterministic repair) is
+lowered by :func:`~ratecons.reductions.to_structured.lower_structured` and solved by the
+structured interior point (:func:`~ratecons.solvers.structured.solve_structured`), whose
+Newton systems cost one weighted Gram product over the examples. A step it cannot certify
+(status other than ``optimal``: an infeasible hinge relaxation, a stall) is solved again by
+the CVXPY reference step, so the chain never ends worse than ``method="cvxpy"``; the step's
+``message`` says so and the result's certificate counts such steps (``reference_steps``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import numpy as np
+
+from . import limits, settings
+from .dispatch import STRUCTURED_METHOD
+from .expr.analysis import Analysis
+from .generic import ComposedResult, LastStep, solve_generic
+from .patterns.pattern import MethodSpec
+from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS
+from .reductions.to_cvxpy import ConvexStep, pick_solver, solve_step
+from .reductions.to_structured import lower_structured, structured_support
+from .solvers.structured import DEFAULT_TOL, solve_structured
+
+__all__ = ["STRUCTURED_METHOD", "structured_method", "structured_step", "structured_support"]
+
+
+
+def structured_step(analysis: Analysis, tol: float = DEFAULT_TOL,
+                    counts: dict[str, int] | None = None):
+    """A step solver for :func:`ratecons.generic.solve_generic` (the seam of
+    :func:`ratecons.matrix_chain.highs_step`): lower, solve by the structured interior point,
+    and fall back to the CVXPY step when it ends without a certificate."""
+    counts = counts if counts is not None else {}
+
+    def step(psi: dict[int, Any], anchor: Any, bounds: np.ndarray) -> ConvexStep:
+        form = lower_structured(analysis, psi, anchor, bounds)
+        budget = limits.active()
+        deadline = (None if budget.time_limit is None
+                    else budget.started + budget.time_limit)
+        answer = solve_structured(form, tol=tol, deadline=deadline)
+        counts["structured"] = counts.get("structured", 0) + 1
+        if answer.status == settings.OPTIMAL:
+            return ConvexStep(answer.status, answer.objective, answer.w, answer.b,
+                              answer.duals, "structured", answer.solve_time,
+                              f"{answer.iterations} interior-point iterations, relative gap "
+                              f"{answer.rel_gap:.1e}")
+        if answer.status == settings.TIME_LIMIT:
+            return ConvexStep(answer.status, answer.objective, answer.w, answer.b,
+                              answer.duals, "structured", answer.solve_time, answer.message)
+        counts["reference"] = counts.get("reference", 0) + 1
+        fallback = solve_step(analysis, psi, anchor, bounds, pick_solver(analysis, None))
+        fallback.message = (f"structured step: {answer.status} ({answer.message}); solved by "
+                            f"the CVXPY step instead. " + fallback.message)
+        return fallback
+
+    return step
+
+
+def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any = None,
+         tol: float = settings.MM_RELATIVE_TOL, step_tol: float = DEFAULT_TOL,
+         max_iterations: int = settings.MM_MAX_ITERATIONS, repair_rounds: int = 5,
+         kernel_points: int = MAX_EXACT_KERNEL_POINTS,
+         only_step: LastStep | None = None) -> ComposedResult:
+    reason = structured_support(form)
+    if reason is not None:
+        from .errors import NotLinearError
+
+        raise NotLinearError(reason + ". Use method='cvxpy' (the reference chain) instead.")
+    counts: dict[str, int] = {}
+    solution, scorer, last_step = solve_generic(
+        form, max_iterations=max_iterations, tol=tol, repair_rounds=repair_rounds,
+        kernel_points=kernel_points, seed=0 if seed is None else seed, callback=callback,
+        only_step=only_step, step_solver=structured_step(form, step_tol, counts),
+        step_solver_name=STRUCTURED_METHOD)
+    solution.certificate.details["structured_steps"] = counts.get("structured", 0)
+    solution.certificate.details["reference_steps"] = counts.get("reference", 0)
+    objective = form.objective.to_user(solution.objective)
+    result = ComposedResult(problem, STRUCTURED_METHOD, solution, scorer, objective)
+    result.last_step = last_step
+    return result
+
+
+def structured_method() -> MethodSpec:
+    """``method="structured"``: the generic chain with every step solved by the structured
+    interior point (module docstring).
+
+    Options: ``step_tol`` (the steps' relative gap and residual tolerance, default 1e-9) and
+    the chain's ``max_iterations``, ``tol``, ``repair_rounds``, ``kernel_points``,
+    ``only_step``.
+    """
+    def run(problem: Any, form: Analysis, **kwargs: Any) -> ComposedResult:
+        return _run(problem, form, **kwargs)
+
+    run.__signature__ = inspect.signature(_run)
+    return MethodSpec(STRUCTURED_METHOD, run, "the generic chain with every step solved by "
+                      "the structured interior point (one weighted Gram product per Newton "
+                      "step)")
