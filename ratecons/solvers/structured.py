@@ -73,6 +73,10 @@ DEFAULT_TOL = 1e-8
 #: the certificate's tolerance: a run that stalls short of ``tol`` (rounding in the reduced
 #: Newton systems) is still ``optimal`` when its best iterate's gap and residuals are below this
 CERTIFIED_TOL = 1e-6
+#: below this merit (largest of gap and residuals) every direction gets one round of iterative
+#: refinement: without it the rounding of the reduced system held the dual residual near 1e-8
+#: on Adult steps, with it the runs reach 1e-10
+REFINE_BELOW = 1e-4
 #: a step shorter than this ends the loop (the best iterate is returned with its measures)
 MIN_STEP = 1e-8
 #: interior-point iterations before the status is ``iteration_limit``
@@ -437,17 +441,19 @@ class _IPM:
         return t_theta + h_theta, t_u, t_tau
 
     def direction(self, x: _State, ev: dict, system: dict,
-                  r_c: dict[str, np.ndarray]) -> _State:
+                  r_c: dict[str, np.ndarray], refine: bool) -> _State:
         """The Newton direction for complementarity residuals r_c (module docstring), with
-        one round of iterative refinement on the unreduced operator."""
+        one round of iterative refinement on the unreduced operator if ``refine``."""
         W = system["W"]
         xi = {g: W[g] * (ev["c"][g] - x.s[g]) + r_c[g] / x.s[g] for g in x.s}
         jt = self.jacobian_transpose(system, xi)
         rhs = (-ev["r_theta"] - jt[0], -ev["r_u"] - jt[1], -ev["r_tau"] - jt[2])
         d = self.solve(system, rhs)
-        applied = self.operator(system, ev["curv"], d)
-        correction = self.solve(system, tuple(r - a for r, a in zip(rhs, applied, strict=True)))
-        d = tuple(a + b for a, b in zip(d, correction, strict=True))
+        if refine:
+            applied = self.operator(system, ev["curv"], d)
+            correction = self.solve(system, tuple(r - a for r, a in
+                                                  zip(rhs, applied, strict=True)))
+            d = tuple(a + b for a, b in zip(d, correction, strict=True))
         jd = self.jacobian_apply(system, d)
         ds = {g: jd[g] + ev["c"][g] - x.s[g] for g in x.s}
         dlam = {g: -W[g] * ds[g] - r_c[g] / x.s[g] for g in x.s}
@@ -534,14 +540,15 @@ def solve_structured(form: StructuredForm, *, tol: float = DEFAULT_TOL,
             status, message = settings.NUMERICAL_ERROR, f"reduced system not definite: {exc}"
             break
         # Mehrotra predictor-corrector
-        affine = ipm.direction(x, ev, system, {g: x.s[g] * x.lam[g] for g in x.s})
+        refine = merit < REFINE_BELOW
+        affine = ipm.direction(x, ev, system, {g: x.s[g] * x.lam[g] for g in x.s}, refine)
         a_aff = step_to_boundary(*_all_pairs(x, affine))
         total = sum(x.s[g].size for g in x.s)
         mu_aff = sum(float((x.s[g] + a_aff * affine.s[g]) @ (x.lam[g] + a_aff * affine.lam[g]))
                      for g in x.s) / max(total, 1)
         sigma = min(1.0, (mu_aff / mu) ** 3) if mu > 0 else 0.0
         r_c = {g: x.s[g] * x.lam[g] + affine.s[g] * affine.lam[g] - sigma * mu for g in x.s}
-        d = ipm.direction(x, ev, system, r_c)
+        d = ipm.direction(x, ev, system, r_c, refine)
         step = min(1.0, STEP_FRACTION * step_to_boundary(*_all_pairs(x, d)))
         if not np.isfinite(step) or step < MIN_STEP:
             status, message = settings.NUMERICAL_ERROR, f"stalled (step {step:.1e})"
