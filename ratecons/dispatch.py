@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from . import settings
 from .errors import CurvatureError, SpecError, UnknownOptionError
 from .limits import finish, limits_scope, split_options
 from .options import validate_options
@@ -38,7 +39,7 @@ GENERIC_METHOD = "generic"
 #: the generic chain on the matrix form (HiGHS), on every LP/QP-representable score-model problem
 HIGHS_METHOD = "highs"
 #: the generic chain with the structured step solver, on every composition it has lowerings for
-STRUCTURED_METHOD = "structured"
+STRUCTURED_METHOD = settings.STRUCTURED_METHOD
 #: options every method takes (:mod:`ratecons.limits`): a wall-clock budget in seconds and an
 #: iteration cap (routed to the method's own iteration option, or to its backend)
 COMMON_OPTIONS = ("time_limit", "max_iterations")
@@ -110,7 +111,7 @@ def pattern_for(problem: Problem) -> Pattern:
             f"kernel='precomputed' is supported by the ranking pattern only (one dataset, the "
             f"kernel matrix as X), and {reasons[0]}. The generic chain needs the kernel "
             "function: use 'gaussian', 'polynomial' or 'linear'.")
-    from .generic import GenericChain
+    from .patterns.composed import GenericChain
 
     return GenericChain()
 

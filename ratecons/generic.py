@@ -48,16 +48,16 @@ from typing import Any
 import numpy as np
 
 from . import limits, settings
-from .errors import ConvergenceWarning, SolverError, TrivialOptimumWarning
+from .errors import ConvergenceWarning, TrivialOptimumWarning
 from .expr.analysis import Analysis
-from .patterns.pattern import MethodSpec, Pattern
-from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, FeatureMap, approximation_of, kernelized
+from .patterns.pattern import MethodSpec
+from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, FeatureMap, kernelized
 from .reductions.to_cvxpy import ConvexStep, is_lp, pick_solver, solve_step
 from .result import Result
 from .settings import FEASIBILITY_TOL
 from .solution import Certificate, Solution
 
-__all__ = ["GenericChain", "ComposedResult", "find_feasible_start", "solve_generic"]
+__all__ = ["ComposedResult", "find_feasible_start", "generic_method", "solve_generic"]
 
 #: how far past a missed constraint the repair step tightens it
 REPAIR_MARGIN = 1e-6
@@ -119,15 +119,20 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
                   kernel_points: int = MAX_EXACT_KERNEL_POINTS, seed: int | None = 0,
                   callback: Callable[[dict[str, Any]], None] | None = None,
                   only_step: LastStep | None = None, step_solver: StepSolver | None = None,
-                  step_solver_name: str = "") -> tuple[Solution, Any, LastStep | None]:
+                  step_solver_name: str = "", phase_one: bool | None = None
+                  ) -> tuple[Solution, Any, LastStep | None]:
     """Run the chain (module docstring); returns the Solution, the user's scorer and the
     last convex step. With ``only_step`` it solves that one step and nothing else.
 
     ``step_solver(psi, anchor, bounds) -> ConvexStep`` replaces the CVXPY step (the matrix
-    form on HiGHS, :mod:`ratecons.matrix_chain`), named ``step_solver_name``.
+    form on HiGHS, :mod:`ratecons.matrix_chain`; the structured interior point,
+    :mod:`ratecons.structured_chain`), named ``step_solver_name``. ``phase_one`` (default: only
+    with CVXPY steps) searches for a feasible start by :func:`find_feasible_start` when the
+    hinge relaxation is infeasible.
     """
     start_time = time.perf_counter()
-    cvxpy_steps = step_solver is None
+    if phase_one is None:
+        phase_one = step_solver is None
     if step_solver is None:
         name = pick_solver(analysis, solver)
 
@@ -145,6 +150,7 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
     def finish(status: str, step: ConvexStep | None, details: dict[str, Any],
                table: ScoreTable | None = None) -> tuple:
         details.update({"solver": name, "feature_map": fmap.describe(),
+                        "kernel_points": kernel_points, "seed": seed,
                         "steps_are_lps": is_lp(analysis)})
         if step is None or step.w is None:
             return Solution(status, float("nan"), history=history, solver=name,
@@ -171,7 +177,7 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
     step_anchor, step_bounds = anchor, bounds  # what produced ``step``
     phase1: dict[str, Any] = {}
     if (step.status == settings.INFEASIBLE and analysis.needs_mm and only_step is None
-            and cvxpy_steps):
+            and phase_one):
         # the hinge relaxation is only an inner approximation: search for a feasible start
         start, feasible = _phase_one(analysis, fmap, psi, solver, solver_options,
                                      settings.PHASE1_MAX_ITERATIONS, callback)
@@ -463,67 +469,3 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
     result = ComposedResult(problem, "cvxpy", solution, scorer, objective)
     result.last_step = last_step
     return result
-
-
-class GenericChain(Pattern):
-    """Every composition no specialized pattern accepts (module docstring)."""
-
-    name = "composed (generic chain)"
-    reference_method = "cvxpy"
-    specialized_method = None
-
-    def compile(self, problem: Any) -> Analysis:
-        return problem.analysis
-
-    def methods(self) -> dict[str, MethodSpec]:
-        return {"cvxpy": MethodSpec(
-            "cvxpy", _run, "kernelize, hinge relaxation + MM (Alg 1) with every step solved "
-            "by CVXPY (the reference)", is_reference=True)}
-
-    def choose(self, problem: Any, form: Analysis) -> tuple[str, list[str]]:
-        reasons = list(problem.pattern_reasons)
-        reasons.append("the generic chain: " + ("hinge relaxation, then majorization-"
-                       "minimization (Alg 1) over the ramp parts" if form.needs_mm else
-                       "one convex problem") + f", each step by CVXPY "
-                       f"({pick_solver(form, None)})")
-        if form.kernel:
-            reasons.append("kernel model made linear by its feature map: "
-                           + approximation_of(form.model, form.n_examples)
-                           + " (the solve's kernel_points= sets the size)")
-        return "cvxpy", reasons
-
-    def cross_check(self, problem: Any, reference: Result) -> dict[str, Any]:
-        """Options of an independent solve for ``verify``: the reference's last convex step
-        (same anchor, same bounds) by another solver (SCS at 1e-9, or CLARABEL for LP steps);
-        its optimal value is unique, so the two must agree to the solvers' accuracy."""
-        if not reference.has_model:
-            raise SolverError(f"the reference ended with status {reference.status!r}; there is "
-                              "no step to cross-check.")
-        step = {"only_step": reference.last_step}
-        if is_lp(problem.analysis):
-            return {"solver": "CLARABEL", **step}
-        return {"solver": "SCS", "solver_options": {"eps_abs": 1e-9, "eps_rel": 1e-9,
-                                                    "max_iters": 200_000}, **step}
-
-    def compare(self, problem: Any, result: Result, reference: Result) -> dict[str, Any]:
-        """Objectives, violations and score distance; for a cross-check of the last step
-        (``cross_check``), that step's optimal value by both solvers."""
-        rows: dict[str, Any] = {"objective": (result.objective, reference.objective)}
-        if not (result.has_model and reference.has_model):
-            rows["objective_rel_gap"] = None
-            return rows
-        same_step = result.certificate.details.get("only_step", False)
-        if same_step:
-            pair = (result.last_step.bound_objective, reference.last_step.bound_objective)
-            rows["last step optimal value"] = pair
-            rows["objective_rel_gap"] = abs(pair[0] - pair[1]) / max(1.0, abs(pair[1]))
-        else:
-            rows["objective_rel_gap"] = abs(result.objective - reference.objective) / max(
-                1.0, abs(reference.objective))
-            rows["max_violation"] = (result.certificate.max_violation,
-                                     reference.certificate.max_violation)
-        X = [d.X for d in problem.analysis.datasets]
-        diff = max(float(np.max(np.abs(result.decision_function(x)
-                                       - reference.decision_function(x)))) for x in X)
-        rows["score_distance"] = diff
-        return rows

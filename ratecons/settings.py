@@ -19,6 +19,10 @@ SOLVED_STATUSES = (OPTIMAL, OPTIMAL_INACCURATE, ITERATION_LIMIT, TIME_LIMIT)
 #: statuses of a solve stopped by a budget rather than by its tolerance
 LIMIT_STATUSES = (ITERATION_LIMIT, TIME_LIMIT)
 
+# --- method names ------------------------------------------------------------------------------
+#: the generic chain with every step solved by the structured interior point
+STRUCTURED_METHOD = "structured"
+
 # --- conic back-ends of the CVXPY reference --------------------------------------------------
 CONIC_SOLVERS = ("CLARABEL", "SCS")
 LP_SOLVERS = ("HIGHS",)

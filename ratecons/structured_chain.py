@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from . import limits, settings
-from .dispatch import STRUCTURED_METHOD
 from .expr.analysis import Analysis
 from .generic import ComposedResult, LastStep, solve_generic
 from .patterns.pattern import MethodSpec
@@ -27,7 +26,7 @@ from .reductions.to_cvxpy import ConvexStep, pick_solver, solve_step
 from .reductions.to_structured import lower_structured, structured_support
 from .solvers.structured import DEFAULT_TOL, solve_structured
 
-__all__ = ["STRUCTURED_METHOD", "structured_method", "structured_step", "structured_support"]
+__all__ = ["structured_method", "structured_step", "structured_support"]
 
 
 
@@ -77,11 +76,11 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
         form, max_iterations=max_iterations, tol=tol, repair_rounds=repair_rounds,
         kernel_points=kernel_points, seed=0 if seed is None else seed, callback=callback,
         only_step=only_step, step_solver=structured_step(form, step_tol, counts),
-        step_solver_name=STRUCTURED_METHOD)
+        step_solver_name=settings.STRUCTURED_METHOD, phase_one=True)
     solution.certificate.details["structured_steps"] = counts.get("structured", 0)
     solution.certificate.details["reference_steps"] = counts.get("reference", 0)
     objective = form.objective.to_user(solution.objective)
-    result = ComposedResult(problem, STRUCTURED_METHOD, solution, scorer, objective)
+    result = ComposedResult(problem, settings.STRUCTURED_METHOD, solution, scorer, objective)
     result.last_step = last_step
     return result
 
@@ -98,6 +97,6 @@ def structured_method() -> MethodSpec:
         return _run(problem, form, **kwargs)
 
     run.__signature__ = inspect.signature(_run)
-    return MethodSpec(STRUCTURED_METHOD, run, "the generic chain with every step solved by "
-                      "the structured interior point (one weighted Gram product per Newton "
-                      "step)")
+    return MethodSpec(settings.STRUCTURED_METHOD, run, "the generic chain with every step "
+                      "solved by the structured interior point (one weighted Gram product per "
+                      "Newton step)")

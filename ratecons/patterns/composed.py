@@ -1,0 +1,118 @@
+"""The generic chain as the last pattern: every composition no specialized pattern accepts.
+
+Dispatch (:mod:`ratecons.dispatch`) falls back to this pattern. Its methods are the chain of
+:mod:`ratecons.generic` with two step solvers: ``structured`` (the structured interior point,
+:mod:`ratecons.structured_chain`), which ``auto`` picks whenever every part of the problem has
+a structured lowering, and ``cvxpy`` (CVXPY steps: the reference, and ``auto``'s choice for the
+parts the structured solver does not take, which ``plan()`` names).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from .. import settings
+from ..errors import SolverError
+from ..expr.analysis import Analysis
+from ..generic import generic_method
+from ..reductions.kernelize import approximation_of
+from ..reductions.to_cvxpy import is_lp, pick_solver
+from ..result import Result
+from ..structured_chain import structured_method, structured_support
+from .pattern import MethodSpec, Pattern
+
+__all__ = ["GenericChain"]
+
+
+class GenericChain(Pattern):
+    """Every composition no specialized pattern accepts (module docstring)."""
+
+    name = "composed (generic chain)"
+    reference_method = "cvxpy"
+    specialized_method = None
+
+    def compile(self, problem: Any) -> Analysis:
+        return problem.analysis
+
+    def methods(self) -> dict[str, MethodSpec]:
+        reference = replace(generic_method("cvxpy"), is_reference=True, description=(
+            "kernelize, hinge relaxation + MM (Alg 1) with every step solved by CVXPY (the "
+            "reference)"))
+        return {"cvxpy": reference, settings.STRUCTURED_METHOD: structured_method()}
+
+    def choose(self, problem: Any, form: Analysis) -> tuple[str, list[str]]:
+        reasons = list(problem.pattern_reasons)
+        chain = "the generic chain: " + ("hinge relaxation, then majorization-minimization "
+                                         "(Alg 1) over the ramp parts" if form.needs_mm else
+                                         "one convex problem")
+        unsupported = structured_support(form)
+        if unsupported is None:
+            name = settings.STRUCTURED_METHOD
+            reasons.append(chain + ", each step by the structured interior point (one "
+                           "weighted Gram product over the examples per Newton step; "
+                           "faster than the CVXPY steps on every instance of "
+                           "benchmarks.composition)")
+        else:
+            name = "cvxpy"
+            reasons.append(chain + f", each step by CVXPY ({pick_solver(form, None)}): "
+                           + unsupported)
+        if form.kernel:
+            reasons.append("kernel model made linear by its feature map: "
+                           + approximation_of(form.model, form.n_examples)
+                           + " (the solve's kernel_points= sets the size)")
+        return name, reasons
+
+    def cross_check(self, problem: Any, reference: Result) -> dict[str, Any]:
+        """Options of an independent solve for ``verify``: the reference's last convex step
+        (same anchor, same bounds) by another solver (SCS at 1e-9, or CLARABEL for LP steps);
+        its optimal value is unique, so the two must agree to the solvers' accuracy."""
+        if not reference.has_model:
+            raise SolverError(f"the reference ended with status {reference.status!r}; there is "
+                              "no step to cross-check.")
+        step = {"only_step": reference.last_step}
+        if is_lp(problem.analysis):
+            return {"solver": "CLARABEL", **step}
+        return {"solver": "SCS", "solver_options": {"eps_abs": 1e-9, "eps_rel": 1e-9,
+                                                    "max_iters": 200_000}, **step}
+
+    def compare(self, problem: Any, result: Result, reference: Result) -> dict[str, Any]:
+        """Objectives, violations and score distance; the verdict (``objective_rel_gap``)
+        rests on the one number that is unique, the optimal value of one convex step at one
+        anchor: for a cross-check of the last step (``cross_check``) that step by both
+        solvers; for the structured chain, the reference's last step (same anchor, same
+        bounds) solved again by the structured step solver. The two chains' own objectives
+        are shown beside it: MM's fixed points are local, and two step solvers that stop at
+        different accuracies may end at different ones."""
+        rows: dict[str, Any] = {"objective": (result.objective, reference.objective)}
+        if not (result.has_model and reference.has_model):
+            rows["objective_rel_gap"] = None
+            return rows
+        step = result
+        if (result.method == settings.STRUCTURED_METHOD
+                and not result.certificate.details.get("only_step", False)):
+            made = reference.certificate.details  # the same feature map as the reference's
+            step = problem.solve(settings.STRUCTURED_METHOD, only_step=reference.last_step,
+                                 kernel_points=made["kernel_points"], seed=made["seed"])
+            rows["chain objective_rel_gap"] = _rel_gap(result.objective, reference.objective)
+            rows["max_violation"] = (result.certificate.max_violation,
+                                     reference.certificate.max_violation)
+        if step.certificate.details.get("only_step", False) and step.has_model:
+            pair = (step.last_step.bound_objective, reference.last_step.bound_objective)
+            rows["last step optimal value"] = pair
+            rows["objective_rel_gap"] = _rel_gap(*pair)
+        else:
+            rows["objective_rel_gap"] = _rel_gap(result.objective, reference.objective)
+            rows["max_violation"] = (result.certificate.max_violation,
+                                     reference.certificate.max_violation)
+        X = [d.X for d in problem.analysis.datasets]
+        diff = max(float(np.max(np.abs(result.decision_function(x)
+                                       - reference.decision_function(x)))) for x in X)
+        rows["score_distance"] = diff
+        return rows
+
+
+def _rel_gap(value: float, reference: float) -> float:
+    return abs(value - reference) / max(1.0, abs(reference))
