@@ -1,102 +1,263 @@
-"""Benchmark: composed problems by the generic chain, and patterns against the generic chain.
+"""Benchmark: composed problems by ``auto`` (the structured chain where it applies) against the
+CVXPY chain and against an unconstrained scikit-learn fit, on a grid of instances.
 
-Part A times the four composed problems of ``examples/composition.py`` (fair ranking at the
-top, robust fair classification, kernel churn, worst-case coverage) on the Adult training split
-by the generic chain, the only path that takes them; its last column says whether the model
-scores every training example alike (``details["trivial_optimum"]``: w = 0 is optimal). Part
-B times the structures a pattern accepts (error rate + 80% rule; TPR@K alone; the chi-square
-robust loss alone) by the pattern's ``auto`` method and by ``method="generic"`` side by side,
-with the objective gap; its last line is the worst ratio of the generic chain's time over the
-pattern's (how much a pattern buys).
+Part A is the grid: compositions (objectives error rate, hinge, logistic, chi-square and KL
+robust losses, TPR@K; constraints the 80% rule, a recall floor, FPR parity, churn against a
+deployed model, a worst-case recall; linear models and a gaussian kernel with 500 Nystrom
+features) on three kinds of data: a 2,000-row Adult sample, the whole Adult training split
+(34,189 rows, sparse one-hot features) and a dense synthetic set of 200,000 rows. Every row
+prints the time of ``auto`` (the method it picked), the time of ``method="cvxpy"`` (the
+reference chain; skipped above ``--cvxpy-max-rows``, and stopped at ``--cvxpy-time-limit``,
+then shown as a lower bound), the time of a scikit-learn ``LogisticRegression`` fit on the same
+rows in the same run (the floor: what an unconstrained model costs), the objective gap between
+the two chains and both statuses. The last lines are the worst ratio of ``auto``'s time to the
+logistic fit and the worst speed-up of ``auto`` over the CVXPY chain.
 
-Run: ``python -m benchmarks.composition [--rows N] [--only NAME,NAME]`` (N training rows;
-default 5000, 0 for the whole split of 34,189 rows; ``--only`` picks problems by name).
+Part B times the structures a pattern accepts (error rate + 80% rule, TPR@K, the chi-square
+robust loss) by the pattern's ``auto`` method and by the chain with the structured steps where
+it applies (``method="structured"``, else the CVXPY chain): a pattern should earn its place by
+a measured margin.
+
+Run: ``python -m benchmarks.composition [--sizes 2000,adult,200000] [--only NAME,NAME]
+[--cvxpy-max-rows N] [--cvxpy-time-limit S] [--skip-b]``.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import time
-from pathlib import Path
+import warnings
+from collections.abc import Callable
+
+import numpy as np
 
 import ratecons as rc
+from ratecons.errors import NotLinearError
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "composition.py"
-
-
-def _example():
-    spec = importlib.util.spec_from_file_location("composition_example", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+#: Problem builders of the grid: name -> (data -> Problem)
+Builder = Callable[[rc.Dataset], rc.Problem]
 
 
-def pattern_problems(train: rc.Dataset) -> dict[str, rc.Problem]:
-    women, men = train.group("sex", "Female"), train.group("sex", "Male")
-    k = max(1, int(0.01 * train.negatives.n))
+def _linear(l2: float = 1e-3) -> rc.LinearModel:
+    return rc.LinearModel(l2=l2)
+
+
+def _kernel() -> rc.KernelModel:
+    return rc.KernelModel(kernel="gaussian", l2=1e-3)
+
+
+def grid() -> dict[str, tuple[Builder, bool]]:
+    """The compositions: name -> (builder, kernel?)."""
+    def rule(D: rc.Dataset):
+        a, b = D.group("g", "a"), D.group("g", "b")
+        return rc.positive_rate(a) >= 0.8 * rc.positive_rate(b)
+
+    def parity(D: rc.Dataset):
+        a, b = D.group("g", "a"), D.group("g", "b")
+        return rc.false_positive_rate(a) - rc.false_positive_rate(b) <= 0.02
+
+    def worst_recall(D: rc.Dataset):
+        return rc.worst_case(rc.recall(D), rc.PhiDivergenceBall(D.positives, phi="chi2",
+                                                                rho=0.1)) >= 0.6
+
+    def problem(objective, constraints, model=None, maximize=False):
+        def build(D: rc.Dataset) -> rc.Problem:
+            sense = "maximize" if maximize else "minimize"
+            return rc.Problem(**{sense: objective(D)}, subject_to=constraints(D),
+                              model=model() if model else _linear())
+        return build
+
     return {
-        "error rate + 80% rule": rc.Problem(
-            minimize=rc.error_rate(train),
-            subject_to=[rc.positive_rate(women) >= 0.8 * rc.positive_rate(men)],
-            model=rc.LinearModel(l2=1e-3)),
-        "TPR@K": rc.Problem(maximize=rc.tpr_at_top(train, k=k), model=rc.LinearModel(l2=1e-2)),
-        "robust loss (chi2)": rc.Problem(
-            minimize=rc.robust_loss(rc.PhiDivergenceBall(train, phi="chi2", rho=0.1)),
-            model=rc.LinearModel(l2=1e-3)),
+        "error + 80% rule": (problem(rc.error_rate, lambda D: [rule(D)]), False),
+        "hinge + 80% rule": (problem(rc.hinge_loss, lambda D: [rule(D)]), False),
+        "logistic + 80% rule": (problem(rc.logistic_loss, lambda D: [rule(D)]), False),
+        "logistic + recall floor": (problem(rc.logistic_loss,
+                                            lambda D: [rc.recall(D) >= 0.7]), False),
+        "hinge + FPR parity": (problem(rc.hinge_loss, lambda D: [parity(D)]), False),
+        "error + churn": (problem(rc.error_rate, lambda D: [rc.churn_rate(D) <= 0.05]), False),
+        "logistic + churn + 80%": (problem(rc.logistic_loss, lambda D: [
+            rc.churn_rate(D) <= 0.05, rule(D)]), False),
+        "error + recall, l1": (problem(rc.error_rate, lambda D: [rc.recall(D) >= 0.7],
+                                       lambda: rc.LinearModel(l2=1e-4, l1=1e-4)), False),
+        "robust chi2 + recall": (problem(lambda D: rc.robust_loss(rc.PhiDivergenceBall(
+            D, phi="chi2", rho=0.1)), lambda D: [rc.recall(D) >= 0.7]), False),
+        "robust KL + 80% rule": (problem(lambda D: rc.robust_loss(rc.PhiDivergenceBall(
+            D, phi="kl", rho=0.1)), lambda D: [rule(D)]), False),
+        "TPR@K + 80% rule": (problem(lambda D: rc.tpr_at_top(D, k=max(1, D.n // 200)),
+                                     lambda D: [rule(D)], maximize=True), False),
+        "logistic + worst-case recall": (problem(rc.logistic_loss,
+                                                 lambda D: [worst_recall(D)]), False),
+        "kernel error + 80% rule": (problem(rc.error_rate, lambda D: [rule(D)], _kernel),
+                                    True),
+        "kernel logistic + FPR parity": (problem(rc.logistic_loss, lambda D: [parity(D)],
+                                                 _kernel), True),
     }
 
 
-def _timed(problem: rc.Problem, method: str) -> tuple[rc.Result, float]:
+def _with_baseline(D: rc.Dataset) -> rc.Dataset:
+    """D with the predictions of a deployed model (an unconstrained logistic fit on half the
+    rows) as its baseline, for the churn rows."""
+    from sklearn.linear_model import LogisticRegression
+
+    half = np.arange(D.n) % 2 == 0
+    fit = LogisticRegression(max_iter=500).fit(D.X[half], D.y[half])
+    return D.with_baseline(fit.predict(D.X).astype(int))
+
+
+def adult(rows: int | None) -> rc.Dataset:
+    """The Adult training split (70%, seed 0), sampled to ``rows``, with group "g" = sex."""
+    data = rc.datasets.load_adult()
+    train, _ = data.split(0.7, seed=0)
+    if rows:
+        train = train.take(np.random.default_rng(0).choice(train.n, rows, replace=False),
+                           name="adult")
+    sex = np.asarray(train.groups["sex"])
+    return _with_baseline(rc.Dataset(train.X, train.y, groups={"g": np.where(
+        sex == "Female", "a", "b")}, name=f"adult{train.n}"))
+
+
+def synthetic(rows: int, d: int = 20, seed: int = 0) -> rc.Dataset:
+    """Dense synthetic data: labels from a noisy linear rule, group "a" shifted."""
+    rng = np.random.default_rng(seed)
+    group = rng.random(rows) < 0.4
+    X = rng.normal(size=(rows, d))
+    X[:, 0] -= np.where(group, 1.0, 0.0)
+    y = (X @ rng.normal(size=d) + 0.5 * rng.normal(size=rows) > 0).astype(int)
+    return _with_baseline(rc.Dataset(X, y, groups={"g": np.where(group, "a", "b")},
+                                     name=f"synthetic{rows}"))
+
+
+def datasets(sizes: list[str]) -> list[rc.Dataset]:
+    out = []
+    for size in sizes:
+        if size == "adult":
+            out.append(adult(None))
+        elif size.startswith("synthetic") or int(size) > 40_000:
+            out.append(synthetic(int(size.removeprefix("synthetic") or 200_000)))
+        else:
+            out.append(adult(int(size)))
+    return out
+
+
+def logistic_floor(D: rc.Dataset) -> float:
+    """Seconds of an unconstrained scikit-learn LogisticRegression fit on D's rows."""
+    from sklearn.linear_model import LogisticRegression
+
     start = time.perf_counter()
-    result = problem.solve(method)
-    return result, time.perf_counter() - start
+    LogisticRegression(max_iter=1000).fit(D.X, D.y)
+    return time.perf_counter() - start
 
 
-def run(rows: int | None, only: list[str] | None = None) -> dict[str, list[dict]]:
-    example = _example()
-    train, _ = example.adult_split(rows)
-    train, _ = example.deployed_linear_baseline(train, _)
-    n = train.n
-    print(f"Adult training rows: {n}")
-    print("\nA. composed problems (generic chain only)")
-    print(f"{'problem':30s} {'n':>7s} {'status':>16s} {'time (s)':>9s} {'objective':>11s} "
-          f"{'constraints met':>16s} {'trivial (w = 0)':>16s}")
-    part_a = []
-    for name, problem in example.problems(train).items():
-        if only and name not in only:
-            continue
-        result, elapsed = _timed(problem, "auto")
-        met = result.report().all_satisfied if result.has_model else False
-        trivial = bool(result.certificate.details.get("trivial_optimum", False))
-        part_a.append({"problem": name, "time": elapsed, "status": result.status, "met": met,
-                       "trivial": trivial})
-        print(f"{name:30s} {n:7d} {result.status:>16s} {elapsed:9.2f} "
-              f"{result.objective:11.6g} {str(met):>16s} {str(trivial):>16s}")
-    print("\nB. patterns against the generic chain (same problem, both paths)")
-    print(f"{'problem':24s} {'pattern method':>16s} {'time (s)':>9s} {'generic (s)':>11s} "
-          f"{'generic/pattern':>15s} {'objective gap':>13s}")
-    part_b = []
-    for name, problem in pattern_problems(train).items():
-        if only and name not in only:
-            continue
-        ours, t_pattern = _timed(problem, "auto")
-        generic, t_generic = _timed(problem, "generic")
-        gap = abs(ours.objective - generic.objective) / max(1.0, abs(generic.objective))
-        ratio = t_generic / t_pattern
-        part_b.append({"problem": name, "ratio": ratio, "gap": gap})
-        print(f"{name:24s} {ours.method:>16s} {t_pattern:9.2f} {t_generic:11.2f} "
-              f"{ratio:15.2f} {gap:13.2e}")
-    if part_b:
-        worst = min(part_b, key=lambda r: r["ratio"])
-        print(f"\nworst generic/pattern time ratio: {worst['ratio']:.2f} ({worst['problem']}); "
-              f"largest objective gap {max(r['gap'] for r in part_b):.2e}")
-    return {"composed": part_a, "patterns": part_b}
+def _solve(problem: rc.Problem, method: str, **options) -> tuple[rc.Result | None, float, str]:
+    start = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = problem.solve(method, verbose=False, **options)
+    except NotLinearError as exc:
+        return None, time.perf_counter() - start, f"refused: {exc}"
+    return result, time.perf_counter() - start, result.status
+
+
+def part_a(data: list[rc.Dataset], only: list[str] | None, cvxpy_max_rows: int,
+           cvxpy_time_limit: float) -> list[dict]:
+    head = (f"{'problem':30s} {'n':>7s} {'auto method':>12s} {'auto (s)':>9s} "
+            f"{'cvxpy (s)':>10s} {'logreg (s)':>10s} {'auto/logreg':>11s} {'cvxpy/auto':>10s} "
+            f"{'obj gap':>9s} {'auto status':>12s} {'cvxpy status':>13s}")
+    print("A. the grid: auto against the CVXPY chain and an unconstrained logistic fit")
+    print(head)
+    rows = []
+    for D in data:
+        for name, (build, kernel) in grid().items():
+            if only and name not in only:
+                continue
+            problem = build(D)
+            options = {"kernel_points": 500} if kernel else {}
+            floor = logistic_floor(D)
+            ours, t_ours, status = _solve(problem, "auto", **options)
+            method = ours.method if ours is not None else "-"
+            ref, t_ref, ref_status = None, float("nan"), "skipped"
+            if D.n <= cvxpy_max_rows and method != "cvxpy":
+                ref, t_ref, ref_status = _solve(problem, "cvxpy", time_limit=cvxpy_time_limit,
+                                                **options)
+            elif method == "cvxpy":
+                ref, t_ref, ref_status = ours, t_ours, status
+            gap = (abs(ours.objective - ref.objective) / max(1.0, abs(ref.objective))
+                   if ours is not None and ref is not None and ours.has_model and ref.has_model
+                   else float("nan"))
+            bound = ">" if ref_status == "time_limit" else " "
+            speedup = t_ref / t_ours
+            rows.append({"problem": name, "n": D.n, "method": method, "auto": t_ours,
+                         "cvxpy": t_ref, "floor": floor, "speedup": speedup,
+                         "to_floor": t_ours / floor, "gap": gap, "status": status,
+                         "ref_status": ref_status})
+            print(f"{name:30s} {D.n:7d} {method:>12s} {t_ours:9.2f} {bound}{t_ref:9.2f} "
+                  f"{floor:10.2f} {t_ours / floor:11.1f} {bound}{speedup:9.1f} {gap:9.1e} "
+                  f"{status:>12s} {ref_status:>13s}", flush=True)
+    return rows
+
+
+def part_b(D: rc.Dataset) -> list[dict]:
+    a, b = D.group("g", "a"), D.group("g", "b")
+    problems = {
+        "error rate + 80% rule": rc.Problem(
+            minimize=rc.error_rate(D), model=_linear(),
+            subject_to=[rc.positive_rate(a) >= 0.8 * rc.positive_rate(b)]),
+        "TPR@K": rc.Problem(maximize=rc.tpr_at_top(D, k=max(1, D.n // 200)),
+                            model=_linear(1e-2)),
+        "robust loss (chi2)": rc.Problem(
+            minimize=rc.robust_loss(rc.PhiDivergenceBall(D, phi="chi2", rho=0.1)),
+            model=_linear()),
+    }
+    print(f"\nB. patterns against the chain (n = {D.n})")
+    print(f"{'problem':24s} {'pattern method':>16s} {'pattern (s)':>11s} {'chain method':>12s} "
+          f"{'chain (s)':>9s} {'chain/pattern':>13s} {'obj gap':>9s}")
+    rows = []
+    for name, problem in problems.items():
+        ours, t_pattern, _ = _solve(problem, "auto")
+        chain, t_chain, status = _solve(problem, "structured")
+        if chain is None:
+            chain, t_chain, status = _solve(problem, "cvxpy")
+        gap = abs(ours.objective - chain.objective) / max(1.0, abs(chain.objective))
+        rows.append({"problem": name, "ratio": t_chain / t_pattern, "gap": gap})
+        print(f"{name:24s} {ours.method:>16s} {t_pattern:11.2f} {chain.method:>12s} "
+              f"{t_chain:9.2f} {t_chain / t_pattern:13.2f} {gap:9.1e}", flush=True)
+    return rows
+
+
+def run(sizes: list[str], only: list[str] | None = None, cvxpy_max_rows: int = 40_000,
+        cvxpy_time_limit: float = 600.0, skip_b: bool = False) -> dict[str, list[dict]]:
+    data = datasets(sizes)
+    rows = part_a(data, only, cvxpy_max_rows, cvxpy_time_limit)
+    b_rows = [] if skip_b else part_b(data[0])
+    if b_rows:
+        worst = max(b_rows, key=lambda r: r["ratio"])
+        print(f"worst chain/pattern time ratio: {worst['ratio']:.2f} ({worst['problem']})")
+    if rows:
+        worst = max(rows, key=lambda r: r["to_floor"])
+        print(f"\nworst ratio of auto's time to the logistic fit: {worst['to_floor']:.1f}x "
+              f"({worst['problem']}, n={worst['n']}, {worst['method']})")
+        measured = [r for r in rows if np.isfinite(r["speedup"]) and r["method"] != "cvxpy"]
+        if measured:
+            worst = min(measured, key=lambda r: r["speedup"])
+            print(f"worst speed-up of auto over the CVXPY chain: {worst['speedup']:.1f}x "
+                  f"({worst['problem']}, n={worst['n']}, {worst['method']})")
+        print("compositions auto sends to the CVXPY chain (no structured lowering yet): "
+              + (", ".join(sorted({r['problem'] for r in rows if r['method'] == 'cvxpy'}))
+                 or "none"))
+    return {"grid": rows, "patterns": b_rows}
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=5000)
+    parser.add_argument("--sizes", default="2000,adult,200000",
+                        help="comma-separated: a row count of Adult, 'adult' for the whole "
+                             "training split, or a count above 40,000 for synthetic data")
     parser.add_argument("--only", default="", help="comma-separated problem names to run")
+    parser.add_argument("--cvxpy-max-rows", type=int, default=40_000)
+    parser.add_argument("--cvxpy-time-limit", type=float, default=600.0)
+    parser.add_argument("--skip-b", action="store_true", help="skip part B")
     args = parser.parse_args()
-    run(args.rows or None, [s.strip() for s in args.only.split(",") if s.strip()] or None)
+    run([s.strip() for s in args.sizes.split(",") if s.strip()],
+        [s.strip() for s in args.only.split(",") if s.strip()] or None,
+        args.cvxpy_max_rows, args.cvxpy_time_limit, args.skip_b)

@@ -24,7 +24,7 @@ from .patterns.pattern import MethodSpec
 from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS
 from .reductions.to_cvxpy import ConvexStep, pick_solver, solve_step
 from .reductions.to_structured import lower_structured, structured_support
-from .solvers.structured import DEFAULT_TOL, solve_structured
+from .solvers.structured import DEFAULT_TOL, WarmStart, solve_structured
 
 __all__ = ["structured_method", "structured_step", "structured_support"]
 
@@ -36,14 +36,20 @@ def structured_step(analysis: Analysis, tol: float = DEFAULT_TOL,
     :func:`ratecons.matrix_chain.highs_step`): lower, solve by the structured interior point,
     and fall back to the CVXPY step when it ends without a certificate."""
     counts = counts if counts is not None else {}
+    previous: dict[str, WarmStart] = {}  # the last certified step: the next one starts there
 
     def step(psi: dict[int, Any], anchor: Any, bounds: np.ndarray) -> ConvexStep:
         form = lower_structured(analysis, psi, anchor, bounds)
         budget = limits.active()
         deadline = (None if budget.time_limit is None
                     else budget.started + budget.time_limit)
-        answer = solve_structured(form, tol=tol, deadline=deadline)
+        warm = previous.get("warm") if anchor is not None else None
+        answer = solve_structured(form, tol=tol, deadline=deadline, warm=warm)
+        if warm is not None and answer.status not in (settings.OPTIMAL, settings.TIME_LIMIT):
+            answer = solve_structured(form, tol=tol, deadline=deadline)  # a cold start
         counts["structured"] = counts.get("structured", 0) + 1
+        if answer.status == settings.OPTIMAL:
+            previous["warm"] = WarmStart(answer.w, answer.b, answer.duals)
         if answer.status == settings.OPTIMAL:
             return ConvexStep(answer.status, answer.objective, answer.w, answer.b,
                               answer.duals, "structured", answer.solve_time,
