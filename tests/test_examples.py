@@ -48,7 +48,13 @@ def test_composition_example_solves_all_four_and_meets_them(capsys):
 def test_composition_benchmark_runs_both_paths(capsys):
     from benchmarks.composition import run
 
-    out = run(rows=300)
-    assert len(out["composed"]) == 4 and all(r["met"] for r in out["composed"])
-    assert all(r["gap"] <= 1e-3 for r in out["patterns"])
-    assert "worst generic/pattern time ratio" in capsys.readouterr().out.splitlines()[-1]
+    only = ["logistic + 80% rule", "hinge + FPR parity", "robust chi2 + recall", "error + churn"]
+    out = run(["300"], only=only)
+    assert sorted(r["problem"] for r in out["grid"]) == sorted(only)
+    assert all(r["status"] == r["ref_status"] == "optimal" for r in out["grid"])
+    assert all(r["gap"] <= 1e-3 for r in out["grid"] + out["patterns"])
+    methods = {r["problem"]: r["method"] for r in out["grid"]}
+    assert methods["logistic + 80% rule"] == methods["hinge + FPR parity"] == "structured"
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-3].startswith("worst ratio of auto's time to the logistic fit")
+    assert lines[-2].startswith("worst speed-up of auto over the CVXPY chain")

@@ -49,16 +49,21 @@ class GenericChain(Pattern):
                                          "(Alg 1) over the ramp parts" if form.needs_mm else
                                          "one convex problem")
         unsupported = structured_support(form)
-        if unsupported is None:
+        small = form.n_examples < settings.STRUCTURED_AUTO_MIN_EXAMPLES
+        if unsupported is None and not small:
             name = settings.STRUCTURED_METHOD
             reasons.append(chain + ", each step by the structured interior point (one "
-                           "weighted Gram product over the examples per Newton step; "
-                           "faster than the CVXPY steps on every instance of "
+                           "weighted Gram product over the examples per Newton step; faster "
+                           "than the CVXPY steps from "
+                           f"{settings.STRUCTURED_AUTO_MIN_EXAMPLES} examples in "
                            "benchmarks.composition)")
         else:
             name = "cvxpy"
-            reasons.append(chain + f", each step by CVXPY ({pick_solver(form, None)}): "
-                           + unsupported)
+            why = unsupported or (
+                f"{form.n_examples} examples, below the "
+                f"{settings.STRUCTURED_AUTO_MIN_EXAMPLES} from which the structured steps were "
+                "faster (method='structured' runs them anyway)")
+            reasons.append(chain + f", each step by CVXPY ({pick_solver(form, None)}): " + why)
         if form.kernel:
             reasons.append("kernel model made linear by its feature map: "
                            + approximation_of(form.model, form.n_examples)
