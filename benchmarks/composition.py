@@ -10,8 +10,9 @@ prints the time of ``auto`` (the method it picked), the time of the reference ch
 (``method="generic"``, CVXPY steps; skipped above ``--cvxpy-max-rows``, and stopped at
 ``--cvxpy-time-limit``, then shown as a lower bound), the time of a scikit-learn
 ``LogisticRegression`` fit on the same rows in the same run (the floor: what an unconstrained
-model costs), the objective gap between the two chains and both statuses. The last lines are the worst ratio of ``auto``'s time to the
-logistic fit and the worst speed-up of ``auto`` over the CVXPY chain.
+model costs), the objective gap between the two chains and both statuses. The last lines are
+the worst ratio of ``auto``'s time to the logistic fit and the worst speed-up of ``auto`` over
+the CVXPY chain.
 
 Part B times the structures a pattern accepts (error rate + 80% rule, TPR@K, the chi-square
 robust loss) by the pattern's ``auto`` method and by the chain with the structured steps where

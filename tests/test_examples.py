@@ -49,7 +49,7 @@ def test_composition_benchmark_runs_both_paths(capsys):
     from benchmarks.composition import run
 
     only = ["logistic + 80% rule", "hinge + FPR parity", "robust chi2 + recall", "error + churn"]
-    out = run(["300"], only=only)
+    out = run(["600"], only=only)
     assert sorted(r["problem"] for r in out["grid"]) == sorted(only)
     assert all(r["status"] == r["ref_status"] == "optimal" for r in out["grid"])
     assert all(r["gap"] <= 1e-3 for r in out["grid"] + out["patterns"])
