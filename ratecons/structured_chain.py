@@ -49,7 +49,7 @@ def structured_step(analysis: Analysis, tol: float = DEFAULT_TOL,
             answer = solve_structured(form, tol=tol, deadline=deadline)  # a cold start
         counts["structured"] = counts.get("structured", 0) + 1
         if answer.status == settings.OPTIMAL:
-            previous["warm"] = WarmStart(answer.w, answer.b, answer.duals)
+            previous["warm"] = WarmStart(answer.w, answer.b, answer.duals, answer.extra)
         if answer.status == settings.OPTIMAL:
             return ConvexStep(answer.status, answer.objective, answer.w, answer.b,
                               answer.duals, "structured", answer.solve_time,

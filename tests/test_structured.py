@@ -1,10 +1,11 @@
 """The structured step solver against the CVXPY step at the same anchor, and its chain.
 
 - Every cell of the composition matrix that the structured lowering takes (error rate, hinge
-  and logistic losses x none, recall floor, 80% rule, churn, precision floor x linear l2,
-  linear l1, gaussian kernel): the step at the hinge relaxation and at an anchor agrees with
-  CLARABEL at tight tolerances to 1e-6 relative in objective, the multipliers of the
-  constraint rows agree, and the step's certificate shows a relative gap <= 1e-6.
+  and logistic losses, TPR@K, TPR@tau, Pat&Mat x none, recall floor, 80% rule, churn,
+  precision floor x linear l2, linear l1, gaussian kernel): the step at the hinge relaxation
+  and at an anchor agrees with CLARABEL at tight tolerances to 1e-6 relative in objective,
+  the multipliers of the constraint rows agree, and the step's certificate shows a relative
+  gap <= 1e-6.
 - Real data (an Adult subsample, diabetes): the same, and the whole chain
   (``method="structured"``) agrees with ``method="cvxpy"`` to 1e-4 (the same start and steps).
 - The reduced Newton solve (per-example and l1 eliminations, Woodbury over the rows) equals
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -43,9 +45,12 @@ STEP_RTOL = 1e-6
 CHAIN_RTOL = 1e-4
 
 OBJECTIVES = {
-    "error_rate": lambda D: rc.error_rate(D),
-    "hinge_loss": lambda D: rc.hinge_loss(D),
-    "logistic_loss": lambda D: rc.logistic_loss(D),
+    "error_rate": lambda D: {"minimize": rc.error_rate(D)},
+    "hinge_loss": lambda D: {"minimize": rc.hinge_loss(D)},
+    "logistic_loss": lambda D: {"minimize": rc.logistic_loss(D)},
+    "tpr_at_k": lambda D: {"maximize": rc.tpr_at_top(D, k=3)},
+    "tpr_at_tau": lambda D: {"maximize": rc.tpr_at_quantile(D, tau=0.1)},
+    "pat_mat": lambda D: {"maximize": rc.tpr_at_quantile(D, tau=0.1, formulation="pat&mat")},
 }
 CONSTRAINTS = {
     "none": lambda D: [],
@@ -98,7 +103,7 @@ def data() -> rc.Dataset:
 @pytest.mark.parametrize("constraint", list(CONSTRAINTS))
 @pytest.mark.parametrize("objective", list(OBJECTIVES))
 def test_every_cell_step_matches_clarabel_at_the_same_anchor(data, objective, constraint, model):
-    problem = rc.Problem(minimize=OBJECTIVES[objective](data),
+    problem = rc.Problem(**OBJECTIVES[objective](data),
                          subject_to=CONSTRAINTS[constraint](data), model=MODELS[model]())
     ours, reference, _ = _steps(problem)
     _check_step(ours, reference)
@@ -166,9 +171,13 @@ def test_real_data_steps_and_chains_match_the_reference():
 
 
 def test_unsupported_terms_are_refused_by_name(data):
-    problem = rc.Problem(maximize=rc.tpr_at_top(data, k=3), model=rc.LinearModel(l2=1e-2))
-    with pytest.raises(NotLinearError, match="TopPushK|TPRAtTop"):
+    ball = rc.PhiDivergenceBall(data, phi="chi2", rho=0.1)
+    problem = rc.Problem(minimize=rc.robust_loss(ball), model=rc.LinearModel(l2=1e-2),
+                         subject_to=[rc.recall(data) >= 0.7])
+    with pytest.raises(NotLinearError, match="RobustLoss"):
         problem.solve(method="structured")
+    assert problem.solve().method == "cvxpy"  # auto: the reference chain, and plan() says why
+    assert "no lowering for" in str(problem.plan())
 
 
 def test_time_limit_stops_the_chain_within_one_step():
@@ -189,8 +198,8 @@ def test_time_limit_stops_the_chain_within_one_step():
 
 
 # --------------------------------------------------------------------------- eliminations
-def _random_form(seed: int, n: int, p: int, m: int, l1: bool, intercept: bool
-                 ) -> StructuredForm:
+def _random_form(seed: int, n: int, p: int, m: int, l1: bool, intercept: bool,
+                 extra: int = 0) -> StructuredForm:
     rng = np.random.default_rng(seed)
     P = rng.normal(size=(n, p))
     K = 2 * n
@@ -199,9 +208,11 @@ def _random_form(seed: int, n: int, p: int, m: int, l1: bool, intercept: bool
     coef = rng.random((m + 1, K)) * (rng.random((m + 1, K)) < 0.6)
     label = np.where(rng.random(n) < 0.5, -1.0, 1.0)
     smooth = [SmoothPieces("logistic", np.arange(n), label, rng.random((m + 1, n)))]
+    G = rng.normal(size=(K, extra))  # every free variable in pieces, as thresholds are
     return StructuredForm(Rows(P), intercept, 0.1, 0.05 if l1 else 0.0, index, slope,
                           np.full(K, 0.5), coef, smooth, np.zeros(m + 1),
-                          rng.random(m) * n, [f"r{j}" for j in range(m + 1)])
+                          rng.random(m) * n, [f"r{j}" for j in range(m + 1)], extra=extra,
+                          hinge_extra=sp.csr_matrix(G), row_extra=rng.normal(size=(m + 1, extra)))
 
 
 def _dense_operator(ipm: _IPM, system: dict, curv: np.ndarray, sizes: tuple) -> np.ndarray:
@@ -218,9 +229,9 @@ def _dense_operator(ipm: _IPM, system: dict, curv: np.ndarray, sizes: tuple) -> 
 
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10_000), n=st.integers(3, 12), p=st.integers(1, 4),
-       m=st.integers(0, 3), l1=st.booleans(), intercept=st.booleans())
-def test_reduced_newton_solve_equals_the_dense_solve(seed, n, p, m, l1, intercept):
-    form = _random_form(seed, n, p, m, l1, intercept)
+       m=st.integers(0, 3), l1=st.booleans(), intercept=st.booleans(), extra=st.integers(0, 2))
+def test_reduced_newton_solve_equals_the_dense_solve(seed, n, p, m, l1, intercept, extra):
+    form = _random_form(seed, n, p, m, l1, intercept, extra)
     ipm = _IPM(form)
     x = ipm.start()
     rng = np.random.default_rng(seed + 1)

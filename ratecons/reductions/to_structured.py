@@ -9,7 +9,13 @@ one stacked feature matrix of the examples the step uses:
   :func:`~ratecons.canonical.rate_fold.fold_bound`, eqs 13-15): the hinge pieces
   max(0, 1/2 + z) and max(0, 1/2 - z);
 - a mean loss is a hinge piece max(0, 1 - y z) per example (hinge) or a smooth piece
-  (logistic, squared), weighted by the subset's weights.
+  (logistic, squared), weighted by the subset's weights;
+- TPR@K and TPR@tau with the hinge surrogate (Macha et al., problems (3), (6) and (9)): the
+  threshold t is a free variable (0 when the objective's ranking pins it, as in the CVXPY
+  lowering), the loss (1/n+) sum max(0, 1 + t - z_i) enters the row with the term's
+  coefficient, and the threshold's own constraint is a row of the step that the user did not
+  write: for TopPushK, sum_largest(z, K)/K <= t as lambda + (1/K) sum max(0, z_j - lambda) <= t
+  with a second free variable lambda; for Pat&Mat, sum_j max(0, 1 + theta (z_j - t)) <= n~ tau.
 
 Lowering is by table (:data:`LOWERINGS`, term type -> function): a term without an entry is
 refused by name with :class:`~ratecons.errors.NotLinearError`, never passed over.
@@ -29,44 +35,107 @@ from ..canonical.rate_program import program_of_rows
 from ..errors import NotLinearError
 from ..expr.analysis import Analysis
 from ..expr.mean_loss import MeanLoss
+from ..ranking import RankingObjective, TPRAtQuantile, TPRAtTop
 from ..rates import RateExpr
 from ..scans import Rows
 from ..solvers.structured import SMOOTH_LOSSES, SmoothPieces, StructuredForm
 
 __all__ = ["LOWERINGS", "lower_structured", "structured_support"]
 
+#: row coefficients of a group of pieces: row -> per-piece values (or one value for all)
+RowCoef = dict[int, Any]
+
+
+@dataclass
+class _Group:
+    """Pieces over rows ``rows`` of the dataset with id ``key``."""
+
+    key: int
+    rows: np.ndarray
+    coef: RowCoef
+    slope: np.ndarray | None = None  # hinge pieces
+    offset: np.ndarray | None = None
+    extra: dict[int, float] = field(default_factory=dict)  # free variable -> G entry
+    label: np.ndarray | None = None  # smooth pieces
+
 
 @dataclass
 class _Pieces:
-    """The pieces of a step while it is being lowered, over (dataset id, row) examples."""
+    """The pieces of a step while it is being lowered (rows 0..m are the user's; internal
+    rows, the ranking terms' own constraints, follow)."""
 
     m: int
-    hinge: list[tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = field(
-        default_factory=list)  # (dataset id, rows, slope, offset, coef (m+1, k))
-    smooth: dict[str, list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]] = field(
-        default_factory=dict)  # loss -> [(dataset id, rows, label, coef (m+1, l))]
+    constant: np.ndarray
+    hinge: list[_Group] = field(default_factory=list)
+    smooth: dict[str, list[_Group]] = field(default_factory=dict)
+    internal_bounds: list[float] = field(default_factory=list)
+    row_extra: list[tuple[int, int, float]] = field(default_factory=list)
+    extra: int = 0
 
-    def row_coef(self, j: int, values: np.ndarray) -> np.ndarray:
-        """(m+1, len(values)) with ``values`` on row j."""
-        coef = np.zeros((self.m + 1, values.size))
-        coef[j] = values
-        return coef
+    def new_variable(self) -> int:
+        self.extra += 1
+        return self.extra - 1
+
+    def new_row(self, bound: float) -> int:
+        self.internal_bounds.append(float(bound))
+        return self.m + len(self.internal_bounds)
+
+    def add_hinge(self, key: int, rows: np.ndarray, slope: Any, offset: Any, coef: RowCoef,
+                  extra: dict[int, float] | None = None) -> None:
+        n = rows.size
+        self.hinge.append(_Group(key, rows, coef, np.broadcast_to(slope, n).astype(float),
+                                 np.broadcast_to(offset, n).astype(float), extra or {}))
+
+    @property
+    def total_rows(self) -> int:
+        return self.m + 1 + len(self.internal_bounds)
 
 
-def _mean_loss(pieces: _Pieces, j: int, coef: float, part: MeanLoss) -> None:
+def _mean_loss(pieces: _Pieces, j: int, coef: float, part: MeanLoss, objective: bool) -> None:
     s = part.subset
     label = part.signed_labels()
     weights = coef * s.weights
     if part.loss == "hinge":
-        pieces.hinge.append((id(s.data), s.index, -label, np.ones(s.n),
-                             pieces.row_coef(j, weights)))
+        pieces.add_hinge(id(s.data), s.index, -label, 1.0, {j: weights})
     else:
         pieces.smooth.setdefault(part.loss, []).append(
-            (id(s.data), s.index, label, pieces.row_coef(j, weights)))
+            _Group(id(s.data), s.index, {j: weights}, label=label))
 
 
-#: term type -> its lowering ``(pieces, row j, coefficient, term) -> None``
-LOWERINGS: dict[type, Callable[[_Pieces, int, float, Any], None]] = {MeanLoss: _mean_loss}
+def _ranking(pieces: _Pieces, j: int, coef: float, part: RankingObjective,
+             objective: bool) -> None:
+    if part.surrogate != "hinge":
+        raise NotLinearError(f"the structured step solver takes {part.name} with the hinge "
+                             f"surrogate only (got {part.surrogate!r})")
+    if coef > 0:  # pragma: no cover - the composition rules refuse a convex use of it
+        raise NotLinearError(f"{part.name} enters a row with coefficient {coef:g} > 0")
+    data = part.data
+    y = np.asarray(data.y)
+    among = np.arange(data.n) if part.among == "all" else np.flatnonzero(y == 0)
+    positives = np.flatnonzero(y == 1)
+    key = id(data)
+    t = None if objective else pieces.new_variable()
+    on_t = {} if t is None else {t: 1.0}
+    if part.family == "toppushk":
+        k = int(part.k)
+        lam = pieces.new_variable()
+        row = pieces.new_row(0.0)
+        pieces.add_hinge(key, among, 1.0, 0.0, {row: 1.0 / k}, {lam: -1.0})
+        pieces.row_extra.append((row, lam, 1.0))
+        if t is not None:
+            pieces.row_extra.append((row, t, -1.0))
+    else:
+        theta = float(part.theta)
+        row = pieces.new_row(among.size * float(part.tau))
+        pieces.add_hinge(key, among, theta, 1.0, {row: 1.0},
+                         {} if t is None else {t: -theta})
+    pieces.constant[j] += coef
+    pieces.add_hinge(key, positives, -1.0, 1.0, {j: -coef / positives.size}, on_t)
+
+
+#: term type -> its lowering ``(pieces, row j, coefficient, term, pinned threshold) -> None``
+LOWERINGS: dict[type, Callable[[_Pieces, int, float, Any, bool], None]] = {
+    MeanLoss: _mean_loss, TPRAtTop: _ranking, TPRAtQuantile: _ranking}
 
 
 def structured_support(analysis: Analysis) -> str | None:
@@ -78,16 +147,20 @@ def structured_support(analysis: Analysis) -> str | None:
             if type(part) not in LOWERINGS:
                 return (f"the structured step solver has no lowering for {part.name} "
                         f"({type(part).__name__}); it takes rates, mean losses (hinge, "
-                        f"{', '.join(SMOOTH_LOSSES)}), l1 and l2")
+                        f"{', '.join(SMOOTH_LOSSES)}), TPR@K and TPR@tau (hinge surrogate), "
+                        "l1 and l2")
+            if isinstance(part, RankingObjective) and part.surrogate != "hinge":
+                return (f"the structured step solver takes {part.name} with the hinge "
+                        f"surrogate only (got {part.surrogate!r})")
     return None
 
 
 def _fold_rates(analysis: Analysis, psi: dict[int, Any], anchor: Any,
-                pieces: _Pieces) -> np.ndarray:
-    """Add the folded rate pieces; return the rates' constants per row."""
+                pieces: _Pieces) -> None:
+    """Add the folded rate pieces and the rates' constants."""
     rows = analysis.rate_rows()
     if not any(terms for terms, _, _ in rows):
-        return np.zeros(pieces.m + 1)
+        return
     sources: list[Any] = []
 
     def features(data: Any) -> Any:
@@ -104,9 +177,39 @@ def _fold_rates(analysis: Analysis, psi: dict[int, Any], anchor: Any,
         for s, data in enumerate(sources):
             at = used[design.source[used] == s]
             if at.size:
-                pieces.hinge.append((id(data), design.row[at], np.full(at.size, sign),
-                                     np.full(at.size, 0.5), coef[:, at]))
-    return program.constant + bound.const
+                pieces.add_hinge(id(data), design.row[at], sign, 0.5,
+                                 {j: coef[j, at] for j in range(coef.shape[0])
+                                  if np.any(coef[j, at])})
+    pieces.constant += program.constant + bound.const
+
+
+def _stack(psi: dict[int, Any], groups: list[_Group]
+           ) -> tuple[Any, dict[int, int], dict[int, np.ndarray]]:
+    """One feature matrix of the rows every group uses, each (dataset, row) once."""
+    used: dict[int, np.ndarray] = {}
+    for g in groups:
+        used[g.key] = np.union1d(used.get(g.key, np.zeros(0, np.int64)), g.rows)
+    offsets, blocks, start = {}, [], 0
+    for key, rows in used.items():
+        offsets[key] = start
+        start += rows.size
+        blocks.append(psi[key][rows])
+    if not blocks:
+        return np.zeros((0, next(iter(psi.values())).shape[1])), offsets, used
+    if any(sp.issparse(block) for block in blocks):
+        return sp.vstack([sp.csr_matrix(b) for b in blocks], format="csr"), offsets, used
+    return np.vstack([np.asarray(b) for b in blocks]), offsets, used
+
+
+def _coef_matrix(groups: list[_Group], total_rows: int) -> np.ndarray:
+    sizes = [g.rows.size for g in groups]
+    out = np.zeros((total_rows, sum(sizes)))
+    start = 0
+    for g, n in zip(groups, sizes, strict=True):
+        for j, values in g.coef.items():
+            out[j, start:start + n] = values
+        start += n
+    return out
 
 
 def lower_structured(analysis: Analysis, psi: dict[int, Any],
@@ -117,51 +220,56 @@ def lower_structured(analysis: Analysis, psi: dict[int, Any],
     if reason is not None:
         raise NotLinearError(reason + ". Use method='cvxpy' for this problem.")
     m = len(analysis.constraints)
-    pieces = _Pieces(m)
-    constant = _fold_rates(analysis, psi, anchor, pieces)
+    pieces = _Pieces(m, np.zeros(m + 1))
+    _fold_rates(analysis, psi, anchor, pieces)
+    fit_b = bool(getattr(analysis.model, "fit_intercept", True))
     for j, row in enumerate(analysis.rows):
-        constant[j] += row.constant
+        pieces.constant[j] += row.constant
         for coef, part in row.parts:
             if not isinstance(part, RateExpr):
-                LOWERINGS[type(part)](pieces, j, coef, part)
-    # stack the rows each dataset contributes, once each
-    entries = [(key, rows) for key, rows, *_ in pieces.hinge]
-    entries += [(key, rows) for group in pieces.smooth.values() for key, rows, *_ in group]
-    used: dict[int, np.ndarray] = {}
-    for key, rows in entries:
-        used[key] = np.union1d(used.get(key, np.zeros(0, np.int64)), rows)
-    offsets, blocks, start = {}, [], 0
-    for key, rows in used.items():
-        offsets[key] = start
-        start += rows.size
-        blocks.append(psi[key][rows])
-    sparse = any(sp.issparse(block) for block in blocks)
-    if not blocks:
-        P: Any = np.zeros((0, next(iter(psi.values())).shape[1]))
-    elif sparse:
-        P = sp.vstack([sp.csr_matrix(block) for block in blocks], format="csr")
-    else:
-        P = np.vstack([np.asarray(block) for block in blocks])
+                # the objective's ranking threshold is pinned at 0 when nothing else sets b
+                pinned = j == 0 and fit_b and not analysis.constraints
+                LOWERINGS[type(part)](pieces, j, coef, part, pinned)
+    smooth_groups = [g for group in pieces.smooth.values() for g in group]
+    P, offsets, used = _stack(psi, pieces.hinge + smooth_groups)
 
-    def position(key: int, rows: np.ndarray) -> np.ndarray:
-        return offsets[key] + np.searchsorted(used[key], rows)
+    def position(g: _Group) -> np.ndarray:
+        return offsets[g.key] + np.searchsorted(used[g.key], g.rows)
 
-    def joined(items: list[np.ndarray], width: int = 1) -> np.ndarray:
-        return np.concatenate(items, axis=-1) if items else np.zeros((m + 1, 0) if width > 1
-                                                                     else 0)
+    def joined(arrays: list[np.ndarray]) -> np.ndarray:
+        return np.concatenate(arrays) if arrays else np.zeros(0)
 
-    hinge_index = joined([position(k, r) for k, r, *_ in pieces.hinge]).astype(np.int64)
-    smooth = [SmoothPieces(loss, joined([position(k, r) for k, r, *_ in group]).astype(np.int64),
-                           joined([lab for *_, lab, _ in group]),
-                           joined([c for *_, c in group], 2))
+    total = pieces.total_rows
+    hinge = pieces.hinge
+    K = sum(g.rows.size for g in hinge)
+    rows_, cols_, vals_ = [], [], []
+    start = 0
+    for g in hinge:
+        for var, value in g.extra.items():
+            rows_.append(np.arange(start, start + g.rows.size))
+            cols_.append(np.full(g.rows.size, var))
+            vals_.append(np.full(g.rows.size, value))
+        start += g.rows.size
+    G = sp.csr_matrix((joined(vals_), (joined(rows_).astype(np.int64),
+                                       joined(cols_).astype(np.int64))),
+                      shape=(K, pieces.extra))
+    F = np.zeros((total, pieces.extra))
+    for row, var, value in pieces.row_extra:
+        F[row, var] += value
+    constant = np.concatenate([pieces.constant, np.zeros(len(pieces.internal_bounds))])
+    smooth = [SmoothPieces(loss, joined([position(g) for g in group]).astype(np.int64),
+                           joined([g.label for g in group]), _coef_matrix(group, total))
               for loss, group in pieces.smooth.items()]
     model = analysis.model
     return StructuredForm(
-        rows=Rows(P), fit_intercept=bool(getattr(model, "fit_intercept", True)),
+        rows=Rows(P), fit_intercept=fit_b,
         l2=float(getattr(model, "l2", 0.0)), l1=float(getattr(model, "l1", 0.0)),
-        hinge_index=hinge_index,
-        hinge_slope=joined([s for _, _, s, _, _ in pieces.hinge]),
-        hinge_offset=joined([o for _, _, _, o, _ in pieces.hinge]),
-        hinge_coef=joined([c for *_, c in pieces.hinge], 2),
-        smooth=smooth, constant=constant, bounds=np.asarray(bounds, dtype=np.float64),
-        names=[row.name for row in analysis.rows])
+        hinge_index=joined([position(g) for g in hinge]).astype(np.int64),
+        hinge_slope=joined([g.slope for g in hinge]),
+        hinge_offset=joined([g.offset for g in hinge]),
+        hinge_coef=_coef_matrix(hinge, total),
+        smooth=smooth, constant=constant,
+        bounds=np.concatenate([np.asarray(bounds, dtype=np.float64), pieces.internal_bounds]),
+        names=[row.name for row in analysis.rows]
+        + [f"threshold row {i}" for i in range(len(pieces.internal_bounds))],
+        extra=pieces.extra, hinge_extra=G, row_extra=F, user_rows=m)

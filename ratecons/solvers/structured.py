@@ -15,29 +15,32 @@ loss max(0, 1 - y z); the smooth pieces are the logistic and squared margin loss
     minimize    row_0(w, b) + (l2/2) ||w||^2 + l1 ||w||_1
     subject to  row_j(w, b) <= bound_j,   j = 1..m                                     (P)
 
-(Problem 3 of Goh et al. with plain losses beside the rates). With epigraph variables
-u_k >= max(0, a_k z_{i_k} + c_k) and tau >= |w| it is a smooth convex program with the
-inequalities
+(Problem 3 of Goh et al. with plain losses beside the rates). Free scalar variables v may
+enter the pieces and the rows linearly (the thresholds of TPR@K and TPR@tau, see
+:mod:`ratecons.reductions.to_structured`). With epigraph variables
+u_k >= max(0, a_k z_{i_k} + c_k + G_k v) and tau >= |w| it is a smooth convex program with
+the inequalities
 
-    (A) u_k - a_k z_{i_k} - c_k >= 0,  (B) u_k >= 0,  (T) tau -+ w >= 0,
-    (R) bound_j - const_j - C_j u - S_j loss(y z) >= 0,
+    (A) u_k - a_k z_{i_k} - c_k - G_k v >= 0,  (B) u_k >= 0,  (T) tau -+ w >= 0,
+    (R) bound_j - const_j - C_j u - S_j loss(y z) - F_j v >= 0,
 
 solved by a primal-dual interior point with Mehrotra's predictor-corrector (slacks s,
 multipliers lam, residuals of stationarity, primal feasibility c(x) - s and complementarity
 s lam - sigma mu). After the slacks and multipliers are eliminated the Newton system is
 (H + J^T W J) dx = r with W = diag(lam / s). Its structure is what makes it cheap:
 
-- the per-example blocks u_k couple only with z_{i_k}: eliminating them leaves the weight
-  a_k^2 W_A W_B / (W_A + W_B) on example i_k;
+- the per-example blocks u_k couple only with z_{i_k} and v: eliminating them leaves the
+  weight a_k^2 W_A W_B / (W_A + W_B) on example i_k (and its cross terms with v);
 - the l1 blocks tau_l couple only with w_l: they leave 4 W_+ W_- / (W_+ + W_-) on w_l;
 - the smooth losses add their curvature S_j loss'' (weighted by the row multipliers) on z;
-- the m constraint rows are a rank-m term handled by the Woodbury identity (m + 1 solves of
-  the reduced system and one m x m system).
+- the m constraint rows stay in the system through their multipliers y = W_R J_R dx, which
+  makes it a quasi-definite system of size p + 1 + r + m (an earlier Woodbury elimination of
+  the rows lost the free variables' accuracy as the pieces' weights went to zero).
 
 So each iteration costs one weighted Gram product Q^T diag(d) Q over the examples
-(Q = [P, -1]; O(N p^2), :meth:`ratecons.scans.Rows.gram`), a Cholesky factorization of the
-(p+1) x (p+1) result, and O(N (m + 2)) vector work -- as :mod:`.top_ipm` and :mod:`.mrc_ipm` do
-for their problems. Nothing N x N is formed and no Python loop runs over the examples.
+(Q = [P, -1]; O(N p^2), :meth:`ratecons.scans.Rows.gram`), one LU factorization of the small
+system, and O(N (m + 2)) vector work -- as :mod:`.top_ipm` and :mod:`.mrc_ipm` do for their
+problems. Nothing N x N is formed and no Python loop runs over the examples.
 
 The answer carries its certificate: the relative duality gap |lam^T c(x)| / max(1, |f|)
 (the Lagrangian gap; equal to f - g(lam) when stationarity holds), the relative stationarity
@@ -49,9 +52,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
+import scipy.sparse as sp
+from scipy.linalg import lu_factor, lu_solve
 
 from .. import settings
 from ..loss_functions import margin_loss
@@ -123,6 +128,16 @@ class StructuredForm:
     bounds : ndarray, shape (m,)
     names : list of str
         The rows' names (objective first), for messages.
+    extra : int
+        r free scalar variables v (the thresholds of ranking terms: Macha et al.'s t, and the
+        lambda of sum_largest(z, k) = min_lambda k lambda + sum_i max(0, z_i - lambda)).
+    hinge_extra : csr_matrix, shape (K, r), optional
+        G: piece k is max(0, a_k z_{i_k} + c_k + G[k] v).
+    row_extra : ndarray, shape (m+1, r), optional
+        F: row j adds F[j] v.
+    user_rows : int, optional
+        The first ``user_rows`` constraint rows are the user's (their multipliers are
+        returned); the others are the ranking terms' own (default: all).
     """
 
     rows: Rows
@@ -137,36 +152,54 @@ class StructuredForm:
     constant: np.ndarray
     bounds: np.ndarray
     names: list[str] = field(default_factory=list)
+    extra: int = 0
+    hinge_extra: Any = None
+    row_extra: np.ndarray | None = None
+    user_rows: int | None = None
 
     @property
     def m(self) -> int:
         return int(self.bounds.size)
 
-    def row_values(self, w: np.ndarray, b: float) -> np.ndarray:
-        """row_j(w, b) for j = 0..m, evaluated exactly (hinges as max(0, .))."""
+    @property
+    def G(self) -> sp.csr_matrix:
+        if self.hinge_extra is None:
+            return sp.csr_matrix((self.hinge_index.size, self.extra))
+        return sp.csr_matrix(self.hinge_extra)
+
+    @property
+    def F(self) -> np.ndarray:
+        return (np.zeros((self.m + 1, self.extra)) if self.row_extra is None
+                else np.asarray(self.row_extra, dtype=np.float64))
+
+    def row_values(self, w: np.ndarray, b: float, v: np.ndarray | None = None) -> np.ndarray:
+        """row_j(w, b, v) for j = 0..m, evaluated exactly (hinges as max(0, .))."""
+        v = np.zeros(self.extra) if v is None else v
         z = self.rows.scores(w, b)
-        values = self.constant.copy()
+        values = self.constant + self.F @ v
         if self.hinge_index.size:
-            pieces = np.maximum(0.0, self.hinge_slope * z[self.hinge_index] + self.hinge_offset)
+            pieces = np.maximum(0.0, self.hinge_slope * z[self.hinge_index] + self.hinge_offset
+                                + self.G @ v)
             values += self.hinge_coef @ pieces
         for piece in self.smooth:
             loss, _ = margin_loss(piece.loss, piece.label * z[piece.index])
             values += piece.coef @ loss
         return values
 
-    def objective(self, w: np.ndarray, b: float) -> float:
-        """Row 0 plus the regularizer at (w, b)."""
+    def objective(self, w: np.ndarray, b: float, v: np.ndarray | None = None) -> float:
+        """Row 0 plus the regularizer at (w, b, v)."""
         reg = 0.5 * self.l2 * float(w @ w) + self.l1 * float(np.abs(w).sum())
-        return float(self.row_values(w, b)[0]) + reg
+        return float(self.row_values(w, b, v)[0]) + reg
 
 
 @dataclass
 class WarmStart:
-    """A previous step's answer to start from: (w, b) and the rows' multipliers."""
+    """A previous step's answer to start from: (w, b, v) and the rows' multipliers."""
 
     w: np.ndarray
     b: float
     duals: np.ndarray
+    extra: np.ndarray
 
 
 @dataclass
@@ -177,7 +210,8 @@ class StructuredSolution:
     objective: float
     w: np.ndarray
     b: float
-    duals: np.ndarray  # multipliers of rows 1..m (>= 0), in the form's units
+    duals: np.ndarray  # multipliers of the user's rows (>= 0), in the form's units
+    extra: np.ndarray  # the free scalar variables v
     iterations: int
     rel_gap: float
     primal_residual: float
@@ -193,7 +227,7 @@ class _Scaled:
 
     def __init__(self, form: StructuredForm) -> None:
         largest = np.zeros(form.m + 1)
-        for coef in [form.hinge_coef] + [s.coef for s in form.smooth]:
+        for coef in [form.hinge_coef, form.F] + [s.coef for s in form.smooth]:
             if coef.size:
                 largest = np.maximum(largest, np.max(np.abs(coef), axis=1))
         self.kappa = 1.0 / np.where(largest > 0, largest, 1.0)
@@ -201,6 +235,7 @@ class _Scaled:
         self.form = form
         self.C = k[:, None] * form.hinge_coef
         self.S = [k[:, None] * s.coef for s in form.smooth]
+        self.F = k[:, None] * form.F
         self.const = k * form.constant
         self.bounds = k[1:] * form.bounds
         self.l2 = k[0] * form.l2
@@ -232,6 +267,9 @@ class _IPM:
         self.K = form.hinge_index.size
         self.m = form.m
         self.use_l1 = form.l1 > 0
+        self.p1 = self.p + (1 if self.fit_b else 0)
+        self.r = form.extra
+        self.G = form.G
 
     # ---------------------------------------------------------------- scores and pieces
     def w_b(self, theta: np.ndarray) -> tuple[np.ndarray, float]:
@@ -247,6 +285,18 @@ class _IPM:
         if not self.fit_b:
             return top
         return np.concatenate([top, -np.sum(V, axis=0, keepdims=True)], axis=0)
+
+    def theta_of(self, z_part: np.ndarray, v_part: np.ndarray) -> np.ndarray:
+        """A theta-space vector (or matrix) from per-example values (through Q^T) and values
+        on the free variables v."""
+        return np.concatenate([self.q_transpose(z_part), v_part], axis=0)
+
+    def pieces(self, z: np.ndarray, theta: np.ndarray) -> np.ndarray:
+        """a_k z_{i_k} + G[k] v (without the offsets), or the same for directions."""
+        f = self.form
+        slope = f.hinge_slope if z.ndim == 1 else f.hinge_slope[:, None]
+        out = slope * z[f.hinge_index]
+        return out + self.G @ theta[self.p1:] if self.r else out
 
     def q_apply(self, T: np.ndarray) -> np.ndarray:
         """Q T for theta-space T (p1,) or (p1, r)."""
@@ -293,19 +343,21 @@ class _IPM:
         lam_R = x.lam["R"]
         weights = np.concatenate([[1.0], lam_R])
         grad, curv, slopes, smooth_values = self.smooth_terms(z, weights)
-        hz = f.hinge_slope * z[f.hinge_index] if self.K else np.zeros(0)
+        v = x.theta[self.p1:]
+        hz = self.pieces(z, x.theta) if self.K else np.zeros(0)
         c = {"A": x.u - hz - f.hinge_offset, "B": x.u.copy(),
-             "R": sc.bounds - sc.const[1:] - sc.C[1:] @ x.u - smooth_values[1:]}
+             "R": sc.bounds - sc.const[1:] - sc.C[1:] @ x.u - smooth_values[1:]
+             - sc.F[1:] @ v}
         if self.use_l1:
             c["T+"], c["T-"] = x.tau - w, x.tau + w
-        objective = (sc.const[0] + sc.C[0] @ x.u + smooth_values[0]
+        objective = (sc.const[0] + sc.C[0] @ x.u + smooth_values[0] + sc.F[0] @ v
                      + 0.5 * sc.l2 * float(w @ w) + sc.l1 * float(np.sum(x.tau)))
         # stationarity: grad f - J^T lam
         zr = grad.copy()
         if self.K:
             zr += np.bincount(f.hinge_index, weights=x.lam["A"] * f.hinge_slope,
                               minlength=self.rows.n)
-        r_theta = self.q_transpose(zr)
+        r_theta = self.theta_of(zr, sc.F[0] + self.G.T @ x.lam["A"] + sc.F[1:].T @ lam_R)
         r_theta[:self.p] += sc.l2 * w
         if self.use_l1:
             r_theta[:self.p] += x.lam["T+"] - x.lam["T-"]
@@ -320,7 +372,8 @@ class _IPM:
         scale = 1.0 + max(scale_theta, sc.l2 * float(np.abs(w).max(initial=0.0)),
                           float(np.abs(sc.C[0]).max(initial=0.0)),
                           float(np.abs(x.lam["A"]).max(initial=0.0)),
-                          float(np.abs(x.lam["B"]).max(initial=0.0)), sc.l1)
+                          float(np.abs(x.lam["B"]).max(initial=0.0)), sc.l1,
+                          float(np.abs(sc.F).max(initial=0.0)))
         return {"z": z, "c": c, "objective": objective, "curv": curv, "slopes": slopes,
                 "r_theta": r_theta, "r_u": r_u, "r_tau": r_tau, "dual_scale": scale}
 
@@ -331,10 +384,10 @@ class _IPM:
         W = {g: x.lam[g] / x.s[g] for g in x.s}
         N = self.rows.n
         Du = W["A"] + W["B"]
+        e = W["A"] * W["B"] / Du  # what eliminating u_k leaves on its piece
         d = ev["curv"].copy()
         if self.K:
-            d += np.bincount(f.hinge_index,
-                             weights=f.hinge_slope ** 2 * W["A"] * W["B"] / Du, minlength=N)
+            d += np.bincount(f.hinge_index, weights=f.hinge_slope ** 2 * e, minlength=N)
         G = self.rows.gram(d)
         col = self.rows.transpose_apply(d)
         diag_w = np.full(self.p, sc.l2)
@@ -347,83 +400,71 @@ class _IPM:
             M = np.vstack([top, bottom[None, :]])
         else:
             M = G
+        if self.r:  # the free variables: cross terms with (w, b) and their own block
+            on_examples = sp.csr_matrix((e * f.hinge_slope, (f.hinge_index, np.arange(self.K))),
+                                        shape=(N, self.K)) @ self.G
+            cross = self.q_transpose(np.asarray(on_examples.todense()))
+            own = (self.G.T @ self.G.multiply(e[:, None])).toarray()
+            M = np.block([[M, cross], [cross.T, own]])
         scale = max(1.0, float(np.max(np.abs(np.diag(M)))))
         M[np.diag_indices(M.shape[0])] += 1e-13 * scale
-        chol = cho_factor(M, lower=False, check_finite=False)
-        system = {"W": W, "Du": Du, "chol": chol, "N": N}
-        # the rank-m row part: U = J_R^T, columns per row j
+        system = {"W": W, "Du": Du, "N": N}
         if self.m:
+            # the rows stay in the system as multipliers y = W_R J_R dx (quasi-definite):
+            # [[S, Jh^T], [Jh, -W_R^-1 - C_R diag(1/Du) C_R^T]] with Jh the rows' Jacobian
+            # after the pieces' elimination (module docstring)
             Jz = -self.row_jacobian_z(ev["slopes"])  # d c_R / dz, (N, m)
-            U_theta = self.q_transpose(Jz)  # (p1, m)
-            U_u = -sc.C[1:].T  # (K, m)
-            U_tau = np.zeros((self.p if self.use_l1 else 0, self.m))
-            Y = self.solve_base(system, U_theta, U_u, U_tau)
-            small = np.diag(1.0 / W["R"]) + self.apply_U_T(Jz, U_u, Y)
-            system.update(Jz=Jz, U_u=U_u, Y=Y, small=np.linalg.cholesky(
-                0.5 * (small + small.T)))
+            U_u = -sc.C[1:].T  # d c_R / du, transposed: (K, m)
+            through = (W["A"] / Du)[:, None] * sc.C[1:].T  # (K, m)
+            on_z = Jz - np.column_stack([
+                np.bincount(f.hinge_index, weights=f.hinge_slope * through[:, j], minlength=N)
+                for j in range(self.m)]) if self.K else Jz
+            Jh_T = self.theta_of(on_z, -sc.F[1:].T - self.G.T @ through)
+            corner = -np.diag(1.0 / W["R"]) - (sc.C[1:] / Du) @ sc.C[1:].T
+            M = np.block([[M, Jh_T], [Jh_T.T, corner]])
+            system.update(Jz=Jz, U_u=U_u)
+        system["lu"] = lu_factor(M, check_finite=False)
         return system
 
-    def apply_U_T(self, Jz: np.ndarray, U_u: np.ndarray,
-                  v: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
-        """U^T v = J_R v for direction(s) v = (theta, u, tau)."""
-        v_theta, v_u, _ = v
-        dz = self.q_apply(v_theta)
-        return Jz.T @ dz + U_u.T @ v_u
-
-    def solve_base(self, system: dict, r_theta: np.ndarray, r_u: np.ndarray,
-                   r_tau: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """M0^{-1} r for M0 = H + J^T W J over the groups A, B, T (columns allowed)."""
+    def solve(self, system: dict, r: tuple[np.ndarray, np.ndarray, np.ndarray]
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(H + J^T W J)^{-1} r: the pieces' and l1 blocks eliminated, the rows kept as
+        multipliers (:meth:`factor`), then the eliminated blocks recovered."""
         f = self.form
         W, Du = system["W"], system["Du"]
-        many = r_theta.ndim > 1
-        col = (lambda v: v[:, None]) if many else (lambda v: v)
+        r_theta, r_u, r_tau = r
         rt = r_theta.copy()
         if self.K:
-            scatter = (W["A"] * f.hinge_slope / Du)
-            if many:
-                contrib = np.column_stack([
-                    np.bincount(f.hinge_index, weights=scatter * r_u[:, i], minlength=system["N"])
-                    for i in range(r_u.shape[1])])
-            else:
-                contrib = np.bincount(f.hinge_index, weights=scatter * r_u,
-                                      minlength=system["N"])
-            rt = rt + self.q_transpose(contrib)
+            scatter = W["A"] * f.hinge_slope / Du
+            rt = rt + self.theta_of(np.bincount(f.hinge_index, weights=scatter * r_u,
+                                                minlength=system["N"]),
+                                    self.G.T @ (W["A"] / Du * r_u))
         if self.use_l1:
             wp, wm = W["T+"], W["T-"]
-            rt[:self.p] -= col((wm - wp) / (wp + wm)) * r_tau
-        d_theta = cho_solve(system["chol"], rt, check_finite=False)
+            rt[:self.p] -= (wm - wp) / (wp + wm) * r_tau
+        rhs = np.concatenate([rt, self.sc.C[1:] @ (r_u / Du)]) if self.m else rt
+        solved = lu_solve(system["lu"], rhs, check_finite=False)
+        d_theta, y = solved[:rt.size], solved[rt.size:]
         if self.K:
-            dz = self.q_apply(d_theta)
-            d_u = (r_u + col(W["A"] * f.hinge_slope) * dz[f.hinge_index]) / col(Du)
+            d_u = (r_u + W["A"] * self.pieces(self.q_apply(d_theta), d_theta)
+                   + self.sc.C[1:].T @ y) / Du
         else:
             d_u = r_u.copy()
         if self.use_l1:
             wp, wm = W["T+"], W["T-"]
-            d_tau = (r_tau - col(wm - wp) * d_theta[:self.p]) / col(wp + wm)
+            d_tau = (r_tau - (wm - wp) * d_theta[:self.p]) / (wp + wm)
         else:
             d_tau = r_tau.copy()
         return d_theta, d_u, d_tau
 
-    def solve(self, system: dict, r: tuple[np.ndarray, np.ndarray, np.ndarray]
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """M^{-1} r with M = M0 + U W_R U^T (Woodbury)."""
-        base = self.solve_base(system, *r)
-        if not self.m:
-            return base
-        t = self.apply_U_T(system["Jz"], system["U_u"], base)
-        L = system["small"]
-        coef = np.linalg.solve(L.T, np.linalg.solve(L, t))
-        Y = system["Y"]
-        return tuple(b - Yi @ coef for b, Yi in zip(base, Y, strict=True))
-
     def jacobian_apply(self, system: dict, d: tuple[np.ndarray, np.ndarray, np.ndarray]
                        ) -> dict[str, np.ndarray]:
         """J dx per group."""
-        f = self.form
         d_theta, d_u, d_tau = d
         dz = self.q_apply(d_theta)
-        out = {"A": d_u - f.hinge_slope * dz[f.hinge_index], "B": d_u.copy()}
-        out["R"] = (system["Jz"].T @ dz + system["U_u"].T @ d_u) if self.m else np.zeros(0)
+        out = {"A": d_u - self.pieces(dz, d_theta), "B": d_u.copy()}
+        out["R"] = (system["Jz"].T @ dz + system["U_u"].T @ d_u
+                    - self.sc.F[1:] @ d_theta[self.p1:]) if self.m else np.zeros(0)
         if self.use_l1:
             dw = d_theta[:self.p]
             out["T+"], out["T-"] = d_tau - dw, d_tau + dw
@@ -439,7 +480,8 @@ class _IPM:
                               minlength=self.rows.n)
         if self.m:
             zr += system["Jz"] @ y["R"]
-        t_theta = self.q_transpose(zr)
+        on_v = -(self.G.T @ y["A"]) - self.sc.F[1:].T @ y["R"]
+        t_theta = self.theta_of(zr, on_v)
         t_u = y["A"] + y["B"] + (system["U_u"] @ y["R"] if self.m else 0.0)
         t_tau = np.zeros(0)
         if self.use_l1:
@@ -454,7 +496,7 @@ class _IPM:
         W = system["W"]
         jv = self.jacobian_apply(system, v)
         t_theta, t_u, t_tau = self.jacobian_transpose(system, {g: W[g] * jv[g] for g in W})
-        h_theta = self.q_transpose(curv * self.q_apply(v[0]))
+        h_theta = self.theta_of(curv * self.q_apply(v[0]), np.zeros(self.r))
         h_theta[:self.p] += self.sc.l2 * v[0][:self.p]
         return t_theta + h_theta, t_u, t_tau
 
@@ -488,16 +530,16 @@ class _IPM:
         groups = ["A", "B", "R"] + (["T+", "T-"] if self.use_l1 else [])
         sizes = {"A": self.K, "B": self.K, "R": self.m, "T+": self.p, "T-": self.p}
         if warm is None:
-            theta = np.zeros(self.p + (1 if self.fit_b else 0))
+            theta = np.zeros(self.p1 + self.r)
             u = np.maximum(0.0, f.hinge_offset) + 1.0
             tau = np.ones(self.p) if self.use_l1 else np.zeros(0)
             x = _State(theta, u, tau, {}, {g: np.ones(sizes[g]) for g in groups})
             ev = self.evaluate(x)
             x.s = {g: np.maximum(ev["c"][g], 1.0) for g in groups}
             return x
-        theta = np.concatenate([warm.w, [warm.b]]) if self.fit_b else warm.w.copy()
+        theta = np.concatenate([warm.w, [warm.b] if self.fit_b else [], warm.extra])
         shift = WARM_SHIFT
-        piece = (f.hinge_slope * self.scores(theta)[f.hinge_index] + f.hinge_offset
+        piece = (self.pieces(self.scores(theta), theta) + f.hinge_offset
                  if self.K else np.zeros(0))
         u = np.maximum(piece, 0.0) + shift
         w = theta[:self.p]
@@ -617,13 +659,15 @@ def _solve(form: StructuredForm, tol: float, max_iterations: int, deadline: floa
     if status == settings.NUMERICAL_ERROR and max(rel_gap, pres, dres) <= CERTIFIED_TOL:
         status, message = settings.OPTIMAL, f"stopped short of {tol:.0e}: {message}"
     w, b = ipm.w_b(x.theta)
-    values = form.row_values(w, b)
+    v = x.theta[ipm.p1:].copy()
+    values = form.row_values(w, b, v)
     violation = float(np.max(values[1:] - form.bounds, initial=0.0))
     kappa = ipm.sc.kappa
-    duals = x.lam["R"] * kappa[1:] / kappa[0] if form.m else np.zeros(0)
+    user = form.m if form.user_rows is None else form.user_rows
+    duals = (x.lam["R"] * kappa[1:] / kappa[0])[:user] if form.m else np.zeros(0)
     if status != settings.OPTIMAL and not message:
         message = (f"stopped with relative gap {rel_gap:.2e}, primal residual {pres:.2e}, "
                    f"dual residual {dres:.2e} (tolerance {tol:.0e})")
-    return StructuredSolution(status, form.objective(w, b), w.copy(), b, duals, iterations,
+    return StructuredSolution(status, form.objective(w, b, v), w.copy(), b, duals, v, iterations,
                               rel_gap, pres, dres, max(0.0, violation),
                               time.perf_counter() - started, message)
