@@ -452,3 +452,19 @@ def test_highs_failure_names_status_algorithm_size_and_remedies(monkeypatch):
     with pytest.raises(SolverError, match=r"status 'Optimal' after .*\(solver='ipm', 3 rows x "
                        r"3 columns.*solver='simplex', 'ipm' or 'choose'.*method='ccg'"):
         highs.HighsLP(lp, solver="ipm").solve()
+
+
+def test_mps_column_named_like_the_objective_constant_is_refused(tmp_path):
+    """issue 32: the objective constant is the column ``objective_constant`` fixed at 1; a
+    program that already has a column of that name cannot be written unambiguously."""
+    import scipy.sparse as sp
+
+    from ratecons.backends.mps import write_mps
+    from ratecons.canonical.matrix_lp import MatrixLP
+
+    lp = MatrixLP(c=np.ones(2), A=sp.csr_matrix(np.ones((1, 2))), row_lower=np.zeros(1),
+                  row_upper=np.ones(1), col_lower=np.zeros(2), col_upper=np.ones(2), offset=0.5,
+                  col_names=["x", "objective_constant"], row_names=["r"])
+    with pytest.raises(rc.DataError, match="reserved for the objective constant"):
+        write_mps(lp, tmp_path / "x.mps")
+    assert not list(tmp_path.iterdir())
