@@ -468,3 +468,22 @@ def test_mps_column_named_like_the_objective_constant_is_refused(tmp_path):
     with pytest.raises(rc.DataError, match="reserved for the objective constant"):
         write_mps(lp, tmp_path / "x.mps")
     assert not list(tmp_path.iterdir())
+
+
+def test_conditional_worst_cases_without_an_exact_form_name_the_denominator():
+    """issue 32: a worst-case rate over B inside a ball over a larger S is a ratio; where it has
+    no exact convex form the error names the denominator and the ball to build instead."""
+    D = rc.Dataset(X, Y, groups={"g": np.where(X[:, 1] > 0, "a", "b")}, name="d")
+    a, b = D.group("g", "a"), D.group("g", "b")
+    with pytest.raises(rc.SpecError, match=r"different denominators .*own subset"):
+        rc.worst_case(rc.recall(a) - rc.recall(b), rc.PhiDivergenceBall(D, rho=0.1))
+    with pytest.raises(rc.SpecError, match=r"averages over d\[all\].*PhiDivergenceBall"):
+        rc.worst_case(rc.true_positives(D), rc.PhiDivergenceBall(D.positives, rho=0.1))
+    wc = rc.worst_case(rc.recall(a), rc.PhiDivergenceBall(a, rho=0.1))
+    for problem in (rc.Problem(maximize=wc),
+                    rc.Problem(minimize=rc.error_rate(D), subject_to=[wc >= 0.8 * rc.recall(b)])):
+        with pytest.raises(rc.SpecError) as err:
+            problem.solve()
+        message = str(err.value)
+        assert f"denominator {a.positives.name} is a strict subset" in message
+        assert f"rc.PhiDivergenceBall({a.positives.name}" in message
