@@ -487,3 +487,16 @@ def test_conditional_worst_cases_without_an_exact_form_name_the_denominator():
         message = str(err.value)
         assert f"denominator {a.positives.name} is a strict subset" in message
         assert f"rc.PhiDivergenceBall({a.positives.name}" in message
+
+
+def test_a_target_only_a_constant_classifier_meets_is_named_as_degenerate():
+    """issue 32: a floor of 1 on the coverage leaves only the all-positive classifier; the solve
+    says the answer is degenerate and names the constraint that forces it."""
+    D = data(name="d")
+    problem = rc.Problem(minimize=rc.error_rate(D), subject_to=[rc.positive_rate(D) >= 1.0],
+                         model=rc.LinearModel(l2=1e-3))
+    with pytest.warns(rc.TrivialOptimumWarning, match=r"'positive_rate\(d\[all\]\) >= 1'"):
+        result = problem.solve()
+    record = result.certificate.details["degenerate"]
+    assert record["constant"] == "all-positive"
+    assert record["binding"] == ["positive_rate(d[all]) >= 1"]
