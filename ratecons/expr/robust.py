@@ -129,7 +129,9 @@ class WorstCaseRate(Term):
         return [self.ball.support.data]
 
     def value_for(self, scorer: Any, adversary: float, kind: str = "indicator") -> float:
-        """c + sigma max_{q in U} sum_x q_x sigma g_x (module docstring), sigma = adversary.
+        """c + sigma max_{q in U} sum_x q_x sigma g_x (module docstring), sigma = adversary;
+        for a conditional rate c + sigma max_q sum_B q_x sigma g_x / sum_B q_x, computed by
+        :func:`conditional_extreme` (to 1e-9).
 
         ``kind="indicator"`` is the exact value for deterministic predictions; ``"ramp"`` the
         expected value under the randomized rule (eq. 3).
@@ -161,8 +163,9 @@ class WorstCaseRate(Term):
         """The constraint ``adversary * (r_q - k) <= 0 for every q in U`` of a conditional rate
         as sup_{q in U} sum_x q_x l_x <= 0 (module docstring), l_x = const_x + h_x 1(f(x) > 0).
 
-        Returns ``(const, h)`` over the support: const_x = adversary (c - k) and h_x =
-        adversary g_x / 1(f > 0) on B, both 0 off B. For q with q(B) > 0, multiplying
+        Returns ``(const, h)`` over the support: const_x = adversary (c - k) and
+        h_x = adversary |B| a_x (the coefficient of 1(f(x) > 0) in adversary g_x) on B, both 0
+        off B. For q with q(B) > 0, multiplying
         adversary (r_q - k) by q(B) > 0 gives sum_{x in B} q_x l_x, so the two conditions
         agree for every such q (for q(B) = 0 the sum is 0); the equivalence is exact, not a
         relaxation (Dinkelbach's parameter fixed at the bound k).
