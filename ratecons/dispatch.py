@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import settings
+from .degenerate import check_degenerate
 from .errors import CurvatureError, SpecError, UnknownOptionError
 from .limits import finish, limits_scope, split_options
 from .options import validate_options
@@ -181,4 +182,5 @@ def run_method(
     with limits_scope(solve_limits), solve_progress(spec.name, callback, verbose) as progress:
         result = spec.run(problem, form, seed=seed, callback=progress, **options)
     result.reasons = reasons
+    check_degenerate(problem, result)
     return finish(result, solve_limits)

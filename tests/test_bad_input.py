@@ -452,3 +452,51 @@ def test_highs_failure_names_status_algorithm_size_and_remedies(monkeypatch):
     with pytest.raises(SolverError, match=r"status 'Optimal' after .*\(solver='ipm', 3 rows x "
                        r"3 columns.*solver='simplex', 'ipm' or 'choose'.*method='ccg'"):
         highs.HighsLP(lp, solver="ipm").solve()
+
+
+def test_mps_column_named_like_the_objective_constant_is_refused(tmp_path):
+    """issue 32: the objective constant is the column ``objective_constant`` fixed at 1; a
+    program that already has a column of that name cannot be written unambiguously."""
+    import scipy.sparse as sp
+
+    from ratecons.backends.mps import write_mps
+    from ratecons.canonical.matrix_lp import MatrixLP
+
+    lp = MatrixLP(c=np.ones(2), A=sp.csr_matrix(np.ones((1, 2))), row_lower=np.zeros(1),
+                  row_upper=np.ones(1), col_lower=np.zeros(2), col_upper=np.ones(2), offset=0.5,
+                  col_names=["x", "objective_constant"], row_names=["r"])
+    with pytest.raises(rc.DataError, match="reserved for the objective constant"):
+        write_mps(lp, tmp_path / "x.mps")
+    assert not list(tmp_path.iterdir())
+
+
+def test_conditional_worst_cases_without_an_exact_form_name_the_denominator():
+    """issue 32: a worst-case rate over B inside a ball over a larger S is a ratio; where it has
+    no exact convex form the error names the denominator and the ball to build instead."""
+    D = rc.Dataset(X, Y, groups={"g": np.where(X[:, 1] > 0, "a", "b")}, name="d")
+    a, b = D.group("g", "a"), D.group("g", "b")
+    with pytest.raises(rc.SpecError, match=r"different denominators .*own subset"):
+        rc.worst_case(rc.recall(a) - rc.recall(b), rc.PhiDivergenceBall(D, rho=0.1))
+    with pytest.raises(rc.SpecError, match=r"averages over d\[all\].*PhiDivergenceBall"):
+        rc.worst_case(rc.true_positives(D), rc.PhiDivergenceBall(D.positives, rho=0.1))
+    wc = rc.worst_case(rc.recall(a), rc.PhiDivergenceBall(a, rho=0.1))
+    for problem in (rc.Problem(maximize=wc),
+                    rc.Problem(minimize=rc.error_rate(D), subject_to=[wc >= 0.8 * rc.recall(b)])):
+        with pytest.raises(rc.SpecError) as err:
+            problem.solve()
+        message = str(err.value)
+        assert f"denominator {a.positives.name} is a strict subset" in message
+        assert f"rc.PhiDivergenceBall({a.positives.name}" in message
+
+
+def test_a_target_only_a_constant_classifier_meets_is_named_as_degenerate():
+    """issue 32: a floor of 1 on the coverage leaves only the all-positive classifier; the solve
+    says the answer is degenerate and names the constraint that forces it."""
+    D = data(name="d")
+    problem = rc.Problem(minimize=rc.error_rate(D), subject_to=[rc.positive_rate(D) >= 1.0],
+                         model=rc.LinearModel(l2=1e-3))
+    with pytest.warns(rc.TrivialOptimumWarning, match=r"'positive_rate\(d\[all\]\) >= 1'"):
+        result = problem.solve()
+    record = result.certificate.details["degenerate"]
+    assert record["constant"] == "all-positive"
+    assert record["binding"] == ["positive_rate(d[all]) >= 1"]

@@ -7,8 +7,9 @@ TPR@tau (tau-FPL and Pat&Mat), a kernel model, a squared loss):
 - ``method="highs"`` (the generic chain on the matrix form) agrees with ``method="generic"``
   (CVXPY) to 1e-6 relative (max(1, |ref|), the project's convention);
 - the exported file (the hinge relaxation, or the MM step at the result for problems with ramp
-  parts) is solved by HiGHS reading it (LPs and QPs), by CBC (PuLP's binary) and by glpsol
-  when installed (LPs), each to ``result.objective`` within 1e-6 relative;
+  parts) is solved by HiGHS reading it (LPs and QPs), by CBC (PuLP's binary), by GLPK
+  (swiglpk) and by glpsol when installed (LPs); the objective each prints is
+  ``info["sign"] * result.objective`` within 1e-6;
 - ``rc.read_solution`` maps each solver's solution file (and a dict, and an array) back to the
   same objective and report.
 """
@@ -125,32 +126,88 @@ def test_exported_file_solves_to_the_result(kind, solved, tmp_path):
                                                             abs=1e-6)
 
 
+def _highs_objective(path: Path) -> float:
+    """The objective HiGHS reports for the file (highspy, independent of ratecons' wrapper)."""
+    import highspy
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.readModel(str(path))
+    h.run()
+    assert h.modelStatusToString(h.getModelStatus()) == "Optimal"
+    return float(h.getInfo().objective_function_value)
+
+
+def _cbc_objective(cbc: str, path: Path, sol: Path) -> float:
+    """The objective CBC prints on its standard output ("Optimal objective ...")."""
+    out = subprocess.run([cbc, str(path), "solve", "solu", str(sol)], check=True,
+                         capture_output=True, text=True, timeout=60).stdout
+    line = next(line for line in out.splitlines() if line.startswith("Optimal objective"))
+    return float(line.split()[2])
+
+
+def _glpk_objective(path: Path) -> float:
+    """GLPK's objective through swiglpk (the library glpsol is built on; a test extra)."""
+    import swiglpk as glpk
+
+    glpk.glp_term_out(glpk.GLP_OFF)
+    lp = glpk.glp_create_prob()
+    try:
+        assert glpk.glp_read_mps(lp, glpk.GLP_MPS_FILE, None, str(path)) == 0
+        parm = glpk.glp_smcp()
+        glpk.glp_init_smcp(parm)
+        parm.msg_lev = glpk.GLP_MSG_OFF
+        assert glpk.glp_simplex(lp, parm) == 0 and glpk.glp_get_status(lp) == glpk.GLP_OPT
+        return float(glpk.glp_get_obj_val(lp))
+    finally:
+        glpk.glp_delete_prob(lp)
+
+
+def _glpsol_objective(glpsol: str, path: Path, report: Path, sol: Path) -> float:
+    """The objective glpsol prints in its report ("Objective:  obj = ... (MINimum)")."""
+    subprocess.run([glpsol, "--freemps", str(path), "-o", str(report), "-w", str(sol)],
+                   check=True, capture_output=True, timeout=60)
+    line = next(line for line in report.read_text().splitlines()
+                if line.startswith("Objective:"))
+    return float(line.split("=")[1].split()[0])
+
+
 @pytest.mark.parametrize("kind", [k for k in KINDS if not k.endswith("l2")])
-def test_lp_files_solve_by_cbc_and_glpk(kind, solved, tmp_path):
+def test_every_reader_prints_the_same_objective(kind, solved, tmp_path):
+    """issue 32: the file objective printed by HiGHS, CBC and GLPK is sign * result.objective
+    (the objective row has no RHS; the constant is a column fixed at 1)."""
     problem, result = solved[kind]
     path = tmp_path / f"{kind}.mps"
     info = _export(problem, result, path)
-    ran = 0
+    text = path.read_text()
+    rhs = text.split("\nRHS\n")[1].split("\nBOUNDS\n")[0]
+    assert not any(line.split()[1] == "obj" for line in rhs.splitlines() if line.strip())
+    target = info["sign"] * result.objective
+    assert abs(_highs_objective(path) - target) <= RTOL
+    assert abs(_glpk_objective(path) - target) <= RTOL
     cbc = _cbc()
-    if cbc is not None:
-        sol = tmp_path / "cbc.sol"
-        subprocess.run([cbc, str(path), "solve", "solu", str(sol)], check=True,
-                       capture_output=True, timeout=60)
-        first = sol.read_text().splitlines()[0]
-        assert first.startswith("Optimal - objective value")
-        assert _rel(info["sign"] * float(first.split()[-1]), result.objective) <= RTOL
-        assert _rel(rc.read_solution(problem, sol).objective, result.objective) <= RTOL
-        ran += 1
+    assert cbc is not None, "PuLP's CBC binary (test extra) is missing"
+    sol = tmp_path / "cbc.sol"
+    assert abs(_cbc_objective(cbc, path, sol) - target) <= RTOL
+    assert _rel(rc.read_solution(problem, sol).objective, result.objective) <= RTOL
     glpsol = shutil.which("glpsol")
-    if glpsol is not None:
+    if glpsol is not None:  # Debian's glpk-utils: the command line prints the same number
         sol = tmp_path / "glpk.sol"
-        subprocess.run([glpsol, "--freemps", str(path), "-w", str(sol)], check=True,
-                       capture_output=True, timeout=60)
-        back = rc.read_solution(problem, sol)
-        assert _rel(back.objective, result.objective) <= RTOL
-        ran += 1
-    if not ran:
-        pytest.skip("no external LP solver binary (CBC through PuLP, glpsol) installed")
+        assert abs(_glpsol_objective(glpsol, path, tmp_path / "glpk.txt", sol) - target) <= RTOL
+        assert _rel(rc.read_solution(problem, sol).objective, result.objective) <= RTOL
+
+
+def test_objective_constant_is_a_fixed_column(solved, tmp_path):
+    problem, _ = solved["toppushk_l1"]
+    lp = matrix_step(problem)[0].lp
+    assert lp.offset != 0.0
+    info = rc.export_mps(problem, tmp_path / "t.mps")
+    lines = (tmp_path / "t.mps").read_text().splitlines()
+    assert f"* objective constant {lp.offset!r}: column objective_constant fixed at 1" in lines
+    assert f" objective_constant obj {lp.offset!r}" in lines
+    assert " FX BND objective_constant 1.0" in lines
+    assert info["cols"] == lp.n_cols  # the user's program; the file has one more column
+    assert sum(line.startswith(" objective_constant ") for line in lines) == 1
 
 
 def test_read_solution_takes_dicts_and_arrays(solved):

@@ -12,8 +12,12 @@
 
 The file is free MPS, written row by row as it goes (never as one string) to a temporary file in
 the same directory, then renamed. The objective is minimized (no ``OBJSENSE`` section: CBC 2.10
-ignores it, measured), its constant is the negated RHS of the objective row (as HiGHS and CBC
-read it), and a maximized user objective is negated, which the header comment states. QUADOBJ
+ignores it, measured), and a maximized user objective is negated, which the header comment
+states. The objective row has no RHS: readers disagree on its sign (HiGHS and CBC read the
+constant as minus the RHS, GLPK 5 otherwise: it printed 1.986 where HiGHS and CBC printed
+-0.0137 on one TPR@K file). A nonzero constant is the last column, :data:`CONSTANT_COLUMN`,
+fixed at 1 with the constant as its cost, so every reader prints the same objective and the
+file stays one self-contained program (the constant is also in the header comment). QUADOBJ
 lists the lower triangle of P for the objective c x + (1/2) x P x (HiGHS and CPLEX).
 
 :func:`read_solution_file` reads the column values of HiGHS, CBC and GLPK solution files.
@@ -39,6 +43,8 @@ __all__ = ["export_mps", "solve_mps", "write_mps", "read_solution_file"]
 
 #: columns written per buffered chunk
 _CHUNK = 2000
+#: the column, fixed at 1, whose cost is the objective constant (written when it is nonzero)
+CONSTANT_COLUMN = "objective_constant"
 
 
 def _num(v: float) -> str:
@@ -82,8 +88,14 @@ def _write(lp: MatrixLP, out: TextIO, objective_name: str, comments: list[str]) 
     row_names = lp.row_names or [f"r{i}" for i in range(lp.n_rows)]
     if objective_name in set(row_names):
         raise DataError(f"the objective row name {objective_name!r} is also a constraint name.")
+    constant = float(lp.offset)
+    if constant != 0.0 and CONSTANT_COLUMN in set(col_names):
+        raise DataError(f"the column name {CONSTANT_COLUMN!r} is reserved for the objective "
+                        "constant; rename that column.")
     for line in comments:
         out.write(f"* {line}\n")
+    if constant != 0.0:
+        out.write(f"* objective constant {_num(constant)}: column {CONSTANT_COLUMN} fixed at 1\n")
     out.write(f"NAME {lp.name} FREE\n")  # FREE: CBC (CoinMpsIO) parses free format
     if lp.maximize:
         out.write("OBJSENSE\n    MAX\n")
@@ -107,9 +119,9 @@ def _write(lp: MatrixLP, out: TextIO, objective_name: str, comments: list[str]) 
             if c[j] == 0.0 and indptr[j] == indptr[j + 1]:  # keep empty columns declared
                 lines.append(f" {name} {objective_name} 0.0\n")
         out.write("".join(lines))
+    if constant != 0.0:
+        out.write(f" {CONSTANT_COLUMN} {objective_name} {_num(constant)}\n")
     out.write("RHS\n")
-    if lp.offset != 0.0:
-        out.write(f" RHS {objective_name} {_num(-lp.offset)}\n")
     nz = np.flatnonzero((rhs != 0.0) & (kind != "N"))
     for start in range(0, nz.size, _CHUNK):
         out.write("".join(f" RHS {row_names[i]} {_num(rhs[i])}\n"
@@ -120,6 +132,8 @@ def _write(lp: MatrixLP, out: TextIO, objective_name: str, comments: list[str]) 
         out.write("".join(f" RNG {row_names[i]} {_num(rng[i])}\n" for i in ranged.tolist()))
     out.write("BOUNDS\n")
     out.write("".join(_bounds(lp, col_names)))
+    if constant != 0.0:
+        out.write(f" FX BND {CONSTANT_COLUMN} 1.0\n")
     if lp.P is not None:
         L = sp.coo_matrix(sp.tril(lp.P))
         order = np.lexsort((L.row, L.col))

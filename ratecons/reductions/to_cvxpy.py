@@ -20,7 +20,10 @@ model's ranking uses them, else psi(X_D) w - b written into every row that uses 
 - a worst-case rate aggregates the per-example bounds by the support function of its ball:
   chi-square, sup_q sum q_x l_x = min_eta eta + sqrt((1 + rho)/N) ||(l - eta)_+||_2; KL,
   min_{alpha >= 0, lambda} alpha rho + lambda - alpha + (1/N) sum alpha exp((l_x - lambda)/alpha)
-  (exponential cones), the duals of problem (4) of Ghosh & Squillante;
+  (exponential cones), the duals of problem (4) of Ghosh & Squillante; a rate conditional on a
+  strict subset of the ball's support, bounded by a constant k, is the exact linear condition
+  sup_q sum_x q_x l_x <= 0 of ``WorstCaseRate.bound_losses`` (Dinkelbach's parameter at k),
+  with the same bounds and support function (``_Builder.conditional_bound``);
 - a robust loss is the same support function of the margin losses;
 - TPR@K and TPR@tau enter through the concave surrogate 1 - (1/n_+) sum l(t - z_i) with the
   threshold epigraph t >= mean of the K largest scores (``cp.sum_largest``; TopPushK, tau-FPL,
@@ -247,12 +250,12 @@ class _Builder:
             "conic form here. Use phi='chi2' or 'kl' (or a DRO gradient method for a custom "
             "phi-divergence).")
 
-    def worst_case(self, coef: float, part: WorstCaseRate) -> Any:
-        sigma = 1.0 if coef > 0 else -1.0
+    def indicator_losses(self, part: WorstCaseRate, h: np.ndarray) -> Any:
+        """Convex upper bounds of h_x 1(f(x) > 0) over the ball's support: h u+ where h > 0,
+        h - h u- where h < 0 (u+- of eq. 4 of Goh et al.; tight at the anchor)."""
         support = part.ball.support
-        h = sigma * part.coefficients
         n = support.n
-        losses: Any = 0.0
+        losses: Any = self.cp.Constant(np.zeros(n))
         pos, neg = np.flatnonzero(h > 0), np.flatnonzero(h < 0)
         if pos.size:
             u = self.indicator_bound(support.data, support.index[pos], 1.0)
@@ -260,10 +263,43 @@ class _Builder:
         if neg.size:
             u = self.indicator_bound(support.data, support.index[neg], -1.0)
             losses = losses + _selector(n, neg) @ (h[neg] - self.cp.multiply(h[neg], u))
-        if not pos.size and not neg.size:  # pragma: no cover - rejected by WorstCaseRate
-            losses = self.cp.Constant(np.zeros(n))
-        sup = self.support_function(losses, part.ball.phi, part.ball.rho, n)
+        return losses
+
+    def worst_case(self, coef: float, part: WorstCaseRate) -> Any:
+        """c + sigma sup_q sum_x q_x sigma g_x with the indicators bounded (module docstring);
+        a rate over the whole support only (a conditional one: :meth:`conditional_bound`)."""
+        if part.conditional:
+            raise part.conditional_error("minimized, maximized or beside other terms, such a "
+                                         "ratio has no exact convex form")
+        sigma = 1.0 if coef > 0 else -1.0
+        losses = self.indicator_losses(part, sigma * part.coefficients)
+        sup = self.support_function(losses, part.ball.phi, part.ball.rho, part.ball.support.n)
         return coef * part.expr.constant + abs(coef) * sup
+
+    def conditional_bound(self, row: Row, bound: float) -> Any:
+        """The row ``row.constant + coef * worst_case(r, U) <= bound`` of a conditional rate r
+        (denominator B a strict subset of U's support) as ``bound + |coef| S(l) <= bound``:
+        S(l) = sup_{q in U} sum_x q_x l_x over the losses of
+        :meth:`~ratecons.expr.robust.WorstCaseRate.bound_losses` at k = (bound - constant)/coef,
+        with every indicator replaced by its bound of eq. (4) (:meth:`indicator_losses`).
+
+        Validity: S(l) <= 0 holds exactly when the worst-case conditional rate meets k
+        (Dinkelbach's parameter fixed at k: ``bound_losses``). The bounds u of eq. (4)
+        majorize the ramp of eq. (3) example by example and equal it at the anchor, and the
+        support function is convex and nondecreasing in every l_x (q >= 0), so S at the bounds
+        is a convex function of (w, b) that is >= S at the ramp everywhere and equal to it at
+        the anchor: a step feasible here meets the floor under the randomized rule, and the
+        anchor of a feasible step stays feasible (Algorithm 1 of Goh et al. keeps descending).
+        The row's value is |coef| q*(B) times the canonical violation at the worst q*, so its
+        sign (and zero) is that of the exact condition; its slack is not in rate units.
+        """
+        (coef, part), = row.parts
+        sigma = 1.0 if coef > 0 else -1.0
+        const, h = part.bound_losses(sigma, (bound - row.constant) / coef)
+        losses = self.indicator_losses(part, h) + const
+        support = part.ball.support
+        sup = self.support_function(losses, part.ball.phi, part.ball.rho, support.n)
+        return bound + abs(coef) * sup
 
     def margin_losses(self, loss: str, data: Any, rows: np.ndarray, y: np.ndarray) -> Any:
         margins = self.cp.multiply(2.0 * y - 1.0, self.scores(data, rows))
@@ -316,8 +352,13 @@ class _Builder:
             return self.robust_loss(coef, part)
         return self.ranking(coef, part, pin_threshold=objective)
 
-    def row(self, row: Row, rates: Any, objective: bool = False) -> Any:
-        """The row's CVXPY expression; ``rates`` is its entry of :meth:`folded_rates`."""
+    def row(self, row: Row, rates: Any, objective: bool = False,
+            bound: float | None = None) -> Any:
+        """The row's CVXPY expression; ``rates`` is its entry of :meth:`folded_rates`, ``bound``
+        the constraint's bound (for a conditional worst-case rate bounded alone)."""
+        if (bound is not None and len(row.parts) == 1
+                and isinstance(row.parts[0][1], WorstCaseRate) and row.parts[0][1].conditional):
+            return self.conditional_bound(row, bound)
         total: Any = row.constant if rates is None else row.constant + rates
         for coef, part in row.parts:
             if not isinstance(part, RateExpr):
@@ -357,8 +398,8 @@ def lower_step(analysis: Analysis, psi: dict[int, Any], anchor: dict[int, np.nda
     rate_rows = [None if rates is None else rates[j] for j in range(len(analysis.rows))]
     objective = (builder.row(analysis.objective, rate_rows[0], objective=True)
                  + builder.regularizer())
-    lhs = [builder.row(row, rate_row) for row, rate_row in
-           zip(analysis.constraints, rate_rows[1:], strict=True)]
+    lhs = [builder.row(row, rate_row, bound=bound) for row, rate_row, bound in
+           zip(analysis.constraints, rate_rows[1:], bounds, strict=True)]
     if elastic:
         slack = cp.Variable(len(lhs), nonneg=True, name="s")
         rows = [expr <= bound + slack[j] for j, (expr, bound) in enumerate(zip(lhs, bounds))]
