@@ -175,7 +175,8 @@ def part_a(data: list[rc.Dataset], only: list[str] | None, cvxpy_max_rows: int,
             problem = build(D)
             options = {"kernel_points": 500} if kernel else {}
             floor = logistic_floor(D)
-            ours, t_ours, status = _solve(problem, "auto", **options)
+            ours, t_ours, status = _solve(problem, "auto", time_limit=cvxpy_time_limit,
+                                          **options)
             method = "-" if ours is None else (
                 ours.method if problem.pattern.name.startswith("composed")
                 else f"{problem.pattern.name.split()[0]}:{ours.method}")
