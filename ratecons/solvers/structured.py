@@ -91,6 +91,11 @@ WARM_SHIFT = 0.1
 #: nothing from threads on the 2-core machines measured, :mod:`.interior`); from it on BLAS
 #: keeps its threads
 THREADED_FROM_COLUMNS = 256
+#: the loop stops (``numerical_error``) when the best merit of the last STALL_WINDOW
+#: iterations is above STALL_FACTOR times the best before them: on infeasible steps (tightened
+#: by the chain's repairs) the residuals stop falling and 100 iterations were spent for nothing
+STALL_WINDOW = 12
+STALL_FACTOR = 0.5
 #: a step shorter than this ends the loop (the best iterate is returned with its measures)
 MIN_STEP = 1e-8
 #: interior-point iterations before the status is ``iteration_limit``
@@ -615,6 +620,7 @@ def _solve(form: StructuredForm, tol: float, max_iterations: int, deadline: floa
     status = settings.ITERATION_LIMIT
     message = ""
     best: tuple[float, _State, dict] | None = None
+    merits: list[float] = []
     iterations = 0
     for iterations in range(1, max_iterations + 1):  # noqa: B007 - read after the loop
         ev = ipm.evaluate(x)
@@ -627,6 +633,13 @@ def _solve(form: StructuredForm, tol: float, max_iterations: int, deadline: floa
             break
         if deadline is not None and time.perf_counter() > deadline:
             status = settings.TIME_LIMIT
+            break
+        merits.append(merit)
+        if len(merits) > STALL_WINDOW and min(merits[-STALL_WINDOW:]) > STALL_FACTOR * min(
+                merits[:-STALL_WINDOW]):
+            status = settings.NUMERICAL_ERROR
+            message = (f"no progress in {STALL_WINDOW} iterations (infeasible or badly "
+                       "conditioned step)")
             break
         try:
             system = ipm.factor(x, ev)
