@@ -23,15 +23,11 @@ Callback = Callable[[dict[str, Any]], None]
 _BANNER_SILENCED = False
 #: event keys shown next to the bar, in this order
 _SHOWN = ("objective", "gap", "max_violation", "lower", "upper")
-#: the methods' own names for the shared keys: the iteration counter, the objective, a lower
-#: and an upper bound on the optimum, and the gap between them
+#: the methods' own names for the shared keys (:data:`ratecons.solvers.tracker.EVENT_KEYS`,
+#: which every solver built on the tracker uses): only the robust methods' certified lower
+#: bound is still called otherwise
 SYNONYMS = {
-    "epoch": "iteration",      # dual coordinate ascent (ranking at the top)
-    "R": "lower",              # constraint generation: the restricted LP's value (minimax risk)
-    "lower_bound": "lower",    # certified bounds of the robust and subgradient methods
-    "dual": "lower",           # dual coordinate ascent: the dual objective
-    "primal": "upper",         # ... and the primal one
-    "relative_gap": "gap",
+    "lower_bound": "lower",
 }
 
 

@@ -137,12 +137,13 @@ def _run_lp(
 def _run_ccg(
     problem: Any, form: MRCForm, *, seed: int | None = None, callback: Any = None,
     eps1: float = 0.0, eps2: float = 0.0, n_max: int = 400, m_max: int = 400,
-    k_max: int = 1000, features: str = "all", remove_slack: bool = True,
+    k_max: int | None = None, max_iterations: int | None = None, features: str = "all",
+    remove_slack: bool = True,
     init_full_classes: int = 8, solver: str = "simplex", time_limit: float | None = None,
     slack_patience: int = 1, stabilization: float = 0.0, start: str = "auto",
 ) -> MRCResult:
     ccg = CCG(form, eps1=eps1, eps2=eps2, n_max=n_max, m_max=m_max, k_max=k_max,
-              features=features, remove_slack=remove_slack,
+              max_iterations=max_iterations, features=features, remove_slack=remove_slack,
               init_full_classes=init_full_classes, solver=solver, time_limit=time_limit,
               slack_patience=slack_patience, stabilization=stabilization, start=start,
               callback=callback)

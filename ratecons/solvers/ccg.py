@@ -38,9 +38,7 @@ apply, its rows and a basis guessed from it start the simplex loop above.
 
 from __future__ import annotations
 
-import logging
 import time
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,13 +58,13 @@ from ..canonical.mrc import (
     subset_rows,
 )
 from ..canonical.mrc_matrix import objective_row
-from ..errors import ConvergenceWarning, SpecError, parameter_error
-from ..solution import Certificate, Solution
+from ..errors import SpecError, parameter_error
+from ..solution import Solution
 from .mrc_ipm import IPMResult, StructuredRows, dual_lower_bound, solve_rows_ipm
+from .tracker import Tracker, iteration_cap
 
 __all__ = ["CCG", "greedy_subsets", "solve_mrc_ccg"]
 
-log = logging.getLogger(__name__)
 
 #: start="auto" runs the interior-point start up to this many rows of the full LP (4).
 IPM_START_MAX_ROWS = 2_000_000
@@ -122,8 +120,9 @@ class CCG:
         Thresholds epsilon_1 (primal rows) and epsilon_2 (dual rows = features).
     n_max, m_max : int
         Rows and features added per iteration at most.
-    k_max : int
-        Maximum number of iterations.
+    k_max : int, optional
+        Maximum number of iterations (default 1000); ``max_iterations`` is the same cap under
+        the name every method shares (give one of them).
     features : {"all", "generate"}
         Keep every feature (FEAT disabled; rows with slack are removed) or generate columns.
     remove_slack : bool
@@ -152,7 +151,8 @@ class CCG:
     solver : {"simplex", "ipm"}
         HiGHS algorithm for the restricted LPs (only simplex hot-starts).
     time_limit : float, optional
-        Wall-clock limit in seconds for the whole run.
+        Wall-clock limit in seconds for the whole run (the active :mod:`ratecons.limits`
+        apply too).
     tol : float
         Violations below ``max(eps, tol)`` count as satisfied (HiGHS works to 1e-7).
     callback : callable, optional
@@ -164,7 +164,8 @@ class CCG:
     eps2: float = 0.0
     n_max: int = 400
     m_max: int = 400
-    k_max: int = 1000
+    k_max: int | None = None
+    max_iterations: int | None = None
     features: str = "all"
     remove_slack: bool = True
     slack_patience: int = 1
@@ -189,7 +190,9 @@ class CCG:
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and np.isfinite(v) and v >= 0):
                 raise parameter_error(name, "ccg", "a finite float >= 0", v)
-        for name in ("n_max", "m_max", "k_max", "init_full_classes", "slack_patience"):
+        self.k_max, self._cap_name = iteration_cap("ccg", 1000, self.max_iterations,
+                                                   k_max=self.k_max)
+        for name in ("n_max", "m_max", "init_full_classes", "slack_patience"):
             v = getattr(self, name)
             if not isinstance(v, (int, np.integer)) or v < 1:
                 raise parameter_error(name, "ccg", "an int >= 1", v)
@@ -299,7 +302,7 @@ class CCG:
         mean = (T if f.label_map is None else f.label_map.T @ T).ravel()
         return bool(np.allclose(f.tau, mean, rtol=1e-10, atol=1e-12))
 
-    def _interior_phase(self, start: float) -> Solution | None:
+    def _interior_phase(self) -> Solution | None:
         """start="ipm": constraint generation around the structured interior point.
 
         Round 1 solves the full LP (4) by :func:`ratecons.solvers.mrc_ipm.solve_rows_ipm`,
@@ -330,12 +333,12 @@ class CCG:
         threshold = max(self.eps1, self.tol)
         bounded = self._tau_is_sample_mean()
         ipm_tol = IPM_TOL
-        deadline = None if self.time_limit is None else start + self.time_limit
+        tracker = self._tracker
         for k in range(1, IPM_MAX_ROUNDS + 1):
             t0 = time.perf_counter()
             rows = full if index.size == inst.size else full.take(index)
             res = solve_rows_ipm(rows, f.tau, f.lam, tol=ipm_tol, protected=protected[index],
-                                 deadline=deadline)
+                                 deadline=tracker.deadline)
             t_lp = time.perf_counter() - t0
             t0 = time.perf_counter()
             phi, best = greedy_subsets(f, res.mu)
@@ -345,23 +348,20 @@ class CCG:
                      else -np.inf)
             new = np.flatnonzero(violation >= threshold)
             t_constr = time.perf_counter() - t0
-            self._finish_record({
-                "iteration": k, "phase": "interior", "R": res.objective,
-                "rows": int(index.size), "cols": 2 * f.m + 1,
-                "primal_violation": max(float(violation.max()), 0.0), "dual_violation": 0.0,
-                "added_rows": int(new.size), "removed_rows": int(index.size - res.live.size),
-                "lp_iterations": res.iterations, "lp_time": t_lp, "constr_time": t_constr,
-                "feat_time": 0.0, "elapsed": time.perf_counter() - start,
-                "lower_bound": lower, "upper_bound": upper,
-            })
+            tracker.record(
+                k, phase="interior", objective=res.objective, lower=lower, upper=upper,
+                max_violation=max(float(violation.max()), 0.0), rows=int(index.size),
+                cols=2 * f.m + 1, primal_violation=max(float(violation.max()), 0.0),
+                dual_violation=0.0, added_rows=int(new.size),
+                removed_rows=int(index.size - res.live.size), lp_iterations=res.iterations,
+                lp_time=t_lp, constr_time=t_constr, feat_time=0.0)
             solved = res.status in ("converged", "stalled")
             done = new.size == 0 and solved
             if done and upper - lower <= 1e-6:
                 self._keep_active_rows(index, res, inst, masks)
                 return self._interior_solution(res, self._model_alpha(index, res.alpha),
-                                               upper, lower, k, start)
-            out_of_time = (self.time_limit is not None
-                           and time.perf_counter() - start >= self.time_limit)
+                                               upper, lower)
+            out_of_time = tracker.expired()
             if not solved:  # no usable interior solution: the simplex loop from the centroids
                 return None
             if done and bounded and ipm_tol > IPM_POLISH_TOL and not out_of_time:
@@ -432,29 +432,21 @@ class CCG:
         self.model.set_basis(col_basic, row_basic)
 
     def _interior_solution(self, res: IPMResult, alpha: np.ndarray, upper: float,
-                           lower: float, k: int, start: float) -> Solution:
+                           lower: float) -> Solution:
         f = self.form
         last = self.history[-1]
-        return Solution(
-            status=settings.OPTIMAL,
-            objective=upper,
-            primal={"mu": res.mu, "nu": np.array([res.nu])},
-            dual={"alpha": alpha},
-            certificate=Certificate(
-                lower_bound=lower, upper_bound=upper, gap=upper - lower,
-                max_violation=last["primal_violation"],
-                details={
-                    "iterations": k, "phase": "interior",
-                    "primal_violation": last["primal_violation"], "dual_violation": 0.0,
-                    "ipm_iterations": sum(r["lp_iterations"] for r in self.history),
-                    "final_rows": int(last["rows"]), "final_cols": 2 * f.m + 1,
-                    "full_rows": f.full_lp_size()["rows"], "full_cols": f.full_lp_size()["cols"],
-                },
-            ),
-            history=self.history,
-            solver="ccg/interior-point",
-            solve_time=time.perf_counter() - start,
-        )
+        self._tracker.stop("gap")
+        return self._tracker.solution(
+            {"mu": res.mu, "nu": np.array([res.nu])}, objective=upper, dual={"alpha": alpha},
+            lower=lower, upper=upper, max_violation=last["primal_violation"],
+            details={
+                "phase": "interior",
+                "primal_violation": last["primal_violation"], "dual_violation": 0.0,
+                "ipm_iterations": sum(r["lp_iterations"] for r in self.history),
+                "final_rows": int(last["rows"]), "final_cols": 2 * f.m + 1,
+                "full_rows": f.full_lp_size()["rows"], "full_cols": f.full_lp_size()["cols"],
+            },
+            solver="ccg/interior-point")
 
     def _lp(self, inst: np.ndarray, masks: np.ndarray, positivity: bool) -> MatrixLP:
         A = self._row_block(inst, masks)
@@ -633,23 +625,23 @@ class CCG:
 
     def run(self) -> Solution:
         """Run Alg. 1 and return the solution with history and certificate."""
-        start = time.perf_counter()
+        self._tracker = Tracker(f"ccg/highs-{self.solver}", max_iterations=self.k_max,
+                                cap_name=self._cap_name, time_limit=self.time_limit,
+                                callback=self.callback, stage="ccg")
+        self.history = self._tracker.history
         self._initial()
         if self._use_ipm_start():
-            solution = self._interior_phase(start)
+            solution = self._interior_phase()
             if solution is not None:
                 return solution
-        status = settings.ITERATION_LIMIT
         k = len(self.history)
-        res = None
         while True:
             k += 1
             t0 = time.perf_counter()
             res = self.model.solve()
             t_lp = time.perf_counter() - t0
             if res.status != settings.OPTIMAL:
-                status = res.status
-                break
+                return self._tracker.solution({}, objective=np.nan, status=res.status)
             mu, nu = self._mu_nu(res.x)
             t0 = time.perf_counter()
             new_inst, new_masks, new_keys, eps1_hat = self._constr(mu, nu)
@@ -660,88 +652,59 @@ class CCG:
             else:
                 new_feats, eps2_hat = np.zeros(0, dtype=np.int64), 0.0
             t_feat = time.perf_counter() - t0
+            # R^k bounds R* from below when every feature is in the LP (Theorem 1)
+            complete = self.features == "all" or eps2_hat <= self.tol
             record = {
-                "iteration": k, "R": res.objective, "rows": self.model.n_rows,
+                "lower" if complete else "objective": res.objective,
+                "max_violation": eps1_hat, "rows": self.model.n_rows,
                 "cols": self.model.n_cols, "primal_violation": eps1_hat,
                 "dual_violation": eps2_hat, "added_rows": int(new_inst.size),
                 "added_cols": int(2 * new_feats.size), "removed_rows": 0,
                 "lp_iterations": res.iterations, "lp_time": t_lp, "constr_time": t_constr,
-                "feat_time": t_feat, "elapsed": time.perf_counter() - start,
+                "feat_time": t_feat,
             }
             done = new_inst.size == 0 and new_feats.size == 0
-            if not done and k >= self.k_max:
-                self._finish_record(record)
-                break
-            if not done and self.time_limit is not None and (
-                time.perf_counter() - start >= self.time_limit
-            ):
-                status = settings.TIME_LIMIT
-                self._finish_record(record)
-                break
-            if done:
-                status = settings.OPTIMAL
-                self._finish_record(record)
-                break
-            if self.features == "all" and self.remove_slack:
-                record["removed_rows"] = self._remove_slack(res)
-            self._add_cols(new_feats)
-            self._add_rows(new_inst, new_masks, new_keys)
-            self._finish_record(record)
-        return self._solution(res, status, k, time.perf_counter() - start)
+            if not done and not self._tracker.check(k):
+                if self.features == "all" and self.remove_slack:
+                    record["removed_rows"] = self._remove_slack(res)
+                self._add_cols(new_feats)
+                self._add_rows(new_inst, new_masks, new_keys)
+            self._tracker.record(k, **record)
+            if done or self._tracker.stop_reason is not None:
+                return self._solution(res, done)
 
-    def _finish_record(self, record: dict[str, Any]) -> None:
-        self.history.append(record)
-        log.debug("ccg iteration %(iteration)d: R=%(R).8f rows=%(rows)d "
-                  "violation=%(primal_violation).2e", record)
-        if self.callback is not None:
-            self.callback(dict(record))
-
-    def _solution(self, res: LPResult | None, status: str, k: int, elapsed: float) -> Solution:
+    def _solution(self, res: LPResult, done: bool) -> Solution:
+        """The certified solution of the last restricted LP (``done``: nothing was violated;
+        otherwise a limit stopped the loop)."""
         f = self.form
-        if res is None or res.status != settings.OPTIMAL:
-            return Solution(status, np.nan, history=self.history, solver="ccg", solve_time=elapsed)
+        tracker = self._tracker
         mu, nu = self._mu_nu(res.x)
         last = self.history[-1]
         eps1_hat, eps2_hat = last["primal_violation"], last["dual_violation"]
         upper = f.objective(mu)  # (2.2) at mu^k: an upper bound on R* for any mu
         column_complete = self.features == "all" or eps2_hat <= self.tol
         lower = res.objective if column_complete else None  # a relaxation in rows only
-        gap = None if lower is None else upper - lower
-        if status in settings.LIMIT_STATUSES:
-            warnings.warn(
-                f"CCG stopped after {k} iterations ({status}) with primal violation "
-                f"{eps1_hat:.2e} and dual violation {eps2_hat:.2e}; raise k_max or time_limit.",
-                ConvergenceWarning, stacklevel=3,
-            )
-        if status == settings.OPTIMAL and (gap is None or gap > 1e-6):
-            # stopped at epsilon_1 / epsilon_2 > 0: the tolerance, not a proof of optimality
-            status = settings.ITERATION_LIMIT
-        rows = self._rows
-        return Solution(
-            status=status,
-            objective=float(res.objective),
-            primal={"mu": mu, "nu": np.array([nu])},
-            dual={"alpha": -res.row_dual[rows.offset:]},
-            certificate=Certificate(
-                lower_bound=lower,
-                upper_bound=upper,
-                gap=gap,
-                max_violation=eps1_hat,
-                details={
-                    "iterations": k,
-                    "primal_violation": eps1_hat,
-                    "dual_violation": eps2_hat,
-                    "final_rows": self.model.n_rows,
-                    "final_cols": self.model.n_cols,
-                    "full_rows": f.full_lp_size()["rows"],
-                    "full_cols": f.full_lp_size()["cols"],
-                    "theorem1_interval": [res.objective, res.objective + eps1_hat],
-                },
-            ),
-            history=self.history,
-            solver=f"ccg/highs-{self.solver}",
-            solve_time=elapsed,
-        )
+        if done and lower is not None and upper - lower <= 1e-6:
+            tracker.stop("gap")
+        elif done:  # stopped at epsilon_1 / epsilon_2 > 0: the tolerance, not a proof
+            tracker.stop("stalled", f"nothing violated by more than eps1={self.eps1:g}, "
+                                    f"eps2={self.eps2:g}")
+        return tracker.solution(
+            {"mu": mu, "nu": np.array([nu])}, objective=float(res.objective),
+            dual={"alpha": -res.row_dual[self._rows.offset:]},
+            lower=-np.inf if lower is None else lower, upper=upper, max_violation=eps1_hat,
+            details={
+                "primal_violation": eps1_hat,
+                "dual_violation": eps2_hat,
+                "final_rows": self.model.n_rows,
+                "final_cols": self.model.n_cols,
+                "full_rows": f.full_lp_size()["rows"],
+                "full_cols": f.full_lp_size()["cols"],
+                "theorem1_interval": [res.objective, res.objective + eps1_hat],
+            },
+            advice=f"Primal violation {eps1_hat:.2e}, dual violation {eps2_hat:.2e}; "
+                   + ("use eps1 = eps2 = 0 for a certified optimum." if done else
+                      f"raise {self._cap_name} or time_limit."))
 
 
 def solve_mrc_ccg(form: MRCForm, **options: Any) -> Solution:

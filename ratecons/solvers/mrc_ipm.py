@@ -36,7 +36,6 @@ from typing import NamedTuple
 import numpy as np
 import scipy.linalg as sla
 
-from .. import limits
 from .interior import single_blas_thread, step_to_boundary, weighted_gram
 
 __all__ = ["IPMResult", "StructuredRows", "dual_lower_bound", "solve_rows_ipm"]
@@ -254,7 +253,8 @@ def solve_rows_ipm(rows: StructuredRows, tau: np.ndarray, lam: np.ndarray, tol: 
         centroids of eq. (13), whose singleton rows reproduce tau).
     deadline : float, optional
         ``time.perf_counter()`` value at which the iteration stops with status
-        "time_limit"; the active :mod:`ratecons.limits` are checked too.
+        "time_limit": the caller's :attr:`ratecons.solvers.tracker.Tracker.deadline`, which
+        holds the active :mod:`ratecons.limits` too.
 
     Returns
     -------
@@ -292,8 +292,7 @@ def solve_rows_ipm(rows: StructuredRows, tau: np.ndarray, lam: np.ndarray, tol: 
         return r
 
     for k in range(1, max_iterations + 1):
-        if limits.active().expired() or (deadline is not None
-                                         and time.perf_counter() >= deadline):
+        if deadline is not None and time.perf_counter() >= deadline:
             status = "time_limit"
             break
         r_mu = dual_residual_mu(alpha, z_p, z_m)

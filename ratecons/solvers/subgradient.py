@@ -49,7 +49,6 @@ import logging
 import math
 import numbers
 import time
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -58,10 +57,10 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from .. import limits
-from ..errors import ConvergenceWarning, DataError, SolverError, parameter_error
-from ..settings import ITERATION_LIMIT, OPTIMAL, TIME_LIMIT
-from ..solution import Certificate, Solution
+from ..errors import DataError, SolverError, parameter_error
+from ..settings import OPTIMAL
+from ..solution import Solution
+from .tracker import Tracker, iteration_cap
 
 __all__ = [
     "STEP_RULES",
@@ -629,93 +628,40 @@ def _initial_mu(mu0, inputs: _Inputs, owner: str) -> np.ndarray:
     return mu0.reshape(inputs.n_classes, inputs.p)
 
 
-class _Tracker:
-    """Best evaluated candidate, certified lower bound, history and the stopping rules."""
+class _Stall:
+    """The improvement rule (Algorithm 5 on the best values): stop when the best objective
+    improved by less than ``improvement_tol`` between two checks."""
 
-    def __init__(self, tol, improvement_tol, callback, start):
-        self.tol = tol
+    def __init__(self, improvement_tol: float | None):
         self.improvement_tol = improvement_tol
-        self.callback = callback
-        self.start = start
-        self.best_value = math.inf
-        self.best_mu: np.ndarray | None = None
-        self.lower = -math.inf
-        self.history: list[dict[str, Any]] = []
-        self.stopped_by = "max_iterations"
-        self._last_check_best = math.inf
+        self.last_best = math.inf
 
-    @property
-    def gap(self) -> float:
-        return self.best_value - self.lower
-
-    def offer(self, value: float, mu: np.ndarray) -> None:
-        if value < self.best_value:
-            self.best_value = value
-            self.best_mu = mu.copy()
-
-    def record(self, entry: dict[str, Any]) -> None:
-        entry["best_objective"] = self.best_value
-        entry["time"] = time.perf_counter() - self.start
-        self.history.append(entry)
-        if self.callback is not None:
-            self.callback(dict(entry))
-
-    def check(self, lower: float) -> bool:
-        """Update the lower bound; True when a stopping rule fires."""
-        self.lower = max(self.lower, lower)
-        if self.gap <= self.tol:
-            self.stopped_by = "gap"
-            return True
-        if self.improvement_tol is not None:
-            improved = self._last_check_best - self.best_value
-            self._last_check_best = self.best_value
-            if improved < self.improvement_tol:
-                self.stopped_by = "improvement"
-                return True
-        if limits.active().expired():
-            self.stopped_by = "time_limit"
-            return True
+    def stalled(self, tracker: Tracker) -> bool:
+        if self.improvement_tol is None:
+            return False
+        improved = self.last_best - tracker.best_value
+        self.last_best = tracker.best_value
+        if improved < self.improvement_tol:
+            return tracker.stop("stalled",
+                                "the best objective improved by less than improvement_tol")
         return False
 
-    def solution(self, solver: str, k: int, extra: dict[str, Any], dual: _DualBound) -> Solution:
-        if self.stopped_by != "gap":  # last chance: the active-set bound at the best point
-            self.lower = max(self.lower, dual.polish(self.best_mu))
-            if self.gap <= self.tol:
-                self.stopped_by = "gap"
-        certified = self.stopped_by == "gap"
-        status = OPTIMAL if certified else ITERATION_LIMIT
-        if self.stopped_by == "time_limit":
-            status = TIME_LIMIT
-        if not certified:
-            why = {
-                "max_iterations": f"reached max_iterations={k}",
-                "time_limit": f"reached time_limit={limits.active().time_limit}",
-                "improvement": "the best objective improved by less than improvement_tol",
-            }[self.stopped_by]
-            warnings.warn(
-                f"{solver}: {why} with certified duality gap {self.gap:.3g} > tol={self.tol:g}; "
-                "the returned mu is the best point found, not a certified optimum. Increase "
-                "max_iterations or use the LP / CCG methods for an exact solution.",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
-        lower = self.lower if math.isfinite(self.lower) else None
-        details = {"iterations": k, "stopped_by": self.stopped_by, "tol": self.tol, **extra}
-        return Solution(
-            status=status,
-            objective=self.best_value,
-            primal={"mu": self.best_mu.ravel().copy()},
-            certificate=Certificate(
-                lower_bound=lower,
-                upper_bound=self.best_value,
-                gap=self.gap if lower is not None else None,
-                max_violation=0.0,
-                details=details,
-            ),
-            history=self.history,
-            solver=solver,
-            solve_time=time.perf_counter() - self.start,
-        )
+
+def _best_mu(tracker: Tracker) -> np.ndarray | None:
+    return None if tracker.best_point is None else tracker.best_point["mu"]
+
+
+def _finish(tracker: Tracker, dual: _DualBound, extra: dict[str, Any]) -> Solution:
+    """The Solution of a run: a last active-set bound at the best point when the gap is not
+    certified yet (Algorithm 6), then the tracker's status and certificate."""
+    if tracker.stop_reason != "gap":
+        tracker.bound(lower=dual.polish(_best_mu(tracker)))
+        if tracker.gap <= tracker.tol:
+            tracker.stop("gap")
+    return tracker.solution(
+        {"mu": _best_mu(tracker).ravel().copy()}, max_violation=0.0,
+        details={"tol": tracker.tol, **extra},
+        advice="Increase max_iterations or use the LP / CCG methods for an exact solution.")
 
 
 class _SuffixMean:
@@ -905,26 +851,43 @@ def fixed_marginals_subgradient(
     if sampling not in ("shuffle", "random", "cyclic"):
         raise parameter_error("sampling", owner, "'shuffle', 'random' or 'cyclic'", sampling)
     epoch = -(-inputs.n // batch_size)
-    if max_iterations is None:
-        max_iterations = 5000 if method == "classic" else 200 * epoch
-    max_iterations = _positive_int(max_iterations, "max_iterations", owner)
+    cap, _ = iteration_cap(owner, 5000 if method == "classic" else 200 * epoch, max_iterations)
     if check_every is None:
         check_every = 10 if method == "classic" else epoch
     check_every = _positive_int(check_every, "check_every", owner)
     coef = _initial_mu(mu0, inputs, owner)
-    tracker = _Tracker(float(tol), improvement_tol, callback, time.perf_counter())
-    dual = _DualBound(inputs, fixed_marginals=True)
-    run = _classic if method == "classic" else _stochastic
-    k = run(inputs, coef, _STEP_CODES[step], params, iterate, max_iterations, check_every,
-            batch_size, sampling, seed, tracker, dual)
+    run = _Run(inputs, _STEP_CODES[step], params, iterate, check_every,
+               Tracker(f"subgradient-{method}", max_iterations=cap, tol=float(tol),
+                       callback=callback),
+               _DualBound(inputs, fixed_marginals=True), _Stall(improvement_tol))
+    k = (_classic(run, coef) if method == "classic"
+         else _stochastic(run, coef, batch_size, sampling, seed))
     logger.info("%s (%s, %s): %d iterations, objective %.6g, gap %.3g", owner, method, step, k,
-                tracker.best_value, tracker.gap)
-    return tracker.solution(
-        f"subgradient-{method}", k,
-        {"method": method, "step": step, "step_params": params, "iterate": iterate,
-         "batch_size": batch_size if method == "stochastic" else inputs.n},
-        dual,
-    )
+                run.tracker.best_value, run.tracker.gap)
+    return _finish(run.tracker, run.dual,
+                   {"method": method, "step": step, "step_params": params, "iterate": iterate,
+                    "batch_size": batch_size if method == "stochastic" else inputs.n})
+
+
+@dataclass
+class _Run:
+    """What every subgradient loop shares: the inputs, the step rule (code and parameters of
+    section 3.3.3), the iterate rule, the check period, the tracker (best point, limits,
+    events), the ergodic dual bound and the improvement rule."""
+
+    inputs: _Inputs
+    code: int
+    params: dict
+    iterate: str
+    check_every: int
+    tracker: Tracker
+    dual: _DualBound
+    stall: _Stall
+
+    @property
+    def first(self) -> float:
+        """The rule's leading parameter: gamma (constant length) or a."""
+        return self.params["gamma" if "gamma" in self.params else "a"]
 
 
 def _fm_value(inputs: _Inputs, coef: np.ndarray) -> tuple[float, np.ndarray]:
@@ -933,68 +896,67 @@ def _fm_value(inputs: _Inputs, coef: np.ndarray) -> tuple[float, np.ndarray]:
     return _regularizer(coef, inputs.tau, inputs.lam) + float(values.mean()), weights
 
 
-def _checkpoint(k, max_iterations, check_every, iterate, entry, coef, avg, tracker, dual,
-                objective) -> bool:
+def _checkpoint(run: _Run, k: int, entry: dict[str, Any], coef: np.ndarray, avg: _SuffixMean,
+                objective: Callable[[np.ndarray], float]) -> bool:
     """Record iteration ``k``; every ``check_every`` iterations (and at the last) also offer the
     averaged iterate, refresh the certified lower bound and gap, and say whether to stop."""
-    if k % check_every and k != max_iterations:
-        tracker.record(entry)
+    tracker = run.tracker
+    if k % run.check_every and k != tracker.max_iterations:
+        tracker.record(k, upper=tracker.best_value, **entry)
         return False
-    if iterate == "average":
+    if run.iterate == "average":
         entry["candidate_objective"] = objective(avg.mean)
-        tracker.offer(entry["candidate_objective"], avg.mean)
+        tracker.offer(entry["candidate_objective"], mu=avg.mean)
         avg.maybe_restart(k, coef)
-    lower = dual.bound(k, tracker.best_mu, time.perf_counter() - tracker.start)
-    entry["lower_bound"] = lower
-    stop = tracker.check(lower)
-    entry["gap"] = tracker.gap
-    tracker.record(entry)
+    lower = run.dual.bound(k, _best_mu(tracker), tracker.elapsed())
+    tracker.bound(lower=lower)
+    stop = tracker.check(k) or run.stall.stalled(tracker)
+    tracker.record(k, upper=tracker.best_value, lower=lower, gap=tracker.gap, **entry)
     return stop
 
 
-def _classic(inputs, coef, code, params, iterate, max_iterations, check_every, batch_size,
-             sampling, seed, tracker, dual) -> int:
+def _classic(run: _Run, coef: np.ndarray) -> int:
     """Classic subgradient method (Algorithms 2/3) on (2.5); returns the iteration count."""
-    del batch_size, sampling, seed
+    inputs, tracker, dual = run.inputs, run.tracker, run.dual
     psi, n = inputs.psi, inputs.n
     tau = inputs.tau.reshape(coef.shape)
     lam = inputs.lam.reshape(coef.shape)
     avg = _SuffixMean(coef)
     k = 0
-    for k in range(1, max_iterations + 1):
+    for k in range(1, tracker.max_iterations + 1):
         value, weights = _fm_value(inputs, coef)
         grad = -tau + lam * np.sign(coef) + (weights.T @ psi) / n
         gnorm = float(np.linalg.norm(grad))
-        alpha = _step_size(code, params[_first(params)], params["b"], k, gnorm)
-        entry = {"iteration": k, "objective": value, "step": alpha}
-        if iterate == "best":
-            tracker.offer(value, coef)
+        alpha = _step_size(run.code, run.first, run.params["b"], k, gnorm)
+        entry = {"objective": value, "step": alpha}
+        if run.iterate == "best":
+            tracker.offer(value, mu=coef)
         dual.sums += alpha * weights
         dual.weight += alpha
         coef = coef - alpha * grad
         avg.add(coef)
-        if _checkpoint(k, max_iterations, check_every, iterate, entry, coef, avg, tracker, dual,
-                       lambda mu: _fm_value(inputs, mu)[0]):
+        if _checkpoint(run, k, entry, coef, avg, lambda mu: _fm_value(inputs, mu)[0]):
             break
-    if iterate == "best":
-        tracker.offer(_fm_value(inputs, coef)[0], coef)
+    if run.iterate == "best":
+        tracker.offer(_fm_value(inputs, coef)[0], mu=coef)
     return k
 
 
-def _stochastic(inputs, coef, code, params, iterate, max_iterations, check_every, batch_size,
-                sampling, seed, tracker, dual) -> int:
+def _stochastic(run: _Run, coef: np.ndarray, batch_size: int, sampling: str,
+                seed: int | None) -> int:
     """Stochastic subgradient method (section 3.4) on (2.5); returns the iteration count."""
+    inputs, tracker, dual = run.inputs, run.tracker, run.dual
     psi, n = inputs.psi, inputs.n
+    max_iterations = tracker.max_iterations
     rng = np.random.default_rng(seed)
     tau = inputs.tau.reshape(coef.shape)
     lam = inputs.lam.reshape(coef.shape)
     coef = coef.copy()
     avg = _SuffixMean(coef)
-    a = params[_first(params)]
     queue = np.empty(0, dtype=np.int64)
     k = 0
     while k < max_iterations:
-        n_steps = min(check_every, max_iterations - k)
+        n_steps = min(run.check_every, max_iterations - k)
         need = n_steps * batch_size
         while queue.size < need:
             if sampling == "shuffle":
@@ -1006,25 +968,22 @@ def _stochastic(inputs, coef, code, params, iterate, max_iterations, check_every
             queue = np.concatenate([queue, fresh])
         order, queue = queue[:need], queue[need:]
         steps = np.empty(n_steps)
-        _stochastic_chunk(psi, coef, avg.mean, tau, lam, order, batch_size, k, avg.count, code,
-                          a, params["b"], dual.sums, dual.weight, steps)
+        _stochastic_chunk(psi, coef, avg.mean, tau, lam, order, batch_size, k, avg.count,
+                          run.code, run.first, run.params["b"], dual.sums, dual.weight, steps)
         avg.count += n_steps
         k += n_steps
-        candidate = avg.mean if iterate == "average" else coef
+        candidate = avg.mean if run.iterate == "average" else coef
         value = _fm_value(inputs, candidate)[0]
-        tracker.offer(value, candidate)
+        tracker.offer(value, mu=candidate)
         avg.maybe_restart(k, coef)
-        lower = dual.bound(k, tracker.best_mu, time.perf_counter() - tracker.start)
-        stop = tracker.check(lower)
-        tracker.record({"iteration": k, "objective": value, "step": float(steps[-1]),
-                        "lower_bound": lower, "gap": tracker.gap})
+        lower = dual.bound(k, _best_mu(tracker), tracker.elapsed())
+        tracker.bound(lower=lower)
+        stop = tracker.check(k) or run.stall.stalled(tracker)
+        tracker.record(k, objective=value, upper=tracker.best_value, step=float(steps[-1]),
+                       lower=lower, gap=tracker.gap)
         if stop:
             break
     return k
-
-
-def _first(params: dict) -> str:
-    return "gamma" if "gamma" in params else "a"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1040,7 +999,7 @@ def constrained_subgradient(
     step: str = "a/sqrt(k)",
     step_params: dict[str, float] | None = None,
     iterate: str = "best",
-    max_iterations: int = 20000,
+    max_iterations: int | None = None,
     tol: float = 1e-3,
     improvement_tol: float | None = None,
     check_every: int = 100,
@@ -1070,7 +1029,8 @@ def constrained_subgradient(
         Best point over the iterates (default; free, every iteration evaluates (2.2)) or best
         over the running means evaluated every ``check_every`` iterations.
     max_iterations, tol, improvement_tol, check_every, mu0, callback
-        As in :func:`fixed_marginals_subgradient`; the lower bound comes from the step-weighted
+        As in :func:`fixed_marginals_subgradient` (``max_iterations`` default 20,000); the
+        lower bound comes from the step-weighted
         mean of the instance/label weights of the constraint steps (a distribution over
         (x_i, y), made feasible for |E Phi - tau| <= lam by mixing with the empirical one).
 
@@ -1084,27 +1044,40 @@ def constrained_subgradient(
     inputs = _check_inputs(psi, n_classes, y, tau, lam, owner)
     params = _step_params("constrained", step, step_params, owner)
     _check_common(iterate, tol, improvement_tol, owner)
-    max_iterations = _positive_int(max_iterations, "max_iterations", owner)
+    cap, _ = iteration_cap(owner, 20000, max_iterations)
     check_every = _positive_int(check_every, "check_every", owner)
     coef = _initial_mu(mu0, inputs, owner).copy()
-    tracker = _Tracker(float(tol), improvement_tol, callback, time.perf_counter())
+    run = _Run(inputs, _STEP_CODES[step], params, iterate, check_every,
+               Tracker("subgradient-constrained", max_iterations=cap, tol=float(tol),
+                       callback=callback),
+               _DualBound(inputs, fixed_marginals=False), _Stall(improvement_tol))
+    k, n_feasible = _constrained(run, coef)
+    solution = _finish(run.tracker, run.dual,
+                       {"step": step, "step_params": params, "iterate": iterate,
+                        "feasible_steps": n_feasible})
+    best_values = phi(solution.primal["mu"], inputs.psi, inputs.n_classes)
+    solution.primal["nu"] = np.array([float(best_values.max())])
+    return solution
+
+
+def _constrained(run: _Run, coef: np.ndarray) -> tuple[int, int]:
+    """The loop of :func:`constrained_subgradient`; returns the iteration count and the
+    number of objective (feasible) steps."""
+    inputs, tracker, dual = run.inputs, run.tracker, run.dual
     psi = inputs.psi
     tau = inputs.tau.reshape(coef.shape)
     lam = inputs.lam.reshape(coef.shape)
-    code = _STEP_CODES[step]
-    a = params[_first(params)]
     values = sorted_prefix_max(_scores(coef, psi))[0]
     nu = float(values.max())  # feasible start of (3.14)
     avg = _SuffixMean(coef)
-    dual = _DualBound(inputs, fixed_marginals=False)
     n_feasible = 0
     k = 0
-    for k in range(1, max_iterations + 1):
+    for k in range(1, tracker.max_iterations + 1):
         values, weights = sorted_prefix_max(_scores(coef, psi))
         worst = int(np.argmax(values))
         value = _regularizer(coef, inputs.tau, inputs.lam) + float(values[worst])
-        if iterate == "best":
-            tracker.offer(value, coef)
+        if run.iterate == "best":
+            tracker.offer(value, mu=coef)
         feasible = values[worst] <= nu
         if feasible:  # objective step on (3.15)
             grad = -tau + lam * np.sign(coef)
@@ -1114,27 +1087,19 @@ def constrained_subgradient(
             grad = weights[worst][:, None] * psi[worst][None, :]
             gnu = -1.0
         gnorm = math.sqrt(float(np.sum(grad * grad)) + gnu * gnu)
-        alpha = _step_size(code, a, params["b"], k, gnorm)
+        alpha = _step_size(run.code, run.first, run.params["b"], k, gnorm)
         if not feasible:
             dual.sums[worst] += alpha * weights[worst]
             dual.weight += alpha
         coef = coef - alpha * grad
         nu -= alpha * gnu
         avg.add(coef)
-        entry = {"iteration": k, "objective": value, "step": alpha, "feasible": bool(feasible)}
-        if _checkpoint(k, max_iterations, check_every, iterate, entry, coef, avg, tracker, dual,
+        entry = {"objective": value, "step": alpha, "feasible": bool(feasible)}
+        if _checkpoint(run, k, entry, coef, avg,
                        lambda mu: minimax_objective(mu, psi, inputs.n_classes, inputs.tau,
                                                     inputs.lam)):
             break
-    if iterate == "best":
+    if run.iterate == "best":
         tracker.offer(minimax_objective(coef, psi, inputs.n_classes, inputs.tau, inputs.lam),
-                      coef)
-    solution = tracker.solution(
-        "subgradient-constrained", k,
-        {"step": step, "step_params": params, "iterate": iterate,
-         "feasible_steps": n_feasible},
-        dual,
-    )
-    best_values = phi(solution.primal["mu"], psi, inputs.n_classes)
-    solution.primal["nu"] = np.array([float(best_values.max())])
-    return solution
+                      mu=coef)
+    return k, n_feasible

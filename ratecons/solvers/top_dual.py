@@ -33,9 +33,8 @@ Hot loops are compiled with numba (``cache=True``) and live in this module.
 from __future__ import annotations
 
 import logging
-import time
-import warnings
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import numba
@@ -43,11 +42,11 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize_scalar
 
-from .. import settings
 from ..canonical.top import TopForm
-from ..errors import ConvergenceWarning, parameter_error
-from ..solution import Certificate, Solution
+from ..errors import parameter_error
+from ..solution import Solution
 from .top_block import restore_feasibility, solve_block
+from .tracker import Tracker, iteration_cap
 
 __all__ = [
     "solve_top_dual",
@@ -893,8 +892,9 @@ def solve_top_dual(
     form: TopForm,
     *,
     tol: float = 1e-6,
-    max_epochs: int = 2000,
-    time_limit: float = np.inf,
+    max_iterations: int | None = None,
+    max_epochs: int | None = None,
+    time_limit: float | None = None,
     seed: int | None = 0,
     max_kernel_bytes: int = 2**30,
     check_feasibility: bool = False,
@@ -911,13 +911,14 @@ def solve_top_dual(
     ----------
     tol : float
         Stop when (primal - dual) / primal <= tol (objectives (6)/(9) and (7a)/(10a)).
-    max_epochs : int
-        Limit on epochs; an epoch is a/2 iterations on a working set of a coordinates (each
+    max_iterations, max_epochs : int, optional
+        Limit on epochs (default 2000; ``max_epochs`` is this method's own name for the cap,
+        give one of them); an epoch is a/2 iterations on a working set of a coordinates (each
         iteration updates two coordinates; fewer when kernel columns are computed by rows, so
         that ``time_limit`` is checked often enough), followed by an exact recomputation of the
         scores and of the duality gap.
-    time_limit : float
-        Wall-clock limit in seconds.
+    time_limit : float, optional
+        Wall-clock limit in seconds (the active :mod:`ratecons.limits` apply too).
     seed : int, optional
         Seeds the random start and the random coordinates k.
     max_kernel_bytes : int
@@ -950,8 +951,45 @@ def solve_top_dual(
         Algorithm 2's pairwise updates on it, which stall on low-rank linear kernels (see
         docs/ranking.md).
     callback : callable, optional
-        Receives one dict per epoch (epoch, primal, dual, gap, time).
+        Receives one event per epoch (:data:`ratecons.solvers.tracker.EVENT_KEYS`: the
+        epoch as ``iteration``, the primal (6)/(9) as ``upper``, the dual (7a)/(10a) as
+        ``lower``, their ``gap``; ``relative_gap``, ``iterations``, ``active``).
     """
+    _check_options(selection, working_set_size, block_solver, tol)
+    cap, cap_name = iteration_cap("dual_ca", 2000, max_iterations, max_epochs=max_epochs)
+    tracker = Tracker("dual coordinate ascent (Alg 2)", max_iterations=cap, cap_name=cap_name,
+                      time_limit=time_limit, tol=tol, relative=True, callback=callback)
+    run = _DualRun.start(form, np.random.default_rng(seed), max_kernel_bytes,
+                         linear_exact=block_solver == "exact", working_set_size=working_set_size,
+                         check_feasibility=check_feasibility)
+    options = (selection == "greedy", group_moves, shrinking)
+    primal = dual = gap = np.nan
+    previous_gap = np.inf
+    scale = 1.0
+    for epoch in range(1, cap + 1):
+        act = run.working_set(epoch, shrinking)
+        if run.exact_blocks:
+            run.exact_epoch(act)
+        else:
+            run.pairwise_epoch(act, *options[:2])
+        primal, scale, dual, gap = run.bounds()
+        tracker.lower, tracker.upper = form.lam * dual, form.lam * primal
+        stop = tracker.check(epoch)
+        tracker.record(epoch, upper=tracker.upper, lower=tracker.lower, gap=tracker.gap,
+                       relative_gap=gap, iterations=run.iterations, active=act.size)
+        if stop:
+            break
+        if run.exact_blocks and gap > 0.5 * previous_gap:
+            run.ws_size = min(2 * run.ws_size, form.m)  # the gap did not halve: larger blocks
+        previous_gap = gap
+    if run.linear and not run.exact_blocks:  # w and the objectives without the rounding
+        run.s, run.w = run.exact_scores()
+        primal, scale, dual, gap = run.bounds()
+    return run.solution(tracker, primal, scale, dual, gap)
+
+
+def _check_options(selection: str, working_set_size: int | None, block_solver: str,
+                   tol: float) -> None:
     if selection not in ("greedy", "random"):
         raise parameter_error("selection", "dual_ca", "'greedy' or 'random'", selection)
     if working_set_size is not None and (isinstance(working_set_size, bool)
@@ -963,151 +1001,179 @@ def solve_top_dual(
         raise parameter_error("block_solver", "dual_ca", "'exact' or 'pairs'", block_solver)
     if not tol > 0:
         raise parameter_error("tol", "dual_ca", "a float > 0", tol)
-    start = time.perf_counter()
-    rng = np.random.default_rng(seed)
-    linear = form.linear_model and form.gram is None
-    use_matrix = not linear and form.gram_bytes <= max_kernel_bytes
-    Kmat: np.ndarray | None = None
-    P: Any = np.zeros((1, 1))
-    Q: Any = None
-    if linear or not use_matrix:
-        if form.gram is not None:
-            raise MemoryError(f"the precomputed {form.m} x {form.m} kernel matrix does not fit "
-                              f"in max_kernel_bytes={max_kernel_bytes}.")
-        P = form.points()
-    signs = form.signs
-    if linear:  # rows of S P: the working-set blocks of K are Q_W Q_W^T (eq. 14)
-        Q = (sp.diags(signs) @ P).tocsr() if sp.issparse(P) else signs[:, None] * P
-    if use_matrix:
-        Kmat = form.signed_gram()
-    P_dense = (np.zeros((1, 1)) if use_matrix or linear
-               else (P.toarray() if sp.issparse(P) else np.ascontiguousarray(P)))
-    sqn = np.einsum("ij,ij->i", P_dense, P_dense) if P_dense.shape[0] > 1 else np.zeros(1)
-    diag = form.diagonal()
-    exact_blocks = linear and block_solver == "exact"
-    if exact_blocks:  # v = 0 is feasible; the first block moves it
-        alpha, beta, delta = np.zeros(form.n_pos), np.zeros(form.n_tilde), 0.0
-    else:
-        alpha, beta, delta = (_sparse_start if linear else _initial_point)(form, rng)
-    v = np.concatenate([alpha, beta])
-    s, w = _exact_scores(form, v, Kmat, P, max_kernel_bytes)
-    n = form.n_pos
-    hinge = form.surrogate == "hinge"
-    patmat = form.family == "patmat"
-    K = int(form.K) if form.K is not None else 1
-    ntau = form.n_tilde * float(form.tau) if patmat else 0.0
-    state = np.array([delta, float(beta @ beta)])
-    stats = np.zeros(2)
-    history: list[dict[str, Any]] = []
-    iterations = 0
-    status = settings.ITERATION_LIMIT
-    primal = dual = np.nan
-    scale = 1.0
-    epoch = 0
-    spec = form.kernel
-    n_active = form.m
-    ws_size = max(400, form.m // 50) if working_set_size is None else int(working_set_size)
-    for epoch in range(1, max_epochs + 1):
-        if linear:
-            act = _decomposition_set(form, v, s, state[0], ws_size, keep_free=exact_blocks)
-        elif shrinking and epoch > 1:
-            act = _working_set(form, v, s, state[0])
+
+
+@dataclass
+class _DualRun:
+    """The state of one run of :func:`solve_top_dual`: the kernel (a precomputed matrix, the
+    points to compute columns from, or Q = S P for linear models), the dual point
+    v = (alpha, beta), its scores s = K v (and w for linear models), state = [delta,
+    sum beta^2], stats = [max violation seen, accepted steps]."""
+
+    form: TopForm
+    rng: np.random.Generator
+    max_kernel_bytes: int
+    linear: bool
+    use_matrix: bool
+    exact_blocks: bool
+    check_feasibility: bool
+    Kmat: np.ndarray | None
+    P: Any
+    Q: Any
+    P_dense: np.ndarray
+    sqn: np.ndarray
+    diag: np.ndarray
+    v: np.ndarray
+    s: np.ndarray
+    w: np.ndarray | None
+    state: np.ndarray
+    ws_size: int
+    stats: np.ndarray = field(default_factory=lambda: np.zeros(2))
+    iterations: int = 0
+
+    @classmethod
+    def start(cls, form: TopForm, rng: np.random.Generator, max_kernel_bytes: int, *,
+              linear_exact: bool, working_set_size: int | None,
+              check_feasibility: bool) -> _DualRun:
+        """The kernel's representation and the starting point (v = 0 for the exact blocks,
+        else :func:`_sparse_start` / :func:`_initial_point`)."""
+        linear = form.linear_model and form.gram is None
+        use_matrix = not linear and form.gram_bytes <= max_kernel_bytes
+        P: Any = np.zeros((1, 1))
+        Q: Any = None
+        if linear or not use_matrix:
+            if form.gram is not None:
+                raise MemoryError(f"the precomputed {form.m} x {form.m} kernel matrix does not "
+                                  f"fit in max_kernel_bytes={max_kernel_bytes}.")
+            P = form.points()
+        if linear:  # rows of S P: the working-set blocks of K are Q_W Q_W^T (eq. 14)
+            Q = ((sp.diags(form.signs) @ P).tocsr() if sp.issparse(P)
+                 else form.signs[:, None] * P)
+        Kmat = form.signed_gram() if use_matrix else None
+        P_dense = (np.zeros((1, 1)) if use_matrix or linear
+                   else (P.toarray() if sp.issparse(P) else np.ascontiguousarray(P)))
+        sqn = (np.einsum("ij,ij->i", P_dense, P_dense) if P_dense.shape[0] > 1
+               else np.zeros(1))
+        exact_blocks = linear and linear_exact
+        if exact_blocks:  # v = 0 is feasible; the first block moves it
+            alpha, beta, delta = np.zeros(form.n_pos), np.zeros(form.n_tilde), 0.0
         else:
-            act = np.arange(form.m)
+            alpha, beta, delta = (_sparse_start if linear else _initial_point)(form, rng)
+        ws_size = (max(400, form.m // 50) if working_set_size is None
+                   else int(working_set_size))
+        run = cls(form, rng, max_kernel_bytes, linear, use_matrix, exact_blocks,
+                  check_feasibility, Kmat, P, Q, P_dense, sqn, form.diagonal(),
+                  np.concatenate([alpha, beta]), np.zeros(form.m), None,
+                  np.array([delta, float(beta @ beta)]), ws_size)
+        run.s, run.w = run.exact_scores()
+        return run
+
+    @property
+    def delta(self) -> float | None:
+        return self.state[0] if self.form.family == "patmat" else None
+
+    def exact_scores(self) -> tuple[np.ndarray, np.ndarray | None]:
+        return _exact_scores(self.form, self.v, self.Kmat, self.P, self.max_kernel_bytes)
+
+    def working_set(self, epoch: int, shrinking: bool) -> np.ndarray:
+        """The coordinates of this epoch (:func:`_decomposition_set` for linear models,
+        :func:`_working_set` when shrinking kernel models, else all)."""
+        if self.linear:
+            return _decomposition_set(self.form, self.v, self.s, self.state[0], self.ws_size,
+                                      keep_free=self.exact_blocks)
+        if shrinking and epoch > 1:
+            return _working_set(self.form, self.v, self.s, self.state[0])
+        return np.arange(self.form.m)
+
+    def exact_epoch(self, act: np.ndarray) -> None:
+        """Linear models, ``block_solver="exact"``: the block's QP solved to optimality
+        (:func:`ratecons.solvers.top_block.solve_block`)."""
+        form, v, n = self.form, self.v, self.form.n_pos
+        na = int(np.searchsorted(act, n))
+        a_off = float(v[:n].sum() - v[act[:na]].sum())
+        b_off = float(v[n:].sum() - v[act[na:]].sum())
+        v_act, block_status = solve_block(form, self.Q[act], v[act], na, self.w, a_off, b_off)
+        if block_status in ("Solved", "AlmostSolved") and np.all(np.isfinite(v_act)):
+            v[act] = v_act  # otherwise the block keeps its values; W grows
+            self.v = v = restore_feasibility(form, v)
+        if form.family == "patmat":
+            self.state[0] = form.optimal_delta(v[n:])
+        if self.check_feasibility:
+            self.stats[0] = max(self.stats[0], form.dual_violation(v, self.delta))
+        self.s, self.w = self.exact_scores()
+        self.iterations += 1
+
+    def pairwise_epoch(self, act: np.ndarray, greedy: bool, group_moves: bool) -> None:
+        """Algorithm 2's pairwise updates on the working set ``act`` (compiled,
+        :func:`_epochs`), on the block Q_W Q_W^T of a linear model or on the kernel."""
+        form, v, n = self.form, self.v, self.form.n_pos
         n_active = act.size
         na = int(np.searchsorted(act, n))
         alpha, beta = v[act[:na]].copy(), v[act[na:]].copy()
         a_off = float(v[:n].sum() - alpha.sum())
-        if exact_blocks:
-            Qa = Q[act]
-            v_act, block_status = solve_block(form, Qa, v[act], na, w, a_off,
-                                              float(v[n:].sum() - beta.sum()))
-            if block_status in ("Solved", "AlmostSolved") and np.all(np.isfinite(v_act)):
-                v[act] = v_act  # otherwise the block keeps its values; W grows below
-                v = restore_feasibility(form, v)
-            if patmat:
-                state[0] = form.optimal_delta(v[n:])
-            if check_feasibility:
-                stats[0] = max(stats[0], form.dual_violation(v, state[0] if patmat else None))
-            s, w = _exact_scores(form, v, Kmat, P, max_kernel_bytes)
-            iterations += 1
+        chunk = max(1, n_active // 2)
+        if self.linear:  # the block of K on the working set, O(a^2 d)
+            Qa = self.Q[act]
+            block = Qa @ Qa.T
+            block = block.toarray() if sp.issparse(block) else np.asarray(block)
+            loop_idx, loop_mat, loop_use = np.arange(n_active), block, True
+            chunk = 2 * n_active
         else:
-            s_act = s[act].copy()
-            chunk = max(1, n_active // 2)
-            if linear:  # the block of K on the working set, O(a^2 d)
-                Qa = Q[act]
-                block = Qa @ Qa.T
-                block = block.toarray() if sp.issparse(block) else np.asarray(block)
-                loop_idx, loop_mat, loop_use = np.arange(n_active), block, True
-                chunk = 2 * n_active
-            else:
-                loop_idx, loop_use = act, use_matrix
-                loop_mat = Kmat if Kmat is not None else np.zeros((1, 1))
-            if not loop_use:  # columns cost O(a d): keep epochs short enough for time_limit
-                chunk = max(1, min(chunk, int(2e8 // max(1, n_active * P_dense.shape[1]))))
-            _epochs(chunk, int(rng.integers(2**31 - 1)), alpha, beta, state, s_act, diag[act],
-                    form.C, K, hinge, patmat, form.theta, ntau, loop_idx, loop_mat, loop_use,
-                    P_dense, sqn, signs, spec.code if spec.code < 3 else 0, spec.gamma,
-                    spec.degree, spec.coef0, check_feasibility, selection == "greedy",
-                    group_moves, a_off, stats)
-            iterations += chunk
-            if linear:  # w += Q_W^T (v_W' - v_W), s = Q w: O(a d + m d), one pass over the data
-                w = w + np.asarray(Qa.T @ (np.concatenate([alpha, beta]) - v[act])).ravel()
-                s = np.asarray(Q @ w).ravel()
-            v[act[:na]] = alpha
-            v[act[na:]] = beta
-            if not linear:
-                s, w = _exact_scores(form, v, Kmat, P, max_kernel_bytes)
-        primal, scale = (_scaled_primal(form, s, float(v @ s)) if linear
-                         else (form.primal_from_dual_scores(v, s), 1.0))
-        dual = form.dual_c(v, s, state[0] if patmat else None)
-        gap = (primal - dual) / max(abs(primal), 1e-300)
-        elapsed = time.perf_counter() - start
-        record = {"epoch": epoch, "iterations": iterations, "active": n_active,
-                  "primal": form.lam * primal,
-                  "dual": form.lam * dual, "relative_gap": gap, "time": elapsed}
-        history.append(record)
-        if callback is not None:
-            callback(record)
-        logger.debug("epoch %d: primal %.10g dual %.10g gap %.3g", epoch, primal, dual, gap)
-        if gap <= tol:
-            status = settings.OPTIMAL
-            break
-        if exact_blocks and len(history) > 1 and gap > 0.5 * history[-2]["relative_gap"]:
-            ws_size = min(2 * ws_size, form.m)  # the gap did not halve: larger blocks
-        if elapsed >= time_limit:
-            status = settings.TIME_LIMIT
-            break
-    if linear and not exact_blocks:  # w and the objectives without the updates' rounding
-        s, w = _exact_scores(form, v, Kmat, P, max_kernel_bytes)
-        primal, scale = _scaled_primal(form, s, float(v @ s))
-        dual = form.dual_c(v, s, state[0] if patmat else None)
-        gap = (primal - dual) / max(abs(primal), 1e-300)
-    if linear:  # the model is c w(v), the upper bound's point
-        s, w = scale * s, scale * w
-    if status != settings.OPTIMAL:
-        warnings.warn(f"dual coordinate ascent stopped ({status}) after {epoch} epochs with "
-                      f"relative duality gap {gap:.3g} > tol={tol:g}.", ConvergenceWarning,
-                      stacklevel=2)
-    alpha, beta = v[:n], v[n:]
-    t = form.threshold_from_scores(-s[n:])
-    lam = form.lam
-    details = {"epochs": epoch, "iterations": iterations, "relative_gap": gap,
-               "primal_scale": scale,
-               "kernel_matrix": ("working-set blocks (linear)" if linear
-                                 else "precomputed" if use_matrix else "computed by rows"),
-               "accepted_steps": int(stats[1]), "C": form.C}
-    if check_feasibility:
-        details["max_violation_any_step"] = float(stats[0])
-    cert = Certificate(lower_bound=lam * dual, upper_bound=lam * primal,
-                       gap=lam * (primal - dual),
-                       max_violation=form.dual_violation(v, state[0] if patmat else None),
-                       details=details)
-    primal_vars: dict[str, Any] = {"alpha": alpha, "beta": beta, "t": t, "scores": s}
-    if patmat:
-        primal_vars["delta"] = float(state[0])
-    if w is not None:
-        primal_vars["w"] = w
-    return Solution(status=status, objective=lam * primal, primal=primal_vars,
-                    certificate=cert, history=history, solver="dual coordinate ascent (Alg 2)",
-                    solve_time=time.perf_counter() - start)
+            loop_idx, loop_use = act, self.use_matrix
+            loop_mat = self.Kmat if self.Kmat is not None else np.zeros((1, 1))
+        if not loop_use:  # columns cost O(a d): keep epochs short enough for time_limit
+            chunk = max(1, min(chunk, int(2e8 // max(1, n_active * self.P_dense.shape[1]))))
+        spec = form.kernel
+        patmat = form.family == "patmat"
+        _epochs(chunk, int(self.rng.integers(2**31 - 1)), alpha, beta, self.state,
+                self.s[act].copy(), self.diag[act], form.C,
+                int(form.K) if form.K is not None else 1, form.surrogate == "hinge", patmat,
+                form.theta, form.n_tilde * float(form.tau) if patmat else 0.0, loop_idx,
+                loop_mat, loop_use, self.P_dense, self.sqn, form.signs,
+                spec.code if spec.code < 3 else 0, spec.gamma, spec.degree, spec.coef0,
+                self.check_feasibility, greedy, group_moves, a_off, self.stats)
+        self.iterations += chunk
+        if self.linear:  # w += Q_W^T (v_W' - v_W), s = Q w: O(a d + m d), one data pass
+            self.w = self.w + np.asarray(
+                Qa.T @ (np.concatenate([alpha, beta]) - v[act])).ravel()
+            self.s = np.asarray(self.Q @ self.w).ravel()
+        v[act[:na]] = alpha
+        v[act[na:]] = beta
+        if not self.linear:
+            self.s, self.w = self.exact_scores()
+
+    def bounds(self) -> tuple[float, float, float, float]:
+        """The primal (6)/(9) (for linear models the best along the ray of w(v),
+        :func:`_scaled_primal`) with its scale, the dual (7a)/(10a) and the relative gap."""
+        form = self.form
+        if self.linear:
+            primal, scale = _scaled_primal(form, self.s, float(self.v @ self.s))
+        else:
+            primal, scale = form.primal_from_dual_scores(self.v, self.s), 1.0
+        dual = form.dual_c(self.v, self.s, self.delta)
+        return primal, scale, dual, (primal - dual) / max(abs(primal), 1e-300)
+
+    def solution(self, tracker: Tracker, primal: float, scale: float, dual: float,
+                 gap: float) -> Solution:
+        """The Solution at the last point (for linear models the model is c w(v), the upper
+        bound's point)."""
+        form, n, lam = self.form, self.form.n_pos, self.form.lam
+        s, w = (scale * self.s, scale * self.w) if self.linear else (self.s, self.w)
+        details = {"epochs": tracker.iterations, "iterations": self.iterations,
+                   "relative_gap": gap, "primal_scale": scale,
+                   "kernel_matrix": ("working-set blocks (linear)" if self.linear
+                                     else "precomputed" if self.use_matrix
+                                     else "computed by rows"),
+                   "accepted_steps": int(self.stats[1]), "C": form.C}
+        if self.check_feasibility:
+            details["max_violation_any_step"] = float(self.stats[0])
+        primal_vars: dict[str, Any] = {"alpha": self.v[:n], "beta": self.v[n:],
+                                       "t": form.threshold_from_scores(-s[n:]), "scores": s}
+        if form.family == "patmat":
+            primal_vars["delta"] = float(self.state[0])
+        if w is not None:
+            primal_vars["w"] = w
+        return tracker.solution(
+            primal_vars, objective=lam * primal, lower=lam * dual, upper=lam * primal,
+            gap=lam * (primal - dual), max_violation=form.dual_violation(self.v, self.delta),
+            details=details, advice=f"Relative duality gap {gap:.3g} > tol={tracker.tol:g}.")
