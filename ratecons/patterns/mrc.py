@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import settings
 from ..canonical.mrc import MAX_ENUMERATED_CLASSES, MRCForm, max_subset_value
+from ..comparison import objective_rel_gap
 from ..data import Dataset, Subset
 from ..errors import DataError, SpecError
 from ..moments import MinimaxRisk, MomentSet
@@ -241,12 +242,10 @@ class MRCPattern(Pattern):
 
     def compare(self, problem: Any, result: Result, reference: Result) -> dict[str, Any]:
         form = _form_of(problem)
-        rows: dict[str, Any] = {"objective": (result.objective, reference.objective)}
-        if np.isfinite(result.objective) and np.isfinite(reference.objective):
-            rows["objective_rel_gap"] = abs(result.objective - reference.objective) / max(
-                1.0, abs(reference.objective))
-        else:
-            rows["objective_rel_gap"] = None
+        rows: dict[str, Any] = {
+            "objective": (result.objective, reference.objective),
+            "objective_rel_gap": objective_rel_gap(result.objective, reference.objective),
+        }
         if result.has_model and reference.has_model:
             a, b = result.mu, reference.mu
             rows["objective_at_mu"] = (form.objective(a), form.objective(b))

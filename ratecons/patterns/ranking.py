@@ -31,6 +31,7 @@ import scipy.sparse as sp
 
 from .. import settings
 from ..canonical.top import TopForm
+from ..comparison import objective_rel_gap
 from ..errors import DataError, SpecError, TrivialOptimumWarning
 from ..kernels import KernelSpec
 from ..metrics import auc, tpr_at_quantile, tpr_at_top
@@ -444,7 +445,7 @@ class RankingPattern(Pattern):
         a, b = result.objective, reference.objective
         rows: dict[str, Any] = {
             "objective": (a, b),
-            "objective_rel_gap": abs(a - b) / max(1.0, abs(b)),
+            "objective_rel_gap": objective_rel_gap(a, b),
             "max_violation": (result.certificate.max_violation,
                               reference.certificate.max_violation),
         }

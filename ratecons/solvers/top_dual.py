@@ -44,6 +44,7 @@ from scipy.optimize import minimize_scalar
 
 from ..canonical.top import TopForm
 from ..errors import parameter_error
+from ..kernels import kernel_from_dot
 from ..solution import Solution
 from .top_block import restore_feasibility, solve_block
 from .tracker import Tracker, iteration_cap
@@ -59,6 +60,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _INF = np.inf
+#: the kernel formula of :mod:`ratecons.kernels`, compiled for the scalar loops below
+_kernel_from_dot = numba.njit(cache=True)(kernel_from_dot)
 
 
 # ============================================================================ initialization
@@ -224,7 +227,8 @@ def project_simplex_pair(alpha0: np.ndarray, beta0: np.ndarray, tol: float = 1e-
 @numba.njit(cache=True)
 def _column(k, idx, Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree, coef0, out):
     """Entries (idx[k], idx[i]) of the signed kernel matrix K for every i of the working set
-    ``idx``, read from memory or computed from the points (eq. 14)."""
+    ``idx``, read from memory or computed from the points (eq. 14) by the one kernel formula
+    :func:`ratecons.kernels.kernel_from_dot`."""
     m = out.size
     gk = idx[k]
     if use_matrix:
@@ -237,12 +241,7 @@ def _column(k, idx, Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree, coef0
         dot = 0.0
         for f in range(d):
             dot += P[gi, f] * P[gk, f]
-        if kcode == 0:
-            val = dot
-        elif kcode == 1:
-            val = np.exp(-gamma * max(sqn[gi] + sqn[gk] - 2.0 * dot, 0.0))
-        else:
-            val = (gamma * dot + coef0) ** degree
+        val = _kernel_from_dot(kcode, dot, sqn[gi], sqn[gk], gamma, degree, coef0)
         out[i] = signs[gi] * signs[gk] * val
 
 
