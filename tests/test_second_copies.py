@@ -12,7 +12,7 @@ import pytest
 from ratecons.comparison import objective_rel_gap
 from ratecons.kernels import KernelSpec, kernel_block, kernel_diagonal, kernel_from_dot
 from ratecons.patterns import mrc, ranking
-from ratecons.solvers.top_dual import _column
+from ratecons.solvers.top_dual_kernels import kernel_column
 
 SPECS = [KernelSpec("linear"), KernelSpec("gaussian", gamma=0.3),
          KernelSpec("polynomial", gamma=0.5, degree=3, coef0=1.0)]
@@ -34,7 +34,7 @@ def test_the_kernel_block_the_diagonal_and_the_compiled_columns_agree(spec):
     idx = np.arange(7)
     for k in range(7):
         out = np.empty(7)
-        _column(k, idx, np.zeros((1, 1)), False, P, sq, signs, spec.code, spec.gamma,
+        kernel_column(k, idx, np.zeros((1, 1)), False, P, sq, signs, spec.code, spec.gamma,
                 spec.degree, spec.coef0, out)
         np.testing.assert_allclose(out, signs[k] * signs * block[k], rtol=1e-12, atol=1e-12)
     assert kernel_from_dot(spec.code, 2.0, 1.0, 1.0, spec.gamma, spec.degree,

@@ -248,83 +248,24 @@ def solve_top_ipm(form: TopForm, *, tol: float = 1e-6, max_iterations: int | Non
                       max_iterations=cap, cap_name=cap_name, time_limit=time_limit, tol=tol,
                       relative=True, callback=callback)
     st = _structure(form)
-    b, F, E, h = st["b"], st["F"], st["E"], st["h"]
-    H0, c, bnd, g, q = st["H0"], st["c"], st["bounded"], st["g"], st["q"]
-    p, npos, d = st["p"], st["npos"], st["d"]
-    N = b.size
-    # start: w = 0 (w+ = w- = 1 with l1), xi and every slack and multiplier positive
-    y = np.where(bnd, 1.0, 0.0)
-    zeta = np.where(bnd, 1.0, 0.0)
-    xi = np.maximum(b, 0.0) + 1.0
-    s = xi - _A(st, y) - b
-    s = np.maximum(s, 1.0)
-    sig = max(1.0, abs(h - _dot(F, y) - _dot(E, xi)))
-    z = np.full(N, 0.5)  # with lambda = 1: the xi-stationarity of the hinge holds at the start
-    v = np.full(N, 0.5)
-    lam = 1.0
+    npos, d = st["npos"], st["d"]
+    x = _start(st)
     # w = 0 is a candidate: it is the optimum when no direction beats a constant score
     tracker.offer(primal_objective(form, np.zeros(d)), w=np.zeros(d))
     dual_best = None
-    n_comp = 2 * N + 1 + int(bnd.sum())
-    yb = np.where(bnd, y, 1.0)  # bounded entries of y (1 elsewhere, unused)
-
-    def unsplit(yy: np.ndarray) -> np.ndarray:
-        return yy[:d] - yy[d:2 * d] if form.l1 > 0 else yy[:d].copy()
-
+    n_comp = 2 * st["b"].size + 1 + int(st["bounded"].sum())
     for it in range(1, cap + 1):
-        # residuals of the KKT system (see the module docstring for the signs)
-        r_y = H0 @ y + c + _AT(st, z) + F * lam - zeta
-        r_xi = g + q * xi - z - v + E * lam
-        r_p1 = s - xi + _A(st, y) + b
-        r_p2 = sig - h + _dot(F, y) + _dot(E, xi)
-        mu = (_dot(z, s) + _dot(v, xi) + lam * sig + _dot(zeta, np.where(bnd, y, 0.0))) / n_comp
-        W = z / s
-        D = q + W + v / xi
-        Dinv = 1.0 / D
-        M = W - W * W * Dinv
-        H = _gram(st, M) + H0
-        H[np.diag_indices(p)] += np.where(bnd, zeta / yb, 0.0)
-        B = F + _AT(st, E * Dinv * W)
-        KKT = np.empty((p + 1, p + 1))
-        KKT[:p, :p] = H
-        KKT[:p, p] = B
-        KKT[p, :p] = B
-        KKT[p, p] = -(sig / lam + _dot(E, Dinv * E))
-        try:
-            fac = sla.lu_factor(KKT, check_finite=False)
-        except (ValueError, np.linalg.LinAlgError):
+        cur, mu = _newton_system(st, x, n_comp)
+        if cur is None:
             tracker.stop("numerical_error", "the KKT system is singular")
             break
-
-        cur = {"y": y, "xi": xi, "s": s, "sig": sig, "z": z, "v": v, "lam": lam,
-               "zeta": zeta, "yb": yb, "r_y": r_y, "r_xi": r_xi, "r_p1": r_p1, "r_p2": r_p2,
-               "W": W, "Dinv": Dinv, "fac": fac}
-        # predictor
-        yz = np.where(bnd, zeta * yb, 0.0)
-        dy, dxi, dz, dv, dl, ds, dsig, dzeta = _direction(st, cur, z * s, v * xi, lam * sig,
-                                                          yz)
-        ap, ad = _steps(st, cur, dy, dxi, dz, dv, dl, ds, dsig, dzeta)
-        mu_aff = (_dot(z + ad * dz, s + ap * ds) + _dot(v + ad * dv, xi + ap * dxi)
-                  + (lam + ad * dl) * (sig + ap * dsig)
-                  + np.where(bnd, (zeta + ad * dzeta) * (yb + ap * dy), 0.0).sum()) / n_comp
-        cen = (mu_aff / mu) ** 3
-        # corrector
-        targets = (z * s + ds * dz - cen * mu, v * xi + dv * dxi - cen * mu,
-                   lam * sig + dsig * dl - cen * mu,
-                   np.where(bnd, yz + dy * dzeta - cen * mu, 0.0))
-        dirs = _direction(st, cur, *targets)
-        ap, ad = _steps(st, cur, *dirs)
-        dirs, ap, ad = _centrality_correctors(st, cur, targets, dirs, ap, ad, cen * mu)
-        dy, dxi, dz, dv, dl, ds, dsig, dzeta = dirs
-        ap, ad = 0.99 * ap, 0.99 * ad
-        y, xi, s, sig = y + ap * dy, xi + ap * dxi, s + ap * ds, sig + ap * dsig
-        z, v, lam, zeta = z + ad * dz, v + ad * dv, lam + ad * dl, zeta + ad * dzeta
-        yb = np.where(bnd, y, 1.0)
+        x = _mehrotra_step(st, cur, mu, n_comp)
+        y, z = x["y"], x["z"]
         if not (np.all(np.isfinite(y)) and np.isfinite(mu)):
             tracker.stop("numerical_error", "the iterate is not finite")
             break
         # certificate once the interior-point measure is small
-        w = unsplit(y)
+        w = y[:d] - y[d:2 * d] if form.l1 > 0 else y[:d].copy()
         ub = primal_objective(form, w)
         tracker.offer(ub, w=w)
         event: dict[str, Any] = {"objective": ub, "mu": mu}
@@ -345,6 +286,80 @@ def solve_top_ipm(form: TopForm, *, tol: float = 1e-6, max_iterations: int | Non
     return tracker.solution({"w": w_best, "t": t}, dual=dual_best, max_violation=0.0,
                             details={"relative_gap": _relative_gap(tracker)},
                             advice="Raise max_iter or time_limit.")
+
+
+def _start(st: dict[str, Any]) -> dict[str, Any]:
+    """The starting point: w = 0 (w+ = w- = 1 with l1), xi and every slack and multiplier
+    positive; with lambda = 1 the xi-stationarity of the hinge holds at the start."""
+    b, F, E, h, bnd = st["b"], st["F"], st["E"], st["h"], st["bounded"]
+    N = b.size
+    y = np.where(bnd, 1.0, 0.0)
+    xi = np.maximum(b, 0.0) + 1.0
+    return {"y": y, "xi": xi, "s": np.maximum(xi - _A(st, y) - b, 1.0),
+            "sig": max(1.0, abs(h - _dot(F, y) - _dot(E, xi))), "z": np.full(N, 0.5),
+            "v": np.full(N, 0.5), "lam": 1.0, "zeta": np.where(bnd, 1.0, 0.0)}
+
+
+def _newton_system(st: dict[str, Any], x: dict[str, Any], n_comp: int
+                   ) -> tuple[dict[str, Any] | None, float]:
+    """The residuals of the KKT system at ``x`` (see the module docstring for the signs), the
+    interior-point measure mu and the LU factors of the reduced (p + 1) x (p + 1) system;
+    None when it is singular."""
+    b, F, E, h = st["b"], st["F"], st["E"], st["h"]
+    H0, c, bnd, g, q, p = st["H0"], st["c"], st["bounded"], st["g"], st["q"], st["p"]
+    y, xi, s, sig = x["y"], x["xi"], x["s"], x["sig"]
+    z, v, lam, zeta = x["z"], x["v"], x["lam"], x["zeta"]
+    yb = np.where(bnd, y, 1.0)  # bounded entries of y (1 elsewhere, unused)
+    r_y = H0 @ y + c + _AT(st, z) + F * lam - zeta
+    r_xi = g + q * xi - z - v + E * lam
+    r_p1 = s - xi + _A(st, y) + b
+    r_p2 = sig - h + _dot(F, y) + _dot(E, xi)
+    mu = (_dot(z, s) + _dot(v, xi) + lam * sig + _dot(zeta, np.where(bnd, y, 0.0))) / n_comp
+    W = z / s
+    Dinv = 1.0 / (q + W + v / xi)
+    H = _gram(st, W - W * W * Dinv) + H0
+    H[np.diag_indices(p)] += np.where(bnd, zeta / yb, 0.0)
+    B = F + _AT(st, E * Dinv * W)
+    KKT = np.empty((p + 1, p + 1))
+    KKT[:p, :p] = H
+    KKT[:p, p] = B
+    KKT[p, :p] = B
+    KKT[p, p] = -(sig / lam + _dot(E, Dinv * E))
+    try:
+        fac = sla.lu_factor(KKT, check_finite=False)
+    except (ValueError, np.linalg.LinAlgError):
+        return None, mu
+    return {**x, "yb": yb, "r_y": r_y, "r_xi": r_xi, "r_p1": r_p1, "r_p2": r_p2, "W": W,
+            "Dinv": Dinv, "fac": fac}, mu
+
+
+def _mehrotra_step(st: dict[str, Any], cur: dict[str, Any], mu: float, n_comp: int
+                   ) -> dict[str, Any]:
+    """One predictor-corrector step (with Gondzio's centrality correctors) from ``cur``,
+    0.99 of the way to the boundary; the new point."""
+    bnd = st["bounded"]
+    y, xi, s, sig = cur["y"], cur["xi"], cur["s"], cur["sig"]
+    z, v, lam, zeta, yb = cur["z"], cur["v"], cur["lam"], cur["zeta"], cur["yb"]
+    # predictor
+    yz = np.where(bnd, zeta * yb, 0.0)
+    dy, dxi, dz, dv, dl, ds, dsig, dzeta = _direction(st, cur, z * s, v * xi, lam * sig, yz)
+    ap, ad = _steps(st, cur, dy, dxi, dz, dv, dl, ds, dsig, dzeta)
+    mu_aff = (_dot(z + ad * dz, s + ap * ds) + _dot(v + ad * dv, xi + ap * dxi)
+              + (lam + ad * dl) * (sig + ap * dsig)
+              + np.where(bnd, (zeta + ad * dzeta) * (yb + ap * dy), 0.0).sum()) / n_comp
+    cen = (mu_aff / mu) ** 3
+    # corrector
+    targets = (z * s + ds * dz - cen * mu, v * xi + dv * dxi - cen * mu,
+               lam * sig + dsig * dl - cen * mu,
+               np.where(bnd, yz + dy * dzeta - cen * mu, 0.0))
+    dirs = _direction(st, cur, *targets)
+    ap, ad = _steps(st, cur, *dirs)
+    dirs, ap, ad = _centrality_correctors(st, cur, targets, dirs, ap, ad, cen * mu)
+    dy, dxi, dz, dv, dl, ds, dsig, dzeta = dirs
+    ap, ad = 0.99 * ap, 0.99 * ad
+    return {"y": y + ap * dy, "xi": xi + ap * dxi, "s": s + ap * ds, "sig": sig + ap * dsig,
+            "z": z + ad * dz, "v": v + ad * dv, "lam": lam + ad * dl,
+            "zeta": zeta + ad * dzeta}
 
 
 def _relative_gap(tracker: Tracker) -> float:
