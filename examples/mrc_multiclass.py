@@ -47,7 +47,7 @@ def main(quick: bool = False) -> list[dict]:
                 "test err h(y|x)": result.error(test, randomized=True), "time (s)": elapsed,
             })
             if method == "ccg":
-                histories[label] = [h["R"] for h in result.history]
+                histories[label] = [h["lower"] for h in result.history]
     print(f"{name}: n_train={train.n}, n_test={test.n}, classes={U.n_classes}")
     keys = list(rows[0])
     print(" | ".join(f"{k:>15s}" for k in keys))

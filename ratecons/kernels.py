@@ -19,7 +19,8 @@ import scipy.sparse as sp
 
 from .errors import DataError
 
-__all__ = ["KernelSpec", "kernel_block", "kernel_diagonal", "kernel_rows", "KERNEL_CODES"]
+__all__ = ["KernelSpec", "kernel_block", "kernel_diagonal", "kernel_from_dot", "kernel_rows",
+           "KERNEL_CODES"]
 
 #: integer codes used by the compiled loops of the dual coordinate ascent
 KERNEL_CODES = {"linear": 0, "gaussian": 1, "polynomial": 2, "precomputed": 3}
@@ -66,29 +67,38 @@ def _sqnorms(X: object) -> np.ndarray:
     return np.einsum("ij,ij->i", X, X)
 
 
+def kernel_from_dot(code: int, dot: np.ndarray | float, sq_a: np.ndarray | float,
+                    sq_b: np.ndarray | float, gamma: float, degree: float,
+                    coef0: float) -> np.ndarray | float:
+    """k(a, b) from <a, b> and the squared norms ||a||^2, ||b||^2: the one kernel formula.
+
+    ``code`` is :data:`KERNEL_CODES` of the kernel (not ``precomputed``). Arrays broadcast
+    (:func:`kernel_block`, :func:`kernel_diagonal`); the compiled loops of the ranking dual
+    (:mod:`ratecons.solvers.top_dual`) compile this same function for scalars with numba.
+    """
+    if code == 0:
+        return dot
+    if code == 1:
+        return np.exp(-gamma * np.maximum(sq_a + sq_b - 2.0 * dot, 0.0))
+    return (gamma * dot + coef0) ** degree
+
+
 def kernel_block(spec: KernelSpec, A: object, B: object) -> np.ndarray:
     """k(A, B): the (len(A), len(B)) matrix of kernel values (not for ``precomputed``)."""
     if spec.name == "precomputed":
         raise DataError("a precomputed kernel has no kernel function; pass kernel values.")
-    G = A @ B.T
-    G = _dense(G)
-    if spec.name == "linear":
-        return G
-    if spec.name == "polynomial":
-        return (spec.gamma * G + spec.coef0) ** spec.degree
-    D = _sqnorms(A)[:, None] + _sqnorms(B)[None, :] - 2.0 * G
-    np.maximum(D, 0.0, out=D)
-    return np.exp(-spec.gamma * D)
+    G = _dense(A @ B.T)
+    if spec.name != "gaussian":  # the norms enter the gaussian kernel only
+        return kernel_from_dot(spec.code, G, 0.0, 0.0, spec.gamma, spec.degree, spec.coef0)
+    return kernel_from_dot(spec.code, G, _sqnorms(A)[:, None], _sqnorms(B)[None, :],
+                           spec.gamma, spec.degree, spec.coef0)
 
 
 def kernel_diagonal(spec: KernelSpec, A: object) -> np.ndarray:
     """k(a, a) for every row a of A."""
-    if spec.name == "gaussian":
-        return np.ones(A.shape[0])
     sq = _sqnorms(A)
-    if spec.name == "linear":
-        return sq
-    return (spec.gamma * sq + spec.coef0) ** spec.degree
+    return np.broadcast_to(kernel_from_dot(spec.code, sq, sq, sq, spec.gamma, spec.degree,
+                                           spec.coef0), sq.shape).astype(np.float64)
 
 
 def kernel_rows(spec: KernelSpec, A: object, B: object, block_bytes: int = 2**27):

@@ -5,7 +5,7 @@
 *active* limits of the solve (:func:`limits_scope`) and hands the method's own options on:
 
 - ``max_iterations`` goes to the method's own iteration option when it has one under another
-  name (``max_iter``, ``max_epochs``, CCG's round cap ``k_max``); a method with no loop of its own
+  name (:data:`ITERATION_ALIASES`); a method with no loop of its own
   (one backend call: ``lp``, ``hinge``, the ``cvxpy`` references) passes it to the backend as its
   iteration limit (:attr:`Limits.backend_iterations`);
 - ``time_limit`` goes to the method when it takes one, and is also the deadline that every loop
@@ -32,8 +32,12 @@ from .errors import parameter_error
 
 __all__ = ["ITERATION_ALIASES", "Limits", "active", "finish", "limits_scope", "split_options"]
 
-#: the names under which methods call their own iteration cap, tried in this order
-ITERATION_ALIASES = ("max_iterations", "max_iter", "max_epochs", "k_max")
+#: the names under which methods call their own iteration cap, tried in this order. The
+#: methods of the minimax-risk and ranking patterns take ``max_iterations`` themselves and
+#: resolve it against their own names (``k_max``, ``max_epochs``, ``max_iter``) through
+#: :func:`ratecons.solvers.tracker.iteration_cap`; ``max_iter`` remains for the robust
+#: methods (``lbfgs``, ``fsg``, ...), until they do the same
+ITERATION_ALIASES = ("max_iterations", "max_iter")
 
 
 @dataclass(frozen=True)

@@ -5,33 +5,30 @@ CVXPY calls of the generic chain) to a ``callback(event)`` with keys such as ``i
 ``stage``, ``objective``, ``gap``, ``lower``, ``upper`` and ``max_violation``.
 :func:`solve_progress` wraps that callback at the dispatch level (no solver knows about it)
 with a ``tqdm`` bar, shown when ``verbose=True``, or when ``verbose=None`` and standard error is a
-terminal. It also keeps solver banners off standard output, so ``ratecons solve --json`` prints
-JSON alone.
+terminal. It also keeps HiGHS' banner off standard output
+(:func:`ratecons.backends.highs.silence_banner`), so ``ratecons solve --json`` prints JSON
+alone.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["SYNONYMS", "normalized", "show_progress", "silence_highs_banner", "solve_progress"]
+from .backends.highs import silence_banner
+
+__all__ = ["SYNONYMS", "normalized", "show_progress", "solve_progress"]
 
 Callback = Callable[[dict[str, Any]], None]
-_BANNER_SILENCED = False
 #: event keys shown next to the bar, in this order
 _SHOWN = ("objective", "gap", "max_violation", "lower", "upper")
-#: the methods' own names for the shared keys: the iteration counter, the objective, a lower
-#: and an upper bound on the optimum, and the gap between them
+#: the methods' own names for the shared keys (:data:`ratecons.solvers.tracker.EVENT_KEYS`,
+#: which every solver built on the tracker uses): only the robust methods' certified lower
+#: bound is still called otherwise
 SYNONYMS = {
-    "epoch": "iteration",      # dual coordinate ascent (ranking at the top)
-    "R": "lower",              # constraint generation: the restricted LP's value (minimax risk)
-    "lower_bound": "lower",    # certified bounds of the robust and subgradient methods
-    "dual": "lower",           # dual coordinate ascent: the dual objective
-    "primal": "upper",         # ... and the primal one
-    "relative_gap": "gap",
+    "lower_bound": "lower",
 }
 
 
@@ -53,29 +50,6 @@ def show_progress(verbose: bool | None) -> bool:
     return bool(getattr(stream, "isatty", lambda: False)())
 
 
-def silence_highs_banner() -> None:
-    """HiGHS prints a two-line banner on standard output when the process creates its first
-    solver object, before any option can turn output off. Create that first object here with
-    file descriptor 1 pointed at /dev/null, once per process."""
-    global _BANNER_SILENCED
-    if _BANNER_SILENCED:
-        return
-    _BANNER_SILENCED = True
-    try:
-        import highspy
-    except ImportError:  # pragma: no cover - highspy is a dependency
-        return
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 1)
-            highspy.Highs()
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-
-
 def _postfix(event: dict[str, Any]) -> str:
     event = normalized(event)
     parts = [str(event["stage"])] if event.get("stage") else []
@@ -93,7 +67,7 @@ def solve_progress(method: str, callback: Callback | None,
 
     Used as ``with solve_progress(name, callback, verbose) as cb: run(..., callback=cb)``.
     """
-    silence_highs_banner()
+    silence_banner()
     if not show_progress(verbose):
         yield callback
         return

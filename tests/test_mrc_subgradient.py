@@ -25,6 +25,7 @@ from ratecons.canonical.mrc import MRCForm, all_subset_masks
 from ratecons.errors import ConvergenceWarning, DataError, SpecError, UnknownOptionError
 from ratecons.reductions.to_cvxpy import solve_mrc_cvxpy
 from ratecons.settings import ITERATION_LIMIT, OPTIMAL
+from ratecons.solvers import mrc_dual_bound, mrc_phi
 from ratecons.solvers import subgradient as sg
 from tests.mrc_helpers import load, random_dataset
 
@@ -92,7 +93,7 @@ def run_quietly(fn, *args, **kwargs):
 def check_solution(sol, inst, best: float, fixed_marginals: bool, tol: float = 1e-2):
     mu = sol.primal["mu"]
     assert mu.shape == (inst.n_classes * inst.psi.shape[1],)
-    objective = sg.fixed_marginals_objective if fixed_marginals else sg.minimax_objective
+    objective = mrc_phi.fixed_marginals_objective if fixed_marginals else mrc_phi.minimax_objective
     # the reported objective is the exact value at mu, hence an upper bound on the optimum
     assert sol.objective == pytest.approx(objective(mu, *inst.args()[:2], inst.tau, inst.lam),
                                           abs=1e-12)
@@ -104,7 +105,7 @@ def check_solution(sol, inst, best: float, fixed_marginals: bool, tol: float = 1
         assert cert.gap == pytest.approx(sol.objective - cert.lower_bound)
     if sol.status == OPTIMAL:
         assert cert.gap <= cert.details.get("tol", 1e-3) + 1e-12
-    bests = [h["best_objective"] for h in sol.history]
+    bests = [h["upper"] for h in sol.history]
     assert bests and all(b2 <= b1 for b1, b2 in itertools.pairwise(bests))
 
 
@@ -116,7 +117,7 @@ def check_solution(sol, inst, best: float, fixed_marginals: bool, tol: float = 1
     lambda k: arrays(np.float64, (5, k), elements=st.floats(-5, 5, allow_subnormal=False))))
 def test_sorted_prefix_max_equals_brute_force(scores):
     n_classes = scores.shape[1]
-    values, weights = sg.sorted_prefix_max(scores)
+    values, weights = mrc_phi.sorted_prefix_max(scores)
     subsets = [c for s in range(1, n_classes + 1)
                for c in itertools.combinations(range(n_classes), s)]
     brute = np.array([[(row[list(c)].sum() - 1) / len(c) for c in subsets] for row in scores])
@@ -133,7 +134,7 @@ def test_phi_matches_brute_force_on_features(n_classes, seed):
     rng = np.random.default_rng(seed)
     psi = np.hstack([np.ones((7, 1)), rng.normal(size=(7, 3))])
     mu = rng.normal(scale=2.0, size=n_classes * 4)
-    np.testing.assert_allclose(sg.phi(mu, psi, n_classes),
+    np.testing.assert_allclose(mrc_phi.phi(mu, psi, n_classes),
                                phi_brute_force(mu, psi, n_classes), atol=1e-12)
 
 
@@ -146,11 +147,11 @@ def test_subgradient_inequality(n_classes, seed):
     m = n_classes * inst.psi.shape[1]
     mu = rng.normal(size=m) * rng.integers(0, 2, size=m)  # some exact zeros (|mu| kinks)
     other = rng.normal(scale=3.0, size=m)
-    values, grads = sg.phi_subgradient(mu, inst.psi, n_classes)
-    after = sg.phi(other, inst.psi, n_classes)
+    values, grads = mrc_phi.phi_subgradient(mu, inst.psi, n_classes)
+    after = mrc_phi.phi(other, inst.psi, n_classes)
     assert np.all(after >= values + grads @ (other - mu) - 1e-9)
     g = -inst.tau + inst.lam * np.sign(mu) + grads.mean(axis=0)
-    f = sg.fixed_marginals_objective
+    f = mrc_phi.fixed_marginals_objective
     assert f(other, *inst.args()[:2], inst.tau, inst.lam) >= \
         f(mu, *inst.args()[:2], inst.tau, inst.lam) + g @ (other - mu) - 1e-9
 
@@ -160,13 +161,13 @@ def test_subgradient_matches_finite_differences():
     rng = np.random.default_rng(0)
     inst = random_instance(30, 3, 4, 1)
     mu = rng.normal(size=4 * inst.psi.shape[1])
-    values, grads = sg.phi_subgradient(mu, inst.psi, 4)
+    values, grads = mrc_phi.phi_subgradient(mu, inst.psi, 4)
     eps = 1e-6
     numeric = np.empty_like(grads)
     for j in range(mu.size):
         step = np.zeros_like(mu)
         step[j] = eps
-        up, down = sg.phi(mu + step, inst.psi, 4), sg.phi(mu - step, inst.psi, 4)
+        up, down = mrc_phi.phi(mu + step, inst.psi, 4), mrc_phi.phi(mu - step, inst.psi, 4)
         numeric[:, j] = (up - down) / (2 * eps)
     np.testing.assert_allclose(numeric, grads, atol=1e-6)
 
@@ -186,7 +187,7 @@ def test_active_set_bound_is_valid_anywhere(fixed_marginals):
     """The active-set LP bound is a lower bound at any point and tolerance, tight at mu*."""
     inst = instance("small")
     best = optimum("small", fixed_marginals)
-    inputs = sg._check_inputs(*inst.args(), "test")
+    inputs = mrc_phi.check_inputs(*inst.args(), "test")
     solved = run_quietly(sg.fixed_marginals_subgradient if fixed_marginals
                          else sg.constrained_subgradient, *inst.args(), tol=0.0)
     center = solved.primal["mu"].reshape(inst.n_classes, -1)
@@ -195,12 +196,12 @@ def test_active_set_bound_is_valid_anywhere(fixed_marginals):
     for scale in (0.0, 0.01, 0.1, 1.0):
         coef = center + rng.normal(scale=scale, size=center.shape)
         for eps in (0.01, 0.1, 1.0, 10.0):
-            bound = sg._active_set_bound(inputs, coef, fixed_marginals, eps)
+            bound = mrc_dual_bound.active_set_bound(inputs, coef, fixed_marginals, eps)
             assert bound <= best + 1e-7
             finite += np.isfinite(bound)
     assert finite > 0
-    tight = max(sg._active_set_bound(inputs, center, fixed_marginals, eps)
-                for eps in sg.POLISH_EPS)
+    tight = max(mrc_dual_bound.active_set_bound(inputs, center, fixed_marginals, eps)
+                for eps in mrc_dual_bound.POLISH_EPS)
     assert best - 1e-3 <= tight <= best + 1e-7
 
 
@@ -210,18 +211,18 @@ def test_lower_bounds_are_certified():
     n = inst.psi.shape[0]
     empirical = np.zeros((n, inst.n_classes))
     empirical[np.arange(n), inst.y] = 1.0
-    assert sg.fixed_marginals_lower_bound(empirical, inst.psi, inst.y, inst.tau,
+    assert mrc_dual_bound.fixed_marginals_lower_bound(empirical, inst.psi, inst.y, inst.tau,
                                           inst.lam) == pytest.approx(0.0)
     rng = np.random.default_rng(0)
     for _ in range(5):
         cond = rng.dirichlet(np.ones(inst.n_classes), size=n)
-        assert sg.fixed_marginals_lower_bound(cond, inst.psi, inst.y, inst.tau,
+        assert mrc_dual_bound.fixed_marginals_lower_bound(cond, inst.psi, inst.y, inst.tau,
                                               inst.lam) <= best_fm + 1e-9
         joint = rng.dirichlet(np.ones(n * inst.n_classes)).reshape(n, inst.n_classes)
-        assert sg.minimax_lower_bound(joint, inst.psi, inst.y, inst.tau,
+        assert mrc_dual_bound.minimax_lower_bound(joint, inst.psi, inst.y, inst.tau,
                                       inst.lam) <= best_mm + 1e-9
     # an anchor that violates the moment constraints gives no bound
-    assert sg.fixed_marginals_lower_bound(empirical, inst.psi, inst.y, inst.tau + 1.0,
+    assert mrc_dual_bound.fixed_marginals_lower_bound(empirical, inst.psi, inst.y, inst.tau + 1.0,
                                           inst.lam) == -np.inf
 
 
@@ -245,7 +246,7 @@ def test_constrained_reaches_optimum(name):
     sol = run_quietly(sg.constrained_subgradient, *inst.args())
     check_solution(sol, inst, optimum(name, False), fixed_marginals=False)
     nu = sol.primal["nu"][0]
-    assert nu == pytest.approx(sg.phi(sol.primal["mu"], inst.psi, inst.n_classes).max())
+    assert nu == pytest.approx(mrc_phi.phi(sol.primal["mu"], inst.psi, inst.n_classes).max())
 
 
 @pytest.mark.parametrize("step", sorted(sg.STEP_RULES))
@@ -312,7 +313,7 @@ def test_gap_certificate_and_stopping_rules():
     assert short.status == ITERATION_LIMIT and short.certificate.details["iterations"] == 5
     with pytest.warns(ConvergenceWarning, match="improvement_tol"):
         imp = sg.fixed_marginals_subgradient(*inst.args(), tol=0.0, improvement_tol=1e-1)
-    assert imp.certificate.details["stopped_by"] == "improvement"
+    assert imp.certificate.details["stopped_by"] == "stalled"
     seen = []
     run_quietly(sg.constrained_subgradient, *inst.args(), max_iterations=300, callback=seen.append)
     assert len(seen) == 300 and seen[-1]["iteration"] == 300 and "gap" in seen[-1]
@@ -353,4 +354,4 @@ def test_bad_inputs_raise_clear_errors():
     with pytest.raises(SpecError, match="'iterate' parameter"):
         sg.constrained_subgradient(psi, k, y, tau, lam, iterate="last")
     with pytest.raises(DataError, match="mu must have"):
-        sg.phi(np.zeros(3), psi, k)
+        mrc_phi.phi(np.zeros(3), psi, k)

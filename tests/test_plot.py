@@ -60,7 +60,7 @@ def test_convergence_with_bounds_and_gap(tmp_path):
         "ccg", verbose=False)
     ax = plot.convergence(result)  # constraint generation records its restricted LP's value
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["lower"]
-    np.testing.assert_allclose(ax.lines[0].get_ydata(), [h["R"] for h in result.history])
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), [h["lower"] for h in result.history])
     _png(ax.figure, tmp_path, "mrc.png")
     with pytest.raises(rc.SpecError, match="no group"):
         plot.group_rates(result, rc.Dataset(X, y), "g")
@@ -74,11 +74,11 @@ class _Solved:
 
 
 def test_convergence_reads_each_methods_names_and_skips_missing_values():
-    # dual coordinate ascent's names; a lower bound far below the optimum at first; the gap is
+    # the shared names; a lower bound far below the optimum at first; the gap is
     # infinite until both bounds exist
-    history = [{"epoch": k, "primal": 1 + 2.0 ** -k, "dual": 1 - 50 * 2.0 ** -k,
-                "relative_gap": np.inf if k == 0 else 2.0 ** -k} for k in range(8)]
-    history[3].pop("dual")
+    history = [{"iteration": k, "upper": 1 + 2.0 ** -k, "lower": 1 - 50 * 2.0 ** -k,
+                "gap": np.inf if k == 0 else 2.0 ** -k} for k in range(8)]
+    history[3].pop("lower")
     ax = plot.convergence(_Solved(history))
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert labels == ["upper", "lower", "gap (right)"]

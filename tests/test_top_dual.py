@@ -13,12 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ratecons as rc
-from ratecons.solvers.top_dual import (
-    _decomposition_set,
-    _sparse_start,
-    lambda_of_mu,
-    project_toppushk,
-)
+from ratecons.solvers.top_dual import _decomposition_set, _sparse_start
+from ratecons.solvers.top_projections import lambda_of_mu, project_toppushk
 from tests.top_helpers import project_feasible
 
 RTOL = 1e-4  # objective agreement required by the issue

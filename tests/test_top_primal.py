@@ -16,9 +16,9 @@ import ratecons as rc
 from benchmarks.top import adult, synthetic
 from ratecons.errors import TrivialOptimumWarning
 from ratecons.patterns.ranking import REFERENCE_CLARABEL
-from ratecons.solvers.top_dual import project_toppushk
 from ratecons.solvers.top_ipm import solve_top_ipm
 from ratecons.solvers.top_primal import dual_bound, primal_objective
+from ratecons.solvers.top_projections import project_toppushk
 from tests.mrc_helpers import load
 from tests.test_top_dual import _objective
 from tests.test_top_real import _subsample

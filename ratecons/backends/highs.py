@@ -12,6 +12,7 @@ respect to the *minimization* of -c @ x. Reduced costs (``col_dual``) follow the
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -25,13 +26,35 @@ from ..canonical.matrix_lp import MatrixLP
 from ..errors import SolverError, UnknownOptionError
 from ..interrupts import call_interruptibly
 
-__all__ = ["HighsLP", "LPResult", "solve_lp"]
+__all__ = ["HighsLP", "LPResult", "silence_banner", "solve_lp"]
+
+_BANNER_SILENCED = False
 
 
 def _highspy():
     import highspy  # local import: this module is the only one that touches highspy
 
     return highspy
+
+
+def silence_banner() -> None:
+    """HiGHS prints a two-line banner on standard output when the process creates its first
+    solver object, before any option can turn output off (also when CVXPY creates it). Create
+    that first object here with file descriptor 1 pointed at /dev/null, once per process."""
+    global _BANNER_SILENCED
+    if _BANNER_SILENCED:
+        return
+    _BANNER_SILENCED = True
+    hp = _highspy()
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            hp.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def _status_map() -> dict:

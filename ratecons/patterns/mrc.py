@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import settings
 from ..canonical.mrc import MAX_ENUMERATED_CLASSES, MRCForm, max_subset_value
+from ..comparison import objective_rel_gap
 from ..data import Dataset, Subset
 from ..errors import DataError, SpecError
 from ..moments import MinimaxRisk, MomentSet
@@ -137,12 +138,13 @@ def _run_lp(
 def _run_ccg(
     problem: Any, form: MRCForm, *, seed: int | None = None, callback: Any = None,
     eps1: float = 0.0, eps2: float = 0.0, n_max: int = 400, m_max: int = 400,
-    k_max: int = 1000, features: str = "all", remove_slack: bool = True,
+    k_max: int | None = None, max_iterations: int | None = None, features: str = "all",
+    remove_slack: bool = True,
     init_full_classes: int = 8, solver: str = "simplex", time_limit: float | None = None,
     slack_patience: int = 1, stabilization: float = 0.0, start: str = "auto",
 ) -> MRCResult:
     ccg = CCG(form, eps1=eps1, eps2=eps2, n_max=n_max, m_max=m_max, k_max=k_max,
-              features=features, remove_slack=remove_slack,
+              max_iterations=max_iterations, features=features, remove_slack=remove_slack,
               init_full_classes=init_full_classes, solver=solver, time_limit=time_limit,
               slack_patience=slack_patience, stabilization=stabilization, start=start,
               callback=callback)
@@ -240,12 +242,10 @@ class MRCPattern(Pattern):
 
     def compare(self, problem: Any, result: Result, reference: Result) -> dict[str, Any]:
         form = _form_of(problem)
-        rows: dict[str, Any] = {"objective": (result.objective, reference.objective)}
-        if np.isfinite(result.objective) and np.isfinite(reference.objective):
-            rows["objective_rel_gap"] = abs(result.objective - reference.objective) / max(
-                1.0, abs(reference.objective))
-        else:
-            rows["objective_rel_gap"] = None
+        rows: dict[str, Any] = {
+            "objective": (result.objective, reference.objective),
+            "objective_rel_gap": objective_rel_gap(result.objective, reference.objective),
+        }
         if result.has_model and reference.has_model:
             a, b = result.mu, reference.mu
             rows["objective_at_mu"] = (form.objective(a), form.objective(b))

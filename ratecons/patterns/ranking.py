@@ -31,6 +31,7 @@ import scipy.sparse as sp
 
 from .. import settings
 from ..canonical.top import TopForm
+from ..comparison import objective_rel_gap
 from ..errors import DataError, SpecError, TrivialOptimumWarning
 from ..kernels import KernelSpec
 from ..metrics import auc, tpr_at_quantile, tpr_at_top
@@ -171,15 +172,17 @@ def _make_result(problem: Any, form: TopForm, method: str, solution: Solution,
 
 
 def _run_dual_ca(problem: Any, form: TopForm, *, seed: int | None = None,
-                 callback: Any = None, tol: float = 1e-6, max_epochs: int = 2000,
-                 time_limit: float = np.inf, max_kernel_bytes: int = 2**30,
+                 callback: Any = None, tol: float = 1e-6, max_iterations: int | None = None,
+                 max_epochs: int | None = None, time_limit: float | None = None,
+                 max_kernel_bytes: int = 2**30,
                  selection: str = "greedy", group_moves: bool = True,
                  shrinking: bool = True, working_set_size: int | None = None,
                  block_solver: str = "exact", check_feasibility: bool = False) -> TopResult:
     if form.lam <= 0 or form.l1 > 0:
         raise SpecError("dual_ca solves the dual (7)/(10), which needs l2 > 0 and l1 = 0; "
                         "use method='primal_ipm' for an l1 penalty or l2 = 0.")
-    sol = solve_top_dual(form, tol=tol, max_epochs=max_epochs, time_limit=time_limit,
+    sol = solve_top_dual(form, tol=tol, max_iterations=max_iterations, max_epochs=max_epochs,
+                         time_limit=time_limit,
                          seed=0 if seed is None else seed, max_kernel_bytes=max_kernel_bytes,
                          check_feasibility=check_feasibility, selection=selection,
                          group_moves=group_moves, shrinking=shrinking,
@@ -192,12 +195,11 @@ def _run_dual_ca(problem: Any, form: TopForm, *, seed: int | None = None,
 
 
 def _run_primal_ipm(problem: Any, form: TopForm, *, seed: int | None = None,
-                    callback: Any = None, tol: float = 1e-6, max_iter: int = 100,
-                    time_limit: float = np.inf) -> TopResult:
-    sol = solve_top_ipm(form, tol=tol, max_iter=max_iter, time_limit=time_limit)
-    if callback is not None:
-        for record in sol.history:
-            callback(record)
+                    callback: Any = None, tol: float = 1e-6,
+                    max_iterations: int | None = None, max_iter: int | None = None,
+                    time_limit: float | None = None) -> TopResult:
+    sol = solve_top_ipm(form, tol=tol, max_iterations=max_iterations, max_iter=max_iter,
+                        time_limit=time_limit, callback=callback)
     w, t = sol.primal["w"], sol.primal["t"]
     return _make_result(problem, form, "primal_ipm", sol, LinearScorer(w, t), t)
 
@@ -443,7 +445,7 @@ class RankingPattern(Pattern):
         a, b = result.objective, reference.objective
         rows: dict[str, Any] = {
             "objective": (a, b),
-            "objective_rel_gap": abs(a - b) / max(1.0, abs(b)),
+            "objective_rel_gap": objective_rel_gap(a, b),
             "max_violation": (result.certificate.max_violation,
                               reference.certificate.max_violation),
         }

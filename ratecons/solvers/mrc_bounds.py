@@ -24,7 +24,8 @@ from ..backends.highs import HighsLP
 from ..canonical.matrix_lp import MatrixLP
 from ..canonical.mrc import MRCForm, subset_rows
 from ..errors import DataError
-from ..solution import Certificate, Solution
+from ..solution import Solution
+from .tracker import Tracker
 
 __all__ = ["expected_loss_lower_bound", "lower_bound_lp"]
 
@@ -72,23 +73,18 @@ def expected_loss_lower_bound(form: MRCForm, H: np.ndarray, solver: str = "ipm")
         minimizing distribution, shape (n, n_classes).
     """
     lp = lower_bound_lp(form, H)
+    tracker = Tracker(f"highs-{solver}")
     res = HighsLP(lp, solver=solver).solve()
+    tracker.iterations = res.iterations
     if res.status != settings.OPTIMAL:
-        return Solution(res.status, np.nan, solver=f"highs-{solver}", solve_time=res.solve_time,
-                        certificate=Certificate(details={"highs_status": res.raw_status}))
+        return tracker.solution({}, objective=np.nan, status=res.status,
+                                details={"highs_status": res.raw_status})
     # dual value over the row bounds HiGHS reports active (min-convention signs); the columns'
     # bounds are 0, so they add nothing
     y = res.row_dual
     dual = float(np.where(y > 0, lp.row_lower, lp.row_upper) @ y)
-    return Solution(
-        status=settings.OPTIMAL,
-        objective=float(res.objective),
-        primal={"p": res.x.reshape(form.n, form.n_classes)},
-        certificate=Certificate(lower_bound=min(dual, float(res.objective)),
-                                upper_bound=float(res.objective),
-                                gap=abs(float(res.objective) - dual),
-                                details={"highs_status": res.raw_status,
-                                         "iterations": res.iterations}),
-        solver=f"highs-{solver}",
-        solve_time=res.solve_time,
-    )
+    return tracker.solution(
+        {"p": res.x.reshape(form.n, form.n_classes)}, objective=float(res.objective),
+        status=settings.OPTIMAL, lower=min(dual, float(res.objective)),
+        upper=float(res.objective), gap=abs(float(res.objective) - dual),
+        details={"highs_status": res.raw_status})

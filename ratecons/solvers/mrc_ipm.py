@@ -36,7 +36,6 @@ from typing import NamedTuple
 import numpy as np
 import scipy.linalg as sla
 
-from .. import limits
 from .interior import single_blas_thread, step_to_boundary, weighted_gram
 
 __all__ = ["IPMResult", "StructuredRows", "dual_lower_bound", "solve_rows_ipm"]
@@ -226,6 +225,84 @@ def _newton(rows: StructuredRows, factor: tuple, bj: np.ndarray, residuals: tupl
     return _Direction(d_mu, d_t, d_nu, ds_a, ds_p, ds_m, da, dzp, dzm)
 
 
+def _dual_residual_mu(rows: StructuredRows, tau: np.ndarray, bj: np.ndarray,
+                      alpha: np.ndarray, z_p: np.ndarray, z_m: np.ndarray) -> np.ndarray:
+    """The dual residual in mu: F^T alpha - tau + (z_p - z_m) on the bounded entries."""
+    r = rows.transpose_times(alpha) - tau
+    r[bj] += z_p - z_m
+    return r
+
+
+def _residuals(rows: StructuredRows, b: np.ndarray, tau: np.ndarray, lam: np.ndarray,
+               bj: np.ndarray, primal: tuple, dual: tuple, slacks: tuple
+               ) -> tuple[tuple, float, float, float]:
+    """The KKT residuals at (mu, t, nu), (alpha, z_p, z_m), (s_a, s_p, s_m), and the relative
+    duality gap, primal and dual residuals whose maximum the iteration drives below ``tol``."""
+    mu, t, nu = primal
+    alpha, z_p, z_m = dual
+    s_a, s_p, s_m = slacks
+    lam_b = lam[bj]
+    r_mu = _dual_residual_mu(rows, tau, bj, alpha, z_p, z_m)
+    r_t = lam_b - z_p - z_m
+    r_nu = 1.0 - alpha.sum()
+    r_a = rows.times(mu) - nu - b + s_a
+    r_p = mu[bj] - t + s_p
+    r_m = -mu[bj] - t + s_m
+    primal_obj = -tau @ mu + lam_b @ t + nu
+    gap = abs(primal_obj + b @ alpha) / (1.0 + abs(primal_obj))
+    primal_res = max(np.abs(r_a).max(), np.abs(r_p).max(initial=0.0),
+                     np.abs(r_m).max(initial=0.0)) / (1.0 + np.abs(b).max())
+    scale_c = 1.0 + max(np.abs(tau).max(), np.abs(lam).max(), 1.0)
+    dual_res = max(np.abs(r_mu).max(), np.abs(r_t).max(initial=0.0), abs(r_nu)) / scale_c
+    return (r_mu, r_t, r_nu, r_a, r_p, r_m), gap, primal_res, dual_res
+
+
+def _normal_factor(rows: StructuredRows, w_a: np.ndarray, w_p: np.ndarray, w_m: np.ndarray,
+                   bj: np.ndarray, m: int) -> tuple | None:
+    """Cholesky factor of the (m + 1) normal system in (mu, nu) after eliminating t, with
+    the Newton weights w = multiplier / slack of the rows and of the bounds |mu_j| <= t_j;
+    None when it is not positive definite."""
+    D = np.zeros(m)
+    D[bj] = 4.0 * w_p * w_m / (w_p + w_m)
+    K = np.empty((m + 1, m + 1))
+    K[:m, :m] = rows.gram(w_a)
+    K[np.arange(m), np.arange(m)] += D
+    col = -rows.transpose_times(w_a)
+    K[:m, m] = col
+    K[m, :m] = col
+    K[m, m] = w_a.sum()
+    diag = np.diag(K).copy()
+    # a column of F that is zero on every row with lambda_j = 0 (a dead feature):
+    # mu_j does not enter the LP; keep it at 0
+    K[np.arange(m + 1), np.arange(m + 1)] += np.where(diag == 0, 1.0, 0.0)
+    reg = 1e-13 * max(1.0, float(np.abs(diag).max()))
+    try:
+        return sla.cho_factor(K + reg * np.eye(m + 1), lower=False, check_finite=False)
+    except np.linalg.LinAlgError:
+        return None
+
+
+def _predictor_corrector(system: tuple, n_ineq: int) -> tuple[_Direction, float, float]:
+    """Mehrotra's affine predictor and centred corrector on the factored ``system`` (the
+    arguments of :func:`_newton`); the corrector direction and its primal and dual steps,
+    0.99 of the way to the boundary."""
+    alpha, z_p, z_m, s_a, s_p, s_m = system[4]
+    mu_c = (s_a @ alpha + s_p @ z_p + s_m @ z_m) / n_ineq
+    aff = _newton(*system, (s_a * alpha, s_p * z_p, s_m * z_m))
+    ap = step_to_boundary((s_a, aff.s_a), (s_p, aff.s_p), (s_m, aff.s_m))
+    ad = step_to_boundary((alpha, aff.alpha), (z_p, aff.z_p), (z_m, aff.z_m))
+    mu_aff = ((s_a + ap * aff.s_a) @ (alpha + ad * aff.alpha)
+              + (s_p + ap * aff.s_p) @ (z_p + ad * aff.z_p)
+              + (s_m + ap * aff.s_m) @ (z_m + ad * aff.z_m)) / n_ineq
+    target = (mu_aff / mu_c) ** 3 * mu_c
+    cor = _newton(*system, (s_a * alpha + aff.s_a * aff.alpha - target,
+                            s_p * z_p + aff.s_p * aff.z_p - target,
+                            s_m * z_m + aff.s_m * aff.z_m - target))
+    ap = 0.99 * step_to_boundary((s_a, cor.s_a), (s_p, cor.s_p), (s_m, cor.s_m))
+    ad = 0.99 * step_to_boundary((alpha, cor.alpha), (z_p, cor.z_p), (z_m, cor.z_m))
+    return cor, ap, ad
+
+
 @single_blas_thread
 def solve_rows_ipm(rows: StructuredRows, tau: np.ndarray, lam: np.ndarray, tol: float = 1e-8,
                    max_iterations: int = 80, reduce: float = 1e-8,
@@ -254,7 +331,8 @@ def solve_rows_ipm(rows: StructuredRows, tau: np.ndarray, lam: np.ndarray, tol: 
         centroids of eq. (13), whose singleton rows reproduce tau).
     deadline : float, optional
         ``time.perf_counter()`` value at which the iteration stops with status
-        "time_limit"; the active :mod:`ratecons.limits` are checked too.
+        "time_limit": the caller's :attr:`ratecons.solvers.tracker.Tracker.deadline`, which
+        holds the active :mod:`ratecons.limits` too.
 
     Returns
     -------
@@ -269,47 +347,28 @@ def solve_rows_ipm(rows: StructuredRows, tau: np.ndarray, lam: np.ndarray, tol: 
     # t_j (and |mu_j| <= t_j) only where lambda_j > 0: with lambda_j = 0 a t_j of cost 0
     # would make the optimal face unbounded, and the central path with it
     bj = np.flatnonzero(lam > 0)
-    lam_b = lam[bj]
     # starting point: mu = 0, |mu| < t = 1, every row strictly satisfied by nu
     mu, t = np.zeros(m), np.ones(bj.size)
     nu = float(1.0 + max(0.0, -b.min()))
     s_a = b - rows.times(mu) + nu
     s_p, s_m = t - mu[bj], t + mu[bj]
     alpha = np.full(R, 1.0 / R)
-    z_p = np.maximum(lam_b / 2, 1e-2)
+    z_p = np.maximum(lam[bj] / 2, 1e-2)
     z_m = z_p.copy()
     n_ineq = R + 2 * bj.size
-    scale_c = 1.0 + max(np.abs(tau).max(), np.abs(lam).max(), 1.0)
     status = "iteration_limit"
     k = 0
     gap = primal_res = dual_res = np.inf
     best_measure, best_k = np.inf, 0
     best = None  # (mu, nu, alpha, index, gap, primal_res, dual_res) of the best iterate
 
-    def dual_residual_mu(alpha, z_p, z_m):
-        r = rows.transpose_times(alpha) - tau
-        r[bj] += z_p - z_m
-        return r
-
     for k in range(1, max_iterations + 1):
-        if limits.active().expired() or (deadline is not None
-                                         and time.perf_counter() >= deadline):
+        if deadline is not None and time.perf_counter() >= deadline:
             status = "time_limit"
             break
-        r_mu = dual_residual_mu(alpha, z_p, z_m)
-        r_t = lam_b - z_p - z_m
-        r_nu = 1.0 - alpha.sum()
-        r_a = rows.times(mu) - nu - b + s_a
-        r_p = mu[bj] - t + s_p
-        r_m = -mu[bj] - t + s_m
-        primal_obj = -tau @ mu + lam_b @ t + nu
-        dual_obj = -b @ alpha
-        gap = abs(primal_obj - dual_obj) / (1.0 + abs(primal_obj))
-        primal_res = max(np.abs(r_a).max(), np.abs(r_p).max(initial=0.0),
-                         np.abs(r_m).max(initial=0.0)) / (1.0 + np.abs(b).max())
-        dual_res = max(np.abs(r_mu).max(), np.abs(r_t).max(initial=0.0), abs(r_nu)) / scale_c
-        log.debug("ipm %d: primal %.10f dual %.10f gap %.1e residuals %.1e %.1e", k,
-                  primal_obj, dual_obj, gap, primal_res, dual_res)
+        (r_mu, r_t, r_nu, r_a, r_p, r_m), gap, primal_res, dual_res = _residuals(
+            rows, b, tau, lam, bj, (mu, t, nu), (alpha, z_p, z_m), (s_a, s_p, s_m))
+        log.debug("ipm %d: gap %.1e residuals %.1e %.1e", k, gap, primal_res, dual_res)
         measure = max(gap, primal_res, dual_res)
         if measure < best_measure:
             best_measure, best_k = measure, k
@@ -323,61 +382,45 @@ def solve_rows_ipm(rows: StructuredRows, tau: np.ndarray, lam: np.ndarray, tol: 
             status = "stalled"
             break
         w_a, w_p, w_m = alpha / s_a, z_p / s_p, z_m / s_m
-        keep = w_a >= reduce * w_a.max()
-        if protected is not None:
-            keep |= protected[index]
-        live = np.flatnonzero(keep)
-        if live.size <= 0.9 * w_a.size and live.size > m:  # rebuild when 10% can go
+        live = _live_rows(w_a, reduce, None if protected is None else protected[index], m)
+        if live is not None:
             rows, index, b = rows.take(live), index[live], b[live]
             s_a, alpha, w_a = s_a[live], alpha[live], w_a[live]
-            r_a, R = r_a[live], live.size
-            n_ineq = R + 2 * bj.size
-            r_mu = dual_residual_mu(alpha, z_p, z_m)  # without the dropped alphas
+            r_a, n_ineq = r_a[live], live.size + 2 * bj.size
+            r_mu = _dual_residual_mu(rows, tau, bj, alpha, z_p, z_m)  # without the dropped
             r_nu = 1.0 - alpha.sum()
-            log.debug("ipm %d: %d live rows", k, R)
-        # (m + 1) normal system after eliminating t
-        D = np.zeros(m)
-        D[bj] = 4.0 * w_p * w_m / (w_p + w_m)
-        coupling = (w_m - w_p) / (w_p + w_m)
-        K = np.empty((m + 1, m + 1))
-        K[:m, :m] = rows.gram(w_a)
-        K[np.arange(m), np.arange(m)] += D
-        col = -rows.transpose_times(w_a)
-        K[:m, m] = col
-        K[m, :m] = col
-        K[m, m] = w_a.sum()
-        diag = np.diag(K).copy()
-        # a column of F that is zero on every row with lambda_j = 0 (a dead feature):
-        # mu_j does not enter the LP; keep it at 0
-        K[np.arange(m + 1), np.arange(m + 1)] += np.where(diag == 0, 1.0, 0.0)
-        reg = 1e-13 * max(1.0, float(np.abs(diag).max()))
-        try:
-            factor = sla.cho_factor(K + reg * np.eye(m + 1), lower=False, check_finite=False)
-        except np.linalg.LinAlgError:
+            log.debug("ipm %d: %d live rows", k, live.size)
+        factor = _normal_factor(rows, w_a, w_p, w_m, bj, m)
+        if factor is None:
             status = "numerical_error"
             break
-        mu_c = (s_a @ alpha + s_p @ z_p + s_m @ z_m) / n_ineq
-
         system = (rows, factor, bj, (r_mu, r_t, r_nu, r_a, r_p, r_m),
-                  (alpha, z_p, z_m, s_a, s_p, s_m), (w_p, w_m, coupling))
-        aff = _newton(*system, (s_a * alpha, s_p * z_p, s_m * z_m))
-        ap = step_to_boundary((s_a, aff.s_a), (s_p, aff.s_p), (s_m, aff.s_m))
-        ad = step_to_boundary((alpha, aff.alpha), (z_p, aff.z_p), (z_m, aff.z_m))
-        mu_aff = ((s_a + ap * aff.s_a) @ (alpha + ad * aff.alpha)
-                  + (s_p + ap * aff.s_p) @ (z_p + ad * aff.z_p)
-                  + (s_m + ap * aff.s_m) @ (z_m + ad * aff.z_m)) / n_ineq
-        sigma = (mu_aff / mu_c) ** 3
-        target = sigma * mu_c
-        cor = _newton(*system, (s_a * alpha + aff.s_a * aff.alpha - target,
-                                s_p * z_p + aff.s_p * aff.z_p - target,
-                                s_m * z_m + aff.s_m * aff.z_m - target))
-        ap = 0.99 * step_to_boundary((s_a, cor.s_a), (s_p, cor.s_p), (s_m, cor.s_m))
-        ad = 0.99 * step_to_boundary((alpha, cor.alpha), (z_p, cor.z_p), (z_m, cor.z_m))
+                  (alpha, z_p, z_m, s_a, s_p, s_m), (w_p, w_m, (w_m - w_p) / (w_p + w_m)))
+        cor, ap, ad = _predictor_corrector(system, n_ineq)
         mu, t, nu = mu + ap * cor.mu, t + ap * cor.t, nu + ap * cor.nu
         s_a, s_p, s_m = s_a + ap * cor.s_a, s_p + ap * cor.s_p, s_m + ap * cor.s_m
         alpha, z_p, z_m = alpha + ad * cor.alpha, z_p + ad * cor.z_p, z_m + ad * cor.z_m
-    if best is not None:  # the best iterate (the last one unless the iteration stalled)
-        mu, nu, alpha, index, gap, primal_res, dual_res = best
+    # the best iterate (the last one unless the iteration stalled)
+    return _result(all_rows, tau, lam, status, k,
+                   best or (mu, nu, alpha, index, gap, primal_res, dual_res))
+
+
+def _live_rows(w_a: np.ndarray, reduce: float, protected: np.ndarray | None,
+               m: int) -> np.ndarray | None:
+    """Constraint reduction: the rows whose Newton weight is at least ``reduce`` times the
+    largest (and the protected ones), when at least 10% of the rows can go; else None."""
+    keep = w_a >= reduce * w_a.max()
+    if protected is not None:
+        keep |= protected
+    live = np.flatnonzero(keep)
+    return live if live.size <= 0.9 * w_a.size and live.size > m else None
+
+
+def _result(all_rows: StructuredRows, tau: np.ndarray, lam: np.ndarray, status: str, k: int,
+            iterate: tuple) -> IPMResult:
+    """The IPMResult of ``iterate`` = (mu, nu, alpha on the live rows, their index, gap,
+    primal and dual residuals), with alpha and the slacks on every row."""
+    mu, nu, alpha, index, gap, primal_res, dual_res = iterate
     objective = float(-tau @ mu + lam @ np.abs(mu) + nu)
     full_alpha = np.zeros(all_rows.b.size)
     full_alpha[index] = alpha

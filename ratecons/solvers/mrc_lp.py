@@ -15,7 +15,8 @@ from ..backends.highs import HighsLP
 from ..canonical.mrc import MRCForm, subset_rows
 from ..canonical.mrc_matrix import full_rows, mrc_dual_lp, mrc_primal_lp
 from ..errors import UnknownOptionError
-from ..solution import Certificate, Solution
+from ..solution import Solution
+from .tracker import Tracker
 
 __all__ = ["dual_certificate", "solve_mrc_lp"]
 
@@ -62,12 +63,12 @@ def solve_mrc_lp(
         lp = mrc_primal_lp(form, instances, masks, names=False)
     else:
         lp = mrc_dual_lp(form)
-    model = HighsLP(lp, solver=solver, time_limit=time_limit)
-    res = model.solve()
-    name = f"highs-{solver} ({formulation})"
+    tracker = Tracker(f"highs-{solver} ({formulation})", time_limit=time_limit)
+    res = HighsLP(lp, solver=solver, time_limit=tracker.time_limit).solve()
+    tracker.iterations = res.iterations
     if res.status not in settings.SOLVED_STATUSES or not np.all(np.isfinite(res.x)):
-        return Solution(res.status, np.nan, solver=name, solve_time=res.solve_time,
-                        certificate=Certificate(details={"highs_status": res.raw_status}))
+        return tracker.solution({}, objective=np.nan, status=res.status,
+                                details={"highs_status": res.raw_status})
     if formulation == "primal":
         mu = res.x[:m] - res.x[m:2 * m]
         alpha = -res.row_dual  # rows are "<= b": nonnegative multipliers
@@ -83,24 +84,13 @@ def solve_mrc_lp(
     primal = {"mu": mu}
     if nu is not None:
         primal["nu"] = nu
-    return Solution(
-        status=res.status,
-        objective=float(res.objective),
-        primal=primal,
-        dual={"alpha": alpha},
-        certificate=Certificate(
-            lower_bound=lower,
-            upper_bound=upper,
-            gap=upper - lower,
-            max_violation=violation,
-            details={
-                "rows": lp.n_rows if formulation == "primal" else lp.n_cols,
-                "cols": lp.n_cols if formulation == "primal" else lp.n_rows,
-                "iterations": res.iterations,
-                "dual_violation": dual_violation,
-                "highs_status": res.raw_status,
-            },
-        ),
-        solver=name,
-        solve_time=res.solve_time,
-    )
+    return tracker.solution(
+        primal, objective=float(res.objective), status=res.status, dual={"alpha": alpha},
+        lower=lower, upper=upper, max_violation=violation,
+        details={
+            "rows": lp.n_rows if formulation == "primal" else lp.n_cols,
+            "cols": lp.n_cols if formulation == "primal" else lp.n_rows,
+            "dual_violation": dual_violation,
+            "highs_status": res.raw_status,
+        },
+        advice="Raise time_limit.")

@@ -101,25 +101,7 @@ def solve_block(form: TopForm, Qa: Any, v_act: np.ndarray, na: int, w: np.ndarra
     blocks += [eq_u, sp.csr_matrix(bal)]
     rhs += [w_off, np.array([b_off - a_off, 0.0][:1 + capped])]
     cones.append(clarabel.ZeroConeT(d + 1 + capped))
-    # nonnegative cone: bounds and caps, as A x <= b
-    rows: list[sp.spmatrix] = [sp.hstack([-sp.eye(a), sp.csr_matrix((a, d + n_extra))])]
-    vals: list[np.ndarray] = [np.zeros(a)]
-    if hinge:
-        rows.append(sp.hstack([sp.eye(na), sp.csr_matrix((na, nx - na))]))
-        vals.append(np.full(na, form.C))
-    if capped and nb:  # beta_j - sigma / K <= a_off / K
-        cap = sp.hstack([sp.csr_matrix((nb, na)), sp.eye(nb), sp.csr_matrix((nb, d)),
-                         sp.csr_matrix(np.full((nb, 1), -1.0 / form.K))])
-        rows.append(cap)
-        vals.append(np.full(nb, a_off / form.K))
-    if patmat and hinge:  # beta_j - theta delta <= 0, delta >= 0
-        rows.append(sp.hstack([sp.csr_matrix((nb, na)), sp.eye(nb), sp.csr_matrix((nb, d)),
-                               sp.csr_matrix(np.full((nb, 1), -form.theta))]))
-        vals.append(np.zeros(nb))
-        last = np.zeros((1, nx))
-        last[0, a + d] = -1.0
-        rows.append(sp.csr_matrix(last))
-        vals.append(np.zeros(1))
+    rows, vals = _inequalities(form, na, nb, d, n_extra, a_off)
     n_nonneg = sum(r.shape[0] for r in rows)
     blocks += rows
     rhs += vals
@@ -142,6 +124,35 @@ def solve_block(form: TopForm, Qa: Any, v_act: np.ndarray, na: int, w: np.ndarra
     solver = clarabel.DefaultSolver(sp.triu(P, format="csc"), q, A, b, cones, settings)
     sol = solver.solve()
     return np.asarray(sol.x[:a]), str(sol.status)
+
+
+def _inequalities(form: TopForm, na: int, nb: int, d: int, n_extra: int, a_off: float
+                  ) -> tuple[list[sp.spmatrix], list[np.ndarray]]:
+    """The nonnegative cone of the block's QP, as rows of A x <= b: v_W >= 0, alpha <= C
+    (hinge), the caps beta_j <= (sigma + a_off) / K (TopPushK, K >= 2) and
+    beta_j <= theta delta, delta >= 0 (Pat&Mat, hinge); x = (v_W, u, extra)."""
+    a = na + nb
+    nx = a + d + n_extra
+    hinge = form.surrogate == "hinge"
+    rows: list[sp.spmatrix] = [sp.hstack([-sp.eye(a), sp.csr_matrix((a, d + n_extra))])]
+    vals: list[np.ndarray] = [np.zeros(a)]
+    if hinge:
+        rows.append(sp.hstack([sp.eye(na), sp.csr_matrix((na, nx - na))]))
+        vals.append(np.full(na, form.C))
+    if form.family == "toppushk" and int(form.K) > 1 and nb:  # beta_j - sigma / K <= a_off / K
+        cap = sp.hstack([sp.csr_matrix((nb, na)), sp.eye(nb), sp.csr_matrix((nb, d)),
+                         sp.csr_matrix(np.full((nb, 1), -1.0 / form.K))])
+        rows.append(cap)
+        vals.append(np.full(nb, a_off / form.K))
+    if form.family == "patmat" and hinge:  # beta_j - theta delta <= 0, delta >= 0
+        rows.append(sp.hstack([sp.csr_matrix((nb, na)), sp.eye(nb), sp.csr_matrix((nb, d)),
+                               sp.csr_matrix(np.full((nb, 1), -form.theta))]))
+        vals.append(np.zeros(nb))
+        last = np.zeros((1, nx))
+        last[0, a + d] = -1.0
+        rows.append(sp.csr_matrix(last))
+        vals.append(np.zeros(1))
+    return rows, vals
 
 
 def restore_feasibility(form: TopForm, v: np.ndarray, rel: float = 1e-9) -> np.ndarray:

@@ -28,19 +28,19 @@ the dual feasible set and gives a certified lower bound; the upper bound is (3) 
 
 from __future__ import annotations
 
-import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from .. import settings
 from ..canonical.top import TopForm
 from ..errors import SolverError, parameter_error
-from ..solution import Certificate, Solution
+from ..solution import Solution
 from .interior import single_blas_thread, step_to_boundary, weighted_gram
 from .top_primal import dual_bound, primal_objective
+from .tracker import Tracker, iteration_cap
 
 __all__ = ["solve_top_ipm"]
 
@@ -211,8 +211,9 @@ def _centrality_correctors(st: dict[str, Any], cur: dict[str, Any], targets: tup
 
 
 @single_blas_thread
-def solve_top_ipm(form: TopForm, *, tol: float = 1e-6, max_iter: int = 100,
-                  time_limit: float = np.inf) -> Solution:
+def solve_top_ipm(form: TopForm, *, tol: float = 1e-6, max_iterations: int | None = None,
+                  max_iter: int | None = None, time_limit: float | None = None,
+                  callback: Callable[[dict[str, Any]], None] | None = None) -> Solution:
     """Mehrotra predictor-corrector on the QP above, stopped by a certified duality gap.
 
     Parameters
@@ -223,10 +224,14 @@ def solve_top_ipm(form: TopForm, *, tol: float = 1e-6, max_iter: int = 100,
     tol : float
         Stop when (upper - lower) / |upper| <= tol, upper = (3) at w, lower =
         :func:`~ratecons.solvers.top_primal.dual_bound` at the iterate's multipliers.
-    max_iter : int
-        Interior-point iterations; reaching it gives ``iteration_limit``.
-    time_limit : float
-        Wall-clock limit in seconds; reaching it gives ``time_limit``.
+    max_iterations, max_iter : int, optional
+        Interior-point iterations (default 100; ``max_iter`` is this method's own name for
+        the cap, give one of them); reaching it gives ``iteration_limit``.
+    time_limit : float, optional
+        Wall-clock limit in seconds (the active :mod:`ratecons.limits` apply too); reaching
+        it gives ``time_limit``.
+    callback : callable, optional
+        Receives every iteration's event (:data:`ratecons.solvers.tracker.EVENT_KEYS`).
     """
     if not form.linear_model or form.X_pos is None:
         raise SolverError("the interior-point method needs an explicit linear model.")
@@ -238,118 +243,125 @@ def solve_top_ipm(form: TopForm, *, tol: float = 1e-6, max_iter: int = 100,
                               (form.lam, form.l1))
     if not tol > 0:
         raise parameter_error("tol", "ipm", "a float > 0", tol)
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) \
-            or max_iter < 1:
-        raise parameter_error("max_iter", "ipm", "an int >= 1", max_iter)
-    start = time.perf_counter()
+    cap, cap_name = iteration_cap("ipm", 100, max_iterations, max_iter=max_iter)
+    tracker = Tracker("primal-dual interior point (Mehrotra), structured Schur complement",
+                      max_iterations=cap, cap_name=cap_name, time_limit=time_limit, tol=tol,
+                      relative=True, callback=callback)
     st = _structure(form)
-    b, F, E, h = st["b"], st["F"], st["E"], st["h"]
-    H0, c, bnd, g, q = st["H0"], st["c"], st["bounded"], st["g"], st["q"]
-    p, npos, d = st["p"], st["npos"], st["d"]
-    N = b.size
-    # start: w = 0 (w+ = w- = 1 with l1), xi and every slack and multiplier positive
-    y = np.where(bnd, 1.0, 0.0)
-    zeta = np.where(bnd, 1.0, 0.0)
-    xi = np.maximum(b, 0.0) + 1.0
-    s = xi - _A(st, y) - b
-    s = np.maximum(s, 1.0)
-    sig = max(1.0, abs(h - _dot(F, y) - _dot(E, xi)))
-    z = np.full(N, 0.5)  # with lambda = 1: the xi-stationarity of the hinge holds at the start
-    v = np.full(N, 0.5)
-    lam = 1.0
-    status = settings.ITERATION_LIMIT
-    history: list[dict[str, Any]] = []
+    npos, d = st["npos"], st["d"]
+    x = _start(st)
     # w = 0 is a candidate: it is the optimum when no direction beats a constant score
-    ub_best, lb_best, w_best, dual_best = primal_objective(form, np.zeros(d)), -np.inf, \
-        np.zeros(d), None
-    it = 0
-    n_comp = 2 * N + 1 + int(bnd.sum())
-    yb = np.where(bnd, y, 1.0)  # bounded entries of y (1 elsewhere, unused)
-
-    def unsplit(yy: np.ndarray) -> np.ndarray:
-        return yy[:d] - yy[d:2 * d] if form.l1 > 0 else yy[:d].copy()
-
-    for it in range(1, max_iter + 1):
-        # residuals of the KKT system (see the module docstring for the signs)
-        r_y = H0 @ y + c + _AT(st, z) + F * lam - zeta
-        r_xi = g + q * xi - z - v + E * lam
-        r_p1 = s - xi + _A(st, y) + b
-        r_p2 = sig - h + _dot(F, y) + _dot(E, xi)
-        mu = (_dot(z, s) + _dot(v, xi) + lam * sig + _dot(zeta, np.where(bnd, y, 0.0))) / n_comp
-        W = z / s
-        D = q + W + v / xi
-        Dinv = 1.0 / D
-        M = W - W * W * Dinv
-        H = _gram(st, M) + H0
-        H[np.diag_indices(p)] += np.where(bnd, zeta / yb, 0.0)
-        B = F + _AT(st, E * Dinv * W)
-        KKT = np.empty((p + 1, p + 1))
-        KKT[:p, :p] = H
-        KKT[:p, p] = B
-        KKT[p, :p] = B
-        KKT[p, p] = -(sig / lam + _dot(E, Dinv * E))
-        try:
-            fac = sla.lu_factor(KKT, check_finite=False)
-        except (ValueError, np.linalg.LinAlgError):
-            status = settings.NUMERICAL_ERROR
+    tracker.offer(primal_objective(form, np.zeros(d)), w=np.zeros(d))
+    dual_best = None
+    n_comp = 2 * st["b"].size + 1 + int(st["bounded"].sum())
+    for it in range(1, cap + 1):
+        cur, mu = _newton_system(st, x, n_comp)
+        if cur is None:
+            tracker.stop("numerical_error", "the KKT system is singular")
             break
-
-        cur = {"y": y, "xi": xi, "s": s, "sig": sig, "z": z, "v": v, "lam": lam,
-               "zeta": zeta, "yb": yb, "r_y": r_y, "r_xi": r_xi, "r_p1": r_p1, "r_p2": r_p2,
-               "W": W, "Dinv": Dinv, "fac": fac}
-        # predictor
-        yz = np.where(bnd, zeta * yb, 0.0)
-        dy, dxi, dz, dv, dl, ds, dsig, dzeta = _direction(st, cur, z * s, v * xi, lam * sig,
-                                                          yz)
-        ap, ad = _steps(st, cur, dy, dxi, dz, dv, dl, ds, dsig, dzeta)
-        mu_aff = (_dot(z + ad * dz, s + ap * ds) + _dot(v + ad * dv, xi + ap * dxi)
-                  + (lam + ad * dl) * (sig + ap * dsig)
-                  + np.where(bnd, (zeta + ad * dzeta) * (yb + ap * dy), 0.0).sum()) / n_comp
-        cen = (mu_aff / mu) ** 3
-        # corrector
-        targets = (z * s + ds * dz - cen * mu, v * xi + dv * dxi - cen * mu,
-                   lam * sig + dsig * dl - cen * mu,
-                   np.where(bnd, yz + dy * dzeta - cen * mu, 0.0))
-        dirs = _direction(st, cur, *targets)
-        ap, ad = _steps(st, cur, *dirs)
-        dirs, ap, ad = _centrality_correctors(st, cur, targets, dirs, ap, ad, cen * mu)
-        dy, dxi, dz, dv, dl, ds, dsig, dzeta = dirs
-        ap, ad = 0.99 * ap, 0.99 * ad
-        y, xi, s, sig = y + ap * dy, xi + ap * dxi, s + ap * ds, sig + ap * dsig
-        z, v, lam, zeta = z + ad * dz, v + ad * dv, lam + ad * dl, zeta + ad * dzeta
-        yb = np.where(bnd, y, 1.0)
+        x = _mehrotra_step(st, cur, mu, n_comp)
+        y, z = x["y"], x["z"]
         if not (np.all(np.isfinite(y)) and np.isfinite(mu)):
-            status = settings.NUMERICAL_ERROR
+            tracker.stop("numerical_error", "the iterate is not finite")
             break
         # certificate once the interior-point measure is small
-        w = unsplit(y)
+        w = y[:d] - y[d:2 * d] if form.l1 > 0 else y[:d].copy()
         ub = primal_objective(form, w)
-        record: dict[str, Any] = {"iteration": it, "mu": mu, "upper": ub,
-                                  "time": time.perf_counter() - start}
-        if ub < ub_best:
-            ub_best, w_best = ub, w
+        tracker.offer(ub, w=w)
+        event: dict[str, Any] = {"objective": ub, "mu": mu}
         if n_comp * mu <= 10 * tol * max(1.0, npos * abs(ub)):
             scale = form.theta if form.family == "patmat" else 1.0
             lb, mu_d, nu_d = dual_bound(form, z[:npos] / npos, scale * z[npos:] / npos)
-            if lb > lb_best:
-                lb_best, dual_best = lb, {"mu": mu_d, "nu": nu_d}
-            record["lower"] = lb
-        gap = (ub_best - lb_best) / max(abs(ub_best), 1e-300)
-        record["relative_gap"] = gap
-        history.append(record)
-        if gap <= tol:
-            status = settings.OPTIMAL
+            if lb > tracker.lower:
+                dual_best = {"mu": mu_d, "nu": nu_d}
+            tracker.bound(lower=lb)
+            event["lower"] = lb
+        stop = tracker.check(it)
+        tracker.record(it, upper=tracker.upper, gap=tracker.gap,
+                       relative_gap=_relative_gap(tracker), **event)
+        if stop:
             break
-        if time.perf_counter() - start >= time_limit:
-            status = settings.TIME_LIMIT
-            break
-    gap = (ub_best - lb_best) / max(abs(ub_best), 1e-300)
+    w_best = tracker.best_point["w"]
     t = form.threshold_from_scores(np.asarray(form.X_tilde @ w_best).ravel())
-    finite = bool(np.isfinite(lb_best))
-    cert = Certificate(lower_bound=lb_best if finite else None, upper_bound=ub_best,
-                       gap=ub_best - lb_best if finite else None, max_violation=0.0,
-                       details={"iterations": it, "relative_gap": gap})
-    return Solution(status=status, objective=ub_best, primal={"w": w_best, "t": t},
-                    dual=dual_best or {}, certificate=cert, history=history,
-                    solver="primal-dual interior point (Mehrotra), structured Schur complement",
-                    solve_time=time.perf_counter() - start)
+    return tracker.solution({"w": w_best, "t": t}, dual=dual_best, max_violation=0.0,
+                            details={"relative_gap": _relative_gap(tracker)},
+                            advice="Raise max_iter or time_limit.")
+
+
+def _start(st: dict[str, Any]) -> dict[str, Any]:
+    """The starting point: w = 0 (w+ = w- = 1 with l1), xi and every slack and multiplier
+    positive; with lambda = 1 the xi-stationarity of the hinge holds at the start."""
+    b, F, E, h, bnd = st["b"], st["F"], st["E"], st["h"], st["bounded"]
+    N = b.size
+    y = np.where(bnd, 1.0, 0.0)
+    xi = np.maximum(b, 0.0) + 1.0
+    return {"y": y, "xi": xi, "s": np.maximum(xi - _A(st, y) - b, 1.0),
+            "sig": max(1.0, abs(h - _dot(F, y) - _dot(E, xi))), "z": np.full(N, 0.5),
+            "v": np.full(N, 0.5), "lam": 1.0, "zeta": np.where(bnd, 1.0, 0.0)}
+
+
+def _newton_system(st: dict[str, Any], x: dict[str, Any], n_comp: int
+                   ) -> tuple[dict[str, Any] | None, float]:
+    """The residuals of the KKT system at ``x`` (see the module docstring for the signs), the
+    interior-point measure mu and the LU factors of the reduced (p + 1) x (p + 1) system;
+    None when it is singular."""
+    b, F, E, h = st["b"], st["F"], st["E"], st["h"]
+    H0, c, bnd, g, q, p = st["H0"], st["c"], st["bounded"], st["g"], st["q"], st["p"]
+    y, xi, s, sig = x["y"], x["xi"], x["s"], x["sig"]
+    z, v, lam, zeta = x["z"], x["v"], x["lam"], x["zeta"]
+    yb = np.where(bnd, y, 1.0)  # bounded entries of y (1 elsewhere, unused)
+    r_y = H0 @ y + c + _AT(st, z) + F * lam - zeta
+    r_xi = g + q * xi - z - v + E * lam
+    r_p1 = s - xi + _A(st, y) + b
+    r_p2 = sig - h + _dot(F, y) + _dot(E, xi)
+    mu = (_dot(z, s) + _dot(v, xi) + lam * sig + _dot(zeta, np.where(bnd, y, 0.0))) / n_comp
+    W = z / s
+    Dinv = 1.0 / (q + W + v / xi)
+    H = _gram(st, W - W * W * Dinv) + H0
+    H[np.diag_indices(p)] += np.where(bnd, zeta / yb, 0.0)
+    B = F + _AT(st, E * Dinv * W)
+    KKT = np.empty((p + 1, p + 1))
+    KKT[:p, :p] = H
+    KKT[:p, p] = B
+    KKT[p, :p] = B
+    KKT[p, p] = -(sig / lam + _dot(E, Dinv * E))
+    try:
+        fac = sla.lu_factor(KKT, check_finite=False)
+    except (ValueError, np.linalg.LinAlgError):
+        return None, mu
+    return {**x, "yb": yb, "r_y": r_y, "r_xi": r_xi, "r_p1": r_p1, "r_p2": r_p2, "W": W,
+            "Dinv": Dinv, "fac": fac}, mu
+
+
+def _mehrotra_step(st: dict[str, Any], cur: dict[str, Any], mu: float, n_comp: int
+                   ) -> dict[str, Any]:
+    """One predictor-corrector step (with Gondzio's centrality correctors) from ``cur``,
+    0.99 of the way to the boundary; the new point."""
+    bnd = st["bounded"]
+    y, xi, s, sig = cur["y"], cur["xi"], cur["s"], cur["sig"]
+    z, v, lam, zeta, yb = cur["z"], cur["v"], cur["lam"], cur["zeta"], cur["yb"]
+    # predictor
+    yz = np.where(bnd, zeta * yb, 0.0)
+    dy, dxi, dz, dv, dl, ds, dsig, dzeta = _direction(st, cur, z * s, v * xi, lam * sig, yz)
+    ap, ad = _steps(st, cur, dy, dxi, dz, dv, dl, ds, dsig, dzeta)
+    mu_aff = (_dot(z + ad * dz, s + ap * ds) + _dot(v + ad * dv, xi + ap * dxi)
+              + (lam + ad * dl) * (sig + ap * dsig)
+              + np.where(bnd, (zeta + ad * dzeta) * (yb + ap * dy), 0.0).sum()) / n_comp
+    cen = (mu_aff / mu) ** 3
+    # corrector
+    targets = (z * s + ds * dz - cen * mu, v * xi + dv * dxi - cen * mu,
+               lam * sig + dsig * dl - cen * mu,
+               np.where(bnd, yz + dy * dzeta - cen * mu, 0.0))
+    dirs = _direction(st, cur, *targets)
+    ap, ad = _steps(st, cur, *dirs)
+    dirs, ap, ad = _centrality_correctors(st, cur, targets, dirs, ap, ad, cen * mu)
+    dy, dxi, dz, dv, dl, ds, dsig, dzeta = dirs
+    ap, ad = 0.99 * ap, 0.99 * ad
+    return {"y": y + ap * dy, "xi": xi + ap * dxi, "s": s + ap * ds, "sig": sig + ap * dsig,
+            "z": z + ad * dz, "v": v + ad * dv, "lam": lam + ad * dl,
+            "zeta": zeta + ad * dzeta}
+
+
+def _relative_gap(tracker: Tracker) -> float:
+    """(upper - lower) / |upper|, the measure ``tol`` bounds."""
+    return tracker.gap / max(abs(tracker.upper), 1e-300)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..canonical.top import TopForm
-from .top_dual import project_toppushk
+from .top_projections import project_toppushk
 
 __all__ = ["dual_bound", "primal_objective"]
 

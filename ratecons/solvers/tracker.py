@@ -1,0 +1,270 @@
+"""The solver skeleton: one tracker of a run's best point, bounds, limits, events and stop.
+
+Every iterative solver of the house (CCG, the subgradient methods, the ranking solvers, the
+full MRC LP) runs its own mathematics and leaves the bookkeeping to a :class:`Tracker`, in the
+spirit of SciPy's ``OptimizeResult`` and its callback halting:
+
+- the **limits**: ``time_limit`` (seconds, the method's own or the active
+  :func:`ratecons.limits.active` budget, whichever ends first) and ``max_iterations`` (the
+  method's own cap name, e.g. CCG's ``k_max``, resolved once by :func:`iteration_cap`);
+  :meth:`Tracker.check` says when one of them, or the certified gap, stops the run;
+- the **best point** (:meth:`Tracker.offer`, minimization) and the certified **bounds**
+  (:meth:`Tracker.bound`), from which the gap follows;
+- the **progress events**: :meth:`Tracker.record` appends one record to the history and hands
+  a copy to the callback, under one set of key names (:data:`EVENT_KEYS`) plus the method's
+  own extras;
+- the **stop reason** (:data:`STOP_STATUS`), which maps to the one status vocabulary of
+  :mod:`ratecons.settings`, and the :class:`~ratecons.solution.Solution` built from all of it
+  (:meth:`Tracker.solution`), with a :class:`~ratecons.errors.ConvergenceWarning` when a
+  limit, not a certificate, ended the run.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import numbers
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .. import limits
+from ..errors import ConvergenceWarning, parameter_error
+from ..settings import (
+    ITERATION_LIMIT,
+    LIMIT_STATUSES,
+    NUMERICAL_ERROR,
+    OPTIMAL,
+    TIME_LIMIT,
+)
+from ..solution import Certificate, Solution
+
+__all__ = ["EVENT_KEYS", "STOP_STATUS", "Tracker", "iteration_cap"]
+
+logger = logging.getLogger(__name__)
+
+#: the shared keys of every progress event: the iteration counter, the method's stage, the
+#: objective at the current iterate, certified lower and upper bounds on the optimum, their
+#: gap (upper - lower), the largest constraint violation and the elapsed seconds
+EVENT_KEYS = ("iteration", "stage", "objective", "lower", "upper", "gap", "max_violation",
+              "time")
+#: names that mean one of :data:`EVENT_KEYS` and are refused in an event (one name each)
+_OTHER_NAMES = frozenset({"epoch", "R", "lower_bound", "upper_bound", "primal", "dual",
+                          "best_objective"})
+
+#: why a run stopped -> its status
+STOP_STATUS = {
+    "gap": OPTIMAL,                    # the certificate reached the tolerance
+    "iteration_limit": ITERATION_LIMIT,
+    "time_limit": TIME_LIMIT,
+    "stalled": ITERATION_LIMIT,        # a stopping rule short of a certificate
+    "numerical_error": NUMERICAL_ERROR,
+}
+
+
+def iteration_cap(owner: str, default: int | None, max_iterations: int | None = None,
+                  **own: int | None) -> tuple[int | None, str]:
+    """The iteration cap of a run and the name the user gave it.
+
+    ``max_iterations`` is the common name; ``own`` holds the method's own name for the same
+    cap (CCG's ``k_max``, ``max_epochs``, ``max_iter``), kept working for its users. Giving
+    both is an error; neither gives ``default``.
+
+    Returns
+    -------
+    cap : int or None
+    name : str
+        The name to quote in messages (``max_iterations`` unless the own name was used).
+    """
+    if len(own) > 1:
+        raise TypeError(f"iteration_cap takes one own name; got {sorted(own)}")
+    own_name, own_value = next(iter(own.items())) if own else ("max_iterations", None)
+    if max_iterations is not None and own_value is not None:
+        raise parameter_error("max_iterations", owner,
+                              f"given once (it is the method's {own_name!r})", max_iterations)
+    name, cap = (own_name, own_value) if own_value is not None else ("max_iterations",
+                                                                    max_iterations)
+    if cap is None:
+        return default, own_name
+    if isinstance(cap, bool) or not isinstance(cap, numbers.Integral) or cap < 1:
+        raise parameter_error(name, owner, "an int >= 1", cap)
+    return int(cap), name
+
+
+class Tracker:
+    """Best point, bounds, limits, events and stop reason of one solver run.
+
+    Parameters
+    ----------
+    solver : str
+        Name of the method, for the Solution and the messages.
+    max_iterations : int, optional
+        Iteration cap (see :func:`iteration_cap`); None for none.
+    cap_name : str
+        The cap's name as the user gave it, quoted when it stops the run.
+    time_limit : float, optional
+        The method's own budget in seconds; the active :mod:`ratecons.limits` apply too.
+    tol : float, optional
+        Stop with reason ``"gap"`` once ``gap <= tol``; None: the method decides.
+    relative : bool
+        Compare ``tol`` with the gap relative to ``max(|upper|, 1e-300)``.
+    callback : callable, optional
+        Receives a copy of every event.
+    stage : str, optional
+        Written into every event (``"ccg"``, ...) when given.
+    """
+
+    def __init__(self, solver: str, *, max_iterations: int | None = None,
+                 cap_name: str = "max_iterations", time_limit: float | None = None,
+                 tol: float | None = None, relative: bool = False,
+                 callback: Callable[[dict[str, Any]], None] | None = None,
+                 stage: str | None = None) -> None:
+        self.solver = solver
+        self.start = time.perf_counter()
+        budget = limits.active().remaining()
+        if time_limit is not None and math.isfinite(time_limit):
+            budget = min(budget, float(time_limit))
+        self.time_limit = budget if math.isfinite(budget) else None
+        self.deadline = self.start + budget
+        self.max_iterations = max_iterations
+        self.cap_name = cap_name
+        self.tol = tol
+        self.relative = relative
+        self.callback = callback
+        self.stage = stage
+        self.best_value = math.inf
+        self.best_point: dict[str, np.ndarray] | None = None
+        self.lower = -math.inf
+        self.upper = math.inf
+        self.iterations = 0
+        self.history: list[dict[str, Any]] = []
+        self.stop_reason: str | None = None
+        self._why = ""
+
+    # ------------------------------------------------------------------ limits
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    def remaining(self) -> float:
+        """Seconds left (``inf`` without a budget), for the backend calls of the run."""
+        return max(0.0, self.deadline - time.perf_counter())
+
+    def expired(self) -> bool:
+        return time.perf_counter() >= self.deadline
+
+    # ------------------------------------------------------------------ best point, bounds
+    def offer(self, value: float, **point: np.ndarray) -> bool:
+        """Keep ``point`` (copied) when ``value`` is the lowest so far; True when it is."""
+        if not value < self.best_value:
+            return False
+        self.best_value = float(value)
+        self.best_point = {k: np.array(v, copy=True) for k, v in point.items()}
+        self.upper = min(self.upper, self.best_value)
+        return True
+
+    def bound(self, lower: float | None = None, upper: float | None = None) -> None:
+        """Tighten the certified bounds on the optimum."""
+        if lower is not None and lower > self.lower:
+            self.lower = float(lower)
+        if upper is not None and upper < self.upper:
+            self.upper = float(upper)
+
+    @property
+    def gap(self) -> float:
+        """``upper - lower`` (inf while a bound is missing)."""
+        if not (math.isfinite(self.upper) and math.isfinite(self.lower)):
+            return math.inf
+        return self.upper - self.lower
+
+    def _gap_measure(self) -> float:
+        if self.relative:
+            return self.gap / max(abs(self.upper), 1e-300)
+        return self.gap
+
+    # ------------------------------------------------------------------ events and stops
+    def record(self, iteration: int, **fields: Any) -> dict[str, Any]:
+        """Append the event of ``iteration`` (shared keys first) and call the callback."""
+        bad = _OTHER_NAMES.intersection(fields)
+        if bad:
+            raise ValueError(f"progress events use the keys {EVENT_KEYS}; got {sorted(bad)}")
+        self.iterations = max(self.iterations, int(iteration))
+        entry: dict[str, Any] = {"iteration": int(iteration)}
+        if self.stage is not None:
+            entry["stage"] = self.stage
+        entry.update(fields)
+        entry["time"] = self.elapsed()
+        self.history.append(entry)
+        logger.debug("%s iteration %d: %s", self.solver, iteration, entry)
+        if self.callback is not None:
+            self.callback(dict(entry))
+        return entry
+
+    def stop(self, reason: str, why: str = "") -> bool:
+        """Set the stop reason (a key of :data:`STOP_STATUS`); returns True."""
+        if reason not in STOP_STATUS:
+            raise ValueError(f"unknown stop reason {reason!r}; expected one of "
+                             f"{sorted(STOP_STATUS)}")
+        self.stop_reason, self._why = reason, why
+        return True
+
+    def check(self, iteration: int) -> bool:
+        """After ``iteration``: True (and the reason set) when the gap reached ``tol``, the
+        budget is spent or the cap reached."""
+        self.iterations = max(self.iterations, int(iteration))
+        if self.tol is not None and self._gap_measure() <= self.tol:
+            return self.stop("gap")
+        if self.expired():
+            return self.stop("time_limit")
+        if self.max_iterations is not None and iteration >= self.max_iterations:
+            return self.stop("iteration_limit")
+        return False
+
+    def _explain(self) -> str:
+        if self.stop_reason == "iteration_limit":
+            return f"reached {self.cap_name}={self.max_iterations}"
+        if self.stop_reason == "time_limit":
+            return f"reached time_limit={self.time_limit:g} s" if self.time_limit is not None \
+                else "reached time_limit"
+        return self._why or str(self.stop_reason)
+
+    # ------------------------------------------------------------------ the Solution
+    def solution(self, primal: dict[str, Any], *, objective: float | None = None,
+                 status: str | None = None, dual: dict[str, Any] | None = None,
+                 lower: float | None = None, upper: float | None = None,
+                 gap: float | None = None, max_violation: float | None = None,
+                 details: dict[str, Any] | None = None, solver: str | None = None,
+                 advice: str = "") -> Solution:
+        """The run's :class:`~ratecons.solution.Solution`.
+
+        ``status`` defaults to :data:`STOP_STATUS` of the stop reason (``iteration_limit``
+        when none was set; a given status with no reason set is the backend's, reason
+        ``"backend"``); ``objective``, ``lower``, ``upper`` and ``gap`` default to the
+        tracked values (None for a bound that is not finite). A limit status warns with
+        ``advice``.
+        """
+        reason = self.stop_reason or ("backend" if status else "iteration_limit")
+        status = status or STOP_STATUS[reason]
+        lower = self.lower if lower is None else lower
+        upper = self.upper if upper is None else upper
+        lower = lower if lower is not None and math.isfinite(lower) else None
+        upper = upper if upper is not None and math.isfinite(upper) else None
+        if gap is None and lower is not None and upper is not None:
+            gap = upper - lower
+        if objective is None:
+            objective = self.best_value if math.isfinite(self.best_value) else math.nan
+        if status in LIMIT_STATUSES:
+            shown = "none" if gap is None else f"{gap:.3g}"
+            warnings.warn(f"{self.solver}: {self._explain()} after {self.iterations} "
+                          f"iterations ({status}) with certified gap {shown}; the point "
+                          f"returned is the best found, not a certified optimum. {advice}"
+                          .rstrip(), ConvergenceWarning, stacklevel=3)
+        info = {"iterations": self.iterations, "stopped_by": reason, **(details or {})}
+        return Solution(status=status, objective=float(objective), primal=dict(primal),
+                        dual=dict(dual or {}),
+                        certificate=Certificate(lower_bound=lower, upper_bound=upper, gap=gap,
+                                                max_violation=max_violation, details=info),
+                        history=self.history, solver=solver or self.solver,
+                        solve_time=self.elapsed())
