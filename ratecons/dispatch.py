@@ -23,7 +23,6 @@ from .options import validate_options
 
 if TYPE_CHECKING:  # pragma: no cover
     from .patterns.pattern import MethodSpec, Pattern
-    from .problem import Problem
     from .result import Result
 
 __all__ = ["Plan", "pattern_for", "resolve", "run_method"]
@@ -38,7 +37,7 @@ PATTERN_MODULES = (
 #: the generic chain, available on every score-model problem next to its pattern's methods
 GENERIC_METHOD = "generic"
 #: the generic chain on the matrix form (HiGHS), on every LP/QP-representable score-model problem
-HIGHS_METHOD = "highs"
+HIGHS_METHOD = settings.HIGHS_METHOD
 #: the generic chain with the structured step solver, on every composition it has lowerings for
 STRUCTURED_METHOD = settings.STRUCTURED_METHOD
 #: options every method takes (:mod:`ratecons.limits`): a wall-clock budget in seconds and an
@@ -69,7 +68,7 @@ def patterns() -> list[Pattern]:
     return [importlib.import_module(name).PATTERN for name in PATTERN_MODULES]
 
 
-def pattern_for(problem: Problem) -> Pattern:
+def pattern_for(problem: Any) -> Pattern:
     """The first pattern that accepts ``problem``, or the generic chain.
 
     The composition rules are checked first (:func:`ratecons.expr.analysis.analyse`, which
@@ -117,7 +116,7 @@ def pattern_for(problem: Problem) -> Pattern:
     return GenericChain()
 
 
-def resolve(problem: Problem, method: str) -> tuple[MethodSpec, list[str]]:
+def resolve(problem: Any, method: str) -> tuple[MethodSpec, list[str]]:
     """Resolve ``method`` (``"auto"`` or a name) for a problem, with the reasons."""
     pattern = problem.pattern
     methods = pattern.methods()
@@ -150,7 +149,7 @@ def resolve(problem: Problem, method: str) -> tuple[MethodSpec, list[str]]:
 
 
 def run_method(
-    problem: Problem,
+    problem: Any,
     method: str = "auto",
     seed: int | None = None,
     callback: Callable[[dict[str, Any]], None] | None = None,

@@ -27,7 +27,6 @@ import numpy as np
 
 from . import settings
 from .backends.highs import HighsLP
-from .dispatch import HIGHS_METHOD
 from .errors import SpecError
 from .expr.analysis import Analysis
 from .generic import ComposedResult, LastStep, _missed, _surrogate_objective, solve_generic
@@ -41,7 +40,7 @@ from .reductions.to_matrix import (
     lower_matrix,
     model_column_names,
 )
-from .settings import FEASIBILITY_TOL
+from .settings import FEASIBILITY_TOL, HIGHS_METHOD
 from .solution import Certificate, Solution
 
 __all__ = ["highs_method", "matrix_step", "read_solution"]

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 from ..errors import NotLinearError, SpecError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..problem import Problem
     from ..result import Result
 
 __all__ = ["MethodSpec", "Pattern"]
@@ -62,10 +61,10 @@ class Pattern:
     #: what ``verify(method="auto")`` checks when ``auto`` picks the reference itself
     specialized_method: str | None = None
 
-    def validate(self, problem: Problem) -> None:
+    def validate(self, problem: Any) -> None:
         """Raise a clear SpecError for malformed problems, before anything is solved."""
 
-    def accepts(self, problem: Problem) -> str | None:
+    def accepts(self, problem: Any) -> str | None:
         """None when this pattern takes ``problem``; otherwise why not (for ``plan()``).
 
         A pattern takes the structures its solver was built for: its objective type, and the
@@ -83,26 +82,26 @@ class Pattern:
             return f"pattern '{self.name}' does not accept this problem: {exc}"
         return None
 
-    def compile(self, problem: Problem) -> Any:
+    def compile(self, problem: Any) -> Any:
         """Return the canonical form (plain data with ``describe()`` and ``summary()``)."""
         raise NotImplementedError
 
     def methods(self) -> dict[str, MethodSpec]:
         raise NotImplementedError
 
-    def choose(self, problem: Problem, form: Any) -> tuple[str, list[str]]:
+    def choose(self, problem: Any, form: Any) -> tuple[str, list[str]]:
         """Ordered rules: return the method ``auto`` resolves to and the reasons."""
         raise NotImplementedError
 
-    def compare(self, problem: Problem, result: Result, reference: Result) -> dict[str, Any]:
+    def compare(self, problem: Any, result: Result, reference: Result) -> dict[str, Any]:
         """Numbers for :func:`ratecons.verify`: objective gap, violations, solution distance."""
         raise NotImplementedError
 
-    def verify_method(self, problem: Problem, form: Any) -> str | None:
+    def verify_method(self, problem: Any, form: Any) -> str | None:
         """The specialized method ``verify`` checks when ``auto`` picks the reference."""
         return self.specialized_method
 
-    def cross_check(self, problem: Problem, reference: Result) -> dict[str, Any]:
+    def cross_check(self, problem: Any, reference: Result) -> dict[str, Any]:
         """Options of an independent solve checked against ``reference``, for ``verify`` when
         the pattern has no specialized method (another solver for the same lowering)."""
         raise NotImplementedError(f"{self.name} has no cross-check")
