@@ -356,8 +356,9 @@ class _Builder:
             bound: float | None = None) -> Any:
         """The row's CVXPY expression; ``rates`` is its entry of :meth:`folded_rates`, ``bound``
         the constraint's bound (for a conditional worst-case rate bounded alone)."""
+        # only a worst-case rate over a subset of its ball's support is ``conditional``
         if (bound is not None and len(row.parts) == 1
-                and isinstance(row.parts[0][1], WorstCaseRate) and row.parts[0][1].conditional):
+                and getattr(row.parts[0][1], "conditional", False)):
             return self.conditional_bound(row, bound)
         total: Any = row.constant if rates is None else row.constant + rates
         for coef, part in row.parts:

@@ -102,11 +102,19 @@ def _mean_loss(pieces: _Pieces, j: int, coef: float, part: MeanLoss, objective: 
             _Group(id(s.data), s.index, {j: weights}, label=label))
 
 
+def _folded(pieces: _Pieces, j: int, coef: float, part: RateExpr, objective: bool) -> None:
+    """Rates are folded for all rows at once (:func:`_fold_rates`)."""
+
+
+def _ranking_support(part: RankingObjective) -> str | None:
+    if part.surrogate != "hinge":
+        return (f"the structured step solver takes {part.name} with the hinge surrogate only "
+                f"(got {part.surrogate!r})")
+    return None
+
+
 def _ranking(pieces: _Pieces, j: int, coef: float, part: RankingObjective,
              objective: bool) -> None:
-    if part.surrogate != "hinge":
-        raise NotLinearError(f"the structured step solver takes {part.name} with the hinge "
-                             f"surrogate only (got {part.surrogate!r})")
     if coef > 0:  # pragma: no cover - the composition rules refuse a convex use of it
         raise NotLinearError(f"{part.name} enters a row with coefficient {coef:g} > 0")
     data = part.data
@@ -133,25 +141,30 @@ def _ranking(pieces: _Pieces, j: int, coef: float, part: RankingObjective,
     pieces.add_hinge(key, positives, -1.0, 1.0, {j: -coef / positives.size}, on_t)
 
 
-#: term type -> its lowering ``(pieces, row j, coefficient, term, pinned threshold) -> None``
-LOWERINGS: dict[type, Callable[[_Pieces, int, float, Any, bool], None]] = {
-    MeanLoss: _mean_loss, TPRAtTop: _ranking, TPRAtQuantile: _ranking}
+#: part type -> (its lowering ``(pieces, row j, coefficient, part, pinned threshold)``, a
+#: check that returns why a part of that type cannot be lowered, or None)
+LOWERINGS: dict[type, tuple[Callable[[_Pieces, int, float, Any, bool], None],
+                            Callable[[Any], str | None]]] = {
+    RateExpr: (_folded, lambda part: None),
+    MeanLoss: (_mean_loss, lambda part: None),
+    TPRAtTop: (_ranking, _ranking_support),
+    TPRAtQuantile: (_ranking, _ranking_support),
+}
 
 
 def structured_support(analysis: Analysis) -> str | None:
     """None when every part of ``analysis`` has a structured lowering, else why not."""
     for row in analysis.rows:
         for _, part in row.parts:
-            if isinstance(part, RateExpr):
-                continue
-            if type(part) not in LOWERINGS:
+            entry = LOWERINGS.get(type(part))
+            if entry is None:
                 return (f"the structured step solver has no lowering for {part.name} "
                         f"({type(part).__name__}); it takes rates, mean losses (hinge, "
                         f"{', '.join(SMOOTH_LOSSES)}), TPR@K and TPR@tau (hinge surrogate), "
                         "l1 and l2")
-            if isinstance(part, RankingObjective) and part.surrogate != "hinge":
-                return (f"the structured step solver takes {part.name} with the hinge "
-                        f"surrogate only (got {part.surrogate!r})")
+            reason = entry[1](part)
+            if reason is not None:
+                return reason
     return None
 
 
@@ -226,10 +239,9 @@ def lower_structured(analysis: Analysis, psi: dict[int, Any],
     for j, row in enumerate(analysis.rows):
         pieces.constant[j] += row.constant
         for coef, part in row.parts:
-            if not isinstance(part, RateExpr):
-                # the objective's ranking threshold is pinned at 0 when nothing else sets b
-                pinned = j == 0 and fit_b and not analysis.constraints
-                LOWERINGS[type(part)](pieces, j, coef, part, pinned)
+            # the objective's ranking threshold is pinned at 0 when nothing else sets b
+            pinned = j == 0 and fit_b and not analysis.constraints
+            LOWERINGS[type(part)][0](pieces, j, coef, part, pinned)
     smooth_groups = [g for group in pieces.smooth.values() for g in group]
     P, offsets, used = _stack(psi, pieces.hinge + smooth_groups)
 
