@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .display import PlanDisplay
 from .errors import CurvatureError, SpecError, UnknownOptionError
 from .limits import finish, limits_scope, split_options
 from .options import validate_options
@@ -42,8 +43,8 @@ HIGHS_METHOD = "highs"
 COMMON_OPTIONS = ("time_limit", "max_iterations")
 
 
-@dataclass
-class Plan:
+@dataclass(repr=False)
+class Plan(PlanDisplay):
     """What ``solve(method=...)`` will do, and why."""
 
     pattern: str

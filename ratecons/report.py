@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .data import Dataset, Subset
+from .display import report_html, report_repr
 from .errors import EmptySubsetError, SpecError
 from .rates import Constraint, RateExpr
 from .settings import FEASIBILITY_TOL
@@ -46,7 +47,7 @@ class ReportRow:
     note: str = ""
 
 
-@dataclass
+@dataclass(repr=False)
 class RateReport:
     """Every rate of a problem against its target on one dataset (see module docstring)."""
 
@@ -97,6 +98,12 @@ class RateReport:
 
     def to_json(self, **kwargs: Any) -> str:
         return json.dumps(self.to_dict(), indent=kwargs.pop("indent", 2), **kwargs)
+
+    def __repr__(self) -> str:
+        return report_repr(self)
+
+    def _repr_html_(self) -> str:
+        return report_html(self)
 
     def __str__(self) -> str:
         head = f"report on {self.data}"
