@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["PlanDisplay", "VerifyDisplay", "html_table", "plan_html", "report_html",
+__all__ = ["PlanDisplay", "VerifyDisplay", "group_html", "html_table", "plan_html", "report_html",
            "report_repr", "result_html", "verify_html"]
 
 #: significant digits of the numbers shown in tables
@@ -82,13 +82,24 @@ _REPORT_COLUMNS = ("kind", "name", "target", "achieved", "expected", "slack", "s
 
 
 def report_html(report: Any) -> str:
-    """A :class:`~ratecons.report.RateReport`: one line per objective, constraint and rate."""
+    """A :class:`~ratecons.report.RateReport`: one line per objective, constraint and rate,
+    then one table per group attribute (:func:`group_html`)."""
     records = report.to_records()
     caption = f"report on {report.data}"
     if report.method:
         caption += f" (method {report.method}, status {report.status})"
-    return html_table(_REPORT_COLUMNS, [[r[c] for c in _REPORT_COLUMNS] for r in records],
-                      caption=caption)
+    out = [html_table(_REPORT_COLUMNS, [[r[c] for c in _REPORT_COLUMNS] for r in records],
+                      caption=caption)]
+    out += [group_html(table) for table in report.groups.values()]
+    return "\n".join(out)
+
+
+def group_html(table: Any) -> str:
+    """A :class:`~ratecons.report.GroupTable`: one line per level, then the whole data, the
+    differences and the ratios."""
+    columns = [table.feature, *table.columns]
+    rows = [[record[c] for c in columns] for record in table.to_records()]
+    return html_table(columns, rows, caption=f"by {table.feature}")
 
 
 def report_repr(report: Any) -> str:
@@ -99,6 +110,8 @@ def report_repr(report: Any) -> str:
     if report.method:
         parts.append(f"method={report.method!r}, status={report.status!r}")
     parts.append(f"{len(report.rows)} rows, {met}/{len(constraints)} constraints met")
+    if report.groups:
+        parts.append("groups=" + ",".join(report.groups))
     return f"{type(report).__name__}({', '.join(parts)})"
 
 

@@ -35,9 +35,11 @@ from .data import Dataset
 from .errors import SolverError
 from .models import KernelModel, LinearModel
 from .problem import Problem
+from .report import RateReport
 from .result import Result
 
 __all__ = [
+    "report",
     "DemographicParityDifference",
     "DemographicParityRatio",
     "EqualOpportunityDifference",
@@ -222,6 +224,51 @@ class _RateconsClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "result_")
         return validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
 
+    def report(self, X: Any, y: Any, sensitive_features: Any = None,
+               groups: Mapping[str, Any] | None = None, baseline: Any = None,
+               sample_weight: Any = None, name: str | None = None) -> RateReport:
+        """The fitted problem's objective and constraints on held-out data, with metrics by
+        group, in one call.
+
+        Builds the held-out :class:`ratecons.Dataset` as ``fit`` built the training one
+        (``sensitive_features`` becomes the group ``"sensitive"``, labels map to the codes of
+        ``classes_``) and returns ``result_.report(data)``: every constraint's achieved value
+        and slack on that data, and a :class:`ratecons.report.GroupTable` per group
+        attribute (selection, error, true- and false-positive rates by level, their largest
+        differences and smallest ratios). For a Pipeline use :func:`report`.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,), labels among ``classes_``
+        sensitive_features : array-like of shape (n_samples,) or (n_samples, k), optional
+            Needed when the constraints are about the sensitive groups.
+        groups : dict of str to array-like, optional
+        baseline : array-like, optional
+        sample_weight : array-like of shape (n_samples,), optional
+            Example weights of the rates.
+        name : str, optional
+            The data's name in the report (default as ``rc.Dataset``'s, ``"data"``).
+        """
+        X = self._features(X)
+        n = X.shape[0]
+        y = np.asarray(y)
+        if y.shape != (n,):
+            raise ValueError(f"y must have one label per sample ({n}); got shape {y.shape}.")
+        unknown = ~np.isin(y, self.classes_)
+        if np.any(unknown):
+            raise ValueError(f"y has labels the estimator was not fitted on: "
+                             f"{np.unique(y[unknown])[:5].tolist()}; classes_ are "
+                             f"{self.classes_.tolist()}.")
+        named = {str(k): np.asarray(v) for k, v in (groups or {}).items()}
+        if sensitive_features is not None:
+            named[SENSITIVE] = _sensitive_column(sensitive_features, n)
+        weights = (None if sample_weight is None
+                   else _check_sample_weight(sample_weight, X, dtype=np.float64))
+        data = Dataset(X, np.searchsorted(self.classes_, y), groups=named, baseline=baseline,
+                       weights=weights, name=name)
+        return self.result_.report(data)
+
     def decision_function(self, X: Any) -> np.ndarray:
         """Scores f(x); positive means ``classes_[1]``."""
         X = self._features(X)
@@ -345,6 +392,29 @@ class RateConstrainedClassifier(_LinearAttributes, _RateconsClassifier):
         """The randomized rule of App. A (Goh et al.): P(classes_[1] | x) = clip(1/2 + f(x))."""
         p = np.clip(0.5 + self.decision_function(X), 0.0, 1.0)
         return np.column_stack([1.0 - p, p])
+
+
+def report(estimator: Any, X: Any, y: Any, sensitive_features: Any = None,
+           **kwargs: Any) -> RateReport:
+    """The held-out report of a fitted ratecons estimator, also at the end of a Pipeline or
+    inside a fitted search (``GridSearchCV``: its ``best_estimator_``).
+
+    ``report(pipe, X_test, y_test, sensitive_features=A_test)`` transforms ``X_test`` by the
+    pipeline's steps before the last and returns the last step's
+    :meth:`RateConstrainedClassifier.report` (the same for every estimator here);
+    ``kwargs`` are that method's other arguments.
+    """
+    from sklearn.pipeline import Pipeline
+
+    while hasattr(estimator, "best_estimator_"):
+        estimator = estimator.best_estimator_
+    if isinstance(estimator, Pipeline):
+        X = estimator[:-1].transform(X)
+        estimator = estimator[-1]
+    if not isinstance(estimator, _RateconsClassifier):
+        raise TypeError(f"report takes a fitted ratecons estimator (or a Pipeline or search "
+                        f"ending in one); got {type(estimator).__name__}.")
+    return estimator.report(X, y, sensitive_features=sensitive_features, **kwargs)
 
 
 def _as_list(items: Any) -> list[Any]:

@@ -43,7 +43,10 @@ def test_report_html_lists_every_row_and_repr_is_short(solved, renderer):
     report = result.report()
     text = report._repr_html_()
     _is_table(text, renderer)
-    assert text.count("<tr") == len(report.rows) + 1  # header + one line per row
+    table = report.groups["g"]
+    # header + one line per row, then the group table: header, levels and three summaries
+    assert text.count("<tr") == len(report.rows) + 1 + 1 + len(table.levels) + 3
+    assert "by g" in text and "selection_rate" in text and "difference" in text
     for row in report.rows:
         assert row.kind in text
     short = repr(report)
