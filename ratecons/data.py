@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .caller import user_stacklevel
 from .errors import DataError, DataWarning, EmptySubsetError, LabelError, SpecError
 
 __all__ = ["Dataset", "Subset", "as_subset", "Features"]
@@ -58,7 +59,7 @@ def _check_magnitudes(X: Features, feature_names: Sequence[str] | None) -> None:
         warnings.warn(
             f"X column(s) {names(large)} reach magnitudes up to {peak[large].max():.3g}: "
             "conic and interior-point solvers lose accuracy on badly scaled data. "
-            "Standardize the features (z-scores) first.", DataWarning, stacklevel=3)
+            "Standardize the features (z-scores) first.", DataWarning, stacklevel=user_stacklevel())
 
 
 def _is_pandas(values: Any) -> bool:

@@ -50,6 +50,7 @@ import scipy.sparse as sp
 
 from .. import settings
 from ..backends.highs import HighsLP, LPResult
+from ..caller import user_stacklevel
 from ..canonical.matrix_lp import MatrixLP
 from ..canonical.mrc import (
     MRCForm,
@@ -711,7 +712,7 @@ class CCG:
             warnings.warn(
                 f"CCG stopped after {k} iterations ({status}) with primal violation "
                 f"{eps1_hat:.2e} and dual violation {eps2_hat:.2e}; raise k_max or time_limit.",
-                ConvergenceWarning, stacklevel=3,
+                ConvergenceWarning, stacklevel=user_stacklevel(),
             )
         if status == settings.OPTIMAL and (gap is None or gap > 1e-6):
             # stopped at epsilon_1 / epsilon_2 > 0: the tolerance, not a proof of optimality

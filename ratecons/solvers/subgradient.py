@@ -59,6 +59,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import limits
+from ..caller import user_stacklevel
 from ..errors import ConvergenceWarning, DataError, SolverError, parameter_error
 from ..settings import ITERATION_LIMIT, OPTIMAL, TIME_LIMIT
 from ..solution import Certificate, Solution
@@ -697,7 +698,7 @@ class _Tracker:
                 "the returned mu is the best point found, not a certified optimum. Increase "
                 "max_iterations or use the LP / CCG methods for an exact solution.",
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
         lower = self.lower if math.isfinite(self.lower) else None
         details = {"iterations": k, "stopped_by": self.stopped_by, "tol": self.tol, **extra}

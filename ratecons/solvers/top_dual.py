@@ -44,6 +44,7 @@ import scipy.sparse as sp
 from scipy.optimize import minimize_scalar
 
 from .. import settings
+from ..caller import user_stacklevel
 from ..canonical.top import TopForm
 from ..errors import ConvergenceWarning, parameter_error
 from ..solution import Certificate, Solution
@@ -1088,7 +1089,7 @@ def solve_top_dual(
     if status != settings.OPTIMAL:
         warnings.warn(f"dual coordinate ascent stopped ({status}) after {epoch} epochs with "
                       f"relative duality gap {gap:.3g} > tol={tol:g}.", ConvergenceWarning,
-                      stacklevel=2)
+                      stacklevel=user_stacklevel())
     alpha, beta = v[:n], v[n:]
     t = form.threshold_from_scores(-s[n:])
     lam = form.lam
