@@ -52,3 +52,12 @@ def test_composition_benchmark_runs_both_paths(capsys):
     assert len(out["composed"]) == 4 and all(r["met"] for r in out["composed"])
     assert all(r["gap"] <= 1e-3 for r in out["patterns"])
     assert "worst generic/pattern time ratio" in capsys.readouterr().out.splitlines()[-1]
+
+
+def test_every_example_runs_from_a_plain_install_with_one_quick_switch():
+    """No example reads data outside the package (the shared UCI folder only behind an
+    explicit --data option) or an environment variable; each takes --quick."""
+    for path in sorted(EXAMPLES.glob("*.py")):
+        text = path.read_text()
+        assert '"shared"' not in text and "environ" not in text, path.name
+        assert '"--quick"' in text, path.name
