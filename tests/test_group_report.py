@@ -99,3 +99,40 @@ def test_reports_skip_attributes_with_many_levels():
     data.groups["id"] = np.arange(200)  # one level per example: no table
     result = rc.Problem(minimize=rc.error_rate(data)).solve(method="cvxpy")
     assert set(result.report().groups) == {"g"}
+
+
+def test_pickled_estimator_keeps_the_model_not_the_training_data():
+    import pickle
+
+    adult = rc.datasets.load_adult()
+    rows = np.random.default_rng(0).choice(adult.n, 6000, replace=False)
+    train, test = adult.take(rows).split(0.7, seed=0)
+    clf = RateConstrainedClassifier(constraints=DemographicParityRatio(0.8), method="mm")
+    clf.fit(train.X, train.y, sensitive_features=train.groups["sex"])
+    blob = pickle.dumps(clf)
+    assert len(blob) < 100_000, len(blob)
+    assert len(pickle.dumps(clf.result_.problem)) > 10 * len(blob)  # what is left behind
+    back = pickle.loads(blob)
+    assert back.result_.problem is None and back.result_.solution.dual == {}
+    np.testing.assert_array_equal(back.decision_function(test.X), clf.decision_function(test.X))
+    assert back.result_.status == clf.result_.status
+    assert back.result_.certificate.to_dict() == clf.result_.certificate.to_dict()
+    # the held-out report of the unpickled estimator: the problem rebuilt on the test data
+    sex = test.groups["sex"]
+    assert (back.report(test.X, test.y, sensitive_features=sex).to_dict()
+            == clf.report(test.X, test.y, sensitive_features=sex).to_dict())
+
+
+def test_every_estimator_reports_after_unpickling(split):
+    import pickle
+
+    from ratecons.sklearn import MinimaxRiskClassifier, RobustClassifier, TopKClassifier
+
+    (X, y, A), (X_test, y_test, A_test) = split
+    for est in (TopKClassifier(k=3), RobustClassifier(rho=0.1), MinimaxRiskClassifier()):
+        est.fit(X, y)
+        back = pickle.loads(pickle.dumps(est))
+        assert back.result_.problem is None and est.result_.problem is not None
+        a = est.report(X_test, y_test, sensitive_features=A_test).to_dict()
+        assert back.report(X_test, y_test, sensitive_features=A_test).to_dict() == a
+        assert set(a["groups"]) == {"sensitive"}
