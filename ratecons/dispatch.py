@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .display import PlanDisplay
 from .errors import CurvatureError, SpecError, UnknownOptionError
-from .limits import finish, limits_scope, split_options
+from .limits import ITERATION_ALIASES, finish, limits_scope, split_options
 from .options import validate_options
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -170,7 +170,10 @@ def run_method(
     solve_limits, options = split_options(spec.name, spec.options, options)
     form = (problem.analysis if spec.name in (GENERIC_METHOD, HIGHS_METHOD)
             else problem.canonical())
-    with limits_scope(solve_limits), solve_progress(spec.name, callback, verbose) as progress:
+    alias = next((a for a in ITERATION_ALIASES if a in spec.options), None)  # the method's cap
+    cap = None if alias is None else options.get(alias)
+    with limits_scope(solve_limits), solve_progress(spec.name, callback, verbose,
+                                                    cap) as progress:
         result = spec.run(problem, form, seed=seed, callback=progress, **options)
     result.reasons = reasons
     return finish(result, solve_limits)
