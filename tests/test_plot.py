@@ -15,12 +15,9 @@ def setup():
     data = synthetic_groups(n=200, seed=3)
     train, test = data.split(0.6, seed=0)
 
-    def build(kappa):
-        return rc.Problem(minimize=rc.error_rate(train), model=rc.LinearModel(l2=1e-2),
-                          subject_to=[rc.positive_rate(train.group("g", "a"))
-                                      >= kappa * rc.positive_rate(train.group("g", "b"))])
-
-    return train, test, build
+    base = rc.Problem(minimize=rc.error_rate(train), model=rc.LinearModel(l2=1e-2))
+    a, b = train.group("g", "a"), train.group("g", "b")
+    return train, test, base, lambda kappa: rc.positive_rate_ratio(a, b) >= kappa
 
 
 def _png(fig, tmp_path, name):
@@ -31,23 +28,29 @@ def _png(fig, tmp_path, name):
 
 
 def test_tradeoff_group_rates_and_convergence(setup, tmp_path):
-    train, test, build = setup
-    records = plot.sweep(build, [0.6, 0.8, 0.95], test=test, verbose=False)
-    assert [r["target"] for r in records] == [0.6, 0.8, 0.95]
-    assert all(np.isfinite(r["train"]) and np.isfinite(r["test"]) for r in records)
-    ax = plot.tradeoff(records, xlabel="kappa", ylabel="error rate")
-    assert ax.get_xlabel() == "kappa" and ax.get_legend() is not None
-    assert [t.get_text() for t in ax.get_legend().get_texts()][:2] == ["train", "test"]
+    train, test, base, rule = setup
+    frontier = rc.sweep(base, rule, [0.6, 0.8, 0.95], test=test)
+    assert [p.target for p in frontier.points] == [0.6, 0.8, 0.95]
+    ax = plot.tradeoff(frontier, others={"elsewhere": (0.9, 0.3)}, ylabel="error rate")
+    assert ax.get_ylabel() == "error rate" and "(held-out)" in ax.get_xlabel()
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["Pareto front", "constrained", "unconstrained", "elsewhere"]
+    assert [t.get_text() for t in ax.texts] == ["0.6", "0.8", "0.95"]
+    front = ax.lines[0]
+    assert len(front.get_xdata()) == len(frontier.pareto())
     _png(ax.figure, tmp_path, "tradeoff.png")
-    result = records[1]["result"]
+    with pytest.raises(rc.SpecError, match="test= to rc.sweep"):
+        plot.tradeoff(rc.sweep(base, rule, [0.8]))
+    result = frontier.points[1].result
     ax = plot.group_rates(result, test, "g", ratio=0.8)
     assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b"]
     _png(ax.figure, tmp_path, "groups.png")
     ax = plot.convergence(result)
     assert ax.get_xlabel() == "iteration" and len(ax.lines) >= 1
     _png(ax.figure, tmp_path, "convergence.png")
-    fig = plot.demo_figure({"constrained": result, "unconstrained": records[0]["result"]},
-                           test, "g", 0.8, path=str(tmp_path / "demo.png"), records=records)
+    fig = plot.demo_figure({"constrained": result,
+                            "unconstrained": frontier.unconstrained.result},
+                           test, "g", 0.8, path=str(tmp_path / "demo.png"), frontier=frontier)
     assert len(fig.axes) >= 4 and (tmp_path / "demo.png").exists()
     assert fig.axes[0].get_ylim() == fig.axes[1].get_ylim()  # the models on one scale
 
