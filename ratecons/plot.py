@@ -3,6 +3,8 @@
 * :func:`tradeoff`: the objective against the fairness achieved across a sweep of targets
   (:func:`ratecons.sweep`), held-out or training, as a Pareto front with the unconstrained
   model and any points computed elsewhere (fairlearn's, say);
+* :func:`roc`: ROC curves of ranking models with a logarithmic false-positive axis and their
+  TPR@K marked;
 * :func:`group_rates`: a rate per group with the constraint's target;
 * :func:`convergence`: objective, bounds and gap per iteration from ``result.history`` (the
   records every method hands to its callback);
@@ -16,7 +18,7 @@ figures are built without pyplot (no global state, no display needed); save them
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -24,7 +26,8 @@ import numpy as np
 from .data import Dataset
 from .errors import SpecError
 
-__all__ = ["convergence", "demo_figure", "group_rates", "require_matplotlib", "tradeoff"]
+__all__ = ["convergence", "demo_figure", "group_rates", "require_matplotlib", "roc",
+           "tradeoff"]
 
 #: one column of a two-column paper, in inches
 COLUMN = (3.4, 2.5)
@@ -105,6 +108,52 @@ def tradeoff(frontier: Any, ax: Any = None, held_out: bool = True,
     ax.set_title("trade-off (labels: targets)")
     ax.grid(alpha=0.3)
     ax.legend()
+    return ax
+
+
+@_styled
+def roc(models: Mapping[str, Any], data: Dataset, ax: Any = None, log_fpr: bool = True,
+        ks: Sequence[int] = (1, 5, 10)) -> Any:
+    """ROC curves (true- against false-positive rate) of ranking models on labelled ``data``,
+    with a logarithmic FPR axis by default: the low-FPR corner that TPR@K and TPR@tau are
+    about (the ranking paper's Table 6), where a linear axis shows nothing.
+
+    ``models`` maps a label to a Result (or any object with ``decision_function``) or to an
+    array of scores. Each curve marks TPR@K for every K in ``ks`` (:func:`ratecons.metrics.
+    tpr_at_top`: positives above the mean of the K largest negative scores) at FPR = K /
+    (number of negatives); that mean is at least the K-th largest negative score, so a mark
+    lies on or below its curve. Points with FPR = 0 have no place on a log axis and are not
+    drawn.
+    """
+    from sklearn.metrics import roc_curve
+
+    from .metrics import auc, tpr_at_top
+
+    y = data.require_labels("plot.roc", binary=True)
+    n_neg = int(np.sum(y == 0))
+    ax = _axes(ax)
+    for i, (label, model) in enumerate(models.items()):
+        scores = (np.asarray(model.decision_function(data), dtype=np.float64)
+                  if hasattr(model, "decision_function") else np.asarray(model, dtype=float))
+        fpr, tpr, _ = roc_curve(y, scores)
+        keep = fpr > 0 if log_fpr else np.ones(fpr.size, dtype=bool)
+        ax.step(fpr[keep], tpr[keep], where="post", color=f"C{i}",
+                label=f"{label} (AUC {auc(scores, y):.3f})")
+        marks = [k for k in ks if k <= n_neg]
+        ax.plot([k / n_neg for k in marks], [tpr_at_top(scores, y, k) for k in marks], "o",
+                color=f"C{i}", markerfacecolor="white")
+        for k in marks if i == 0 else ():  # the K labels once
+            ax.annotate(f"K={k}", (k / n_neg, tpr_at_top(scores, y, k)),
+                        textcoords="offset points", xytext=(3, -8), fontsize=6)
+    if log_fpr:
+        ax.set_xscale("log")
+        ax.set_xlim(0.5 / n_neg, 1.0)
+    ax.set_ylim(0.0, 1.02)
+    ax.set_xlabel("false-positive rate" + (" (log scale)" if log_fpr else ""))
+    ax.set_ylabel("true-positive rate")
+    ax.set_title(f"ROC on {data.name} (circles: TPR@K)")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(loc="lower right")
     return ax
 
 

@@ -95,3 +95,29 @@ def test_convergence_reads_each_methods_names_and_skips_missing_values():
         plot.convergence(_Solved([{"iteration": 1, "time": 0.1}]))
     with pytest.raises(rc.SpecError, match="nothing to draw"):
         plot.convergence(_Solved([]))
+
+
+def test_roc_with_log_fpr_and_tpr_at_k_marks(tmp_path):
+    from ratecons import metrics
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 4))
+    y = (X[:, 0] + 0.3 * rng.normal(size=300) > 0.8).astype(int)
+    data = rc.Dataset(X, y, name="toy")
+    top = rc.Problem(maximize=rc.tpr_at_top(data, k=5)).solve(verbose=False)
+    assert np.linalg.norm(top.w) > 0.1  # a model, not the trivial w = 0
+    noise = rng.normal(size=300)
+    ax = plot.roc({"TopPushK": top, "noise": noise}, data, ks=(1, 5))
+    assert ax.get_xscale() == "log" and ax.get_xlim()[0] == pytest.approx(0.5 / (y == 0).sum())
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[0] == f"TopPushK (AUC {metrics.auc(top.decision_function(data), y):.3f})"
+    marks = ax.lines[1]
+    n_neg = int((y == 0).sum())
+    np.testing.assert_allclose(marks.get_xdata(), [1 / n_neg, 5 / n_neg])
+    np.testing.assert_allclose(marks.get_ydata(),
+                               [metrics.tpr_at_top(top.decision_function(data), y, k)
+                                for k in (1, 5)])
+    assert all(ax.lines[0].get_xdata() > 0)  # FPR = 0 is left out of the log axis
+    _png(ax.figure, tmp_path, "roc.png")
+    linear = plot.roc({"noise": noise}, data, log_fpr=False)
+    assert linear.get_xscale() == "linear"
