@@ -15,7 +15,7 @@ Each is solved by the generic chain (``problem.plan()`` says why no pattern take
 report shows every part with its target, exact value on the training and test data, and slack.
 
 Run: ``python examples/composition.py [--rows N]`` (N training rows sampled from the Adult
-training split; default 2000, ``--rows 0`` for all 34,189).
+training split; default 2000, ``--rows 0`` for all 34,189; ``--quick``: 300 rows).
 """
 
 from __future__ import annotations
@@ -93,5 +93,6 @@ def main(rows: int | None = 2000, verbose: bool = True) -> dict[str, dict[str, A
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=2000)
+    parser.add_argument("--quick", action="store_true", help="300 training rows (seconds)")
     args = parser.parse_args()
-    main(args.rows or None)
+    main(300 if args.quick else (args.rows or None))

@@ -4,7 +4,8 @@ The user's view of ratecons end to end (see also ``ratecons demo``): load the da
 goal, look at the plan, solve, read the report on held-out data, and check the specialized
 solver against the CVXPY reference.
 
-Run: ``python examples/fairness_80_percent_rule.py`` (``--sample N`` for a subsample).
+Run: ``python examples/fairness_80_percent_rule.py`` (``--sample N`` for a subsample,
+``--quick`` for 3,000 rows).
 """
 
 from __future__ import annotations
@@ -44,5 +45,6 @@ if __name__ == "__main__":
     parser.add_argument("--sample", type=int, default=None, help="use N random rows of Adult")
     parser.add_argument("--method", default="auto")
     parser.add_argument("--verify", action="store_true", help="also compare with CVXPY")
+    parser.add_argument("--quick", action="store_true", help="3,000 random rows of Adult")
     args = parser.parse_args()
-    print(main(args.sample, args.method, args.verify))
+    print(main(3000 if args.quick else args.sample, args.method, args.verify))

@@ -7,12 +7,12 @@ synthetic problem; then Table 1's comparison with logistic ERM whose l2 penalty 
 matplotlib is installed.
 
     python examples/robust_learning.py            # full size (a few minutes)
-    RATECONS_EXAMPLE_REDUCED=1 python examples/robust_learning.py   # seconds (used by tests)
+    python examples/robust_learning.py --quick    # seconds (used by tests)
 """
 
 from __future__ import annotations
 
-import os
+import argparse
 import sys
 import time
 import warnings
@@ -90,19 +90,17 @@ def erm_cv(train: rc.Dataset, test: rc.Dataset, folds: int = 5, grid: np.ndarray
             "seconds": time.perf_counter() - start, "fits": folds * grid.size + 1}
 
 
-def main(reduced: bool | None = None) -> dict:
-    if reduced is None:
-        reduced = os.environ.get("RATECONS_EXAMPLE_REDUCED", "") not in ("", "0")
+def main(quick: bool = False) -> dict:
     adult = rc.datasets.load_adult()
-    if reduced:
+    if quick:
         adult = adult.take(np.random.default_rng(0).choice(adult.n, 1500, replace=False))
-    big = synthetic(3000 if reduced else 200_000)
-    budget = 0.4 if reduced else 20.0
+    big = synthetic(3000 if quick else 200_000)
+    budget = 0.4 if quick else 20.0
     results = {}
     for name, data in (("adult", adult), (big.name, big)):
         train, test = data.split(0.7, seed=0)
         runs = curves(train, test, budget)
-        erm = erm_cv(train, test, folds=3, grid=10.0 ** np.arange(-4, 0)) if reduced else \
+        erm = erm_cv(train, test, folds=3, grid=10.0 ** np.arange(-4, 0)) if quick else \
             erm_cv(train, test)
         results[name] = (runs, erm)
         marks = [10 ** k for k in range(2, 8) if 10 ** k <= max(r[0][-1] for r in runs.values())]
@@ -142,4 +140,7 @@ def main(reduced: bool | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="Adult subsample, small synthetic problem (seconds)")
+    main(quick=parser.parse_args().quick)

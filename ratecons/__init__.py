@@ -1,8 +1,9 @@
 """ratecons: declare what a classifier must achieve and get a trained, verified model.
 
 ``import ratecons`` loads only what declaring a problem needs; the heavy parts (the embedded
-datasets, feature maps, metrics, MPS export, verification, the scikit-learn estimators, plots,
-and every solver with CVXPY or numba behind it) load on first use (PEP 562 ``__getattr__``).
+datasets, feature maps, metrics, MPS export, verification, trade-off sweeps, the scikit-learn
+estimators, plots, and every solver with CVXPY or numba behind it) load on first use (PEP 562
+``__getattr__``).
 """
 
 import importlib
@@ -76,6 +77,7 @@ _LAZY_MODULES = ("datasets", "features", "metrics", "plot", "sklearn")
 _LAZY_NAMES = {
     "export_mps": "ratecons.backends.mps",
     "read_solution": "ratecons.matrix_chain",
+    "sweep": "ratecons.frontier",
     "RateConstrainedClassifier": "ratecons.sklearn",
     "MinimaxRiskClassifier": "ratecons.sklearn",
     "TopKClassifier": "ratecons.sklearn",
@@ -124,6 +126,7 @@ __all__ = [
     "RobustClassifier",
     "SpecError",
     "Subset",
+    "sweep",
     "TopKClassifier",
     "UnknownOptionError",
     "accuracy",

@@ -254,6 +254,18 @@ def _cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+VERBOSE_HELP = "log solver progress (one line per iteration, on standard error)"
+SEED_HELP = ("seed of the method's random choices (sampling, coordinate order, random "
+             "features); default 0")
+
+
+def _verbose_after(parser: argparse.ArgumentParser) -> None:
+    """-v after the command (``ratecons demo -v``) as well as before it (``ratecons -v demo``):
+    the command's flag leaves the global one alone when it is not given."""
+    parser.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                        help=VERBOSE_HELP)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
@@ -263,7 +275,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="exit codes: 0 solved, 1 error, 2 infeasible or not solved to tolerance.",
     )
     parser.add_argument("--version", action="version", version=f"ratecons {__version__}")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log solver progress")
+    parser.add_argument("-v", "--verbose", action="store_true", help=VERBOSE_HELP)
     sub = parser.add_subparsers(dest="command", required=True)
 
     demo = sub.add_parser("demo", help="Adult fairness demo (the 80%% rule)",
@@ -278,6 +290,7 @@ def build_parser() -> argparse.ArgumentParser:
                            'extra: pip install "ratecons[plot]"')
     demo.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                       help="progress bar (default: only on a terminal)")
+    _verbose_after(demo)
     demo.set_defaults(func=_cmd_demo)
 
     for name, func, text in (("solve", _cmd_solve, "solve the problem defined in SPEC.py"),
@@ -285,13 +298,14 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=text, description=text + " (SPEC.py defines `problem`).")
         p.add_argument("spec", help="Python file defining a variable `problem`")
         p.add_argument("--method", default="auto", help="method (default: auto)")
-        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--seed", type=int, default=0, help=SEED_HELP)
         p.add_argument("--json", action="store_true",
                        help="print one JSON document on stdout (nothing else)")
         p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="progress bar (default: only on a terminal)")
         if name == "verify":
             p.add_argument("--rtol", type=float, default=1e-4, help="objective tolerance")
+        _verbose_after(p)
         p.set_defaults(func=func)
 
     export = sub.add_parser(
@@ -305,13 +319,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="write the majorization step at an anchor: 'solve' solves the "
                              "problem first (--method), a path reads a solution file")
     export.add_argument("--method", default="highs", help="method of --at solve (default highs)")
-    export.add_argument("--seed", type=int, default=0)
+    export.add_argument("--seed", type=int, default=0, help=SEED_HELP)
     export.add_argument("--read", metavar="SOLUTION",
                         help="read a HiGHS/CBC/GLPK solution file of the export and print the "
                              "report")
     export.add_argument("--restricted", action="store_true",
                         help="minimax risk: write the final restricted LP of constraint "
                              "generation")
+    _verbose_after(export)
     export.set_defaults(func=_cmd_export)
     return parser
 

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .caller import user_stacklevel
 from .errors import DataError, DataWarning, EmptySubsetError, LabelError, SpecError
 
 __all__ = ["Dataset", "Subset", "as_subset", "Features"]
@@ -58,11 +59,69 @@ def _check_magnitudes(X: Features, feature_names: Sequence[str] | None) -> None:
         warnings.warn(
             f"X column(s) {names(large)} reach magnitudes up to {peak[large].max():.3g}: "
             "conic and interior-point solvers lose accuracy on badly scaled data. "
-            "Standardize the features (z-scores) first.", DataWarning, stacklevel=3)
+            "Standardize the features (z-scores) first.", DataWarning, stacklevel=user_stacklevel())
+
+
+def _is_pandas(values: Any) -> bool:
+    """A pandas Series or DataFrame (recognized without importing pandas)."""
+    return hasattr(values, "isna") and hasattr(values, "to_numpy") and hasattr(values, "dtypes")
+
+
+def _pandas_features(X: Any) -> np.ndarray:
+    """A float matrix from a DataFrame: numeric and boolean columns (nullable ones included;
+    a missing value becomes NaN, which the finite check then reports by row). Other columns
+    are refused by name."""
+    import pandas as pd
+
+    frame = X.to_frame() if X.ndim == 1 else X
+    other = [str(c) for c, dtype in frame.dtypes.items()
+             if not (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype))]
+    if other:
+        raise DataError(
+            f"X has non-numeric columns {other[:5]}{' ...' if len(other) > 5 else ''}: "
+            "encode them first, e.g. rc.Dataset.from_pandas(df, label=..., "
+            "categorical='onehot').")
+    return frame.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _column(values: Any, what: str) -> np.ndarray:
+    """A 1-D array from an array-like or a pandas Series. Pandas missing values (NA, or NaN in
+    a nullable column) are refused naming the rows; nullable integer, float and boolean
+    columns become NumPy integers, floats and booleans."""
+    if not _is_pandas(values):
+        return np.asarray(values)
+    missing = np.flatnonzero(np.asarray(values.isna()).reshape(len(values), -1).any(axis=1))
+    if missing.size:
+        raise DataError(
+            f"{what} has {missing.size} missing values (pandas NA or NaN; first rows: "
+            f"{missing[:5].tolist()}); drop those rows or fill them (e.g. .fillna(...)) "
+            "before building a Dataset.")
+    numpy_dtype = getattr(values.dtype, "numpy_dtype", None)  # nullable Int64, Float64, boolean
+    return values.to_numpy(dtype=numpy_dtype) if numpy_dtype is not None else values.to_numpy()
+
+
+def _named_columns(values: Any, what: str) -> dict[str, Any]:
+    """Named group attributes from a mapping, a DataFrame (one attribute per column) or a
+    named Series."""
+    if values is None:
+        return {}
+    if _is_pandas(values):
+        if values.ndim == 1:
+            if values.name is None:
+                raise DataError(f"{what} is an unnamed Series: pass {{name: series}} or give "
+                                "the Series a name.")
+            return {str(values.name): values}
+        return {str(c): values[c] for c in values.columns}
+    if not isinstance(values, Mapping):
+        raise DataError(f"{what} must be a mapping {{name: values}} or a DataFrame; got "
+                        f"{type(values).__name__}.")
+    return dict(values)
 
 
 def _as_features(X: Any) -> Features:
     """Validate a feature matrix: 2-D, numeric, finite; sparse inputs become CSR float64."""
+    if _is_pandas(X):
+        X = _pandas_features(X)
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64)
         if X.ndim != 2:
@@ -116,7 +175,7 @@ def _normalize_labels(y: Any, n: int) -> tuple[np.ndarray, bool, np.ndarray | No
     and string (or other non-numeric) labels are encoded by their sorted values: two values
     become 0/1 (the larger one, in sort order, positive, as scikit-learn's ``classes_[1]``),
     more become codes 0..K-1. Returns (codes, is_binary, original values by code or None)."""
-    y = np.asarray(y)
+    y = _column(y, "y")
     if y.ndim != 1 or y.shape[0] != n:
         raise DataError(f"y must be a 1-D array with one label per row of X ({n}); got {y.shape}.")
     codes = _binary_codes(y, "labels")
@@ -158,7 +217,7 @@ def _normalize_baseline(baseline: Any, n: int, threshold: float | None = None
     of f(x) = <w,x> - b). Values that all lie in [0, 1] but are not 0/1 look like
     probabilities, for which 0 is the wrong threshold: they need an explicit ``threshold``.
     """
-    raw = np.asarray(baseline)
+    raw = _column(baseline, "baseline")
     if raw.ndim != 1 or raw.shape[0] != n:
         raise DataError(
             f"baseline must be a 1-D array with one prediction or score per row of X ({n}); "
@@ -194,9 +253,10 @@ class Dataset:
     y : array-like of shape (n,), optional
         Labels: binary as 0/1, -1/+1 or bool (normalized to 0/1), or integer class codes for
         multiclass problems (kept as they are).
-    groups : mapping of str to array-like of shape (n,), optional
-        Named group attributes (e.g. ``{"sex": [...], "race": [...]}``) used by
-        :meth:`group`. Values may be strings or numbers.
+    groups : mapping of str to array-like of shape (n,), or DataFrame, optional
+        Named group attributes (e.g. ``{"sex": [...], "race": [...]}``, or
+        ``df[["sex", "race"]]``: one attribute per column) used by :meth:`group`. Values may
+        be strings or numbers.
     baseline : array-like of shape (n,), optional
         Predictions (binary) or scores (positive means > 0, or > ``baseline_threshold``) of a
         deployed model, used by churn, win and loss rates and by :meth:`baseline_cell`.
@@ -204,6 +264,7 @@ class Dataset:
     weights : array-like of shape (n,), optional
         Nonnegative example weights; every rate becomes a weighted average.
     feature_names : sequence of str, optional
+        Default: the column names when ``X`` is a DataFrame.
     name : str, optional
         Used in reports.
     baseline_threshold : float, optional
@@ -214,6 +275,9 @@ class Dataset:
     -----
     Labels given as strings are encoded by their sorted values (two values: the larger one is
     the positive class, 1); ``label_values`` holds the original value of each code.
+    ``X`` may be a DataFrame of numeric and boolean columns (pandas nullable types included);
+    :meth:`from_pandas` also encodes string and categorical columns. Missing values
+    (NaN, pandas NA) are refused, naming the rows.
     Magnitudes above 1e150 are refused (they overflow when squared); columns above 1e6 get a
     :class:`~ratecons.errors.DataWarning` advising to standardize.
     """
@@ -229,6 +293,8 @@ class Dataset:
         name: str | None = None,
         baseline_threshold: float | None = None,
     ) -> None:
+        if feature_names is None and _is_pandas(X) and X.ndim == 2:
+            feature_names = [str(c) for c in X.columns]
         self.X: Features = _as_features(X)
         n = self.X.shape[0]
         if n == 0:
@@ -245,8 +311,8 @@ class Dataset:
         else:
             self.y, self.is_binary, self.label_values = _normalize_labels(y, n)
         self.groups: dict[str, np.ndarray] = {}
-        for key, values in (groups or {}).items():
-            arr = np.asarray(values)
+        for key, values in _named_columns(groups, "groups").items():
+            arr = _column(values, f"group {key!r}")
             if arr.ndim != 1 or arr.shape[0] != n:
                 raise DataError(
                     f"group {key!r} must have one value per row of X ({n}); got shape {arr.shape}."
@@ -260,7 +326,7 @@ class Dataset:
         self.baseline_threshold = baseline_threshold
         self.weights: np.ndarray | None = None
         if weights is not None:
-            w = np.asarray(weights, dtype=np.float64)
+            w = np.asarray(_column(weights, "weights"), dtype=np.float64)
             if w.ndim != 1 or w.shape[0] != n:
                 raise DataError(f"weights must have shape ({n},); got {w.shape}.")
             if not np.all(np.isfinite(w)) or np.any(w < 0):
@@ -277,6 +343,87 @@ class Dataset:
         self.feature_names: list[str] | None = feature_names
         self.name: str = name or "data"
         _check_magnitudes(self.X, feature_names)
+
+    @classmethod
+    def from_pandas(
+        cls,
+        df: Any,
+        label: str | None = None,
+        groups: Sequence[str] = (),
+        categorical: str = "onehot",
+        features: Sequence[str] | None = None,
+        baseline: str | None = None,
+        weights: str | None = None,
+        name: str | None = None,
+        baseline_threshold: float | None = None,
+    ) -> Dataset:
+        """A Dataset from the columns of a pandas DataFrame.
+
+        Parameters
+        ----------
+        df : pandas.DataFrame
+        label : str, optional
+            The label column (binary, integer codes or strings; see :class:`Dataset`).
+        groups : sequence of str
+            Columns that become named group attributes (``D.group("sex", "Female")``).
+        categorical : {"onehot", "error"}
+            What to do with string, categorical and object feature columns: one 0/1 column
+            per category (``pandas.get_dummies``, named ``"column=category"``), or refuse
+            them.
+        features : sequence of str, optional
+            The feature columns. Default: every column but ``label``, ``groups``,
+            ``baseline`` and ``weights`` (list a group column here to use it as a feature
+            too).
+        baseline, weights : str, optional
+            Columns holding the deployed model's predictions or scores, and example weights.
+        name : str, optional
+        baseline_threshold : float, optional
+
+        Notes
+        -----
+        Missing values (NaN, pandas NA) anywhere in the used columns are refused, naming the
+        column and rows: drop or fill them first. Pandas nullable types (``Int64``,
+        ``boolean``, ``string``) are read as their NumPy counterparts. ``feature_names`` are
+        the (encoded) column names.
+        """
+        try:
+            import pandas as pd
+        except ImportError as exc:
+            raise ImportError("Dataset.from_pandas needs pandas (pip install pandas).") from exc
+        if not isinstance(df, pd.DataFrame):
+            raise DataError(f"from_pandas takes a pandas DataFrame; got {type(df).__name__}.")
+        if categorical not in ("onehot", "error"):
+            raise SpecError(f"The 'categorical' parameter of from_pandas must be 'onehot' or "
+                            f"'error'. Got {categorical!r} instead.")
+        groups = [groups] if isinstance(groups, str) else list(groups)
+        special = [c for c in (label, baseline, weights) if c is not None]
+        missing = [c for c in [*special, *groups, *(features or [])] if c not in df.columns]
+        if missing:
+            raise DataError(f"from_pandas: no column(s) {missing} among "
+                            f"{[str(c) for c in df.columns][:20]}.")
+        if features is None:
+            features = [c for c in df.columns if c not in special and c not in groups]
+        if not features:
+            raise DataError("from_pandas: no feature columns are left.")
+        X = df[list(features)]
+        nan_rows = np.flatnonzero(X.isna().to_numpy().any(axis=1))
+        if nan_rows.size:
+            bad = [str(c) for c in X.columns[X.isna().to_numpy().any(axis=0)]]
+            raise DataError(f"from_pandas: feature column(s) {bad[:5]} have missing values in "
+                            f"{nan_rows.size} rows (first: {nan_rows[:5].tolist()}); drop or "
+                            "fill them first.")
+        text = [c for c, dtype in X.dtypes.items()
+                if not (pd.api.types.is_numeric_dtype(dtype)
+                        or pd.api.types.is_bool_dtype(dtype))]
+        if text and categorical == "error":
+            raise DataError(f"from_pandas: feature column(s) {[str(c) for c in text[:5]]} are "
+                            "not numeric; pass categorical='onehot' or encode them.")
+        if text:
+            X = pd.get_dummies(X, columns=text, prefix_sep="=", dtype=np.float64)
+        return cls(X, None if label is None else df[label], groups=df[groups] if groups else None,
+                   baseline=None if baseline is None else df[baseline],
+                   weights=None if weights is None else df[weights], name=name,
+                   baseline_threshold=baseline_threshold)
 
     # ------------------------------------------------------------------ basic facts
     @property

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from . import settings
 from .degenerate import check_degenerate
+from .display import PlanDisplay
 from .errors import CurvatureError, SpecError, UnknownOptionError
-from .limits import finish, limits_scope, split_options
+from .limits import ITERATION_ALIASES, finish, limits_scope, split_options
 from .options import validate_options
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -45,8 +46,8 @@ STRUCTURED_METHOD = settings.STRUCTURED_METHOD
 COMMON_OPTIONS = ("time_limit", "max_iterations")
 
 
-@dataclass
-class Plan:
+@dataclass(repr=False)
+class Plan(PlanDisplay):
     """What ``solve(method=...)`` will do, and why."""
 
     pattern: str
@@ -178,7 +179,10 @@ def run_method(
     solve_limits, options = split_options(spec.name, spec.options, options)
     form = (problem.analysis if spec.name in (GENERIC_METHOD, HIGHS_METHOD, STRUCTURED_METHOD)
             else problem.canonical())
-    with limits_scope(solve_limits), solve_progress(spec.name, callback, verbose) as progress:
+    alias = next((a for a in ITERATION_ALIASES if a in spec.options), None)  # the method's cap
+    cap = None if alias is None else options.get(alias)
+    with limits_scope(solve_limits), solve_progress(spec.name, callback, verbose,
+                                                    cap) as progress:
         result = spec.run(problem, form, seed=seed, callback=progress, **options)
     result.reasons = reasons
     check_degenerate(problem, result)

@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from . import limits, settings
+from .caller import user_stacklevel
 from .errors import ConvergenceWarning, TrivialOptimumWarning
 from .expr.analysis import Analysis
 from .patterns.pattern import MethodSpec
@@ -267,7 +268,7 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
             f"training data by {missed[worst]:.3g} after {rounds} repair round(s)")
         if status != settings.TIME_LIMIT:
             status = settings.ITERATION_LIMIT
-        warnings.warn(details["message"], ConvergenceWarning, stacklevel=3)
+        warnings.warn(details["message"], ConvergenceWarning, stacklevel=user_stacklevel())
     return finish(status, step, details, table)
 
 
@@ -433,7 +434,7 @@ def _flag_trivial(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any], tab
         f"{spread:.2g}): under this regularization and these targets no model beats a "
         "constant score; try a smaller l2 or l1, standardized features, looser targets or a "
         "kernel model.")
-    warnings.warn(details["trivial_hint"], TrivialOptimumWarning, stacklevel=4)
+    warnings.warn(details["trivial_hint"], TrivialOptimumWarning, stacklevel=user_stacklevel())
 
 
 class ComposedResult(Result):

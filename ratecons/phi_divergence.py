@@ -88,6 +88,8 @@ class Phi:
     name : str
         Used in reports.
 
+    Notes
+    -----
     The constructor checks phi(1) = 0, phi >= 0, the derivative against finite differences and
     the Fenchel-Young equality phi(s) + phi*(phi'(s)) = s phi'(s) at a few points, so a wrong
     formula fails here rather than inside a solver.

@@ -1,7 +1,10 @@
 """Figures people look at for constrained classifiers (matplotlib, the ``plot`` extra).
 
-* :func:`tradeoff`: the objective against the constraint target across a sweep
-  (:func:`sweep`), on the training and the test data;
+* :func:`tradeoff`: the objective against the fairness achieved across a sweep of targets
+  (:func:`ratecons.sweep`), held-out or training, as a Pareto front with the unconstrained
+  model and any points computed elsewhere (fairlearn's, say);
+* :func:`roc`: ROC curves of ranking models with a logarithmic false-positive axis and their
+  TPR@K marked;
 * :func:`group_rates`: a rate per group with the constraint's target;
 * :func:`convergence`: objective, bounds and gap per iteration from ``result.history`` (the
   records every method hands to its callback);
@@ -15,7 +18,7 @@ figures are built without pyplot (no global state, no display needed); save them
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,7 +26,7 @@ import numpy as np
 from .data import Dataset
 from .errors import SpecError
 
-__all__ = ["convergence", "demo_figure", "group_rates", "require_matplotlib", "sweep",
+__all__ = ["convergence", "demo_figure", "group_rates", "require_matplotlib", "roc",
            "tradeoff"]
 
 #: one column of a two-column paper, in inches
@@ -65,57 +68,92 @@ def _styled(draw: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def _objective_row(report: Any) -> float:
-    return next(r.indicator for r in report.rows if r.kind == "objective")
+@_styled
+def tradeoff(frontier: Any, ax: Any = None, held_out: bool = True,
+             others: Mapping[str, tuple[float, float]] | None = None,
+             xlabel: str | None = None, ylabel: str | None = None) -> Any:
+    """The objective against the fairness achieved, for a :class:`~ratecons.frontier.Frontier`
+    of :func:`ratecons.sweep`: every target's point labelled with its target, the Pareto front
+    (:meth:`~ratecons.frontier.Frontier.pareto`) as a line, the unconstrained model as a star.
 
-
-def sweep(build: Callable[[float], Any], targets: Iterable[float], test: Any = None,
-          method: str = "auto", **solve_options: Any) -> list[dict[str, Any]]:
-    """Solve ``build(target)`` for each target; the objective on the training data and on
-    ``test`` (a Dataset, or a mapping {training: test}) for :func:`tradeoff`.
-
-    Returns one record per target: ``target``, ``status``, ``train`` and ``test`` (the
-    objective with deterministic predictions, the "achieved" column of the report; nan when
-    the solve returned no model), and the ``result``.
-    """
-    from .result import Result
-
-    out = []
-    for target in targets:
-        result = build(float(target)).solve(method=method, **solve_options)
-        row = {"target": float(target), "status": result.status, "result": result,
-               "train": np.nan, "test": np.nan}
-        if result.has_model:
-            row["train"] = _objective_row(Result.report(result))
-            if test is not None:
-                row["test"] = _objective_row(Result.report(result, test))
-        out.append(row)
-    return out
+    ``held_out`` draws the values on the sweep's ``test`` data (else on the training data;
+    held-out values need ``test=`` in the sweep). ``others`` adds points computed elsewhere on
+    the same data, ``{"ExponentiatedGradient": (fairness, objective), ...}`` (fairlearn's
+    mitigators, say). Points whose solve did not reach ``optimal`` are drawn hollow."""
+    key = "test" if held_out else "train"
+    every = [*frontier.points, frontier.unconstrained]
+    if not any(np.isfinite(getattr(p, f"{key}_objective")) for p in every):
+        raise SpecError(f"the frontier has no {'held-out' if held_out else 'training'} values"
+                        + ("; pass test= to rc.sweep or held_out=False." if held_out else "."))
+    ax = _axes(ax)
+    front = frontier.pareto(held_out)
+    ax.plot([getattr(p, f"{key}_fairness") for p in front],
+            [getattr(p, f"{key}_objective") for p in front], color="0.6", lw=1.0, zorder=1,
+            label="Pareto front")
+    for p in frontier.points:
+        x, y = getattr(p, f"{key}_fairness"), getattr(p, f"{key}_objective")
+        hollow = p.status != "optimal"
+        ax.plot([x], [y], "o", color="C0", markerfacecolor="white" if hollow else "C0",
+                zorder=2, label="constrained" if p is frontier.points[0] else None)
+        ax.annotate(f"{p.target:.3g}", (x, y), textcoords="offset points", xytext=(3, 3),
+                    fontsize=6)
+    u = frontier.unconstrained
+    ax.plot([getattr(u, f"{key}_fairness")], [getattr(u, f"{key}_objective")], "*",
+            color="C3", markersize=8, zorder=3, label="unconstrained")
+    for i, (name, (x, y)) in enumerate((others or {}).items()):
+        ax.plot([x], [y], "sDv^<>"[i % 6], color=f"C{i + 4}", zorder=3, label=name)
+    ax.set_xlabel(xlabel or f"{frontier.fairness} ({'held-out' if held_out else 'train'})")
+    ax.set_ylabel(ylabel or frontier.objective)
+    ax.margins(0.1)  # room for the target labels
+    ax.set_title("trade-off (labels: targets)")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    return ax
 
 
 @_styled
-def tradeoff(records: Sequence[dict[str, Any]], ax: Any = None,
-             xlabel: str = "constraint target", ylabel: str = "objective") -> Any:
-    """The objective against the constraint target (records of :func:`sweep`), train and
-    test; targets whose solve did not reach ``optimal`` are drawn hollow."""
+def roc(models: Mapping[str, Any], data: Dataset, ax: Any = None, log_fpr: bool = True,
+        ks: Sequence[int] = (1, 5, 10)) -> Any:
+    """ROC curves (true- against false-positive rate) of ranking models on labelled ``data``,
+    with a logarithmic FPR axis by default: the low-FPR corner that TPR@K and TPR@tau are
+    about (the ranking paper's Table 6), where a linear axis shows nothing.
+
+    ``models`` maps a label to a Result (or any object with ``decision_function``) or to an
+    array of scores. Each curve marks TPR@K for every K in ``ks`` (:func:`ratecons.metrics.
+    tpr_at_top`: positives above the mean of the K largest negative scores) at FPR = K /
+    (number of negatives); that mean is at least the K-th largest negative score, so a mark
+    lies on or below its curve. Points with FPR = 0 have no place on a log axis and are not
+    drawn.
+    """
+    from sklearn.metrics import roc_curve
+
+    from .metrics import auc, tpr_at_top
+
+    y = data.require_labels("plot.roc", binary=True)
+    n_neg = int(np.sum(y == 0))
     ax = _axes(ax)
-    t = np.array([r["target"] for r in records])
-    order = np.argsort(t)
-    ok = np.array([r["status"] == "optimal" for r in records])[order]
-    for key, marker, label in (("train", "o", "train"), ("test", "s", "test")):
-        v = np.array([r[key] for r in records], dtype=np.float64)[order]
-        if np.all(np.isnan(v)):
-            continue
-        line, = ax.plot(t[order], v, marker=marker, label=label)
-        if not ok.all():
-            ax.plot(t[order][~ok], v[~ok], marker=marker, linestyle="none",
-                    markerfacecolor="white", color=line.get_color(),
-                    label=f"{label} (not optimal)")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title("trade-off across constraint targets")
-    ax.grid(alpha=0.3)
-    ax.legend()
+    for i, (label, model) in enumerate(models.items()):
+        scores = (np.asarray(model.decision_function(data), dtype=np.float64)
+                  if hasattr(model, "decision_function") else np.asarray(model, dtype=float))
+        fpr, tpr, _ = roc_curve(y, scores)
+        keep = fpr > 0 if log_fpr else np.ones(fpr.size, dtype=bool)
+        ax.step(fpr[keep], tpr[keep], where="post", color=f"C{i}",
+                label=f"{label} (AUC {auc(scores, y):.3f})")
+        marks = [k for k in ks if k <= n_neg]
+        ax.plot([k / n_neg for k in marks], [tpr_at_top(scores, y, k) for k in marks], "o",
+                color=f"C{i}", markerfacecolor="white")
+        for k in marks if i == 0 else ():  # the K labels once
+            ax.annotate(f"K={k}", (k / n_neg, tpr_at_top(scores, y, k)),
+                        textcoords="offset points", xytext=(3, -8), fontsize=6)
+    if log_fpr:
+        ax.set_xscale("log")
+        ax.set_xlim(0.5 / n_neg, 1.0)
+    ax.set_ylim(0.0, 1.02)
+    ax.set_xlabel("false-positive rate" + (" (log scale)" if log_fpr else ""))
+    ax.set_ylabel("true-positive rate")
+    ax.set_title(f"ROC on {data.name} (circles: TPR@K)")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(loc="lower right")
     return ax
 
 
@@ -210,14 +248,15 @@ def convergence(result: Any, ax: Any = None, log_gap: bool = True) -> Any:
 
 
 def demo_figure(results: dict[str, Any], test: Dataset, group: str, ratio: float,
-                path: str | None = None, records: Sequence[dict[str, Any]] | None = None) -> Any:
+                path: str | None = None, frontier: Any = None) -> Any:
     """The demo's figure: per-group positive rates on ``test`` for each result in
-    ``results`` (label -> Result), the convergence of the first, and the trade-off curve
-    when ``records`` (from :func:`sweep`) are given; saved to ``path`` when given."""
+    ``results`` (label -> Result), the convergence of the first, and the trade-off
+    (:func:`tradeoff`) when a ``frontier`` (from :func:`ratecons.sweep`) is given; saved to
+    ``path`` when given."""
     matplotlib = require_matplotlib()
     from matplotlib.figure import Figure
 
-    panels = len(results) + 1 + (records is not None)
+    panels = len(results) + 1 + (frontier is not None)
     with matplotlib.rc_context(_STYLE):
         fig = Figure(figsize=(COLUMN[0] * panels * 0.9, COLUMN[1]), layout="constrained")
         axes = fig.subplots(1, panels)
@@ -227,8 +266,8 @@ def demo_figure(results: dict[str, Any], test: Dataset, group: str, ratio: float
     for ax in axes[:len(results)]:
         ax.set_ylim(0, top)  # one scale, so the models compare at a glance
     convergence(next(iter(results.values())), ax=axes[len(results)])
-    if records is not None:
-        tradeoff(records, ax=axes[-1])
+    if frontier is not None:
+        tradeoff(frontier, ax=axes[-1])
     if path is not None:
         fig.savefig(path, dpi=200)
     return fig

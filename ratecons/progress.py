@@ -61,11 +61,13 @@ def _postfix(event: dict[str, Any]) -> str:
 
 
 @contextlib.contextmanager
-def solve_progress(method: str, callback: Callback | None,
-                   verbose: bool | None) -> Iterator[Callback | None]:
+def solve_progress(method: str, callback: Callback | None, verbose: bool | None,
+                   total: int | None = None) -> Iterator[Callback | None]:
     """The callback to hand to the method: the user's, plus a bar when :func:`show_progress`.
 
     Used as ``with solve_progress(name, callback, verbose) as cb: run(..., callback=cb)``.
+    With ``total`` (the method's iteration cap) the bar counts the events' ``iteration``
+    against it, with a percentage and an ETA; without, it counts events.
     """
     silence_banner()
     if not show_progress(verbose):
@@ -74,11 +76,15 @@ def solve_progress(method: str, callback: Callback | None,
     from tqdm.auto import tqdm
 
     bar = tqdm(desc=f"ratecons {method}", unit=" it", file=sys.stderr, leave=False,
-               dynamic_ncols=True)
+               dynamic_ncols=True, total=total)
 
     def tick(event: dict[str, Any]) -> None:
         bar.set_postfix_str(_postfix(event), refresh=False)
-        bar.update(1)  # redraws at most every mininterval (0.1 s)
+        iteration = normalized(event).get("iteration")
+        if not total:  # redraws at most every mininterval (0.1 s)
+            bar.update(1)
+        elif isinstance(iteration, int):
+            bar.update(max(0, iteration - bar.n))
         if callback is not None:
             callback(event)
 

@@ -16,18 +16,181 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from .data import Dataset, Subset
+from .display import group_html, report_html, report_repr
 from .errors import EmptySubsetError, SpecError
 from .rates import Constraint, RateExpr
 from .settings import FEASIBILITY_TOL
 from .solution import _jsonable
 
-__all__ = ["COLUMNS", "RateReport", "ReportRow", "analysis_report", "build_report",
-           "make_rebinder", "minimax_report"]
+__all__ = ["COLUMNS", "GroupTable", "RateReport", "ReportRow", "analysis_report",
+           "build_report", "group_table", "group_tables", "make_rebinder", "minimax_report"]
 
 #: the columns of :meth:`RateReport.to_records` / :meth:`RateReport.to_frame`, in order
 COLUMNS = ("data", "status", "method", "kind", "name", "target", "achieved", "expected",
            "slack", "satisfied", "achieved_linear", "expected_linear", "note")
+#: a report holds a per-group table for each group attribute with at most this many levels
+MAX_GROUP_LEVELS = 20
+#: the summary lines of a :class:`GroupTable` after its levels
+GROUP_SUMMARIES = ("overall", "difference", "ratio")
+#: short column titles of :meth:`GroupTable.__str__`
+_SHORT = {"count": "n", "selection_rate": "selected", "error_rate": "error",
+          "true_positive_rate": "TPR", "false_positive_rate": "FPR"}
+
+
+def _frame(records: list[dict[str, Any]], columns: list[str], what: str) -> Any:
+    try:
+        import pandas as pd
+    except ImportError as exc:
+        raise ImportError(f"{what}.to_frame needs pandas (pip install pandas); "
+                          "to_records() gives the same table as plain dicts.") from exc
+    return pd.DataFrame(records, columns=columns)
+
+
+@dataclass(repr=False)
+class GroupTable:
+    """Metrics of deterministic predictions by level of one group attribute (one row per
+    level), with the whole data (``overall``) and, for every metric, the largest difference
+    between two levels (max - min) and the smallest ratio (min / max).
+
+    ``columns`` are ``count`` (examples), then ``selection_rate`` (the positive rate s_p),
+    ``error_rate``, ``true_positive_rate`` and ``false_positive_rate`` as far as the labels
+    define them (no labels: the selection rate only; multiclass labels: the error rate only).
+    Rates are weighted by the dataset's example weights. A rate undefined on a level (a
+    TPR without positives) is NaN and left out of the difference and ratio.
+    """
+
+    feature: str
+    levels: list[str]
+    columns: list[str]
+    values: list[list[float]]
+    overall: list[float]
+
+    def summary(self, which: str) -> list[float]:
+        """``overall``, ``difference`` (max - min over levels) or ``ratio`` (min / max); the
+        count column of the last two is NaN."""
+        if which == "overall":
+            return list(self.overall)
+        table = np.asarray(self.values, dtype=np.float64)
+        out = [float("nan")]
+        for column in table.T[1:]:
+            defined = column[np.isfinite(column)]
+            if defined.size == 0:
+                out.append(float("nan"))
+            elif which == "difference":
+                out.append(float(defined.max() - defined.min()))
+            elif which == "ratio":
+                top = defined.max()
+                out.append(float(defined.min() / top) if top > 0 else float("nan"))
+            else:
+                raise KeyError(which)
+        return out
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One dict per level, then ``overall``, ``difference`` and ``ratio``: the key
+        ``feature`` holds the level, the other keys are :attr:`columns`."""
+        lines = list(zip(self.levels, self.values))
+        lines += [(name, self.summary(name)) for name in GROUP_SUMMARIES]
+        return [{self.feature: level, **dict(zip(self.columns, row))} for level, row in lines]
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame of :meth:`to_records` indexed by level."""
+        return _frame(self.to_records(), [self.feature, *self.columns],
+                      "GroupTable").set_index(self.feature)
+
+    def to_dict(self) -> dict[str, Any]:
+        return _jsonable(dict(self.__dict__))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GroupTable:
+        nan = float("nan")
+        values = [[nan if v is None else v for v in row] for row in data["values"]]
+        overall = [nan if v is None else v for v in data["overall"]]
+        return cls(data["feature"], list(data["levels"]), list(data["columns"]), values,
+                   overall)
+
+    def __repr__(self) -> str:
+        return (f"GroupTable({self.feature!r}, levels={self.levels[:6]!r}"
+                f"{'...' if len(self.levels) > 6 else ''}, columns={self.columns!r})")
+
+    def _repr_html_(self) -> str:
+        return group_html(self)
+
+    def __str__(self) -> str:
+        width = max([len(str(level)) for level in self.levels] + [10]) + 2
+        width = min(width, 40)
+        head = "".join(f"{_SHORT.get(c, c):>10s}" for c in self.columns)
+        lines = [f"by {self.feature}", f"  {'':{width}s}{head}"]
+        for record in self.to_records():
+            level = str(record[self.feature])[:width]
+            cells = "".join(
+                f"{'':>10s}" if np.isnan(record[c]) else
+                (f"{record[c]:10.0f}" if c == "count" else f"{record[c]:10.4f}")
+                for c in self.columns)
+            lines.append(f"  {level:{width}s}{cells}")
+        return "\n".join(lines)
+
+
+def group_table(predictions: np.ndarray, data: Dataset, feature: str) -> GroupTable:
+    """The :class:`GroupTable` of ``predictions`` (one per example of ``data``) by the levels
+    of the group attribute ``feature``.
+
+    Counts and rates are sums over the examples of each level, computed at once for every
+    level (``np.bincount`` over the level codes)."""
+    if feature not in data.groups:
+        raise SpecError(f"dataset {data.name!r} has no group attribute {feature!r}; it has "
+                        f"{sorted(data.groups) or 'none'}.")
+    pred = np.asarray(predictions)
+    if pred.shape != (data.n,):
+        raise SpecError(f"group_table needs one prediction per example of {data.name!r} "
+                        f"({data.n}); got shape {pred.shape}.")
+    levels, codes = np.unique(data.groups[feature], return_inverse=True)
+    k = levels.size
+    w = np.ones(data.n) if data.weights is None else data.weights
+    count = np.bincount(codes, minlength=k).astype(np.float64)
+
+    def rate(hit: np.ndarray, among: np.ndarray) -> tuple[np.ndarray, float]:
+        num = np.bincount(codes, weights=w * (hit & among), minlength=k)
+        den = np.bincount(codes, weights=w * among, minlength=k)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            by_level = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+        total = float(den.sum())
+        return by_level, (float(num.sum()) / total if total > 0 else float("nan"))
+
+    everyone = np.ones(data.n, dtype=bool)
+    columns, by_level, overall = ["count"], [count], [float(data.n)]
+    if data.y is None or data.is_binary:
+        columns.append("selection_rate")
+        part, whole = rate(pred == 1, everyone)
+        by_level.append(part)
+        overall.append(whole)
+    if data.y is not None:
+        y = data.y
+        wanted = [("error_rate", pred != y, everyone)]
+        if data.is_binary:
+            wanted += [("true_positive_rate", pred == 1, y == 1),
+                       ("false_positive_rate", pred == 1, y == 0)]
+        for name, hit, among in wanted:
+            part, whole = rate(hit, among)
+            columns.append(name)
+            by_level.append(part)
+            overall.append(whole)
+    values = np.column_stack(by_level)
+    return GroupTable(feature, [str(v) for v in levels], columns, values.tolist(), overall)
+
+
+def group_tables(model: Any, data: Dataset) -> dict[str, GroupTable]:
+    """A :class:`GroupTable` of the deterministic predictions of ``model`` (any Result with a
+    model, or a scorer) on ``data`` for every group attribute of ``data`` with at most
+    :data:`MAX_GROUP_LEVELS` levels."""
+    features = [name for name, values in data.groups.items()
+                if np.unique(values).size <= MAX_GROUP_LEVELS]
+    if not features:
+        return {}
+    predictions = np.asarray(model.predict(data)).ravel()
+    return {name: group_table(predictions, data, name) for name in features}
 
 
 @dataclass
@@ -46,7 +209,7 @@ class ReportRow:
     note: str = ""
 
 
-@dataclass
+@dataclass(repr=False)
 class RateReport:
     """Every rate of a problem against its target on one dataset (see module docstring)."""
 
@@ -54,6 +217,8 @@ class RateReport:
     rows: list[ReportRow] = field(default_factory=list)
     status: str = ""
     method: str = ""
+    #: metrics by group level, one :class:`GroupTable` per group attribute of the data
+    groups: dict[str, GroupTable] = field(default_factory=dict)
 
     @property
     def all_satisfied(self) -> bool:
@@ -67,10 +232,12 @@ class RateReport:
         raise KeyError(name)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain data: ``data``, ``status``, ``method`` and ``rows`` (each with the fields of
-        :class:`ReportRow`, the same for every problem kind)."""
+        """Plain data: ``data``, ``status``, ``method``, ``rows`` (each with the fields of
+        :class:`ReportRow`, the same for every problem kind) and ``groups`` (each
+        :meth:`GroupTable.to_dict`)."""
         return {"data": self.data, "status": self.status, "method": self.method,
-                "rows": [_jsonable(r.__dict__) for r in self.rows]}
+                "rows": [_jsonable(r.__dict__) for r in self.rows],
+                "groups": {name: t.to_dict() for name, t in self.groups.items()}}
 
     def to_records(self) -> list[dict[str, Any]]:
         """One flat dict per row with the keys :data:`COLUMNS`."""
@@ -80,23 +247,26 @@ class RateReport:
                 for r in self.rows]
 
     def to_frame(self) -> Any:
-        """A pandas DataFrame of :meth:`to_records` (pandas is optional; it is needed here)."""
-        try:
-            import pandas as pd
-        except ImportError as exc:
-            raise ImportError("RateReport.to_frame needs pandas (pip install pandas); "
-                              "to_records() gives the same table as plain dicts.") from exc
-        return pd.DataFrame(self.to_records(), columns=list(COLUMNS))
+        """A pandas DataFrame of :meth:`to_records` (pandas is optional; it is needed here).
+        The tables by group are ``groups[name].to_frame()``."""
+        return _frame(self.to_records(), list(COLUMNS), "RateReport")
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RateReport:
         """Inverse of :meth:`to_dict`."""
         rows = [ReportRow(**{k: (float("nan") if v is None and k in ("indicator", "ramp")
                                  else v) for k, v in r.items()}) for r in data["rows"]]
-        return cls(data["data"], rows, data.get("status", ""), data.get("method", ""))
+        groups = {name: GroupTable.from_dict(t) for name, t in data.get("groups", {}).items()}
+        return cls(data["data"], rows, data.get("status", ""), data.get("method", ""), groups)
 
     def to_json(self, **kwargs: Any) -> str:
         return json.dumps(self.to_dict(), indent=kwargs.pop("indent", 2), **kwargs)
+
+    def __repr__(self) -> str:
+        return report_repr(self)
+
+    def _repr_html_(self) -> str:
+        return report_html(self)
 
     def __str__(self) -> str:
         head = f"report on {self.data}"
@@ -119,6 +289,7 @@ class RateReport:
                              f"{r.linear_indicator:10.4f} {r.linear_ramp:10.4f}")
             if r.note:
                 lines.append(f"{'':11s}  {r.note}")
+        lines += [str(table) for table in self.groups.values()]
         return "\n".join(lines)
 
 
@@ -157,6 +328,13 @@ def make_rebinder(
         return subset.on(target)
 
     return rebind, label
+
+
+def _with_groups(report: RateReport, scorer: Any, datasets: list[Dataset]) -> RateReport:
+    """Attach the tables by group (:func:`group_tables`) when the report is on one dataset."""
+    if len(datasets) == 1:
+        report.groups = group_tables(scorer, datasets[0])
+    return report
 
 
 def _values(expr: Any, scorer: Any) -> tuple[float, float]:
@@ -208,7 +386,8 @@ def build_report(
     for name, atom in atoms.items():
         ind, ramp = _values(atom, scorer)
         report.rows.append(ReportRow("rate", name, "", ind, ramp))
-    return report
+    datasets = {id(d): d for a in atoms.values() for d in a.datasets}
+    return _with_groups(report, scorer, list(datasets.values()))
 
 
 def analysis_report(result: Any, data: Dataset | Mapping[Dataset, Dataset] | None = None
@@ -245,7 +424,7 @@ def analysis_report(result: Any, data: Dataset | Mapping[Dataset, Dataset] | Non
             line.target = f"{sense} {con.source.target:.4g}"
             line.note = "ratio constraint, multiplied through by its denominator (App. B)"
         report.rows.append(line)
-    return report
+    return _with_groups(report, scorer, rebound.datasets)
 
 
 def minimax_report(result: Any, data: Dataset | None = None) -> RateReport:
@@ -263,4 +442,4 @@ def minimax_report(result: Any, data: Dataset | None = None) -> RateReport:
     report = RateReport(data.name, status=result.status, method=result.method)
     report.rows.append(ReportRow("objective", "0-1 error", "minimize", result.error(data),
                                  result.error(data, randomized=True)))
-    return report
+    return _with_groups(report, result, [data])

@@ -277,3 +277,8 @@ class Result:
             f"Result(status={self.status!r}, method={self.method!r}, "
             f"objective={self.objective:.6g})"
         )
+
+    def _repr_html_(self) -> str:
+        from .display import result_html
+
+        return result_html(self)

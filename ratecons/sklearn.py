@@ -22,6 +22,8 @@ so their bound is a nested parameter: ``GridSearchCV(clf, {"constraints__bound":
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -35,9 +37,11 @@ from .data import Dataset
 from .errors import SolverError
 from .models import KernelModel, LinearModel
 from .problem import Problem
+from .report import RateReport
 from .result import Result
 
 __all__ = [
+    "report",
     "DemographicParityDifference",
     "DemographicParityRatio",
     "EqualOpportunityDifference",
@@ -222,6 +226,70 @@ class _RateconsClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "result_")
         return validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
 
+    def report(self, X: Any, y: Any, sensitive_features: Any = None,
+               groups: Mapping[str, Any] | None = None, baseline: Any = None,
+               sample_weight: Any = None, name: str | None = None) -> RateReport:
+        """The fitted problem's objective and constraints on held-out data, with metrics by
+        group, in one call.
+
+        Builds the held-out :class:`ratecons.Dataset` as ``fit`` built the training one
+        (``sensitive_features`` becomes the group ``"sensitive"``, labels map to the codes of
+        ``classes_``) and returns ``result_.report(data)``: every constraint's achieved value
+        and slack on that data, and a :class:`ratecons.report.GroupTable` per group
+        attribute (selection, error, true- and false-positive rates by level, their largest
+        differences and smallest ratios). For a Pipeline use :func:`report`.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,), labels among ``classes_``
+        sensitive_features : array-like of shape (n_samples,) or (n_samples, k), optional
+            Needed when the constraints are about the sensitive groups.
+        groups : dict of str to array-like, optional
+        baseline : array-like, optional
+        sample_weight : array-like of shape (n_samples,), optional
+            Example weights of the rates.
+        name : str, optional
+            The data's name in the report (default as ``rc.Dataset``'s, ``"data"``).
+        """
+        X = self._features(X)
+        n = X.shape[0]
+        y = np.asarray(y)
+        if y.shape != (n,):
+            raise ValueError(f"y must have one label per sample ({n}); got shape {y.shape}.")
+        unknown = ~np.isin(y, self.classes_)
+        if np.any(unknown):
+            raise ValueError(f"y has labels the estimator was not fitted on: "
+                             f"{np.unique(y[unknown])[:5].tolist()}; classes_ are "
+                             f"{self.classes_.tolist()}.")
+        named = {str(k): np.asarray(v) for k, v in (groups or {}).items()}
+        if sensitive_features is not None:
+            named[SENSITIVE] = _sensitive_column(sensitive_features, n)
+        weights = (None if sample_weight is None
+                   else _check_sample_weight(sample_weight, X, dtype=np.float64))
+        data = Dataset(X, np.searchsorted(self.classes_, y), groups=named, baseline=baseline,
+                       weights=weights, name=name)
+        if self.result_.problem is not None:
+            return self.result_.report(data)
+        # unpickled (see __getstate__): the problem is built anew on the held-out data
+        rebuilt = copy.copy(self.result_)
+        rebuilt.problem = self._problem(data)
+        return rebuilt.report(data)
+
+    def _problem(self, data: Dataset) -> Problem:
+        """The estimator's problem on ``data`` (``fit`` solves it on the training data)."""
+        raise NotImplementedError
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickles keep what prediction needs: ``result_`` without its problem (which holds
+        the training data), the solver's primal and dual vectors or a family's training-size
+        attributes; status, objective, certificate, history and the fitted model stay.
+        :meth:`report` then builds the problem anew on the held-out data."""
+        state = dict(super().__getstate__())  # may be the instance's own __dict__
+        if "result_" in state:
+            state["result_"] = _portable(state["result_"])
+        return state
+
     def decision_function(self, X: Any) -> np.ndarray:
         """Scores f(x); positive means ``classes_[1]``."""
         X = self._features(X)
@@ -231,6 +299,19 @@ class _RateconsClassifier(ClassifierMixin, BaseEstimator):
         """Labels (from ``classes_``) of the deterministic rule f(x) > 0."""
         positive = self.decision_function(X) > 0
         return self.classes_[positive.astype(np.int64)]
+
+
+def _portable(result: Result) -> Result:
+    """A copy of ``result`` with the attributes every Result has (:class:`Result`'s
+    constructor), the problem dropped and the solution without its primal and dual vectors;
+    the class is kept, so family methods that use the model alone (``proba``) still work."""
+    slim = copy.copy(result)
+    keep = set(vars(Result(None, result.method, result.solution)))
+    for name in set(vars(slim)) - keep:
+        delattr(slim, name)
+    slim.problem = None
+    slim.solution = dataclasses.replace(result.solution, primal={}, dual={})
+    return slim
 
 
 class _LinearAttributes:
@@ -330,21 +411,46 @@ class RateConstrainedClassifier(_LinearAttributes, _RateconsClassifier):
         sample_weight : array-like of shape (n_samples,), optional
         """
         data = self._training_data(X, y, sample_weight, sensitive_features, groups, baseline)
+        self._solve(self._problem(data), self.method, self.options, self.verbose)
+        return self
+
+    def _problem(self, data: Dataset) -> Problem:
         makers = self.constraints
         if makers is None:
             makers = []
         elif callable(makers):
             makers = [makers]
         subject_to = [c for make in makers for c in _as_list(make(data))]
-        problem = Problem(minimize=self._objective(data), subject_to=subject_to,
-                          model=LinearModel(l2=self.l2, l1=self.l1))
-        self._solve(problem, self.method, self.options, self.verbose)
-        return self
+        return Problem(minimize=self._objective(data), subject_to=subject_to,
+                       model=LinearModel(l2=self.l2, l1=self.l1))
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """The randomized rule of App. A (Goh et al.): P(classes_[1] | x) = clip(1/2 + f(x))."""
         p = np.clip(0.5 + self.decision_function(X), 0.0, 1.0)
         return np.column_stack([1.0 - p, p])
+
+
+def report(estimator: Any, X: Any, y: Any, sensitive_features: Any = None,
+           **kwargs: Any) -> RateReport:
+    """The held-out report of a fitted ratecons estimator, also at the end of a Pipeline or
+    inside a fitted search (``GridSearchCV``: its ``best_estimator_``).
+
+    ``report(pipe, X_test, y_test, sensitive_features=A_test)`` transforms ``X_test`` by the
+    pipeline's steps before the last and returns the last step's
+    :meth:`RateConstrainedClassifier.report` (the same for every estimator here);
+    ``kwargs`` are that method's other arguments.
+    """
+    from sklearn.pipeline import Pipeline
+
+    while hasattr(estimator, "best_estimator_"):
+        estimator = estimator.best_estimator_
+    if isinstance(estimator, Pipeline):
+        X = estimator[:-1].transform(X)
+        estimator = estimator[-1]
+    if not isinstance(estimator, _RateconsClassifier):
+        raise TypeError(f"report takes a fitted ratecons estimator (or a Pipeline or search "
+                        f"ending in one); got {type(estimator).__name__}.")
+    return estimator.report(X, y, sensitive_features=sensitive_features, **kwargs)
 
 
 def _as_list(items: Any) -> list[Any]:
@@ -391,16 +497,18 @@ class TopKClassifier(_RateconsClassifier):
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> TopKClassifier:
         """Solve the ranking problem on (X, y); an integer ``sample_weight`` k counts an example k
         times (the ranking objectives count examples)."""
+        data = self._training_data(X, y, sample_weight)
+        self._solve(self._problem(data), self.method, self.options, self.verbose)
+        return self
+
+    def _problem(self, data: Dataset) -> Problem:
         from .ranking import tpr_at_quantile, tpr_at_top
 
-        data = self._training_data(X, y, sample_weight)
         objective = (tpr_at_top(data, k=self.k, among=self.among) if self.tau is None
                      else tpr_at_quantile(data, tau=self.tau, among=self.among))
         model = (LinearModel(l2=self.l2) if self.kernel is None
                  else KernelModel(kernel=self.kernel, l2=self.l2, gamma=self.gamma))
-        self._solve(Problem(maximize=objective, model=model), self.method, self.options,
-                    self.verbose)
-        return self
+        return Problem(maximize=objective, model=model)
 
 
 class RobustClassifier(_LinearAttributes, _RateconsClassifier):
@@ -433,14 +541,16 @@ class RobustClassifier(_LinearAttributes, _RateconsClassifier):
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> RobustClassifier:
         """Solve the robust problem on (X, y); an integer ``sample_weight`` k counts an example k
         times (the ball is centred on the empirical distribution)."""
+        data = self._training_data(X, y, sample_weight)
+        self._solve(self._problem(data), self.method, self.options, self.verbose)
+        return self
+
+    def _problem(self, data: Dataset) -> Problem:
         from .phi_divergence import PhiDivergenceBall, robust_loss
 
-        data = self._training_data(X, y, sample_weight)
         objective = robust_loss(PhiDivergenceBall(data, phi=self.phi, rho=self.rho),
                                 loss=self.loss)
-        self._solve(Problem(minimize=objective, model=LinearModel(l2=self.l2)), self.method,
-                    self.options, self.verbose)
-        return self
+        return Problem(minimize=objective, model=LinearModel(l2=self.l2))
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """sigmoid(f(x)) for the logistic loss (the only loss that defines probabilities)."""
@@ -506,12 +616,8 @@ class MinimaxRiskClassifier(_RateconsClassifier):
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> MinimaxRiskClassifier:
         """Solve the MRC LP on (X, y); an integer ``sample_weight`` k counts an example k times
         (U is built from the empirical moments)."""
-        from .moments import MomentSet, minimax_risk
-
         data = self._training_data(X, y, sample_weight)
-        U = MomentSet(data, features=self.features, lambda0=self.lambda0,
-                      one_hot=self.one_hot)
-        problem = Problem(minimize=minimax_risk(U, fixed_marginals=bool(self.fixed_marginals)))
+        problem = self._problem(data)
         result = self._solve(problem, self.method, self.options, self.verbose)
         self.upper_ = float(result.objective)
         lower = result.certificate.lower_bound
@@ -519,6 +625,13 @@ class MinimaxRiskClassifier(_RateconsClassifier):
         self.lower_ = (np.nan if self.fixed_marginals
                        else self._rule_lower_bound(problem, result, data))
         return self
+
+    def _problem(self, data: Dataset) -> Problem:
+        from .moments import MomentSet, minimax_risk
+
+        U = MomentSet(data, features=self.features, lambda0=self.lambda0,
+                      one_hot=self.one_hot)
+        return Problem(minimize=minimax_risk(U, fixed_marginals=bool(self.fixed_marginals)))
 
     def _rule_lower_bound(self, problem: Any, result: Any, data: Dataset) -> float:
         """MRCpy's lower bound L(h) of the argmax or randomized rule on the training data."""

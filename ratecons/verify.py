@@ -12,14 +12,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import dispatch
+from .display import VerifyDisplay
 from .problem import Problem
 from .result import Result
 
 __all__ = ["VerifyReport", "verify"]
 
 
-@dataclass
-class VerifyReport:
+@dataclass(repr=False)
+class VerifyReport(VerifyDisplay):
     """Outcome of :func:`verify`.
 
     Attributes

@@ -72,3 +72,30 @@ def test_export_writes_an_mps_file_that_highs_reads_back(tmp_path, capsys):
     exec(spec.read_text(), namespace)
     expected = namespace["problem"].solve("lp").objective
     assert HighsLP.read(str(out)).solve().objective == pytest.approx(expected, abs=1e-7)
+
+
+@pytest.mark.parametrize("argv, verbose", [
+    (["demo", "-v"], True), (["-v", "demo"], True), (["demo", "--verbose"], True),
+    (["demo"], False), (["solve", "spec.py", "-v"], True), (["-v", "verify", "spec.py"], True),
+    (["export", "spec.py"], False)])
+def test_verbose_before_or_after_the_command(argv, verbose):
+    from ratecons.cli import build_parser
+
+    assert build_parser().parse_args(argv).verbose is verbose
+
+
+def test_demo_v_runs_the_demo_with_a_trace(monkeypatch):
+    import ratecons.cli as cli
+
+    calls = []
+    monkeypatch.setattr(cli, "run_demo", lambda **kw: calls.append(kw) or {})
+    assert main(["demo", "-v", "--seed", "3"]) == 0
+    assert calls[0]["trace"] is True and calls[0]["seed"] == 3
+
+
+@pytest.mark.parametrize("command", ["demo", "solve", "verify", "export"])
+def test_every_seed_option_has_help(command, capsys):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--seed SEED seed of" in text

@@ -12,7 +12,7 @@ def test_robust_learning_example_reduced(capsys):
     spec = importlib.util.spec_from_file_location("robust_learning_example", EXAMPLE)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    results = module.main(reduced=True)
+    results = module.main(quick=True)
     out = capsys.readouterr().out
     assert "ERM" in out and "gssg" in out
     assert set(results) == {"adult", "synthetic3000"}

@@ -61,3 +61,12 @@ def test_composition_benchmark_runs_both_paths(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[-3].startswith("worst ratio of auto's time to the logistic fit")
     assert lines[-2].startswith("worst speed-up of auto over the CVXPY chain")
+
+
+def test_every_example_runs_from_a_plain_install_with_one_quick_switch():
+    """No example reads data outside the package (the shared UCI folder only behind an
+    explicit --data option) or an environment variable; each takes --quick."""
+    for path in sorted(EXAMPLES.glob("*.py")):
+        text = path.read_text()
+        assert '"shared"' not in text and "environ" not in text, path.name
+        assert '"--quick"' in text, path.name

@@ -13,7 +13,6 @@ from tests.mrc_helpers import DATA
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.skipif(not (DATA / "iris.csv").exists(), reason="shared data not found")
 def test_example_quick_mode_prints_a_consistent_table(capsys):
     spec = importlib.util.spec_from_file_location("mrc_example", ROOT / "examples" /
                                                   "mrc_multiclass.py")

@@ -15,12 +15,9 @@ def setup():
     data = synthetic_groups(n=200, seed=3)
     train, test = data.split(0.6, seed=0)
 
-    def build(kappa):
-        return rc.Problem(minimize=rc.error_rate(train), model=rc.LinearModel(l2=1e-2),
-                          subject_to=[rc.positive_rate(train.group("g", "a"))
-                                      >= kappa * rc.positive_rate(train.group("g", "b"))])
-
-    return train, test, build
+    base = rc.Problem(minimize=rc.error_rate(train), model=rc.LinearModel(l2=1e-2))
+    a, b = train.group("g", "a"), train.group("g", "b")
+    return train, test, base, lambda kappa: rc.positive_rate_ratio(a, b) >= kappa
 
 
 def _png(fig, tmp_path, name):
@@ -31,23 +28,29 @@ def _png(fig, tmp_path, name):
 
 
 def test_tradeoff_group_rates_and_convergence(setup, tmp_path):
-    train, test, build = setup
-    records = plot.sweep(build, [0.6, 0.8, 0.95], test=test, verbose=False)
-    assert [r["target"] for r in records] == [0.6, 0.8, 0.95]
-    assert all(np.isfinite(r["train"]) and np.isfinite(r["test"]) for r in records)
-    ax = plot.tradeoff(records, xlabel="kappa", ylabel="error rate")
-    assert ax.get_xlabel() == "kappa" and ax.get_legend() is not None
-    assert [t.get_text() for t in ax.get_legend().get_texts()][:2] == ["train", "test"]
+    train, test, base, rule = setup
+    frontier = rc.sweep(base, rule, [0.6, 0.8, 0.95], test=test)
+    assert [p.target for p in frontier.points] == [0.6, 0.8, 0.95]
+    ax = plot.tradeoff(frontier, others={"elsewhere": (0.9, 0.3)}, ylabel="error rate")
+    assert ax.get_ylabel() == "error rate" and "(held-out)" in ax.get_xlabel()
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["Pareto front", "constrained", "unconstrained", "elsewhere"]
+    assert [t.get_text() for t in ax.texts] == ["0.6", "0.8", "0.95"]
+    front = ax.lines[0]
+    assert len(front.get_xdata()) == len(frontier.pareto())
     _png(ax.figure, tmp_path, "tradeoff.png")
-    result = records[1]["result"]
+    with pytest.raises(rc.SpecError, match="test= to rc.sweep"):
+        plot.tradeoff(rc.sweep(base, rule, [0.8]))
+    result = frontier.points[1].result
     ax = plot.group_rates(result, test, "g", ratio=0.8)
     assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b"]
     _png(ax.figure, tmp_path, "groups.png")
     ax = plot.convergence(result)
     assert ax.get_xlabel() == "iteration" and len(ax.lines) >= 1
     _png(ax.figure, tmp_path, "convergence.png")
-    fig = plot.demo_figure({"constrained": result, "unconstrained": records[0]["result"]},
-                           test, "g", 0.8, path=str(tmp_path / "demo.png"), records=records)
+    fig = plot.demo_figure({"constrained": result,
+                            "unconstrained": frontier.unconstrained.result},
+                           test, "g", 0.8, path=str(tmp_path / "demo.png"), frontier=frontier)
     assert len(fig.axes) >= 4 and (tmp_path / "demo.png").exists()
     assert fig.axes[0].get_ylim() == fig.axes[1].get_ylim()  # the models on one scale
 
@@ -92,3 +95,29 @@ def test_convergence_reads_each_methods_names_and_skips_missing_values():
         plot.convergence(_Solved([{"iteration": 1, "time": 0.1}]))
     with pytest.raises(rc.SpecError, match="nothing to draw"):
         plot.convergence(_Solved([]))
+
+
+def test_roc_with_log_fpr_and_tpr_at_k_marks(tmp_path):
+    from ratecons import metrics
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 4))
+    y = (X[:, 0] + 0.3 * rng.normal(size=300) > 0.8).astype(int)
+    data = rc.Dataset(X, y, name="toy")
+    top = rc.Problem(maximize=rc.tpr_at_top(data, k=5)).solve(verbose=False)
+    assert np.linalg.norm(top.w) > 0.1  # a model, not the trivial w = 0
+    noise = rng.normal(size=300)
+    ax = plot.roc({"TopPushK": top, "noise": noise}, data, ks=(1, 5))
+    assert ax.get_xscale() == "log" and ax.get_xlim()[0] == pytest.approx(0.5 / (y == 0).sum())
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[0] == f"TopPushK (AUC {metrics.auc(top.decision_function(data), y):.3f})"
+    marks = ax.lines[1]
+    n_neg = int((y == 0).sum())
+    np.testing.assert_allclose(marks.get_xdata(), [1 / n_neg, 5 / n_neg])
+    np.testing.assert_allclose(marks.get_ydata(),
+                               [metrics.tpr_at_top(top.decision_function(data), y, k)
+                                for k in (1, 5)])
+    assert all(ax.lines[0].get_xdata() > 0)  # FPR = 0 is left out of the log axis
+    _png(ax.figure, tmp_path, "roc.png")
+    linear = plot.roc({"noise": noise}, data, log_fpr=False)
+    assert linear.get_xscale() == "linear"

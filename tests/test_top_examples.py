@@ -11,8 +11,6 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_ranking_at_top_example_reduced(capsys):
-    if not (ROOT.parent / "shared" / "data" / "optdigits.csv").exists():
-        pytest.skip("the shared data folder is not mounted")
     spec = importlib.util.spec_from_file_location("ranking_at_top",
                                                   ROOT / "examples" / "ranking_at_top.py")
     module = importlib.util.module_from_spec(spec)

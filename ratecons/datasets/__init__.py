@@ -1,7 +1,9 @@
-"""Datasets: the embedded Adult data and a loader for the tidy UCI CSV layout.
+"""Datasets: the embedded Adult data and a loader for CSV files.
 
-The CSV layout (as in the project's shared data folder): a header row with the feature names and
-a final ``label`` column, one row per instance, numeric features, integer class codes 0..k-1.
+The tidy UCI CSV layout (as in the project's shared data folder): a header row with the
+feature names and a ``label`` column, one row per instance, numeric features, integer class
+codes 0..k-1. With pandas installed, :func:`load_csv` also reads string columns (features are
+one-hot encoded, string labels encoded as :class:`~ratecons.Dataset` does).
 In Adult the categorical columns hold 1-based codes of the category strings in alphabetical
 order, ``?`` (missing) included; :func:`load_adult` decodes them to names and one-hot encodes
 them.
@@ -77,23 +79,41 @@ def read_csv_table(source: str | Path | io.TextIOBase) -> tuple[list[str], np.nd
     return header, table
 
 
-def load_csv(path: str | Path, label: str = "label", name: str | None = None) -> Dataset:
-    """Load a CSV in the tidy UCI layout: features, then an integer ``label`` column.
+def load_csv(path: str | Path, label: str = "label", name: str | None = None,
+             groups: list[str] | tuple[str, ...] = ()) -> Dataset:
+    """Load a CSV with a header row and a ``label`` column.
 
-    Labels are kept as they are in the file (binary 0/1 or multiclass codes 0..k-1); features
-    are the other columns, as floats.
+    Numeric labels are kept as they are in the file (binary 0/1 or multiclass codes 0..k-1),
+    string labels are encoded by their sorted values; features are the other columns (but
+    ``groups``, which become group attributes), as floats, string columns one-hot encoded.
+    With pandas installed the file is read by ``pandas.read_csv`` and encoded by
+    :meth:`Dataset.from_pandas`; without it, numeric files only are read.
     """
-    header, table = read_csv_table(path)
+    name = name or Path(path).name.split(".")[0]
+    if not Path(path).exists():
+        raise DataError(f"no such file: {path}")
+    try:
+        import pandas as pd
+    except ImportError:
+        pd = None
+    if pd is not None:
+        df = pd.read_csv(path)
+        if label not in df.columns:
+            raise DataError(f"{path}: no {label!r} column among {[str(c) for c in df.columns]}.")
+        return Dataset.from_pandas(df, label=label, groups=groups, name=name)
+    if groups:
+        raise ImportError("load_csv(groups=...) needs pandas (pip install pandas).")
+    try:
+        header, table = read_csv_table(path)
+    except DataError as exc:
+        raise DataError(f"{exc} Install pandas (pip install pandas) to read CSV files with "
+                        "string columns.") from None
     if label not in header:
         raise DataError(f"{path}: no {label!r} column among {header}.")
     j = header.index(label)
     keep = [i for i in range(len(header)) if i != j]
-    return Dataset(
-        table[:, keep],
-        y=table[:, j].astype(np.int64),
-        feature_names=[header[i] for i in keep],
-        name=name or Path(path).name.split(".")[0],
-    )
+    return Dataset(table[:, keep], y=table[:, j].astype(np.int64),
+                   feature_names=[header[i] for i in keep], name=name)
 
 
 def load_adult(standardize: bool = True) -> Dataset:

@@ -30,6 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import settings
+from ..caller import user_stacklevel
 from ..canonical.top import TopForm
 from ..comparison import objective_rel_gap
 from ..errors import DataError, SpecError, TrivialOptimumWarning
@@ -77,7 +78,7 @@ def _flag_trivial(form: TopForm, solution: Solution) -> None:
            f"constant score under this threshold; {TRIVIAL_HINT}.")
     cert.details["trivial_optimum"] = True
     cert.details["trivial_hint"] = msg
-    warnings.warn(msg, TrivialOptimumWarning, stacklevel=6)
+    warnings.warn(msg, TrivialOptimumWarning, stacklevel=user_stacklevel())
 
 
 def _to_user_sense(solution: Solution) -> None:

@@ -37,6 +37,7 @@ import scipy.sparse as sp
 
 from .. import limits
 from ..backends.highs import HighsLP, solve_lp
+from ..caller import user_stacklevel
 from ..canonical.matrix_lp import MatrixLP
 from ..canonical.rate_fold import FoldedBound
 from ..errors import ConvergenceWarning, SolverError, SpecError, parameter_error
@@ -530,11 +531,11 @@ def maximize_over_v(bound: FoldedBound, *, v_max: float = 100.0, epsilon: float 
             f"a Lagrange multiplier reached V_max = {v_max:g} (constraints "
             f"{list(np.flatnonzero(at_bound) + 1)}): the constraint may be unattainable under "
             "this convex bound, or V_max is too small (raise v_max).",
-            ConvergenceWarning, stacklevel=2)
+            ConvergenceWarning, stacklevel=user_stacklevel())
     if not converged:
         warnings.warn(f"cutting plane over v stopped after {t} iterations with U - L = "
                       f"{upper - lower:.3g} > epsilon = {epsilon:g}.", ConvergenceWarning,
-                      stacklevel=2)
+                      stacklevel=user_stacklevel())
     v_best = vs[int(np.argmax(ls))]
     return MultiplierResult(w, b, v_best, lower, upper, t, converged, at_bound, mu, hist)
 

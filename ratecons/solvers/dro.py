@@ -41,6 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import brentq, lsq_linear
 
+from ..caller import user_stacklevel
 from ..canonical.dro import DROProgram
 from ..errors import ConvergenceWarning, parameter_error
 from ..loss_functions import LOSS_CONJUGATES, margin_loss
@@ -631,7 +632,7 @@ def solve_dro_lbfgs(
         warnings.warn(
             f"lbfgs: stopped by {run.stop} after {run.it} iterations with certified "
             f"gap {run.gap():.3g} (tol {tol:g} relative); raise max_iter/time_limit.",
-            ConvergenceWarning, stacklevel=3)
+            ConvergenceWarning, stacklevel=user_stacklevel())
     w_max = float(np.max(np.abs(best.theta[: form.d]), initial=0.0))
     return _dro_solution(form, "lbfgs", status, best, run.lower, run.history, elapsed,
                          {"stop": run.stop, "iterations": run.it, "tol": tol,
@@ -1072,7 +1073,7 @@ def solve_dro(
         warnings.warn(
             f"{method}: stopped by {stop} after {it} iterations with certified gap {gap:.3g} "
             f"(tol {tol:g} relative); raise max_iter/time_limit or tune step/a.",
-            ConvergenceWarning, stacklevel=3,
+            ConvergenceWarning, stacklevel=user_stacklevel(),
         )
     log.debug("%s: %s after %d iterations, objective %.8g", method, stop, it, best[0].value)
     return _dro_solution(form, method, status, best[0], lower, history, solver_time,

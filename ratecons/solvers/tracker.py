@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from .. import limits
+from ..caller import user_stacklevel
 from ..errors import ConvergenceWarning, parameter_error
 from ..settings import (
     ITERATION_LIMIT,
@@ -260,7 +261,7 @@ class Tracker:
             warnings.warn(f"{self.solver}: {self._explain()} after {self.iterations} "
                           f"iterations ({status}) with certified gap {shown}; the point "
                           f"returned is the best found, not a certified optimum. {advice}"
-                          .rstrip(), ConvergenceWarning, stacklevel=3)
+                          .rstrip(), ConvergenceWarning, stacklevel=user_stacklevel())
         info = {"iterations": self.iterations, "stopped_by": reason, **(details or {})}
         return Solution(status=status, objective=float(objective), primal=dict(primal),
                         dual=dict(dual or {}),

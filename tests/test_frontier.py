@@ -1,0 +1,87 @@
+"""rc.sweep: the frontier of a constraint's targets against the unconstrained model, its
+numbers equal to the reports of the same solves, parallel equal to sequential, the Pareto
+front non-dominated, the table and its displays."""
+
+import numpy as np
+import pytest
+
+import ratecons as rc
+from ratecons.frontier import COLUMNS, Frontier
+from ratecons.testing import synthetic_groups
+
+
+@pytest.fixture(scope="module")
+def setup():
+    train, test = synthetic_groups(n=300, seed=8).split(0.6, seed=0)
+    a, b = train.group("g", "a"), train.group("g", "b")
+    base = rc.Problem(minimize=rc.error_rate(train), model=rc.LinearModel(l2=1e-2))
+    frontier = rc.sweep(base, lambda k: rc.positive_rate_ratio(a, b) >= k,
+                        [0.7, 0.85, 1.0], test=test, method="cvxpy")
+    return train, test, base, (a, b), frontier
+
+
+def test_points_are_the_reports_of_the_same_solves(setup):
+    train, test, _, (a, b), frontier = setup
+    assert isinstance(frontier, Frontier) and frontier.higher_is_better
+    assert frontier.unconstrained.target is None
+    for p in [*frontier.points, frontier.unconstrained]:
+        assert p.status == "optimal" and p.method == "cvxpy"
+        rep, held = p.result.report(), p.result.report(test)
+        assert p.train_objective == rep.rows[0].indicator
+        assert p.test_objective == held.rows[0].indicator
+        ratio = rc.positive_rate_ratio(a, b)
+        assert p.train_fairness == pytest.approx(ratio.value(p.result.scorer))
+        test_ratio = rc.positive_rate_ratio(test.group("g", "a"), test.group("g", "b"))
+        assert p.test_fairness == pytest.approx(test_ratio.value(p.result.scorer))
+    for p in frontier.points:  # each solve carries its own constraint
+        assert [c.target for c in p.result.problem.constraints] == [p.target]
+        assert p.result.report().all_satisfied or p.train_fairness >= p.target - 0.05
+
+
+def test_pareto_front_is_not_dominated(setup):
+    *_, frontier = setup
+    front = frontier.pareto()
+    solved = [*frontier.points, frontier.unconstrained]
+    for p in front:
+        for q in solved:
+            assert not (q.test_objective < p.test_objective
+                        and q.test_fairness > p.test_fairness)
+    xs = [p.test_fairness for p in front]
+    assert xs == sorted(xs)
+
+
+def test_parallel_equals_sequential(setup):
+    train, test, base, (a, b), frontier = setup
+    again = rc.sweep(base, lambda k: rc.positive_rate_ratio(a, b) >= k, [0.7, 0.85, 1.0],
+                     test=test, method="cvxpy", n_jobs=2)
+    keys = [c for c in COLUMNS if c != "solve_time"]
+    assert ([{k: r[k] for k in keys} for r in again.to_records()]
+            == [{k: r[k] for k in keys} for r in frontier.to_records()])
+
+
+def test_table_and_displays(setup):
+    *_, frontier = setup
+    records = frontier.to_records()
+    assert len(records) == 4 and list(records[0]) == list(COLUMNS)
+    assert records[-1]["target"] is None
+    assert frontier.to_frame().shape == (4, len(COLUMNS))
+    text = str(frontier)
+    assert text.count("\n") == 1 + 4 and "none" in text
+    assert len(repr(frontier)) < 300 and repr(frontier).startswith("Frontier(3 targets")
+    html = frontier._repr_html_()
+    assert "<table" in html and "unconstrained" in html
+
+
+def test_other_fairness_quantities_and_bad_input(setup):
+    train, test, base, (a, b), _ = setup
+    gap = rc.true_positive_rate(a.positives) - rc.true_positive_rate(b.positives)
+    frontier = rc.sweep(base, lambda t: [gap <= t, gap >= -t], [0.2], method="cvxpy",
+                        fairness=gap)
+    point = frontier.points[0]
+    assert not frontier.higher_is_better
+    assert point.train_fairness == pytest.approx(gap.value(point.result.scorer))
+    assert np.isnan(point.test_fairness)
+    with pytest.raises(rc.SpecError, match="at least one target"):
+        rc.sweep(base, lambda t: gap <= t, [])
+    with pytest.raises(rc.SpecError, match="returned no constraint"):
+        rc.sweep(base, lambda t: [], [0.1])
