@@ -24,7 +24,7 @@ from .data import Dataset
 from .display import html_table
 from .errors import SpecError
 from .problem import Problem
-from .rates import Constraint, RateExpr, RatioExpr
+from .rates import RateExpr, RatioExpr
 from .report import make_rebinder
 
 __all__ = ["Frontier", "FrontierPoint", "sweep"]
@@ -137,7 +137,7 @@ def _as_constraints(made: Any, target: float) -> list[Any]:
 def _default_fairness(made: list[Any]) -> RateExpr | RatioExpr:
     """The measured quantity of the swept constraint: its ratio, or its expression."""
     first = made[0]
-    if not isinstance(first, Constraint):
+    if not hasattr(first, "ratio"):  # a rate constraint (rates.Constraint) knows its ratio
         raise SpecError("sweep measures the swept constraint's own quantity only for rate "
                         "constraints; pass fairness= (a rate or ratio expression) for "
                         f"{type(first).__name__}.")
@@ -160,14 +160,9 @@ def _solve_point(problem: Problem, target: float | None, fairness: Any, test: An
     point.train_fairness = float(fairness.value(result.scorer))
     if test is not None:
         point.test_objective = Result.report(result, test).rows[0].indicator
-        rebind, _ = make_rebinder(_datasets(fairness), test)
+        rebind, _ = make_rebinder(fairness.datasets, test)
         point.test_fairness = float(fairness.rebind(rebind).value(result.scorer))
     return point
-
-
-def _datasets(expr: RateExpr | RatioExpr) -> list[Dataset]:
-    parts = (expr.numerator, expr.denominator) if isinstance(expr, RatioExpr) else (expr,)
-    return list({id(d): d for part in parts for d in part.datasets}.values())
 
 
 def sweep(problem: Problem, constraint: Callable[[float], Any], targets: Iterable[float],

@@ -536,6 +536,12 @@ class RatioExpr:
     def __bool__(self) -> bool:
         raise SpecError(f"a ratio metric ({self.name}) has no truth value.")
 
+    @property
+    def datasets(self) -> list[Dataset]:
+        """The datasets of the numerator and the denominator, each once."""
+        found = self.numerator.datasets + self.denominator.datasets
+        return list({id(d): d for d in found}.values())
+
     def rebind(self, rebind: Rebind) -> RatioExpr:
         if self._recipe is not None:
             return self._recipe(rebind)

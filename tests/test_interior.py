@@ -7,7 +7,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ratecons.solvers.interior import step_to_boundary, weighted_gram
+from ratecons.scans import weighted_gram
+from ratecons.solvers.interior import step_to_boundary
 
 
 @settings(max_examples=40, deadline=None)

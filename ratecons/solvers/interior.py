@@ -1,14 +1,13 @@
 """Pieces shared by the primal-dual interior-point solvers (:mod:`.top_ipm`, :mod:`.mrc_ipm`).
 
 Both reduce each Newton system to a small normal system whose costly part is a weighted Gram
-product A^T diag(c) A over all examples, and both take the longest step that keeps their
-slacks and multipliers nonnegative.
+product A^T diag(c) A over all examples (:func:`ratecons.scans.weighted_gram`), and both take
+the longest step that keeps their slacks and multipliers nonnegative.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg.blas import dsyrk
 from threadpoolctl import threadpool_limits
 
 #: Run a function with one BLAS thread. The Gram products here are thin (p in the hundreds,
@@ -16,21 +15,6 @@ from threadpoolctl import threadpool_limits
 #: was slower, even when nothing else ran (mrc_ipm: 1.3x), and much slower under load
 #: (top_ipm: 15-25x).
 single_blas_thread = threadpool_limits.wrap(limits=1, user_api="blas")
-
-
-def weighted_gram(A: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """A^T diag(c) A for rows A (N x p) and weights c >= 0 (rounding below 0 is clipped).
-
-    One symmetric rank-N update (BLAS syrk, half the work of a general product), called on
-    whichever of B = diag(sqrt(c)) A and B^T is Fortran-ordered so that BLAS gets it without a
-    copy; the result is symmetrized.
-    """
-    B = A * np.sqrt(np.maximum(c, 0.0))[:, None]
-    if B.flags.f_contiguous:
-        upper = dsyrk(1.0, B, trans=1, lower=0)
-    else:
-        upper = dsyrk(1.0, B.T, trans=0, lower=0)
-    return np.triu(upper) + np.triu(upper, 1).T
 
 
 def step_to_boundary(*pairs: tuple[np.ndarray, np.ndarray]) -> float:

@@ -36,7 +36,8 @@ from typing import NamedTuple
 import numpy as np
 import scipy.linalg as sla
 
-from .interior import single_blas_thread, step_to_boundary, weighted_gram
+from ..scans import weighted_gram
+from .interior import single_blas_thread, step_to_boundary
 
 __all__ = ["IPMResult", "StructuredRows", "dual_lower_bound", "solve_rows_ipm"]
 

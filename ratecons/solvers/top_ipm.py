@@ -37,8 +37,9 @@ import scipy.sparse as sp
 
 from ..canonical.top import TopForm
 from ..errors import SolverError, parameter_error
+from ..scans import weighted_gram
 from ..solution import Solution
-from .interior import single_blas_thread, step_to_boundary, weighted_gram
+from .interior import single_blas_thread, step_to_boundary
 from .top_primal import dual_bound, primal_objective
 from .tracker import Tracker, iteration_cap
 
@@ -116,7 +117,7 @@ def _AT(st: dict[str, Any], v: np.ndarray) -> np.ndarray:
 
 def _gram(st: dict[str, Any], M: np.ndarray) -> np.ndarray:
     """A^T diag(M) A, formed on the unsplit rows (a quarter of the work with l1) by
-    :func:`.interior.weighted_gram` with a single BLAS thread (:func:`solve_top_ipm`: threaded
+    :func:`ratecons.scans.weighted_gram` with a single BLAS thread (:func:`solve_top_ipm`: threaded
     BLAS on this shared 2-core machine was 15-25x slower on these thin products; single-threaded
     GEMM was 3-4x faster than a compiled loop, 0.04 s against 0.12-0.17 s at p = 110,
     N = 48,842, and syrk takes 0.026 s)."""
