@@ -155,20 +155,22 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
         missed = _missed(analysis, table)
         details["indicator_violations"] = {row.name: float(v) for row, v in
                                            zip(analysis.constraints, missed)}
-        details["step_objective"] = step.objective
+        last = at_point or step  # the last convex step solved: at the point, or to reach it
+        details["step_objective"] = last.objective
         details["step_bounds"] = step_bounds.copy()  # the last step's (after any repair)
         if table is not None:
             _flag_trivial(analysis, fmap, psi, table, step, value, details)
         sol = Solution(status, value, primal={"w": step.w, "b": np.float64(step.b)},
-                       dual={"v": step.duals}, history=history, solver=f"generic/{name}",
+                       dual={"v": last.duals}, history=history, solver=f"generic/{name}",
                        solve_time=time.perf_counter() - start_time,
                        certificate=Certificate(upper_bound=value,
                                                max_violation=float(missed.max(initial=0.0)),
                                                details=details))
-        return sol, scorer, LastStep(step_anchor, step_bounds, step.objective)
+        return sol, scorer, LastStep(step_anchor, step_bounds, last.objective)
 
     step = step_solver(psi, anchor, bounds)
     step_anchor, step_bounds = anchor, bounds  # what produced ``step``
+    at_point: ConvexStep | None = None  # the step solved at ``step``'s point (a fixed point)
     phase1: dict[str, Any] = {}
     if (step.status == settings.INFEASIBLE and analysis.needs_mm and only_step is None
             and cvxpy_steps):
@@ -200,37 +202,48 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
     status = settings.OPTIMAL
     iterations = 0
     rounds = 0
+    last_decrease = float("nan")
     shifts: list[float] = []
     if only_step is not None:
         return finish(step.status, step, {"only_step": True}, table)
     if analysis.needs_mm:
         while True:
-            status = settings.ITERATION_LIMIT
-            for _ in range(max_iterations):
+            while True:
                 if limits.active().expired():
                     status = settings.TIME_LIMIT
                     break
+                if iterations >= max_iterations:  # steps of MM and of the repairs together
+                    status = settings.ITERATION_LIMIT
+                    break
                 iterations += 1
                 nxt = step_solver(psi, scores, bounds)
-                if nxt.status not in settings.SOLVED_STATUSES:
+                if nxt.status not in settings.SOLVED_STATUSES or nxt.w is None:
+                    status = (nxt.status if nxt.status in settings.LIMIT_STATUSES
+                              else settings.ITERATION_LIMIT)
+                    break
+                # the step at the current point cannot improve on it by more than this
+                # (relative; inf right after a repair tightened the bounds: take the step)
+                last_decrease = (value - nxt.objective) / max(1.0, abs(value))
+                if last_decrease <= tol:  # a fixed point: keep the point, record its step
+                    step_anchor, step_bounds, at_point = scores, bounds, nxt
+                    status = nxt.status  # optimal only when that step was solved to it
                     break
                 nxt_scores = _scores(psi, nxt)
                 nxt_table = _table(analysis, fmap, psi, nxt_scores, nxt)
                 nxt_value = _surrogate_objective(analysis, nxt_table, nxt.w)
-                decrease = value - nxt_value
-                step_anchor, step_bounds = scores, bounds
+                step_anchor, step_bounds, at_point = scores, bounds, None
                 step, scores, table, value = nxt, nxt_scores, nxt_table, nxt_value
                 history.append({"iteration": iterations, "stage": "mm", "objective": value,
                                 "bound_objective": step.objective,
                                 "time": time.perf_counter() - start_time})
                 if callback:
                     callback(history[-1])
-                if decrease <= tol * max(1.0, abs(value)):
-                    status = settings.OPTIMAL
+                if step.status in settings.LIMIT_STATUSES:  # the backend's budget stopped it
+                    status = step.status
                     break
             missed = _missed(analysis, table)
             if (missed.max(initial=0.0) > FEASIBILITY_TOL and rounds >= repair_rounds
-                    and status != settings.TIME_LIMIT):  # the last resort
+                    and status not in settings.LIMIT_STATUSES):  # the last resort
                 shift = _threshold_search(analysis, table, fmap, step)
                 if shift is not None:
                     shifts.append(shift)
@@ -239,7 +252,7 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
                     table = _table(analysis, fmap, psi, scores, step)
                     missed = _missed(analysis, table)
             if (missed.max(initial=0.0) <= FEASIBILITY_TOL or rounds >= repair_rounds
-                    or status == settings.TIME_LIMIT):
+                    or status in settings.LIMIT_STATUSES):
                 break
             # tighten by what is missed, doubling each round: the indicator's gap to the ramp
             # (and the adversary's reweighting, for worst-case rates) need not shrink in step
@@ -247,12 +260,22 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
                                        (missed + REPAIR_MARGIN) * 2.0 ** rounds, 0.0)
             rounds += 1
             value = np.inf  # the tightened problem has another surrogate objective
-    if status == settings.OPTIMAL and step.status != settings.OPTIMAL:
-        status = step.status  # the last convex step was solved only to reduced accuracy
+    elif step.status != settings.OPTIMAL:
+        status = step.status  # the one convex step was solved only to reduced accuracy
     details: dict[str, Any] = {"mm_iterations": iterations, "repair_rounds": rounds,
-                               "local": analysis.needs_mm, "step_status": step.status, **phase1}
+                               "local": analysis.needs_mm,
+                               "step_status": (at_point or step).status, **phase1}
+    if analysis.needs_mm:
+        details["last_relative_decrease"] = last_decrease
+        details["tol"] = tol
     if shifts:
         details["threshold_shift"] = shifts[-1]
+        if status == settings.OPTIMAL:  # the moved point is no MM fixed point
+            status = settings.ITERATION_LIMIT
+            details["message"] = (
+                "the threshold search moved the intercept by "
+                f"{shifts[-1]:.3g} to meet the constraints with the deterministic model; the "
+                "moved model is not a fixed point of the MM steps")
     missed = _missed(analysis, table)
     if missed.max(initial=0.0) > FEASIBILITY_TOL:
         worst = int(np.argmax(missed))
@@ -342,7 +365,7 @@ def _phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any], solver
                                                     details={"phase1_iterations": t})), step
         merit = (violation if penalty is None
                  else _surrogate_objective(analysis, table, step.w) + penalty * violation)
-        if merit >= best - settings.MM_RELATIVE_TOL * abs(best):
+        if merit >= best - settings.PHASE1_RELATIVE_TOL * abs(best):
             if penalty is None:
                 break
             penalty, merit = None, violation  # stage 2 from here
