@@ -11,12 +11,18 @@ chain is
 2. **Majorization-minimization** (Alg 1 of Goh et al.): at the anchor (w', b') every ramp part is
    replaced by its convex upper bound of eq. (4), tight at the anchor, and the convex problem
    (Problem 3 with the other parts unchanged) is solved again; the surrogate objective never
-   increases. It stops when the relative decrease is below ``tol`` (status ``optimal``: a
-   stationary point of the ramp problem, every step solved to optimality) or after
-   ``max_iterations`` (``iteration_limit``). A last step the backend solved only to reduced
+   increases. The loop is :func:`ratecons.solvers.mm.fixed_point`, the one MM loop of the rate
+   pattern and the chain: it stops at a fixed point, when the step at the current point
+   improves on its objective by at most ``tol`` relative (``optimal``, the point returned; the
+   measured value in ``certificate.details["last_relative_decrease"]``, the step at the point
+   is the :class:`LastStep` that ``export_mps(at=result)`` writes), after ``max_iterations``
+   steps counted over MM and the repairs (``iteration_limit``) or at the solve's time limit
+   (``time_limit``, at most one step past it). A last step the backend solved only to reduced
    accuracy (CVXPY's ``optimal_inaccurate``) or stopped at a limit passes its status on instead
    of ``optimal``; the step's own status is in ``certificate.details["step_status"]``.
-3. **Deterministic repair.** The ramp and the indicator differ near the boundary, so the
+3. **Deterministic repair** (:func:`ratecons.solvers.mm.repair_ladder`, as for rate
+   programs, with the threshold search as its last resort). The ramp and the indicator differ
+   near the boundary, so the
    deterministic model f(x) > 0 may miss a ramp-satisfied constraint on the training data. Each
    constraint the deterministic model misses is tightened by what it misses (plus 1e-6, times
    2^r in round r) and MM continues from the current point, at most ``repair_rounds`` times.
@@ -39,6 +45,7 @@ With no ramp part the problem is one convex solve.
 from __future__ import annotations
 
 import inspect
+import itertools
 import time
 import warnings
 from collections.abc import Callable
@@ -56,6 +63,7 @@ from .reductions.to_cvxpy import ConvexStep, is_lp, pick_solver, solve_step
 from .result import Result
 from .settings import FEASIBILITY_TOL
 from .solution import Certificate, Solution
+from .solvers.mm import Step, fixed_point, repair_ladder
 
 __all__ = ["GenericChain", "ComposedResult", "find_feasible_start", "solve_generic"]
 
@@ -203,63 +211,78 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
     iterations = 0
     rounds = 0
     last_decrease = float("nan")
+    mm_message = ""
     shifts: list[float] = []
     if only_step is not None:
         return finish(step.status, step, {"only_step": True}, table)
     if analysis.needs_mm:
-        while True:
-            while True:
-                if limits.active().expired():
-                    status = settings.TIME_LIMIT
-                    break
-                if iterations >= max_iterations:  # steps of MM and of the repairs together
-                    status = settings.ITERATION_LIMIT
-                    break
-                iterations += 1
-                nxt = step_solver(psi, scores, bounds)
-                if nxt.status not in settings.SOLVED_STATUSES or nxt.w is None:
-                    status = (nxt.status if nxt.status in settings.LIMIT_STATUSES
-                              else settings.ITERATION_LIMIT)
-                    break
-                # the step at the current point cannot improve on it by more than this
-                # (relative; inf right after a repair tightened the bounds: take the step)
-                last_decrease = (value - nxt.objective) / max(1.0, abs(value))
-                if last_decrease <= tol:  # a fixed point: keep the point, record its step
-                    step_anchor, step_bounds, at_point = scores, bounds, nxt
-                    status = nxt.status  # optimal only when that step was solved to it
-                    break
-                nxt_scores = _scores(psi, nxt)
-                nxt_table = _table(analysis, fmap, psi, nxt_scores, nxt)
-                nxt_value = _surrogate_objective(analysis, nxt_table, nxt.w)
-                step_anchor, step_bounds, at_point = scores, bounds, None
-                step, scores, table, value = nxt, nxt_scores, nxt_table, nxt_value
-                history.append({"iteration": iterations, "stage": "mm", "objective": value,
-                                "bound_objective": step.objective,
-                                "time": time.perf_counter() - start_time})
-                if callback:
-                    callback(history[-1])
-                if step.status in settings.LIMIT_STATUSES:  # the backend's budget stopped it
-                    status = step.status
-                    break
-            missed = _missed(analysis, table)
-            if (missed.max(initial=0.0) > FEASIBILITY_TOL and rounds >= repair_rounds
-                    and status not in settings.LIMIT_STATUSES):  # the last resort
-                shift = _threshold_search(analysis, table, fmap, step)
-                if shift is not None:
-                    shifts.append(shift)
-                    step = replace(step, b=step.b + shift)
-                    scores = {key: z - shift for key, z in scores.items()}
-                    table = _table(analysis, fmap, psi, scores, step)
-                    missed = _missed(analysis, table)
-            if (missed.max(initial=0.0) <= FEASIBILITY_TOL or rounds >= repair_rounds
-                    or status in settings.LIMIT_STATUSES):
-                break
+        numbers = itertools.count(1)
+
+        def solve(point: tuple, value: float) -> Step:
+            anchor_scores = point[1]
+            nxt = step_solver(psi, anchor_scores, bounds)
+            if nxt.status not in settings.SOLVED_STATUSES or nxt.w is None:
+                return Step(nxt.status, None, float("nan"), float("nan"),
+                            info=(nxt, anchor_scores, bounds))
+            nxt_scores = _scores(psi, nxt)
+            nxt_table = _table(analysis, fmap, psi, nxt_scores, nxt)
+            return Step(nxt.status, (nxt, nxt_scores, nxt_table),
+                        _surrogate_objective(analysis, nxt_table, nxt.w), nxt.objective,
+                        info=(nxt, anchor_scores, bounds))
+
+        def accept(taken: Step) -> None:
+            history.append({"iteration": next(numbers), "stage": "mm", "objective": taken.value,
+                            "bound_objective": taken.lower,
+                            "time": time.perf_counter() - start_time})
+            if callback:
+                callback(history[-1])
+
+        def run_round(point: tuple, value: float) -> tuple:
+            """MM (the one loop) from ``point`` under the bounds in force."""
+            nonlocal iterations, status, last_decrease, mm_message, at_point
+            nonlocal step_anchor, step_bounds
+            out = fixed_point(point, value, solve, tol=tol, accept=accept,
+                              max_iterations=max_iterations - iterations)
+            iterations += out.steps  # steps of MM and of the repairs together
+            status, last_decrease = out.status, out.last_relative_decrease
+            mm_message = out.message or mm_message
+            if out.at_point is not None:  # a fixed point: its step is the last step
+                at_point, step_anchor, step_bounds = out.at_point.info
+            elif out.accepted is not None:
+                at_point = None
+                _, step_anchor, step_bounds = out.accepted.info
+            return out.point
+
+        def missed(point: tuple) -> np.ndarray:
+            miss = _missed(analysis, point[2])
+            return np.where(miss > FEASIBILITY_TOL, miss, 0.0)
+
+        def intercept(point: tuple, last: bool) -> tuple | None:
+            if status in settings.LIMIT_STATUSES:  # no search past a budget
+                return None
+            found, scores, table = point
+            shift = _threshold_search(analysis, table, fmap, found)
+            if shift is None:
+                return None
+            shifts.append(shift)
+            moved = replace(found, b=found.b + shift)
+            scores = {key: z - shift for key, z in scores.items()}
+            return moved, scores, _table(analysis, fmap, psi, scores, moved)
+
+        def resolve(point: tuple, miss: np.ndarray, done: int) -> tuple | None:
             # tighten by what is missed, doubling each round: the indicator's gap to the ramp
-            # (and the adversary's reweighting, for worst-case rates) need not shrink in step
-            bounds = bounds - np.where(missed > FEASIBILITY_TOL,
-                                       (missed + REPAIR_MARGIN) * 2.0 ** rounds, 0.0)
-            rounds += 1
-            value = np.inf  # the tightened problem has another surrogate objective
+            # (and the adversary's reweighting, for worst-case rates) need not shrink in step;
+            # the tightened problem has another surrogate objective (value inf: take a step)
+            nonlocal bounds
+            if status in settings.LIMIT_STATUSES:
+                return None
+            bounds = bounds - np.where(miss > 0.0, (miss + REPAIR_MARGIN) * 2.0 ** done, 0.0)
+            return run_round(point, np.inf)
+
+        repaired = repair_ladder(run_round((step, scores, table), value), missed=missed,
+                                 intercept=intercept, resolve=resolve, rounds=repair_rounds,
+                                 eager=False)
+        (step, scores, table), rounds = repaired.point, repaired.rounds
     elif step.status != settings.OPTIMAL:
         status = step.status  # the one convex step was solved only to reduced accuracy
     details: dict[str, Any] = {"mm_iterations": iterations, "repair_rounds": rounds,
@@ -268,14 +291,13 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
     if analysis.needs_mm:
         details["last_relative_decrease"] = last_decrease
         details["tol"] = tol
-    if shifts:
+    if mm_message:
+        details["message"] = mm_message
+    if shifts:  # the status stays the MM run's: its fixed point was certified before the move
         details["threshold_shift"] = shifts[-1]
-        if status == settings.OPTIMAL:  # the moved point is no MM fixed point
-            status = settings.ITERATION_LIMIT
-            details["message"] = (
-                "the threshold search moved the intercept by "
-                f"{shifts[-1]:.3g} to meet the constraints with the deterministic model; the "
-                "moved model is not a fixed point of the MM steps")
+        details["message"] = (
+            f"the threshold search moved the intercept by {shifts[-1]:.3g} (after the MM fixed "
+            "point was certified) so that the deterministic model meets every constraint")
     missed = _missed(analysis, table)
     if missed.max(initial=0.0) > FEASIBILITY_TOL:
         worst = int(np.argmax(missed))

@@ -43,7 +43,7 @@ from ..report import RateReport, build_report, make_rebinder
 from ..result import LinearScorer, Result
 from ..solution import Solution
 from ..solvers.bias_repair import ROW_TOL, repair_bias
-from ..solvers.mm import limit_reached, majorize_minimize
+from ..solvers.mm import limit_reached, majorize_minimize, repair_ladder
 from .pattern import MethodSpec, Pattern
 from .rate_mm import MM_TOL, SpecializedBound, certified_epsilon, mm_applicable, same_anchor_rows
 
@@ -140,11 +140,14 @@ def make_deterministic(program: RateProgram, solution: Solution,
                        tighten: Tighten | None = None) -> Solution:
     """Make the solution's deterministic model meet Problem 1's constraints (module docstring).
 
-    The bias is chosen by :func:`~ratecons.solvers.bias_repair.repair_bias` (exact threshold
+    The repair ladder of every MM run (:func:`~ratecons.solvers.mm.repair_ladder`, eager): the
+    bias is chosen by :func:`~ratecons.solvers.bias_repair.repair_bias` (exact threshold
     search, smallest indicator objective among the feasible biases; an already feasible bias is
     kept). When no bias is feasible for w and ``tighten`` is given, every violated bound is
     tightened by max(2 violation_j, 1e-4) (accumulating) and ``tighten`` re-runs the method
-    from the current solution; at most ``REPAIR_ROUNDS`` rounds.
+    from the current solution; at most ``REPAIR_ROUNDS`` rounds, then the least violating bias.
+    The status stays the MM run's (its fixed point is certified at the solver's bias); a moved
+    bias is named in ``details["deterministic"]["bias_moved"]`` and the message.
 
     Returns
     -------
@@ -157,35 +160,61 @@ def make_deterministic(program: RateProgram, solution: Solution,
     if solution.status not in settings.SOLVED_STATUSES or "w" not in solution.primal:
         return solution
     began = time.perf_counter()
-    w, b0 = np.asarray(solution.primal["w"]), float(solution.primal["b"])
-    fix = repair_bias(program, w, b0)
+    b0 = float(solution.primal["b"])
     margin = np.zeros(program.m)
-    rounds = 0
-    current = solution
-    while not fix.feasible and tighten is not None and rounds < REPAIR_ROUNDS:
-        rounds += 1
-        excess = np.maximum(fix.rows[1:] - program.gamma, 0.0)
-        margin += np.where(excess > ROW_TOL, np.maximum(2.0 * excess, 1e-4), 0.0)
-        tight = replace(program, gamma=program.gamma - margin)
-        again = tighten(tight, current)
+    last_fix: list = [None, None]  # (point, its exact search): one search per point
+    solver_bias: dict[str, float] = {}  # the solver's bias where the search moved it
+
+    def best_bias(point: Solution) -> Any:
+        if last_fix[0] is not point:
+            last_fix[:] = [point, repair_bias(program, np.asarray(point.primal["w"]),
+                                              float(point.primal["b"]))]
+        return last_fix[1]
+
+    def missed(point: Solution) -> np.ndarray:
+        return np.array(list(indicator_violations(program, np.asarray(point.primal["w"]),
+                                                  float(point.primal["b"])).values()))
+
+    def intercept(point: Solution, last: bool) -> Solution | None:
+        fix = best_bias(point)  # the least violating bias when none is feasible
+        if not (fix.feasible or last):
+            return None
+        solver_bias["b"] = float(point.primal["b"])
+        return replace(point, primal=dict(point.primal, b=np.float64(fix.b)))
+
+    def resolve(point: Solution, miss: np.ndarray, done: int) -> Solution | None:
+        if tighten is None:
+            return None
+        excess = np.maximum(best_bias(point).rows[1:] - program.gamma, 0.0)
+        margin[:] += np.where(excess > ROW_TOL, np.maximum(2.0 * excess, 1e-4), 0.0)
+        again = tighten(replace(program, gamma=program.gamma - margin), point)
         if again.status not in settings.SOLVED_STATUSES or "w" not in again.primal:
-            break
-        again.solve_time += current.solve_time
-        again.history = current.history + again.history
-        current = again
-        w = np.asarray(current.primal["w"])
-        fix = repair_bias(program, w, float(current.primal["b"]))
-    out = current
-    out.primal = dict(out.primal, w=w, b=np.float64(fix.b))
-    out.objective = program.objective(w, fix.b, "ramp")
-    violations = indicator_violations(program, w, fix.b)
+            return None
+        again.solve_time += point.solve_time
+        again.history = point.history + again.history
+        return again
+
+    repaired = repair_ladder(solution, missed=missed, intercept=intercept, resolve=resolve,
+                             rounds=REPAIR_ROUNDS, eager=True)
+    rounds, out = repaired.rounds, repaired.point
+    w, b = np.asarray(out.primal["w"]), float(out.primal["b"])
+    solver_b = solver_bias.get("b", b)
+    moved = b != solver_b  # off the point the solver certified
+    out.objective = program.objective(w, b, "ramp")
+    violations = indicator_violations(program, w, b)
     worst = max(violations.values(), default=0.0)
     out.certificate.max_violation = worst
     out.certificate.details["deterministic"] = {
-        "bias_before": b0, "bias_after": fix.b, "tightening_rounds": rounds,
+        "bias_before": b0, "bias_after": b, "tightening_rounds": rounds,
         "tightening_margin": margin, "indicator_violations": violations,
-        "ramp_violation": float(np.max(program.violations(w, fix.b, "ramp"), initial=0.0)),
+        "ramp_violation": float(np.max(program.violations(w, b, "ramp"), initial=0.0)),
+        "bias_moved": moved,
     }
+    if moved:  # the MM fixed point was certified at the solver's bias, not at this one
+        out.certificate.details["message"] = (
+            f"the exact bias repair moved the bias from {solver_b:.6g} (where the MM fixed "
+            f"point was certified) to {b:.6g}, so that the deterministic model meets every "
+            "constraint on the training data.")
     if worst > 0.0:
         out.status = (settings.TIME_LIMIT if limits.active().expired()
                       else settings.ITERATION_LIMIT)
