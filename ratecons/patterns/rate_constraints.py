@@ -313,6 +313,9 @@ def _run_hinge(problem: Problem, form: RateProgram, *, seed: int | None = None,
         solution.history = [{"iteration": 0, "objective": form.objective(w, b, "ramp")}]
 
     def tighten(tight: RateProgram, current: Solution) -> Solution:
+        reached = limit_reached()  # no re-solve past the time limit
+        if reached:
+            return Solution(reached, float("nan"))
         return solve_bound_cvxpy(tight, tight.bound_masks(), None, solver=solver)
 
     return rate_result(problem, "hinge", make_deterministic(form, solution, tighten))
