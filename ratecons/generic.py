@@ -11,12 +11,18 @@ chain is
 2. **Majorization-minimization** (Alg 1 of Goh et al.): at the anchor (w', b') every ramp part is
    replaced by its convex upper bound of eq. (4), tight at the anchor, and the convex problem
    (Problem 3 with the other parts unchanged) is solved again; the surrogate objective never
-   increases. It stops when the relative decrease is below ``tol`` (status ``optimal``: a
-   stationary point of the ramp problem, every step solved to optimality) or after
-   ``max_iterations`` (``iteration_limit``). A last step the backend solved only to reduced
+   increases. The loop is :func:`ratecons.solvers.mm.fixed_point`, the one MM loop of the rate
+   pattern and the chain: it stops at a fixed point, when the step at the current point
+   improves on its objective by at most ``tol`` relative (``optimal``, the point returned; the
+   measured value in ``certificate.details["last_relative_decrease"]``, the step at the point
+   is the :class:`LastStep` that ``export_mps(at=result)`` writes), after ``max_iterations``
+   steps counted over MM and the repairs (``iteration_limit``) or at the solve's time limit
+   (``time_limit``, at most one step past it). A last step the backend solved only to reduced
    accuracy (CVXPY's ``optimal_inaccurate``) or stopped at a limit passes its status on instead
    of ``optimal``; the step's own status is in ``certificate.details["step_status"]``.
-3. **Deterministic repair.** The ramp and the indicator differ near the boundary, so the
+3. **Deterministic repair** (:func:`ratecons.solvers.mm.repair_ladder`, as for rate
+   programs, with the threshold search as its last resort). The ramp and the indicator differ
+   near the boundary, so the
    deterministic model f(x) > 0 may miss a ramp-satisfied constraint on the training data. Each
    constraint the deterministic model misses is tightened by what it misses (plus 1e-6, times
    2^r in round r) and MM continues from the current point, at most ``repair_rounds`` times.
@@ -39,6 +45,7 @@ With no ramp part the problem is one convex solve.
 from __future__ import annotations
 
 import inspect
+import itertools
 import time
 import warnings
 from collections.abc import Callable
@@ -57,6 +64,7 @@ from .reductions.to_cvxpy import ConvexStep, is_lp, pick_solver, solve_step
 from .result import Result
 from .settings import FEASIBILITY_TOL
 from .solution import Certificate, Solution
+from .solvers.mm import Step, fixed_point, repair_ladder
 
 __all__ = ["ComposedResult", "find_feasible_start", "generic_method", "solve_generic"]
 
@@ -162,20 +170,22 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
         missed = _missed(analysis, table)
         details["indicator_violations"] = {row.name: float(v) for row, v in
                                            zip(analysis.constraints, missed)}
-        details["step_objective"] = step.objective
+        last = at_point or step  # the last convex step solved: at the point, or to reach it
+        details["step_objective"] = last.objective
         details["step_bounds"] = step_bounds.copy()  # the last step's (after any repair)
         if table is not None:
             _flag_trivial(analysis, fmap, psi, table, step, value, details)
         sol = Solution(status, value, primal={"w": step.w, "b": np.float64(step.b)},
-                       dual={"v": step.duals}, history=history, solver=f"generic/{name}",
+                       dual={"v": last.duals}, history=history, solver=f"generic/{name}",
                        solve_time=time.perf_counter() - start_time,
                        certificate=Certificate(upper_bound=value,
                                                max_violation=float(missed.max(initial=0.0)),
                                                details=details))
-        return sol, scorer, LastStep(step_anchor, step_bounds, step.objective)
+        return sol, scorer, LastStep(step_anchor, step_bounds, last.objective)
 
     step = step_solver(psi, anchor, bounds)
     step_anchor, step_bounds = anchor, bounds  # what produced ``step``
+    at_point: ConvexStep | None = None  # the step solved at ``step``'s point (a fixed point)
     phase1: dict[str, Any] = {}
     if (step.status == settings.INFEASIBLE and analysis.needs_mm and only_step is None
             and phase_one):
@@ -207,59 +217,94 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
     status = settings.OPTIMAL
     iterations = 0
     rounds = 0
+    last_decrease = float("nan")
+    mm_message = ""
     shifts: list[float] = []
     if only_step is not None:
         return finish(step.status, step, {"only_step": True}, table)
     if analysis.needs_mm:
-        while True:
-            status = settings.ITERATION_LIMIT
-            for _ in range(max_iterations):
-                if limits.active().expired():
-                    status = settings.TIME_LIMIT
-                    break
-                iterations += 1
-                nxt = step_solver(psi, scores, bounds)
-                if nxt.status not in settings.SOLVED_STATUSES:
-                    break
-                nxt_scores = _scores(psi, nxt)
-                nxt_table = _table(analysis, fmap, psi, nxt_scores, nxt)
-                nxt_value = _surrogate_objective(analysis, nxt_table, nxt.w)
-                decrease = value - nxt_value
-                step_anchor, step_bounds = scores, bounds
-                step, scores, table, value = nxt, nxt_scores, nxt_table, nxt_value
-                history.append({"iteration": iterations, "stage": "mm", "objective": value,
-                                "bound_objective": step.objective,
-                                "time": time.perf_counter() - start_time})
-                if callback:
-                    callback(history[-1])
-                if decrease <= tol * max(1.0, abs(value)):
-                    status = settings.OPTIMAL
-                    break
-            missed = _missed(analysis, table)
-            if (missed.max(initial=0.0) > FEASIBILITY_TOL and rounds >= repair_rounds
-                    and status != settings.TIME_LIMIT):  # the last resort
-                shift = _threshold_search(analysis, table, fmap, step)
-                if shift is not None:
-                    shifts.append(shift)
-                    step = replace(step, b=step.b + shift)
-                    scores = {key: z - shift for key, z in scores.items()}
-                    table = _table(analysis, fmap, psi, scores, step)
-                    missed = _missed(analysis, table)
-            if (missed.max(initial=0.0) <= FEASIBILITY_TOL or rounds >= repair_rounds
-                    or status == settings.TIME_LIMIT):
-                break
+        numbers = itertools.count(1)
+
+        def solve(point: tuple, value: float) -> Step:
+            anchor_scores = point[1]
+            nxt = step_solver(psi, anchor_scores, bounds)
+            if nxt.status not in settings.SOLVED_STATUSES or nxt.w is None:
+                return Step(nxt.status, None, float("nan"), float("nan"),
+                            info=(nxt, anchor_scores, bounds))
+            nxt_scores = _scores(psi, nxt)
+            nxt_table = _table(analysis, fmap, psi, nxt_scores, nxt)
+            return Step(nxt.status, (nxt, nxt_scores, nxt_table),
+                        _surrogate_objective(analysis, nxt_table, nxt.w), nxt.objective,
+                        info=(nxt, anchor_scores, bounds))
+
+        def accept(taken: Step) -> None:
+            history.append({"iteration": next(numbers), "stage": "mm", "objective": taken.value,
+                            "bound_objective": taken.lower,
+                            "time": time.perf_counter() - start_time})
+            if callback:
+                callback(history[-1])
+
+        def run_round(point: tuple, value: float) -> tuple:
+            """MM (the one loop) from ``point`` under the bounds in force."""
+            nonlocal iterations, status, last_decrease, mm_message, at_point
+            nonlocal step_anchor, step_bounds
+            out = fixed_point(point, value, solve, tol=tol, accept=accept,
+                              max_iterations=max_iterations - iterations)
+            iterations += out.steps  # steps of MM and of the repairs together
+            status, last_decrease = out.status, out.last_relative_decrease
+            mm_message = out.message or mm_message
+            if out.at_point is not None:  # a fixed point: its step is the last step
+                at_point, step_anchor, step_bounds = out.at_point.info
+            elif out.accepted is not None:
+                at_point = None
+                _, step_anchor, step_bounds = out.accepted.info
+            return out.point
+
+        def missed(point: tuple) -> np.ndarray:
+            miss = _missed(analysis, point[2])
+            return np.where(miss > FEASIBILITY_TOL, miss, 0.0)
+
+        def intercept(point: tuple, last: bool) -> tuple | None:
+            if status in settings.LIMIT_STATUSES:  # no search past a budget
+                return None
+            found, scores, table = point
+            shift = _threshold_search(analysis, table, fmap, found)
+            if shift is None:
+                return None
+            shifts.append(shift)
+            moved = replace(found, b=found.b + shift)
+            scores = {key: z - shift for key, z in scores.items()}
+            return moved, scores, _table(analysis, fmap, psi, scores, moved)
+
+        def resolve(point: tuple, miss: np.ndarray, done: int) -> tuple | None:
             # tighten by what is missed, doubling each round: the indicator's gap to the ramp
-            # (and the adversary's reweighting, for worst-case rates) need not shrink in step
-            bounds = bounds - np.where(missed > FEASIBILITY_TOL,
-                                       (missed + REPAIR_MARGIN) * 2.0 ** rounds, 0.0)
-            rounds += 1
-            value = np.inf  # the tightened problem has another surrogate objective
-    if status == settings.OPTIMAL and step.status != settings.OPTIMAL:
-        status = step.status  # the last convex step was solved only to reduced accuracy
+            # (and the adversary's reweighting, for worst-case rates) need not shrink in step;
+            # the tightened problem has another surrogate objective (value inf: take a step)
+            nonlocal bounds
+            if status in settings.LIMIT_STATUSES:
+                return None
+            bounds = bounds - np.where(miss > 0.0, (miss + REPAIR_MARGIN) * 2.0 ** done, 0.0)
+            return run_round(point, np.inf)
+
+        repaired = repair_ladder(run_round((step, scores, table), value), missed=missed,
+                                 intercept=intercept, resolve=resolve, rounds=repair_rounds,
+                                 eager=False)
+        (step, scores, table), rounds = repaired.point, repaired.rounds
+    elif step.status != settings.OPTIMAL:
+        status = step.status  # the one convex step was solved only to reduced accuracy
     details: dict[str, Any] = {"mm_iterations": iterations, "repair_rounds": rounds,
-                               "local": analysis.needs_mm, "step_status": step.status, **phase1}
-    if shifts:
+                               "local": analysis.needs_mm,
+                               "step_status": (at_point or step).status, **phase1}
+    if analysis.needs_mm:
+        details["last_relative_decrease"] = last_decrease
+        details["tol"] = tol
+    if mm_message:
+        details["message"] = mm_message
+    if shifts:  # the status stays the MM run's: its fixed point was certified before the move
         details["threshold_shift"] = shifts[-1]
+        details["message"] = (
+            f"the threshold search moved the intercept by {shifts[-1]:.3g} (after the MM fixed "
+            "point was certified) so that the deterministic model meets every constraint")
     missed = _missed(analysis, table)
     if missed.max(initial=0.0) > FEASIBILITY_TOL:
         worst = int(np.argmax(missed))
@@ -349,7 +394,7 @@ def _phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any], solver
                                                     details={"phase1_iterations": t})), step
         merit = (violation if penalty is None
                  else _surrogate_objective(analysis, table, step.w) + penalty * violation)
-        if merit >= best - settings.MM_RELATIVE_TOL * abs(best):
+        if merit >= best - settings.PHASE1_RELATIVE_TOL * abs(best):
             if penalty is None:
                 break
             penalty, merit = None, violation  # stage 2 from here

@@ -36,10 +36,15 @@ LP_SOLVERS = ("HIGHS",)
 DEFAULT_CONIC_SOLVER = "CLARABEL"
 
 # --- default tolerances ----------------------------------------------------------------------
-#: relative decrease below which the majorization-minimization loop (Alg 1) stops
-MM_RELATIVE_TOL = 1e-4
-#: maximum number of majorization-minimization iterations
-MM_MAX_ITERATIONS = 20
+#: the fixed-point tolerance of majorization-minimization (Alg 1): a run is ``optimal`` when the
+#: convex step at the returned point improves its objective f by at most this, relative to
+#: max(1, |f|) (``certificate.details["last_relative_decrease"]``), so that the step exported
+#: at the result (``export_mps(at=result)``) reproduces its objective to this tolerance
+MM_RELATIVE_TOL = 1e-6
+#: the most convex steps of majorization-minimization after the start (repair steps included)
+MM_MAX_ITERATIONS = 100
+#: relative decrease of phase 1's merit below which a stage of phase 1 ends
+PHASE1_RELATIVE_TOL = 1e-4
 #: cap on phase 1 (the search for a feasible start when the hinge relaxation is infeasible,
 #: ``generic.find_feasible_start``): its own loop, not capped by
 #: ``max_iterations`` (on 300 diabetes rows with four constraints it needed 22 steps to stall)

@@ -32,6 +32,11 @@ class VerifyReport(VerifyDisplay):
         ``max_violation`` (pair), ``solution_distance`` and pattern-specific rows.
     rtol : float
         Relative objective tolerance for :attr:`agrees`.
+    verdict : tuple of str
+        The relative gaps among ``rows`` that :attr:`agrees` rests on: ``objective_rel_gap``,
+        or for majorization-minimization the same convex steps at the same anchors
+        (:meth:`Pattern.verdict_rows <ratecons.patterns.rate_constraints.RateConstraintPattern.
+        verdict_rows>`).
     """
 
     method: str
@@ -40,13 +45,16 @@ class VerifyReport(VerifyDisplay):
     reference_result: Result
     rows: dict[str, Any] = field(default_factory=dict)
     rtol: float = 1e-4
+    verdict: tuple[str, ...] = ("objective_rel_gap",)
 
     @property
     def agrees(self) -> bool:
-        """Objectives within ``rtol`` (relative to max(1, |reference|)) and both feasible."""
-        gap = self.rows.get("objective_rel_gap")
+        """Every gap of :attr:`verdict` within ``rtol`` (relative to max(1, |reference|)) and
+        both results feasible."""
+        gaps = [self.rows.get(name) for name in self.verdict]
         viol = self.rows.get("max_violation", (0.0, 0.0))
-        return gap is not None and gap <= self.rtol and max(v or 0.0 for v in viol) <= self.rtol
+        return (all(g is not None and g <= self.rtol for g in gaps)
+                and max(v or 0.0 for v in viol) <= self.rtol)
 
     def __str__(self) -> str:
         w = max(12, len(self.method), len(self.reference))
@@ -64,6 +72,8 @@ class VerifyReport(VerifyDisplay):
             else:
                 lines.append(f"{key:28s}{('-' if value is None else f'{value:.3g}'):>{w}s}")
         label = f"agrees (rtol={self.rtol:g})"
+        if self.verdict != ("objective_rel_gap",):
+            lines.append(f"{'verdict on':28s}" + ", ".join(self.verdict))
         lines.append(f"{label:28s}{str(self.agrees):>{w}s}")
         return "\n".join(lines)
 
@@ -105,4 +115,6 @@ def verify(
         label = f"{spec.name}/{options['solver']}"
     result = problem.solve(spec.name, seed=seed, **(options or {}))
     rows = pattern.compare(problem, result, reference)
-    return VerifyReport(label, pattern.reference_method, result, reference, rows, rtol)
+    verdict = getattr(pattern, "verdict_rows", lambda _: ("objective_rel_gap",))(rows)
+    return VerifyReport(label, pattern.reference_method, result, reference, rows, rtol,
+                        tuple(verdict))

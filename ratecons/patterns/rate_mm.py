@@ -11,6 +11,8 @@ otherwise.
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -22,14 +24,21 @@ from ..result import Result
 from ..solution import Solution
 from ..solvers.rate_bound import solve_bound_specialized
 
-__all__ = ["MM_TOL", "SpecializedBound", "mm_applicable", "same_anchor_rows"]
+__all__ = ["MM_TOL", "SpecializedBound", "certified_epsilon", "mm_applicable", "same_anchor_rows"]
 
 
-#: Alg 1's relative stopping tolerance for ``method="mm"``. Its defaults (tol 1e-3, epsilon
-#: 1e-4, start_epsilon 1e-3, rho 0.1) were measured on the full Adult demo (docs/mm.md): 0.48 s
-#: and objective 0.1678 against 1.4 s and 0.1673 with tol 1e-4, epsilon 1e-5, start_epsilon
-#: 3e-4, rho 0.02, at the same deterministic test error (0.1533 .. 0.1534)
-MM_TOL = 1e-3
+#: Alg 1's fixed-point tolerance for ``method="mm"``: the one of every MM run
+#: (:data:`ratecons.settings.MM_RELATIVE_TOL`). A fixed point is certified by Alg 2's lower
+#: bound L_t on the last bound, so that bound is solved to a gap of half of it
+#: (:func:`certified_epsilon`)
+MM_TOL = settings.MM_RELATIVE_TOL
+
+
+def certified_epsilon(tol: float, epsilon: float | None) -> float:
+    """The certified gap of the last bounds: ``epsilon``, or by default tol / 2, small enough
+    for f(x) - L_t <= tol * max(1, |f(x)|) at a fixed point x (objectives are >= 0 here); at
+    least 1e-8 (``tol = 0`` runs every step)."""
+    return max(0.5 * tol, 1e-8) if epsilon is None else float(epsilon)
 
 
 def mm_applicable(form: RateProgram) -> tuple[bool, str]:
@@ -67,22 +76,30 @@ class SpecializedBound:
     iterate at most eps_k above the exact MM step, so early bounds, whose decreases are large,
     need not be solved to the final accuracy; every bound still carries its own certificate
     L_t <= max F <= U_t with U_t - L_t <= eps_k (recorded in its certificate details).
-    Bound 0 caps its multipliers at :data:`HINGE_V_MAX`.
+    Bound 0 caps its multipliers at :data:`HINGE_V_MAX`. ``epoch_budget`` caps the SDCA
+    epochs of all bounds together (the solve's ``max_epochs``; :meth:`exhausted`).
     """
 
     def __init__(self, seed: int | None, callback: Any, *, epsilon: float = 1e-5,
                  start_epsilon: float | None = None, rho: float = 0.02,
-                 last_bound: int | None = None, **options: Any) -> None:
+                 last_bound: int | None = None, epoch_budget: float = math.inf,
+                 **options: Any) -> None:
         self.seed = seed
         self.callback = callback
         self.epsilon = float(epsilon)
         self.start_epsilon = self.epsilon if start_epsilon is None else float(start_epsilon)
         self.rho = float(rho)
         self.last_bound = last_bound
+        self.epoch_budget = epoch_budget
+        self.epochs = 0
         self.options = options
         self.previous: Solution | None = None
         self.calls = 0
         self.anchor_values: list[float] = []
+
+    def exhausted(self) -> bool:
+        """Whether the SDCA epochs of ``max_epochs`` are spent."""
+        return self.epochs >= self.epoch_budget
 
     def accuracy(self, program: RateProgram, warm: dict | None) -> float:
         """eps_k of the class docstring for the bound about to be solved."""
@@ -112,8 +129,11 @@ class SpecializedBound:
             options = dict(options, v_max=min(options.get("v_max", HINGE_V_MAX), HINGE_V_MAX),
                            warn_at_v_max=False)
         sol = solve_bound_specialized(program, masks, self.previous or warm, seed=self.seed,
-                                      epsilon=eps, callback=relay, **options)
+                                      epsilon=eps, callback=relay,
+                                      epoch_budget=self.epoch_budget - self.epochs, **options)
+        self.epochs += sol.certificate.details["sdca_epochs"]
         if (self.calls == 1 and sol.status != settings.OPTIMAL
+                and not sol.certificate.details["budget_spent"]
                 and (sol.certificate.max_violation or 0.0) > 1e-4):
             # the hinge relaxation, unsolved, with a constraint violated (typically a
             # multiplier stuck at V_max): most likely infeasible, so the family looks for a
@@ -126,22 +146,35 @@ class SpecializedBound:
 
 
 def same_anchor_rows(program: RateProgram, result: Result) -> dict[str, Any]:
-    """Rows for ``rc.verify``: the same convex subproblems solved by both solvers.
+    """Rows for ``rc.verify``: the same convex subproblems solved by both solvers, and the
+    fixed point of the result checked by the reference solver.
 
     The hinge relaxation and Problem 3 anchored at the mm solution (the bound the next MM
-    iteration would solve) are solved by the specialized solver and by CVXPY.
+    iteration would solve, with the bounds gamma the deterministic repair left in force) are
+    solved by the specialized solver (to a certified gap of 1e-7) and by CVXPY: a convex
+    problem has one optimal value, so the two must agree (``*_rel_gap``). A fixed point x of
+    Alg 1 is the minimizer of its own bound, so the reference's optimal value of the bound at x
+    must reproduce f(x) (``fixed_point_rel_gap``): the two solvers take the same step from the
+    same anchor, whatever path each took to it (MM's fixed points are local).
     """
     rows: dict[str, Any] = {}
     if not result.has_model:
         return rows
-    for name, masks in (("hinge_relaxation", program.bound_masks()),
-                        ("bound_at_mm_solution", program.bound_masks(result.w, result.b))):
-        mine = solve_bound_specialized(program, masks)
-        ref = solve_bound_cvxpy(program, masks)
+    margin = result.certificate.details.get("deterministic", {}).get("tightening_margin")
+    in_force = program if margin is None else replace(program, gamma=program.gamma - margin)
+    value = in_force.objective(result.w, result.b, "ramp")
+    for name, prog, masks in (
+            ("hinge_relaxation", program, program.bound_masks()),
+            ("bound_at_mm_solution", in_force, in_force.bound_masks(result.w, result.b))):
+        mine = solve_bound_specialized(prog, masks, epsilon=1e-7)
+        ref = solve_bound_cvxpy(prog, masks)
         rows[f"{name}_objective"] = (mine.objective, ref.objective)
         if np.isfinite(mine.objective) and np.isfinite(ref.objective):
             rows[f"{name}_rel_gap"] = abs(mine.objective - ref.objective) / max(
                 1.0, abs(ref.objective))
             rows[f"{name}_violation"] = (mine.certificate.max_violation,
                                          ref.certificate.max_violation)
+        if name == "bound_at_mm_solution":
+            rows["fixed_point_rel_gap"] = (abs(value - ref.objective) / max(1.0, abs(value))
+                                           if np.isfinite(ref.objective) else None)
     return rows

@@ -132,7 +132,9 @@ class SDCAState:
     [-b_x(v), a_x(v)] moves with v, and SDCA clips xi into it before starting. ``u_exact``:
     the work array u holds sum_x xi_x x (true after the first SDCA call, which computes it),
     so later calls update it by the clipped coordinates only. ``b_step`` is the distance the
-    bias moved in the last Alg 3 call (the probe step of the next one).
+    bias moved in the last Alg 3 call (the probe step of the next one). ``epoch_budget`` caps
+    the SDCA epochs of all calls together (the solve's ``max_epochs``): once spent, Alg 3 and
+    Alg 2 stop at their next check with the best point so far.
     """
 
     xi: np.ndarray
@@ -142,6 +144,15 @@ class SDCAState:
     calls: int = 0
     u_exact: bool = False
     b_step: float = 0.05
+    epoch_budget: float = math.inf
+
+    def epochs_left(self) -> float:
+        """Epochs the budget still allows (``inf`` without one)."""
+        return max(self.epoch_budget - self.epochs, 0.0)
+
+    def out_of_budget(self) -> bool:
+        """Whether the solve's time limit or this state's epoch budget is used up."""
+        return self.epochs_left() <= 0 or limits.active().expired()
 
     @classmethod
     def fresh(cls, bound: FoldedBound, xi: np.ndarray | None = None,
@@ -215,7 +226,8 @@ def minimize_over_b(bound: FoldedBound, v: np.ndarray, eps: float, state: SDCASt
 
     def run(bias: float, tol: float, target: float = math.inf):
         res = sdca(bound.design, a, bc, bound.l2, bias, state.xi, tol=max(tol, 1e-13),
-                   dual_target=target - offset, max_epochs=max_epochs,
+                   dual_target=target - offset,
+                   max_epochs=int(min(max_epochs, state.epochs_left())),
                    seed=state.seed + state.calls, work=state.work, u_exact=state.u_exact)
         state.calls += 1
         state.u_exact = True
@@ -240,7 +252,7 @@ def minimize_over_b(bound: FoldedBound, v: np.ndarray, eps: float, state: SDCASt
     step = state.b_step if b_start is not None else 0.1 * (hi - lo)
     t = 0
     for t in range(1, max_iterations + 1):
-        if best_w is not None and limits.active().expired():
+        if best_w is not None and state.out_of_budget():
             break
         s_arr, c_arr = np.array(slopes), np.array(icpts)
         _, lower = envelope_min(s_arr, c_arr, lo, hi)
@@ -462,7 +474,7 @@ def maximize_over_v(bound: FoldedBound, *, v_max: float = 100.0, epsilon: float 
     converged = False
     t = 0
     for t in range(1, max_iterations + 1):
-        if t > 1 and limits.active().expired():
+        if t > 1 and state.out_of_budget():
             break
         r = inner(v_t, eps_t, hint, b_prev)
         u_t, g_t = bound.lagrangian(r.w, r.b, v_t)
@@ -532,7 +544,7 @@ def maximize_over_v(bound: FoldedBound, *, v_max: float = 100.0, epsilon: float 
             f"{list(np.flatnonzero(at_bound) + 1)}): the constraint may be unattainable under "
             "this convex bound, or V_max is too small (raise v_max).",
             ConvergenceWarning, stacklevel=user_stacklevel())
-    if not converged:
+    if not converged and not state.out_of_budget():  # a budget stop is reported by status
         warnings.warn(f"cutting plane over v stopped after {t} iterations with U - L = "
                       f"{upper - lower:.3g} > epsilon = {epsilon:g}.", ConvergenceWarning,
                       stacklevel=user_stacklevel())

@@ -4,8 +4,14 @@ Starting from a point feasible for Problem 2 (the hinge relaxation's solution is
 hinge upper-bounds the ramp), each iteration builds Problem 3 at the current iterate (the convex
 upper bound of eq. 5, tight there), solves it with any Problem-3 solver, and moves to its
 solution. Because every bound is tight at the anchor, the ramp objective never increases and
-every iterate stays feasible (up to the subproblem solver's tolerance). The loop stops when the
-objective decreases by less than ``tol`` (relative) or after ``max_iterations``.
+every iterate stays feasible (up to the subproblem solver's tolerance). The loop stops at a fixed
+point (the bound at the current iterate improves on it by at most ``tol``, relative: the
+current iterate is returned), after ``max_iterations`` bounds, or when a budget is spent.
+
+:func:`fixed_point` is the one MM loop of ratecons: the rate pattern (:func:`majorize_minimize`,
+every Problem-3 solver) and the generic chain (:func:`ratecons.generic.solve_generic`, every
+step solver) drive it with their own steps, and :func:`repair_ladder` is their one
+deterministic repair.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,7 +28,8 @@ from .. import limits, settings
 from ..canonical.rate_program import RateProgram
 from ..solution import Certificate, Solution
 
-__all__ = ["majorize_minimize", "BoundSolver"]
+__all__ = ["BoundSolver", "Outcome", "Repaired", "Step", "fixed_point", "limit_reached",
+           "majorize_minimize", "repair_ladder"]
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +56,122 @@ def _iterate_record(program: RateProgram, w: np.ndarray, b: float, t: int,
     }
 
 
+def limit_reached(exhausted: Callable[[], bool] | None = None) -> str | None:
+    """The limit status when the solve's time limit or a step solver's own budget (e.g. the
+    SDCA epochs of ``max_epochs``, ``exhausted``) is used up, else None."""
+    if limits.active().expired():
+        return settings.TIME_LIMIT
+    if exhausted is not None and exhausted():
+        return settings.ITERATION_LIMIT
+    return None
+
+
+@dataclass
+class Step:
+    """One convex step of Alg 1 as :func:`fixed_point` sees it.
+
+    Attributes
+    ----------
+    status : str
+        The step solver's status.
+    point : Any
+        The step's solution in the caller's own representation (None: no solution).
+    value : float
+        The non-convex objective f at that solution.
+    lower : float
+        A lower bound on the step's optimal value: its optimal value, or a dual bound.
+    certified : bool
+        Whether ``lower`` is a dual bound, valid whatever accuracy the step reached.
+    info : Any
+        The step solver's own answer (a :class:`Solution`, a ``ConvexStep``, ...).
+    """
+
+    status: str
+    point: Any
+    value: float
+    lower: float
+    certified: bool = False
+    info: Any = None
+
+
+@dataclass
+class Outcome:
+    """What :func:`fixed_point` ends with: the status, the returned iterate ``point`` and its
+    ``value``, the step solved at that iterate (``at_point``, a fixed point) and the last step
+    accepted, the number of steps solved and the last step's relative decrease."""
+
+    status: str
+    point: Any
+    value: float
+    at_point: Step | None
+    accepted: Step | None
+    steps: int
+    last_relative_decrease: float
+    message: str = ""
+
+
+def fixed_point(point: Any, value: float, solve_step: Callable[[Any, float], Step], *,
+                max_iterations: int, tol: float,
+                exhausted: Callable[[], bool] | None = None,
+                accept: Callable[[Step], None] | None = None) -> Outcome:
+    """The one MM loop (Algorithm 1 of Goh et al. 2016) of the rate pattern and the chain.
+
+    From ``point`` (objective ``value``; ``inf`` when the bounds just changed, so the first step
+    is taken whatever it gives), ``solve_step(point, value)`` solves the convex upper bound tight
+    at the point. With L its lower bound (:attr:`Step.lower`), the step improves on f(point) by
+    at most f(point) - L; when (f(point) - L) / max(1, |f(point)|) <= ``tol`` the point is a
+    fixed point and is returned (``optimal`` when L is certified or the step was solved to
+    optimality, else the step's status). Otherwise the step's solution becomes the point
+    (``accept`` sees it), unless it went uphill by more than ``tol`` (an inexact step), which
+    ends the run with ``iteration_limit``. The loop also stops after ``max_iterations`` steps
+    (``iteration_limit``), at the solve's time limit (``time_limit``), when ``exhausted()``
+    (the step solver's own budget, ``iteration_limit``), on a failed step (its limit status or
+    ``iteration_limit``) and after a step that a spent budget stopped.
+    """
+    status = settings.ITERATION_LIMIT
+    steps = 0
+    last_decrease = float("nan")
+    at_point: Step | None = None
+    accepted: Step | None = None
+    message = ""
+    while True:
+        reached = limit_reached(exhausted) or (
+            settings.ITERATION_LIMIT if steps >= max_iterations else None)
+        if reached:
+            status = reached
+            break
+        steps += 1
+        step = solve_step(point, value)
+        if step.status not in settings.SOLVED_STATUSES or step.point is None:
+            status = (step.status if step.status in settings.LIMIT_STATUSES
+                      else settings.ITERATION_LIMIT)
+            message = (f"MM step {steps} ended with status {step.status}; the last iterate "
+                       "is kept")
+            log.warning(message)
+            break
+        scale = max(1.0, abs(value))
+        last_decrease = (value - step.lower) / scale
+        if last_decrease <= tol:  # a fixed point: the point is returned
+            at_point = step
+            status = (settings.OPTIMAL if step.certified or step.status == settings.OPTIMAL
+                      else step.status)
+            break
+        if step.value > value + tol * scale:  # an inexact step went uphill: Alg 1 must not
+            message = (f"MM step {steps} went uphill by {step.value - value:.3g}; the fixed "
+                       f"point is certified only to {last_decrease:.3g}, above tol = {tol:g}")
+            log.info(message)
+            status = (step.status if step.status in settings.LIMIT_STATUSES
+                      else settings.ITERATION_LIMIT)
+            break
+        point, value, accepted = step.point, step.value, step
+        if accept is not None:
+            accept(step)
+        if step.status in settings.LIMIT_STATUSES and limit_reached(exhausted):
+            status = step.status  # the step itself was stopped by the budget
+            break
+    return Outcome(status, point, value, at_point, accepted, steps, last_decrease, message)
+
+
 def majorize_minimize(
     program: RateProgram,
     solve_bound: BoundSolver,
@@ -56,8 +180,9 @@ def majorize_minimize(
     max_iterations: int = settings.MM_MAX_ITERATIONS,
     tol: float = settings.MM_RELATIVE_TOL,
     callback: Callable[[dict[str, Any]], None] | None = None,
+    exhausted: Callable[[], bool] | None = None,
 ) -> Solution:
-    """Algorithm 1: minimize Problem 2 by successive tight convex upper bounds (Problem 3).
+    """Algorithm 1 on a rate program: :func:`fixed_point` over Problem 3 (eq. 5) at each iterate.
 
     Parameters
     ----------
@@ -65,26 +190,27 @@ def majorize_minimize(
     solve_bound : callable
         ``solve_bound(program, masks, warm_start) -> Solution`` solving Problem 3 for the masks
         of :meth:`RateProgram.bound_masks` (e.g. the CVXPY reference or the specialized solver);
-        ``warm_start`` is the anchor ``{"w", "b", "objective"}`` (its ramp objective).
+        ``warm_start`` is the anchor ``{"w", "b", "objective"}`` (its ramp objective). Its
+        certificate's ``lower_bound``, when set, is a dual bound (Alg 2's L_t).
     start : Solution
         A feasible starting point with primal ``w`` and ``b`` (typically the hinge relaxation).
     max_iterations : int
-        T of Algorithm 1.
+        T of Algorithm 1: the most bounds solved (0: return the start).
     tol : float
-        Stop when the ramp objective decreases by less than ``tol * max(1, |objective|)``.
+        The fixed-point tolerance of :func:`fixed_point`.
     callback : callable, optional
         Receives each iterate's record.
+    exhausted : callable, optional
+        ``exhausted() -> bool``: whether the bound solver's own budget is spent.
 
     Returns
     -------
     Solution
-        The last accepted iterate; ``history`` holds every iterate's ramp objective, ramp and
-        indicator row values, the subproblem certificate and ``time``, the seconds since the
-        start (``start.solve_time`` plus the time spent in this loop). Status ``optimal`` means the
-        objective stopped decreasing (a stationary point of the MM scheme, not a global optimum
-        of the non-convex Problem 2) on a bound solved to its tolerance; ``iteration_limit``
-        means T iterations were used, or the bound that stopped the loop hit its own
-        iteration cap (``time_limit`` likewise).
+        The iterate :func:`fixed_point` returns, with its status. ``history`` holds every
+        iterate's ramp objective, ramp and indicator row values, the subproblem certificate
+        and ``time``, the seconds since the start (``start.solve_time`` plus this loop);
+        ``certificate.details`` ``last_relative_decrease`` (of the last bound solved),
+        ``mm_iterations`` (iterates after the start) and ``mm_steps`` (bounds solved).
     """
     began = time.perf_counter()
     offset = float(start.solve_time or 0.0)
@@ -93,51 +219,96 @@ def majorize_minimize(
     history = [record]
     if callback:
         callback(dict(record, stage="mm"))
-    status = settings.ITERATION_LIMIT
-    last_sub = start
-    for t in range(1, max_iterations + 1):
-        if limits.active().expired():
-            status = settings.TIME_LIMIT
-            break
-        masks = program.bound_masks(w, b)
-        sub = solve_bound(program, masks, {"w": w, "b": b, "objective": record["objective"]})
+
+    def solve(point: tuple, value: float) -> Step:
+        w, b, _ = point
+        sub = solve_bound(program, program.bound_masks(w, b), {"w": w, "b": b,
+                                                               "objective": value})
         if sub.status not in settings.SOLVED_STATUSES:
-            log.warning("MM iteration %d: subproblem ended with status %s; keeping the last "
-                        "iterate", t, sub.status)
-            status = settings.OPTIMAL_INACCURATE
-            break
+            return Step(sub.status, None, float("nan"), float("nan"), info=sub)
+        lower = sub.certificate.lower_bound
+        certified = lower is not None and bool(np.isfinite(lower))
         w_new, b_new = np.asarray(sub.primal["w"]), float(sub.primal["b"])
-        new = _iterate_record(program, w_new, b_new, t, sub,
+        new = _iterate_record(program, w_new, b_new, len(history), sub,
                               offset + time.perf_counter() - began)
-        decrease = record["objective"] - new["objective"]
-        # a stop at no decrease certifies a fixed point of Alg 1 only when the bound that
-        # showed it was solved to its tolerance; a bound stopped by its own budget (e.g.
-        # SDCA's max_epochs) passes its limit status on
-        stopped = sub.status if sub.status in settings.LIMIT_STATUSES else settings.OPTIMAL
-        if decrease < -tol * max(1.0, abs(record["objective"])):
-            # An inexact subproblem solve may step uphill: Alg 1 must not, so keep the iterate.
-            log.info("MM iteration %d increased the objective by %.3g; stopping", t, -decrease)
-            status = stopped
-            break
-        w, b, record, last_sub = w_new, b_new, new, sub
-        history.append(record)
+        return Step(sub.status, (w_new, b_new, new), new["objective"],
+                    float(lower) if certified else sub.objective, certified, sub)
+
+    def accept(step: Step) -> None:
+        history.append(step.point[2])
         if callback:
-            callback(dict(record, stage="mm"))
-        if decrease <= tol * max(1.0, abs(record["objective"])):
-            status = stopped
-            break
+            callback(dict(step.point[2], stage="mm"))
+
+    out = fixed_point((w, b, record), record["objective"], solve,
+                      max_iterations=max_iterations, tol=tol, exhausted=exhausted,
+                      accept=accept)
+    w, b, record = out.point
+    last = out.at_point or out.accepted
+    last_sub = start if last is None else last.info
+    details: dict[str, Any] = {"mm_iterations": len(history) - 1, "mm_steps": out.steps,
+                               "last_relative_decrease": out.last_relative_decrease,
+                               "tol": tol, "last_subproblem": last_sub.certificate.to_dict()}
+    if out.message:
+        details["message"] = out.message
     return Solution(
-        status,
+        out.status,
         record["objective"],
         primal={"w": w, "b": np.float64(b)},
         dual=dict(last_sub.dual),
         certificate=Certificate(
             upper_bound=record["objective"],
             max_violation=record["max_violation"],
-            details={"mm_iterations": len(history) - 1,
-                     "last_subproblem": last_sub.certificate.to_dict()},
+            details=details,
         ),
         history=history,
         solver=f"mm({last_sub.solver})",
         solve_time=time.perf_counter() - began,
     )
+
+
+@dataclass
+class Repaired:
+    """What :func:`repair_ladder` ends with: the point, the re-solves it took and whether the
+    intercept search chose the point (it may then be off the MM fixed point)."""
+
+    point: Any
+    rounds: int
+    intercepted: bool
+
+
+def repair_ladder(point: Any, *, missed: Callable[[Any], np.ndarray],
+                  intercept: Callable[[Any, bool], Any | None],
+                  resolve: Callable[[Any, np.ndarray, int], Any | None], rounds: int,
+                  eager: bool) -> Repaired:
+    """The one deterministic repair of the rate pattern and the chain.
+
+    The ramp and the indicator differ near the boundary, so the deterministic model of an MM
+    fixed point may miss a ramp-satisfied constraint on the training data. While it does
+    (``missed(point)``: the violation of every constraint, 0 where met):
+
+    1. the intercept search, ``intercept(point, last)``: a point whose deterministic model
+       meets every constraint by moving the intercept only (None when there is none; when
+       ``last``, the caller may return its best effort instead), tried in every round when
+       ``eager`` (an exact, cheap search: the rate pattern's bias repair) or only as the last
+       resort otherwise (the chain's threshold search);
+    2. ``resolve(point, missed, round)``: the violated bounds tightened and MM re-run from
+       the point (None when nothing more can be re-solved, e.g. a budget is spent: the
+       intercept search is then the last resort), at most ``rounds`` times.
+    """
+    done = 0
+    while True:
+        miss = missed(point)
+        if not np.any(miss > 0.0):
+            return Repaired(point, done, False)
+        last = done >= rounds
+        if eager or last:
+            found = intercept(point, last)
+            if found is not None:
+                return Repaired(found, done, True)
+        if last:
+            return Repaired(point, done, False)
+        again = resolve(point, miss, done)
+        if again is None:
+            rounds = done  # the intercept search is the last resort now
+            continue
+        point, done = again, done + 1

@@ -8,13 +8,14 @@ general-purpose conic solver, as in the paper's section 2.2 and App. E-G. It is 
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from .. import settings
+from .. import limits, settings
 from ..canonical.rate_fold import fold_bound
 from ..canonical.rate_program import RateProgram
 from ..errors import SolverError
@@ -50,6 +51,7 @@ def solve_bound_specialized(
     max_iterations: int = 100,
     max_b_iterations: int = 200,
     max_epochs: int = 2000,
+    epoch_budget: float = math.inf,
     seed: int | None = None,
     callback: Callable[[dict], None] | None = None,
     warn_at_v_max: bool = True,
@@ -75,6 +77,10 @@ def solve_bound_specialized(
         CutChooser over b: Definition 4 (App. F.2.2) or Definition 3 (App. F.2.1).
     max_iterations, max_b_iterations, max_epochs : int
         Limits of Alg 2, Alg 3 (per call) and SDCA (epochs per call).
+    epoch_budget : float
+        The most SDCA epochs of all calls together (the rest of the solve's ``max_epochs``):
+        once spent, the cutting planes stop with the best point so far and the status is
+        ``iteration_limit`` (``details["budget_spent"]``).
     seed : int, optional
         Seed of SDCA's visiting orders (0 when None).
     callback : callable, optional
@@ -98,6 +104,7 @@ def solve_bound_specialized(
     xi0, v0, b0 = _warm_parts(warm_start)
     seed = 0 if seed is None else int(seed)
     state = SDCAState.fresh(bound, xi0, seed)
+    state.epoch_budget = epoch_budget
     if v0 is not None and np.shape(v0) != (program.m,):
         v0 = None
     res = maximize_over_v(bound, v_max=v_max, epsilon=epsilon, chooser=v_chooser,
@@ -109,7 +116,8 @@ def solve_bound_specialized(
     objective = float(rows[0]) + 0.5 * program.l2 * float(res.w @ res.w)
     violation = float(np.max(np.maximum(0.0, rows[1:] - program.gamma), initial=0.0))
     if not res.converged:
-        status = settings.ITERATION_LIMIT
+        status = (settings.TIME_LIMIT if limits.active().expired()
+                  else settings.ITERATION_LIMIT)
     elif np.any(res.at_bound) and violation > max(epsilon, settings.FEASIBILITY_TOL):
         status = settings.OPTIMAL_INACCURATE
     else:
@@ -120,6 +128,7 @@ def solve_bound_specialized(
         details={"alg2_iterations": res.iterations, "sdca_epochs": state.epochs,
                  "sdca_calls": state.calls, "multipliers_at_v_max": res.at_bound,
                  "bound_rows": rows, "v_max": v_max,
+                 "budget_spent": not res.converged and state.out_of_budget(),
                  "note": "L_t <= max_V F <= U_t (eq. 6); objective is Problem 3 at (w, b)"},
     )
     return Solution(status, objective, {"w": res.w, "b": np.array(res.b), "v": res.v},

@@ -1,0 +1,164 @@
+"""Every budget stops (issue 32, item 4): ``max_epochs``, ``max_iterations`` and ``time_limit``
+end every method of the rate pattern and of the generic chain within one step of the limit,
+with the status ``iteration_limit`` / ``time_limit`` and the best point so far.
+
+Real data: the Pima diabetes set of ../shared/data (z-scored) with a recall floor, and an
+Adult subsample (``rc.datasets.load_adult``) for a kernel composition.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ratecons as rc
+from ratecons import settings
+from ratecons.patterns.rate_constraints import PATTERN
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+RATE_METHODS = list(PATTERN.methods())  # every method the rate pattern lists
+CHAIN_METHODS = ["generic", "highs"]
+
+
+@pytest.fixture(scope="module")
+def diabetes() -> rc.Dataset:
+    from ratecons.datasets import load_csv
+
+    path = DATA / "diabetes.csv"
+    if not path.exists():
+        pytest.skip(f"shared data not found at {path}")
+    raw = load_csv(path)
+    X = np.asarray(raw.X, dtype=float)
+    return rc.Dataset((X - X.mean(0)) / X.std(0), raw.y, name="diabetes")
+
+
+def _recall_floor(data: rc.Dataset, l2: float = 1e-3, l1: float = 0.0) -> rc.Problem:
+    return rc.Problem(minimize=rc.error_rate(data), subject_to=[rc.recall(data) >= 0.8],
+                      model=rc.LinearModel(l2=l2, l1=l1))
+
+
+def _timed(problem: rc.Problem, method: str, **options):
+    """(result, seconds, times of the step events: the start, then every MM step)."""
+    steps: list[float] = []
+    began = time.perf_counter()
+
+    def record(event: dict) -> None:
+        if event.get("stage") in ("hinge", "start", "step") or (
+                event.get("stage") == "mm" and event.get("iteration", 0) >= 1):
+            steps.append(time.perf_counter() - began)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = problem.solve(method=method, seed=0, callback=record, **options)
+    return result, time.perf_counter() - began, steps
+
+
+def _longest_step(steps: list[float]) -> float:
+    """The longest gap between two step events (the first from the start of the solve)."""
+    return float(np.max(np.diff([0.0, *steps]), initial=0.0))
+
+
+def test_max_epochs_one_stops_within_seconds_on_diabetes(diabetes):
+    """The case of the issue: SDCA's epochs are a budget of the whole solve, not a cap per call
+    that the cutting planes over b and v multiply (before: over 60 s, then ``optimal``)."""
+    unlimited, _, _ = _timed(_recall_floor(diabetes), "mm")  # also compiles SDCA's kernels
+    assert unlimited.status == settings.OPTIMAL
+    result, elapsed, _ = _timed(_recall_floor(diabetes), "mm", max_epochs=1)
+    assert elapsed < 5.0
+    assert result.status == settings.ITERATION_LIMIT
+    assert result.has_model  # the best point so far
+    # the hinge relaxation used the one epoch; no bound after it was solved
+    assert result.certificate.details["mm_steps"] == 0
+
+
+@pytest.mark.parametrize("budget", [3, 40])
+def test_max_epochs_caps_the_sdca_epochs_of_all_bounds(diabetes, budget):
+    from ratecons.patterns.rate_mm import SpecializedBound
+
+    used: list[int] = []
+    original = SpecializedBound.__call__
+
+    def counting(self, program, masks, warm):
+        out = original(self, program, masks, warm)
+        used.append(self.epochs)
+        return out
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(SpecializedBound, "__call__", counting)
+        result, _, _ = _timed(_recall_floor(diabetes), "mm", max_epochs=budget)
+    assert result.status == settings.ITERATION_LIMIT
+    # one SDCA call may finish its epochs over the active set: at most one step past the cap
+    assert budget <= used[-1] <= budget + 2 * settings.MM_MAX_ITERATIONS
+
+
+@pytest.mark.parametrize("method", RATE_METHODS + CHAIN_METHODS)
+def test_max_iterations_counts_every_step_repairs_included(diabetes, method):
+    problem = _recall_floor(diabetes, l2=0.0 if method == "highs" else 1e-3,
+                            l1=1e-3 if method == "highs" else 0.0)
+    result, _, steps = _timed(problem, method, max_iterations=2, tol=0.0) \
+        if method != "hinge" else _timed(problem, method, max_iterations=2)
+    assert result.has_model
+    if method == "hinge":  # one convex problem: the cap is its backend's iteration limit
+        assert result.status in (settings.OPTIMAL, settings.ITERATION_LIMIT)
+        return
+    assert result.status == settings.ITERATION_LIMIT  # tol = 0: never a fixed point here
+    assert len(steps) <= 1 + 2  # the start and two steps, whatever the repairs wanted
+
+
+@pytest.mark.parametrize("method", RATE_METHODS + CHAIN_METHODS)
+def test_time_limit_stops_each_method_within_one_step(diabetes, method):
+    problem = _recall_floor(diabetes, l2=0.0 if method == "highs" else 1e-3,
+                            l1=1e-3 if method == "highs" else 0.0)
+    limit = 0.3
+    options = {} if method == "hinge" else {"tol": 0.0, "max_iterations": 10_000}
+    result, elapsed, steps = _timed(problem, method, time_limit=limit, **options)
+    if method == "hinge" and elapsed <= limit:
+        assert result.status == settings.OPTIMAL  # done within the budget
+        return
+    assert result.status == settings.TIME_LIMIT
+    assert elapsed <= limit + _longest_step(steps) + 0.5
+
+
+def test_time_limit_stops_a_kernel_composition_within_one_step():
+    """issue 29: ``time_limit=2`` on a kernel composition returned after 5 to 14 s. A gaussian
+    kernel model under the 80% rule and a worst-case recall floor on 300 Adult rows, tol = 0
+    (MM does not stop by itself: without a limit this ran past 300 s): the solve ends at the
+    first step boundary after the limit."""
+    adult = rc.datasets.load_adult()
+    data = adult.take(np.random.default_rng(0).choice(adult.n, 300, replace=False))
+    women, men = data.group("sex", "Female"), data.group("sex", "Male")
+    problem = rc.Problem(
+        minimize=rc.error_rate(data),
+        subject_to=[rc.positive_rate(women) >= 0.8 * rc.positive_rate(men),
+                    rc.worst_case(rc.recall(data),
+                                  rc.PhiDivergenceBall(data.positives, phi="chi2", rho=0.1))
+                    >= 0.6],
+        model=rc.KernelModel(kernel="gaussian", l2=0.1))
+    limit = 2.0
+    result, elapsed, steps = _timed(problem, "generic", time_limit=limit, tol=0.0,
+                                    max_iterations=10_000)
+    assert result.status == settings.TIME_LIMIT
+    assert result.has_model
+    assert elapsed <= limit + _longest_step(steps) + 0.5
+
+
+@pytest.mark.parametrize("method", ["mm", "cvxpy", "generic", "highs"])
+@pytest.mark.parametrize("name, value", [
+    ("max_iterations", 0), ("max_iterations", -2), ("max_iterations", 2.5),
+    ("max_iterations", "10"), ("time_limit", 0), ("time_limit", -1.0), ("time_limit", "2"),
+    ("time_limit", float("inf")), ("max_epochs", 0), ("max_epochs", -1), ("max_epochs", 1.5),
+])
+def test_bad_budgets_are_refused_with_the_parameter_and_the_value(diabetes, method, name,
+                                                                  value):
+    problem = _recall_floor(diabetes)
+    if name == "max_epochs" and method != "mm":
+        with pytest.raises(rc.UnknownOptionError, match="max_epochs"):
+            problem.solve(method=method, **{name: value})
+        return
+    with pytest.raises(rc.SpecError, match=f"The '{name}' parameter of method '{method}' "
+                                           f"must be .* Got {value!r} instead"):
+        problem.solve(method=method, **{name: value})

@@ -1,0 +1,117 @@
+"""The one MM loop (``solvers.mm.fixed_point``) and the one repair ladder (``repair_ladder``)
+that the rate pattern and the generic chain both drive (issue 29, item 2).
+
+The loop is checked on a problem whose steps are known in closed form: f(x) = x^2 majorized at
+x by a convex bound whose minimizer is x / 2 (optimal value (x / 2)^2), so the run halves x
+until the step improves f by at most ``tol`` relative; the real problems are in
+tests/test_fixed_point.py and tests/test_budgets.py.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from ratecons import limits, settings
+from ratecons.solvers.mm import Step, fixed_point, repair_ladder
+
+
+def _halving(status: str = settings.OPTIMAL):
+    def solve(x: float, value: float) -> Step:
+        return Step(status, x / 2, (x / 2) ** 2, (x / 2) ** 2)
+    return solve
+
+
+def test_the_fixed_point_is_the_point_whose_own_step_is_within_tol():
+    accepted: list[float] = []
+    out = fixed_point(1.0, 1.0, _halving(), max_iterations=100, tol=1e-6,
+                      accept=lambda s: accepted.append(s.point))
+    # x = 2^-k: the step at x improves by 0.75 x^2 <= 1e-6 first at x = 2^-10
+    assert out.status == settings.OPTIMAL
+    assert out.point == 2.0 ** -10 and out.value == out.point ** 2
+    assert out.steps == 11 and accepted == [2.0 ** -k for k in range(1, 11)]
+    assert out.at_point is not None and out.at_point.point == 2.0 ** -11
+    assert out.last_relative_decrease == pytest.approx(0.75 * 2.0 ** -20)
+
+
+def test_an_uncertified_step_passes_its_status_on():
+    out = fixed_point(1.0, 1.0, _halving(settings.OPTIMAL_INACCURATE), max_iterations=100,
+                      tol=1e-6)
+    assert out.status == settings.OPTIMAL_INACCURATE
+    certified = fixed_point(1.0, 1.0, lambda x, v: Step(settings.ITERATION_LIMIT, x / 2,
+                                                         (x / 2) ** 2, (x / 2) ** 2, True),
+                            max_iterations=100, tol=1e-6)
+    assert certified.status == settings.OPTIMAL  # a dual bound certifies at any accuracy
+
+
+def test_the_step_cap_the_budget_and_the_time_limit_stop_the_loop():
+    capped = fixed_point(1.0, 1.0, _halving(), max_iterations=3, tol=1e-6)
+    assert capped.status == settings.ITERATION_LIMIT and capped.steps == 3
+    assert capped.point == 0.125 and capped.at_point is None
+    spent = fixed_point(1.0, 1.0, _halving(), max_iterations=100, tol=1e-6,
+                        exhausted=lambda: True)
+    assert spent.status == settings.ITERATION_LIMIT and spent.steps == 0 and spent.point == 1.0
+    with limits.limits_scope(limits.Limits(time_limit=1e-9)):
+        late = fixed_point(1.0, 1.0, _halving(), max_iterations=100, tol=1e-6)
+    assert late.status == settings.TIME_LIMIT and late.steps == 0
+
+
+def test_an_uphill_or_failed_step_keeps_the_last_point():
+    uphill = fixed_point(1.0, 1.0, lambda x, v: Step(settings.OPTIMAL, 2 * x, 4 * x * x, 0.5),
+                         max_iterations=100, tol=1e-6)
+    assert uphill.status == settings.ITERATION_LIMIT and uphill.point == 1.0
+    assert "uphill" in uphill.message
+    failed = fixed_point(1.0, 1.0, lambda x, v: Step(settings.NUMERICAL_ERROR, None, math.nan,
+                                                      math.nan), max_iterations=100, tol=1e-6)
+    assert failed.status == settings.ITERATION_LIMIT and failed.point == 1.0
+    assert "numerical_error" in failed.message
+
+
+def test_a_step_after_changed_bounds_is_always_taken():
+    out = fixed_point(0.0, math.inf, lambda x, v: Step(settings.OPTIMAL, 5.0, 25.0, 25.0),
+                      max_iterations=1, tol=1e-6)
+    assert out.point == 5.0 and out.status == settings.ITERATION_LIMIT
+
+
+def _ladder(eager: bool, rounds: int, feasible_after: int, resolve_fails: bool = False):
+    """Points are ints (the number of re-solves); a point misses its constraint until
+    ``feasible_after`` re-solves; the intercept search succeeds from the last round on."""
+    calls: list[tuple] = []
+
+    def missed(p: int) -> np.ndarray:
+        return np.array([0.0 if p >= feasible_after else 1.0])
+
+    def intercept(p: int, last: bool):
+        calls.append(("intercept", p, last))
+        return -1 if last else None
+
+    def resolve(p: int, miss: np.ndarray, done: int):
+        calls.append(("resolve", p, done))
+        return None if resolve_fails else p + 1
+
+    out = repair_ladder(0, missed=missed, intercept=intercept, resolve=resolve, rounds=rounds,
+                        eager=eager)
+    return out, calls
+
+
+def test_the_eager_ladder_tries_the_intercept_search_every_round():
+    out, calls = _ladder(eager=True, rounds=2, feasible_after=5)
+    assert calls == [("intercept", 0, False), ("resolve", 0, 0), ("intercept", 1, False),
+                     ("resolve", 1, 1), ("intercept", 2, True)]
+    assert out.point == -1 and out.intercepted and out.rounds == 2
+
+
+def test_the_last_resort_ladder_re_solves_first():
+    out, calls = _ladder(eager=False, rounds=3, feasible_after=2)
+    assert calls == [("resolve", 0, 0), ("resolve", 1, 1)]
+    assert out.point == 2 and not out.intercepted and out.rounds == 2
+    out, calls = _ladder(eager=False, rounds=1, feasible_after=5)
+    assert calls == [("resolve", 0, 0), ("intercept", 1, True)] and out.intercepted
+
+
+def test_a_re_solve_that_cannot_run_leaves_the_intercept_search_as_the_last_resort():
+    out, calls = _ladder(eager=False, rounds=3, feasible_after=5, resolve_fails=True)
+    assert calls == [("resolve", 0, 0), ("intercept", 0, True)]
+    assert out.point == -1 and out.rounds == 0
