@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from .caller import user_stacklevel
 from .errors import TrivialOptimumWarning
 from .settings import FEASIBILITY_TOL
 
@@ -105,5 +106,5 @@ def check_degenerate(problem: Any, result: Any) -> dict[str, Any] | None:
     details = result.certificate.details
     details["degenerate"] = record
     if not details.get("trivial_optimum"):  # the chain's w = 0 test has warned already
-        warnings.warn(message, TrivialOptimumWarning, stacklevel=4)
+        warnings.warn(message, TrivialOptimumWarning, stacklevel=user_stacklevel())
     return record
