@@ -135,7 +135,7 @@ class DROPattern(Pattern):
         return {
             "lbfgs": MethodSpec("lbfgs", _run_lbfgs, "L-BFGS on the exact objective (IM "
                                 "procedure, O(N log N) per step) with a certified duality gap "
-                                "from the worst-case weights"),
+                                "from the worst-case weights (l2 = 0: Newton-corrected dual)"),
             "gssg": MethodSpec("gssg", _run_gssg, "Algorithm 1: SGD with the unbiased multilevel "
                                "Monte Carlo gradient (7)-(8)"),
             "pssg": MethodSpec("pssg", _run_pssg, "SGD on subsets growing by a factor nu "
@@ -149,12 +149,17 @@ class DROPattern(Pattern):
 
     def choose(self, problem: Any, form: DROProgram) -> tuple[str, list[str]]:
         builtin = form.phi is CHI2 or form.phi is KL
-        if builtin and form.l2 <= 0:
-            return "cvxpy", ["l2 = 0: the duality-gap certificate of lbfgs needs l2 > 0; the "
-                             "conic reference certifies its own optimum"]
+        if builtin and form.l2 <= 0 and form.loss == "hinge":
+            return "cvxpy", ["l2 = 0 with the hinge loss: lbfgs has no duality-gap certificate "
+                             "there; the conic reference certifies its own optimum"]
         reasons = ["the inner maximum is exact in O(N log N) (IM procedure, App. A.1), so "
                    "F(theta) and its gradient (6) are exact: L-BFGS on F, stopped by the "
                    "duality gap at the worst-case weights (a certificate)"]
+        if form.l2 <= 0:
+            reasons.append("l2 = 0: the certificate is the Fenchel dual of the weighted ERM at "
+                           "the worst-case weights with its stationarity restored by one Newton "
+                           "step (no l2 needed; benchmarks.dro --unregularized: 50-1000x faster "
+                           "than the conic reference at N = 2e4)")
         if form.loss == "hinge":
             reasons.append("hinge loss: F is nonsmooth where margins equal 1; after L-BFGS "
                            "the examples at the kink are held there and the dual is refitted "
