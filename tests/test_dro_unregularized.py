@@ -120,3 +120,21 @@ def test_dual_bound_below_primal_values(phi, intercept, scale, seed):
     if scale <= 1e-3:  # close to theta*: the corrected dual is finite and tight
         assert np.isfinite(bound)
         assert f_star - bound <= 1e-5
+
+
+def test_benchmark_part_b_runs_on_a_tiny_grid(capsys):
+    """benchmarks.dro part B end to end on two tiny instances (l2 = 0 and 1e-3)."""
+    from benchmarks import dro
+
+    data = dro.synthetic(300, 4, 1)
+    instances = [dro.Instance(data, "chi2", 0.1, 0.0, intercept=False),
+                 dro.Instance(data, "kl", 0.1, 1e-3, intercept=False)]
+    rows = dro.run_unregularized(instances, reference_max_n=300)
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[-1].startswith("WORST time(auto)/time(L-BFGS-B):")
+    assert out[-2].startswith("WORST time(cvxpy)/time(auto):")
+    assert all(r["status"] == "optimal" and r["chosen"] == "lbfgs" for r in rows)
+    assert all(abs(r["vs_ref"]) <= 1e-6 and r["gap"] <= 1e-6 for r in rows)
+    skipped = dro.run_unregularized(instances[:1], reference_max_n=100)
+    assert skipped[0]["ref_status"] == "skipped"
+    assert "cvxpy skipped" in capsys.readouterr().out
