@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -60,6 +61,13 @@ def _check(problem: rc.Problem) -> None:
 ])
 def test_certified_on_synthetic(phi, rho, intercept, seed):
     _check(_problem(synthetic(600, 5, seed), phi, rho, intercept))
+
+
+@pytest.mark.parametrize("phi", ["chi2", "kl"])
+def test_certified_with_sparse_features(phi):
+    data = synthetic(500, 6, 8)
+    sparse = rc.Dataset(sp.csr_matrix(np.where(np.abs(data.X) > 0.5, data.X, 0.0)), data.y)
+    _check(_problem(sparse, phi, 0.1, True))
 
 
 @pytest.mark.parametrize(("phi", "intercept"), [("chi2", True), ("kl", False)])

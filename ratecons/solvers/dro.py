@@ -502,6 +502,9 @@ def _squared_hessian(v: np.ndarray) -> np.ndarray:
     return np.full_like(v, 2.0)
 
 
+#: the residual of sum_n p_n v'_n a_n = 0 accepted by :func:`_newton_dual_value`, relative to
+#: sum_n p_n |v'_n| |a_n| (rounding of the sum)
+CONSTRAINT_RTOL = 1e-12
 #: l''(m) of the smooth margin losses as a function of v = l'(m) (the hinge has none)
 LOSS_HESSIANS = {"logistic": _logistic_hessian, "squared": _squared_hessian}
 
@@ -528,8 +531,10 @@ def _newton_dual_value(form: DROProgram, p: np.ndarray, v: np.ndarray, parts: np
     Correction. With h_n = l''(m_n) and H = sum_n p_n h_n a_n a_n^T (the Hessian of L_P), the
     Newton step of L_P is s = -H^+ r, and v' = v + h * (A s) is the first-order change of
     l'(m) along it. Since r lies in the range of H (both are spanned by the a_n with p_n > 0,
-    h_n > 0), sum_n p_n v'_n a_n = r + H s = 0: v' is feasible exactly (up to the rounding of
-    a Cholesky solve; a least-squares solve when H is singular). Its value is
+    h_n > 0), sum_n p_n v'_n a_n = r + H s = 0: v' is feasible exactly, up to the rounding of
+    a Cholesky solve (a least-squares solve when H is singular); the constraint is recomputed
+    and the bound refused (-inf) unless |sum_n p_n v'_n a_n| <= 1e-12 sum_n p_n |v'_n| |a_n|
+    (:data:`CONSTRAINT_RTOL`: rounding of the sum itself). Its value is
     D(v') = min L_P - O(|r|^2): the gap closes quadratically in the gradient, so a gradient of
     1e-4 already certifies about 1e-8. The logistic v' must stay in [-1, 0]; it does whenever
     |a_n . s| <= 1 (v'_n = v_n + (-v_n)(1 + v_n)(a_n . s)), and -inf is returned otherwise
@@ -540,12 +545,11 @@ def _newton_dual_value(form: DROProgram, p: np.ndarray, v: np.ndarray, parts: np
     live = np.flatnonzero(p > 0)
     everyone = live.size == form.n
     X = form.X if everyone else form.X[live]
-    if sp.issparse(X):
-        X = X.toarray()
+    sparse = sp.issparse(X)
     y, p_live = (form.y, p) if everyone else (form.y[live], p[live])
     c = p_live * LOSS_HESSIANS[form.loss](v if everyone else v[live])
     r = parts.sum(axis=1)
-    H = weighted_gram(X, c)
+    H = (X.T @ X.multiply(c[:, None])).toarray() if sparse else weighted_gram(X, c)
     if form.fit_intercept:  # the Gram matrix of (x_n, -1)
         xc = -np.asarray(X.T @ c).ravel()
         H = np.block([[H, xc[:, None]], [xc[None, :], np.full((1, 1), c.sum())]])
@@ -564,6 +568,17 @@ def _newton_dual_value(form: DROProgram, p: np.ndarray, v: np.ndarray, parts: np
     else:
         v_new[live] += dv
     if np.any(v_new < lo) or np.any(v_new > hi):
+        return -np.inf
+    # the constraint as computed: an ill-conditioned H (nearly collinear features) may leave
+    # more than rounding, and then the dual value would not be a bound
+    u = p_live * (v_new if everyone else v_new[live]) * y
+    left = np.asarray(X.T @ u).ravel()
+    if form.fit_intercept:
+        left = np.append(left, -float(u.sum()))
+    sq = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sparse
+          else np.einsum("ij,ij->i", X, X))
+    scale = float(np.abs(u) @ np.sqrt(sq + form.fit_intercept))
+    if not float(np.linalg.norm(left)) <= CONSTRAINT_RTOL * max(scale, 1e-300):
         return -np.inf
     return -float(np.dot(p, conj(v_new)))
 
