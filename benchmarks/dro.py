@@ -4,6 +4,8 @@
     python -m benchmarks.dro --quick     # a smoke-test subset (seconds)
     python -m benchmarks.dro --no-large  # the full grid without the two N = 1e5 instances
     python -m benchmarks.dro --match "rho=1 " --no-stochastic   # a subset, auto and CVXPY only
+    python -m benchmarks.dro --unregularized            # part B: l2 in {0, 1e-3}, N up to 1e5
+    python -m benchmarks.dro --unregularized --quick    # part B at N = 2,000 (seconds)
 
 Each instance is min_theta R(theta) + (l2/2)||w||^2 over a phi-divergence ball (eq. 2) with a
 linear model and an intercept. It is solved by ``auto`` (what ``problem.solve()`` picks), the
@@ -17,6 +19,14 @@ a shared machine). Per instance and method: time, exact objective, relative diff
 objective, the method's certified relative gap (certificate upper - lower bound, over
 max(1, |F|); "-" when it has none) and status. Where CVXPY fails (KL at N = 1e5), an independent
 reference takes its place for the objectives (:func:`kl_joint_reference`), with no speed ratio.
+Part B (``--unregularized``, :func:`run_unregularized`): the robust logistic loss with no
+intercept, l2 in {0, 1e-3} (l2 = 0 is certified by the Newton-corrected dual of
+``solvers.dro._newton_dual_value``), chi-square and KL, N in {1e4, 1e5}, d in {20, 50}, rho in
+{0.1, 1}: auto, the CVXPY reference (only up to ``--reference-max-n`` examples, default 1e4:
+it takes minutes per solve at N = 1e5; skipped rows say so) and a plain SciPy L-BFGS-B on
+the same exact objective (:func:`scipy_lbfgs`), in the same run. Its last two lines are the
+worst time(auto)/time(L-BFGS-B) and the worst time(cvxpy)/time(auto) over the grid.
+
 After the grid: one line per first-order method (how often it proved 1e-3 and the reference
 confirms it, how often it stopped at a budget with its measured gap, and any claim the
 reference contradicts). The LAST line is the worst ratio time(cvxpy) / time(auto) over the grid
@@ -32,8 +42,10 @@ from __future__ import annotations
 import argparse
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -60,16 +72,17 @@ class Instance:
     rho: float
     l2: float
     loss: str = "logistic"
+    intercept: bool = True
 
     @property
     def label(self) -> str:
         return (f"{self.data.name} N={self.data.n} d={self.data.d} {self.phi} rho={self.rho:g} "
-                f"l2={self.l2:g} {self.loss}")
+                f"l2={self.l2:g} {self.loss}" + ("" if self.intercept else " no-intercept"))
 
     def problem(self) -> rc.Problem:
         ball = rc.PhiDivergenceBall(self.data, phi=self.phi, rho=self.rho, strict=False)
         return rc.Problem(minimize=rc.robust_loss(ball, loss=self.loss),
-                          model=rc.LinearModel(l2=self.l2))
+                          model=rc.LinearModel(l2=self.l2, fit_intercept=self.intercept))
 
 
 def synthetic(n: int, d: int, seed: int = 0) -> rc.Dataset:
@@ -183,16 +196,20 @@ def _solve(problem: rc.Problem, method: str, **options) -> tuple[rc.Result, floa
 
 
 def _best_of(inst: Instance, method: str) -> tuple[rc.Result, float]:
-    """``_solve`` on a new ``Problem`` (compilation included, as a user sees it), repeated up to
-    ``REPEATS`` times while it takes under ``REPEAT_BELOW`` s, and the best time: sub-second
-    solves on a shared machine move by 2-3x between runs."""
-    res, best = _solve(inst.problem(), method)
+    """``_solve`` on a new ``Problem`` (compilation included, as a user sees it), the best time
+    of :func:`_best_seconds`: sub-second solves on a shared machine move by 2-3x between runs."""
+    return _best_seconds(lambda: _solve(inst.problem(), method))
+
+
+def _best_seconds(run: Callable[[], tuple[Any, float]]) -> tuple[Any, float]:
+    """``run()`` up to ``REPEATS`` times while it takes under ``REPEAT_BELOW`` s; the best."""
+    out, best = run()
     for _ in range(REPEATS - 1):
         if best >= REPEAT_BELOW:
             break
-        res, seconds = _solve(inst.problem(), method)
+        out, seconds = run()
         best = min(best, seconds)
-    return res, best
+    return out, best
 
 
 def run_instance(inst: Instance, stochastic_time: float | None) -> list[dict]:
@@ -289,6 +306,91 @@ def summary(rows: list[dict]) -> tuple[float, str, bool]:
     return worst, where, agree
 
 
+# ====================================================================== part B: l2 = 0
+def unregularized_grid(quick: bool = False) -> list[Instance]:
+    """Part B: the robust logistic loss without intercept (Ghosh & Squillante's section 4
+    setting), l2 = 0 and 1e-3, chi2 and KL; N in {1e4, 1e5} (quick: 2,000), (d, rho) in
+    {(20, 0.1), (50, 0.3)} (with KL, rho = 1 at d = 50 makes the constant predictor optimal)."""
+    sizes = (2000,) if quick else (10000, 100000)
+    shapes = ((20, 0.1),) if quick else ((20, 0.1), (50, 0.3))
+    out = []
+    for n in sizes:
+        for d, rho in shapes:
+            data = synthetic(n, d, 9)
+            for phi in ("chi2", "kl"):
+                for l2 in (0.0, 1e-3):
+                    out.append(Instance(data, phi, rho, l2, intercept=False))
+    return out
+
+
+def scipy_lbfgs(inst: Instance) -> tuple[float, float]:
+    """SciPy's L-BFGS-B at its defaults on the exact objective F (the IM procedure's value and
+    gradient (6), ``solvers.dro.evaluate``) from theta = 0, no certificate: the speed a plain
+    quasi-Newton run on F reaches. Returns (F at its end, seconds)."""
+    from scipy.optimize import minimize
+
+    from ratecons.solvers.dro import evaluate
+
+    form = inst.problem().canonical()
+
+    def value_grad(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        ev = evaluate(form, theta)
+        return ev.value, ev.grad
+
+    start = time.perf_counter()
+    res = minimize(value_grad, np.zeros(form.dim), jac=True, method="L-BFGS-B")
+    return float(res.fun), time.perf_counter() - start
+
+
+def run_unregularized(instances: list[Instance], reference_max_n: int) -> list[dict]:
+    """Part B: per instance auto, the CVXPY reference (N <= ``reference_max_n``) and SciPy's
+    L-BFGS-B on F, in the same run; then the worst ratios (module docstring)."""
+    warm = Instance(synthetic(200, 3, 0), "chi2", 0.1, 0.0, intercept=False)
+    _solve(warm.problem(), "auto")  # compiled kernels before any timing
+    _solve(warm.problem(), "cvxpy")
+    rows = []
+    for inst in instances:
+        res, t_auto = _best_of(inst, "auto")
+        f_scipy, t_scipy = _best_seconds(lambda inst=inst: scipy_lbfgs(inst))
+        cert = res.certificate
+        rel_gap = None if cert.gap is None else cert.gap / max(1.0, abs(cert.upper_bound))
+        row = {"instance": inst.label, "n": inst.data.n, "chosen": res.method,
+               "status": res.status, "time": t_auto, "objective": res.objective,
+               "gap": rel_gap, "scipy_time": t_scipy,
+               "vs_scipy": (res.objective - f_scipy) / max(1.0, abs(f_scipy)),
+               "ref_time": np.nan, "ref_status": "skipped", "vs_ref": np.nan}
+        if inst.data.n <= reference_max_n:
+            try:
+                ref, t_ref = _best_of(inst, "cvxpy")
+                row.update(ref_time=t_ref, ref_status=ref.status,
+                           vs_ref=(res.objective - ref.objective) / max(1.0, abs(ref.objective)))
+            except rc.SolverError as exc:
+                row["ref_status"] = f"failed: {exc}"
+        rows.append(row)
+        gap = "-" if rel_gap is None else f"{rel_gap:.1e}"
+        ref = (f"cvxpy {row['ref_time']:7.2f}s {row['ref_status']:>18} auto-cvxpy "
+               f"{row['vs_ref']:+.1e}" if np.isfinite(row["ref_time"]) else
+               f"cvxpy skipped (N > {reference_max_n}: minutes per solve)"
+               if row["ref_status"] == "skipped" else f"cvxpy {row['ref_status']}")
+        print(f"{inst.label:52} auto={res.method} {t_auto:7.3f}s {res.status} gap {gap:>8} | "
+              f"L-BFGS-B {t_scipy:6.3f}s auto/L-BFGS-B {t_auto / t_scipy:5.1f}x auto-L-BFGS-B "
+              f"{row['vs_scipy']:+.1e} | {ref}", flush=True)
+    worst_scipy = max(rows, key=lambda r: r["time"] / r["scipy_time"])
+    with_ref = [r for r in rows if np.isfinite(r["ref_time"])]
+    certified = sum(r["status"] == "optimal" for r in rows)
+    print(f"\n{len(rows)} instances; auto certified optimal (relative gap <= 1e-6) on "
+          f"{certified}; CVXPY run on {len(with_ref)} (N <= {reference_max_n}), skipped on "
+          f"{len(rows) - len(with_ref)}")
+    if with_ref:
+        worst_ref = min(with_ref, key=lambda r: r["ref_time"] / r["time"])
+        print(f"WORST time(cvxpy)/time(auto): {worst_ref['ref_time'] / worst_ref['time']:.1f}x "
+              f"({worst_ref['instance']}); max |auto - cvxpy| relative "
+              f"{max(abs(r['vs_ref']) for r in with_ref):.1e}")
+    print(f"WORST time(auto)/time(L-BFGS-B): "
+          f"{worst_scipy['time'] / worst_scipy['scipy_time']:.1f}x ({worst_scipy['instance']})")
+    return rows
+
+
 def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a smoke-test subset")
@@ -299,7 +401,15 @@ def main(argv: list[str] | None = None) -> list[dict]:
                         help="only auto and cvxpy")
     parser.add_argument("--match", default=None,
                         help="only the instances whose label contains this text")
+    parser.add_argument("--unregularized", action="store_true",
+                        help="part B: l2 in {0, 1e-3}, auto vs CVXPY vs SciPy L-BFGS-B")
+    parser.add_argument("--reference-max-n", type=float, default=1e4,
+                        help="part B runs the CVXPY reference up to this many examples")
     args = parser.parse_args(argv)
+    if args.unregularized:
+        return run_unregularized([inst for inst in unregularized_grid(args.quick)
+                                  if args.match is None or args.match in inst.label],
+                                 int(args.reference_max_n))
     cap = None if args.no_stochastic else (args.stochastic_time
                                            or (1.0 if args.quick else 3.0))
     instances = [inst for inst in grid(quick=args.quick, large=not args.no_large)

@@ -181,9 +181,10 @@ def test_stochastic_certificates_against_reference(phi):
     assert statuses["fsg"] == "optimal"  # deterministic full gradients reach 1e-3 here
 
 
-def test_no_certificate_without_l2():
-    """With l2 = 0 lbfgs has no bound: never optimal; auto uses the conic reference."""
-    problem = _problem(_synthetic(200, 4, 9), "chi2", 0.1, "logistic", 0.0)
+def test_no_certificate_for_the_hinge_without_l2():
+    """With l2 = 0 and the hinge loss lbfgs has no bound: never optimal; auto uses the conic
+    reference (the smooth losses have the Newton-corrected bound: test_dro_unregularized)."""
+    problem = _problem(_synthetic(200, 4, 9), "chi2", 0.1, "hinge", 0.0)
     assert problem.plan().method == "cvxpy"
     with pytest.warns(rc.ConvergenceWarning):
         res = problem.solve("lbfgs", max_iter=200)

@@ -231,6 +231,11 @@ class _Builder:
         """sup_{q in ball} sum_x q_x l_x for a convex vector of losses (module docstring)."""
         cp = self.cp
         if not losses.is_affine():
+            # an epigraph vector ell >= l also for chi-square, where excess >= l - eta could
+            # take the convex losses directly: CLARABEL needs fewer iterations with it (robust
+            # logistic loss, N = 2e4: 34 against 44, at the same cost per iteration), as with
+            # the score variables z of :meth:`z` (the former DRO lowering wrote X w into the
+            # loss: 43 iterations chi2, 64 KL against 44 here)
             ell = cp.Variable(n)
             self.constraints.append(ell >= losses)
             losses = ell
@@ -243,8 +248,13 @@ class _Builder:
             alpha = cp.Variable(nonneg=True)
             lam = cp.Variable()
             v = cp.Variable(n)
-            self.constraints.append(cp.constraints.ExpCone(losses - lam, alpha * np.ones(n), v))
-            return alpha * rho + lam - alpha + cp.sum(v) / n
+            mean = cp.Variable()  # (1/N) sum v as a scalar epigraph: N mean >= sum v
+            self.constraints += [cp.constraints.ExpCone(losses - lam, alpha * np.ones(n), v),
+                                 cp.sum(v) <= n * mean]
+            # with the 1/N coefficients in the objective CLARABEL failed with every setting
+            # (robust logistic loss, N = 1e4, d = 20, rho = 0.1); with the epigraph it ends
+            # optimal in 47 iterations (18 s), at the value of lbfgs to 5e-9
+            return alpha * rho + lam - alpha + mean
         raise SpecError(
             f"the CVXPY lowering knows the chi-square and KL balls; phi={phi.name!r} has no "
             "conic form here. Use phi='chi2' or 'kl' (or a DRO gradient method for a custom "
@@ -452,15 +462,18 @@ def _attempts(solver: str, options: dict[str, Any] | None, tight: bool
 def solve_step(analysis: Analysis, psi: dict[int, Any], anchor: dict[int, np.ndarray] | None,
                bounds: np.ndarray, solver: str, solver_options: dict[str, Any] | None = None,
                tight: bool = False, elastic: bool = False,
-               penalty: float | None = None) -> ConvexStep:
+               penalty: float | None = None, retry_inaccurate: bool = True) -> ConvexStep:
     """Build and solve one step; statuses from the one vocabulary.
 
     ``elastic`` and ``penalty`` ask for the phase-1 problem (:func:`lower_step`).
     ``tight`` asks CLARABEL for the tolerances of :data:`TIGHT_CLARABEL` (reference solves).
     A CLARABEL solve that fails, stalls or ends at reduced accuracy (``AlmostSolved``, CVXPY's
     ``optimal_inaccurate``) is retried with :data:`CLARABEL_RETRIES`; the first optimal answer
-    is returned, else the first solved one with its status. The settings that produced the
-    answer are in the step's ``message``.
+    is returned, else the first solved one with its status. With ``retry_inaccurate=False`` an
+    answer at reduced accuracy is returned at once (only failures are retried): the robust-loss
+    reference, where CLARABEL's defaults end at reduced accuracy too and doubled the time (chi2,
+    N = 2e4: tight 45 s, then defaults 55 s for the same status). The settings that produced
+    the answer are in the step's ``message``.
     """
     import cvxpy as cp
 
@@ -483,7 +496,8 @@ def solve_step(analysis: Analysis, psi: dict[int, Any], anchor: dict[int, np.nda
         if status == settings.OPTIMAL or (answer is None and w.value is not None
                                           and status in settings.SOLVED_STATUSES):
             answer = _read_step(problem, status, w, b, rows, f"cvxpy/{solver}", setting)
-        if status == settings.OPTIMAL:
+        if status == settings.OPTIMAL or (status == settings.OPTIMAL_INACCURATE
+                                          and not retry_inaccurate):
             break
         if status == settings.OPTIMAL_INACCURATE and setting.startswith("tight"):
             i = len(attempts) - 1  # tight tolerances out of reach: the solver's defaults

@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.optimize import brentq, lsq_linear
 
 from ..caller import user_stacklevel
@@ -49,6 +50,7 @@ from ..phi_divergence import CHI2, KL, Phi
 from ..settings import ITERATION_LIMIT, OPTIMAL, TIME_LIMIT
 from ..solution import Certificate, Solution
 from .dro_kernels import chi2_inner, gssg_draws, kl_inner
+from .interior import weighted_gram
 
 __all__ = [
     "InnerSolution",
@@ -357,7 +359,16 @@ def lower_bound(form: DROProgram, ev: Evaluation, balance: bool = False,
     convex) and v_n = l'(m_n(theta)), which is the optimal dual at theta = theta*, so the bound
     tends to F* as theta -> theta*. The intercept condition is restored by scaling v down on the
     class with the larger |sum p v| (logistic, hinge: v stays in [-1, 0]) or by shifting
-    v <- v - (sum p v y~) y~ (squared). The bound needs l2 > 0 (it returns -inf otherwise).
+    v <- v - (sum p v y~) y~ (squared).
+
+    Without l2 (l2 = 0) the dual of the weighted ERM is the same with the quadratic term
+    replaced by a constraint: min_theta L(theta, P) >= -sum_n p_n l*(v_n) for every v in the
+    domain of l* with sum_n p_n v_n a_n = 0 (a_n = y~_n (x_n, -1), the -1 only with an
+    intercept), since then sum_n p_n l(a_n . theta) >= sum_n p_n (v_n a_n . theta - l*(v_n))
+    = -sum_n p_n l*(v_n) for every theta (Fenchel-Young). v = l'(m(theta)) violates the
+    constraint by the gradient r = sum_n p_n v_n a_n; :func:`_newton_dual_value` restores it
+    exactly by the first-order change of v along one Newton step of the weighted ERM (smooth
+    losses; the hinge loss without l2 has no bound here and returns -inf).
 
     For the hinge loss (``refit=True``) v is refitted at the kink (:func:`_hinge_refit`).
     With ``balance=True`` and all margins equal (theta = 0), P*(theta) is not unique and the
@@ -367,9 +378,10 @@ def lower_bound(form: DROProgram, ev: Evaluation, balance: bool = False,
     Returns
     -------
     float
-        The lower bound (-inf when no bound is available: l2 = 0 or a non-finite value).
+        The lower bound (-inf when no bound is available: l2 = 0 with the hinge loss, a Newton
+        correction that leaves the domain of l*, or a non-finite value).
     """
-    if form.l2 <= 0:
+    if form.l2 <= 0 and form.loss not in LOSS_HESSIANS:
         return -np.inf
     p, v, parts = ev.inner.p, ev.slope, ev.parts
     excess = ev.inner.divergence - form.rho
@@ -462,8 +474,11 @@ HINGE_REFIT_WIDTHS = (1e-2, 1e-3, 1e-4, 1e-5)
 
 def _erm_dual_value(form: DROProgram, p: np.ndarray, v: np.ndarray, parts: np.ndarray) -> float:
     """The Fenchel dual of min_theta L(theta, P) at v (see :func:`lower_bound`), after making v
-    satisfy the intercept condition; ``parts`` is :func:`_class_parts` of p v y~."""
+    satisfy the intercept condition (l2 > 0) or the stationarity condition (l2 = 0,
+    :func:`_newton_dual_value`); ``parts`` is :func:`_class_parts` of p v y~."""
     conj, _ = LOSS_CONJUGATES[form.loss]
+    if form.l2 <= 0:
+        return _newton_dual_value(form, p, v, parts)
     if form.fit_intercept and form.loss == "squared":
         shift = float(np.dot(p * v, form.y))
         v = v - shift * form.y
@@ -478,6 +493,95 @@ def _erm_dual_value(form: DROProgram, p: np.ndarray, v: np.ndarray, parts: np.nd
     else:
         u = parts.sum(axis=1)
     return -float(np.dot(p, conj(v))) - float(u @ u) / (2.0 * form.l2)
+
+
+def _logistic_hessian(v: np.ndarray) -> np.ndarray:
+    return (-v) * (1.0 + v)  # l''(m) = sigma(m) sigma(-m) with v = l'(m) = -sigma(-m)
+
+
+def _squared_hessian(v: np.ndarray) -> np.ndarray:
+    return np.full_like(v, 2.0)
+
+
+#: the residual of sum_n p_n v'_n a_n = 0 accepted by :func:`_newton_dual_value`, relative to
+#: sum_n p_n |v'_n| |a_n| (rounding of the sum)
+CONSTRAINT_RTOL = 1e-12
+#: l''(m) of the smooth margin losses as a function of v = l'(m) (the hinge has none)
+LOSS_HESSIANS = {"logistic": _logistic_hessian, "squared": _squared_hessian}
+
+
+def _newton_dual_value(form: DROProgram, p: np.ndarray, v: np.ndarray, parts: np.ndarray
+                       ) -> float:
+    """The l2-free Fenchel dual -sum_n p_n l*(v'_n) of min_theta L(theta, P) (see
+    :func:`lower_bound`) at a v' that satisfies sum_n p_n v'_n a_n = 0 exactly.
+
+    Derivation. Let a_n = y~_n (x_n, -1) (y~_n x_n without an intercept), so that
+    m_n(theta) = a_n . theta, and let L_P(theta) = sum_n p_n l(a_n . theta), the weighted ERM
+    at the pmf P of the ball. For v in the domain of l* (logistic: [-1, 0]; squared: R)
+    Fenchel-Young gives l(a_n . theta) >= v_n a_n . theta - l*(v_n), hence
+
+        L_P(theta) >= theta . (sum_n p_n v_n a_n) - sum_n p_n l*(v_n)   for every theta,
+
+    and with r(v) = sum_n p_n v_n a_n = 0 the right side is the constant
+    D(v) = -sum_n p_n l*(v_n) <= min_theta L_P(theta) <= F* (weak duality of the min-max problem,
+    eq. 2; the entropy form of the logistic dual: alpha_n = -p_n v_n in [0, p_n],
+    D = -sum_n [alpha_n log(alpha_n / p_n) + (p_n - alpha_n) log(1 - alpha_n / p_n)] subject to
+    sum_n alpha_n a_n = 0). At the saddle point, v = l'(m(theta*)) with P = P*(theta*) gives
+    r = grad F(theta*) = 0 and D = F*; near it r = grad L_P(theta) is small but not zero.
+
+    Correction. With h_n = l''(m_n) and H = sum_n p_n h_n a_n a_n^T (the Hessian of L_P), the
+    Newton step of L_P is s = -H^+ r, and v' = v + h * (A s) is the first-order change of
+    l'(m) along it. Since r lies in the range of H (both are spanned by the a_n with p_n > 0,
+    h_n > 0), sum_n p_n v'_n a_n = r + H s = 0: v' is feasible exactly, up to the rounding of
+    a Cholesky solve (a least-squares solve when H is singular); the constraint is recomputed
+    and the bound refused (-inf) unless |sum_n p_n v'_n a_n| <= 1e-12 sum_n p_n |v'_n| |a_n|
+    (:data:`CONSTRAINT_RTOL`: rounding of the sum itself). Its value is
+    D(v') = min L_P - O(|r|^2): the gap closes quadratically in the gradient, so a gradient of
+    1e-4 already certifies about 1e-8. The logistic v' must stay in [-1, 0]; it does whenever
+    |a_n . s| <= 1 (v'_n = v_n + (-v_n)(1 + v_n)(a_n . s)), and -inf is returned otherwise
+    (far from theta*). Cost: one weighted Gram product over the examples with p_n > 0
+    (O(N d^2)) and a (d+1) x (d+1) solve.
+    """
+    conj, (lo, hi) = LOSS_CONJUGATES[form.loss]
+    live = np.flatnonzero(p > 0)
+    everyone = live.size == form.n
+    X = form.X if everyone else form.X[live]
+    sparse = sp.issparse(X)
+    y, p_live = (form.y, p) if everyone else (form.y[live], p[live])
+    c = p_live * LOSS_HESSIANS[form.loss](v if everyone else v[live])
+    r = parts.sum(axis=1)
+    H = (X.T @ X.multiply(c[:, None])).toarray() if sparse else weighted_gram(X, c)
+    if form.fit_intercept:  # the Gram matrix of (x_n, -1)
+        xc = -np.asarray(X.T @ c).ravel()
+        H = np.block([[H, xc[:, None]], [xc[None, :], np.full((1, 1), c.sum())]])
+        r = np.append(r, -float(np.dot(p * v, form.y)))
+    try:
+        step = -cho_solve(cho_factor(H), r)
+    except LinAlgError:  # singular (collinear features): r is in the range of H
+        step = -np.linalg.lstsq(H, r, rcond=1e-13)[0]
+    scores = np.asarray(X @ step[: form.d]).ravel()
+    if form.fit_intercept:
+        scores -= step[form.d]
+    v_new = v.copy()
+    dv = c / p_live * (y * scores)
+    if everyone:
+        v_new += dv
+    else:
+        v_new[live] += dv
+    if np.any(v_new < lo) or np.any(v_new > hi):
+        return -np.inf
+    # the constraint as computed: an ill-conditioned H (nearly collinear features) may leave
+    # more than rounding, and then the dual value would not be a bound
+    u = p_live * (v_new if everyone else v_new[live]) * y
+    left = np.asarray(X.T @ u).ravel()
+    if form.fit_intercept:
+        left = np.append(left, -float(u.sum()))
+    sq = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sparse
+          else np.einsum("ij,ij->i", X, X))
+    scale = float(np.abs(u) @ np.sqrt(sq + form.fit_intercept))
+    if not float(np.linalg.norm(left)) <= CONSTRAINT_RTOL * max(scale, 1e-300):
+        return -np.inf
+    return -float(np.dot(p, conj(v_new)))
 
 
 def _hinge_kink_bound(form: DROProgram, ev: Evaluation, p: np.ndarray,
@@ -652,6 +756,11 @@ BALANCE_AFTER = 3
 REFIT_EVERY = 10
 
 
+#: without l2, :meth:`_LBFGSRun.check` computes the Newton-corrected bound only once |grad F|
+#: is at most this fraction of its value at the last bound (O(log) bounds per run)
+NEWTON_BOUND_GATE = 0.5
+
+
 #: trials of the backtracking line search before L-BFGS declares that F cannot be decreased
 LINE_SEARCH_TRIALS = 20
 
@@ -727,6 +836,7 @@ class _LBFGSRun:
         self.history: list[dict[str, Any]] = []
         self.values: list[float] = []
         self.tied_start: Evaluation | None = None  # theta0 when its losses tie (see below)
+        self.bound_grad_norm = np.inf  # |grad F| where the l2-free bound was last computed
 
     def fun(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         ev = evaluate(self.form, theta)
@@ -745,7 +855,13 @@ class _LBFGSRun:
         """The bound at theta (evaluated already, usually) and one history record."""
         if self.last is None or not np.array_equal(self.last.theta, theta):
             self.fun(theta)
-        self.lower = max(self.lower, lower_bound(self.form, self.last, refit=refit))
+        grad_norm = float(np.linalg.norm(self.last.grad))
+        if self.form.l2 > 0 or grad_norm <= NEWTON_BOUND_GATE * self.bound_grad_norm:
+            # without l2 the bound costs a weighted Gram product (O(N d^2), about one
+            # evaluation of F at d = 20): only where the gradient has shrunk enough to
+            # tighten it (its gap is O(|grad|^2), :func:`_newton_dual_value`)
+            self.bound_grad_norm = grad_norm
+            self.lower = max(self.lower, lower_bound(self.form, self.last, refit=refit))
         rec = {"iteration": self.it, "time": time.perf_counter() - self.start,
                "objective": self.best.value, "lower_bound": self.lower, "gap": self.gap()}
         self.history.append(rec)
