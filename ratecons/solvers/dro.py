@@ -47,10 +47,10 @@ from ..canonical.dro import DROProgram
 from ..errors import ConvergenceWarning, parameter_error
 from ..loss_functions import LOSS_CONJUGATES, margin_loss
 from ..phi_divergence import CHI2, KL, Phi
+from ..scans import weighted_gram
 from ..settings import ITERATION_LIMIT, OPTIMAL, TIME_LIMIT
 from ..solution import Certificate, Solution
 from .dro_kernels import chi2_inner, gssg_draws, kl_inner
-from .interior import weighted_gram
 
 __all__ = [
     "InnerSolution",
