@@ -196,11 +196,9 @@ def group_rates(result: Any, data: Dataset, group: str, rate: Callable[[Any], An
 @_styled
 def convergence(result: Any, ax: Any = None, log_gap: bool = True) -> Any:
     """Objective per iteration from ``result.history``, with the lower / upper bounds and the
-    gap (right axis, log scale) when the method records them (each method's own names for
-    them are read through :data:`ratecons.progress.SYNONYMS`)."""
-    from .progress import normalized
-
-    history = [normalized(h) for h in result.history]
+    gap (right axis, log scale) when the method records them (under the shared event keys
+    of :data:`ratecons.solvers.tracker.EVENT_KEYS`)."""
+    history = result.history
 
     def series(key: str) -> np.ndarray:
         return np.array([h[key] if isinstance(h.get(key), (int, float)) else np.nan

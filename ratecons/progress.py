@@ -19,29 +19,11 @@ from typing import Any
 
 from .backends.highs import silence_banner
 
-__all__ = ["SYNONYMS", "normalized", "show_progress", "solve_progress"]
+__all__ = ["show_progress", "solve_progress"]
 
 Callback = Callable[[dict[str, Any]], None]
 #: event keys shown next to the bar, in this order
 _SHOWN = ("objective", "gap", "max_violation", "lower", "upper")
-#: the methods' own names for the shared keys (:data:`ratecons.solvers.tracker.EVENT_KEYS`,
-#: which every solver built on the tracker uses): only the robust methods' certified lower
-#: bound is still called otherwise
-SYNONYMS = {
-    "lower_bound": "lower",
-}
-
-
-def normalized(event: dict[str, Any]) -> dict[str, Any]:
-    """``event`` with the keys of :data:`SYNONYMS` renamed to the shared ones (when the shared
-    name is taken already, the method's own key stays as it is)."""
-    out = dict(event)
-    for own, shared in SYNONYMS.items():
-        if own in out and shared not in out:
-            out[shared] = out.pop(own)
-    return out
-
-
 def show_progress(verbose: bool | None) -> bool:
     """Whether to draw a bar: ``verbose`` if given, else only when stderr is a terminal."""
     if verbose is not None:
@@ -51,7 +33,6 @@ def show_progress(verbose: bool | None) -> bool:
 
 
 def _postfix(event: dict[str, Any]) -> str:
-    event = normalized(event)
     parts = [str(event["stage"])] if event.get("stage") else []
     for key in _SHOWN:
         value = event.get(key)
@@ -80,7 +61,7 @@ def solve_progress(method: str, callback: Callback | None, verbose: bool | None,
 
     def tick(event: dict[str, Any]) -> None:
         bar.set_postfix_str(_postfix(event), refresh=False)
-        iteration = normalized(event).get("iteration")
+        iteration = event.get("iteration")
         if not total:  # redraws at most every mininterval (0.1 s)
             bar.update(1)
         elif isinstance(iteration, int):

@@ -20,12 +20,7 @@ def test_quiet_when_not_verbose_or_not_a_terminal(capsys):
     assert show_progress(None) is False and show_progress(True) is True
 
 
-def test_the_one_remaining_own_name_is_read_as_the_shared_one():
-    from ratecons.progress import SYNONYMS, _postfix, normalized
+def test_the_bar_shows_the_shared_keys():
+    from ratecons.progress import _postfix
 
-    assert SYNONYMS == {"lower_bound": "lower"}  # the robust methods' name; may only shrink
-    event = {"iteration": 3, "objective": 0.5, "lower_bound": 0.4, "gap": 0.2, "time": 1.0}
-    assert normalized(event) == {"iteration": 3, "objective": 0.5, "lower": 0.4, "gap": 0.2,
-                                 "time": 1.0}
-    assert normalized({"lower": 1.0, "lower_bound": 2.0}) == {"lower": 1.0, "lower_bound": 2.0}
     assert _postfix({"stage": "ccg", "lower": 0.25}) == "ccg lower=0.25"

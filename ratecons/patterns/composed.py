@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import settings
+from ..comparison import objective_rel_gap
 from ..errors import SolverError
 from ..expr.analysis import Analysis
 from ..generic import generic_method
@@ -102,15 +103,16 @@ class GenericChain(Pattern):
             made = reference.certificate.details  # the same feature map as the reference's
             step = problem.solve(settings.STRUCTURED_METHOD, only_step=reference.last_step,
                                  kernel_points=made["kernel_points"], seed=made["seed"])
-            rows["chain objective_rel_gap"] = _rel_gap(result.objective, reference.objective)
+            rows["chain objective_rel_gap"] = objective_rel_gap(result.objective,
+                                                                reference.objective)
             rows["max_violation"] = (result.certificate.max_violation,
                                      reference.certificate.max_violation)
         if step.certificate.details.get("only_step", False) and step.has_model:
             pair = (step.last_step.bound_objective, reference.last_step.bound_objective)
             rows["last step optimal value"] = pair
-            rows["objective_rel_gap"] = _rel_gap(*pair)
+            rows["objective_rel_gap"] = objective_rel_gap(*pair)
         else:
-            rows["objective_rel_gap"] = _rel_gap(result.objective, reference.objective)
+            rows["objective_rel_gap"] = objective_rel_gap(result.objective, reference.objective)
             rows["max_violation"] = (result.certificate.max_violation,
                                      reference.certificate.max_violation)
         X = [d.X for d in problem.analysis.datasets]
@@ -119,6 +121,3 @@ class GenericChain(Pattern):
         rows["score_distance"] = diff
         return rows
 
-
-def _rel_gap(value: float, reference: float) -> float:
-    return abs(value - reference) / max(1.0, abs(reference))

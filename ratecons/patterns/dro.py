@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..canonical.dro import DROProgram
+from ..comparison import objective_rel_gap
 from ..data import Dataset
 from ..errors import SolverError, SpecError
 from ..loss_functions import margin_loss
@@ -176,7 +177,7 @@ class DROPattern(Pattern):
         a, ref = result.objective, reference.objective
         out: dict[str, Any] = {
             "objective": (a, ref),
-            "objective_rel_gap": abs(a - ref) / max(1.0, abs(ref)),
+            "objective_rel_gap": objective_rel_gap(a, ref),
             "max_violation": (0.0, 0.0),
         }
         if isinstance(result, DROResult) and isinstance(reference, DROResult):

@@ -32,6 +32,7 @@ import numpy as np
 
 from .. import limits, settings
 from ..canonical.rate_program import RateProgram, program_of_rows
+from ..comparison import objective_rel_gap
 from ..data import Dataset
 from ..errors import DataError, NotLinearError, SolverError, SpecError, parameter_error
 from ..generic import find_feasible_start
@@ -455,8 +456,7 @@ def compare_rate_results(program: RateProgram, result: Result, reference: Result
     if not (result.has_model and reference.has_model):
         rows["objective_rel_gap"] = None
         return rows
-    rows["objective_rel_gap"] = abs(result.objective - reference.objective) / max(
-        1.0, abs(reference.objective))
+    rows["objective_rel_gap"] = objective_rel_gap(result.objective, reference.objective)
     # feasibility of the returned (deterministic) models: the indicator rows of Problem 1;
     # the ramp rows of Problem 2 alongside (the repaired bias may leave them slightly violated)
     rows["max_violation"] = tuple(

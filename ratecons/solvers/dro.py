@@ -672,7 +672,7 @@ def solve_dro_lbfgs(
     ----------
     form : DROProgram
     callback : callable, optional
-        Receives a record per iteration (``iteration, time, objective, lower_bound, gap``,
+        Receives a record per iteration (``iteration, time, objective, lower, gap``,
         ``method``, ``theta``).
     max_iter : int
         L-BFGS iterations (all phases together).
@@ -863,7 +863,7 @@ class _LBFGSRun:
             self.bound_grad_norm = grad_norm
             self.lower = max(self.lower, lower_bound(self.form, self.last, refit=refit))
         rec = {"iteration": self.it, "time": time.perf_counter() - self.start,
-               "objective": self.best.value, "lower_bound": self.lower, "gap": self.gap()}
+               "objective": self.best.value, "lower": self.lower, "gap": self.gap()}
         self.history.append(rec)
         if self.callback is not None:
             self.callback(dict(rec, method="lbfgs", theta=self.last.theta.copy()))
@@ -1113,7 +1113,7 @@ def solve_dro(
             first.append(ev)
         rec = {"iteration": it, "samples": samples, "time": solver_time, "objective": ev.value,
                "robust_loss": ev.inner.value, "grad_norm": float(np.linalg.norm(ev.grad)),
-               "lower_bound": lower, "gap": best[0].value - lower}
+               "lower": lower, "gap": best[0].value - lower}
         history.append(rec)
         if callback is not None:
             callback(dict(rec, method=method, theta=theta_cp.copy()))
