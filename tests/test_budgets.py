@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,22 +17,15 @@ import pytest
 import ratecons as rc
 from ratecons import settings
 from ratecons.patterns.rate_constraints import PATTERN
+from tests.shared_data import standardized
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 RATE_METHODS = list(PATTERN.methods())  # every method the rate pattern lists
 CHAIN_METHODS = ["generic", "highs"]
 
 
 @pytest.fixture(scope="module")
 def diabetes() -> rc.Dataset:
-    from ratecons.datasets import load_csv
-
-    path = DATA / "diabetes.csv"
-    if not path.exists():
-        pytest.skip(f"shared data not found at {path}")
-    raw = load_csv(path)
-    X = np.asarray(raw.X, dtype=float)
-    return rc.Dataset((X - X.mean(0)) / X.std(0), raw.y, name="diabetes")
+    return standardized("diabetes")
 
 
 def _recall_floor(data: rc.Dataset, l2: float = 1e-3, l1: float = 0.0) -> rc.Problem:
@@ -113,12 +105,11 @@ def test_max_iterations_counts_every_step_repairs_included(diabetes, method):
 def test_time_limit_stops_each_method_within_one_step(diabetes, method):
     problem = _recall_floor(diabetes, l2=0.0 if method == "highs" else 1e-3,
                             l1=1e-3 if method == "highs" else 0.0)
-    limit = 0.3
+    limit = 0.05
     options = {} if method == "hinge" else {"tol": 0.0, "max_iterations": 10_000}
     result, elapsed, steps = _timed(problem, method, time_limit=limit, **options)
-    if method == "hinge" and elapsed <= limit:
-        assert result.status == settings.OPTIMAL  # done within the budget
-        return
+    if elapsed <= limit and result.status == settings.OPTIMAL:
+        return  # done within the budget (a quiet machine reaches the exact fixed point first)
     assert result.status == settings.TIME_LIMIT
     assert elapsed <= limit + _longest_step(steps) + 0.5
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +29,7 @@ from ratecons.backends.mps import solve_mps
 from ratecons.matrix_chain import matrix_step
 from ratecons.reductions.to_matrix import mps_names
 from ratecons.testing import small_composition_data
+from tests.mps_readers import cbc_objective, cbc_path
 
 N = 120
 RTOL = 1e-6
@@ -37,17 +37,6 @@ RTOL = 1e-6
 
 def _rel(a: float, b: float) -> float:
     return abs(a - b) / max(1.0, abs(b))
-
-
-def _cbc() -> str | None:
-    try:
-        import pulp
-    except ImportError:  # pragma: no cover - pulp is in the test extra
-        return None
-    with warnings.catch_warnings():  # PuLP 3 deprecates the bundled binary's wrapper
-        warnings.simplefilter("ignore", DeprecationWarning)
-        path = pulp.apis.PULP_CBC_CMD().path
-    return path if path and Path(path).exists() else None
 
 
 @pytest.fixture(scope="module")
@@ -138,14 +127,6 @@ def _highs_objective(path: Path) -> float:
     return float(h.getInfo().objective_function_value)
 
 
-def _cbc_objective(cbc: str, path: Path, sol: Path) -> float:
-    """The objective CBC prints on its standard output ("Optimal objective ...")."""
-    out = subprocess.run([cbc, str(path), "solve", "solu", str(sol)], check=True,
-                         capture_output=True, text=True, timeout=60).stdout
-    line = next(line for line in out.splitlines() if line.startswith("Optimal objective"))
-    return float(line.split()[2])
-
-
 def _glpk_objective(path: Path) -> float:
     """GLPK's objective through swiglpk (the library glpsol is built on; a test extra)."""
     import swiglpk as glpk
@@ -185,10 +166,10 @@ def test_every_reader_prints_the_same_objective(kind, solved, tmp_path):
     target = info["sign"] * result.objective
     assert abs(_highs_objective(path) - target) <= RTOL
     assert abs(_glpk_objective(path) - target) <= RTOL
-    cbc = _cbc()
+    cbc = cbc_path()
     assert cbc is not None, "PuLP's CBC binary (test extra) is missing"
     sol = tmp_path / "cbc.sol"
-    assert abs(_cbc_objective(cbc, path, sol) - target) <= RTOL
+    assert abs(cbc_objective(cbc, path, sol) - target) <= RTOL
     assert _rel(rc.read_solution(problem, sol).objective, result.objective) <= RTOL
     glpsol = shutil.which("glpsol")
     if glpsol is not None:  # Debian's glpk-utils: the command line prints the same number
@@ -280,7 +261,7 @@ def test_solver_option_and_method_listing(solved, data):
 
 
 def test_mrc_export_solves_by_cbc(tmp_path):
-    cbc = _cbc()
+    cbc = cbc_path()
     if cbc is None:
         pytest.skip("CBC (PuLP) not installed")
     rng = np.random.default_rng(0)

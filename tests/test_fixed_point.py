@@ -13,7 +13,6 @@ Real data: the Pima diabetes set (../shared/data, z-scored) and Adult subsamples
 
 from __future__ import annotations
 
-import subprocess
 import warnings
 from pathlib import Path
 
@@ -23,8 +22,9 @@ import pytest
 import ratecons as rc
 from ratecons import settings
 from ratecons.backends.mps import solve_mps
+from tests.mps_readers import cbc_objective, cbc_path
+from tests.shared_data import standardized
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 TOL = settings.MM_RELATIVE_TOL
 
 
@@ -34,14 +34,7 @@ def _rel(a: float, b: float) -> float:
 
 @pytest.fixture(scope="module")
 def diabetes() -> rc.Dataset:
-    from ratecons.datasets import load_csv
-
-    path = DATA / "diabetes.csv"
-    if not path.exists():
-        pytest.skip(f"shared data not found at {path}")
-    raw = load_csv(path)
-    X = np.asarray(raw.X, dtype=float)
-    return rc.Dataset((X - X.mean(0)) / X.std(0), raw.y, name="diabetes")
+    return standardized("diabetes")
 
 
 @pytest.fixture(scope="module")
@@ -111,29 +104,11 @@ def test_highs_l1_export_at_the_result_reproduces_its_objective(request, tmp_pat
     from_file = _export_reproduces(problem, result, tmp_path / "step.mps")
     assert from_file <= result.objective + 1e-9  # the majorizer is tight at the result
     assert _rel(from_file, result.objective) <= TOL
-    cbc = _cbc_objective(tmp_path / "step.mps")
+    cbc = cbc_path()
     if cbc is not None:
+        printed = cbc_objective(cbc, tmp_path / "step.mps", tmp_path / "step.sol")
         sign = rc.export_mps(problem, tmp_path / "again.mps", at=result)["sign"]
-        assert _rel(sign * cbc, result.objective) <= TOL
-
-
-def _cbc_objective(path: Path) -> float | None:
-    """The objective CBC prints for an MPS file (PuLP's bundled binary), None without it."""
-    try:
-        import pulp
-    except ImportError:  # pragma: no cover - pulp is in the test extra
-        return None
-    with warnings.catch_warnings():  # PuLP 3 deprecates the bundled binary's wrapper
-        warnings.simplefilter("ignore", DeprecationWarning)
-        cbc = pulp.apis.PULP_CBC_CMD().path
-    if not cbc or not Path(cbc).exists():
-        return None
-    sol = path.with_suffix(".sol")
-    subprocess.run([cbc, str(path), "solve", "solu", str(sol)], check=True,
-                   capture_output=True, timeout=120)
-    first = sol.read_text().splitlines()[0]
-    assert first.startswith("Optimal - objective value")
-    return float(first.split()[-1])
+        assert _rel(sign * printed, result.objective) <= TOL
 
 
 def test_readme_verify_example_agrees():

@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -39,8 +38,10 @@ from ratecons.solvers.structured import (
     solve_structured,
 )
 from ratecons.testing import small_composition_data
+from tests.shared_data import standardized
+from tests.test_composition import CONSTRAINTS as COMPOSITION_CONSTRAINTS
+from tests.test_composition import MODELS as COMPOSITION_MODELS
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 STEP_RTOL = 1e-6
 CHAIN_RTOL = 1e-4
 
@@ -52,19 +53,11 @@ OBJECTIVES = {
     "tpr_at_tau": lambda D: {"maximize": rc.tpr_at_quantile(D, tau=0.1)},
     "pat_mat": lambda D: {"maximize": rc.tpr_at_quantile(D, tau=0.1, formulation="pat&mat")},
 }
-CONSTRAINTS = {
-    "none": lambda D: [],
-    "rate_floor": lambda D: [rc.recall(D) >= 0.75],
-    "80pct_rule": lambda D: [rc.positive_rate(D.group("g", "a"))
-                             >= 0.8 * rc.positive_rate(D.group("g", "b"))],
-    "churn": lambda D: [rc.churn_rate(D) <= 0.25],
-    "precision_floor": lambda D: [rc.precision(D) >= 0.75],
-}
-MODELS = {
-    "linear_l2": lambda: rc.LinearModel(l2=1e-2),
-    "linear_l1": lambda: rc.LinearModel(l2=0.0, l1=1e-2),
-    "kernel_gaussian": lambda: rc.KernelModel(kernel="gaussian", l2=1e-2),
-}
+#: the composition matrix's constraints and models, less the worst-case rate (no structured
+#: lowering yet)
+CONSTRAINTS = {name: build for name, build in COMPOSITION_CONSTRAINTS.items()
+               if name != "worst_case_rate"}
+MODELS = COMPOSITION_MODELS
 
 
 def _rel(a: float, b: float) -> float:
@@ -124,16 +117,8 @@ def _adult_sample(n: int = 2000) -> rc.Dataset:
 
 
 def _diabetes() -> rc.Dataset:
-    from ratecons.datasets import load_csv
-
-    path = DATA / "diabetes.csv"
-    if not path.exists():
-        pytest.skip(f"shared data not found at {path}")
-    raw = load_csv(path)
-    X = np.asarray(raw.X, dtype=float)
-    older = np.where(X[:, 7] >= 30, "older", "younger")
-    return rc.Dataset((X - X.mean(0)) / X.std(0), raw.y, groups={"age": older},
-                      name="diabetes")
+    return standardized("diabetes", group_of=lambda X: {
+        "age": np.where(X[:, 7] >= 30, "older", "younger")})
 
 
 def _real_problems() -> list[tuple[str, rc.Problem]]:

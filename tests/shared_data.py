@@ -1,0 +1,30 @@
+"""The real UCI datasets of ../shared/data for tests: loaded, standardized, or the test skipped
+when the folder is missing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ratecons as rc
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def standardized(name: str, groups: dict[str, np.ndarray] | None = None,
+                 group_of=None) -> rc.Dataset:
+    """``name``.csv with every feature standardized; ``group_of(X)`` (on the raw features)
+    gives named groups. Skips the calling test when the shared data are not there."""
+    from ratecons.datasets import load_csv
+
+    path = DATA / f"{name}.csv"
+    if not path.exists():
+        pytest.skip(f"shared data not found at {path}")
+    raw = load_csv(path)
+    X = np.asarray(raw.X, dtype=float)
+    found = dict(groups or {})
+    if group_of is not None:
+        found.update(group_of(X))
+    return rc.Dataset((X - X.mean(0)) / X.std(0), raw.y, groups=found or None, name=name)
