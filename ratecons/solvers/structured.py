@@ -96,6 +96,10 @@ THREADED_FROM_COLUMNS = 256
 #: by the chain's repairs) the residuals stop falling and 100 iterations were spent for nothing
 STALL_WINDOW = 12
 STALL_FACTOR = 0.5
+#: ... checked from this iteration on: a warm start begins near the optimum's primal point and
+#: its merit first rises while the iterates centre (checked from the start, the rule ended
+#: warm-started hinge-loss steps on 200,000 rows after 13 iterations)
+STALL_AFTER = 24
 #: a step shorter than this ends the loop (the best iterate is returned with its measures)
 MIN_STEP = 1e-8
 #: interior-point iterations before the status is ``iteration_limit``
@@ -635,7 +639,7 @@ def _solve(form: StructuredForm, tol: float, max_iterations: int, deadline: floa
             status = settings.TIME_LIMIT
             break
         merits.append(merit)
-        if len(merits) > STALL_WINDOW and min(merits[-STALL_WINDOW:]) > STALL_FACTOR * min(
+        if len(merits) > STALL_AFTER and min(merits[-STALL_WINDOW:]) > STALL_FACTOR * min(
                 merits[:-STALL_WINDOW]):
             status = settings.NUMERICAL_ERROR
             message = (f"no progress in {STALL_WINDOW} iterations (infeasible or badly "
