@@ -83,10 +83,6 @@ class Rows:
     def p(self) -> int:
         return int(self.P.shape[1])
 
-    @property
-    def is_sparse(self) -> bool:
-        return sp.issparse(self.P)
-
     def blocks(self) -> Iterator[tuple[int, int]]:
         """(start, stop) of every row block."""
         for start in range(0, self.n, self.block_rows):

@@ -196,7 +196,7 @@ def _random_form(seed: int, n: int, p: int, m: int, l1: bool, intercept: bool,
     G = rng.normal(size=(K, extra))  # every free variable in pieces, as thresholds are
     return StructuredForm(Rows(P), intercept, 0.1, 0.05 if l1 else 0.0, index, slope,
                           np.full(K, 0.5), coef, smooth, np.zeros(m + 1),
-                          rng.random(m) * n, [f"r{j}" for j in range(m + 1)], extra=extra,
+                          rng.random(m) * n, extra=extra,
                           hinge_extra=sp.csr_matrix(G), row_extra=rng.normal(size=(m + 1, extra)))
 
 

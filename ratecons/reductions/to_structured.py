@@ -307,6 +307,4 @@ def lower_structured(analysis: Analysis, psi: dict[int, Any],
         hinge_coef=_coef_matrix(hinge, total),
         smooth=smooth, constant=constant,
         bounds=np.concatenate([np.asarray(bounds, dtype=np.float64), pieces.internal_bounds]),
-        names=[row.name for row in analysis.rows]
-        + [f"threshold row {i}" for i in range(len(pieces.internal_bounds))],
         extra=pieces.extra, hinge_extra=G, row_extra=F, user_rows=m)

@@ -51,7 +51,7 @@ tolerance.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -135,8 +135,6 @@ class StructuredForm:
     smooth : list of SmoothPieces
     constant : ndarray, shape (m+1,)
     bounds : ndarray, shape (m,)
-    names : list of str
-        The rows' names (objective first), for messages.
     extra : int
         r free scalar variables v (the thresholds of ranking terms: Macha et al.'s t, and the
         lambda of sum_largest(z, k) = min_lambda k lambda + sum_i max(0, z_i - lambda)).
@@ -160,7 +158,6 @@ class StructuredForm:
     smooth: list[SmoothPieces]
     constant: np.ndarray
     bounds: np.ndarray
-    names: list[str] = field(default_factory=list)
     extra: int = 0
     hinge_extra: Any = None
     row_extra: np.ndarray | None = None
@@ -383,7 +380,7 @@ class _IPM:
                           float(np.abs(x.lam["A"]).max(initial=0.0)),
                           float(np.abs(x.lam["B"]).max(initial=0.0)), sc.l1,
                           float(np.abs(sc.F).max(initial=0.0)))
-        return {"z": z, "c": c, "objective": objective, "curv": curv, "slopes": slopes,
+        return {"c": c, "objective": objective, "curv": curv, "slopes": slopes,
                 "r_theta": r_theta, "r_u": r_u, "r_tau": r_tau, "dual_scale": scale}
 
     # ---------------------------------------------------------------- Newton system
