@@ -28,7 +28,8 @@ from .expr.mean_loss import hinge_loss, logistic_loss, mean_loss
 from .expr.robust import worst_case
 from .models import KernelModel, LinearModel
 from .moments import MomentSet, minimax_risk
-from .phi_divergence import Phi, PhiDivergenceBall, robust_loss
+from .numerics.phi import Phi
+from .phi_divergence import PhiDivergenceBall, robust_loss
 from .problem import Problem
 from .ranking import tpr_at_quantile, tpr_at_top
 from .rates import (

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ratecons.errors import SpecError
-from ratecons.phi_divergence import CHI2, KL, Phi, assumption1_bound
-from ratecons.solvers.dro import inner_maximize
+from ratecons.numerics.inner_max import inner_maximize
+from ratecons.numerics.phi import CHI2, KL, Phi, assumption1_bound
 
 OBJ_RTOL = 1e-6  # objective, relative to max(1, |value|)
 W_ATOL = 1e-5  # worst-case weights, absolute

@@ -22,9 +22,6 @@ ROOT = Path(__file__).resolve().parents[1] / "ratecons"
 KNOWN_CYCLES: dict[str, frozenset[str]] = {
     # two expression algebras joined by lazy imports (Sum / TermConstraint and RateExpr)
     "expression algebras": frozenset({"ratecons.expr.atom", "ratecons.rates"}),
-    # a spec's value calls the robust solver's exact inner maximization
-    "robust numerics": frozenset({"ratecons.canonical.dro", "ratecons.phi_divergence",
-                                  "ratecons.solvers.dro"}),
     # a backend calls a chain: export_mps lowers the step through matrix_chain (Problem ->
     # dispatch -> the chains -> patterns -> Problem is gone: patterns and dispatch take the
     # problem as a value, and the method names live in settings)

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import ratecons as rc
 from ratecons.expr.robust import conditional_extreme
-from ratecons.phi_divergence import CHI2, KL
+from ratecons.numerics.phi import CHI2, KL
 
 
 def charnes_cooper_min(v: np.ndarray, inside: np.ndarray, phi: str, rho: float) -> float:

@@ -21,7 +21,7 @@ from ..data import Features
 from ..loss_functions import LOSS_CURVATURE, margin_loss
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..phi_divergence import Phi
+    from ..numerics.phi import Phi
 
 __all__ = ["DROProgram"]
 

@@ -55,6 +55,7 @@ import numpy as np
 
 from ..data import Dataset, Subset
 from ..errors import SpecError, parameter_error
+from ..numerics.inner_max import inner_maximize
 from .atom import Term
 
 __all__ = ["ConditionalExtreme", "WorstCaseRate", "conditional_extreme", "worst_case"]
@@ -136,8 +137,6 @@ class WorstCaseRate(Term):
         ``kind="indicator"`` is the exact value for deterministic predictions; ``"ramp"`` the
         expected value under the randomized rule (eq. 3).
         """
-        from ..solvers.dro import inner_maximize
-
         support = self.ball.support
         z = scorer.decision_function(support.data.X)[support.index]
         v = (z > 0).astype(np.float64) if kind == "indicator" else np.clip(0.5 + z, 0.0, 1.0)
@@ -270,8 +269,6 @@ def conditional_extreme(h: np.ndarray, inside: np.ndarray, phi: Any, rho: float,
     tol : float
         Width of the certified bracket [value, upper].
     """
-    from ..solvers.dro import inner_maximize
-
     inside = np.asarray(inside, dtype=bool)
     hb = h[inside]
     m = h.size

@@ -20,14 +20,15 @@ from ..data import Dataset
 from ..errors import SolverError, SpecError
 from ..loss_functions import margin_loss
 from ..models import LinearModel
-from ..phi_divergence import CHI2, KL, RobustLoss
+from ..numerics.inner_max import inner_maximize
+from ..numerics.phi import CHI2, KL
+from ..phi_divergence import RobustLoss
 from ..result import LinearScorer, Result, features_of
 from ..settings import DEFAULT_CONIC_SOLVER, OPTIMAL, OPTIMAL_INACCURATE, SOLVED_STATUSES
 from ..solution import Certificate, Solution
 from ..solvers.dro import (
     DEFAULT_R,
     full_objective,
-    inner_maximize,
     solve_dro,
     solve_dro_lbfgs,
 )

@@ -66,7 +66,8 @@ from ..expr.analysis import Analysis, Row
 from ..expr.mean_loss import MeanLoss
 from ..expr.robust import WorstCaseRate
 from ..loss_functions import loss_graph, surrogate_graph
-from ..phi_divergence import CHI2, KL, RobustLoss
+from ..numerics.phi import CHI2, KL
+from ..phi_divergence import RobustLoss
 from ..ranking import RankingObjective
 from ..rates import RateExpr
 from ..solution import Certificate, Solution

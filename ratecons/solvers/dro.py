@@ -40,21 +40,20 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
-from scipy.optimize import brentq, lsq_linear
+from scipy.optimize import lsq_linear
 
 from ..caller import user_stacklevel
 from ..canonical.dro import DROProgram
 from ..errors import ConvergenceWarning, parameter_error
 from ..loss_functions import LOSS_CONJUGATES, margin_loss
-from ..phi_divergence import CHI2, KL, Phi
+from ..numerics.inner_max import InnerSolution, inner_maximize
+from ..numerics.phi import CHI2, KL
 from ..scans import weighted_gram
 from ..settings import ITERATION_LIMIT, OPTIMAL, TIME_LIMIT
 from ..solution import Certificate, Solution
-from .dro_kernels import chi2_inner, gssg_draws, kl_inner
+from .dro_kernels import gssg_draws
 
 __all__ = [
-    "InnerSolution",
-    "inner_maximize",
     "subset_gradient",
     "full_objective",
     "eta",
@@ -74,144 +73,6 @@ log = logging.getLogger(__name__)
 #: the variance-time optimal r* = 2^(-3/2) of Blanchet & Glynn used in section 4
 DEFAULT_R = 2.0 ** -1.5
 METHODS = ("fsg", "pssg", "gssg", "sgd")
-
-
-# ====================================================================== inner maximization
-@dataclass
-class InnerSolution:
-    """The solution of problem (4) on one subset.
-
-    Attributes
-    ----------
-    p : ndarray
-        The worst-case pmf P* (sums to 1).
-    alpha, lam : float
-        Dual variables of the divergence and normalization constraints in (5) (alpha = 0 in
-        case 1 of the IM procedure).
-    value : float
-        sum_m p_m z_m, the robust loss on the subset (a lower bound: P* is feasible).
-    dual_value : float
-        alpha rho + lambda + (alpha/M) sum_m phi*((z_m - lambda)/alpha) (max z when
-        alpha = 0), an upper bound by weak duality.
-    divergence : float
-        D_phi(P*, U_M).
-    case : str
-        "alpha=0", "chi2", "kl" or "bisection".
-    """
-
-    p: np.ndarray
-    alpha: float
-    lam: float
-    value: float
-    dual_value: float
-    divergence: float
-    case: str
-
-
-def _dual_value(z: np.ndarray, phi: Phi, rho: float, alpha: float, lam: float) -> float:
-    with np.errstate(over="ignore"):
-        conj = np.asarray(phi.conjugate((z - lam) / alpha), dtype=np.float64)
-    return float(alpha * rho + lam + alpha * np.mean(conj))
-
-
-def _finish(z: np.ndarray, phi: Phi, rho: float, s: np.ndarray, alpha: float, lam: float,
-            case: str) -> InnerSolution:
-    p = s / s.sum()
-    return InnerSolution(
-        p=p, alpha=alpha, lam=lam, value=float(p @ z),
-        dual_value=_dual_value(z, phi, rho, alpha, lam), divergence=phi.divergence(p), case=case,
-    )
-
-
-_CASES = {0: "alpha=0", 1: "kl", 2: "chi2"}
-
-
-def _from_kernel(out: tuple) -> InnerSolution | None:
-    p, alpha, lam, value, dual, div, case = out
-    if case < 0:
-        return None
-    return InnerSolution(p=p, alpha=float(alpha), lam=float(lam), value=float(value),
-                         dual_value=float(dual), divergence=float(div), case=_CASES[case])
-
-
-def _inner_bisection(z: np.ndarray, phi: Phi, rho: float) -> InnerSolution:
-    """Steps 2(a)-(d) for a general phi: lambda*(alpha) by bisection (Brent) on the
-    normalization, alpha* by bisection on the divergence equation, in log alpha."""
-    zmin, zmax = float(np.min(z)), float(np.max(z))
-    spread = zmax - zmin
-    xtol = 1e-15 * max(1.0, abs(zmax), abs(zmin))
-
-    def weights(alpha: float) -> tuple[np.ndarray, float]:
-        def excess(lam: float) -> float:
-            return float(np.mean(phi.weights_from_dual((z - lam) / alpha))) - 1.0
-
-        lo, hi = zmin - 1e-12 * spread, zmax
-        if excess(hi) >= 0:
-            lam = hi
-        else:
-            lam = brentq(excess, lo, hi, xtol=xtol, rtol=1e-15, maxiter=500)
-        return phi.weights_from_dual((z - lam) / alpha), lam
-
-    def gap(log_alpha: float) -> float:
-        s, _ = weights(math.exp(log_alpha))
-        return phi.divergence(s / s.sum()) - rho
-
-    a_hi = math.log(spread)
-    while gap(a_hi) > 0:
-        a_hi += math.log(4.0)
-    a_lo = a_hi - math.log(4.0)
-    while gap(a_lo) < 0:
-        a_lo -= math.log(4.0)
-        if a_lo < a_hi - 200:
-            break
-    log_alpha = brentq(gap, a_lo, a_hi, xtol=1e-14, rtol=1e-15, maxiter=500)
-    alpha = math.exp(log_alpha)
-    s, lam = weights(alpha)
-    return _finish(z, phi, rho, s, alpha, lam, "bisection")
-
-
-def inner_maximize(z: np.ndarray, phi: Phi, rho: float) -> InnerSolution:
-    """Exact solution of problem (4) for losses ``z`` (the IM procedure, appendix A.1).
-
-    Parameters
-    ----------
-    z : ndarray, shape (M,)
-        Losses l(theta, xi_m) on the subset.
-    phi : Phi
-    rho : float
-        The divergence radius of the subset problem (rho_M).
-
-    Returns
-    -------
-    InnerSolution
-    """
-    z = np.asarray(z, dtype=np.float64).ravel()
-    m = z.size
-    if m == 0:
-        raise parameter_error("z", "inner_maximize", "a nonempty array of losses", z)
-    if not np.all(np.isfinite(z)):
-        raise parameter_error("z", "inner_maximize", "finite losses", "non-finite values")
-    zmax, zmin = float(np.max(z)), float(np.min(z))
-    if zmax - zmin <= 1e-12 * max(1.0, abs(zmax)):
-        # losses equal up to rounding: U_M is optimal (D = 0, alpha* = 0)
-        return InnerSolution(p=np.full(m, 1.0 / m), alpha=0.0, lam=zmax, value=float(z.mean()),
-                             dual_value=zmax, divergence=0.0, case="alpha=0")
-    if phi is KL:
-        return _from_kernel(kl_inner(z, float(rho)))
-    if phi is CHI2:
-        sol = _from_kernel(chi2_inner(z, float(rho), np.argsort(-z)))
-        if sol is not None:
-            return sol
-    top = z >= zmax
-    m_top = int(top.sum())
-    # case 1: alpha* = 0, P* uniform on the maximal losses, if it lies in the ball
-    d0 = (m_top * float(np.asarray(phi.phi(np.array([m / m_top])))[0])
-          + (m - m_top) * phi.at_zero) / m
-    if d0 <= rho:
-        p = top / m_top
-        return InnerSolution(p=p.astype(np.float64), alpha=0.0, lam=zmax, value=zmax,
-                             dual_value=zmax, divergence=d0, case="alpha=0")
-    return _inner_bisection(z, phi, rho)
 
 
 # ====================================================================== gradients
