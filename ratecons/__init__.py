@@ -76,7 +76,7 @@ __version__ = "0.1.0"
 _LAZY_MODULES = ("datasets", "features", "metrics", "plot", "sklearn")
 #: names loaded on first access, from their module
 _LAZY_NAMES = {
-    "export_mps": "ratecons.backends.mps",
+    "export_mps": "ratecons.matrix_chain",
     "read_solution": "ratecons.matrix_chain",
     "sweep": "ratecons.frontier",
     "RateConstrainedClassifier": "ratecons.sklearn",

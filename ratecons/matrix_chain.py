@@ -10,9 +10,10 @@ plus the regularizer, in the user's sense), so ``method="highs"`` and ``method="
 comparable numbers. Duals are the nonnegative multipliers of the user's constraints in the
 canonical form (row <= bound) of the last step.
 
-:func:`matrix_step` is the step at a given anchor (what ``export_mps(problem, path, at=...)``
-writes); :func:`read_solution` maps column values of that step, computed by any solver, back to
-a :class:`~ratecons.generic.ComposedResult` whose report can be read.
+:func:`matrix_step` is the step at a given anchor; :func:`export_mps` hands it (or a
+minimax-risk LP) as plain data to the MPS backend, which only writes the file;
+:func:`read_solution` maps column values of that step, computed by any solver, back to a
+:class:`~ratecons.generic.ComposedResult` whose report can be read.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import numpy as np
 
 from . import settings
 from .backends.highs import HighsLP
+from .backends.mps import read_solution_file, write_mps
 from .errors import SpecError
 from .expr.analysis import Analysis
 from .generic import ComposedResult, LastStep, _missed, _surrogate_objective, solve_generic
@@ -43,7 +45,7 @@ from .reductions.to_matrix import (
 from .settings import FEASIBILITY_TOL, HIGHS_METHOD
 from .solution import Certificate, Solution
 
-__all__ = ["highs_method", "matrix_step", "read_solution"]
+__all__ = ["highs_method", "matrix_step", "export_mps", "read_solution"]
 
 #: HiGHS QP iterations allowed per row + column before the step is retried (cycling guard)
 QP_ITERATIONS_PER_SIZE = 20
@@ -151,6 +153,90 @@ def matrix_step(problem: Any, at: Any = None, kernel_points: int = MAX_EXACT_KER
     return step, fmap
 
 
+def export_mps(problem: Any, path: str | Path, at: Any = None, restricted: bool = False,
+               **options: Any) -> dict[str, Any]:
+    """Write ``problem`` as an MPS file.
+
+    A score-model problem (rates, ratio constraints multiplied through, hinge / squared losses,
+    TPR@K, TPR@tau; linear or kernel model) is written as its convex step
+    (:func:`matrix_step`): the hinge relaxation, or with ``at=result`` the
+    majorization-minimization step at the result's scores (the MM loop as a whole is not an
+    LP); an LP, or a QP (``QUADOBJ``) with an l2 term or a squared loss. A minimax-risk problem
+    is written as its full LP (4) / (2.5) (:mod:`ratecons.canonical.mrc_matrix`), or with
+    ``restricted=True`` the last restricted LP of its generation method (written by HiGHS).
+    The file format is that of :mod:`ratecons.backends.mps`.
+
+    Parameters
+    ----------
+    problem : rc.Problem
+        An LP/QP-representable score-model problem, or a minimax-risk problem. Others raise
+        :class:`~ratecons.errors.NotLinearError` naming the part without an LP/QP form.
+    path : str or Path
+        Destination, ending in ``.mps``.
+    at : Result or scorer, optional
+        Write the majorization-minimization step at its scores (default: the hinge
+        relaxation). Score-model problems only.
+    restricted : bool, default False
+        Minimax risk: the final restricted LP of the generation method instead of the full LP.
+    **options
+        Minimax risk with ``restricted=True``: options of the generation method (e.g.
+        ``eps1``); score-model problems: ``kernel_points`` and ``seed`` of the kernel
+        expansion (keep them for :func:`ratecons.read_solution`).
+
+    Returns
+    -------
+    dict
+        ``path``, ``rows``, ``cols``, ``nonzeros``, ``kind`` ("LP" or "QP"), ``sense`` and, for
+        score-model problems, ``sign`` (user objective = sign * the file's objective).
+    """
+    path = Path(path)
+    if path.suffix != ".mps" and not (restricted and path.suffix == ".lp"):
+        raise SpecError(f"export_mps writes .mps files; got {path.name!r}.")
+    if not path.parent.is_dir():
+        raise SpecError(f"cannot write {str(path)!r}: the directory {str(path.parent)!r} does "
+                        "not exist. Create it first, or choose another path.")
+    if problem.analysis is not None:
+        if restricted:
+            raise SpecError("restricted=True applies to minimax-risk problems (constraint "
+                            "generation); a score-model problem is exported as one step.")
+        unknown = sorted(set(options) - {"kernel_points", "seed"})
+        if unknown:
+            raise SpecError(f"unknown export option(s) {unknown}; score-model problems take "
+                            "kernel_points and seed.")
+        step, _ = matrix_step(problem, at=at, **options)
+        lp = step.lp
+        analysis = problem.analysis
+        comments = [f"ratecons export: {analysis.objective.name}",
+                    f"step: {step.notes['anchor']}; {lp.summary()}",
+                    f"sense: {step.notes['sense']}"]
+        comments += [f"constraint: {row.name}" for row in analysis.constraints]
+        if "bounds" in step.notes:
+            comments.append(f"bounds {step.notes['bounds']}")
+        write_mps(lp, path, "obj", comments)
+        return {"path": str(path), "rows": lp.n_rows, "cols": lp.n_cols, "nonzeros": lp.A.nnz,
+                "kind": "QP" if lp.is_qp else "LP", "sense": step.notes["sense"],
+                "sign": step.sign}
+    if at is not None:
+        raise SpecError(f"at= applies to score-model problems; {problem.pattern.name} problems "
+                        "are one LP.")
+    pattern = problem.pattern
+    if restricted:
+        if not hasattr(pattern, "restricted_model"):
+            raise SpecError(f"{pattern.name} problems have no restricted LP to export.")
+        if options.get("callback") is not None:
+            raise SpecError("export_mps takes method options only.")
+        model = pattern.restricted_model(problem, **options)
+        model.write(str(path))
+        return {"path": str(path), "rows": model.n_rows, "cols": model.n_cols, "kind": "LP",
+                "sense": "minimize"}
+    if options:
+        raise SpecError(f"options {sorted(options)} apply to restricted=True only.")
+    lp = pattern.to_matrix_lp(problem)
+    write_mps(lp, path, "obj", [f"ratecons export: {pattern.name}, {lp.summary()}"])
+    return {"path": str(path), "rows": lp.n_rows, "cols": lp.n_cols, "nonzeros": lp.A.nnz,
+            "kind": "LP", "sense": "maximize" if lp.maximize else "minimize"}
+
+
 def _parameters(analysis: Analysis, fmap: Any, values: Any) -> tuple[np.ndarray, float]:
     """(w, b) from column values: a mapping name -> value or an array in column order."""
     d = (fmap.transform_matrix.shape[1] if not fmap.is_identity
@@ -196,8 +282,6 @@ def read_solution(problem: Any, source: Any, kernel_points: int = MAX_EXACT_KERN
         step is exact; a single MM step is otherwise ``iteration_limit``); without a status
         (a mapping or array) it is ``iteration_limit``.
     """
-    from .backends.mps import read_solution_file
-
     start = time.perf_counter()
     analysis = _require_analysis(problem, "read_solution")
     status, label = None, "values"

@@ -22,10 +22,6 @@ ROOT = Path(__file__).resolve().parents[1] / "ratecons"
 KNOWN_CYCLES: dict[str, frozenset[str]] = {
     # two expression algebras joined by lazy imports (Sum / TermConstraint and RateExpr)
     "expression algebras": frozenset({"ratecons.expr.atom", "ratecons.rates"}),
-    # a backend calls a chain: export_mps lowers the step through matrix_chain (Problem ->
-    # dispatch -> the chains -> patterns -> Problem is gone: patterns and dispatch take the
-    # problem as a value, and the method names live in settings)
-    "export calls the chain": frozenset({"ratecons.backends.mps", "ratecons.matrix_chain"}),
 }
 
 #: today's ``isinstance`` checks on term types outside ratecons/expr/, per module

@@ -1,14 +1,7 @@
-"""MPS files: export of every LP/QP-representable problem, and solution files read back.
-
-``rc.export_mps(problem, "model.mps")`` writes
-
-- a score-model problem (rates, ratio constraints multiplied through, hinge / squared losses,
-  TPR@K, TPR@tau; linear or kernel model) as the convex step of
-  :mod:`ratecons.reductions.to_matrix`: the hinge relaxation, or with ``at=result`` the
-  majorization-minimization step at the result's scores (the MM loop as a whole is not an LP);
-  an LP, or a QP (``QUADOBJ``) with an l2 term or a squared loss;
-- a minimax-risk problem as its full LP (4) / (2.5) (:mod:`ratecons.canonical.mrc_matrix`), or
-  with ``restricted=True`` the last restricted LP of its generation method (written by HiGHS).
+"""MPS files: a plain-data LP/QP (:class:`~ratecons.canonical.matrix_lp.MatrixLP`) written,
+and solution files read back. This backend only writes and reads files: which program a
+problem exports is decided by :func:`ratecons.matrix_chain.export_mps`, beside the matrix
+lowering.
 
 The file is free MPS, written row by row as it goes (never as one string) to a temporary file in
 the same directory, then renamed. The objective is minimized (no ``OBJSENSE`` section: CBC 2.10
@@ -39,7 +32,7 @@ from ..canonical.matrix_lp import MatrixLP
 from ..errors import DataError, SpecError
 from .highs import HighsLP, LPResult
 
-__all__ = ["export_mps", "solve_mps", "write_mps", "read_solution_file"]
+__all__ = ["solve_mps", "write_mps", "read_solution_file"]
 
 #: columns written per buffered chunk
 _CHUNK = 2000
@@ -156,83 +149,6 @@ def write_mps(lp: MatrixLP, path: str | Path, objective_name: str = "objective",
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-def export_mps(problem: Any, path: str | Path, at: Any = None, restricted: bool = False,
-               **options: Any) -> dict[str, Any]:
-    """Write ``problem`` as an MPS file (module docstring).
-
-    Parameters
-    ----------
-    problem : rc.Problem
-        An LP/QP-representable score-model problem, or a minimax-risk problem. Others raise
-        :class:`~ratecons.errors.NotLinearError` naming the part without an LP/QP form.
-    path : str or Path
-        Destination, ending in ``.mps``.
-    at : Result or scorer, optional
-        Write the majorization-minimization step at its scores (default: the hinge
-        relaxation). Score-model problems only.
-    restricted : bool, default False
-        Minimax risk: the final restricted LP of the generation method instead of the full LP.
-    **options
-        Minimax risk with ``restricted=True``: options of the generation method (e.g.
-        ``eps1``); score-model problems: ``kernel_points`` and ``seed`` of the kernel
-        expansion (keep them for :func:`ratecons.read_solution`).
-
-    Returns
-    -------
-    dict
-        ``path``, ``rows``, ``cols``, ``nonzeros``, ``kind`` ("LP" or "QP"), ``sense`` and, for
-        score-model problems, ``sign`` (user objective = sign * the file's objective).
-    """
-    path = Path(path)
-    if path.suffix != ".mps" and not (restricted and path.suffix == ".lp"):
-        raise SpecError(f"export_mps writes .mps files; got {path.name!r}.")
-    if not path.parent.is_dir():
-        raise SpecError(f"cannot write {str(path)!r}: the directory {str(path.parent)!r} does "
-                        "not exist. Create it first, or choose another path.")
-    if problem.analysis is not None:
-        if restricted:
-            raise SpecError("restricted=True applies to minimax-risk problems (constraint "
-                            "generation); a score-model problem is exported as one step.")
-        unknown = sorted(set(options) - {"kernel_points", "seed"})
-        if unknown:
-            raise SpecError(f"unknown export option(s) {unknown}; score-model problems take "
-                            "kernel_points and seed.")
-        from ..matrix_chain import matrix_step
-
-        step, _ = matrix_step(problem, at=at, **options)
-        lp = step.lp
-        analysis = problem.analysis
-        comments = [f"ratecons export: {analysis.objective.name}",
-                    f"step: {step.notes['anchor']}; {lp.summary()}",
-                    f"sense: {step.notes['sense']}"]
-        comments += [f"constraint: {row.name}" for row in analysis.constraints]
-        if "bounds" in step.notes:
-            comments.append(f"bounds {step.notes['bounds']}")
-        write_mps(lp, path, "obj", comments)
-        return {"path": str(path), "rows": lp.n_rows, "cols": lp.n_cols, "nonzeros": lp.A.nnz,
-                "kind": "QP" if lp.is_qp else "LP", "sense": step.notes["sense"],
-                "sign": step.sign}
-    if at is not None:
-        raise SpecError(f"at= applies to score-model problems; {problem.pattern.name} problems "
-                        "are one LP.")
-    pattern = problem.pattern
-    if restricted:
-        if not hasattr(pattern, "restricted_model"):
-            raise SpecError(f"{pattern.name} problems have no restricted LP to export.")
-        if options.get("callback") is not None:
-            raise SpecError("export_mps takes method options only.")
-        model = pattern.restricted_model(problem, **options)
-        model.write(str(path))
-        return {"path": str(path), "rows": model.n_rows, "cols": model.n_cols, "kind": "LP",
-                "sense": "minimize"}
-    if options:
-        raise SpecError(f"options {sorted(options)} apply to restricted=True only.")
-    lp = pattern.to_matrix_lp(problem)
-    write_mps(lp, path, "obj", [f"ratecons export: {pattern.name}, {lp.summary()}"])
-    return {"path": str(path), "rows": lp.n_rows, "cols": lp.n_cols, "nonzeros": lp.A.nnz,
-            "kind": "LP", "sense": "maximize" if lp.maximize else "minimize"}
 
 
 def solve_mps(path: str | Path, solver: str = "simplex") -> LPResult:
