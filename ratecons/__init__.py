@@ -24,7 +24,9 @@ from .errors import (
     TrivialOptimumWarning,
     UnknownOptionError,
 )
+from .expr.atom import Constraint
 from .expr.mean_loss import hinge_loss, logistic_loss, mean_loss
+from .expr.rate import RateExpr, RatioExpr
 from .expr.robust import worst_case
 from .models import KernelModel, LinearModel
 from .moments import MomentSet, minimax_risk
@@ -33,9 +35,6 @@ from .phi_divergence import PhiDivergenceBall, robust_loss
 from .problem import Problem
 from .ranking import tpr_at_quantile, tpr_at_top
 from .rates import (
-    Constraint,
-    RateExpr,
-    RatioExpr,
     accuracy,
     changes,
     churn_rate,

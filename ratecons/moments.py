@@ -29,10 +29,11 @@ from typing import Any
 
 import numpy as np
 
-from .canonical.mrc import label_scores
 from .data import Dataset, Subset
 from .errors import DataError, LabelError, SpecError, parameter_error
+from .expr.atom import Term
 from .features import FittedFeatures, as_feature_map
+from .numerics.moment_scores import label_scores
 
 __all__ = ["MinimaxRisk", "MomentSet", "minimax_risk"]
 
@@ -210,13 +211,34 @@ class MomentSet:
         return f"MomentSet({self.data_name!r}, n={self.n}, classes={self.n_classes}, m={self.m})"
 
 
-class MinimaxRisk:
-    """Objective: the worst-case expected loss over a :class:`MomentSet` (to minimize)."""
+class MinimaxRisk(Term):
+    """Objective: the worst-case expected loss over a :class:`MomentSet` (to minimize).
+
+    A term of the one expression algebra that stands alone: it is the LP (4) over the moment
+    set's coefficients with its own randomized classifier, not a function of a score model, so
+    it is minimized by itself and never added to, scaled or bounded
+    (:meth:`refuse_combination`).
+    """
+
+    curvature = "convex"
+    kind = "minimax risk"
+    combinable = False
 
     def __init__(self, U: MomentSet, loss: str, fixed_marginals: bool) -> None:
         self.U = U
         self.loss = loss
         self.fixed_marginals = fixed_marginals
+
+    @property
+    def name(self) -> str:
+        return f"minimax_risk({self.U.data_name}, loss={self.loss!r})"
+
+    def refuse_combination(self) -> None:
+        raise SpecError(
+            f"{self.name} is an objective of its own (the LP (4) over the moment set's "
+            "coefficients, not a score model): minimize it alone. Put expectation constraints "
+            "in rc.MomentSet(...), or use a rate objective over a rc.LinearModel to combine "
+            "terms.")
 
     def describe(self) -> str:
         kind = "fixed marginals (2.5)" if self.fixed_marginals else "general (2.2), LP (4)"

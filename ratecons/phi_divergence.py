@@ -156,6 +156,7 @@ class RobustLoss(Term):
         return (f"robust_loss({self.ball.support.name}, phi={self.ball.phi.name!r}, "
                 f"rho={self.ball.rho:g}, loss={self.loss!r})")
 
+    @property
     def datasets(self) -> list[Dataset]:
         return [self.ball.support.data]
 

@@ -119,6 +119,7 @@ class RankingObjective(Term):
             return f"tpr_at_quantile({self.data.name}, tau={self.tau:g})"
         return f"tpr_at_top({self.data.name}, k={self.k})"
 
+    @property
     def datasets(self) -> list[Dataset]:
         return [self.data]
 

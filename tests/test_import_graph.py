@@ -19,17 +19,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1] / "ratecons"
 
 #: today's circles, each a strongly connected component of the import graph, by name
-KNOWN_CYCLES: dict[str, frozenset[str]] = {
-    # two expression algebras joined by lazy imports (Sum / TermConstraint and RateExpr)
-    "expression algebras": frozenset({"ratecons.expr.atom", "ratecons.rates"}),
-}
+KNOWN_CYCLES: dict[str, frozenset[str]] = {}
 
 #: today's ``isinstance`` checks on term types outside ratecons/expr/, per module
 KNOWN_TERM_SWITCHES: dict[str, int] = {
     "ratecons.dispatch": 1,
     "ratecons.patterns.ranking": 2,
     "ratecons.patterns.rate_constraints": 2,
-    "ratecons.rates": 8,
     "ratecons.reductions.to_cvxpy": 10,
     "ratecons.reductions.to_matrix": 5,
 }

@@ -30,11 +30,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DataError, SpecError
+from ..numerics.moment_scores import label_scores
 
 __all__ = [
     "MRCForm",
     "all_subset_masks",
-    "label_scores",
     "max_subset_value",
     "subset_codes",
     "subset_rhs",
@@ -205,24 +205,6 @@ class MRCForm:
             f"{kind}: n={self.n}, |Y|={self.n_classes}, m={self.m}; full LP "
             f"{size['rows']} rows x {size['cols']} columns, {size['nnz']} nonzeros"
         )
-
-
-def label_scores(
-    psi: np.ndarray, mu: np.ndarray, n_classes: int, label_map: np.ndarray | None = None
-) -> np.ndarray:
-    """Phi(x, y)^T mu = E[y] @ mu.reshape(L, p) @ psi(x) for every row of psi and label y:
-    shape (n, n_classes). ``label_map`` None is one-hot (E = I).
-
-    The products are NumPy's einsum loops, not BLAS: with a few label columns BLAS's threads
-    cost more than the arithmetic (measured on the shared 2 cores at n = 48,842, p = 15:
-    41 ms by ``@`` against 3.8 ms by einsum; 20,000 x 401: 50 ms against 24 ms). This is
-    CONSTR's scan of every instance in each CCG round."""
-    p = psi.shape[1]
-    mu = np.asarray(mu, dtype=np.float64)
-    if label_map is None:
-        return np.einsum("ij,kj->ik", psi, mu.reshape(n_classes, p))
-    S = np.einsum("ij,lj->il", psi, mu.reshape(label_map.shape[1], p))
-    return np.einsum("il,kl->ik", S, label_map)
 
 
 def subset_weights(masks: np.ndarray, label_map: np.ndarray | None = None) -> np.ndarray:

@@ -28,10 +28,10 @@ from typing import Any
 import numpy as np
 
 from ..data import Dataset
-from ..errors import CurvatureError, DataError, NotLinearError, SpecError
-from .atom import Sum, Term, TermConstraint, as_sum, fmt, label_of
+from ..errors import CurvatureError, DataError, SpecError
+from .atom import Composable, Constraint, Sum, as_sum, fmt, label_of
 
-__all__ = ["Analysis", "Row", "analyse", "part_value"]
+__all__ = ["Analysis", "Row", "analyse"]
 
 
 @dataclass
@@ -51,12 +51,12 @@ class Row:
     @property
     def rate_parts(self) -> list[tuple[float, Any]]:
         """Parts that are majorized at an anchor (rates and worst-case rates)."""
-        return [(c, p) for c, p in self.parts if _curvature(p) == "rate"]
+        return [(c, p) for c, p in self.parts if p.curvature == "rate"]
 
     def value(self, scorer: Any, kind: str) -> float:
         """Canonical value: ``kind="exact"`` (indicators, exact thresholds) or ``"surrogate"``
         (ramp rates, the convex or concave surrogates)."""
-        return self.constant + sum(c * part_value(p, c, scorer, kind) for c, p in self.parts)
+        return self.constant + sum(c * p.evaluate(scorer, kind, c) for c, p in self.parts)
 
     def user_value(self, scorer: Any, kind: str) -> float:
         return self.to_user(self.value(scorer, kind))
@@ -108,7 +108,7 @@ class Analysis:
             terms: dict[Any, tuple[Any, float]] = {}
             constant = 0.0
             for coef, part in row.parts:
-                if not isinstance(part, Term):  # a rate expression (worst-case rates are terms)
+                if part.mergeable:  # a linear rate expression (worst-case rates are not)
                     constant += coef * part.constant
                     for key, (subset, c) in part.terms.items():
                         terms[key] = (subset, terms.get(key, (subset, 0.0))[1] + coef * c)
@@ -131,27 +131,10 @@ class Analysis:
             lines.append(f"  {label}: {row.name}{bound}")
             for coef, part in row.parts:
                 lines.append(f"        {fmt(coef):>10} * {label_of(part)}  "
-                             f"[{_curvature(part)}]")
+                             f"[{part.curvature}]")
             if row.constant:
                 lines.append(f"        {fmt(row.constant):>10}   (constant)")
         return "\n".join(lines)
-
-
-def _curvature(part: Any) -> str:
-    return part.curvature if isinstance(part, Term) else "rate"
-
-
-def part_value(part: Any, coef: float, scorer: Any, kind: str) -> float:
-    """One part's value: exact or surrogate; worst-case rates take the reweighting that hurts
-    the canonical row (max for a positive coefficient, min for a negative one)."""
-    from .robust import WorstCaseRate
-
-    if isinstance(part, WorstCaseRate):
-        return part.value_for(scorer, 1.0 if coef > 0 else -1.0,
-                              "indicator" if kind == "exact" else "ramp")
-    if isinstance(part, Term):
-        return part.value(scorer) if kind == "exact" else part.surrogate_value(scorer)
-    return part.value(scorer, "indicator" if kind == "exact" else "ramp")
 
 
 def _what(context: str, coef: float) -> str:
@@ -166,7 +149,7 @@ def _what(context: str, coef: float) -> str:
 
 
 def _check(part: Any, coef: float, context: str, where: str) -> None:
-    curvature = _curvature(part)
+    curvature = part.curvature
     if curvature == "rate":
         return
     bad = (curvature == "convex" and coef < 0) or (curvature == "concave" and coef > 0)
@@ -200,22 +183,14 @@ def _datasets(rows: list[Row]) -> list[Dataset]:
     seen: dict[int, Dataset] = {}
     for row in rows:
         for _, part in row.parts:
-            found = part.datasets() if isinstance(part, Term) else part.datasets
-            for d in found:
+            for d in part.datasets:
                 seen.setdefault(id(d), d)
     return list(seen.values())
 
 
 def analyse(objective: Any, sense: str, constraints: list[Any], model: Any) -> Analysis:
     """Check the composition rules and build the canonical rows (module docstring)."""
-    from ..rates import Constraint, RateExpr, RatioExpr
-
-    if isinstance(objective, RatioExpr):
-        raise NotLinearError(
-            f"{objective.name} is a ratio metric and cannot be an objective (App. B): optimize "
-            "a linear rate and constrain the ratio instead, e.g. minimize=rc.error_rate(D), "
-            "subject_to=[rc.precision(D) >= 0.9].")
-    if not isinstance(objective, (Term, Sum, RateExpr)):
+    if not isinstance(objective, Composable):
         raise SpecError(
             f"cannot minimize or maximize a {type(objective).__name__}; objectives are rates "
             "(rc.error_rate(D), ...), rc.tpr_at_top, rc.tpr_at_quantile, rc.robust_loss, "
@@ -226,9 +201,6 @@ def analyse(objective: Any, sense: str, constraints: list[Any], model: Any) -> A
     rows: list[Row] = []
     for i, con in enumerate(constraints):
         if isinstance(con, Constraint):
-            s = 1.0 if con.sense == "<=" else -1.0
-            rows.append(Row(con.name, [(s, con.expr)], 0.0, s, s * con.bound, con))
-        elif isinstance(con, TermConstraint):
             s = 1.0 if con.sense == "<=" else -1.0
             rows.append(_row(con.expr, s, con.sense, f"in subject_to[{i}]: {con.name}",
                              con.name, s * con.bound, con))

@@ -1,18 +1,24 @@
-"""Terms over the one score model, their sums, and constraints on them.
+"""The one expression algebra: terms over the one score model, their sums, and constraints.
 
 Every quantity a user writes is a function of the score vector s = f(X) of one shared score
-model (``f(x) = <w, psi(x)> - b``). Rates (:class:`ratecons.rates.RateExpr`) are their own
-linear algebra (terms over the same subset merge, the TFCO lesson); every other atom -- TPR at
-the top, robust losses, worst-case rates, plain losses -- is a :class:`Term` that states
+model (``f(x) = <w, psi(x)> - b``), and every one is a :class:`Term` -- rates and ratios
+(:mod:`ratecons.expr.rate`), TPR at the top (:mod:`ratecons.ranking`), robust losses
+(:mod:`ratecons.phi_divergence`), worst-case rates (:mod:`ratecons.expr.robust`), plain losses
+(:mod:`ratecons.expr.mean_loss`), minimax risk (:mod:`ratecons.moments`). A term states
 
-- its exact value for a fitted scorer (:meth:`Term.value`, what reports show),
-- its surrogate value (:meth:`Term.surrogate_value`, what the optimizer sees), and
-- its curvature (``"convex"`` or ``"concave"`` in the model parameters, through its surrogate).
+- its exact value for a fitted scorer and its surrogate value (:meth:`Term.evaluate`: what
+  reports show and what the optimizer sees),
+- its curvature (``"convex"``, ``"concave"``, ``"rate"`` for the ramps that are majorized at an
+  anchor, ``"ratio"`` for ratios, which are only compared with constants),
+- the datasets whose rows it scores, and how to rebuild it on other data (:meth:`Term.rebind`).
 
-Terms and rates combine with ``+``, ``-`` and scalar ``*`` into a :class:`Sum`; comparing a sum
-or a term with a number gives a :class:`TermConstraint`. Whether a composition may be minimized,
-maximized or bounded is checked once, by :mod:`ratecons.expr.analysis`, before anything is
-solved. This module never imports a solver.
+Terms combine with ``+``, ``-`` and scalar ``*`` into a :class:`Sum` (rates in one sum merge
+into one linear rate expression, the TFCO lesson); comparing a term or a sum with a number or
+another expression gives a :class:`Constraint`, the one constraint class. Whether a
+composition may be minimized, maximized or bounded is checked once, by
+:mod:`ratecons.expr.analysis`, before anything is solved. How each lowering (CVXPY, the matrix
+LP/QP, the structured step solver) treats a term is a table entry in that lowering, keyed by the
+term's type. This module never imports a solver.
 """
 
 from __future__ import annotations
@@ -23,11 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import NotLinearError, SpecError
+from ..errors import InfeasibleError, NotLinearError, SpecError
 
-__all__ = ["Composable", "Term", "Sum", "TermConstraint", "as_sum", "is_number", "fmt", "label_of"]
-
-CURVATURES = ("convex", "concave")
+__all__ = ["Composable", "Term", "Sum", "Constraint", "as_sum", "is_number", "fmt", "label_of"]
 
 
 def is_number(x: Any) -> bool:
@@ -41,9 +45,11 @@ def fmt(c: float) -> str:
 
 class Composable:
     """Arithmetic and comparisons shared by terms and sums (they build :class:`Sum` and
-    :class:`TermConstraint` objects; nothing is evaluated)."""
+    :class:`Constraint` objects; nothing is evaluated)."""
 
     __array_priority__ = 100  # keep NumPy scalars from broadcasting over us
+    #: a linear rate expression: merges with the other rates of a sum (TFCO's lesson)
+    mergeable = False
 
     def __add__(self, other: Any) -> Sum:
         return as_sum(self)._plus(other, 1.0)
@@ -77,19 +83,19 @@ class Composable:
     def __neg__(self) -> Sum:
         return as_sum(self).scaled(-1.0)
 
-    def __le__(self, other: Any) -> TermConstraint:
-        return TermConstraint.build(as_sum(self), "<=", other)
+    def __le__(self, other: Any) -> Constraint:
+        return Constraint.build(self, "<=", other)
 
-    def __ge__(self, other: Any) -> TermConstraint:
-        return TermConstraint.build(as_sum(self), ">=", other)
+    def __ge__(self, other: Any) -> Constraint:
+        return Constraint.build(self, ">=", other)
 
-    def __lt__(self, other: Any) -> TermConstraint:
+    def __lt__(self, other: Any) -> Constraint:
         raise SpecError(
             f"strict inequality on {as_sum(self).name}: rates and losses are bounded with "
             "'<=' and '>=' (the optimum of a strict inequality need not exist). Write <= instead."
         )
 
-    def __gt__(self, other: Any) -> TermConstraint:
+    def __gt__(self, other: Any) -> Constraint:
         raise SpecError(
             f"strict inequality on {as_sum(self).name}: rates and losses are bounded with "
             "'<=' and '>=' (the optimum of a strict inequality need not exist). Write >= instead."
@@ -104,29 +110,36 @@ class Composable:
 
 
 class Term(Composable):
-    """Base class of every non-rate atom over the score model (see the module docstring).
+    """Base class of every atom over the score model (see the module docstring).
 
-    Subclasses set :attr:`curvature` and implement :attr:`name`, :meth:`datasets`,
-    :meth:`value`, :meth:`surrogate_value` and :meth:`rebind`.
+    Subclasses set :attr:`curvature` and :attr:`kind` and implement ``name``,
+    :attr:`datasets`, :meth:`value`, :meth:`surrogate_value` and :meth:`rebind`.
     """
 
-    #: "convex" or "concave": the curvature of the surrogate in the model parameters
+    #: "convex", "concave", "rate" (a ramp, majorized at an anchor) or "ratio"
     curvature: str = "convex"
     #: the sense that makes sense for it, used in error messages ("minimized", "maximized")
     kind: str = "term"
-
-    @property
-    def name(self) -> str:  # pragma: no cover - abstract
-        raise NotImplementedError
+    #: whether it may be added, scaled and compared with other expressions (a ratio and
+    #: minimax risk may not: :meth:`refuse_combination` says why)
+    combinable: bool = True
+    #: the term as the user wrote it: set by every subclass (an attribute or a property)
+    name: str
 
     @property
     def label(self) -> str:
         """The term as the user wrote it (error messages and reports)."""
         return self.name
 
+    @property
     def datasets(self) -> list[Any]:  # pragma: no cover - abstract
         """Every Dataset whose rows the term scores (the kernel expansion uses them all)."""
         raise NotImplementedError
+
+    @property
+    def range(self) -> tuple[float, float]:
+        """An interval containing every value the term can take (unbounded unless known)."""
+        return -np.inf, np.inf
 
     def value(self, scorer: Any) -> float:  # pragma: no cover - abstract
         """The exact value for a fitted scorer (indicator rates, exact thresholds)."""
@@ -136,9 +149,20 @@ class Term(Composable):
         """The value of the convex (or concave) surrogate the optimizer works with."""
         raise NotImplementedError
 
+    def evaluate(self, scorer: Any, kind: str, coef: float = 1.0) -> float:
+        """The exact (``kind="exact"``) or surrogate value of the term where it enters a
+        canonical row with coefficient ``coef`` (a worst case takes the reweighting that hurts
+        that row, so the sign of ``coef`` matters to it)."""
+        return self.value(scorer) if kind == "exact" else self.surrogate_value(scorer)
+
     def rebind(self, rebind: Callable[[Any], Any]) -> Term:  # pragma: no cover - abstract
         """The same definition on other data (``rebind`` maps each training subset)."""
         raise NotImplementedError
+
+    def refuse_combination(self) -> None:
+        """Raise the error that says why this term cannot be combined (``combinable`` False)."""
+        raise NotLinearError(f"{self.label} cannot be added to, scaled or compared with other "
+                             "expressions.")
 
     __hash__ = object.__hash__
 
@@ -180,16 +204,9 @@ class Sum(Composable):
         return Sum([(factor * c, p) for c, p in self.parts], factor * self.constant)
 
     def _plus(self, other: Any, scale: float) -> Sum:
-        from ..rates import RatioExpr
-
-        if isinstance(other, RatioExpr):
-            raise NotLinearError(
-                f"cannot add the ratio metric {other.name} to {self.name}: ratios are not "
-                "linear. Compare the ratio with a constant instead, e.g. rc.precision(D) >= 0.9."
-            )
         if is_number(other):
             return Sum(self.parts, self.constant + scale * float(other))
-        if not isinstance(other, (Composable,)) and not _is_rate(other):
+        if not isinstance(other, Composable):
             raise NotLinearError(f"cannot add {self.name} and a {type(other).__name__}.")
         rhs = as_sum(other)
         parts = _merge_rates(list(self.parts) + [(scale * c, p) for c, p in rhs.parts])
@@ -202,16 +219,19 @@ class Sum(Composable):
         """The same sum on other data (its name is rebuilt from the rebound parts)."""
         return Sum([(c, p.rebind(rebind)) for c, p in self.parts], self.constant)
 
+    @property
+    def range(self) -> tuple[float, float]:
+        """An interval containing every value (from the parts' ranges)."""
+        lo = hi = self.constant
+        for coef, part in self.parts:
+            a, b = (coef * r for r in part.range)
+            lo, hi = lo + min(a, b), hi + max(a, b)
+        return lo, hi
+
 
 def label_of(part: Any) -> str:
     """A part of a sum as the user wrote it (terms have ``label``, rates ``name``)."""
     return getattr(part, "label", None) or part.name
-
-
-def _is_rate(x: Any) -> bool:
-    from ..rates import RateExpr
-
-    return isinstance(x, RateExpr)
 
 
 def _merge_rates(parts: list[tuple[float, Any]]) -> list[tuple[float, Any]]:
@@ -220,7 +240,7 @@ def _merge_rates(parts: list[tuple[float, Any]]) -> list[tuple[float, Any]]:
     rate = None
     others: list[tuple[float, Any]] = []
     for coef, part in parts:
-        if _is_rate(part):
+        if part.mergeable:
             scaled = part if coef == 1.0 else coef * part
             rate = scaled if rate is None else rate + scaled
         else:
@@ -229,12 +249,12 @@ def _merge_rates(parts: list[tuple[float, Any]]) -> list[tuple[float, Any]]:
 
 
 def as_sum(x: Any) -> Sum:
-    """Wrap a term or a rate expression as a one-part sum (a Sum is returned as it is)."""
+    """Wrap a term as a one-part sum (a Sum is returned as it is)."""
     if isinstance(x, Sum):
         return x
-    if _is_rate(x):
-        return Sum([(1.0, x)], 0.0, name=x.name)
     if isinstance(x, Term):
+        if not x.combinable:
+            x.refuse_combination()
         return Sum([(1.0, x)], 0.0, name=x.label)
     raise NotLinearError(
         f"a {type(x).__name__} is not an expression over the score model; build expressions "
@@ -243,44 +263,78 @@ def as_sum(x: Any) -> Sum:
     )
 
 
-class TermConstraint:
-    """``expr <sense> bound`` where ``expr`` is a :class:`Sum` holding at least one term.
+class Constraint:
+    """``expr <sense> bound`` with sense "<=" or ">=": the one constraint class.
 
-    (Constraints on rate expressions alone are :class:`ratecons.rates.Constraint`.)
+    ``expr`` is a linear rate expression (:class:`~ratecons.expr.rate.RateExpr`) when the
+    constraint is on rates alone, else a :class:`Sum`. ``ratio`` and ``target`` are set when the
+    constraint came from a ratio metric, so reports can show the ratio itself next to its
+    multiplied-through form; ``lhs`` and ``rhs`` are kept when two expressions were compared, so
+    the constraint reads as written (and is rebuilt on other data by :meth:`rebind`). A bound
+    outside the range of ``expr`` is an :class:`~ratecons.errors.InfeasibleError` at once.
     """
 
-    def __init__(self, expr: Sum, sense: str, bound: float, prefix: str = "",
-                 sides: tuple[Sum, Sum] | None = None) -> None:
+    def __init__(self, expr: Composable, sense: str, bound: float, prefix: str = "",
+                 ratio: Term | None = None, target: float | None = None,
+                 lhs: Composable | None = None, rhs: Composable | None = None) -> None:
         if sense not in ("<=", ">="):
             raise SpecError(f"constraint sense must be '<=' or '>='; got {sense!r}.")
         if not np.isfinite(bound):
             raise SpecError(f"constraint bound must be finite; got {bound!r}.")
-        self.expr, self.sense, self.bound, self.prefix = expr, sense, float(bound), prefix
-        #: (left, right) when two expressions were compared, so the name reads as written
-        self.sides = sides
+        self.expr, self.sense, self.bound = expr, sense, float(bound)
+        self.prefix, self.ratio, self.target = prefix, ratio, target
+        self.lhs, self.rhs = lhs, rhs
+        lo, hi = expr.range
+        tol = 1e-12
+        if (sense == "<=" and self.bound < lo - tol) or (sense == ">=" and self.bound > hi + tol):
+            raise InfeasibleError(
+                f"constraint '{self.name}' can never hold: {expr.name} takes values in "
+                f"[{fmt(lo)}, {fmt(hi)}]. Check the target (rates lie in [0, 1])."
+            )
 
     @classmethod
-    def build(cls, expr: Sum, sense: str, other: Any) -> TermConstraint:
+    def build(cls, expr: Composable, sense: str, other: Any) -> Constraint:
+        """``expr <sense> other`` for a number or another expression (``expr - other`` is then
+        bounded by 0, named as written)."""
+        if not expr.mergeable:
+            expr = as_sum(expr)
         if is_number(other):
             return cls(expr, sense, float(other))
-        if isinstance(other, Composable) or _is_rate(other):
-            return _difference(expr, sense, other)
-        raise SpecError(f"cannot compare {expr.name} with a {type(other).__name__}.")
+        if isinstance(other, Term) and not other.combinable:
+            raise NotLinearError(
+                f"cannot compare {expr.name} with {other.name}; compare ratios with constants "
+                "only.")
+        if not isinstance(other, Composable):
+            raise SpecError(f"cannot compare {expr.name} with a {type(other).__name__}.")
+        if not (expr.mergeable and other.mergeable):
+            other = as_sum(other)
+        return cls(expr - other, sense, 0.0, lhs=expr, rhs=other)
+
+    @property
+    def rates_only(self) -> bool:
+        """Whether the constraint bounds a linear rate expression alone (Problem 1's rows)."""
+        return self.expr.mergeable
 
     @property
     def name(self) -> str:
-        if self.sides is not None:
-            return f"{self.prefix}{self.sides[0].name} {self.sense} {self.sides[1].name}"
-        return f"{self.prefix}{self.expr.name} {self.sense} {fmt(self.bound)}"
+        if self.ratio is not None:
+            text = f"{self.ratio.name} {self.sense} {fmt(self.target)}"
+        elif self.lhs is not None and self.rhs is not None:
+            text = f"{self.lhs.name} {self.sense} {self.rhs.name}"
+        else:
+            text = f"{self.expr.name} {self.sense} {fmt(self.bound)}"
+        return self.prefix + text
 
     def slack(self, value: float) -> float:
         """Positive when satisfied: bound - value for <=, value - bound for >=."""
         return self.bound - value if self.sense == "<=" else value - self.bound
 
-    def rebind(self, rebind: Callable[[Any], Any]) -> TermConstraint:
-        sides = None if self.sides is None else tuple(s.rebind(rebind) for s in self.sides)
-        return TermConstraint(self.expr.rebind(rebind), self.sense, self.bound, self.prefix,
-                              sides)
+    def rebind(self, rebind: Callable[[Any], Any]) -> Constraint:
+        """The same constraint on other data."""
+        again = [None if x is None else x.rebind(rebind)
+                 for x in (self.ratio, self.lhs, self.rhs)]
+        return Constraint(self.expr.rebind(rebind), self.sense, self.bound, self.prefix,
+                          again[0], self.target, again[1], again[2])
 
     def __bool__(self) -> bool:
         raise SpecError(
@@ -289,10 +343,4 @@ class TermConstraint:
         )
 
     def __repr__(self) -> str:
-        return f"TermConstraint({self.name})"
-
-
-def _difference(expr: Sum, sense: str, other: Any) -> TermConstraint:
-    """``expr <sense> other`` for an expression ``other``: ``expr - other <sense> 0``, named as
-    written."""
-    return TermConstraint(expr._plus(other, -1.0), sense, 0.0, sides=(expr, as_sum(other)))
+        return f"Constraint({self.name})"

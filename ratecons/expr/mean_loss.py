@@ -39,6 +39,7 @@ class MeanLoss(Term):
     def name(self) -> str:
         return f"mean_loss({self.subset.name}, {self.loss!r})"
 
+    @property
     def datasets(self) -> list[Dataset]:
         return [self.subset.data]
 

@@ -57,6 +57,7 @@ from ..data import Dataset, Subset
 from ..errors import SpecError, parameter_error
 from ..numerics.inner_max import inner_maximize
 from .atom import Term
+from .rate import RateExpr, _AtomRecipe
 
 __all__ = ["ConditionalExtreme", "WorstCaseRate", "conditional_extreme", "worst_case"]
 
@@ -83,7 +84,6 @@ class WorstCaseRate(Term):
 
     def __init__(self, expr: Any, ball: Any) -> None:
         from ..phi_divergence import PhiDivergenceBall
-        from ..rates import RateExpr
 
         if not isinstance(expr, RateExpr):
             raise parameter_error("expr", "worst_case", "a rate expression (rc.recall(D), "
@@ -126,8 +126,15 @@ class WorstCaseRate(Term):
         return (f"worst_case({self.expr.name}, {self.ball.phi.name} ball over "
                 f"{self.ball.support.name}, rho={self.ball.rho:g})")
 
+    @property
     def datasets(self) -> list[Dataset]:
         return [self.ball.support.data]
+
+    def evaluate(self, scorer: Any, kind: str, coef: float = 1.0) -> float:
+        """The reweighting that hurts the canonical row: max over U for a positive coefficient,
+        min for a negative one."""
+        return self.value_for(scorer, 1.0 if coef > 0 else -1.0,
+                              "indicator" if kind == "exact" else "ramp")
 
     def value_for(self, scorer: Any, adversary: float, kind: str = "indicator") -> float:
         """c + sigma max_{q in U} sum_x q_x sigma g_x (module docstring), sigma = adversary;
@@ -189,8 +196,6 @@ class WorstCaseRate(Term):
 
 def _bases(expr: Any) -> list[Subset]:
     """The denominators of the rates in ``expr``: the subset each rate atom averages over."""
-    from ..rates import _AtomRecipe
-
     bases: list[Subset] = []
     for atom in expr.atoms:
         recipe = atom._recipe

@@ -374,10 +374,11 @@ class RateConstraintPattern(Pattern):
         if not isinstance(problem.model, LinearModel):
             raise SpecError("rate problems train a linear model: use rc.LinearModel(...).")
         for i, con in enumerate(problem.constraints):
-            if not isinstance(con, Constraint):
+            if not (isinstance(con, Constraint) and con.rates_only):
                 raise SpecError(
-                    f"subject_to[{i}] is a {type(con).__name__}, not a constraint; build "
-                    "constraints by comparing rates, e.g. rc.recall(D) >= 0.9."
+                    f"subject_to[{i}] is not a constraint on rates "
+                    f"({getattr(con, 'name', con)!r}); build constraints by comparing rates, "
+                    "e.g. rc.recall(D) >= 0.9."
                 )
 
     def compile(self, problem: Problem) -> RateProgram:

@@ -64,12 +64,12 @@ from ..canonical.top import TopForm
 from ..errors import SolverError, SpecError, UnknownOptionError
 from ..expr.analysis import Analysis, Row
 from ..expr.mean_loss import MeanLoss
+from ..expr.rate import RateExpr
 from ..expr.robust import WorstCaseRate
 from ..loss_functions import loss_graph, surrogate_graph
 from ..numerics.phi import CHI2, KL
 from ..phi_divergence import RobustLoss
 from ..ranking import RankingObjective
-from ..rates import RateExpr
 from ..solution import Certificate, Solution
 
 __all__ = ["ConvexStep", "TIGHT_CLARABEL", "folded_rows", "is_lp", "lower_step",
