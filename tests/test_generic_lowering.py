@@ -79,8 +79,8 @@ def test_every_choice_of_score_form_gives_the_same_step(monkeypatch, variables):
     chosen = {"none": set(), "first": {id(D1)}, "second": {id(D2)},
               "both": {id(D1), id(D2)}}[variables]
     expected = to_cvxpy.solve_step(analysis, psi, anchor, bounds, "CLARABEL", tight=True)
-    assert to_cvxpy._Builder.variable_datasets(analysis) == {id(D1)}
-    monkeypatch.setattr(to_cvxpy._Builder, "variable_datasets", staticmethod(lambda _: chosen))
+    assert to_cvxpy.CvxpyBuilder.variable_datasets(analysis) == {id(D1)}
+    monkeypatch.setattr(to_cvxpy.CvxpyBuilder, "variable_datasets", staticmethod(lambda _: chosen))
     step = to_cvxpy.solve_step(analysis, psi, anchor, bounds, "CLARABEL", tight=True)
     assert expected.status == step.status == "optimal"
     assert step.objective == pytest.approx(expected.objective, rel=1e-6, abs=1e-8)

@@ -26,7 +26,6 @@ KNOWN_TERM_SWITCHES: dict[str, int] = {
     "ratecons.dispatch": 1,
     "ratecons.patterns.ranking": 2,
     "ratecons.patterns.rate_constraints": 2,
-    "ratecons.reductions.to_cvxpy": 10,
     "ratecons.reductions.to_matrix": 5,
 }
 

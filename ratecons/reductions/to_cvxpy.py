@@ -5,7 +5,7 @@ Given the canonical rows of :mod:`ratecons.expr.analysis`, the feature map of th
 (w, b) with the scores z_D = psi(X_D) w - b of every dataset D (in one form per dataset: variables
 tied to psi(X_D) w - b by one block of equalities when a worst-case rate, a loss or a kernel
 model's ranking uses them, else psi(X_D) w - b written into every row that uses them; see
-``_Builder``):
+``CvxpyBuilder``):
 
 - the rate parts of every row (rates, counts, ratios multiplied through) are folded first: they
   are written as Problem 1 (:func:`~ratecons.canonical.rate_program.program_of_rows`: c s_p(T)
@@ -17,24 +17,11 @@ model's ranking uses them, else psi(X_D) w - b written into every row that uses 
   several rates of several rows gets one epigraph variable per sign (the LP form), t >= 0,
   t >= 1/2 +- z_x (:func:`folded_rows`). The rate pattern's reference solves the same rows
   (:func:`solve_bound_cvxpy`, Problem 3 of its canonical form, with the multipliers);
-- a worst-case rate aggregates the per-example bounds by the support function of its ball:
-  chi-square, sup_q sum q_x l_x = min_eta eta + sqrt((1 + rho)/N) ||(l - eta)_+||_2; KL,
-  min_{alpha >= 0, lambda} alpha rho + lambda - alpha + (1/N) sum alpha exp((l_x - lambda)/alpha)
-  (exponential cones), the duals of problem (4) of Ghosh & Squillante; a rate conditional on a
-  strict subset of the ball's support, bounded by a constant k, is the exact linear condition
-  sup_q sum_x q_x l_x <= 0 of ``WorstCaseRate.bound_losses`` (Dinkelbach's parameter at k),
-  with the same bounds and support function (``_Builder.conditional_bound``);
-- a robust loss is the same support function of the margin losses;
-- TPR@K and TPR@tau enter through the concave surrogate 1 - (1/n_+) sum l(t - z_i) with the
-  threshold epigraph t >= mean of the K largest scores (``cp.sum_largest``; TopPushK, tau-FPL,
-  TopMeanK) or the Pat&Mat threshold equation in its convex form
-  sum_j l(theta (z_j - t)) <= n~ tau (problems (6) and (9) of Macha et al., scaled to (3)).
-  TPR@K and TPR@tau do not change when every score shifts, so b is the classifier's decision
-  threshold, set by the rate constraints beside the ranking objective. With no constraint
-  nothing else would set it: the objective's threshold is then pinned at t = 0, so that b is
-  the ranking threshold and the model predicts positive exactly above it, as the ranking
-  pattern's model does;
-- plain losses are their CVXPY graphs; the regularizer is (l2/2)||w||^2 + l1 ||w||_1;
+- every other term is written by its entry in the lowering table
+  (:data:`ratecons.reductions.cvxpy_canon.LOWERINGS`, term type -> canonicalization: worst-case
+  rates and robust losses by the support function of their ball, plain losses by their graphs,
+  TPR@K and TPR@tau by the surrogate of problem (3) of Macha et al.); a term without an entry
+  is refused by name. The regularizer is (l2/2)||w||^2 + l1 ||w||_1;
 - minimax risk, an objective of its own (its classifier is not a score model), is lowered from
   its canonical form by :func:`solve_mrc_cvxpy`;
 - the ranking pattern's exact kernel dual (7)/(10), a QP in the m = n+ + n~ dual variables
@@ -63,17 +50,14 @@ from ..canonical.rate_program import RateProgram, program_of_rows
 from ..canonical.top import TopForm
 from ..errors import SolverError, SpecError, UnknownOptionError
 from ..expr.analysis import Analysis, Row
-from ..expr.mean_loss import MeanLoss
-from ..expr.rate import RateExpr
-from ..expr.robust import WorstCaseRate
-from ..loss_functions import loss_graph, surrogate_graph
+from ..loss_functions import loss_graph
 from ..numerics.phi import CHI2, KL
-from ..phi_divergence import RobustLoss
-from ..ranking import RankingObjective
 from ..solution import Certificate, Solution
+from .cvxpy_canon import LOWERINGS, conditional_bound
+from .table import entry_for
 
-__all__ = ["ConvexStep", "TIGHT_CLARABEL", "folded_rows", "is_lp", "lower_step",
-           "solve_bound_cvxpy", "solve_mrc_cvxpy", "solve_step", "solve_top_dual_qp"]
+__all__ = ["ConvexStep", "CvxpyBuilder", "TIGHT_CLARABEL", "folded_rows", "is_lp",
+           "lower_step", "solve_bound_cvxpy", "solve_mrc_cvxpy", "solve_step", "solve_top_dual_qp"]
 
 
 @dataclass
@@ -94,15 +78,7 @@ def is_lp(analysis: Analysis) -> bool:
     """Whether every step is a linear program (no l2 term, piecewise-linear parts only)."""
     if analysis.kernel or getattr(analysis.model, "l2", 0.0) > 0:
         return False
-    for part in analysis.parts():
-        if isinstance(part, MeanLoss) and part.loss != "hinge":
-            return False
-        if isinstance(part, RankingObjective) and (part.surrogate != "hinge"
-                                                   or part.family != "toppushk"):
-            return False
-        if isinstance(part, (RobustLoss, WorstCaseRate)):
-            return False
-    return True
+    return all(entry_for(LOWERINGS, part, "CVXPY").linear(part) for part in analysis.parts())
 
 
 def _selector(n: int, rows: np.ndarray) -> sp.csr_matrix:
@@ -110,7 +86,7 @@ def _selector(n: int, rows: np.ndarray) -> sp.csr_matrix:
     return sp.csr_matrix((np.ones(rows.size), (rows, np.arange(rows.size))), shape=(n, rows.size))
 
 
-class _Builder:
+class CvxpyBuilder:
     """Builds the CVXPY graph of one step (module docstring).
 
     The scores of a dataset enter every part in one form, chosen once per dataset
@@ -137,8 +113,9 @@ class _Builder:
     @staticmethod
     def variable_datasets(analysis: Analysis) -> set[int]:
         """The ids of the datasets whose scores enter as the variables of :meth:`z`: those
-        of a worst-case rate, a loss or a kernel model's ranking, parts that use the scores of
-        most rows several times or through a dense n x r map. The rate parts and a linear
+        each part's table entry names (``score_data``): a worst-case rate's, a loss's or a
+        kernel model's ranking's, parts that use the scores of most rows several times or
+        through a dense n x r map. The rate parts and a linear
         model's ranking read the same variables there, so psi(X) enters the problem once
         (full Adult, a worst-case rate beside a folded error rate: 0.74M nonzeros instead of
         1.20M, a step 7.5 s instead of 11.2 s; a robust loss beside the 80% rule: 1.14M
@@ -150,15 +127,8 @@ class _Builder:
         against 4.1 s); a kernel ranking keeps them, since the dense map written into both
         its threshold and its loss rows was 6.6x slower (n = 1,000: 11.3 s against 1.7 s)
         and ended at reduced accuracy at the reference's tolerances."""
-        found: set[int] = set()
-        for part in analysis.parts():
-            if isinstance(part, (WorstCaseRate, RobustLoss)):
-                found.add(id(part.ball.support.data))
-            elif isinstance(part, MeanLoss):
-                found.add(id(part.subset.data))
-            elif isinstance(part, RankingObjective) and analysis.kernel:
-                found.add(id(part.data))
-        return found
+        return {id(data) for part in analysis.parts()
+                for data in entry_for(LOWERINGS, part, "CVXPY").score_data(part, analysis.kernel)}
 
     def z(self, data: Any) -> Any:
         """The score variables of ``data``, tied to psi(X) w - b by one block of equalities."""
@@ -261,10 +231,10 @@ class _Builder:
             "conic form here. Use phi='chi2' or 'kl' (or a DRO gradient method for a custom "
             "phi-divergence).")
 
-    def indicator_losses(self, part: WorstCaseRate, h: np.ndarray) -> Any:
-        """Convex upper bounds of h_x 1(f(x) > 0) over the ball's support: h u+ where h > 0,
-        h - h u- where h < 0 (u+- of eq. 4 of Goh et al.; tight at the anchor)."""
-        support = part.ball.support
+    def indicator_losses(self, support: Any, h: np.ndarray) -> Any:
+        """Convex upper bounds of h_x 1(f(x) > 0) over the examples of ``support`` (a Subset):
+        h u+ where h > 0, h - h u- where h < 0 (u+- of eq. 4 of Goh et al.; tight at the
+        anchor)."""
         n = support.n
         losses: Any = self.cp.Constant(np.zeros(n))
         pos, neg = np.flatnonzero(h > 0), np.flatnonzero(h < 0)
@@ -276,92 +246,11 @@ class _Builder:
             losses = losses + _selector(n, neg) @ (h[neg] - self.cp.multiply(h[neg], u))
         return losses
 
-    def worst_case(self, coef: float, part: WorstCaseRate) -> Any:
-        """c + sigma sup_q sum_x q_x sigma g_x with the indicators bounded (module docstring);
-        a rate over the whole support only (a conditional one: :meth:`conditional_bound`)."""
-        if part.conditional:
-            raise part.conditional_error("minimized, maximized or beside other terms, such a "
-                                         "ratio has no exact convex form")
-        sigma = 1.0 if coef > 0 else -1.0
-        losses = self.indicator_losses(part, sigma * part.coefficients)
-        sup = self.support_function(losses, part.ball.phi, part.ball.rho, part.ball.support.n)
-        return coef * part.expr.constant + abs(coef) * sup
-
-    def conditional_bound(self, row: Row, bound: float) -> Any:
-        """The row ``row.constant + coef * worst_case(r, U) <= bound`` of a conditional rate r
-        (denominator B a strict subset of U's support) as ``bound + |coef| S(l) <= bound``:
-        S(l) = sup_{q in U} sum_x q_x l_x over the losses of
-        :meth:`~ratecons.expr.robust.WorstCaseRate.bound_losses` at k = (bound - constant)/coef,
-        with every indicator replaced by its bound of eq. (4) (:meth:`indicator_losses`).
-
-        Validity: S(l) <= 0 holds exactly when the worst-case conditional rate meets k
-        (Dinkelbach's parameter fixed at k: ``bound_losses``). The bounds u of eq. (4)
-        majorize the ramp of eq. (3) example by example and equal it at the anchor, and the
-        support function is convex and nondecreasing in every l_x (q >= 0), so S at the bounds
-        is a convex function of (w, b) that is >= S at the ramp everywhere and equal to it at
-        the anchor: a step feasible here meets the floor under the randomized rule, and the
-        anchor of a feasible step stays feasible (Algorithm 1 of Goh et al. keeps descending).
-        The row's value is |coef| q*(B) times the canonical violation at the worst q*, so its
-        sign (and zero) is that of the exact condition; its slack is not in rate units.
-        """
-        (coef, part), = row.parts
-        sigma = 1.0 if coef > 0 else -1.0
-        const, h = part.bound_losses(sigma, (bound - row.constant) / coef)
-        losses = self.indicator_losses(part, h) + const
-        support = part.ball.support
-        sup = self.support_function(losses, part.ball.phi, part.ball.rho, support.n)
-        return bound + abs(coef) * sup
-
     def margin_losses(self, loss: str, data: Any, rows: np.ndarray, y: np.ndarray) -> Any:
         margins = self.cp.multiply(2.0 * y - 1.0, self.scores(data, rows))
         graph, constraints = loss_graph(self.cp, loss, margins)
         self.constraints += constraints
         return graph
-
-    def mean_loss(self, coef: float, part: MeanLoss) -> Any:
-        s = part.subset
-        return coef * (s.weights @ self.margin_losses(part.loss, s.data, s.index, s.y))
-
-    def robust_loss(self, coef: float, part: RobustLoss) -> Any:
-        s = part.ball.support
-        losses = self.margin_losses(part.loss, s.data, s.index, s.y)
-        return coef * self.support_function(losses, part.ball.phi, part.ball.rho, s.n)
-
-    def ranking(self, coef: float, part: RankingObjective, pin_threshold: bool = False) -> Any:
-        """coef * (1 - L) with L the surrogate loss of problem (3) (module docstring); with
-        ``pin_threshold`` (the objective's ranking), an intercept and no constraint, the
-        threshold is 0 in score space, so that b is the threshold."""
-        cp = self.cp
-        data = part.data
-        y = data.y
-        among = np.arange(data.n) if part.among == "all" else np.flatnonzero(y == 0)
-        z_pos = self.scores(data, np.flatnonzero(y == 1))
-        z_among = self.scores(data, among)
-        t: Any = cp.Variable()
-        if pin_threshold and isinstance(self.b, cp.Variable) and not self.analysis.constraints:
-            t = 0.0  # the intercept is the threshold (module docstring)
-
-        def surrogate(u: Any) -> Any:
-            graph, constraints = surrogate_graph(cp, part.surrogate, u)
-            self.constraints += constraints
-            return graph
-
-        if part.family == "toppushk":
-            self.constraints.append(cp.sum_largest(z_among, int(part.k)) / int(part.k) <= t)
-        else:
-            self.constraints.append(cp.sum(surrogate(part.theta * (z_among - t)))
-                                    <= among.size * float(part.tau))
-        loss = cp.sum(surrogate(t - z_pos)) / z_pos.shape[0]
-        return coef * (1.0 - loss)
-
-    def part(self, coef: float, part: Any, objective: bool = False) -> Any:
-        if isinstance(part, WorstCaseRate):
-            return self.worst_case(coef, part)
-        if isinstance(part, MeanLoss):
-            return self.mean_loss(coef, part)
-        if isinstance(part, RobustLoss):
-            return self.robust_loss(coef, part)
-        return self.ranking(coef, part, pin_threshold=objective)
 
     def row(self, row: Row, rates: Any, objective: bool = False,
             bound: float | None = None) -> Any:
@@ -370,11 +259,12 @@ class _Builder:
         # only a worst-case rate over a subset of its ball's support is ``conditional``
         if (bound is not None and len(row.parts) == 1
                 and getattr(row.parts[0][1], "conditional", False)):
-            return self.conditional_bound(row, bound)
+            return conditional_bound(self, row, bound)
         total: Any = row.constant if rates is None else row.constant + rates
         for coef, part in row.parts:
-            if not isinstance(part, RateExpr):
-                total = total + self.part(coef, part, objective)
+            lower = entry_for(LOWERINGS, part, "CVXPY").lower
+            if lower is not None:  # rates (lower None) are in ``rates``, folded per example
+                total = total + lower(self, coef, part, objective)
         return total
 
     def regularizer(self) -> Any:
@@ -405,7 +295,7 @@ def lower_step(analysis: Analysis, psi: dict[int, Any], anchor: dict[int, np.nda
     """
     import cvxpy as cp
 
-    builder = _Builder(cp, analysis, psi, anchor)
+    builder = CvxpyBuilder(cp, analysis, psi, anchor)
     rates = builder.folded_rates()
     rate_rows = [None if rates is None else rates[j] for j in range(len(analysis.rows))]
     objective = (builder.row(analysis.objective, rate_rows[0], objective=True)
@@ -538,7 +428,7 @@ def folded_rows(cp: Any, bound: FoldedBound, scores: Callable[[np.ndarray], Any]
 
     ``scores(used)`` gives z_x of the rows ``used`` of ``bound.design``, in that order: the rate
     pattern's reference writes X[used] w - b in directly, the generic lowering reads the
-    dataset's score variables when other parts use them (:class:`_Builder`).
+    dataset's score variables when other parts use them (:class:`CvxpyBuilder`).
     """
     terms, epigraph = [], []
     for sign, coef in ((+1.0, bound.A), (-1.0, bound.B)):
