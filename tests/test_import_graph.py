@@ -26,7 +26,6 @@ KNOWN_TERM_SWITCHES: dict[str, int] = {
     "ratecons.dispatch": 1,
     "ratecons.patterns.ranking": 2,
     "ratecons.patterns.rate_constraints": 2,
-    "ratecons.reductions.to_matrix": 5,
 }
 
 #: expression classes that are not ``Term`` subclasses but are switched on as terms

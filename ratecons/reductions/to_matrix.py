@@ -30,12 +30,16 @@ auxiliary columns (``def_<column>``). Names follow the MPS rules: printable ASCI
 spaces, unique, at most 255 characters. The objective is always minimized (the canonical sense:
 a maximized user objective is negated, user value = ``sign`` * file value).
 
-Parts with no LP/QP form raise :class:`~ratecons.errors.NotLinearError` naming the part and what
-would make it one (:func:`check_representable`).
+Each term type is written by its entry in :data:`LOWERINGS` (term type -> :class:`MatrixLowering`:
+the function that adds its columns and rows, and why a part of that type has no LP/QP form, if
+it has none). Parts with no LP/QP form raise :class:`~ratecons.errors.NotLinearError` naming the
+part and what would make it one (:func:`check_representable`), and so does a term type without
+an entry.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,11 +51,14 @@ from ..errors import NotLinearError
 from ..expr.analysis import Analysis, Row
 from ..expr.atom import label_of
 from ..expr.mean_loss import MeanLoss
+from ..expr.rate import RateExpr
 from ..expr.robust import WorstCaseRate
 from ..phi_divergence import RobustLoss
-from ..ranking import RankingObjective
+from ..ranking import RankingObjective, TPRAtQuantile, TPRAtTop
+from .table import entry_for
 
-__all__ = ["MatrixStep", "check_representable", "lower_matrix", "model_column_names",
+__all__ = ["LOWERINGS", "Linear", "MatrixBuilder", "MatrixLowering", "MatrixStep",
+           "check_representable", "lower_matrix", "model_column_names",
            "mps_names", "anchor_of"]
 
 #: longest row or column name an MPS file may carry
@@ -90,45 +97,15 @@ class MatrixStep:
 
 
 # ---------------------------------------------------------------------------- representability
-def _not_linear(part: Any, row: Row, j: int) -> str | None:
-    """Why ``part`` in canonical row ``j`` has no LP/QP form (None when it has one)."""
-    label = label_of(part)
-    where = "the objective" if j == 0 else f"the constraint '{row.name}'"
-    generic = "method='generic' (CVXPY, conic) solves it as it is"
-    if isinstance(part, MeanLoss):
-        if part.loss == "logistic":
-            return (f"{label} in {where}: the logistic loss is smooth but not piecewise linear or "
-                    f"quadratic, so it has no LP/QP form. Use rc.hinge_loss(...) (an LP) or "
-                    f"rc.mean_loss(..., 'squared') in the objective (a QP); {generic}.")
-        if part.loss == "squared" and j > 0:
-            return (f"{label} bounded in {where}: a bound on a squared loss is a quadratic "
-                    f"constraint (a QCQP, not a QP). Move it into the objective or use the hinge "
-                    f"loss; {generic}.")
-    if isinstance(part, (WorstCaseRate, RobustLoss)):
-        phi = part.ball.phi.name
-        cone = ("a second-order cone: its support function eta + sqrt((1 + rho)/N) "
-                "||(l - eta)_+||_2 has a 2-norm" if phi == "chi2" else
-                "an exponential cone (its support function has exp terms)")
-        return (f"{label} in {where}: the {phi} ball makes it {cone}, which is neither an LP "
-                f"nor a QP. Bound the plain rate or loss instead (rc.recall(D) >= ..., "
-                f"rc.hinge_loss(D)), or {generic}.")
-    if isinstance(part, RankingObjective):
-        quad = part.surrogate != "hinge"
-        if quad and part.family != "toppushk":
-            return (f"{label} in {where}: Pat&Mat with the quadratic hinge puts a quadratic "
-                    f"constraint on its threshold (a QCQP). Use surrogate='hinge' (an LP), or "
-                    f"{generic}.")
-        if quad and j > 0:
-            return (f"{label} bounded in {where}: with the quadratic hinge the bound is a "
-                    f"quadratic constraint (a QCQP). Use surrogate='hinge' (an LP), or {generic}.")
-    return None
-
-
 def check_representable(analysis: Analysis) -> None:
     """Raise :class:`NotLinearError` naming the first part without an LP/QP form."""
     for j, row in enumerate(analysis.rows):
+        where = "the objective" if j == 0 else f"the constraint '{row.name}'"
         for _, part in row.parts:
-            why = _not_linear(part, row, j)
+            entry = entry_for(LOWERINGS, part, "matrix LP/QP")
+            why = entry.refuses(part, where, j > 0)
+            if why is None and entry.lower is None:  # pragma: no cover - entries say why
+                why = f"{label_of(part)} in {where} has no LP/QP form"
             if why is not None:
                 raise NotLinearError(f"not an LP or QP: {why}")
 
@@ -179,7 +156,7 @@ def anchor_of(analysis: Analysis, scorer: Any) -> dict[int, np.ndarray]:
 
 
 # ---------------------------------------------------------------------------- the builder
-class _Builder:
+class MatrixBuilder:
     """Columns, rows and triplets of one step (module docstring)."""
 
     def __init__(self, analysis: Analysis, psi: dict[int, Any], anchor: Any,
@@ -264,89 +241,16 @@ class _Builder:
             self.scores(rows, data, new, scale)
         return colmap[index]
 
-    # -------------------------------------------------------------- parts
-    def rate(self, coef: float, expr: Any, acc: _Linear) -> None:
-        acc.constant += coef * expr.constant
-        for subset, c in expr.terms.values():
-            cc = coef * c
-            index, omega = subset.index, subset.weights
-            if self.anchor is None:
-                mask = np.ones(index.size, dtype=bool)
-            else:
-                z0 = self.anchor[id(subset.data)][index]
-                mask = z0 <= 0.5 if cc > 0 else z0 >= -0.5
-            if cc < 0:
-                acc.constant += cc
-            acc.constant += abs(cc) * float(omega[~mask].sum())
-            if mask.any():
-                cols = self.epigraph(subset.data, index[mask], "xi+" if cc > 0 else "xi-")
-                acc.add(cols, abs(cc) * omega[mask])
-
-    def mean_loss(self, coef: float, part: MeanLoss, acc: _Linear) -> None:
-        s = part.subset
-        if part.loss == "hinge":
-            acc.add(self.epigraph(s.data, s.index, "hinge"), coef * s.weights)
-        else:  # squared, objective only (check_representable)
-            cols = self.epigraph(s.data, s.index, "resid")
-            self.quad.append((cols, 2.0 * coef * s.weights))
-
-    def ranking(self, coef: float, part: RankingObjective, acc: _Linear,
-                pin_threshold: bool = False) -> None:
-        """coef * (1 - L), L = (1/n_+) sum_i l(t - z_i) (module docstring); coef < 0. With
-        ``pin_threshold`` (the objective's ranking), an intercept and no constraint, t is fixed
-        at 0 so that b is the threshold."""
-        data, label = part.data, part.label
-        a = -coef
-        acc.constant += coef
-        y = data.y
-        pos = np.flatnonzero(y == 1)
-        among = np.arange(data.n) if part.among == "all" else np.flatnonzero(y == 0)
-        free = not (pin_threshold and self.b_col is not None and not self.analysis.constraints)
-        t = int(self.add_cols([f"t[{label}]"], -np.inf if free else 0.0,
-                              np.inf if free else 0.0)[0])
-        e = self.add_cols([f"e[{label}|{x}]" for x in self.tag(data, pos)], 0.0, np.inf)
-        rows = self.add_rows([f"def_e[{label}|{x}]" for x in self.tag(data, pos)], 1.0, np.inf)
-        self.entries(rows, e, 1.0)  # e_i - t + z_i >= 1
-        self.entries(rows, t, -1.0)
-        self.scores(rows, data, pos, np.ones(pos.size))
-        if part.surrogate == "hinge":
-            acc.add(e, np.full(pos.size, a / pos.size))
-        else:  # quadratic hinge in the objective (check_representable)
-            self.quad.append((e, np.full(pos.size, 2.0 * a / pos.size)))
-        names = self.tag(data, among)
-        if part.family == "toppushk":  # t - u - (1/K) sum v >= 0, v_j + u - z_j >= 0
-            k = int(part.k)
-            u = int(self.add_cols([f"u[{label}]"], -np.inf, np.inf)[0])
-            v = self.add_cols([f"v[{label}|{x}]" for x in names], 0.0, np.inf)
-            vrows = self.add_rows([f"def_v[{label}|{x}]" for x in names], 0.0, np.inf)
-            self.entries(vrows, v, 1.0)
-            self.entries(vrows, u, 1.0)
-            self.scores(vrows, data, among, -np.ones(among.size))
-            thr = self.add_rows([f"thr[{label}]"], 0.0, np.inf)
-            self.entries(thr, [t, u], [1.0, -1.0])
-            self.entries(thr, v, -1.0 / k)
-        else:  # Pat&Mat: g_j - theta z_j + theta t >= 1, sum g <= n~ tau
-            theta = float(part.theta)
-            g = self.add_cols([f"g[{label}|{x}]" for x in names], 0.0, np.inf)
-            grows = self.add_rows([f"def_g[{label}|{x}]" for x in names], 1.0, np.inf)
-            self.entries(grows, g, 1.0)
-            self.entries(grows, t, theta)
-            self.scores(grows, data, among, np.full(among.size, -theta))
-            thr = self.add_rows([f"thr[{label}]"], -np.inf, among.size * float(part.tau))
-            self.entries(thr, g, 1.0)
-
-    def row(self, row: Row, acc: _Linear | None = None, objective: bool = False) -> _Linear:
-        acc = _Linear(row.constant) if acc is None else acc
+    def row(self, row: Row, acc: Linear | None = None, objective: bool = False) -> Linear:
+        acc = Linear(row.constant) if acc is None else acc
         for coef, part in row.parts:
-            if isinstance(part, MeanLoss):
-                self.mean_loss(coef, part, acc)
-            elif isinstance(part, RankingObjective):
-                self.ranking(coef, part, acc, pin_threshold=objective)
-            else:
-                self.rate(coef, part, acc)
+            lower = entry_for(LOWERINGS, part, "matrix LP/QP").lower
+            if lower is None:  # pragma: no cover - check_representable refused it first
+                raise NotLinearError(f"{label_of(part)} has no LP/QP form.")
+            lower(self, coef, part, acc, objective)
         return acc
 
-    def regularizer(self, acc: _Linear) -> None:
+    def regularizer(self, acc: Linear) -> None:
         model = self.analysis.model
         if model.l2 > 0:
             self.quad.append((self.w_cols, np.full(self.w_cols.size, float(model.l2))))
@@ -361,7 +265,7 @@ class _Builder:
             acc.add(a, np.full(a.size, l1))
 
 
-class _Linear:
+class Linear:
     """A linear expression being accumulated: columns, coefficients and a constant."""
 
     def __init__(self, constant: float = 0.0) -> None:
@@ -377,6 +281,158 @@ class _Linear:
         if not self.cols:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
         return np.concatenate(self.cols), np.concatenate(self.vals)
+
+
+def _rate(builder: MatrixBuilder, coef: float, expr: RateExpr, acc: Linear, objective: bool
+          ) -> None:
+    """coef * expr: each s_p(D) by its bound of eq. (4) (``xi+`` / ``xi-`` columns, the
+    constant 1 where the anchor is beyond the ramp)."""
+    acc.constant += coef * expr.constant
+    for subset, c in expr.terms.values():
+        cc = coef * c
+        index, omega = subset.index, subset.weights
+        if builder.anchor is None:
+            mask = np.ones(index.size, dtype=bool)
+        else:
+            z0 = builder.anchor[id(subset.data)][index]
+            mask = z0 <= 0.5 if cc > 0 else z0 >= -0.5
+        if cc < 0:
+            acc.constant += cc
+        acc.constant += abs(cc) * float(omega[~mask].sum())
+        if mask.any():
+            cols = builder.epigraph(subset.data, index[mask], "xi+" if cc > 0 else "xi-")
+            acc.add(cols, abs(cc) * omega[mask])
+
+
+def _mean_loss(builder: MatrixBuilder, coef: float, part: MeanLoss, acc: Linear,
+               objective: bool) -> None:
+    """coef * the mean loss: ``hinge`` epigraph columns, or ``resid`` columns in P (squared)."""
+    s = part.subset
+    if part.loss == "hinge":
+        acc.add(builder.epigraph(s.data, s.index, "hinge"), coef * s.weights)
+    else:  # squared, objective only (check_representable)
+        cols = builder.epigraph(s.data, s.index, "resid")
+        builder.quad.append((cols, 2.0 * coef * s.weights))
+
+
+def _ranking(builder: MatrixBuilder, coef: float, part: RankingObjective, acc: Linear,
+             objective: bool) -> None:
+    """coef * (1 - L), L = (1/n_+) sum_i l(t - z_i) (module docstring); coef < 0. In the
+    objective, with an intercept and no constraint, t is fixed at 0 so that b is the
+    threshold."""
+    data, label = part.data, part.label
+    a = -coef
+    acc.constant += coef
+    y = data.y
+    pos = np.flatnonzero(y == 1)
+    among = np.arange(data.n) if part.among == "all" else np.flatnonzero(y == 0)
+    free = not (objective and builder.b_col is not None and not builder.analysis.constraints)
+    t = int(builder.add_cols([f"t[{label}]"], -np.inf if free else 0.0,
+                          np.inf if free else 0.0)[0])
+    e = builder.add_cols([f"e[{label}|{x}]" for x in builder.tag(data, pos)], 0.0, np.inf)
+    rows = builder.add_rows([f"def_e[{label}|{x}]" for x in builder.tag(data, pos)], 1.0, np.inf)
+    builder.entries(rows, e, 1.0)  # e_i - t + z_i >= 1
+    builder.entries(rows, t, -1.0)
+    builder.scores(rows, data, pos, np.ones(pos.size))
+    if part.surrogate == "hinge":
+        acc.add(e, np.full(pos.size, a / pos.size))
+    else:  # quadratic hinge in the objective (check_representable)
+        builder.quad.append((e, np.full(pos.size, 2.0 * a / pos.size)))
+    names = builder.tag(data, among)
+    if part.family == "toppushk":  # t - u - (1/K) sum v >= 0, v_j + u - z_j >= 0
+        k = int(part.k)
+        u = int(builder.add_cols([f"u[{label}]"], -np.inf, np.inf)[0])
+        v = builder.add_cols([f"v[{label}|{x}]" for x in names], 0.0, np.inf)
+        vrows = builder.add_rows([f"def_v[{label}|{x}]" for x in names], 0.0, np.inf)
+        builder.entries(vrows, v, 1.0)
+        builder.entries(vrows, u, 1.0)
+        builder.scores(vrows, data, among, -np.ones(among.size))
+        thr = builder.add_rows([f"thr[{label}]"], 0.0, np.inf)
+        builder.entries(thr, [t, u], [1.0, -1.0])
+        builder.entries(thr, v, -1.0 / k)
+    else:  # Pat&Mat: g_j - theta z_j + theta t >= 1, sum g <= n~ tau
+        theta = float(part.theta)
+        g = builder.add_cols([f"g[{label}|{x}]" for x in names], 0.0, np.inf)
+        grows = builder.add_rows([f"def_g[{label}|{x}]" for x in names], 1.0, np.inf)
+        builder.entries(grows, g, 1.0)
+        builder.entries(grows, t, theta)
+        builder.scores(grows, data, among, np.full(among.size, -theta))
+        thr = builder.add_rows([f"thr[{label}]"], -np.inf, among.size * float(part.tau))
+        builder.entries(thr, g, 1.0)
+
+
+_GENERIC = "method='generic' (CVXPY, conic) solves it as it is"
+
+
+def _takes_all(part: Any, where: str, bounded: bool) -> str | None:
+    return None
+
+
+def _mean_loss_refuses(part: MeanLoss, where: str, bounded: bool) -> str | None:
+    label = label_of(part)
+    if part.loss == "logistic":
+        return (f"{label} in {where}: the logistic loss is smooth but not piecewise linear or "
+                f"quadratic, so it has no LP/QP form. Use rc.hinge_loss(...) (an LP) or "
+                f"rc.mean_loss(..., 'squared') in the objective (a QP); {_GENERIC}.")
+    if part.loss == "squared" and bounded:
+        return (f"{label} bounded in {where}: a bound on a squared loss is a quadratic "
+                f"constraint (a QCQP, not a QP). Move it into the objective or use the hinge "
+                f"loss; {_GENERIC}.")
+    return None
+
+
+def _conic_refuses(part: Any, where: str, bounded: bool) -> str | None:
+    phi = part.ball.phi.name
+    cone = ("a second-order cone: its support function eta + sqrt((1 + rho)/N) "
+            "||(l - eta)_+||_2 has a 2-norm" if phi == "chi2" else
+            "an exponential cone (its support function has exp terms)")
+    return (f"{label_of(part)} in {where}: the {phi} ball makes it {cone}, which is neither an "
+            f"LP nor a QP. Bound the plain rate or loss instead (rc.recall(D) >= ..., "
+            f"rc.hinge_loss(D)), or {_GENERIC}.")
+
+
+def _ranking_refuses(part: RankingObjective, where: str, bounded: bool) -> str | None:
+    quad = part.surrogate != "hinge"
+    if quad and part.family != "toppushk":
+        return (f"{label_of(part)} in {where}: Pat&Mat with the quadratic hinge puts a "
+                f"quadratic constraint on its threshold (a QCQP). Use surrogate='hinge' (an LP), "
+                f"or {_GENERIC}.")
+    if quad and bounded:
+        return (f"{label_of(part)} bounded in {where}: with the quadratic hinge the bound is a "
+                f"quadratic constraint (a QCQP). Use surrogate='hinge' (an LP), or {_GENERIC}.")
+    return None
+
+
+@dataclass(frozen=True)
+class MatrixLowering:
+    """How one term type enters the matrix program.
+
+    Attributes
+    ----------
+    lower : callable or None
+        ``lower(builder, coef, part, acc, objective)`` adds ``coef * part`` to the linear
+        expression ``acc`` (:class:`Linear`) of its row, with the columns and rows it needs
+        (``builder``: :class:`MatrixBuilder`; ``objective``: the part is in the objective row);
+        None for a term with no LP/QP form.
+    refuses : callable
+        ``refuses(part, where, bounded) -> reason or None``: why this part, in ``where`` (the
+        objective or a named constraint; ``bounded`` for a constraint), has no LP/QP form.
+    """
+
+    lower: Callable[[MatrixBuilder, float, Any, Linear, bool], None] | None
+    refuses: Callable[[Any, str, bool], str | None] = _takes_all
+
+
+_RANKING = MatrixLowering(_ranking, _ranking_refuses)
+#: term type -> its :class:`MatrixLowering` (CVXPY's CANON_METHODS; refused by name without one)
+LOWERINGS: dict[type, MatrixLowering] = {
+    RateExpr: MatrixLowering(_rate),
+    MeanLoss: MatrixLowering(_mean_loss, _mean_loss_refuses),
+    TPRAtTop: _RANKING,
+    TPRAtQuantile: _RANKING,
+    WorstCaseRate: MatrixLowering(None, _conic_refuses),
+    RobustLoss: MatrixLowering(None, _conic_refuses),
+}
 
 
 def lower_matrix(analysis: Analysis, psi: dict[int, Any],
@@ -402,8 +458,8 @@ def lower_matrix(analysis: Analysis, psi: dict[int, Any],
     if bounds is None:
         bounds = np.array([row.bound for row in analysis.constraints])
     kernel = analysis.kernel if kernel is None else kernel
-    builder = _Builder(analysis, psi, anchor, kernel)
-    objective = _Linear()
+    builder = MatrixBuilder(analysis, psi, anchor, kernel)
+    objective = Linear()
     builder.regularizer(objective)  # abs_w next to w and b
     objective.constant = analysis.objective.constant
     builder.row(analysis.objective, objective, objective=True)
