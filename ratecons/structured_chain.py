@@ -27,7 +27,8 @@ from .patterns.pattern import MethodSpec
 from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS
 from .reductions.to_cvxpy import ConvexStep, pick_solver, solve_step
 from .reductions.to_structured import lower_structured, structured_support
-from .solvers.structured import DEFAULT_TOL, WarmStart, solve_structured
+from .solvers.structured import DEFAULT_TOL, solve_structured
+from .solvers.structured_form import WarmStart
 
 __all__ = ["structured_method", "structured_step", "structured_support"]
 
