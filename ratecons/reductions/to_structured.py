@@ -15,7 +15,11 @@ one stacked feature matrix of the examples the step uses:
   lowering), the loss (1/n+) sum max(0, 1 + t - z_i) enters the row with the term's
   coefficient, and the threshold's own constraint is a row of the step that the user did not
   write: for TopPushK, sum_largest(z, K)/K <= t as lambda + (1/K) sum max(0, z_j - lambda) <= t
-  with a second free variable lambda; for Pat&Mat, sum_j max(0, 1 + theta (z_j - t)) <= n~ tau.
+  with a second free variable lambda; for Pat&Mat, sum_j max(0, 1 + theta (z_j - t)) <= n~ tau;
+- a chi-square or KL robust loss minimized in the objective (Ghosh & Squillante, eq. 5 in dual
+  form, :mod:`ratecons.solvers.structured_robust`): two free variables (eta, lam) and per
+  example the perspective of phi* at its margin loss, a smooth piece (logistic, squared) or the
+  epigraph of a hinge piece max(0, 1 - y z) that enters no row.
 
 Lowering is by table (:data:`LOWERINGS`, term type -> function): a term without an entry is
 refused by name with :class:`~ratecons.errors.NotLinearError`, never passed over.
