@@ -214,3 +214,45 @@ def test_structured_step_certifies_an_unregularized_robust_loss(data):
     _check_step(ours, reference)
     assert not form.fit_intercept
     assert solve_structured(form).rel_gap <= CERTIFIED_TOL
+
+
+def test_auto_picks_the_structured_steps_for_robust_compositions():
+    """From 500 examples a robust loss beside a rate constraint goes to the structured chain
+    (benchmarks.composition: 4.5-12.6x the CVXPY chain at 2,000 Adult rows); the worst-case
+    rate has no structured lowering and keeps the CVXPY steps."""
+    data = small_composition_data(600, baseline=True)
+    ball = rc.PhiDivergenceBall(data, phi="kl", rho=0.1)
+    problem = _problem(data, "chi2", "logistic", 1e-2, "80pct_rule")
+    assert problem.plan().method == "structured"
+    worst = rc.Problem(minimize=rc.robust_loss(ball), model=rc.LinearModel(l2=1e-2),
+                       subject_to=CONSTRAINTS["worst_case_rate"](data))
+    plan = worst.plan()
+    assert plan.method == "cvxpy" and "WorstCaseRate" in str(plan)
+
+
+def _more_problems(D: rc.Dataset) -> dict[str, rc.Problem]:
+    a, b = D.group("g", "a"), D.group("g", "b")
+    return {
+        "l1": rc.Problem(minimize=rc.robust_loss(rc.PhiDivergenceBall(D, "chi2", 0.1)),
+                         model=rc.LinearModel(l2=0.0, l1=1e-2),
+                         subject_to=[rc.recall(D) >= 0.75]),
+        "ball on a subset, beside a mean loss": rc.Problem(
+            minimize=rc.robust_loss(rc.PhiDivergenceBall(a, "kl", 0.2)) + rc.logistic_loss(D),
+            model=rc.LinearModel(l2=1e-2)),
+        "two balls": rc.Problem(
+            minimize=0.5 * rc.robust_loss(rc.PhiDivergenceBall(a, "chi2", 0.2), loss="hinge")
+            + rc.robust_loss(rc.PhiDivergenceBall(b, "kl", 0.1)),
+            model=rc.LinearModel(l2=1e-2)),
+        "gaussian kernel": rc.Problem(
+            minimize=rc.robust_loss(rc.PhiDivergenceBall(D, "chi2", 0.1)),
+            model=rc.KernelModel(kernel="gaussian", l2=1e-2),
+            subject_to=[rc.recall(D) >= 0.75]),
+    }
+
+
+@pytest.mark.parametrize("name", ["l1", "ball on a subset, beside a mean loss", "two balls",
+                                  "gaussian kernel"])
+def test_more_robust_compositions_match_clarabel(data, name):
+    ours, reference, form = _steps(_more_problems(data)[name])
+    _check_step(ours, reference)
+    assert len(form.robust) == (2 if name == "two balls" else 1)
