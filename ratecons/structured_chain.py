@@ -27,7 +27,8 @@ from .patterns.pattern import MethodSpec
 from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS
 from .reductions.to_cvxpy import ConvexStep, pick_solver, solve_step
 from .reductions.to_structured import lower_structured, structured_support
-from .solvers.structured import DEFAULT_TOL, WarmStart, solve_structured
+from .solvers.structured import CERTIFIED_TOL, DEFAULT_TOL, solve_structured
+from .solvers.structured_form import WarmStart
 
 __all__ = ["structured_method", "structured_step", "structured_support"]
 
@@ -41,7 +42,61 @@ GIVE_UP_AFTER = 2
 #: certified iterate with status ``iteration_limit`` and says why; the hinge relaxation (the
 #: first step, which phase one may need) is always handed over
 REFERENCE_FALLBACK_MAX_ROWS = 50_000
+#: inexact MM steps: an MM step is solved to INEXACT_FRACTION times the relative decrease of the
+#: step objective between the last two MM steps (at most INEXACT_MAX, at least the step
+#: tolerance; INEXACT_MAX while no decrease is known), so that early steps, whose decrease is
+#: 1e-2..1e-1, stop after fewer interior-point iterations while the steps near the fixed point
+#: are solved to the step tolerance
+INEXACT_FRACTION = 1e-2
+INEXACT_MAX = 1e-4
+#: a loosely solved step (tolerance above the certificate's 1e-6) whose own decrease is below
+#: INEXACT_SAFETY times its tolerance, or that has no previous step to compare with, is solved
+#: again to the step tolerance from where it stopped: the MM driver may take it as the fixed
+#: point, whose status ``optimal`` must rest on a certified step
+INEXACT_SAFETY = 10.0
 
+
+def _step_tolerance(tol: float, anchor: Any, previous: dict[str, Any]) -> float:
+    """The tolerance of the next step (:data:`INEXACT_FRACTION`)."""
+    if anchor is None or "decrease" not in previous:
+        return tol
+    return float(np.clip(INEXACT_FRACTION * previous["decrease"], tol, INEXACT_MAX))
+
+
+def _decrease(previous: dict[str, Any], objective: float) -> float:
+    """Relative decrease of the step objective from the last MM step (inf without one)."""
+    if "objective" not in previous:
+        return float("inf")
+    last = previous["objective"]
+    return (last - objective) / max(1.0, abs(last))
+
+
+def _solve_mm_step(form: Any, tol: float, anchor: Any, previous: dict[str, Any],
+                   deadline: float | None, counts: dict[str, int]) -> Any:
+    """One step by the structured interior point: warm from the last certified step, to the
+    tolerance of :func:`_step_tolerance`, tightened per :data:`INEXACT_SAFETY`."""
+    warm = previous.get("warm") if anchor is not None else None
+    step_tol = _step_tolerance(tol, anchor, previous)
+    answer = solve_structured(form, tol=step_tol, deadline=deadline, warm=warm)
+    if warm is not None and answer.status not in (settings.OPTIMAL, settings.TIME_LIMIT):
+        answer = solve_structured(form, tol=step_tol, deadline=deadline)  # a cold start
+    decrease = _decrease(previous, answer.objective)
+    if (answer.status == settings.OPTIMAL and step_tol > CERTIFIED_TOL
+            and (decrease == float("inf") or decrease < INEXACT_SAFETY * step_tol)):
+        counts["tightened"] = counts.get("tightened", 0) + 1
+        loose = answer
+        answer = solve_structured(form, tol=tol, deadline=deadline, warm=WarmStart(
+            loose.w, loose.b, loose.duals, loose.extra))
+        answer.iterations += loose.iterations
+        answer.solve_time += loose.solve_time
+        decrease = _decrease(previous, answer.objective)
+    if answer.status == settings.OPTIMAL and anchor is not None:
+        if "objective" in previous:
+            previous["decrease"] = max(decrease, 0.0)
+        previous["objective"] = answer.objective
+    counts["interior_iterations"] = counts.get("interior_iterations", 0) + answer.iterations
+    answer.message = answer.message or f"solved to relative tolerance {step_tol:.0e}"
+    return answer
 
 
 def structured_step(analysis: Analysis, tol: float = DEFAULT_TOL,
@@ -50,7 +105,8 @@ def structured_step(analysis: Analysis, tol: float = DEFAULT_TOL,
     :func:`ratecons.matrix_chain.highs_step`): lower, solve by the structured interior point,
     and fall back to the CVXPY step when it ends without a certificate."""
     counts = counts if counts is not None else {}
-    previous: dict[str, WarmStart] = {}  # the last certified step: the next one starts there
+    # the last certified step (the next one starts there) and the last MM steps' decrease
+    previous: dict[str, Any] = {}
 
     def step(psi: dict[int, Any], anchor: Any, bounds: np.ndarray) -> ConvexStep:
         if counts.get("failed_in_a_row", 0) >= GIVE_UP_AFTER:
@@ -60,10 +116,7 @@ def structured_step(analysis: Analysis, tol: float = DEFAULT_TOL,
         budget = limits.active()
         deadline = (None if budget.time_limit is None
                     else budget.started + budget.time_limit)
-        warm = previous.get("warm") if anchor is not None else None
-        answer = solve_structured(form, tol=tol, deadline=deadline, warm=warm)
-        if warm is not None and answer.status not in (settings.OPTIMAL, settings.TIME_LIMIT):
-            answer = solve_structured(form, tol=tol, deadline=deadline)  # a cold start
+        answer = _solve_mm_step(form, tol, anchor, previous, deadline, counts)
         counts["structured"] = counts.get("structured", 0) + 1
         if answer.status == settings.OPTIMAL:
             counts["failed_in_a_row"] = 0
@@ -72,7 +125,7 @@ def structured_step(analysis: Analysis, tol: float = DEFAULT_TOL,
             return ConvexStep(answer.status, answer.objective, answer.w, answer.b,
                               answer.duals, "structured", answer.solve_time,
                               f"{answer.iterations} interior-point iterations, relative gap "
-                              f"{answer.rel_gap:.1e}")
+                              f"{answer.rel_gap:.1e} ({answer.message})")
         if answer.status == settings.TIME_LIMIT:
             return ConvexStep(answer.status, answer.objective, answer.w, answer.b,
                               answer.duals, "structured", answer.solve_time, answer.message)
@@ -111,6 +164,8 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
     solution.certificate.details["structured_steps"] = counts.get("structured", 0)
     solution.certificate.details["reference_steps"] = counts.get("reference", 0)
     solution.certificate.details["uncertified_steps"] = counts.get("uncertified", 0)
+    solution.certificate.details["interior_iterations"] = counts.get("interior_iterations", 0)
+    solution.certificate.details["tightened_steps"] = counts.get("tightened", 0)
     objective = form.objective.to_user(solution.objective)
     result = ComposedResult(problem, settings.STRUCTURED_METHOD, solution, scorer, objective)
     result.last_step = last_step

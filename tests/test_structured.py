@@ -30,13 +30,8 @@ from ratecons.reductions.to_cvxpy import solve_step
 from ratecons.reductions.to_matrix import anchor_of
 from ratecons.reductions.to_structured import lower_structured
 from ratecons.scans import Rows
-from ratecons.solvers.structured import (
-    _IPM,
-    CERTIFIED_TOL,
-    SmoothPieces,
-    StructuredForm,
-    solve_structured,
-)
+from ratecons.solvers.structured import _IPM, CERTIFIED_TOL, solve_structured
+from ratecons.solvers.structured_form import SmoothPieces, StructuredForm
 from ratecons.testing import small_composition_data
 from tests.shared_data import standardized
 from tests.test_composition import CONSTRAINTS as COMPOSITION_CONSTRAINTS
@@ -156,10 +151,10 @@ def test_real_data_steps_and_chains_match_the_reference():
 
 
 def test_unsupported_terms_are_refused_by_name(data):
-    ball = rc.PhiDivergenceBall(data, phi="chi2", rho=0.1)
-    problem = rc.Problem(minimize=rc.robust_loss(ball), model=rc.LinearModel(l2=1e-2),
-                         subject_to=[rc.recall(data) >= 0.7])
-    with pytest.raises(NotLinearError, match="RobustLoss"):
+    ball = rc.PhiDivergenceBall(data.positives, phi="chi2", rho=0.1)
+    problem = rc.Problem(minimize=rc.logistic_loss(data), model=rc.LinearModel(l2=1e-2),
+                         subject_to=[rc.worst_case(rc.recall(data), ball) >= 0.7])
+    with pytest.raises(NotLinearError, match="WorstCaseRate"):
         problem.solve(method="structured")
     assert problem.solve().method == "cvxpy"  # auto: the reference chain, and plan() says why
     assert "no lowering for" in str(problem.plan())

@@ -15,7 +15,11 @@ one stacked feature matrix of the examples the step uses:
   lowering), the loss (1/n+) sum max(0, 1 + t - z_i) enters the row with the term's
   coefficient, and the threshold's own constraint is a row of the step that the user did not
   write: for TopPushK, sum_largest(z, K)/K <= t as lambda + (1/K) sum max(0, z_j - lambda) <= t
-  with a second free variable lambda; for Pat&Mat, sum_j max(0, 1 + theta (z_j - t)) <= n~ tau.
+  with a second free variable lambda; for Pat&Mat, sum_j max(0, 1 + theta (z_j - t)) <= n~ tau;
+- a chi-square or KL robust loss minimized in the objective (Ghosh & Squillante, eq. 5 in dual
+  form, :mod:`ratecons.solvers.structured_robust`): two free variables (eta, lam) and per
+  example the perspective of phi* at its margin loss, a smooth piece (logistic, squared) or the
+  epigraph of a hinge piece max(0, 1 - y z) that enters no row.
 
 Lowering is by table (:data:`LOWERINGS`, term type -> function): a term without an entry is
 refused by name with :class:`~ratecons.errors.NotLinearError`, never passed over.
@@ -35,10 +39,13 @@ from ..canonical.rate_program import program_of_rows
 from ..errors import NotLinearError
 from ..expr.analysis import Analysis
 from ..expr.mean_loss import MeanLoss
+from ..phi_divergence import CHI2, KL, RobustLoss
 from ..ranking import RankingObjective, TPRAtQuantile, TPRAtTop
 from ..rates import RateExpr
 from ..scans import Rows
-from ..solvers.structured import SMOOTH_LOSSES, SmoothPieces, StructuredForm
+from ..solvers.margin_curvature import SMOOTH_LOSSES
+from ..solvers.structured_form import SmoothPieces, StructuredForm
+from ..solvers.structured_robust import RobustPieces
 
 __all__ = ["LOWERINGS", "Lowering", "lower_structured", "structured_slower",
            "structured_support"]
@@ -72,6 +79,7 @@ class _Pieces:
     internal_bounds: list[float] = field(default_factory=list)
     row_extra: list[tuple[int, int, float]] = field(default_factory=list)
     extra: int = 0
+    robust: list[tuple[RobustLoss, float, _Group, int, int]] = field(default_factory=list)
 
     def new_variable(self) -> int:
         self.extra += 1
@@ -142,6 +150,30 @@ def _ranking(pieces: _Pieces, j: int, coef: float, part: RankingObjective,
     pieces.add_hinge(key, positives, -1.0, 1.0, {j: -coef / positives.size}, on_t)
 
 
+def _robust_support(part: RobustLoss) -> str | None:
+    if not any(part.ball.phi is phi for phi in (CHI2, KL)):
+        return (f"the structured step solver takes the chi-square and KL balls only (got "
+                f"phi={part.ball.phi.name!r} in {part.name})")
+    return None
+
+
+def _robust_loss(pieces: _Pieces, j: int, coef: float, part: RobustLoss,
+                 objective: bool) -> None:
+    """coef * R (eq. 5 of Ghosh & Squillante in dual form, :mod:`..solvers.structured_robust`)
+    over the ball's margin losses, with its (eta, lam) two new free variables."""
+    if j != 0 or coef <= 0:  # pragma: no cover - structured_support refuses these first
+        raise NotLinearError(f"{part.name} enters row {j} with coefficient {coef:g}; the "
+                             "structured step takes robust losses minimized in the objective")
+    s = part.ball.support
+    label = 2.0 * s.y.astype(np.float64) - 1.0
+    group = _Group(id(s.data), s.index, {}, label=label)
+    if part.loss == "hinge":
+        group.slope, group.offset = -label, np.ones(s.n)
+        pieces.hinge.append(group)
+    eta, lam = pieces.new_variable(), pieces.new_variable()
+    pieces.robust.append((part, coef, group, eta, lam))
+
+
 @dataclass(frozen=True)
 class Lowering:
     """How one part type enters the structured form: ``lower(pieces, row j, coefficient,
@@ -152,6 +184,7 @@ class Lowering:
     lower: Callable[[_Pieces, int, float, Any, bool], None]
     refuses: Callable[[Any], str | None] = lambda part: None
     slower: str | None = None
+    objective_only: bool = False
 
 
 _RANKING = Lowering(_ranking, _ranking_support, slower=(
@@ -163,22 +196,26 @@ LOWERINGS: dict[type, Lowering] = {
     MeanLoss: Lowering(_mean_loss),
     TPRAtTop: _RANKING,
     TPRAtQuantile: _RANKING,
+    RobustLoss: Lowering(_robust_loss, _robust_support, objective_only=True),
 }
 
 
 def structured_support(analysis: Analysis) -> str | None:
     """None when every part of ``analysis`` has a structured lowering, else why not."""
-    for row in analysis.rows:
-        for _, part in row.parts:
+    for j, row in enumerate(analysis.rows):
+        for coef, part in row.parts:
             entry = LOWERINGS.get(type(part))
             if entry is None:
                 return (f"the structured step solver has no lowering for {part.name} "
                         f"({type(part).__name__}); it takes rates, mean losses (hinge, "
                         f"{', '.join(SMOOTH_LOSSES)}), TPR@K and TPR@tau (hinge surrogate), "
-                        "l1 and l2")
+                        "chi-square and KL robust losses in the objective, l1 and l2")
             reason = entry.refuses(part)
             if reason is not None:
                 return reason
+            if entry.objective_only and (j != 0 or coef <= 0):
+                return (f"the structured step solver takes {part.name} only as a minimized "
+                        "objective term")
     return None
 
 
@@ -268,7 +305,8 @@ def lower_structured(analysis: Analysis, psi: dict[int, Any],
             pinned = j == 0 and fit_b and not analysis.constraints
             LOWERINGS[type(part)].lower(pieces, j, coef, part, pinned)
     smooth_groups = [g for group in pieces.smooth.values() for g in group]
-    P, offsets, used = _stack(psi, pieces.hinge + smooth_groups)
+    robust_smooth = [g for _, _, g, _, _ in pieces.robust if g.slope is None]
+    P, offsets, used = _stack(psi, pieces.hinge + smooth_groups + robust_smooth)
 
     def position(g: _Group) -> np.ndarray:
         return offsets[g.key] + np.searchsorted(used[g.key], g.rows)
@@ -298,6 +336,7 @@ def lower_structured(analysis: Analysis, psi: dict[int, Any],
                            joined([g.label for g in group]), _coef_matrix(group, total))
               for loss, group in pieces.smooth.items()]
     model = analysis.model
+    robust = _robust_pieces(pieces, position)
     return StructuredForm(
         rows=Rows(P), fit_intercept=fit_b,
         l2=float(getattr(model, "l2", 0.0)), l1=float(getattr(model, "l1", 0.0)),
@@ -307,4 +346,21 @@ def lower_structured(analysis: Analysis, psi: dict[int, Any],
         hinge_coef=_coef_matrix(hinge, total),
         smooth=smooth, constant=constant,
         bounds=np.concatenate([np.asarray(bounds, dtype=np.float64), pieces.internal_bounds]),
-        extra=pieces.extra, hinge_extra=G, row_extra=F, user_rows=m)
+        extra=pieces.extra, hinge_extra=G, row_extra=F, user_rows=m, robust=robust)
+
+
+def _robust_pieces(pieces: _Pieces, position: Callable[[_Group], np.ndarray]
+                   ) -> list[RobustPieces]:
+    """The robust losses' pieces: hinge ones point at their hinge pieces k, smooth ones at
+    their rows of the stacked features."""
+    starts = np.cumsum([0] + [g.rows.size for g in pieces.hinge])
+    out = []
+    for part, coef, group, eta, lam in pieces.robust:
+        if group.slope is not None:
+            k = next(i for i, g in enumerate(pieces.hinge) if g is group)
+            index = np.arange(starts[k], starts[k + 1])
+        else:
+            index = position(group).astype(np.int64)
+        out.append(RobustPieces(part.ball.phi.name, part.ball.rho, float(coef), part.loss,
+                                index, group.label, eta, lam))
+    return out

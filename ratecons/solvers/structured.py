@@ -51,8 +51,6 @@ tolerance.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -60,17 +58,13 @@ from scipy.linalg import lu_factor, lu_solve
 
 from .. import settings
 from ..loss_functions import margin_loss
-from ..scans import Rows
 from .interior import single_blas_thread, step_to_boundary
+from .margin_curvature import SMOOTH_LOSSES
+from .structured_form import StructuredForm, StructuredSolution, WarmStart
+from .structured_robust import RobustTerms, robust_start, robust_terms
 
-__all__ = ["SmoothPieces", "StructuredForm", "StructuredSolution", "WarmStart",
-           "solve_structured", "SMOOTH_LOSSES"]
+__all__ = ["solve_structured", "DEFAULT_TOL", "CERTIFIED_TOL"]
 
-#: the smooth margin losses the step solver takes: name -> second derivative l''(m)
-SMOOTH_LOSSES = {
-    "logistic": lambda m: 0.25 * (1.0 - np.tanh(0.5 * m) ** 2),
-    "squared": lambda m: np.full_like(m, 2.0),
-}
 #: fraction of the step to the boundary taken
 STEP_FRACTION = 0.99
 #: relative tolerance of the certificate for status ``optimal`` (gap and both residuals)
@@ -85,8 +79,16 @@ REFINE_BELOW = 1e-4
 #: how far into the interior a warm start pushes slacks and multipliers (in the scaled rows'
 #: units): on a 2,000-row Adult sample with 500 Nystrom features and the 80% rule, the MM run
 #: took 129 interior-point iterations at 0.1 against 139 at 1e-2, 226 at 1e-3, 244 at 1e-4
-#: and about 160 from cold starts
-WARM_SHIFT = 0.1
+#: and about 160 from cold starts; with the epigraph variables no longer shifted
+#: (:data:`WARM_U_SHIFT`), logistic loss + 80% rule on the same sample took 150 iterations at
+#: 1e-2, 121 at 0.1, 111 at 0.3 and 166 at 1 (hinge + FPR parity: 70 at 0.1, 67 at 0.3)
+WARM_SHIFT = 0.3
+#: how far above its piece a warm start puts each epigraph variable u_k: every unit of it
+#: raises the rows by the sum of their coefficients, and with 0.1 (WARM_SHIFT) the 80% rule's
+#: row started violated by 50-90 (scaled units) on a 2,000-row Adult sample (the rows are
+#: active at the anchor), so the warm starts began with a primal residual of 60; with 0 the
+#: infeasibility sits in the pieces' slacks instead (0.1 each)
+WARM_U_SHIFT = 0.0
 #: below this many columns the Gram products run on one BLAS thread (thin products gained
 #: nothing from threads on the 2-core machines measured, :mod:`.interior`); from it on BLAS
 #: keeps its threads
@@ -100,131 +102,19 @@ STALL_FACTOR = 0.5
 #: its merit first rises while the iterates centre (checked from the start, the rule ended
 #: warm-started hinge-loss steps on 200,000 rows after 13 iterations)
 STALL_AFTER = 24
+#: a predictor step (to the boundary) shorter than this gets no second-order correction: at a
+#: chi-square robust loss's start (w = 0, every loss equal) the predictor reached 0.02 and the
+#: corrected direction sent lam from 1 to 1.7e3, from where the loop never came back
+CORRECT_FROM_STEP = 0.1
+#: the robust pieces' (eta, lam) get this times the merit (capped at 1) times their weight on
+#: the diagonal of the Newton system (a proximal term that vanishes at the optimum): at w = 0
+#: every loss is equal, R is linear along a ray of (eta, lam) towards lam = 0, and undamped
+#: Newton steps drove lam to 1e-26 on a KL robust logistic loss before w could move
+ROBUST_DAMPING = 1.0
 #: a step shorter than this ends the loop (the best iterate is returned with its measures)
 MIN_STEP = 1e-8
 #: interior-point iterations before the status is ``iteration_limit``
 DEFAULT_MAX_ITERATIONS = 100
-
-
-@dataclass
-class SmoothPieces:
-    """Smooth margin-loss pieces S[j, l] loss(y_l z_{i_l}) of one loss."""
-
-    loss: str
-    index: np.ndarray  # (L,) example rows
-    label: np.ndarray  # (L,) y in {-1, +1}
-    coef: np.ndarray  # (m+1, L), >= 0
-
-
-@dataclass
-class StructuredForm:
-    """One convex step over the score model (module docstring), as plain data.
-
-    Attributes
-    ----------
-    rows : Rows
-        The examples' features P (N x p).
-    fit_intercept : bool
-        Whether b is a variable (else b = 0).
-    l2, l1 : float
-        Regularizer weights.
-    hinge_index, hinge_slope, hinge_offset : ndarray, shape (K,)
-        Piece k is max(0, hinge_slope[k] * z[hinge_index[k]] + hinge_offset[k]).
-    hinge_coef : ndarray, shape (m+1, K)
-        C >= 0.
-    smooth : list of SmoothPieces
-    constant : ndarray, shape (m+1,)
-    bounds : ndarray, shape (m,)
-    extra : int
-        r free scalar variables v (the thresholds of ranking terms: Macha et al.'s t, and the
-        lambda of sum_largest(z, k) = min_lambda k lambda + sum_i max(0, z_i - lambda)).
-    hinge_extra : csr_matrix, shape (K, r), optional
-        G: piece k is max(0, a_k z_{i_k} + c_k + G[k] v).
-    row_extra : ndarray, shape (m+1, r), optional
-        F: row j adds F[j] v.
-    user_rows : int, optional
-        The first ``user_rows`` constraint rows are the user's (their multipliers are
-        returned); the others are the ranking terms' own (default: all).
-    """
-
-    rows: Rows
-    fit_intercept: bool
-    l2: float
-    l1: float
-    hinge_index: np.ndarray
-    hinge_slope: np.ndarray
-    hinge_offset: np.ndarray
-    hinge_coef: np.ndarray
-    smooth: list[SmoothPieces]
-    constant: np.ndarray
-    bounds: np.ndarray
-    extra: int = 0
-    hinge_extra: Any = None
-    row_extra: np.ndarray | None = None
-    user_rows: int | None = None
-
-    @property
-    def m(self) -> int:
-        return int(self.bounds.size)
-
-    @property
-    def G(self) -> sp.csr_matrix:
-        if self.hinge_extra is None:
-            return sp.csr_matrix((self.hinge_index.size, self.extra))
-        return sp.csr_matrix(self.hinge_extra)
-
-    @property
-    def F(self) -> np.ndarray:
-        return (np.zeros((self.m + 1, self.extra)) if self.row_extra is None
-                else np.asarray(self.row_extra, dtype=np.float64))
-
-    def row_values(self, w: np.ndarray, b: float, v: np.ndarray | None = None) -> np.ndarray:
-        """row_j(w, b, v) for j = 0..m, evaluated exactly (hinges as max(0, .))."""
-        v = np.zeros(self.extra) if v is None else v
-        z = self.rows.scores(w, b)
-        values = self.constant + self.F @ v
-        if self.hinge_index.size:
-            pieces = np.maximum(0.0, self.hinge_slope * z[self.hinge_index] + self.hinge_offset
-                                + self.G @ v)
-            values += self.hinge_coef @ pieces
-        for piece in self.smooth:
-            loss, _ = margin_loss(piece.loss, piece.label * z[piece.index])
-            values += piece.coef @ loss
-        return values
-
-    def objective(self, w: np.ndarray, b: float, v: np.ndarray | None = None) -> float:
-        """Row 0 plus the regularizer at (w, b, v)."""
-        reg = 0.5 * self.l2 * float(w @ w) + self.l1 * float(np.abs(w).sum())
-        return float(self.row_values(w, b, v)[0]) + reg
-
-
-@dataclass
-class WarmStart:
-    """A previous step's answer to start from: (w, b, v) and the rows' multipliers."""
-
-    w: np.ndarray
-    b: float
-    duals: np.ndarray
-    extra: np.ndarray
-
-
-@dataclass
-class StructuredSolution:
-    """The step's answer with its certificate (module docstring)."""
-
-    status: str
-    objective: float
-    w: np.ndarray
-    b: float
-    duals: np.ndarray  # multipliers of the user's rows (>= 0), in the form's units
-    extra: np.ndarray  # the free scalar variables v
-    iterations: int
-    rel_gap: float
-    primal_residual: float
-    dual_residual: float
-    max_violation: float
-    solve_time: float
-    message: str = ""
 
 
 class _Scaled:
@@ -236,6 +126,8 @@ class _Scaled:
         for coef in [form.hinge_coef, form.F] + [s.coef for s in form.smooth]:
             if coef.size:
                 largest = np.maximum(largest, np.max(np.abs(coef), axis=1))
+        for piece in form.robust:
+            largest[0] = max(largest[0], piece.coef / piece.n)
         self.kappa = 1.0 / np.where(largest > 0, largest, 1.0)
         k = self.kappa
         self.form = form
@@ -276,6 +168,7 @@ class _IPM:
         self.p1 = self.p + (1 if self.fit_b else 0)
         self.r = form.extra
         self.G = form.G
+        self.positive = self.p1 + form.positive_extra  # theta entries kept > 0
 
     # ---------------------------------------------------------------- scores and pieces
     def w_b(self, theta: np.ndarray) -> tuple[np.ndarray, float]:
@@ -350,14 +243,21 @@ class _IPM:
         weights = np.concatenate([[1.0], lam_R])
         grad, curv, slopes, smooth_values = self.smooth_terms(z, weights)
         v = x.theta[self.p1:]
+        rob = self.robust_at(z, x.u, v)
+        if rob is not None:
+            grad += rob.g_z
+            curv += rob.h_z
         hz = self.pieces(z, x.theta) if self.K else np.zeros(0)
         c = {"A": x.u - hz - f.hinge_offset, "B": x.u.copy(),
              "R": sc.bounds - sc.const[1:] - sc.C[1:] @ x.u - smooth_values[1:]
              - sc.F[1:] @ v}
         if self.use_l1:
             c["T+"], c["T-"] = x.tau - w, x.tau + w
+        if rob is not None:
+            c["L"] = x.theta[self.positive]  # (L) lam >= 0 of every robust piece
         objective = (sc.const[0] + sc.C[0] @ x.u + smooth_values[0] + sc.F[0] @ v
-                     + 0.5 * sc.l2 * float(w @ w) + sc.l1 * float(np.sum(x.tau)))
+                     + 0.5 * sc.l2 * float(w @ w) + sc.l1 * float(np.sum(x.tau))
+                     + (rob.value if rob is not None else 0.0))
         # stationarity: grad f - J^T lam
         zr = grad.copy()
         if self.K:
@@ -368,6 +268,10 @@ class _IPM:
         if self.use_l1:
             r_theta[:self.p] += x.lam["T+"] - x.lam["T-"]
         r_u = sc.C[0] - x.lam["A"] - x.lam["B"] + sc.C[1:].T @ lam_R
+        if rob is not None:
+            r_theta[self.p1:] += rob.g_v
+            r_theta[self.positive] -= x.lam["L"]
+            r_u += rob.g_u
         r_tau = (sc.l1 - x.lam["T+"] - x.lam["T-"]) if self.use_l1 else np.zeros(0)
         # the size of the terms that stationarity balances, for the relative residual
         terms = np.abs(grad)
@@ -379,18 +283,29 @@ class _IPM:
                           float(np.abs(sc.C[0]).max(initial=0.0)),
                           float(np.abs(x.lam["A"]).max(initial=0.0)),
                           float(np.abs(x.lam["B"]).max(initial=0.0)), sc.l1,
-                          float(np.abs(sc.F).max(initial=0.0)))
+                          float(np.abs(sc.F).max(initial=0.0)),
+                          0.0 if rob is None else float(np.abs(rob.g_v).max(initial=0.0)))
         return {"c": c, "objective": objective, "curv": curv, "slopes": slopes,
-                "r_theta": r_theta, "r_u": r_u, "r_tau": r_tau, "dual_scale": scale}
+                "r_theta": r_theta, "r_u": r_u, "r_tau": r_tau, "dual_scale": scale,
+                "robust": rob}
+
+    def robust_at(self, z: np.ndarray, u: np.ndarray, v: np.ndarray) -> RobustTerms | None:
+        """The robust pieces' terms at (z, u, v) in the scaled objective, or None."""
+        if not self.form.robust:
+            return None
+        return robust_terms(self.form.robust, float(self.sc.kappa[0]), z, u, v, self.K)
 
     # ---------------------------------------------------------------- Newton system
-    def factor(self, x: _State, ev: dict) -> dict[str, object]:
-        """The reduced matrix (module docstring) and what its solves need."""
+    def factor(self, x: _State, ev: dict, damping: float = 0.0) -> dict[str, object]:
+        """The reduced matrix (module docstring) and what its solves need; ``damping`` times
+        the robust pieces' weights is added on their (eta, lam) (:data:`ROBUST_DAMPING`)."""
         f, sc = self.form, self.sc
         W = {g: x.lam[g] / x.s[g] for g in x.s}
         N = self.rows.n
-        Du = W["A"] + W["B"]
-        e = W["A"] * W["B"] / Du  # what eliminating u_k leaves on its piece
+        rob = ev["robust"]
+        h_u = 0.0 if rob is None else rob.h_u  # the robust pieces' curvature on u
+        Du = W["A"] + W["B"] + h_u
+        e = W["A"] * (W["B"] + h_u) / Du  # what eliminating u_k leaves on its piece
         d = ev["curv"].copy()
         if self.K:
             d += np.bincount(f.hinge_index, weights=f.hinge_slope ** 2 * e, minlength=N)
@@ -406,15 +321,15 @@ class _IPM:
             M = np.vstack([top, bottom[None, :]])
         else:
             M = G
-        if self.r:  # the free variables: cross terms with (w, b) and their own block
-            on_examples = sp.csr_matrix((e * f.hinge_slope, (f.hinge_index, np.arange(self.K))),
-                                        shape=(N, self.K)) @ self.G
-            cross = self.q_transpose(np.asarray(on_examples.todense()))
-            own = (self.G.T @ self.G.multiply(e[:, None])).toarray()
+        if self.r:
+            cross, own = self.free_block(W, Du, e, rob)
+            for piece in f.robust:
+                for at in (piece.eta, piece.lam):
+                    own[at, at] += damping * sc.kappa[0] * piece.coef
             M = np.block([[M, cross], [cross.T, own]])
         scale = max(1.0, float(np.max(np.abs(np.diag(M)))))
         M[np.diag_indices(M.shape[0])] += 1e-13 * scale
-        system = {"W": W, "Du": Du, "N": N}
+        system = {"W": W, "Du": Du, "N": N, "robust": rob}
         if self.m:
             # the rows stay in the system as multipliers y = W_R J_R dx (quasi-definite):
             # [[S, Jh^T], [Jh, -W_R^-1 - C_R diag(1/Du) C_R^T]] with Jh the rows' Jacobian
@@ -425,12 +340,39 @@ class _IPM:
             on_z = Jz - np.column_stack([
                 np.bincount(f.hinge_index, weights=f.hinge_slope * through[:, j], minlength=N)
                 for j in range(self.m)]) if self.K else Jz
-            Jh_T = self.theta_of(on_z, -sc.F[1:].T - self.G.T @ through)
+            on_v = -sc.F[1:].T - self.G.T @ through
+            if rob is not None:
+                on_v += rob.c_u.T @ (sc.C[1:].T / Du[:, None])
+            Jh_T = self.theta_of(on_z, on_v)
             corner = -np.diag(1.0 / W["R"]) - (sc.C[1:] / Du) @ sc.C[1:].T
             M = np.block([[M, Jh_T], [Jh_T.T, corner]])
             system.update(Jz=Jz, U_u=U_u)
         system["lu"] = lu_factor(M, check_finite=False)
         return system
+
+    def free_block(self, W: dict, Du: np.ndarray, e: np.ndarray, rob: RobustTerms | None
+                   ) -> tuple[np.ndarray, np.ndarray]:
+        """The free variables' cross terms with theta = (w, b) and their own block after the
+        pieces' elimination: with B_k = (-W_A a_k, -W_A G_k + c_k) the coupling of u_k to
+        (z_{i_k}, v) (c_k: the robust pieces' u-v curvature), W_A (a, G)^T (a, G) - B^T B / Du
+        leaves a (e G_k + (W_A / Du) c_k) on (z, v) and e G^T G + (W_A / Du)(G^T c + c^T G)
+        - c^T c / Du on (v, v); the smooth robust pieces add their z-v and v-v curvature."""
+        f = self.form
+        N = self.rows.n
+        on_examples = np.asarray((sp.csr_matrix(
+            (e * f.hinge_slope, (f.hinge_index, np.arange(self.K))), shape=(N, self.K))
+            @ self.G).todense())
+        own = (self.G.T @ self.G.multiply(e[:, None])).toarray()
+        if rob is not None:
+            through = (W["A"] / Du)[:, None] * rob.c_u  # (K, r)
+            for j in range(self.r):
+                on_examples[:, j] += np.bincount(f.hinge_index, minlength=N,
+                                                 weights=f.hinge_slope * through[:, j])
+            on_examples += rob.E_z
+            mixed = np.asarray(self.G.T @ through)
+            own += mixed + mixed.T - rob.c_u.T @ (rob.c_u / Du[:, None]) + rob.H_v
+            own[self.positive - self.p1, self.positive - self.p1] += W["L"]
+        return self.q_transpose(on_examples), own
 
     def solve(self, system: dict, r: tuple[np.ndarray, np.ndarray, np.ndarray]
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -445,6 +387,9 @@ class _IPM:
             rt = rt + self.theta_of(np.bincount(f.hinge_index, weights=scatter * r_u,
                                                 minlength=system["N"]),
                                     self.G.T @ (W["A"] / Du * r_u))
+        rob = system["robust"]
+        if rob is not None:
+            rt[self.p1:] -= rob.c_u.T @ (r_u / Du)
         if self.use_l1:
             wp, wm = W["T+"], W["T-"]
             rt[:self.p] -= (wm - wp) / (wp + wm) * r_tau
@@ -454,6 +399,8 @@ class _IPM:
         if self.K:
             d_u = (r_u + W["A"] * self.pieces(self.q_apply(d_theta), d_theta)
                    + self.sc.C[1:].T @ y) / Du
+            if rob is not None:
+                d_u -= rob.c_u @ d_theta[self.p1:] / Du
         else:
             d_u = r_u.copy()
         if self.use_l1:
@@ -474,6 +421,8 @@ class _IPM:
         if self.use_l1:
             dw = d_theta[:self.p]
             out["T+"], out["T-"] = d_tau - dw, d_tau + dw
+        if "L" in system["W"]:
+            out["L"] = d_theta[self.positive]
         return out
 
     def jacobian_transpose(self, system: dict, y: dict[str, np.ndarray]
@@ -493,6 +442,8 @@ class _IPM:
         if self.use_l1:
             t_theta[:self.p] += y["T-"] - y["T+"]
             t_tau = y["T+"] + y["T-"]
+        if "L" in y:
+            t_theta[self.positive] += y["L"]
         return t_theta, t_u, t_tau
 
     def operator(self, system: dict, curv: np.ndarray,
@@ -502,8 +453,14 @@ class _IPM:
         W = system["W"]
         jv = self.jacobian_apply(system, v)
         t_theta, t_u, t_tau = self.jacobian_transpose(system, {g: W[g] * jv[g] for g in W})
-        h_theta = self.theta_of(curv * self.q_apply(v[0]), np.zeros(self.r))
+        dz = self.q_apply(v[0])
+        h_theta = self.theta_of(curv * dz, np.zeros(self.r))
         h_theta[:self.p] += self.sc.l2 * v[0][:self.p]
+        rob = system["robust"]
+        if rob is not None:
+            on_z, on_u, on_v = rob.hessian_apply(dz, v[1], v[0][self.p1:])
+            h_theta += self.theta_of(on_z, on_v)
+            t_u = t_u + on_u
         return t_theta + h_theta, t_u, t_tau
 
     def direction(self, x: _State, ev: dict, system: dict,
@@ -533,12 +490,17 @@ class _IPM:
         pushed :data:`WARM_SHIFT` into the interior (the steps of one MM run differ only in
         the bounds that switch between hinge and constant, eq. 4)."""
         f, sc = self.form, self.sc
-        groups = ["A", "B", "R"] + (["T+", "T-"] if self.use_l1 else [])
-        sizes = {"A": self.K, "B": self.K, "R": self.m, "T+": self.p, "T-": self.p}
+        groups = (["A", "B", "R"] + (["T+", "T-"] if self.use_l1 else [])
+                  + (["L"] if f.robust else []))
+        sizes = {"A": self.K, "B": self.K, "R": self.m, "T+": self.p, "T-": self.p,
+                 "L": self.positive.size}
         if warm is None:
             theta = np.zeros(self.p1 + self.r)
             u = np.maximum(0.0, f.hinge_offset) + 1.0
             tau = np.ones(self.p) if self.use_l1 else np.zeros(0)
+            if f.robust:
+                theta[self.p1:] = robust_start(f.robust, self.scores(theta), u,
+                                               theta[self.p1:])
             x = _State(theta, u, tau, {}, {g: np.ones(sizes[g]) for g in groups})
             ev = self.evaluate(x)
             x.s = {g: np.maximum(ev["c"][g], 1.0) for g in groups}
@@ -547,18 +509,23 @@ class _IPM:
         shift = WARM_SHIFT
         piece = (self.pieces(self.scores(theta), theta) + f.hinge_offset
                  if self.K else np.zeros(0))
-        u = np.maximum(piece, 0.0) + shift
+        u = np.maximum(piece, 0.0) + WARM_U_SHIFT
         w = theta[:self.p]
         tau = np.abs(w) + shift if self.use_l1 else np.zeros(0)
         lam_R = np.maximum(warm.duals * sc.kappa[0] / sc.kappa[1:], shift) if self.m else \
             np.zeros(0)
         total = sc.C[0] + sc.C[1:].T @ lam_R  # lam_A + lam_B at stationarity in u
+        rob = self.robust_at(self.scores(theta), u, theta[self.p1:])
+        if rob is not None:
+            total = total + rob.g_u
         active = piece > 0
         lam = {"A": np.maximum(np.where(active, total, 0.0), shift),
                "B": np.maximum(np.where(active, 0.0, total), shift), "R": lam_R}
         if self.use_l1:
             lam["T+"] = np.maximum(np.where(w > 0, sc.l1, 0.0), shift)
             lam["T-"] = np.maximum(np.where(w > 0, 0.0, sc.l1), shift)
+        if f.robust:
+            lam["L"] = np.full(self.positive.size, shift)
         x = _State(theta, u, tau, {}, lam)
         ev = self.evaluate(x)
         x.s = {g: np.maximum(ev["c"][g], shift) for g in groups}
@@ -579,8 +546,12 @@ class _IPM:
         return rel_gap, pres, dres, comp / max(total, 1)
 
 
-def _all_pairs(x: _State, d: _State) -> list[tuple[np.ndarray, np.ndarray]]:
-    return [(x.s[g], d.s[g]) for g in x.s] + [(x.lam[g], d.lam[g]) for g in x.lam]
+def _all_pairs(x: _State, d: _State, positive: np.ndarray
+               ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Every (value, direction) pair that must stay positive: slacks, multipliers and the
+    theta entries ``positive`` (the robust pieces' lam)."""
+    return ([(x.s[g], d.s[g]) for g in x.s] + [(x.lam[g], d.lam[g]) for g in x.lam]
+            + [(x.theta[positive], d.theta[positive])])
 
 
 def solve_structured(form: StructuredForm, *, tol: float = DEFAULT_TOL,
@@ -643,21 +614,28 @@ def _solve(form: StructuredForm, tol: float, max_iterations: int, deadline: floa
                        "conditioned step)")
             break
         try:
-            system = ipm.factor(x, ev)
+            system = ipm.factor(x, ev, ROBUST_DAMPING * min(1.0, merit))
         except (np.linalg.LinAlgError, ValueError) as exc:
             status, message = settings.NUMERICAL_ERROR, f"reduced system not definite: {exc}"
             break
         # Mehrotra predictor-corrector
         refine = merit < REFINE_BELOW
         affine = ipm.direction(x, ev, system, {g: x.s[g] * x.lam[g] for g in x.s}, refine)
-        a_aff = step_to_boundary(*_all_pairs(x, affine))
+        a_aff = step_to_boundary(*_all_pairs(x, affine, ipm.positive))
         total = sum(x.s[g].size for g in x.s)
         mu_aff = sum(float((x.s[g] + a_aff * affine.s[g]) @ (x.lam[g] + a_aff * affine.lam[g]))
                      for g in x.s) / max(total, 1)
-        sigma = min(1.0, (mu_aff / mu) ** 3) if mu > 0 else 0.0
-        r_c = {g: x.s[g] * x.lam[g] + affine.s[g] * affine.lam[g] - sigma * mu for g in x.s}
+        # centring: Mehrotra's (mu_aff / mu)^3, but at least (1 - a_aff)^3 (a blocked predictor
+        # centres even when its one blocking pair has mu_aff = 0), and the second-order term
+        # only where the predictor gets some way: a blocked predictor's products ds dlam are
+        # huge and its corrector leaves the region where the Newton model holds (the robust
+        # pieces' start, where all losses are equal and R is linear in (eta, lam))
+        sigma = min(1.0, max((mu_aff / mu) ** 3, (1.0 - a_aff) ** 3)) if mu > 0 else 0.0
+        second = 1.0 if a_aff >= CORRECT_FROM_STEP else 0.0
+        r_c = {g: x.s[g] * x.lam[g] + second * affine.s[g] * affine.lam[g] - sigma * mu
+               for g in x.s}
         d = ipm.direction(x, ev, system, r_c, refine)
-        step = min(1.0, STEP_FRACTION * step_to_boundary(*_all_pairs(x, d)))
+        step = min(1.0, STEP_FRACTION * step_to_boundary(*_all_pairs(x, d, ipm.positive)))
         if not np.isfinite(step) or step < MIN_STEP:
             status, message = settings.NUMERICAL_ERROR, f"stalled (step {step:.1e})"
             break

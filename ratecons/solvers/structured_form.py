@@ -1,0 +1,154 @@
+"""The data of one structured step (:mod:`.structured`): the form, a warm start and the answer.
+
+The form is what every step of the chain shares: one score vector z = P w - b over N examples
+and rows j = 0 (objective), 1..m (constraints) of hinge pieces, smooth margin-loss pieces and
+robust losses (:mod:`.structured_robust`); the module docstring of :mod:`.structured` states
+the step (P) and how it is solved.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..loss_functions import margin_loss
+from ..scans import Rows
+from .structured_robust import RobustPieces, robust_value
+
+__all__ = ["SmoothPieces", "StructuredForm", "StructuredSolution",
+           "WarmStart"]
+
+@dataclass
+class SmoothPieces:
+    """Smooth margin-loss pieces S[j, l] loss(y_l z_{i_l}) of one loss."""
+
+    loss: str
+    index: np.ndarray  # (L,) example rows
+    label: np.ndarray  # (L,) y in {-1, +1}
+    coef: np.ndarray  # (m+1, L), >= 0
+
+
+@dataclass
+class StructuredForm:
+    """One convex step over the score model (module docstring), as plain data.
+
+    Attributes
+    ----------
+    rows : Rows
+        The examples' features P (N x p).
+    fit_intercept : bool
+        Whether b is a variable (else b = 0).
+    l2, l1 : float
+        Regularizer weights.
+    hinge_index, hinge_slope, hinge_offset : ndarray, shape (K,)
+        Piece k is max(0, hinge_slope[k] * z[hinge_index[k]] + hinge_offset[k]).
+    hinge_coef : ndarray, shape (m+1, K)
+        C >= 0.
+    smooth : list of SmoothPieces
+    constant : ndarray, shape (m+1,)
+    bounds : ndarray, shape (m,)
+    extra : int
+        r free scalar variables v (the thresholds of ranking terms: Macha et al.'s t, and the
+        lambda of sum_largest(z, k) = min_lambda k lambda + sum_i max(0, z_i - lambda)).
+    hinge_extra : csr_matrix, shape (K, r), optional
+        G: piece k is max(0, a_k z_{i_k} + c_k + G[k] v).
+    row_extra : ndarray, shape (m+1, r), optional
+        F: row j adds F[j] v.
+    user_rows : int, optional
+        The first ``user_rows`` constraint rows are the user's (their multipliers are
+        returned); the others are the ranking terms' own (default: all).
+    robust : list of RobustPieces
+        Robust losses in the objective row (:mod:`.structured_robust`), each over two of
+        the free variables v (eta, and lam > 0).
+    """
+
+    rows: Rows
+    fit_intercept: bool
+    l2: float
+    l1: float
+    hinge_index: np.ndarray
+    hinge_slope: np.ndarray
+    hinge_offset: np.ndarray
+    hinge_coef: np.ndarray
+    smooth: list[SmoothPieces]
+    constant: np.ndarray
+    bounds: np.ndarray
+    extra: int = 0
+    hinge_extra: Any = None
+    row_extra: np.ndarray | None = None
+    user_rows: int | None = None
+    robust: list[RobustPieces] = field(default_factory=list)
+
+    @property
+    def m(self) -> int:
+        return int(self.bounds.size)
+
+    @property
+    def positive_extra(self) -> np.ndarray:
+        """The free variables that must stay positive (the robust pieces' lam)."""
+        return np.array([piece.lam for piece in self.robust], dtype=np.int64)
+
+    @property
+    def G(self) -> sp.csr_matrix:
+        if self.hinge_extra is None:
+            return sp.csr_matrix((self.hinge_index.size, self.extra))
+        return sp.csr_matrix(self.hinge_extra)
+
+    @property
+    def F(self) -> np.ndarray:
+        return (np.zeros((self.m + 1, self.extra)) if self.row_extra is None
+                else np.asarray(self.row_extra, dtype=np.float64))
+
+    def row_values(self, w: np.ndarray, b: float, v: np.ndarray | None = None) -> np.ndarray:
+        """row_j(w, b, v) for j = 0..m, evaluated exactly (hinges as max(0, .))."""
+        v = np.zeros(self.extra) if v is None else v
+        z = self.rows.scores(w, b)
+        values = self.constant + self.F @ v
+        pieces = np.zeros(0)
+        if self.hinge_index.size:
+            pieces = np.maximum(0.0, self.hinge_slope * z[self.hinge_index] + self.hinge_offset
+                                + self.G @ v)
+            values += self.hinge_coef @ pieces
+        if self.robust:
+            values[0] += robust_value(self.robust, z, pieces, v)
+        for piece in self.smooth:
+            loss, _ = margin_loss(piece.loss, piece.label * z[piece.index])
+            values += piece.coef @ loss
+        return values
+
+    def objective(self, w: np.ndarray, b: float, v: np.ndarray | None = None) -> float:
+        """Row 0 plus the regularizer at (w, b, v)."""
+        reg = 0.5 * self.l2 * float(w @ w) + self.l1 * float(np.abs(w).sum())
+        return float(self.row_values(w, b, v)[0]) + reg
+
+
+@dataclass
+class WarmStart:
+    """A previous step's answer to start from: (w, b, v) and the rows' multipliers."""
+
+    w: np.ndarray
+    b: float
+    duals: np.ndarray
+    extra: np.ndarray
+
+
+@dataclass
+class StructuredSolution:
+    """The step's answer with its certificate (module docstring)."""
+
+    status: str
+    objective: float
+    w: np.ndarray
+    b: float
+    duals: np.ndarray  # multipliers of the user's rows (>= 0), in the form's units
+    extra: np.ndarray  # the free scalar variables v
+    iterations: int
+    rel_gap: float
+    primal_residual: float
+    dual_residual: float
+    max_violation: float
+    solve_time: float
+    message: str = ""
