@@ -47,6 +47,7 @@ from ..solvers.bias_repair import ROW_TOL, repair_bias
 from ..solvers.mm import limit_reached, majorize_minimize, repair_ladder
 from .pattern import MethodSpec, Pattern
 from .rate_mm import MM_TOL, SpecializedBound, certified_epsilon, mm_applicable, same_anchor_rows
+from .rate_warm import warm_start_solution
 
 __all__ = ["RateConstraintPattern", "RateResult", "compile_rate_program"]
 
@@ -246,25 +247,34 @@ def check_mm_options(method: str, max_iterations: Any, tol: Any) -> None:
 
 def solve_ramp(
     problem: Problem, method: str, solve_bound: Any, *, max_iterations: int, tol: float,
-    callback: Any, exhausted: Callable[[], bool] | None = None,
+    callback: Any, exhausted: Callable[[], bool] | None = None, warm_start: Any = None,
 ) -> RateResult:
-    """Hinge relaxation, then Algorithm 1 with ``solve_bound`` for every Problem-3 instance,
-    then the deterministic repair. ``max_iterations`` caps the bounds of Alg 1 and of the
-    repair's re-solves together; the solve's time limit and ``exhausted()`` (the bound
-    solver's own budget) stop both (module docstring)."""
+    """Hinge relaxation (or ``warm_start``'s model, :mod:`~ratecons.patterns.rate_warm`), then
+    Algorithm 1 with ``solve_bound`` for every Problem-3 instance, then the deterministic
+    repair. ``max_iterations`` caps the bounds of Alg 1 and of the repair's re-solves
+    together; the solve's time limit and ``exhausted()`` (the bound solver's own budget) stop
+    both (module docstring)."""
     check_mm_options(method, max_iterations, tol)
     program: RateProgram = problem.canonical()
-    start = _hinge_start(program, solve_bound)
+    start, warm = (None, None) if warm_start is None else warm_start_solution(
+        program, solve_bound, warm_start)
+    if start is None:
+        start = _hinge_start(program, solve_bound)
     if start.status == settings.INFEASIBLE:  # phase 1, on the same rows (the linear model's w)
         start = find_feasible_start(problem.analysis, callback=callback)
     if start.status not in settings.SOLVED_STATUSES or "w" not in start.primal:
         return rate_result(problem, method, start)
+    cold = warm is None or warm["cold_fallback"]
     if callback:
-        callback({"stage": "hinge", "objective": start.objective, "status": start.status})
+        callback({"stage": "hinge" if cold else "warm_start", "objective": start.objective,
+                  "status": start.status})
     solution = majorize_minimize(program, solve_bound, start, max_iterations=max_iterations,
                                  tol=tol, callback=callback, exhausted=exhausted)
     solution.solve_time += start.solve_time
-    solution.certificate.details["hinge_relaxation_objective"] = start.objective
+    if cold:
+        solution.certificate.details["hinge_relaxation_objective"] = start.objective
+    if warm is not None:
+        solution.certificate.details["warm_start"] = warm
     steps = solution.certificate.details["mm_steps"]
 
     def tighten(tight: RateProgram, current: Solution) -> Solution:
@@ -293,12 +303,12 @@ def solve_ramp(
 def _run_cvxpy(problem: Problem, form: RateProgram, *, seed: int | None = None,
                callback: Any = None, solver: str | None = None,
                max_iterations: int = settings.MM_MAX_ITERATIONS,
-               tol: float = settings.MM_RELATIVE_TOL) -> RateResult:
+               tol: float = settings.MM_RELATIVE_TOL, warm_start: Any = None) -> RateResult:
     def bound(program: RateProgram, masks: list, warm: dict | None) -> Solution:
         return solve_bound_cvxpy(program, masks, warm, solver=solver)
 
     return solve_ramp(problem, "cvxpy", bound, max_iterations=max_iterations, tol=tol,
-                      callback=callback)
+                      callback=callback, warm_start=warm_start)
 
 
 def _run_hinge(problem: Problem, form: RateProgram, *, seed: int | None = None,
@@ -327,7 +337,7 @@ def run_mm(problem: Problem, form: RateProgram, *, seed: int | None = None,
            tol: float = MM_TOL, epsilon: float | None = None,
            start_epsilon: float = 1e-3, rho: float = 0.1, v_max: float = 100.0,
            v_chooser: str = "auto", b_chooser: str = "center_of_mass",
-           max_epochs: int | None = None) -> Result:
+           max_epochs: int | None = None, warm_start: Any = None) -> Result:
     """Run ``method="mm"``: options T (``max_iterations``, the most bounds solved after the
     hinge relaxation, repairs included), ``tol`` of Alg 1, ``epsilon`` (the certified gap of
     the last bounds; by default :func:`~ratecons.patterns.rate_mm.certified_epsilon`),
@@ -335,7 +345,9 @@ def run_mm(problem: Problem, form: RateProgram, *, seed: int | None = None,
     intermediate bounds, see :class:`SpecializedBound`; set ``start_epsilon=epsilon`` to solve
     every bound to ``epsilon``), ``v_max``, the CutChoosers and ``max_epochs``, the most SDCA
     epochs of the whole solve (None: no cap; once spent the solve stops with
-    ``iteration_limit`` and the best point so far)."""
+    ``iteration_limit`` and the best point so far) and ``warm_start`` (a previous Result: its
+    model is Alg 1's first anchor and its SDCA duals and multipliers seed the first bound,
+    :mod:`~ratecons.patterns.rate_warm`)."""
     ok, why = mm_applicable(form)
     if not ok:
         raise SolverError(f"method 'mm' cannot solve this problem ({why}); use method='cvxpy'.")
@@ -352,7 +364,7 @@ def run_mm(problem: Problem, form: RateProgram, *, seed: int | None = None,
                              b_chooser=b_chooser,
                              epoch_budget=math.inf if max_epochs is None else max_epochs)
     return solve_ramp(problem, "mm", bound, max_iterations=max_iterations, tol=tol,
-                      callback=callback, exhausted=bound.exhausted)
+                      callback=callback, exhausted=bound.exhausted, warm_start=warm_start)
 
 
 

@@ -76,7 +76,8 @@ class SpecializedBound:
     iterate at most eps_k above the exact MM step, so early bounds, whose decreases are large,
     need not be solved to the final accuracy; every bound still carries its own certificate
     L_t <= max F <= U_t with U_t - L_t <= eps_k (recorded in its certificate details).
-    Bound 0 caps its multipliers at :data:`HINGE_V_MAX`. ``epoch_budget`` caps the SDCA
+    A starting bound (the hinge relaxation, or Problem 3 at a warm start's infeasible anchor)
+    caps its multipliers at :data:`HINGE_V_MAX`. ``epoch_budget`` caps the SDCA
     epochs of all bounds together (the solve's ``max_epochs``; :meth:`exhausted`).
     """
 
@@ -123,7 +124,8 @@ class SpecializedBound:
                 self.callback(dict(record, bound=bound_index))
 
         options = self.options
-        if self.calls == 1:
+        starting = warm is None or bool(warm.get("start"))  # the hinge relaxation, or the
+        if starting:  # bound at a warm start's infeasible anchor (patterns/rate_warm.py)
             # a multiplier at the cap sends the problem to phase 1 (below), so the warning's
             # advice to raise v_max does not apply to this bound
             options = dict(options, v_max=min(options.get("v_max", HINGE_V_MAX), HINGE_V_MAX),
@@ -132,12 +134,13 @@ class SpecializedBound:
                                       epsilon=eps, callback=relay,
                                       epoch_budget=self.epoch_budget - self.epochs, **options)
         self.epochs += sol.certificate.details["sdca_epochs"]
-        if (self.calls == 1 and sol.status != settings.OPTIMAL
+        if (starting and sol.status != settings.OPTIMAL
                 and not sol.certificate.details["budget_spent"]
                 and (sol.certificate.max_violation or 0.0) > 1e-4):
-            # the hinge relaxation, unsolved, with a constraint violated (typically a
-            # multiplier stuck at V_max): most likely infeasible, so the family looks for a
-            # feasible start (phase 1) instead of starting MM from an infeasible point
+            # a starting bound, unsolved, with a constraint violated (typically a multiplier
+            # stuck at V_max): most likely infeasible, so the family looks for a feasible
+            # start (the hinge relaxation, then phase 1) instead of starting MM from an
+            # infeasible point
             sol.status = settings.INFEASIBLE
         sol.certificate.details["epsilon"] = eps
         if sol.status in settings.SOLVED_STATUSES:
