@@ -8,8 +8,9 @@ nonnegative alpha, beta using s_p + s_n = 1, and records the constants. Methods:
   (majorization-minimization) over Problem 3 solved by CVXPY at each iterate;
 - ``hinge``: the hinge relaxation alone (one convex problem);
 - ``mm``: Algorithm 1 with every convex bound solved by the specialized solver (cutting planes
-  over v and b around SDCA, :mod:`ratecons.patterns.rate_mm`); ``auto`` picks it when the
-  model has an l2 term and no l1 term.
+  over v and b around SDCA, :mod:`ratecons.patterns.rate_mm`); it needs an l2 term and no l1
+  term, and ``auto`` picks it where the measured cost model of
+  :mod:`ratecons.patterns.rate_auto` predicts it faster than ``cvxpy``.
 
 Every method ends with the *deterministic repair* (:func:`make_deterministic`): the returned
 model 1(<w, x> - b > 0) must meet the indicator constraints of Problem 1 on the training data,
@@ -46,6 +47,7 @@ from ..solution import Solution
 from ..solvers.bias_repair import ROW_TOL, repair_bias
 from ..solvers.mm import limit_reached, majorize_minimize, repair_ladder
 from .pattern import MethodSpec, Pattern
+from .rate_auto import predicted_log_ratio, rate_size
 from .rate_mm import MM_TOL, SpecializedBound, certified_epsilon, mm_applicable, same_anchor_rows
 from .rate_warm import warm_start_solution
 
@@ -118,10 +120,6 @@ def rate_result(problem: Problem, method: str, solution: Solution) -> RateResult
         objective = program.to_user(program.objective(w, b, "ramp"))
     return RateResult(problem, method, solution, scorer, objective)
 
-
-#: ``auto`` picks method "mm" only when l2 * (size of the largest dataset D_i) is at least this
-#: (SDCA's dual steps scale with lambda |D_i|; see docs/mm.md for the measurements)
-MM_AUTO_MIN_L2N = 1.0
 
 #: re-solves with tightened bounds when no bias makes the deterministic model feasible
 REPAIR_ROUNDS = 3
@@ -408,38 +406,34 @@ class RateConstraintPattern(Pattern):
         }
 
     def choose(self, problem: Problem, form: RateProgram) -> tuple[str, list[str]]:
+        """``mm`` where it applies and the cost model of :mod:`~ratecons.patterns.rate_auto`
+        predicts it faster than ``cvxpy``, else ``cvxpy``; the reasons name the chosen method
+        only as the one used."""
         reasons = [
             f"{form.m} rate constraint(s) over {form.k} dataset(s): the ramp problem "
-            "(Problem 2) is non-convex and is solved by majorization-minimization (Alg 1)",
+            "(Problem 2) is non-convex and is solved by majorization-minimization (Alg 1) over "
+            "convex bounds (Problem 3)",
         ]
-        # --- method "mm" (issue 3): the specialized solver whenever SDCA applies
         ok, why = mm_applicable(form)
         reasons.append(why)
-        conditioning = form.l2 * max((blk.n for blk in form.blocks), default=0)
-        if ok and conditioning < MM_AUTO_MIN_L2N:
-            reasons.append(f"l2 x largest dataset = {conditioning:.3g} < {MM_AUTO_MIN_L2N:g}: SDCA "
-                           "converges slowly on so weakly regularized SVMs (measured: minutes "
-                           "on 500 Adult rows at l2 = 1e-5), so CVXPY is used")
-        elif (ok and form.m > settings.MM_AUTO_MAX_CONSTRAINTS
-              and form.n_total < settings.MM_AUTO_MANY_MIN_TERMS):
-            reasons.append(f"{form.m} rate constraints > {settings.MM_AUTO_MAX_CONSTRAINTS} over "
-                           f"only {form.n_total} example-terms (< "
-                           f"{settings.MM_AUTO_MANY_MIN_TERMS}): with three or more constraints "
-                           "MM was measured slower than CVXPY at this size (docs/mm.md, 'When "
-                           "auto picks mm'), so CVXPY is used")
-        elif ok and form.n_total >= settings.MM_AUTO_MIN_TERMS:
-            reasons.append(f"{form.n_total} example-terms >= {settings.MM_AUTO_MIN_TERMS}: "
-                           "the specialized solver is faster than a conic solver at this size")
-            return "mm", reasons
-        elif ok:
-            reasons.append(f"only {form.n_total} example-terms (< {settings.MM_AUTO_MIN_TERMS}): "
-                           "CLARABEL's interior-point solves are faster than SDCA at this size")
-        if form.is_lp:
-            reasons.append("no l2 term: every Problem-3 subproblem is an LP, solved by HiGHS "
-                           "through CVXPY")
-        else:
-            reasons.append("l2 term: each Problem-3 subproblem is a QP, solved by CLARABEL "
-                           "through CVXPY (the reference)")
+        if ok:
+            z = rate_size(form)
+            ratio = 10.0 ** predicted_log_ratio(z)
+            reasons.append(
+                f"n = {z.n} example-terms x d = {z.d} features at density {z.density:.2g} = "
+                f"{z.nnz:.3g} nonzero terms, {z.m} constraint(s), l2 x largest dataset = "
+                f"{z.l2n:.3g}: the cost model measured on sparse and dense frames "
+                f"(benchmarks.auto_grid, docs/mm.md 'When auto picks mm') predicts "
+                f"time(mm) / time(cvxpy) = {ratio:.2g}")
+            if ratio < 1.0:
+                reasons.append("so method 'mm' is used: each Problem-3 bound is solved by "
+                               "cutting planes over v (Alg 2) and b (Alg 3) around SDCA "
+                               "(App. F) instead of a general conic solver")
+                return "mm", reasons
+        solver = ("an LP solved by HiGHS" if form.is_lp
+                  else "a QP solved by CLARABEL")
+        reasons.append(f"so method 'cvxpy' is used: each Problem-3 bound is {solver} through "
+                       "CVXPY (the reference)")
         return "cvxpy", reasons
 
     def verify_method(self, problem: Problem, form: RateProgram) -> str | None:
