@@ -314,7 +314,8 @@ def sweep(problem: Problem, constraint: Callable[[float], Any], targets: Iterabl
         Stretches of the path solved in parallel with joblib (None or 1: one after another;
         -1: one per core).
     **solve_options
-        Passed to every ``solve``.
+        Passed to every ``solve``; a ``warm_start`` given here starts every solve (None: every
+        solve cold) instead of the neighbour's model, and nothing is re-solved.
 
     Returns
     -------

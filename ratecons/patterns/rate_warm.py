@@ -30,6 +30,7 @@ import numpy as np
 from .. import settings
 from ..canonical.rate_program import RateProgram
 from ..errors import SpecError
+from ..result import Result
 from ..solution import Certificate, Solution
 
 __all__ = ["check_warm_start", "warm_start_solution"]
@@ -39,8 +40,6 @@ def check_warm_start(program: RateProgram, warm_start: Any) -> tuple[np.ndarray,
                                                                      dict[str, np.ndarray]]:
     """(w, b, duals) of ``warm_start``: the Result of an earlier solve of a linear model over
     this program's d features; a clear :class:`~ratecons.errors.SpecError` otherwise."""
-    from ..result import Result
-
     if not isinstance(warm_start, Result):
         raise SpecError(f"warm_start must be the Result of an earlier solve (result = "
                         f"problem.solve(...)); got {type(warm_start).__name__}.")
