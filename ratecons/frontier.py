@@ -26,7 +26,7 @@ from .data import Dataset
 from .display import html_table
 from .errors import SpecError
 from .problem import Problem
-from .rates import Constraint, RateExpr, RatioExpr
+from .rates import RateExpr, RatioExpr
 from .report import make_rebinder
 from .settings import FEASIBILITY_TOL
 
@@ -160,7 +160,7 @@ def _default_fairness(made: list[Any]) -> RateExpr | RatioExpr:
 def _feasible(constraints: list[Any], scorer: Any) -> bool | None:
     """Whether the deterministic model meets every rate constraint on the training data (None
     when a constraint is not a rate constraint: no re-use is attempted then)."""
-    if not all(isinstance(c, Constraint) for c in constraints):
+    if not all(hasattr(c, "ratio") for c in constraints):  # as in _default_fairness
         return None
     return all(c.slack(c.expr.value(scorer, "indicator")) >= -FEASIBILITY_TOL
                for c in constraints)
