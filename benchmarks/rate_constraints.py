@@ -60,7 +60,6 @@ from dataclasses import dataclass
 import numpy as np
 
 import ratecons as rc
-from ratecons import settings
 from ratecons.data import Dataset, Subset
 from ratecons.result import LinearScorer
 from ratecons.testing import synthetic_groups
@@ -262,15 +261,11 @@ def run_instance(inst: Instance, reference: bool = True, time_limit: float | Non
 
 
 def mm_would_apply(problem: rc.Problem) -> bool:
-    """Whether method "mm" applies and passes auto's conditioning test (l2 |D_i| >= 1), so
-    that only a size threshold made auto pick cvxpy (``settings.MM_AUTO_MIN_TERMS``, or
-    ``settings.MM_AUTO_MANY_MIN_TERMS`` above ``settings.MM_AUTO_MAX_CONSTRAINTS`` constraints)."""
-    from ratecons.patterns.rate_constraints import MM_AUTO_MIN_L2N
+    """Whether method "mm" applies, so that only auto's cost model
+    (``settings.MM_COST_MODEL``) made it pick cvxpy."""
     from ratecons.patterns.rate_mm import mm_applicable
 
-    form = problem.canonical()
-    largest = max(blk.n for blk in form.blocks)
-    return mm_applicable(form)[0] and form.l2 * largest >= MM_AUTO_MIN_L2N
+    return mm_applicable(problem.canonical())[0]
 
 
 def adult_problem(kappa: float = 0.8) -> tuple[rc.Problem, Dataset, Dataset, object]:
@@ -386,9 +381,7 @@ def main(quick: bool = False, time_limit: float = PART_B_SECONDS) -> dict:
     declined = [r for r in part_a if np.isfinite(r["t_mm"])]
     if declined:
         mm_ratio = np.array([r["t_mm"] / r["t_cvxpy"] for r in declined])
-        print(f"where auto chose cvxpy below {settings.MM_AUTO_MIN_TERMS} example-terms (below "
-              f"{settings.MM_AUTO_MANY_MIN_TERMS} with more than "
-              f"{settings.MM_AUTO_MAX_CONSTRAINTS} constraints) though mm applies "
+        print(f"where auto's cost model chose cvxpy though mm applies "
               f"({len(declined)} instances): mm / cvxpy {mm_ratio.min():.2f} .. "
               f"{mm_ratio.max():.2f} (median {np.median(mm_ratio):.2f})")
     print(f"worst time ratio auto / cvxpy: {worst_ratio['ratio']:.2f} ({worst_ratio['name']}, "

@@ -8,14 +8,16 @@ the report: an error rate is the error) and the fairness quantity achieved, on t
 data and on held-out data, and returns a :class:`Frontier`: a table, a notebook display and
 the input of :func:`ratecons.plot.tradeoff` (the Pareto front).
 
-The solves of the path are independent, so they run in parallel with joblib (``n_jobs``); no
-method takes a warm start yet, so each solve starts cold.
+The solves walk the path from the tightest target to the loosest, each warm-started from its
+neighbour's model (continuation), in parallel stretches with joblib (``n_jobs``); a point that
+another solve's model beats while meeting its constraints is re-solved from that model or
+re-uses it (:func:`sweep`), so the frontier is monotone.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -26,19 +28,23 @@ from .errors import SpecError
 from .problem import Problem
 from .rates import RateExpr, RatioExpr
 from .report import make_rebinder
+from .settings import FEASIBILITY_TOL
 
 __all__ = ["Frontier", "FrontierPoint", "sweep"]
 
 #: the columns of :meth:`Frontier.to_records`, in order
 COLUMNS = ("target", "status", "method", "train_objective", "test_objective",
-           "train_fairness", "test_fairness", "solve_time")
+           "train_fairness", "test_fairness", "solve_time", "model_from")
 
 
 @dataclass
 class FrontierPoint:
-    """One solve of a sweep: its target (None for the unconstrained problem), status, method,
+    """One point of a sweep: its target (None for the unconstrained problem), status, method,
     the objective and the fairness quantity on the training and the held-out data (NaN
-    without a model or without held-out data) and the :class:`~ratecons.result.Result`."""
+    without a model or without held-out data), the :class:`~ratecons.result.Result` and
+    ``model_from``: empty when the model is this target's own solve, else the solve whose
+    model it re-uses (e.g. ``"target 0.8"``; status, method, time and result are that
+    solve's, see :func:`sweep`)."""
 
     target: float | None
     status: str
@@ -49,6 +55,7 @@ class FrontierPoint:
     test_fairness: float
     solve_time: float
     result: Any = field(default=None, repr=False)
+    model_from: str = ""
 
 
 @dataclass(repr=False)
@@ -63,6 +70,8 @@ class Frontier:
         Names of the measured quantities.
     higher_is_better : bool
         The fairness direction, from the swept constraint's sense (``>=``: higher is better).
+    resolves : int
+        Solves made to repair dominated points (:func:`sweep`), beyond one per point.
     """
 
     points: list[FrontierPoint]
@@ -70,6 +79,7 @@ class Frontier:
     objective: str
     fairness: str
     higher_is_better: bool
+    resolves: int = 0
 
     def to_records(self) -> list[dict[str, Any]]:
         """One dict per point (keys :data:`COLUMNS`), the unconstrained point last."""
@@ -112,12 +122,13 @@ class Frontier:
         lines = [f"frontier: {self.objective} against {self.fairness} "
                  f"({'higher' if self.higher_is_better else 'lower'} is fairer)",
                  f"{'target':>10s} {'status':>16s} {'train obj':>10s} {'test obj':>10s} "
-                 f"{'train fair':>10s} {'test fair':>10s} {'time (s)':>9s}"]
+                 f"{'train fair':>10s} {'test fair':>10s} {'time (s)':>9s}  model from"]
         for p in [*self.points, self.unconstrained]:
             target = "none" if p.target is None else f"{p.target:.4g}"
             lines.append(f"{target:>10s} {p.status:>16s} {p.train_objective:10.4f} "
                          f"{p.test_objective:10.4f} {p.train_fairness:10.4f} "
-                         f"{p.test_fairness:10.4f} {p.solve_time:9.2f}")
+                         f"{p.test_fairness:10.4f} {p.solve_time:9.2f}  "
+                         f"{p.model_from or 'own solve'}")
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -146,17 +157,24 @@ def _default_fairness(made: list[Any]) -> RateExpr | RatioExpr:
     return first.lhs if first.lhs is not None else first.expr
 
 
-def _solve_point(problem: Problem, target: float | None, fairness: Any, test: Any,
-                 method: str, options: dict[str, Any]) -> FrontierPoint:
+def _feasible(constraints: list[Any], scorer: Any) -> bool | None:
+    """Whether the deterministic model meets every rate constraint on the training data (None
+    when a constraint is not a rate constraint: no re-use is attempted then)."""
+    if not all(hasattr(c, "ratio") for c in constraints):  # as in _default_fairness
+        return None
+    return all(c.slack(c.expr.value(scorer, "indicator")) >= -FEASIBILITY_TOL
+               for c in constraints)
+
+
+def _measure(result: Any, target: float | None, fairness: Any, test: Any) -> FrontierPoint:
+    """The point of ``result``: objective and fairness achieved, on training and test data."""
     from .result import Result
 
-    result = problem.solve(method=method, **options)
     point = FrontierPoint(target, result.status, result.method, np.nan, np.nan, np.nan,
                           np.nan, result.solve_time, result)
     if not result.has_model:
         return point
-    objective_row = Result.report(result).rows[0]
-    point.train_objective = objective_row.indicator
+    point.train_objective = Result.report(result).rows[0].indicator
     point.train_fairness = float(fairness.value(result.scorer))
     if test is not None:
         point.test_objective = Result.report(result, test).rows[0].indicator
@@ -165,11 +183,115 @@ def _solve_point(problem: Problem, target: float | None, fairness: Any, test: An
     return point
 
 
+def _takes_warm_start(problem: Problem, method: str) -> bool:
+    """Whether the method ``solve(method)`` runs on ``problem`` has a ``warm_start`` option."""
+    from .dispatch import resolve
+
+    return "warm_start" in resolve(problem, method)[0].options
+
+
+def _solve_chain(chain: list[tuple[Problem, float | None]], fairness: Any, test: Any,
+                 method: str, options: dict[str, Any], warm: bool) -> list[FrontierPoint]:
+    """Solve a stretch of the path in order, each solve warm-started from the one before it
+    (the first one cold) when ``warm``."""
+    points: list[FrontierPoint] = []
+    for problem, target in chain:
+        previous = points[-1].result if points else None
+        extra = ({"warm_start": previous}
+                 if warm and previous is not None and previous.has_model else {})
+        result = problem.solve(method=method, **options, **extra)
+        points.append(_measure(result, target, fairness, test))
+    return points
+
+
+def _chunks(items: list[Any], count: int) -> list[list[Any]]:
+    """``items`` cut into ``count`` contiguous stretches of near-equal length."""
+    edges = np.linspace(0, len(items), count + 1).round().astype(int)
+    return [items[lo:hi] for lo, hi in zip(edges[:-1], edges[1:]) if hi > lo]
+
+
+@dataclass
+class _Path:
+    """The solves of a sweep in path order (tightest target first, the unconstrained problem
+    last) and what the re-use step compares: ``solved`` holds (index of the problem solved,
+    its point) for every solve, re-solves included."""
+
+    problems: list[Problem]
+    targets: list[float | None]
+    points: list[FrontierPoint]
+    sign: float  # +1 when the objective is minimized
+    fair_sign: float  # +1 when higher fairness is better
+    solved: list[tuple[int, FrontierPoint]] = field(default_factory=list)
+
+    def best_for(self, i: int) -> tuple[int, FrontierPoint] | None:
+        """The best solve whose model meets the i-th problem's constraints: fewer errors, then
+        fairer, then a solve of the i-th problem itself (None when no model does, or when the
+        constraints are not rate constraints)."""
+        usable = []
+        for owner, c in self.solved:
+            if not np.isfinite(c.train_objective):
+                continue
+            feasible = _feasible(self.problems[i].constraints, c.result.scorer)
+            if feasible is None:
+                return None
+            if feasible:
+                usable.append((owner, c))
+        return min(usable, default=None, key=lambda oc: (
+            self.sign * oc[1].train_objective, -self.fair_sign * oc[1].train_fairness,
+            0 if oc[0] == i else 1))
+
+
+def _reuse(path: _Path, fairness: Any, test: Any, method: str, options: dict[str, Any],
+           warm: bool) -> int:
+    """Make the path's points monotone by re-solving and re-using (see :func:`sweep`); returns
+    the number of re-solves."""
+    path.solved = list(enumerate(path.points))
+    resolves = 0
+    for i, point in enumerate(path.points):  # tightest first: its models serve looser targets
+        best = path.best_for(i)
+        if (warm and best is not None and np.isfinite(point.train_objective)
+                and path.sign * best[1].train_objective < path.sign * point.train_objective):
+            # continuation from the better model (MM fixed points are local)
+            result = path.problems[i].solve(method=method, **options,
+                                            warm_start=best[1].result)
+            path.solved.append((i, _measure(result, path.targets[i], fairness, test)))
+            resolves += 1
+    for i in range(len(path.points)):
+        best = path.best_for(i)
+        if best is None:
+            continue
+        owner, chosen = best
+        if owner == i:
+            path.points[i] = chosen
+            continue
+        source = "unconstrained" if chosen.target is None else f"target {chosen.target:.4g}"
+        path.points[i] = replace(chosen, target=path.targets[i], model_from=source)
+    return resolves
+
+
 def sweep(problem: Problem, constraint: Callable[[float], Any], targets: Iterable[float],
           fairness: RateExpr | RatioExpr | None = None,
           test: Dataset | Mapping[Dataset, Dataset] | None = None, method: str = "auto",
           n_jobs: int | None = None, **solve_options: Any) -> Frontier:
     """Solve ``problem`` with ``constraint(target)`` added, for every target, and without it.
+
+    The path runs from the tightest target (the largest for a ``>=`` constraint, the smallest
+    for ``<=``) to the loosest, then the unconstrained problem: every model of a tighter target
+    meets the looser ones, so each solve is warm-started from its neighbour's model
+    (``solve(warm_start=...)``, for the methods that take one: Algorithm 1 then starts at a
+    feasible point and the ramp objective never rises above the neighbour's). With ``n_jobs``
+    the path is cut into ``n_jobs`` stretches solved in parallel with joblib, each warm-started
+    along itself and its first solve cold.
+
+    The frontier is then made monotone honestly. MM's fixed points are local (Goh et al. 2016,
+    Alg 1), so a looser target's solve can end worse than a tighter target's model, which is
+    feasible for it: such a point is re-solved warm-started from the better model (the standard
+    continuation remedy), and each point then takes the best model, among every solve of the
+    sweep, that meets its own constraints on the training data (fewer errors first, then the
+    fairer). A point whose model comes from another target's solve says so in ``model_from``
+    (its status, method and result are that solve's); no number is edited. The training
+    objective is then nondecreasing as the target tightens (the models meeting a tighter target
+    meet the looser ones) and so is the fairness achieved.
 
     Parameters
     ----------
@@ -178,7 +300,8 @@ def sweep(problem: Problem, constraint: Callable[[float], Any], targets: Iterabl
         Solved as it is for the unconstrained point.
     constraint : callable
         ``constraint(target)`` returns the swept constraint (or a list of them), e.g.
-        ``lambda t: rc.positive_rate_ratio(women, men) >= t``.
+        ``lambda t: rc.positive_rate_ratio(women, men) >= t``; a larger target is tighter for
+        ``>=``, a smaller one for ``<=``.
     targets : iterable of float
     fairness : RateExpr or RatioExpr, optional
         The quantity whose achieved value is the frontier's horizontal axis. Default: the
@@ -188,13 +311,16 @@ def sweep(problem: Problem, constraint: Callable[[float], Any], targets: Iterabl
         quantity are also measured there.
     method : str
     n_jobs : int, optional
-        Solves in parallel with joblib (None or 1: one after another; -1: every core).
+        Stretches of the path solved in parallel with joblib (None or 1: one after another;
+        -1: one per core).
     **solve_options
-        Passed to every ``solve``.
+        Passed to every ``solve``; a ``warm_start`` given here starts every solve (None: every
+        solve cold) instead of the neighbour's model, and nothing is re-solved.
 
     Returns
     -------
     Frontier
+        The points in the order of ``targets``; ``resolves`` counts the re-solves.
     """
     targets = [float(t) for t in targets]
     if not targets:
@@ -204,18 +330,36 @@ def sweep(problem: Problem, constraint: Callable[[float], Any], targets: Iterabl
     if fairness is None:
         fairness = _default_fairness(made[targets[0]])
     sense = getattr(first, "sense", ">=")
-    base = list(problem.constraints)
+    order = sorted(set(targets), reverse=sense == ">=") if sense in (">=", "<=") else targets
     key = "maximize" if problem.sense == "maximize" else "minimize"
+    base = list(problem.constraints)
     problems = [Problem(**{key: problem.objective}, subject_to=[*base, *made[t]],
                         model=problem.model if problem.model_given else None)
-                for t in targets]
-    jobs = [(problem, None), *zip(problems, targets)]
+                for t in order]
+    path_targets: list[float | None] = [*order, None]
+    jobs = list(zip([*problems, problem], path_targets))
     options = {"verbose": False, **solve_options}
-    if n_jobs in (None, 1):
-        points = [_solve_point(p, t, fairness, test, method, options) for p, t in jobs]
+    warm = "warm_start" not in options and _takes_warm_start(problem, method)
+    count = 1 if n_jobs in (None, 1) else min(len(jobs), _cores(n_jobs))
+    if count == 1:
+        points = _solve_chain(jobs, fairness, test, method, options, warm)
     else:
         from joblib import Parallel, delayed
 
-        points = Parallel(n_jobs=n_jobs)(delayed(_solve_point)(p, t, fairness, test, method,
-                                                               options) for p, t in jobs)
-    return Frontier(points[1:], points[0], problem.objective.name, fairness.name, sense == ">=")
+        parts = Parallel(n_jobs=count)(delayed(_solve_chain)(chunk, fairness, test, method,
+                                                             options, warm)
+                                       for chunk in _chunks(jobs, count))
+        points = [p for part in parts for p in part]
+    path = _Path([*problems, problem], path_targets, points,
+                 -1.0 if problem.sense == "maximize" else 1.0, 1.0 if sense == ">=" else -1.0)
+    resolves = _reuse(path, fairness, test, method, options, warm)
+    by_target = dict(zip(order, path.points[:-1]))
+    return Frontier([by_target[t] for t in targets], path.points[-1], problem.objective.name,
+                    fairness.name, sense == ">=", resolves)
+
+
+def _cores(n_jobs: int) -> int:
+    """joblib's meaning of ``n_jobs`` (-1: every core, -2: all but one, ...)."""
+    from joblib import cpu_count
+
+    return max(1, n_jobs if n_jobs > 0 else cpu_count() + 1 + n_jobs)

@@ -63,3 +63,9 @@ MM_AUTO_MIN_TERMS = 10_000
 #: constraints, l2 >= 1e-3) 0.36-0.84x (docs/mm.md, "When auto picks mm")
 MM_AUTO_MAX_CONSTRAINTS = 2
 MM_AUTO_MANY_MIN_TERMS = 50_000
+#: ``auto``'s cost model for rate problems (:mod:`ratecons.patterns.rate_auto`): the coefficients
+#: (K0, K1, K2, K3) of log10(time(mm) / time(cvxpy)) = K0 + K1 log10(nonzero terms)
+#: + K2 log10(l2 x largest dataset) + K3 [more than one constraint], fitted by least squares on
+#: ``python -m benchmarks.auto_grid`` (sparse and dense frames, 500 to 34,189 rows, 1-3
+#: constraints; docs/mm.md "When auto picks mm"); ``auto`` picks ``mm`` where it is below 0
+MM_COST_MODEL = (3.23, -0.745, -0.259, 0.620)

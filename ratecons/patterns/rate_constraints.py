@@ -8,8 +8,9 @@ nonnegative alpha, beta using s_p + s_n = 1, and records the constants. Methods:
   (majorization-minimization) over Problem 3 solved by CVXPY at each iterate;
 - ``hinge``: the hinge relaxation alone (one convex problem);
 - ``mm``: Algorithm 1 with every convex bound solved by the specialized solver (cutting planes
-  over v and b around SDCA, :mod:`ratecons.patterns.rate_mm`); ``auto`` picks it when the
-  model has an l2 term and no l1 term.
+  over v and b around SDCA, :mod:`ratecons.patterns.rate_mm`); it needs an l2 term and no l1
+  term, and ``auto`` picks it where the measured cost model of
+  :mod:`ratecons.patterns.rate_auto` predicts it faster than ``cvxpy``.
 
 Every method ends with the *deterministic repair* (:func:`make_deterministic`): the returned
 model 1(<w, x> - b > 0) must meet the indicator constraints of Problem 1 on the training data,
@@ -46,7 +47,9 @@ from ..solution import Solution
 from ..solvers.bias_repair import ROW_TOL, repair_bias
 from ..solvers.mm import limit_reached, majorize_minimize, repair_ladder
 from .pattern import MethodSpec, Pattern
+from .rate_auto import predicted_log_ratio, rate_size
 from .rate_mm import MM_TOL, SpecializedBound, certified_epsilon, mm_applicable, same_anchor_rows
+from .rate_warm import warm_start_solution
 
 __all__ = ["RateConstraintPattern", "RateResult", "compile_rate_program"]
 
@@ -117,10 +120,6 @@ def rate_result(problem: Problem, method: str, solution: Solution) -> RateResult
         objective = program.to_user(program.objective(w, b, "ramp"))
     return RateResult(problem, method, solution, scorer, objective)
 
-
-#: ``auto`` picks method "mm" only when l2 * (size of the largest dataset D_i) is at least this
-#: (SDCA's dual steps scale with lambda |D_i|; see docs/mm.md for the measurements)
-MM_AUTO_MIN_L2N = 1.0
 
 #: re-solves with tightened bounds when no bias makes the deterministic model feasible
 REPAIR_ROUNDS = 3
@@ -246,25 +245,34 @@ def check_mm_options(method: str, max_iterations: Any, tol: Any) -> None:
 
 def solve_ramp(
     problem: Problem, method: str, solve_bound: Any, *, max_iterations: int, tol: float,
-    callback: Any, exhausted: Callable[[], bool] | None = None,
+    callback: Any, exhausted: Callable[[], bool] | None = None, warm_start: Any = None,
 ) -> RateResult:
-    """Hinge relaxation, then Algorithm 1 with ``solve_bound`` for every Problem-3 instance,
-    then the deterministic repair. ``max_iterations`` caps the bounds of Alg 1 and of the
-    repair's re-solves together; the solve's time limit and ``exhausted()`` (the bound
-    solver's own budget) stop both (module docstring)."""
+    """Hinge relaxation (or ``warm_start``'s model, :mod:`~ratecons.patterns.rate_warm`), then
+    Algorithm 1 with ``solve_bound`` for every Problem-3 instance, then the deterministic
+    repair. ``max_iterations`` caps the bounds of Alg 1 and of the repair's re-solves
+    together; the solve's time limit and ``exhausted()`` (the bound solver's own budget) stop
+    both (module docstring)."""
     check_mm_options(method, max_iterations, tol)
     program: RateProgram = problem.canonical()
-    start = _hinge_start(program, solve_bound)
+    start, warm = (None, None) if warm_start is None else warm_start_solution(
+        program, solve_bound, warm_start)
+    if start is None:
+        start = _hinge_start(program, solve_bound)
     if start.status == settings.INFEASIBLE:  # phase 1, on the same rows (the linear model's w)
         start = find_feasible_start(problem.analysis, callback=callback)
     if start.status not in settings.SOLVED_STATUSES or "w" not in start.primal:
         return rate_result(problem, method, start)
+    cold = warm is None or warm["cold_fallback"]
     if callback:
-        callback({"stage": "hinge", "objective": start.objective, "status": start.status})
+        callback({"stage": "hinge" if cold else "warm_start", "objective": start.objective,
+                  "status": start.status})
     solution = majorize_minimize(program, solve_bound, start, max_iterations=max_iterations,
                                  tol=tol, callback=callback, exhausted=exhausted)
     solution.solve_time += start.solve_time
-    solution.certificate.details["hinge_relaxation_objective"] = start.objective
+    if cold:
+        solution.certificate.details["hinge_relaxation_objective"] = start.objective
+    if warm is not None:
+        solution.certificate.details["warm_start"] = warm
     steps = solution.certificate.details["mm_steps"]
 
     def tighten(tight: RateProgram, current: Solution) -> Solution:
@@ -293,12 +301,12 @@ def solve_ramp(
 def _run_cvxpy(problem: Problem, form: RateProgram, *, seed: int | None = None,
                callback: Any = None, solver: str | None = None,
                max_iterations: int = settings.MM_MAX_ITERATIONS,
-               tol: float = settings.MM_RELATIVE_TOL) -> RateResult:
+               tol: float = settings.MM_RELATIVE_TOL, warm_start: Any = None) -> RateResult:
     def bound(program: RateProgram, masks: list, warm: dict | None) -> Solution:
         return solve_bound_cvxpy(program, masks, warm, solver=solver)
 
     return solve_ramp(problem, "cvxpy", bound, max_iterations=max_iterations, tol=tol,
-                      callback=callback)
+                      callback=callback, warm_start=warm_start)
 
 
 def _run_hinge(problem: Problem, form: RateProgram, *, seed: int | None = None,
@@ -327,7 +335,7 @@ def run_mm(problem: Problem, form: RateProgram, *, seed: int | None = None,
            tol: float = MM_TOL, epsilon: float | None = None,
            start_epsilon: float = 1e-3, rho: float = 0.1, v_max: float = 100.0,
            v_chooser: str = "auto", b_chooser: str = "center_of_mass",
-           max_epochs: int | None = None) -> Result:
+           max_epochs: int | None = None, warm_start: Any = None) -> Result:
     """Run ``method="mm"``: options T (``max_iterations``, the most bounds solved after the
     hinge relaxation, repairs included), ``tol`` of Alg 1, ``epsilon`` (the certified gap of
     the last bounds; by default :func:`~ratecons.patterns.rate_mm.certified_epsilon`),
@@ -335,7 +343,9 @@ def run_mm(problem: Problem, form: RateProgram, *, seed: int | None = None,
     intermediate bounds, see :class:`SpecializedBound`; set ``start_epsilon=epsilon`` to solve
     every bound to ``epsilon``), ``v_max``, the CutChoosers and ``max_epochs``, the most SDCA
     epochs of the whole solve (None: no cap; once spent the solve stops with
-    ``iteration_limit`` and the best point so far)."""
+    ``iteration_limit`` and the best point so far) and ``warm_start`` (a previous Result: its
+    model is Alg 1's first anchor and its SDCA duals and multipliers seed the first bound,
+    :mod:`~ratecons.patterns.rate_warm`)."""
     ok, why = mm_applicable(form)
     if not ok:
         raise SolverError(f"method 'mm' cannot solve this problem ({why}); use method='cvxpy'.")
@@ -352,7 +362,7 @@ def run_mm(problem: Problem, form: RateProgram, *, seed: int | None = None,
                              b_chooser=b_chooser,
                              epoch_budget=math.inf if max_epochs is None else max_epochs)
     return solve_ramp(problem, "mm", bound, max_iterations=max_iterations, tol=tol,
-                      callback=callback, exhausted=bound.exhausted)
+                      callback=callback, exhausted=bound.exhausted, warm_start=warm_start)
 
 
 
@@ -397,38 +407,34 @@ class RateConstraintPattern(Pattern):
         }
 
     def choose(self, problem: Problem, form: RateProgram) -> tuple[str, list[str]]:
+        """``mm`` where it applies and the cost model of :mod:`~ratecons.patterns.rate_auto`
+        predicts it faster than ``cvxpy``, else ``cvxpy``; the reasons name the chosen method
+        only as the one used."""
         reasons = [
             f"{form.m} rate constraint(s) over {form.k} dataset(s): the ramp problem "
-            "(Problem 2) is non-convex and is solved by majorization-minimization (Alg 1)",
+            "(Problem 2) is non-convex and is solved by majorization-minimization (Alg 1) over "
+            "convex bounds (Problem 3)",
         ]
-        # --- method "mm" (issue 3): the specialized solver whenever SDCA applies
         ok, why = mm_applicable(form)
         reasons.append(why)
-        conditioning = form.l2 * max((blk.n for blk in form.blocks), default=0)
-        if ok and conditioning < MM_AUTO_MIN_L2N:
-            reasons.append(f"l2 x largest dataset = {conditioning:.3g} < {MM_AUTO_MIN_L2N:g}: SDCA "
-                           "converges slowly on so weakly regularized SVMs (measured: minutes "
-                           "on 500 Adult rows at l2 = 1e-5), so CVXPY is used")
-        elif (ok and form.m > settings.MM_AUTO_MAX_CONSTRAINTS
-              and form.n_total < settings.MM_AUTO_MANY_MIN_TERMS):
-            reasons.append(f"{form.m} rate constraints > {settings.MM_AUTO_MAX_CONSTRAINTS} over "
-                           f"only {form.n_total} example-terms (< "
-                           f"{settings.MM_AUTO_MANY_MIN_TERMS}): with three or more constraints "
-                           "MM was measured slower than CVXPY at this size (docs/mm.md, 'When "
-                           "auto picks mm'), so CVXPY is used")
-        elif ok and form.n_total >= settings.MM_AUTO_MIN_TERMS:
-            reasons.append(f"{form.n_total} example-terms >= {settings.MM_AUTO_MIN_TERMS}: "
-                           "the specialized solver is faster than a conic solver at this size")
-            return "mm", reasons
-        elif ok:
-            reasons.append(f"only {form.n_total} example-terms (< {settings.MM_AUTO_MIN_TERMS}): "
-                           "CLARABEL's interior-point solves are faster than SDCA at this size")
-        if form.is_lp:
-            reasons.append("no l2 term: every Problem-3 subproblem is an LP, solved by HiGHS "
-                           "through CVXPY")
-        else:
-            reasons.append("l2 term: each Problem-3 subproblem is a QP, solved by CLARABEL "
-                           "through CVXPY (the reference)")
+        if ok:
+            z = rate_size(form)
+            ratio = 10.0 ** predicted_log_ratio(z)
+            reasons.append(
+                f"n = {z.n} example-terms x d = {z.d} features at density {z.density:.2g} = "
+                f"{z.nnz:.3g} nonzero terms, {z.m} constraint(s), l2 x largest dataset = "
+                f"{z.l2n:.3g}: the cost model measured on sparse and dense frames "
+                f"(benchmarks.auto_grid, docs/mm.md 'When auto picks mm') predicts "
+                f"time(mm) / time(cvxpy) = {ratio:.2g}")
+            if ratio < 1.0:
+                reasons.append("so method 'mm' is used: each Problem-3 bound is solved by "
+                               "cutting planes over v (Alg 2) and b (Alg 3) around SDCA "
+                               "(App. F) instead of a general conic solver")
+                return "mm", reasons
+        solver = ("an LP solved by HiGHS" if form.is_lp
+                  else "a QP solved by CLARABEL")
+        reasons.append(f"so method 'cvxpy' is used: each Problem-3 bound is {solver} through "
+                       "CVXPY (the reference)")
         return "cvxpy", reasons
 
     def verify_method(self, problem: Problem, form: RateProgram) -> str | None:

@@ -5,8 +5,8 @@ problem, every convex bound (the hinge relaxation first, then Problem 3 at each 
 by :func:`ratecons.solvers.rate_bound.solve_bound_specialized`: cutting planes over the
 multipliers (Alg 2) and the bias (Alg 3) around SDCA (App. F.1), warm-started across MM
 iterations from the previous bound's duals, multipliers and bias. It needs an l2 term and no l1
-term (SDCA's setting); ``auto`` picks it for such ramp problems and the CVXPY reference
-otherwise.
+term (SDCA's setting); ``auto`` picks it where it applies and the cost model of
+:mod:`ratecons.patterns.rate_auto` predicts it faster than the CVXPY reference.
 """
 
 from __future__ import annotations
@@ -48,9 +48,8 @@ def mm_applicable(form: RateProgram) -> tuple[bool, str]:
                        "subproblem is an LP, solved by HiGHS through CVXPY")
     if form.l1 != 0.0:
         return False, "l1 term: SDCA (method 'mm') handles the l2 regularizer only"
-    return True, ("l2 term and no l1 term: each Problem-3 subproblem is a weighted SVM, solved "
-                  "by method 'mm' (cutting planes over v, Alg 2, and b, Alg 3, around SDCA, "
-                  "App. F) instead of a general conic solver")
+    return True, ("l2 term and no l1 term: each Problem-3 subproblem is a weighted SVM, so "
+                  "the specialized solver (method 'mm': SDCA, App. F) applies next to CVXPY")
 
 
 #: cap on the multipliers of the first bound (the hinge relaxation of Problem 2): its SVMs grow
@@ -74,9 +73,12 @@ class SpecializedBound:
     MM step, from the hinge solution, usually makes the largest decrease), and eps_k = epsilon
     at the last bound Alg 1 may take (k = T). Solving a bound to within eps_k moves the next
     iterate at most eps_k above the exact MM step, so early bounds, whose decreases are large,
-    need not be solved to the final accuracy; every bound still carries its own certificate
+    need not be solved to the final accuracy (a bound solved so loosely that its point lies
+    above the anchor's value is solved again to ``epsilon``); every bound still carries its
+    own certificate
     L_t <= max F <= U_t with U_t - L_t <= eps_k (recorded in its certificate details).
-    Bound 0 caps its multipliers at :data:`HINGE_V_MAX`. ``epoch_budget`` caps the SDCA
+    A starting bound (the hinge relaxation, or Problem 3 at a warm start's infeasible anchor)
+    caps its multipliers at :data:`HINGE_V_MAX`. ``epoch_budget`` caps the SDCA
     epochs of all bounds together (the solve's ``max_epochs``; :meth:`exhausted`).
     """
 
@@ -113,6 +115,14 @@ class SpecializedBound:
         decrease = self.anchor_values[-2] - self.anchor_values[-1]
         return min(self.start_epsilon, max(self.epsilon, self.rho * decrease))
 
+    def _solve(self, program: RateProgram, masks: list, warm: Any, eps: float, relay: Any,
+               options: dict[str, Any]) -> Solution:
+        sol = solve_bound_specialized(program, masks, warm, seed=self.seed, epsilon=eps,
+                                      callback=relay,
+                                      epoch_budget=self.epoch_budget - self.epochs, **options)
+        self.epochs += sol.certificate.details["sdca_epochs"]
+        return sol
+
     def __call__(self, program: RateProgram, masks: list, warm: dict | None) -> Solution:
         self.calls += 1
         bound_index = self.calls - 1
@@ -123,21 +133,27 @@ class SpecializedBound:
                 self.callback(dict(record, bound=bound_index))
 
         options = self.options
-        if self.calls == 1:
+        starting = warm is None or bool(warm.get("start"))  # the hinge relaxation, or the
+        if starting:  # bound at a warm start's infeasible anchor (patterns/rate_warm.py)
             # a multiplier at the cap sends the problem to phase 1 (below), so the warning's
             # advice to raise v_max does not apply to this bound
             options = dict(options, v_max=min(options.get("v_max", HINGE_V_MAX), HINGE_V_MAX),
                            warn_at_v_max=False)
-        sol = solve_bound_specialized(program, masks, self.previous or warm, seed=self.seed,
-                                      epsilon=eps, callback=relay,
-                                      epoch_budget=self.epoch_budget - self.epochs, **options)
-        self.epochs += sol.certificate.details["sdca_epochs"]
-        if (self.calls == 1 and sol.status != settings.OPTIMAL
+        sol = self._solve(program, masks, self.previous or warm, eps, relay, options)
+        if (not starting and eps > self.epsilon and sol.status in settings.SOLVED_STATUSES
+                and sol.objective > float(warm["objective"])):
+            # above the anchor's value, where this bound is tight, so Alg 1 would go uphill
+            # (near a fixed point, e.g. a warm start at one): solved again from this solution
+            # to the final gap
+            eps = self.epsilon
+            sol = self._solve(program, masks, sol, eps, relay, options)
+        if (starting and sol.status != settings.OPTIMAL
                 and not sol.certificate.details["budget_spent"]
                 and (sol.certificate.max_violation or 0.0) > 1e-4):
-            # the hinge relaxation, unsolved, with a constraint violated (typically a
-            # multiplier stuck at V_max): most likely infeasible, so the family looks for a
-            # feasible start (phase 1) instead of starting MM from an infeasible point
+            # a starting bound, unsolved, with a constraint violated (typically a multiplier
+            # stuck at V_max): most likely infeasible, so the family looks for a feasible
+            # start (the hinge relaxation, then phase 1) instead of starting MM from an
+            # infeasible point
             sol.status = settings.INFEASIBLE
         sol.certificate.details["epsilon"] = eps
         if sol.status in settings.SOLVED_STATUSES:

@@ -193,7 +193,9 @@ def majorize_minimize(
         ``warm_start`` is the anchor ``{"w", "b", "objective"}`` (its ramp objective). Its
         certificate's ``lower_bound``, when set, is a dual bound (Alg 2's L_t).
     start : Solution
-        A feasible starting point with primal ``w`` and ``b`` (typically the hinge relaxation).
+        A feasible starting point with primal ``w`` and ``b``: the hinge relaxation's solution
+        (cold) or a previous model (a warm start, :mod:`ratecons.patterns.rate_warm`); its dual
+        ``xi`` and ``v``, when set, are passed to the first bound (a warm start of SDCA).
     max_iterations : int
         T of Algorithm 1: the most bounds solved (0: return the start).
     tol : float
@@ -220,10 +222,15 @@ def majorize_minimize(
     if callback:
         callback(dict(record, stage="mm"))
 
+    # a warm start's duals (SDCA's xi, the multipliers v) seed the first step only; later
+    # steps are seeded by the step solver from its own previous bound
+    seeds = {k: v for k, v in start.dual.items() if k in ("xi", "v")}
+
     def solve(point: tuple, value: float) -> Step:
         w, b, _ = point
-        sub = solve_bound(program, program.bound_masks(w, b), {"w": w, "b": b,
-                                                               "objective": value})
+        warm = {"w": w, "b": b, "objective": value, **seeds}
+        seeds.clear()
+        sub = solve_bound(program, program.bound_masks(w, b), warm)
         if sub.status not in settings.SOLVED_STATUSES:
             return Step(sub.status, None, float("nan"), float("nan"), info=sub)
         lower = sub.certificate.lower_bound
