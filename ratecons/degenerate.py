@@ -17,12 +17,15 @@ and compares the returned model with the best *constant* model that meets the sa
   (the robust loss under its worst-case reweighting; convex in c), and TPR@K / TPR@tau by
   their concave surrogate 1 - (1/n_+) sum l(t - s_i) (a constant score ranks nothing: its
   surrogate is 1 - l(0) = 0 for the TopPushK family, whatever c; the exact TPR of tied scores
-  would count every positive as above the threshold). On each side of 0 the objective is a
-  convex function of c plus a constant and the feasible c form an interval, so the best
-  feasible constant is found by a bounded 1-D search of the exact penalty (objective +
-  :data:`PENALTY` x total violation) over 0 < |c| <= :data:`MAX_CONSTANT_SCORE`, or by the
-  scores +-1 when no row depends on c beyond its sign. The regularizer is left out: a
-  constant pays none, so the model is compared on what it is fitted for.
+  would count every positive as above the threshold). On each side of 0 (on the whole line
+  when no row has a rate) the objective is a convex function of c plus a constant and the
+  feasible c form an interval, so the best feasible constant is found by a bounded 1-D search
+  (Brent) of the exact penalty (objective + :data:`PENALTY` x total violation) over
+  |c| <= :data:`MAX_CONSTANT_SCORE`, or by the scores +-1 when no row depends on c beyond its
+  sign. The regularizer is left out: a constant pays none, so the model is compared on what
+  it is fitted for. The search evaluates each row at about 30 constants: O(n) each (robust
+  losses O(n log n)); on the whole Adult split (34,189 rows) a robust loss's check took
+  0.15-0.3 s on a loaded 2-core machine, a rate problem's 0.08 s.
 - **minimax risk classifiers**: the rule that predicts the most frequent training label for
   every example; the MRC's training error (argmax rule) and its minimax risk R* are compared
   with that rule's training error.
@@ -45,7 +48,6 @@ from scipy.optimize import minimize_scalar
 from .caller import user_stacklevel
 from .errors import TrivialOptimumWarning
 from .expr.analysis import Analysis, Row, part_value
-from .expr.atom import Term
 from .settings import FEASIBILITY_TOL
 
 __all__ = ["ConstantScore", "check_degenerate", "comparison_value", "MAX_CONSTANT_SCORE",
@@ -76,15 +78,19 @@ class ConstantScore:
         return np.full(X.shape[0], self.score)
 
 
-def _ranking(part: Any) -> bool:
-    from .ranking import RankingObjective
+def _curvature(part: Any) -> str:
+    """A part's curvature (:mod:`ratecons.expr.analysis`): rate expressions have none."""
+    return getattr(part, "curvature", "rate")
 
-    return isinstance(part, RankingObjective)
+
+def _ranking(part: Any) -> bool:
+    """TPR@K and TPR@tau, the concave terms."""
+    return _curvature(part) == "concave"
 
 
 def _level_dependent(part: Any) -> bool:
     """A part whose value at a constant score depends on more than its sign: losses."""
-    return isinstance(part, Term) and part.curvature == "convex"
+    return _curvature(part) == "convex"
 
 
 def comparison_value(row: Row, scorer: Any) -> float:
@@ -103,8 +109,10 @@ def _violation(analysis: Analysis, scorer: Any) -> float:
                for row in analysis.constraints)
 
 
-def _best_on_side(analysis: Analysis, side: float) -> tuple[float, ConstantScore] | None:
-    """The best constant score of sign ``side`` that meets every constraint, or None."""
+def _best_constant(analysis: Analysis, ends: tuple[float, float]
+                   ) -> tuple[float, ConstantScore] | None:
+    """The best constant score in ``ends`` (one side of 0, or both when no part depends on the
+    sign alone) that meets every constraint, or None."""
     rows = analysis.rows
     if any(_level_dependent(p) for row in rows for _, p in row.parts):
         def penalized(c: float) -> float:
@@ -112,12 +120,12 @@ def _best_on_side(analysis: Analysis, side: float) -> tuple[float, ConstantScore
             return (comparison_value(analysis.objective, scorer)
                     + PENALTY * _violation(analysis, scorer))
 
-        ends = sorted((side * 1e-9, side * MAX_CONSTANT_SCORE))
-        found = minimize_scalar(penalized, bounds=ends, method="bounded",
-                                options={"xatol": 1e-9, "maxiter": 200})
+        # c to 1e-6: the value is flat at its minimum, so 1e-12 relative in the objective
+        found = minimize_scalar(penalized, bounds=sorted(ends), method="bounded",
+                                options={"xatol": 1e-6, "maxiter": 200})
         constant = ConstantScore(float(found.x))
     else:
-        constant = ConstantScore(side)
+        constant = ConstantScore(float(np.sign(ends[1])))
     if _violation(analysis, constant) > FEASIBILITY_TOL * max(1, len(analysis.constraints)):
         return None
     return comparison_value(analysis.objective, constant), constant
@@ -143,12 +151,15 @@ def _score_model_record(analysis: Analysis, scorer: Any) -> dict[str, Any] | Non
     model_value = comparison_value(objective, scorer)
     if not np.isfinite(model_value):
         return None
-    feasible = [best for side in (1.0, -1.0)
-                if (best := _best_on_side(analysis, side)) is not None]
+    if any(row.rate_parts for row in analysis.rows):  # rates: a step at c = 0
+        sides = [(1e-9, MAX_CONSTANT_SCORE), (-1e-9, -MAX_CONSTANT_SCORE)]
+    else:  # losses and surrogates only: convex in c on the whole line
+        sides = [(-MAX_CONSTANT_SCORE, MAX_CONSTANT_SCORE)]
+    feasible = [best for ends in sides if (best := _best_constant(analysis, ends)) is not None]
     if not feasible:
         return None
     best_value, best = min(feasible, key=lambda pair: pair[0])
-    continuous = any(isinstance(p, Term) and p.curvature != "rate" for _, p in objective.parts)
+    continuous = any(_curvature(p) != "rate" for _, p in objective.parts)
     tol = RELATIVE_TOL * max(1.0, abs(best_value)) if continuous else OBJECTIVE_TOL
     if model_value < best_value - tol:
         return None

@@ -380,13 +380,11 @@ def analysis_report(result: Any, data: Dataset | Mapping[Dataset, Dataset] | Non
 def _rate_rows(report: RateReport, analysis: Any, scorer: Any) -> None:
     """One ``rate`` row for every distinct rate the rate parts of the rows are built from
     (ratio constraints: the rates of numerator and denominator), after the rows."""
-    from .expr.atom import Term
-
     atoms: dict[str, Any] = {}
     for row in analysis.rows:
         ratio = getattr(row.source, "ratio", None)
         exprs = ([ratio.numerator, ratio.denominator] if ratio is not None
-                 else [part for _, part in row.parts if not isinstance(part, Term)])
+                 else [part for _, part in row.rate_parts if hasattr(part, "atoms")])
         for expr in exprs:
             atoms.update((a.name, a) for a in expr.atoms)
     for name, atom in atoms.items():
@@ -441,26 +439,23 @@ def score_metrics(result: Any, data: Dataset) -> dict[str, float]:
 
 
 def _part_datasets(part: Any) -> list[Dataset]:
-    from .expr.atom import Term
-
-    return part.datasets() if isinstance(part, Term) else part.datasets
+    """A part's datasets: a method of terms, an attribute of rate expressions."""
+    return part.datasets() if callable(part.datasets) else part.datasets
 
 
 def _family_metrics(row: Any, scorer: Any) -> dict[str, float]:
-    """The metrics of :func:`score_metrics` named by the objective's family parts."""
-    from .expr.mean_loss import MeanLoss
-    from .phi_divergence import RobustLoss
-    from .ranking import RankingObjective
-
+    """The metrics of :func:`score_metrics` named by the objective's family parts, told apart
+    by what they declare (no switch on their types): TPR at the top is the concave term, a
+    loss has ``kind == "loss"``, a robust loss its per-example ``losses`` besides."""
     out: dict[str, float] = {}
     for _, part in row.parts:
-        if isinstance(part, RankingObjective):
+        if getattr(part, "curvature", "rate") == "concave":
             key = f"tpr@{part.k}" if part.tau is None else f"tpr@{part.tau:g}"
             out[key] = part.value(scorer)
-        elif isinstance(part, RobustLoss):
+        elif getattr(part, "kind", "") == "loss" and hasattr(part, "losses"):
             out["mean_loss"] = float(np.mean(part.losses(scorer)))
             out["robust_loss"] = part.value(scorer)
-        elif isinstance(part, MeanLoss):
+        elif getattr(part, "kind", "") == "loss":
             out["mean_loss"] = part.value(scorer)
     return out
 

@@ -196,7 +196,7 @@ def test_generic_chain_flags_a_trivial_optimum():
         result = heavy.solve("generic")
     record = result.certificate.details["degenerate"]
     assert np.all(result.w == 0) and record["constant"] == "all-positive"
-    assert record["model_objective"] == pytest.approx(record["constant_objective"], rel=1e-6)
+    assert record["model_objective"] >= record["constant_objective"] - 1e-9  # w = 0 itself
     light = rc.Problem(minimize=rc.hinge_loss(D), subject_to=con,
                        model=rc.LinearModel(l2=0.0, l1=1e-3))
     assert "degenerate" not in light.solve("generic").certificate.details

@@ -34,7 +34,6 @@ KNOWN_CYCLES: dict[str, frozenset[str]] = {
 #: today's ``isinstance`` checks on term types outside ratecons/expr/, per module
 KNOWN_TERM_SWITCHES: dict[str, int] = {
     "ratecons.dispatch": 1,
-    "ratecons.patterns.ranking": 2,
     "ratecons.patterns.rate_constraints": 2,
     "ratecons.rates": 8,
     "ratecons.reductions.to_cvxpy": 10,
