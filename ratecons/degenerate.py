@@ -166,8 +166,10 @@ def _score_model_record(analysis: Analysis, scorer: Any) -> dict[str, Any] | Non
     binding = [row.name for row in analysis.constraints
                if row.bound - comparison_value(row, scorer) <= FEASIBILITY_TOL]
     levels = any(_level_dependent(p) for row in analysis.rows for _, p in row.parts)
-    what = (f"the constant score {best.score:.6g} (w = 0, {best.name})" if continuous or levels
-            else f"the {best.name} classifier (w = 0)")
+    signed = any(row.rate_parts for row in analysis.rows)
+    what = (f"the constant score {best.score:.6g} (w = 0, {best.name})" if levels
+            else f"the {best.name} classifier (w = 0)" if signed
+            else "a constant score (w = 0)")
     user_model, user_best = objective.to_user(model_value), objective.to_user(best_value)
     surrogate = any(_ranking(p) for _, p in objective.parts)
     message = (f"degenerate answer: the returned model's objective ({objective.name}"
