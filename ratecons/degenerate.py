@@ -104,9 +104,10 @@ def comparison_value(row: Row, scorer: Any) -> float:
     return total
 
 
-def _violation(analysis: Analysis, scorer: Any) -> float:
-    return sum(max(0.0, comparison_value(row, scorer) - row.bound)
-               for row in analysis.constraints)
+def _excess(analysis: Analysis, scorer: Any) -> np.ndarray:
+    """max(0, row - bound) of every constraint at ``scorer``."""
+    return np.array([max(0.0, comparison_value(row, scorer) - row.bound)
+                     for row in analysis.constraints])
 
 
 def _best_constant(analysis: Analysis, ends: tuple[float, float]
@@ -118,7 +119,7 @@ def _best_constant(analysis: Analysis, ends: tuple[float, float]
         def penalized(c: float) -> float:
             scorer = ConstantScore(c)
             return (comparison_value(analysis.objective, scorer)
-                    + PENALTY * _violation(analysis, scorer))
+                    + PENALTY * float(_excess(analysis, scorer).sum()))
 
         # c to 1e-6: the value is flat at its minimum, so 1e-12 relative in the objective
         found = minimize_scalar(penalized, bounds=sorted(ends), method="bounded",
@@ -126,7 +127,7 @@ def _best_constant(analysis: Analysis, ends: tuple[float, float]
         constant = ConstantScore(float(found.x))
     else:
         constant = ConstantScore(float(np.sign(ends[1])))
-    if _violation(analysis, constant) > FEASIBILITY_TOL * max(1, len(analysis.constraints)):
+    if _excess(analysis, constant).max(initial=0.0) > FEASIBILITY_TOL:
         return None
     return comparison_value(analysis.objective, constant), constant
 
@@ -151,7 +152,8 @@ def _score_model_record(analysis: Analysis, scorer: Any) -> dict[str, Any] | Non
     model_value = comparison_value(objective, scorer)
     if not np.isfinite(model_value):
         return None
-    if any(row.rate_parts for row in analysis.rows):  # rates: a step at c = 0
+    signed = any(row.rate_parts for row in analysis.rows)
+    if signed:  # rates: a step at c = 0
         sides = [(1e-9, MAX_CONSTANT_SCORE), (-1e-9, -MAX_CONSTANT_SCORE)]
     else:  # losses and surrogates only: convex in c on the whole line
         sides = [(-MAX_CONSTANT_SCORE, MAX_CONSTANT_SCORE)]
@@ -166,7 +168,6 @@ def _score_model_record(analysis: Analysis, scorer: Any) -> dict[str, Any] | Non
     binding = [row.name for row in analysis.constraints
                if row.bound - comparison_value(row, scorer) <= FEASIBILITY_TOL]
     levels = any(_level_dependent(p) for row in analysis.rows for _, p in row.parts)
-    signed = any(row.rate_parts for row in analysis.rows)
     what = (f"the constant score {best.score:.6g} (w = 0, {best.name})" if levels
             else f"the {best.name} classifier (w = 0)" if signed
             else "a constant score (w = 0)")

@@ -4,9 +4,10 @@ One report type for every problem: for each row the report gives the target, the
 achieved by deterministic predictions (indicator rates, eq. 1; exact values of losses and
 thresholds), the value expected under the randomized rule or the surrogate the solver optimizes
 (ramp rates, eq. 3 / App. A), and the slack (positive when satisfied). Ratio constraints also
-show the ratio itself. The rate family lists the distinct rates its rows are built from below
-them. :meth:`RateReport.to_dict`, :meth:`RateReport.to_records` and :meth:`RateReport.to_frame`
-give the same columns (:data:`COLUMNS`) for every problem kind.
+show the ratio itself. The distinct rates the rows' rate parts are built from follow them
+(``rate`` rows). :meth:`RateReport.to_dict`, :meth:`RateReport.to_records` and
+:meth:`RateReport.to_frame` give the same columns (:data:`COLUMNS`) for every problem kind.
+:func:`score_metrics` gives ``Result.metrics(data)``: the same keys for every score model.
 """
 
 from __future__ import annotations
