@@ -114,7 +114,7 @@ def main(quick: bool = False) -> dict:
                 cells.append(f"{errors[idx[-1]]:>10.4f}" if idx.size else f"{'-':>10}")
             print(f"{method:>8} {res.objective:>16.6f} {res.solve_time:>8.2f} " + "".join(cells))
         best = min(runs.values(), key=lambda r: r[2].objective)[2]
-        print(f"{'DRO':>8} test error {best.error(test):.4f} (method {best.method})")
+        print(f"{'DRO':>8} test error {best.metrics(test)['error']:.4f} (method {best.method})")
         print(f"{'ERM':>8} test error {erm['error']:.4f} (l2={erm['lam']:g} by k-fold CV, "
               f"{erm['fits']} fits, {erm['seconds']:.1f}s)")
     try:

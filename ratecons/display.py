@@ -59,8 +59,9 @@ def _items(pairs: Sequence[tuple[str, Any]]) -> list[list[Any]]:
 
 
 def result_html(result: Any) -> str:
-    """A :class:`~ratecons.result.Result`: status, method, objective, certificate, timing and
-    the reasons for the method."""
+    """A :class:`~ratecons.result.Result`: status, method, objective, certificate, timing, the
+    scalar extras (a ranking threshold, a robust loss), the reasons for the method and a
+    degenerate answer's message."""
     cert = result.certificate
     rows = _items([
         ("status", result.status), ("method", result.method),
@@ -69,7 +70,11 @@ def result_html(result: Any) -> str:
         ("gap", cert.gap), ("max violation", cert.max_violation),
         ("solve time (s)", result.solve_time), ("iterations", len(result.history) or None),
     ])
+    rows += _items([(name, value) for name, value in result.extras.items()
+                    if isinstance(value, (int, float)) and not isinstance(value, bool)])
     rows += [["because", reason] for reason in result.reasons]
+    if "degenerate" in cert.details:
+        rows.append(["degenerate", cert.details["degenerate"]["message"]])
     hint = "result.report() (or report(test)) gives every rate against its target"
     return html_table(("", "value"), rows, caption=type(result).__name__) + (
         f"\n<p>{html.escape(hint)}</p>" if result.has_model and result.problem is not None

@@ -56,7 +56,7 @@ import numpy as np
 
 from . import limits, settings
 from .caller import user_stacklevel
-from .errors import ConvergenceWarning, TrivialOptimumWarning
+from .errors import ConvergenceWarning
 from .expr.analysis import Analysis
 from .patterns.pattern import MethodSpec
 from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, FeatureMap, kernelized
@@ -66,7 +66,7 @@ from .settings import FEASIBILITY_TOL
 from .solution import Certificate, Solution
 from .solvers.mm import Step, fixed_point, repair_ladder
 
-__all__ = ["ComposedResult", "find_feasible_start", "generic_method", "solve_generic"]
+__all__ = ["find_feasible_start", "generic_method", "solve_generic"]
 
 #: how far past a missed constraint the repair step tightens it
 REPAIR_MARGIN = 1e-6
@@ -173,8 +173,6 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
         last = at_point or step  # the last convex step solved: at the point, or to reach it
         details["step_objective"] = last.objective
         details["step_bounds"] = step_bounds.copy()  # the last step's (after any repair)
-        if table is not None:
-            _flag_trivial(analysis, fmap, psi, table, step, value, details)
         sol = Solution(status, value, primal={"w": step.w, "b": np.float64(step.b)},
                        dual={"v": last.duals}, history=history, solver=f"generic/{name}",
                        solve_time=time.perf_counter() - start_time,
@@ -450,49 +448,9 @@ def _threshold_search(analysis: Analysis, table: ScoreTable, fmap: FeatureMap,
     return None
 
 
-#: score spread (max - min over a training set) at or below which a model is constant
-TRIVIAL_SPREAD = 1e-7
-
-
-def _flag_trivial(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any], table: ScoreTable,
-                  step: ConvexStep, value: float, details: dict[str, Any]) -> None:
-    """Mark a solution that a constant score matches, and warn with what to try: either the
-    model scores every training example alike (w = 0), or the constant model with the same
-    intercept meets every surrogate constraint at an objective no worse (within 1e-6
-    relative; a flat optimum, where the solver may stop anywhere in a set of optimal w: on the
-    full Adult split, TPR@K with K = 1% under the 80% rule ended at ||w|| = 0.002 with the
-    objective of w = 0 to 5e-9)."""
-    spread = max((float(np.ptp(z)) if z.size else 0.0 for z in table.scores.values()),
-                 default=0.0)
-    if spread > TRIVIAL_SPREAD:
-        constant = replace(step, w=np.zeros_like(step.w))
-        flat = _table(analysis, fmap, psi,
-                      {key: np.full(P.shape[0], -step.b) for key, P in psi.items()}, constant)
-        if any(row.value(flat, "surrogate") > row.bound + FEASIBILITY_TOL
-               for row in analysis.constraints):
-            return
-        if _surrogate_objective(analysis, flat, constant.w) > value + 1e-6 * max(1.0, abs(value)):
-            return
-    details["trivial_optimum"] = True
-    details["trivial_hint"] = (
-        f"a constant score does as well as the returned model (training score spread "
-        f"{spread:.2g}): under this regularization and these targets no model beats a "
-        "constant score; try a smaller l2 or l1, standardized features, looser targets or a "
-        "kernel model.")
-    warnings.warn(details["trivial_hint"], TrivialOptimumWarning, stacklevel=user_stacklevel())
-
-
-class ComposedResult(Result):
-    """A composed problem's result: the scorer; ``report()`` (from :class:`Result`) covers
-    every part through the composition analysis. ``last_step`` (a :class:`LastStep`) is the
-    last convex problem solved, for ``verify``."""
-
-    last_step: LastStep | None = None
-
-
 def generic_method(name: str = "generic") -> MethodSpec:
     """The generic chain as a method of any score-model problem (``method="generic"``)."""
-    def run(problem: Any, form: Analysis, **kwargs: Any) -> ComposedResult:
+    def run(problem: Any, form: Analysis, **kwargs: Any) -> Result:
         result = _run(problem, form, **kwargs)
         result.method = name
         return result
@@ -506,12 +464,11 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
          max_iterations: int = settings.MM_MAX_ITERATIONS,
          tol: float = settings.MM_RELATIVE_TOL, repair_rounds: int = 5,
          kernel_points: int = MAX_EXACT_KERNEL_POINTS,
-         only_step: LastStep | None = None) -> ComposedResult:
+         only_step: LastStep | None = None) -> Result:
     solution, scorer, last_step = solve_generic(
         form, solver=solver, solver_options=solver_options, max_iterations=max_iterations,
         tol=tol, repair_rounds=repair_rounds, kernel_points=kernel_points,
         seed=0 if seed is None else seed, callback=callback, only_step=only_step)
     objective = form.objective.to_user(solution.objective)  # the surrogate E at the solution
-    result = ComposedResult(problem, "cvxpy", solution, scorer, objective)
-    result.last_step = last_step
-    return result
+    return Result(problem, "cvxpy", solution, scorer, objective,
+                  extras={"last_step": last_step})

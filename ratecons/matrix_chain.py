@@ -13,7 +13,7 @@ canonical form (row <= bound) of the last step.
 :func:`matrix_step` is the step at a given anchor; :func:`export_mps` hands it (or a
 minimax-risk LP) as plain data to the MPS backend, which only writes the file;
 :func:`read_solution` maps column values of that step, computed by any solver, back to a
-:class:`~ratecons.generic.ComposedResult` whose report can be read.
+:class:`~ratecons.result.Result` whose report can be read.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from .backends.highs import HighsLP
 from .backends.mps import read_solution_file, write_mps
 from .errors import SpecError
 from .expr.analysis import Analysis
-from .generic import ComposedResult, LastStep, _missed, _surrogate_objective, solve_generic
+from .generic import LastStep, _missed, _surrogate_objective, solve_generic
 from .patterns.pattern import MethodSpec
 from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, kernelize, kernelized
 from .reductions.to_cvxpy import ConvexStep
@@ -42,6 +42,7 @@ from .reductions.to_matrix import (
     lower_matrix,
     model_column_names,
 )
+from .result import Result
 from .settings import FEASIBILITY_TOL, HIGHS_METHOD
 from .solution import Certificate, Solution
 
@@ -96,7 +97,7 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
          max_iterations: int = settings.MM_MAX_ITERATIONS,
          tol: float = settings.MM_RELATIVE_TOL, repair_rounds: int = 5,
          kernel_points: int = MAX_EXACT_KERNEL_POINTS,
-         only_step: LastStep | None = None) -> ComposedResult:
+         only_step: LastStep | None = None) -> Result:
     check_representable(form)
     step = highs_step(form, solver, time_limit, highs_options)
     solution, scorer, last_step = solve_generic(
@@ -104,9 +105,8 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
         kernel_points=kernel_points, seed=0 if seed is None else seed, callback=callback,
         only_step=only_step, step_solver=step, step_solver_name=f"highs/{solver}")
     objective = form.objective.to_user(solution.objective)
-    result = ComposedResult(problem, HIGHS_METHOD, solution, scorer, objective)
-    result.last_step = last_step
-    return result
+    return Result(problem, HIGHS_METHOD, solution, scorer, objective,
+                  extras={"last_step": last_step})
 
 
 def highs_method() -> MethodSpec:
@@ -117,7 +117,7 @@ def highs_method() -> MethodSpec:
     and the chain's ``max_iterations``, ``tol``, ``repair_rounds``, ``kernel_points``,
     ``only_step``.
     """
-    def run(problem: Any, form: Analysis, **kwargs: Any) -> ComposedResult:
+    def run(problem: Any, form: Analysis, **kwargs: Any) -> Result:
         return _run(problem, form, **kwargs)
 
     run.__signature__ = inspect.signature(_run)
@@ -260,7 +260,7 @@ def _parameters(analysis: Analysis, fmap: Any, values: Any) -> tuple[np.ndarray,
 
 
 def read_solution(problem: Any, source: Any, kernel_points: int = MAX_EXACT_KERNEL_POINTS,
-                  seed: int | None = 0) -> ComposedResult:
+                  seed: int | None = 0) -> Result:
     """Map an external solver's column values back to a ratecons result.
 
     Parameters
@@ -275,7 +275,7 @@ def read_solution(problem: Any, source: Any, kernel_points: int = MAX_EXACT_KERN
 
     Returns
     -------
-    ComposedResult
+    Result
         The model (inverted to the user's scorer), its objective in the user's sense (the
         generic chain's convention) and ``report()``. The status is the external solver's
         (``optimal`` only when it says so and the problem has no majorized ramp parts, whose
@@ -311,5 +311,5 @@ def read_solution(problem: Any, source: Any, kernel_points: int = MAX_EXACT_KERN
         details["message"] = (f"the deterministic model misses "
                               f"'{analysis.constraints[int(np.argmax(missed))].name}' by "
                               f"{missed.max():.3g} on the training data")
-    return ComposedResult(problem, "external", solution, scorer,
-                          analysis.objective.to_user(value))
+    return Result(problem, "external", solution, scorer,
+                  analysis.objective.to_user(value))

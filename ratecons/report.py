@@ -4,9 +4,10 @@ One report type for every problem: for each row the report gives the target, the
 achieved by deterministic predictions (indicator rates, eq. 1; exact values of losses and
 thresholds), the value expected under the randomized rule or the surrogate the solver optimizes
 (ramp rates, eq. 3 / App. A), and the slack (positive when satisfied). Ratio constraints also
-show the ratio itself. The rate family lists the distinct rates its rows are built from below
-them. :meth:`RateReport.to_dict`, :meth:`RateReport.to_records` and :meth:`RateReport.to_frame`
-give the same columns (:data:`COLUMNS`) for every problem kind.
+show the ratio itself. The distinct rates the rows' rate parts are built from follow them
+(``rate`` rows). :meth:`RateReport.to_dict`, :meth:`RateReport.to_records` and
+:meth:`RateReport.to_frame` give the same columns (:data:`COLUMNS`) for every problem kind.
+:func:`score_metrics` gives ``Result.metrics(data)``: the same keys for every score model.
 """
 
 from __future__ import annotations
@@ -21,16 +22,18 @@ import numpy as np
 from .data import Dataset, Subset
 from .display import group_html, report_html, report_repr
 from .errors import EmptySubsetError, SpecError
-from .rates import Constraint, RateExpr
 from .settings import FEASIBILITY_TOL
 from .solution import _jsonable
 
-__all__ = ["COLUMNS", "GroupTable", "RateReport", "ReportRow", "analysis_report",
-           "build_report", "group_table", "group_tables", "make_rebinder", "minimax_report"]
+__all__ = ["COLUMNS", "METRIC_KEYS", "GroupTable", "RateReport", "ReportRow",
+           "analysis_report", "group_table", "group_tables", "make_rebinder",
+           "minimax_report", "score_metrics"]
 
 #: the columns of :meth:`RateReport.to_records` / :meth:`RateReport.to_frame`, in order
 COLUMNS = ("data", "status", "method", "kind", "name", "target", "achieved", "expected",
            "slack", "satisfied", "achieved_linear", "expected_linear", "note")
+#: the keys :func:`score_metrics` returns for every score-model problem (family keys follow)
+METRIC_KEYS = ("objective", "error", "accuracy", "auc", "positive_rate")
 #: a report holds a per-group table for each group attribute with at most this many levels
 MAX_GROUP_LEVELS = 20
 #: the summary lines of a :class:`GroupTable` after its levels
@@ -337,59 +340,6 @@ def _with_groups(report: RateReport, scorer: Any, datasets: list[Dataset]) -> Ra
     return report
 
 
-def _values(expr: Any, scorer: Any) -> tuple[float, float]:
-    return expr.value(scorer, "indicator"), expr.value(scorer, "ramp")
-
-
-def build_report(
-    objective: RateExpr,
-    sense: str,
-    constraints: list[Constraint],
-    scorer: Any,
-    rebind: Any,
-    label: str,
-) -> RateReport:
-    """Evaluate objective, constraints and their rates after ``rebind`` for ``scorer``."""
-    report = RateReport(label)
-    atoms: dict[str, RateExpr] = {}
-    try:
-        obj = objective.rebind(rebind)
-        ind, ramp = _values(obj, scorer)
-        report.rows.append(ReportRow("objective", obj.name, sense, ind, ramp))
-        atoms.update((a.name, a) for a in obj.atoms)
-    except EmptySubsetError as exc:
-        report.rows.append(ReportRow("objective", objective.name, sense, float("nan"),
-                                     float("nan"), note=f"not evaluable: {exc}"))
-    for con in constraints:
-        try:
-            c = con.rebind(rebind)
-        except EmptySubsetError as exc:
-            report.rows.append(ReportRow("constraint", con.name, f"{con.sense} {con.bound:.4g}",
-                                         float("nan"), float("nan"),
-                                         note=f"not evaluable: {exc}"))
-            continue
-        ind, ramp = _values(c.expr, scorer)
-        slack = c.slack(ind)
-        row = ReportRow("constraint", c.name, f"{c.sense} {c.bound:.4g}", ind, ramp, slack,
-                        slack >= -FEASIBILITY_TOL)
-        if c.ratio is not None:
-            # show the ratio itself (the randomized column is the ratio of expectations)
-            row.linear_indicator, row.linear_ramp = ind, ramp
-            row.indicator, row.ramp = _values(c.ratio, scorer)
-            row.target = f"{c.sense} {c.target:.4g}"
-            row.slack = row.indicator - c.target if c.sense == ">=" else c.target - row.indicator
-            row.note = "ratio constraint, multiplied through by its denominator (App. B)"
-        report.rows.append(row)
-        for part in ((c.ratio.numerator, c.ratio.denominator) if c.ratio is not None
-                     else (c.expr,)):
-            atoms.update((a.name, a) for a in part.atoms)
-    for name, atom in atoms.items():
-        ind, ramp = _values(atom, scorer)
-        report.rows.append(ReportRow("rate", name, "", ind, ramp))
-    datasets = {id(d): d for a in atoms.values() for d in a.datasets}
-    return _with_groups(report, scorer, list(datasets.values()))
-
-
 def analysis_report(result: Any, data: Dataset | Mapping[Dataset, Dataset] | None = None
                     ) -> RateReport:
     """The report of any score-model problem from its composition analysis
@@ -424,7 +374,91 @@ def analysis_report(result: Any, data: Dataset | Mapping[Dataset, Dataset] | Non
             line.target = f"{sense} {con.source.target:.4g}"
             line.note = "ratio constraint, multiplied through by its denominator (App. B)"
         report.rows.append(line)
+    _rate_rows(report, rebound, scorer)
     return _with_groups(report, scorer, rebound.datasets)
+
+
+def _rate_rows(report: RateReport, analysis: Any, scorer: Any) -> None:
+    """One ``rate`` row for every distinct rate the rate parts of the rows are built from
+    (ratio constraints: the rates of numerator and denominator), after the rows."""
+    atoms: dict[str, Any] = {}
+    for row in analysis.rows:
+        ratio = getattr(row.source, "ratio", None)
+        exprs = ([ratio.numerator, ratio.denominator] if ratio is not None
+                 else [part for _, part in row.rate_parts if hasattr(part, "atoms")])
+        for expr in exprs:
+            atoms.update((a.name, a) for a in expr.atoms)
+    for name, atom in atoms.items():
+        report.rows.append(ReportRow("rate", name, "", atom.value(scorer, "indicator"),
+                                     atom.value(scorer, "ramp")))
+
+
+def score_metrics(result: Any, data: Dataset) -> dict[str, float]:
+    """Metrics of a score model's deterministic predictions f(x) > 0 on a labelled ``data``
+    (weighted by its example weights), the same keys for every score-model problem.
+
+    Keys: ``objective`` (the problem's objective, exact, in the user's sense, with its
+    dataset replaced by ``data``: indicator rates, exact TPR, exact mean or robust loss; NaN
+    when the objective uses several datasets or a subset empty on ``data``), ``error``,
+    ``accuracy``, ``auc`` (NaN with one class only) and ``positive_rate`` (:data:`METRIC_KEYS`),
+    then one key per family part of the objective: ``tpr@K`` / ``tpr@tau`` (exact TPR at the
+    top), ``mean_loss`` (mean margin loss of a loss or robust loss) and ``robust_loss`` (the
+    robust loss over ``data``'s own ball: same phi and rho).
+    """
+    from .expr.analysis import analyse
+    from .metrics import auc
+
+    if not isinstance(data, Dataset):
+        raise SpecError(f"metrics(data) takes a labelled rc.Dataset; got {type(data).__name__}.")
+    scorer = result._require_model()
+    problem = result.problem
+    if problem is None:
+        raise SpecError("this Result was loaded from JSON without its problem; it predicts "
+                        "but cannot evaluate its objective (pickle the Result to keep both).")
+    y = data.require_labels("metrics", binary=True).astype(bool)
+    s = np.asarray(scorer.decision_function(data), dtype=np.float64)
+    weights = np.ones(data.n) if data.weights is None else np.asarray(data.weights, float)
+    weights = weights / weights.sum()
+    predicted = s > 0
+    error = float(weights @ (predicted != y))
+    out = {"objective": float("nan"), "error": error, "accuracy": 1.0 - error,
+           "auc": auc(s, y) if 0 < y.sum() < y.size else float("nan"),
+           "positive_rate": float(weights @ predicted)}
+    analysis = problem.analysis
+    sources = {id(d): d for _, part in analysis.objective.parts for d in _part_datasets(part)}
+    if len(sources) != 1:
+        return out
+    rebind, _ = make_rebinder(list(sources.values()), data)
+    try:
+        row = analyse(problem.objective.rebind(rebind), analysis.sense, [],
+                      analysis.model).objective
+    except (EmptySubsetError, SpecError):  # a subset empty on data; a ball too small for rho
+        return out
+    out["objective"] = row.user_value(scorer, "exact")
+    out.update(_family_metrics(row, scorer))
+    return out
+
+
+def _part_datasets(part: Any) -> list[Dataset]:
+    """A part's datasets: a method of terms, an attribute of rate expressions."""
+    return part.datasets() if callable(part.datasets) else part.datasets
+
+
+def _family_metrics(row: Any, scorer: Any) -> dict[str, float]:
+    """The metrics of :func:`score_metrics` named by the objective's family parts, told apart
+    by what they declare (no switch on their types): TPR at the top is the concave term, a
+    loss has ``kind == "loss"``, a robust loss its per-example ``losses`` besides."""
+    out: dict[str, float] = {}
+    for _, part in row.parts:
+        if getattr(part, "curvature", "rate") == "concave":
+            key = f"tpr@{part.k}" if part.tau is None else f"tpr@{part.tau:g}"
+            out[key] = part.value(scorer)
+        elif getattr(part, "kind", "") == "loss" and hasattr(part, "losses"):
+            out["mean_loss"] = float(np.mean(part.losses(scorer)))
+            out["robust_loss"] = part.value(scorer)
+        elif getattr(part, "kind", "") == "loss":
+            out["mean_loss"] = part.value(scorer)
+    return out
 
 
 def minimax_report(result: Any, data: Dataset | None = None) -> RateReport:

@@ -1,7 +1,11 @@
 """Results: the fitted model, the solver's status and certificate, and reports.
 
-:class:`Result` is shared by every family; a family adds what is specific to it (a rate report,
-the MRC coefficients mu, worst-case weights) in a subclass.
+:class:`Result` is the one result of every score-model problem (rates, ranking at the top,
+robust losses, compositions): ``w``, ``b``, ``decision_function``, ``predict``,
+``report(data)``, ``certificate`` and ``metrics(data)`` with the same keys everywhere. What is
+specific to a family is plain data in :attr:`Result.extras`, read as attributes
+(``result.threshold``, ``result.weights``; see :class:`Result`). Minimax risk classifiers, which
+are not score models, add their rule in :class:`ratecons.patterns.mrc.MRCResult`.
 """
 
 from __future__ import annotations
@@ -121,6 +125,13 @@ class FeatureScorer:
     predict = LinearScorer.predict
 
 
+def _plain(value: Any) -> bool:
+    """A number, string, None or numeric array: an extra that :meth:`Result.to_json` keeps."""
+    if value is None or isinstance(value, (bool, int, float, str, np.generic)):
+        return True
+    return isinstance(value, np.ndarray) and value.dtype.kind in "biuf"
+
+
 class Result:
     """A solved problem: fitted model, status, objective, certificate and history.
 
@@ -136,6 +147,18 @@ class Result:
         Why that method was chosen.
     certificate : Certificate
     history : list of dict
+    extras : dict
+        Values specific to the problem's family, also read as attributes (``result.theta`` is
+        ``result.extras["theta"]``):
+
+        - ranking at the top: ``threshold`` (the training threshold t; the model predicts
+          positive at s > t), ``alpha`` and ``beta`` (dual variables of (7)/(10); None for
+          the primal methods);
+        - robust losses (the DRO pattern): ``theta`` ((w, b), or w without an intercept),
+          ``weights`` (P*(theta), the worst-case pmf on the training examples),
+          ``robust_loss`` (R(theta) on the training data, without the regularizer), ``alpha``
+          and ``lam`` (the inner problem's dual variables, eq. 5);
+        - the generic chain: ``last_step`` (the last convex step, for ``verify``).
     """
 
     def __init__(
@@ -145,6 +168,7 @@ class Result:
         solution: Solution,
         scorer: Any = None,
         objective: float | None = None,
+        extras: Mapping[str, Any] | None = None,
     ) -> None:
         self.problem = problem
         self.method = method
@@ -156,6 +180,16 @@ class Result:
         self.solve_time: float = solution.solve_time
         self.reasons: list[str] = []
         self.scorer = scorer
+        self.extras: dict[str, Any] = dict(extras or {})
+
+    def __getattr__(self, name: str) -> Any:
+        """A family's values (:attr:`extras`) as attributes: ``result.threshold``, ..."""
+        extras = self.__dict__.get("extras")
+        if not name.startswith("__") and extras is not None and name in extras:
+            return extras[name]
+        raise AttributeError(
+            f"{type(self).__name__!r} object has no attribute {name!r}"
+            + (f"; this result's extras are {sorted(extras)}" if extras else ""))
 
     # ------------------------------------------------------------------ the fitted model
     @property
@@ -207,6 +241,18 @@ class Result:
         if isinstance(data, Mapping):
             raise SpecError("a minimax risk report takes one labelled rc.Dataset.")
         return minimax_report(self, data)
+
+    def metrics(self, data: Dataset) -> dict[str, float]:
+        """Metrics of the model on a labelled Dataset, the same keys for every score-model
+        problem: ``objective`` (exact, on ``data``), ``error``, ``accuracy``, ``auc``,
+        ``positive_rate``, then the objective's family keys (``tpr@K``, ``mean_loss``,
+        ``robust_loss``); see :func:`ratecons.report.score_metrics`."""
+        from .report import score_metrics
+
+        if self.problem is not None and self.problem.analysis is None:
+            raise SpecError("metrics(data) is for score models; a minimax risk classifier "
+                            "gives result.error(data) and result.report(data).")
+        return score_metrics(self, data)
 
     def summary(self) -> dict[str, Any]:
         """Plain-data summary (status, method, objective, certificate, timings)."""
@@ -263,14 +309,22 @@ class Result:
                                     cert.get("details", {})),
             solver=data.get("solver", ""), solve_time=data.get("solve_time", 0.0),
             history=data.get("history", []))
-        result = cls(None, data["method"], solution, scorer)
+        extras = {k: np.asarray(v, dtype=np.float64) if isinstance(v, list) else v
+                  for k, v in data.get("extras", {}).items()}
+        result = cls(None, data["method"], solution, scorer, extras=extras)
         result.reasons = list(data.get("reasons", []))
         return result
 
     def _json_extras(self) -> dict[str, Any]:
+        """The fitted w and b (linear scorers), the training report (score models) and the
+        :attr:`extras` that are numbers or arrays (``extras``)."""
+        out: dict[str, Any] = {}
         if isinstance(self.scorer, LinearScorer) and self.has_model:
-            return {"w": self.scorer.w, "b": self.scorer.b}
-        return {}
+            out.update({"w": self.scorer.w, "b": self.scorer.b})
+        if self.has_model and self.problem is not None and self.problem.analysis is not None:
+            out["report"] = self.report().to_dict()
+        out["extras"] = {k: v for k, v in self.extras.items() if _plain(v)}
+        return out
 
     def __repr__(self) -> str:
         return (

@@ -303,13 +303,16 @@ class _RateconsClassifier(ClassifierMixin, BaseEstimator):
 
 def _portable(result: Result) -> Result:
     """A copy of ``result`` with the attributes every Result has (:class:`Result`'s
-    constructor), the problem dropped and the solution without its primal and dual vectors;
-    the class is kept, so family methods that use the model alone (``proba``) still work."""
+    constructor), the problem dropped, the solution without its primal and dual vectors and
+    only the scalar extras (``threshold``, ``robust_loss``; not the training-size arrays); the
+    class is kept, so family methods that use the model alone (``proba``) still work."""
     slim = copy.copy(result)
     keep = set(vars(Result(None, result.method, result.solution)))
     for name in set(vars(slim)) - keep:
         delattr(slim, name)
     slim.problem = None
+    slim.extras = {k: v for k, v in result.extras.items() if np.ndim(v) == 0
+                   and not hasattr(v, "__dict__")}
     slim.solution = dataclasses.replace(result.solution, primal={}, dual={})
     return slim
 

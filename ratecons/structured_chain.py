@@ -22,11 +22,12 @@ import numpy as np
 
 from . import limits, settings
 from .expr.analysis import Analysis
-from .generic import ComposedResult, LastStep, solve_generic
+from .generic import LastStep, solve_generic
 from .patterns.pattern import MethodSpec
 from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS
 from .reductions.to_cvxpy import ConvexStep, pick_solver, solve_step
 from .reductions.to_structured import lower_structured, structured_support
+from .result import Result
 from .solvers.structured import CERTIFIED_TOL, DEFAULT_TOL, solve_structured
 from .solvers.structured_form import WarmStart
 
@@ -149,7 +150,7 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
          tol: float = settings.MM_RELATIVE_TOL, step_tol: float = DEFAULT_TOL,
          max_iterations: int = settings.MM_MAX_ITERATIONS, repair_rounds: int = 5,
          kernel_points: int = MAX_EXACT_KERNEL_POINTS,
-         only_step: LastStep | None = None) -> ComposedResult:
+         only_step: LastStep | None = None) -> Result:
     reason = structured_support(form)
     if reason is not None:
         from .errors import NotLinearError
@@ -167,9 +168,8 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
     solution.certificate.details["interior_iterations"] = counts.get("interior_iterations", 0)
     solution.certificate.details["tightened_steps"] = counts.get("tightened", 0)
     objective = form.objective.to_user(solution.objective)
-    result = ComposedResult(problem, settings.STRUCTURED_METHOD, solution, scorer, objective)
-    result.last_step = last_step
-    return result
+    return Result(problem, settings.STRUCTURED_METHOD, solution, scorer, objective,
+                  extras={"last_step": last_step})
 
 
 def structured_method() -> MethodSpec:
@@ -180,7 +180,7 @@ def structured_method() -> MethodSpec:
     the chain's ``max_iterations``, ``tol``, ``repair_rounds``, ``kernel_points``,
     ``only_step``.
     """
-    def run(problem: Any, form: Analysis, **kwargs: Any) -> ComposedResult:
+    def run(problem: Any, form: Analysis, **kwargs: Any) -> Result:
         return _run(problem, form, **kwargs)
 
     run.__signature__ = inspect.signature(_run)

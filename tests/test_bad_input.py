@@ -500,3 +500,37 @@ def test_a_target_only_a_constant_classifier_meets_is_named_as_degenerate():
     record = result.certificate.details["degenerate"]
     assert record["constant"] == "all-positive"
     assert record["binding"] == ["positive_rate(d[all]) >= 1"]
+
+
+@pytest.mark.parametrize("build, words", [
+    # a regularizer so heavy that only the intercept moves: a mean loss, a robust loss
+    (lambda D: rc.Problem(minimize=rc.logistic_loss(D), model=rc.LinearModel(l2=1e8)),
+     "smaller l2"),
+    (lambda D: rc.Problem(minimize=rc.robust_loss(rc.PhiDivergenceBall(D, rho=0.1)),
+                          model=rc.LinearModel(l2=1e8)), "smaller l2"),
+    # TPR@K under the same: the model ranks no better than a constant score
+    (lambda D: rc.Problem(maximize=rc.tpr_at_top(D, k=2), model=rc.LinearModel(l2=1e8)),
+     "ranks nothing"),
+    # a composition: the l1 term zeroes w, a coverage floor leaves the all-positive scores
+    (lambda D: rc.Problem(minimize=rc.hinge_loss(D), subject_to=[rc.positive_rate(D) >= 0.9],
+                          model=rc.LinearModel(l2=0.0, l1=10.0)), "all-positive"),
+])
+def test_a_model_no_better_than_a_constant_is_named_for_every_family(build, words):
+    """issue 32 item 5: losses, robust losses, ranking and compositions are compared with the
+    best constant score that meets the constraints, as rates are."""
+    problem = build(data(name="d"))
+    with pytest.warns(rc.TrivialOptimumWarning, match=words):
+        result = problem.solve()
+    record = result.certificate.details["degenerate"]
+    sign = 1.0 if problem.analysis.sense == "minimize" else -1.0  # no better: >= when minimized
+    assert sign * (record["model_objective"] - record["constant_objective"]) >= -1e-6
+
+
+def test_a_minimax_risk_classifier_that_predicts_one_label_is_named():
+    """A moment set so loose (lambda0 = 1e4) that mu = 0: the rule predicts one label, no
+    better than the most frequent one; the warning says to tighten lambda0."""
+    problem = rc.Problem(minimize=rc.minimax_risk(rc.MomentSet(data(), lambda0=1e4)))
+    with pytest.warns(rc.TrivialOptimumWarning, match="most frequent label"):
+        result = problem.solve()
+    assert result.certificate.details["degenerate"]["constant_objective"] == pytest.approx(
+        1.0 - max(Y.mean(), 1.0 - Y.mean()))

@@ -1,5 +1,7 @@
 """Degenerate answers named (issue 32, item 5): every solve compares its model with the best
-constant classifier that meets the same constraints (ratecons/degenerate.py)."""
+constant model that meets the same constraints (ratecons/degenerate.py): rates, losses, robust
+losses, ranking at the top, compositions and minimax risk, each with a case that warns and a
+normal fit that must not, on real data (Adult subsample, Pima diabetes)."""
 
 from __future__ import annotations
 
@@ -9,8 +11,9 @@ import numpy as np
 import pytest
 
 import ratecons as rc
-from ratecons.degenerate import ConstantClassifier, check_degenerate
+from ratecons.degenerate import ConstantScore, check_degenerate
 from ratecons.sklearn import DemographicParityDifference, RateConstrainedClassifier
+from tests.shared_data import standardized
 
 
 def _fit(train: rc.Dataset, bound: float) -> tuple[RateConstrainedClassifier, list]:
@@ -68,7 +71,7 @@ def test_check_compares_with_the_feasible_constants_only():
     result = problem.solve()
     assert "degenerate" not in result.certificate.details  # a trained model: no record
     assert check_degenerate(problem, result) is None
-    result.scorer = ConstantClassifier(True)  # the all-positive model meets recall >= 0.6
+    result.scorer = ConstantScore(1.0)  # the all-positive model meets recall >= 0.6
     with pytest.warns(rc.TrivialOptimumWarning, match="all-positive classifier"):
         record = check_degenerate(problem, result)
     assert record["constant"] == "all-positive" and record["binding"] == []
@@ -77,13 +80,128 @@ def test_check_compares_with_the_feasible_constants_only():
     # a coverage band no constant classifier meets: nothing to compare with
     problem, _ = _problem(lambda D: [rc.positive_rate(D) >= 0.3, rc.positive_rate(D) <= 0.7])
     result = problem.solve()
-    result.scorer = ConstantClassifier(False)
+    result.scorer = ConstantScore(-1.0)
     assert check_degenerate(problem, result) is None
 
 
-def test_objectives_that_are_not_rates_are_left_to_their_own_checks():
+def test_a_loss_is_compared_with_the_best_constant_score():
+    """A mean loss at a constant score c is a convex function of c: the check finds the best
+    feasible c (the log-odds of the labels for the logistic loss) and compares exactly."""
     problem, D = _problem(lambda D: [])
-    problem = rc.Problem(minimize=rc.hinge_loss(D), model=rc.LinearModel(l2=1e-3))
+    problem = rc.Problem(minimize=rc.logistic_loss(D), model=rc.LinearModel(l2=1e-3))
     result = problem.solve()
-    result.scorer = ConstantClassifier(False)
     assert check_degenerate(problem, result) is None
+    share = D.y.mean()
+    result.scorer = ConstantScore(np.log(share / (1.0 - share)) + 0.3)  # not the best constant
+    with pytest.warns(rc.TrivialOptimumWarning, match="smaller l2 or l1"):
+        record = check_degenerate(problem, result)
+    best = -(share * np.log(share) + (1.0 - share) * np.log(1.0 - share))  # the label entropy
+    assert record["constant_objective"] == pytest.approx(best, rel=1e-8)
+    assert record["constant_score"] == pytest.approx(np.log(share / (1.0 - share)), abs=1e-5)
+    assert record["model_objective"] > record["constant_objective"]
+
+
+@pytest.fixture(scope="module")
+def adult1500() -> rc.Dataset:
+    data = standardized("adult")
+    rows = np.random.default_rng(0).choice(data.n, 1500, replace=False)
+    return data.take(rows, "adult1500")
+
+
+@pytest.fixture(scope="module")
+def diabetes() -> rc.Dataset:
+    return standardized("diabetes")
+
+
+def _solve(problem: rc.Problem, *args, **kwargs) -> tuple[rc.Result, list[str]]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = problem.solve(*args, **kwargs)
+    return result, [str(w.message) for w in caught
+                    if issubclass(w.category, rc.TrivialOptimumWarning)]
+
+
+@pytest.mark.parametrize("loss", ["logistic", "hinge"])
+def test_losses_under_a_huge_l2_warn_and_a_normal_fit_does_not(adult1500, loss):
+    objective = rc.mean_loss(adult1500, loss)
+    huge, said = _solve(rc.Problem(minimize=objective, model=rc.LinearModel(l2=1e7)))
+    assert len(said) == 1 and "smaller l2" in said[0] and "no constraints" in said[0]
+    record = huge.certificate.details["degenerate"]
+    assert record["model_objective"] >= record["constant_objective"] * (1 - 1e-6)
+    normal, said = _solve(rc.Problem(minimize=objective, model=rc.LinearModel(l2=1e-3)))
+    assert not said and "degenerate" not in normal.certificate.details
+    assert normal.objective < 0.9 * record["constant_objective"]
+
+
+def test_robust_losses_under_a_huge_l2_warn_and_a_normal_fit_does_not(diabetes):
+    objective = rc.robust_loss(rc.PhiDivergenceBall(diabetes, phi="chi2", rho=0.1))
+    huge, said = _solve(rc.Problem(minimize=objective, model=rc.LinearModel(l2=1e7)))
+    assert huge.method == "lbfgs" and len(said) == 1 and "smaller l2" in said[0]
+    record = huge.certificate.details["degenerate"]
+    # the constant's robust loss is evaluated under its own worst case, exactly
+    constant = ConstantScore(record["constant_score"])
+    assert record["constant_objective"] == pytest.approx(objective.value(constant), rel=1e-12)
+    normal, said = _solve(rc.Problem(minimize=objective, model=rc.LinearModel(l2=1e-3)))
+    assert not said and normal.robust_loss < 0.9 * record["constant_objective"]
+
+
+def test_ranking_under_a_huge_l2_warns_and_a_normal_fit_does_not(diabetes):
+    """A constant score ranks nothing: its surrogate TPR is 0; under l2 = 1e7 the model's is
+    within 1e-6 of it, with a normal l2 above (K = 100 of the 500 negatives: with K <= 50
+    w = 0 is the optimum itself on diabetes, and the check says so too)."""
+    objective = rc.tpr_at_top(diabetes, k=100)
+    huge, said = _solve(rc.Problem(maximize=objective, model=rc.LinearModel(l2=1e7)))
+    assert len(said) == 1 and "ranks nothing" in said[0] and "larger K" in said[0]
+    assert huge.certificate.details["degenerate"]["constant_objective"] == 0.0
+    normal, said = _solve(rc.Problem(maximize=objective, model=rc.LinearModel(l2=1e-3)))
+    assert not said and normal.objective > 0.005 and normal.metrics(diabetes)["tpr@100"] > 0.4
+    _, said = _solve(rc.Problem(maximize=rc.tpr_at_top(diabetes, k=5),
+                                model=rc.LinearModel(l2=1e-3)))
+    assert len(said) == 1 and "ranks nothing" in said[0]
+
+
+def test_a_composition_names_the_constraint_that_forces_the_constant(diabetes):
+    """A logistic loss with a coverage floor of 1: only the all-positive scores meet it, and
+    the warning names the floor; with a recall floor of 0.8 the model is trained."""
+    objective = rc.logistic_loss(diabetes)
+    forced, said = _solve(rc.Problem(minimize=objective,
+                                     subject_to=[rc.positive_rate(diabetes) >= 1.0],
+                                     model=rc.LinearModel(l2=1e-2)), "cvxpy")
+    assert len(said) == 1 and "positive_rate(diabetes[all]) >= 1" in said[0]
+    record = forced.certificate.details["degenerate"]
+    assert record["constant"] == "all-positive" and record["constant_score"] > 0
+    assert record["binding"] == ["positive_rate(diabetes[all]) >= 1"]
+    normal, said = _solve(rc.Problem(minimize=objective,
+                                     subject_to=[rc.recall(diabetes) >= 0.8],
+                                     model=rc.LinearModel(l2=1e-2)), "cvxpy")
+    assert not said and "degenerate" not in normal.certificate.details
+
+
+def test_rates_on_diabetes_warn_only_when_forced(diabetes):
+    forced, said = _solve(rc.Problem(minimize=rc.error_rate(diabetes),
+                                     subject_to=[rc.positive_rate(diabetes) >= 1.0],
+                                     model=rc.LinearModel(l2=1e-3)))
+    assert len(said) == 1 and "all-positive classifier" in said[0]
+    assert forced.certificate.details["degenerate"]["constant_objective"] == pytest.approx(
+        1.0 - diabetes.y.mean())
+    normal, said = _solve(rc.Problem(minimize=rc.error_rate(diabetes),
+                                     subject_to=[rc.recall(diabetes) >= 0.7],
+                                     model=rc.LinearModel(l2=1e-3)))
+    assert not said and normal.metrics(diabetes)["error"] < 1.0 - diabetes.y.mean()
+
+
+def test_minimax_risk_is_compared_with_the_most_frequent_label(diabetes):
+    """On diabetes the MRC over the raw features (the default feature map) predicts the most
+    frequent label for everyone, with R* = 0.354 above that rule's error 0.349: the check names
+    it and suggests richer features; 50 random Fourier features give a model (error 0.258)."""
+    linear, said = _solve(rc.Problem(minimize=rc.minimax_risk(rc.MomentSet(diabetes))))
+    share = float(np.bincount(diabetes.y).max() / diabetes.n)
+    assert len(said) == 1 and "most frequent label" in said[0] and "Fourier" in said[0]
+    record = linear.certificate.details["degenerate"]
+    assert record["constant_objective"] == pytest.approx(1.0 - share)
+    assert record["model_objective"] == pytest.approx(linear.error(diabetes))
+    assert record["minimax_risk"] == linear.objective >= record["constant_objective"]
+    fourier, said = _solve(rc.Problem(minimize=rc.minimax_risk(
+        rc.MomentSet(diabetes, features=rc.features.RandomFourier(50, seed=0)))))
+    assert not said and fourier.error(diabetes) < 0.9 * (1.0 - share)
+    assert "degenerate" not in fourier.certificate.details

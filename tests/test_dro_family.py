@@ -71,7 +71,7 @@ def test_real_data_diabetes_fsg_gssg_vs_cvxpy():
     assert abs(_rel(fsg.objective, ref.objective)) <= 1e-5
     assert 0 <= _rel(gssg.objective, ref.objective) <= CONVERGENCE_RTOL
     assert np.max(np.abs(fsg.weights - ref.weights)) <= 1e-4
-    assert 0.15 <= fsg.error(test) <= 0.35  # logistic models reach ~23% on Pima diabetes
+    assert 0.15 <= fsg.metrics(test)["error"] <= 0.35  # logistic models reach ~23% on Pima diabetes
 
 
 @pytest.mark.slow

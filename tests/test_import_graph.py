@@ -24,7 +24,6 @@ KNOWN_CYCLES: dict[str, frozenset[str]] = {}
 #: today's ``isinstance`` checks on term types outside ratecons/expr/, per module
 KNOWN_TERM_SWITCHES: dict[str, int] = {
     "ratecons.dispatch": 1,
-    "ratecons.patterns.ranking": 2,
     "ratecons.patterns.rate_constraints": 2,
 }
 

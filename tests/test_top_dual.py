@@ -98,7 +98,9 @@ def test_kernel_scores_on_new_data_and_precomputed_kernel():
     assert abs(res_pre.objective - res.objective) <= 1e-5 * abs(1.0 - res.objective)
     np.testing.assert_allclose(res_pre.decision_function(gram(test.X, train.X)),
                                res.decision_function(test), atol=1e-4)
-    assert set(res.metrics(test)) == {"auc", "tpr@3"}
+    assert set(res.metrics(test)) == {"objective", "error", "accuracy", "auc", "positive_rate",
+                                     "tpr@3"}
+    assert res.metrics(test)["objective"] == res.metrics(test)["tpr@3"]
     assert res.predict(test).dtype == np.int8
 
 

@@ -4,7 +4,8 @@ Methods: ``lbfgs`` (the default: L-BFGS on the exact objective with a certified 
 ``fsg``, ``pssg``, ``gssg`` (Algorithm 1), ``sgd`` (fixed subsets, biased) and the
 ``cvxpy`` reference (chi-square: second-order cone dual; KL: exponential cones). Whatever the
 method, ``result.objective`` is R(theta) + (l2/2)||w||^2 evaluated exactly on the full training
-data by the IM procedure, and ``result.weights`` is the worst-case pmf P*(theta).
+data by the IM procedure, and ``result.weights`` (one of the result's extras) is the worst-case
+pmf P*(theta).
 """
 
 from __future__ import annotations
@@ -16,14 +17,11 @@ import numpy as np
 
 from ..canonical.dro import DROProgram
 from ..comparison import objective_rel_gap
-from ..data import Dataset
 from ..errors import SolverError, SpecError
-from ..loss_functions import margin_loss
 from ..models import LinearModel
-from ..numerics.inner_max import inner_maximize
 from ..numerics.phi import CHI2, KL
 from ..phi_divergence import RobustLoss
-from ..result import LinearScorer, Result, features_of
+from ..result import LinearScorer, Result
 from ..settings import DEFAULT_CONIC_SOLVER, OPTIMAL, OPTIMAL_INACCURATE, SOLVED_STATUSES
 from ..solution import Certificate, Solution
 from ..solvers.dro import (
@@ -34,67 +32,12 @@ from ..solvers.dro import (
 )
 from .pattern import MethodSpec, Pattern
 
-__all__ = ["DROPattern", "DROResult"]
+__all__ = ["DROPattern"]
 
 Callback = Callable[[dict[str, Any]], None] | None
 #: the CVXPY reference retries a tight answer at reduced accuracy with CLARABEL's defaults only
 #: up to this many examples (see :func:`_run_cvxpy`)
 REFERENCE_RETRY_MAX_N = 5000
-
-
-class DROResult(Result):
-    """A solved robust-learning problem.
-
-    Attributes
-    ----------
-    theta : ndarray
-        (w, b) (just w without an intercept).
-    weights : ndarray
-        P*(theta), the worst-case pmf on the training examples.
-    robust_loss : float
-        R(theta) on the training data (without the regularizer).
-    objective : float
-        R(theta) + (l2/2) ||w||^2, evaluated exactly on the full training data.
-    alpha, lam : float
-        Dual variables of the inner problem at theta (eq. 5).
-    """
-
-    def __init__(self, problem: Any, method: str, solution: Solution, form: DROProgram) -> None:
-        theta = np.asarray(solution.primal["theta"], dtype=np.float64)
-        value, _, sol = full_objective(form, theta)
-        w, b = form.split(theta)
-        super().__init__(problem, method, solution, scorer=LinearScorer(w, b), objective=value)
-        self.form = form
-        self.theta = theta
-        self.weights = sol.p
-        self.robust_loss = sol.value
-        self.alpha = sol.alpha
-        self.lam = sol.lam
-
-    def _signed(self, data: Dataset) -> np.ndarray:
-        y = data.require_labels("evaluating a robust classifier", binary=True)
-        return 2.0 * y.astype(np.float64) - 1.0
-
-    def error(self, data: Dataset) -> float:
-        """Misclassification rate on ``data`` (prediction 1 where <w, x> - b > 0)."""
-        y = data.require_labels("error", binary=True)
-        return float(np.mean(self.predict(data) != y))
-
-    def losses(self, data: Dataset) -> np.ndarray:
-        """The training loss l(theta, xi) of every example of ``data``."""
-        margins = self._signed(data) * self.decision_function(features_of(data, self.form.d))
-        return margin_loss(self.form.loss, margins)[0]
-
-    def metrics(self, data: Dataset) -> dict[str, float]:
-        """Error, mean loss and robust loss (same phi and rho, on ``data``'s own U_N)."""
-        z = self.losses(data)
-        return {"error": self.error(data), "mean_loss": float(np.mean(z)),
-                "robust_loss": inner_maximize(z, self.form.phi, self.form.rho).value}
-
-    def _json_extras(self) -> dict[str, Any]:
-        out = super()._json_extras()
-        out.update({"theta": self.theta, "robust_loss": self.robust_loss})
-        return out
 
 
 class DROPattern(Pattern):
@@ -181,21 +124,29 @@ class DROPattern(Pattern):
             "objective_rel_gap": objective_rel_gap(a, ref),
             "max_violation": (0.0, 0.0),
         }
-        if isinstance(result, DROResult) and isinstance(reference, DROResult):
+        if "theta" in result.extras and "theta" in reference.extras:
             out["robust_loss"] = (result.robust_loss, reference.robust_loss)
             out["solution_distance"] = float(np.linalg.norm(result.theta - reference.theta))
             out["weights_max_diff"] = float(np.max(np.abs(result.weights - reference.weights)))
         return out
 
 
-def _result(problem: Any, method: str, solution: Solution, form: DROProgram) -> DROResult:
-    return DROResult(problem, method, solution, form)
+def _result(problem: Any, method: str, solution: Solution, form: DROProgram) -> Result:
+    """The one Result: the model (w, b) from theta, ``objective`` R(theta) + (l2/2)||w||^2
+    evaluated exactly on the full training data, and the extras ``theta``, ``weights``
+    (P*(theta)), ``robust_loss`` (R(theta)), ``alpha`` and ``lam`` (eq. 5) at theta."""
+    theta = np.asarray(solution.primal["theta"], dtype=np.float64)
+    value, _, sol = full_objective(form, theta)
+    w, b = form.split(theta)
+    return Result(problem, method, solution, scorer=LinearScorer(w, b), objective=value,
+                  extras={"theta": theta, "weights": sol.p, "robust_loss": sol.value,
+                          "alpha": sol.alpha, "lam": sol.lam})
 
 
 def _run_lbfgs(problem: Any, form: DROProgram, *, seed: int | None = None,
                callback: Callback = None, max_iter: int = 1000,
                time_limit: float | None = None, tol: float = 1e-6, memory: int = 20,
-               theta0: np.ndarray | None = None, warn: bool = True) -> DROResult:
+               theta0: np.ndarray | None = None, warn: bool = True) -> Result:
     sol = solve_dro_lbfgs(form, callback=callback, max_iter=max_iter, time_limit=time_limit,
                           tol=tol, memory=memory, theta0=theta0, warn=warn)
     return _result(problem, "lbfgs", sol, form)
@@ -205,7 +156,7 @@ def _run_fsg(problem: Any, form: DROProgram, *, seed: int | None = None,
              callback: Callback = None, step: float | str = "auto", a: float = 1000.0,
              max_iter: int = 500, time_limit: float | None = None, tol: float = 1e-3,
              target: float | None = None, theta0: np.ndarray | None = None,
-             warn: bool = True) -> DROResult:
+             warn: bool = True) -> Result:
     sol = solve_dro(form, "fsg", seed=seed, callback=callback, step=step, a=a,
                     max_iter=max_iter, time_limit=time_limit, tol=tol, target=target,
                     theta0=theta0, warn=warn)
@@ -217,7 +168,7 @@ def _run_gssg(problem: Any, form: DROProgram, *, seed: int | None = None,
               max_iter: int = 20000, max_samples: float | None = None,
               time_limit: float | None = None, tol: float = 1e-3, target: float | None = None,
               theta0: np.ndarray | None = None, r: float = DEFAULT_R, draws: int = 1,
-              eta_c: float = 0.1, delta: float = 0.01, warn: bool = True) -> DROResult:
+              eta_c: float = 0.1, delta: float = 0.01, warn: bool = True) -> Result:
     sol = solve_dro(form, "gssg", seed=seed, callback=callback, step=step, a=a,
                     max_iter=max_iter, max_samples=max_samples, time_limit=time_limit, tol=tol,
                     target=target, theta0=theta0, r=r, draws=draws, eta_c=eta_c, delta=delta,
@@ -230,7 +181,7 @@ def _run_pssg(problem: Any, form: DROProgram, *, seed: int | None = None,
               max_iter: int = 20000, max_samples: float | None = None,
               time_limit: float | None = None, tol: float = 1e-3, target: float | None = None,
               theta0: np.ndarray | None = None, nu: float = 1.001, m0: int = 10,
-              eta_c: float = 0.1, delta: float = 0.01, warn: bool = True) -> DROResult:
+              eta_c: float = 0.1, delta: float = 0.01, warn: bool = True) -> Result:
     sol = solve_dro(form, "pssg", seed=seed, callback=callback, step=step, a=a,
                     max_iter=max_iter, max_samples=max_samples, time_limit=time_limit, tol=tol,
                     target=target, theta0=theta0, nu=nu, m0=m0, eta_c=eta_c, delta=delta,
@@ -243,7 +194,7 @@ def _run_sgd(problem: Any, form: DROProgram, *, seed: int | None = None,
              max_iter: int = 20000, max_samples: float | None = None,
              time_limit: float | None = None, tol: float = 1e-3, target: float | None = None,
              theta0: np.ndarray | None = None, batch: int = 32, eta_c: float = 0.1,
-             delta: float = 0.01, warn: bool = True) -> DROResult:
+             delta: float = 0.01, warn: bool = True) -> Result:
     sol = solve_dro(form, "sgd", seed=seed, callback=callback, step=step, a=a,
                     max_iter=max_iter, max_samples=max_samples, time_limit=time_limit, tol=tol,
                     target=target, theta0=theta0, batch=batch, eta_c=eta_c, delta=delta,
@@ -253,7 +204,7 @@ def _run_sgd(problem: Any, form: DROProgram, *, seed: int | None = None,
 
 def _run_cvxpy(problem: Any, form: DROProgram, *, seed: int | None = None,
                callback: Callback = None, solver: str = DEFAULT_CONIC_SOLVER,
-               solver_options: dict[str, Any] | None = None) -> DROResult:
+               solver_options: dict[str, Any] | None = None) -> Result:
     """The reference: the generic CVXPY lowering of the same problem
     (:mod:`ratecons.reductions.to_cvxpy`: the support function of the ball over the margin
     losses, a second-order cone for chi-square and exponential cones for KL, the duals of

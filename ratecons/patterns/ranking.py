@@ -16,28 +16,25 @@ l(t - s_i). The user maximized the TPR surrogate, so every method's result is in
 user's sense (:func:`_to_user_sense`, the pattern's one inversion): ``result.objective`` is
 1 - (3) at the returned model, the number the generic chain reports for the same problem, and
 the certificate's bounds are bounds on it (the solver's lower bound on (3) becomes the upper
-bound); ``certificate.details["eq3_value"]`` keeps (3) itself. When the optimal value equals
-the value at w = 0 (the model ranks nothing), the certificate says so
-(``details["trivial_optimum"]``) and a :class:`TrivialOptimumWarning` suggests what to change.
+bound); ``certificate.details["eq3_value"]`` keeps (3) itself. When the model ranks no better
+than a constant score (w = 0), :func:`ratecons.degenerate.check_degenerate`, run at the end of
+every solve, says so in ``details["degenerate"]`` and a :class:`TrivialOptimumWarning`.
 """
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from .. import settings
-from ..caller import user_stacklevel
 from ..canonical.top import TopForm
 from ..comparison import objective_rel_gap
-from ..errors import DataError, SpecError, TrivialOptimumWarning
+from ..errors import DataError, SpecError
 from ..kernels import KernelSpec
-from ..metrics import auc, tpr_at_quantile, tpr_at_top
 from ..models import KernelModel, LinearModel
-from ..ranking import RankingObjective, TPRAtQuantile, TPRAtTop
+from ..ranking import RankingObjective
 from ..result import KernelScorer, LinearScorer, Result
 from ..solution import Certificate, Solution
 from ..solvers.top_dual import solve_top_dual
@@ -46,7 +43,7 @@ from ..solvers.top_primal import primal_objective
 from ..thresholds import top_k_mean
 from .pattern import MethodSpec, Pattern
 
-__all__ = ["RankingPattern", "TopResult"]
+__all__ = ["RankingPattern"]
 
 #: above this many dual variables ``auto`` never picks the CVXPY reference
 CVXPY_AUTO_MAX = 1500
@@ -56,29 +53,9 @@ IPM_AUTO_MAX_DIM = 2000
 #: CLARABEL's own default tolerances, at which the reference solves (the generic chain's steps
 #: stop at a relative gap of 1e-6, :data:`ratecons.reductions.to_cvxpy.STEP_CLARABEL`)
 REFERENCE_CLARABEL = {"tol_gap_abs": 1e-8, "tol_gap_rel": 1e-8, "tol_feas": 1e-8}
-#: relative distance of the certified lower bound to the value at w = 0 under which the
-#: optimum is reported as trivial
-TRIVIAL_RTOL = 1e-6
+#: what plan() suggests when w = 0 looks optimal
 TRIVIAL_HINT = ("try a smaller l2, a larger K (e.g. 1% of the negatives instead of 5), "
                 "standardized features, or a kernel model")
-
-
-def _flag_trivial(form: TopForm, solution: Solution) -> None:
-    """Mark a certificate whose optimum is the value at w = 0 and warn with what to try.
-
-    Uses the certified lower bound when there is one (then the optimal value is within
-    TRIVIAL_RTOL of that at w = 0), else the objective of the returned point."""
-    f0 = form.objective_at_zero()
-    cert = solution.certificate
-    value = cert.lower_bound if cert.lower_bound is not None else solution.objective
-    if value is None or not np.isfinite(value) or value < f0 * (1.0 - TRIVIAL_RTOL):
-        return
-    msg = (f"{form.name}: the optimal value {1.0 - solution.objective:.6f} equals the value "
-           f"{1.0 - f0:.6f} at w = 0 (within {TRIVIAL_RTOL:g}): no model does better than a "
-           f"constant score under this threshold; {TRIVIAL_HINT}.")
-    cert.details["trivial_optimum"] = True
-    cert.details["trivial_hint"] = msg
-    warnings.warn(msg, TrivialOptimumWarning, stacklevel=user_stacklevel())
 
 
 def _to_user_sense(solution: Solution) -> None:
@@ -114,36 +91,6 @@ def _zero_looks_optimal(form: TopForm) -> bool | None:
     return True
 
 
-class TopResult(Result):
-    """Result of a ranking problem, with the dual variables and its ranking metrics
-    (:meth:`metrics`; :meth:`report` is every problem's report).
-
-    Attributes
-    ----------
-    threshold : float
-        The training threshold t at the fitted model (the model predicts positive at s > t).
-    alpha, beta : ndarray or None
-        Dual variables of (7)/(10) (None for the primal methods: ``primal_ipm`` and the
-        ``cvxpy`` reference).
-    """
-
-    threshold: float
-    alpha: np.ndarray | None
-    beta: np.ndarray | None
-
-    def metrics(self, data: Any) -> dict[str, float]:
-        """TPR@K, TPR@tau of the objective's parameters and the AUC on ``data``."""
-        obj: RankingObjective = self.problem.objective
-        y = data.require_labels("report", binary=True)
-        s = self.decision_function(data)
-        out: dict[str, float] = {"auc": auc(s, y)}
-        if isinstance(obj, TPRAtTop):
-            out[f"tpr@{obj.k}"] = tpr_at_top(s, y, obj.k, among=obj.among)
-        if isinstance(obj, TPRAtQuantile):
-            out[f"tpr@{obj.tau:g}"] = tpr_at_quantile(s, y, obj.tau, among=obj.among)
-        return out
-
-
 def _scorer(form: TopForm, alpha: np.ndarray | None, beta: np.ndarray | None,
             w: np.ndarray | None, t: float) -> LinearScorer | KernelScorer:
     """The fitted model s(x) - t: from w (linear models) or, by eqs. (8), (11) and (13),
@@ -162,14 +109,13 @@ def _scorer(form: TopForm, alpha: np.ndarray | None, beta: np.ndarray | None,
 def _make_result(problem: Any, form: TopForm, method: str, solution: Solution,
                  scorer: LinearScorer | KernelScorer | None, t: float,
                  alpha: np.ndarray | None = None, beta: np.ndarray | None = None
-                 ) -> TopResult:
-    if solution.status in settings.SOLVED_STATUSES:
-        _flag_trivial(form, solution)
+                 ) -> Result:
+    """The one Result in the user's sense, with the extras ``threshold`` (t; the model
+    predicts positive at s > t), ``alpha`` and ``beta`` (the dual variables of (7)/(10), None
+    for the primal methods)."""
     _to_user_sense(solution)
-    result = TopResult(problem, method, solution, scorer=scorer)
-    result.threshold = float(t)
-    result.alpha, result.beta = alpha, beta
-    return result
+    return Result(problem, method, solution, scorer=scorer,
+                  extras={"threshold": float(t), "alpha": alpha, "beta": beta})
 
 
 def _run_dual_ca(problem: Any, form: TopForm, *, seed: int | None = None,
@@ -178,7 +124,7 @@ def _run_dual_ca(problem: Any, form: TopForm, *, seed: int | None = None,
                  max_kernel_bytes: int = 2**30,
                  selection: str = "greedy", group_moves: bool = True,
                  shrinking: bool = True, working_set_size: int | None = None,
-                 block_solver: str = "exact", check_feasibility: bool = False) -> TopResult:
+                 block_solver: str = "exact", check_feasibility: bool = False) -> Result:
     if form.lam <= 0 or form.l1 > 0:
         raise SpecError("dual_ca solves the dual (7)/(10), which needs l2 > 0 and l1 = 0; "
                         "use method='primal_ipm' for an l1 penalty or l2 = 0.")
@@ -198,7 +144,7 @@ def _run_dual_ca(problem: Any, form: TopForm, *, seed: int | None = None,
 def _run_primal_ipm(problem: Any, form: TopForm, *, seed: int | None = None,
                     callback: Any = None, tol: float = 1e-6,
                     max_iterations: int | None = None, max_iter: int | None = None,
-                    time_limit: float | None = None) -> TopResult:
+                    time_limit: float | None = None) -> Result:
     sol = solve_top_ipm(form, tol=tol, max_iterations=max_iterations, max_iter=max_iter,
                         time_limit=time_limit, callback=callback)
     w, t = sol.primal["w"], sol.primal["t"]
@@ -217,7 +163,7 @@ def _conic_settings(solver: str | None, solver_options: dict[str, Any] | None
 
 def _run_dual_qp(problem: Any, form: TopForm, *, seed: int | None = None,
                  callback: Any = None, solver: str | None = None,
-                 solver_options: dict[str, Any] | None = None) -> TopResult:
+                 solver_options: dict[str, Any] | None = None) -> Result:
     """The exact dual (7)/(10) by a conic QP solver
     (:func:`ratecons.reductions.to_cvxpy.solve_top_dual_qp`), with the primal recovered by
     eqs. (8), (11) and (13): s = K v, (3) at s, t = G(s) of Table 1; certified by the duality
@@ -254,7 +200,7 @@ def _run_dual_qp(problem: Any, form: TopForm, *, seed: int | None = None,
 
 def _run_cvxpy(problem: Any, form: TopForm, *, seed: int | None = None, callback: Any = None,
                solver: str | None = None,
-               solver_options: dict[str, Any] | None = None) -> TopResult:
+               solver_options: dict[str, Any] | None = None) -> Result:
     """The reference: the generic chain (:func:`ratecons.generic.solve_generic`) on the
     problem's analysis.
 
@@ -275,7 +221,7 @@ def _run_cvxpy(problem: Any, form: TopForm, *, seed: int | None = None, callback
 
     Returns
     -------
-    TopResult
+    Result
         In the pattern's terms: the threshold t = G(s) recomputed from the training scores
         (Table 1), (3) evaluated at the returned model by the function every method uses,
         inverted by :func:`_to_user_sense`, and a certificate with that value as its bound
@@ -285,11 +231,9 @@ def _run_cvxpy(problem: Any, form: TopForm, *, seed: int | None = None, callback
 
     solver, solver_options = _conic_settings(solver, solver_options)
     analysis = problem.analysis
-    with warnings.catch_warnings():  # w = 0 is flagged once, by _make_result, with its hint
-        warnings.simplefilter("ignore", TrivialOptimumWarning)
-        sol, scorer, _ = solve_generic(analysis, solver=solver, solver_options=solver_options,
-                                       kernel_points=sum(d.n for d in analysis.datasets),
-                                       callback=callback)
+    sol, scorer, _ = solve_generic(analysis, solver=solver, solver_options=solver_options,
+                                   kernel_points=sum(d.n for d in analysis.datasets),
+                                   callback=callback)
     details = {"form": "generic lowering: primal (6)/(9) over psi",
                "feature_map": sol.certificate.details["feature_map"],
                "step_status": sol.certificate.details.get("step_status")}

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -34,14 +34,12 @@ import numpy as np
 from .. import limits, settings
 from ..canonical.rate_program import RateProgram, program_of_rows
 from ..comparison import objective_rel_gap
-from ..data import Dataset
 from ..errors import DataError, NotLinearError, SolverError, SpecError, parameter_error
 from ..generic import find_feasible_start
 from ..models import LinearModel
 from ..problem import Problem
 from ..rates import Constraint, RateExpr, RatioExpr
 from ..reductions.to_cvxpy import solve_bound_cvxpy
-from ..report import RateReport, build_report, make_rebinder
 from ..result import LinearScorer, Result
 from ..solution import Solution
 from ..solvers.bias_repair import ROW_TOL, repair_bias
@@ -51,7 +49,7 @@ from .rate_auto import predicted_log_ratio, rate_size
 from .rate_mm import MM_TOL, SpecializedBound, certified_epsilon, mm_applicable, same_anchor_rows
 from .rate_warm import warm_start_solution
 
-__all__ = ["RateConstraintPattern", "RateResult", "compile_rate_program"]
+__all__ = ["RateConstraintPattern", "compile_rate_program"]
 
 
 def compile_rate_program(problem: Problem) -> RateProgram:
@@ -75,41 +73,7 @@ def compile_rate_program(problem: Problem) -> RateProgram:
                            l1=model.l1, fit_intercept=model.fit_intercept, notes=notes)
 
 
-class RateResult(Result):
-    """Result of a rate problem: a linear model f(x) = <w, x> - b and rate reports."""
-
-    def _sources(self) -> list[Dataset]:
-        seen: dict[int, Dataset] = {}
-        for expr in [self.problem.objective] + [c.expr for c in self.problem.constraints]:
-            for ds in expr.datasets:
-                seen.setdefault(id(ds), ds)
-        return list(seen.values())
-
-    def report(self, data: Dataset | Mapping[Dataset, Dataset] | None = None) -> RateReport:
-        """Objective and every constraint against its target, with the rates they use.
-
-        Parameters
-        ----------
-        data : Dataset or mapping, optional
-            None: the training data. A Dataset: the held-out counterpart of the problem's one
-            dataset (subsets such as groups are re-selected on it). A mapping
-            {training dataset: held-out dataset} when the problem uses several.
-        """
-        scorer = self._require_model()
-        rebind, label = make_rebinder(self._sources(), data)
-        rep = build_report(self.problem.objective, self.problem.sense,
-                           self.problem.constraints, scorer, rebind, label)
-        rep.status, rep.method = self.status, self.method
-        return rep
-
-    def _json_extras(self) -> dict[str, Any]:
-        out = super()._json_extras()
-        if self.has_model:
-            out["report"] = self.report().to_dict()
-        return out
-
-
-def rate_result(problem: Problem, method: str, solution: Solution) -> RateResult:
+def rate_result(problem: Problem, method: str, solution: Solution) -> Result:
     """Wrap a solver's Solution for the user (no model unless the status carries one)."""
     program: RateProgram = problem.canonical()
     scorer = None
@@ -118,7 +82,7 @@ def rate_result(problem: Problem, method: str, solution: Solution) -> RateResult
         w, b = solution.primal["w"], float(solution.primal["b"])
         scorer = LinearScorer(w, b)
         objective = program.to_user(program.objective(w, b, "ramp"))
-    return RateResult(problem, method, solution, scorer, objective)
+    return Result(problem, method, solution, scorer, objective)
 
 
 #: re-solves with tightened bounds when no bias makes the deterministic model feasible
@@ -246,7 +210,7 @@ def check_mm_options(method: str, max_iterations: Any, tol: Any) -> None:
 def solve_ramp(
     problem: Problem, method: str, solve_bound: Any, *, max_iterations: int, tol: float,
     callback: Any, exhausted: Callable[[], bool] | None = None, warm_start: Any = None,
-) -> RateResult:
+) -> Result:
     """Hinge relaxation (or ``warm_start``'s model, :mod:`~ratecons.patterns.rate_warm`), then
     Algorithm 1 with ``solve_bound`` for every Problem-3 instance, then the deterministic
     repair. ``max_iterations`` caps the bounds of Alg 1 and of the repair's re-solves
@@ -301,7 +265,7 @@ def solve_ramp(
 def _run_cvxpy(problem: Problem, form: RateProgram, *, seed: int | None = None,
                callback: Any = None, solver: str | None = None,
                max_iterations: int = settings.MM_MAX_ITERATIONS,
-               tol: float = settings.MM_RELATIVE_TOL, warm_start: Any = None) -> RateResult:
+               tol: float = settings.MM_RELATIVE_TOL, warm_start: Any = None) -> Result:
     def bound(program: RateProgram, masks: list, warm: dict | None) -> Solution:
         return solve_bound_cvxpy(program, masks, warm, solver=solver)
 
@@ -310,7 +274,7 @@ def _run_cvxpy(problem: Problem, form: RateProgram, *, seed: int | None = None,
 
 
 def _run_hinge(problem: Problem, form: RateProgram, *, seed: int | None = None,
-               callback: Any = None, solver: str | None = None) -> RateResult:
+               callback: Any = None, solver: str | None = None) -> Result:
     solution = _hinge_start(form, lambda p, m, w: solve_bound_cvxpy(p, m, w, solver=solver))
     if solution.status == settings.INFEASIBLE:
         solution.certificate.details["message"] = (
