@@ -11,6 +11,7 @@ changing.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,7 +19,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg.blas import dsyrk
 
-__all__ = ["Rows", "BLOCK_ROWS", "weighted_gram"]
+__all__ = ["Rows", "DaskRows", "BLOCK_ROWS", "weighted_gram", "dask_passes", "stack_rows",
+           "take_rows"]
 
 #: rows per block of a pass (a dense block of 16,384 x 100 float64 is 13 MB)
 BLOCK_ROWS = 16_384
@@ -28,6 +30,10 @@ BLOCK_ROWS = 16_384
 #: (34,189 x 108, 13% nonzeros), while products with vectors stay sparse (0.4 ms against 0.8)
 DENSE_MAX_BYTES = 256 * 2**20
 DENSE_MIN_DENSITY = 0.05
+#: Dask features are persisted on the workers (read once per solve, not once per pass) when
+#: they take at most this fraction of the workers' total memory limit (of this machine's
+#: memory under the local scheduler); larger ones are streamed from their source every pass
+PERSIST_MEMORY_FRACTION = 0.4
 
 
 def weighted_gram(A: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -51,8 +57,12 @@ def _fits_dense(P: Any) -> bool:
     return cells * 8 <= DENSE_MAX_BYTES and P.nnz >= DENSE_MIN_DENSITY * cells
 
 
+def _is_dask(P: Any) -> bool:
+    return hasattr(P, "__dask_graph__") and hasattr(P, "compute")
+
+
 class Rows:
-    """A feature matrix P (N x p) seen as row blocks.
+    """A feature matrix P (N x p) seen as row blocks (a :class:`DaskRows` for a Dask array).
 
     Parameters
     ----------
@@ -62,6 +72,9 @@ class Rows:
     block_rows : int
         Rows per block of :meth:`gram`.
     """
+
+    def __new__(cls, P: Any, block_rows: int = BLOCK_ROWS) -> Rows:
+        return super().__new__(DaskRows if _is_dask(P) else cls)
 
     def __init__(self, P: Any, block_rows: int = BLOCK_ROWS) -> None:
         if sp.issparse(P):
@@ -111,3 +124,122 @@ class Rows:
                 block = self.P[start:stop]
                 G += (block.T @ (sp.diags(np.maximum(weights, 0.0)) @ block)).toarray()
         return G
+
+
+# ---------------------------------------------------------------------- Dask partitions
+#: passes over Dask features since import (each scan computes one; :func:`dask_passes`)
+_PASSES = [0]
+#: the last persisted feature array, by its Dask name (kept so that the next step's scans,
+#: which build the same graph, find its partitions still in worker memory)
+_PERSISTED: dict[str, Any] = {}
+
+
+def dask_passes() -> int:
+    """How many passes over Dask-backed features the scans have made (benchmarks)."""
+    return _PASSES[0]
+
+
+def _memory_budget() -> float:
+    """Bytes of features worth persisting: a fraction of the active Client's workers' memory
+    limits, or of this machine's memory under the local scheduler."""
+    try:
+        from distributed import default_client
+
+        workers = default_client().scheduler_info()["workers"].values()
+        total = float(sum(w.get("memory_limit") or 0 for w in workers))
+    except (ImportError, ValueError):
+        total = float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    return PERSIST_MEMORY_FRACTION * total
+
+
+def _persisted(P: Any) -> Any:
+    """P persisted on the workers when it fits (:data:`PERSIST_MEMORY_FRACTION`), else P."""
+    if P.name in _PERSISTED:
+        return _PERSISTED[P.name]
+    if P.nbytes > _memory_budget():
+        return P
+    _PERSISTED.clear()  # the previous solve's features leave the workers' memory
+    _PERSISTED[P.name] = P.persist()
+    _PASSES[0] += 1
+    return _PERSISTED[P.name]
+
+
+def _gram_block(block: np.ndarray, c: np.ndarray) -> np.ndarray:
+    return weighted_gram(block, c.ravel())[None]
+
+
+class DaskRows(Rows):
+    """A Dask array P (N x p, row partitions, one chunk of columns) seen as its partitions.
+
+    Every method is one reduction over the partitions on the active ``distributed`` Client (the
+    local scheduler without one): :meth:`gram` sums one p x p weighted Gram product per
+    partition in a tree, :meth:`transpose_apply` one p-vector (or p x r block) per partition;
+    :meth:`scores` and :meth:`apply` return the per-example results to the caller. Per-example
+    vectors (scores, weights) thus travel between the client and the workers, O(N) memory on
+    the client (the current limit); the N x p features never leave the workers.
+    """
+
+    def __init__(self, P: Any, block_rows: int = BLOCK_ROWS) -> None:
+        if P.ndim != 2:
+            raise ValueError(f"Rows needs a 2-D feature matrix; got shape {P.shape}.")
+        P = P.astype(np.float64)
+        self.P = _persisted(P.rechunk({1: -1}) if len(P.chunks[1]) > 1 else P)
+        self.dense = None
+        self.block_rows = int(block_rows)
+
+    @property
+    def partitions(self) -> int:
+        return len(self.P.chunks[0])
+
+    def blocks(self) -> Iterator[tuple[int, int]]:
+        """(start, stop) of every partition."""
+        stops = np.cumsum(self.P.chunks[0])
+        for start, stop in zip(np.concatenate([[0], stops[:-1]]), stops):
+            yield int(start), int(stop)
+
+    def _split(self, V: np.ndarray) -> Any:
+        """A per-example array cut into the partitions of P."""
+        import dask.array as da
+
+        V = np.asarray(V, dtype=np.float64)
+        return da.from_array(V, chunks=(self.P.chunks[0], *V.shape[1:]))
+
+    def _compute(self, result: Any) -> np.ndarray:
+        _PASSES[0] += 1
+        return np.asarray(result.compute())
+
+    def scores(self, w: np.ndarray, b: float = 0.0) -> np.ndarray:
+        return self._compute(self.P @ np.asarray(w, dtype=np.float64)).ravel() - b
+
+    def apply(self, W: np.ndarray) -> np.ndarray:
+        return self._compute(self.P @ np.asarray(W, dtype=np.float64))
+
+    def transpose_apply(self, V: np.ndarray) -> np.ndarray:
+        return self._compute(self.P.T @ self._split(V))
+
+    def gram(self, c: np.ndarray) -> np.ndarray:
+        import dask.array as da
+
+        p = self.p
+        parts = da.map_blocks(_gram_block, self.P, self._split(np.asarray(c)[:, None]),
+                              new_axis=2, chunks=((1,) * self.partitions, (p,), (p,)),
+                              meta=np.empty((0, 0, 0)))
+        return self._compute(parts.sum(axis=0))
+
+
+def stack_rows(blocks: list[Any]) -> Any:
+    """The row blocks of one or more feature matrices stacked: dense, CSR, or Dask (lazy)."""
+    if any(_is_dask(block) for block in blocks):
+        import dask.array as da
+
+        return blocks[0] if len(blocks) == 1 else da.concatenate(blocks, axis=0)
+    if any(sp.issparse(block) for block in blocks):
+        return sp.vstack([sp.csr_matrix(b) for b in blocks], format="csr")
+    return np.vstack([np.asarray(b) for b in blocks])
+
+
+def take_rows(P: Any, rows: np.ndarray) -> Any:
+    """P[rows]; all the rows of a Dask array in order are P itself (no gather, no shuffle)."""
+    if _is_dask(P) and rows.size == P.shape[0] and np.array_equal(rows, np.arange(rows.size)):
+        return P
+    return P[rows]
