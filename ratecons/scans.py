@@ -19,8 +19,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg.blas import dsyrk
 
-__all__ = ["Rows", "DaskRows", "BLOCK_ROWS", "weighted_gram", "dask_passes", "stack_rows",
-           "take_rows"]
+__all__ = ["Rows", "DaskRows", "BLOCK_ROWS", "weighted_gram", "dask_passes", "persisted",
+           "stack_rows", "take_rows"]
 
 #: rows per block of a pass (a dense block of 16,384 x 100 float64 is 13 MB)
 BLOCK_ROWS = 16_384
@@ -113,6 +113,12 @@ class Rows:
         """P^T V for per-example values V of shape (N,) or (N, r)."""
         return np.asarray(self.P.T @ V)
 
+    def squared_norms(self) -> np.ndarray:
+        """||P_i||^2 per row, shape (N,)."""
+        if sp.issparse(self.P):
+            return np.asarray(self.P.multiply(self.P).sum(axis=1)).ravel()
+        return np.einsum("ij,ij->i", self.P, self.P)
+
     def gram(self, c: np.ndarray) -> np.ndarray:
         """P^T diag(c) P (dense p x p) for weights c >= 0, summed over row blocks."""
         G = np.zeros((self.p, self.p))
@@ -152,7 +158,7 @@ def _memory_budget() -> float:
     return PERSIST_MEMORY_FRACTION * total
 
 
-def _persisted(P: Any) -> Any:
+def persisted(P: Any) -> Any:
     """P persisted on the workers when it fits (:data:`PERSIST_MEMORY_FRACTION`), else P."""
     if P.name in _PERSISTED:
         return _PERSISTED[P.name]
@@ -183,7 +189,7 @@ class DaskRows(Rows):
         if P.ndim != 2:
             raise ValueError(f"Rows needs a 2-D feature matrix; got shape {P.shape}.")
         P = P.astype(np.float64)
-        self.P = _persisted(P.rechunk({1: -1}) if len(P.chunks[1]) > 1 else P)
+        self.P = persisted(P.rechunk({1: -1}) if len(P.chunks[1]) > 1 else P)
         self.dense = None
         self.block_rows = int(block_rows)
 
@@ -216,6 +222,9 @@ class DaskRows(Rows):
 
     def transpose_apply(self, V: np.ndarray) -> np.ndarray:
         return self._compute(self.P.T @ self._split(V))
+
+    def squared_norms(self) -> np.ndarray:
+        return self._compute((self.P * self.P).sum(axis=1))
 
     def gram(self, c: np.ndarray) -> np.ndarray:
         import dask.array as da

@@ -1,0 +1,213 @@
+"""Dask-backed datasets (issue 33) on a LocalCluster of two workers.
+
+- validation as a reduction: NaN/inf features, missing labels and Parquet columns are reported
+  with their column, partition and row;
+- the features are never gathered: every test that solves runs with ``dask.array.Array``'s
+  conversion to NumPy refused for 2-D arrays of more than :data:`GATHER_ROWS` rows;
+- same answers: ``method="structured"`` (rate constraints with a logistic loss) and the robust
+  loss's ``lbfgs`` (chi-square and KL) agree with the in-memory solve to 1e-8 in w, b and the
+  objective;
+- the other methods refuse a Dask dataset naming the supported ones; ``plan()`` says the solve
+  is distributed;
+- a worker killed mid-solve (one of three) ends in a finished solve, never a hang.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+pd = pytest.importorskip("pandas")
+
+import ratecons as rc  # noqa: E402
+from ratecons.errors import DataError, SpecError  # noqa: E402
+from ratecons.scans import Rows, dask_passes  # noqa: E402
+
+#: a 2-D Dask array with more rows than this may not become a NumPy array in a solve
+GATHER_ROWS = 100
+TOL = 1e-8
+N = 1200
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as c:
+        yield c
+
+
+@pytest.fixture
+def no_gather(monkeypatch):
+    """Refuse the conversion of Dask features to NumPy (the tripwire of the module docstring)."""
+    original = da.Array.__array__
+
+    def guarded(self, *args, **kwargs):
+        if self.ndim == 2 and self.shape[0] > GATHER_ROWS:
+            raise AssertionError(f"Dask features of shape {self.shape} were gathered")
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(da.Array, "__array__", guarded)
+
+
+def _data(n: int = N, d: int = 5, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = (X[:, 0] - 0.5 * X[:, 1] + 0.7 * rng.normal(size=n) > 0).astype(int)
+    g = np.where(rng.random(n) < 0.4, "F", "M")
+    return X, y, g
+
+
+def _pair(chunk: int = 350):
+    X, y, g = _data()
+    memory = rc.Dataset(X, y, groups={"g": g}, name="d")
+    lazy = rc.Dataset(da.from_array(X, chunks=(chunk, X.shape[1])),
+                      da.from_array(y, chunks=chunk), groups={"g": g}, name="d")
+    return memory, lazy
+
+
+def _agree(a, b) -> None:
+    assert a.status == b.status == "optimal"
+    assert np.max(np.abs(a.w - b.w)) <= TOL
+    assert abs(a.b - b.b) <= TOL
+    assert abs(a.objective - b.objective) <= TOL * max(1.0, abs(a.objective))
+
+
+# ---------------------------------------------------------------------- datasets
+def test_features_stay_in_dask_and_subsets_are_lazy(client):
+    memory, lazy = _pair()
+    assert lazy.in_dask and not memory.in_dask
+    assert lazy.X.chunks[0] == (350, 350, 350, 150) and lazy.X.chunks[1] == (5,)
+    women = lazy.group("g", "F")
+    assert hasattr(women.X, "dask")  # a lazy slice, not a NumPy copy
+    assert np.array_equal(women.index, memory.group("g", "F").index)
+    assert lazy.positives.n == memory.positives.n
+
+
+def test_nan_features_are_named_by_column_partition_and_row(client):
+    X, y, _ = _data()
+    X[800, 2] = np.inf
+    X[1000, 0] = np.nan
+    with pytest.raises(DataError, match=r"2 NaN or infinite.*column 2, partition 2, row 800 "
+                                        r"\(row 100 of the partition\)"):
+        rc.Dataset(da.from_array(X, chunks=(350, 5)), y)
+
+
+def test_missing_labels_are_named_by_partition_and_row(client):
+    X, y, _ = _data()
+    labels = y.astype(float)
+    labels[400] = np.nan
+    with pytest.raises(DataError, match=r"y has 1 missing.*partition 1, row 400"):
+        rc.Dataset(da.from_array(X, chunks=(350, 5)), da.from_array(labels, chunks=350))
+
+
+def test_parquet_is_read_lazily_and_validated_by_column_name(client, tmp_path):
+    X, y, g = _data()
+    frame = pd.DataFrame(X, columns=[f"x{i}" for i in range(5)]).assign(label=y, sex=g)
+    dd.from_pandas(frame, npartitions=3).to_parquet(tmp_path / "ok")
+    data = rc.Dataset.from_parquet(tmp_path / "ok", label="label", groups=["sex"])
+    assert data.in_dask and data.feature_names == [f"x{i}" for i in range(5)]
+    assert data.n == N and data.group("sex", "F").n == int(np.sum(g == "F"))
+    assert np.array_equal(data.y, y)
+    frame.loc[900, "x3"] = np.nan
+    dd.from_pandas(frame, npartitions=3).to_parquet(tmp_path / "bad")
+    with pytest.raises(DataError, match=r"column 'x3', partition 2, row 900"):
+        rc.Dataset.from_parquet(tmp_path / "bad", label="label", groups=["sex"])
+    with pytest.raises(DataError, match=r"no column\(s\) \['income'\]"):
+        rc.Dataset.from_parquet(tmp_path / "ok", label="income")
+
+
+def test_rows_over_partitions_match_in_memory(client, no_gather):
+    X, _, _ = _data()
+    rng = np.random.default_rng(1)
+    memory, lazy = Rows(X), Rows(da.from_array(X, chunks=(350, 5)))
+    w, c, V = rng.normal(size=5), rng.random(N), rng.normal(size=(N, 2))
+    before = dask_passes()
+    assert np.allclose(lazy.scores(w, 0.3), memory.scores(w, 0.3), rtol=0, atol=1e-12)
+    assert np.allclose(lazy.transpose_apply(V), memory.transpose_apply(V), rtol=0, atol=1e-11)
+    assert np.allclose(lazy.gram(c), memory.gram(c), rtol=0, atol=1e-11)
+    assert np.allclose(lazy.squared_norms(), memory.squared_norms(), rtol=0, atol=1e-12)
+    assert dask_passes() - before == 4
+
+
+# ---------------------------------------------------------------------- same answers
+def test_structured_chain_agrees_with_in_memory(client, no_gather):
+    def problem(data):
+        women, men = data.group("g", "F"), data.group("g", "M")
+        return rc.Problem(minimize=rc.logistic_loss(data), model=rc.LinearModel(l2=1e-3),
+                          subject_to=[rc.positive_rate(women) >= 0.8 * rc.positive_rate(men),
+                                      rc.recall(data) >= 0.75])
+
+    memory, lazy = _pair()
+    plan = problem(lazy).plan()
+    assert plan.method == "structured"
+    assert any("distributed over 4 partitions" in r for r in plan.reasons)
+    ours = problem(lazy).solve()
+    _agree(problem(memory).solve(method="structured"), ours)
+    assert ours.report().all_satisfied
+
+
+@pytest.mark.parametrize("phi", ["chi2", "kl"])
+@pytest.mark.parametrize("l2", [1e-2, 0.0])
+def test_robust_loss_lbfgs_agrees_with_in_memory(client, no_gather, phi, l2):
+    def problem(data):
+        ball = rc.PhiDivergenceBall(data, phi=phi, rho=0.1)
+        return rc.Problem(minimize=rc.robust_loss(ball, loss="logistic"),
+                          model=rc.LinearModel(l2=l2))
+
+    memory, lazy = _pair()
+    assert problem(lazy).plan().method == "lbfgs"
+    _agree(problem(memory).solve(method="lbfgs"), problem(lazy).solve())
+
+
+def test_other_methods_refuse_dask_data_naming_the_supported_ones(client):
+    _, lazy = _pair()
+    rates = rc.Problem(minimize=rc.error_rate(lazy), subject_to=[rc.recall(lazy) >= 0.7])
+    with pytest.raises(SpecError, match=r"method 'cvxpy' needs the examples in one process.*"
+                                        r"'structured', 'lbfgs'"):
+        rates.solve(method="cvxpy")
+    robust = rc.Problem(minimize=rc.robust_loss(rc.PhiDivergenceBall(lazy, phi="chi2",
+                                                                     rho=0.1)))
+    with pytest.raises(SpecError, match=r"method 'gssg' needs the examples"):
+        robust.solve(method="gssg")
+
+
+# ---------------------------------------------------------------------- a worker lost
+def test_a_worker_killed_mid_solve_ends_in_a_finished_solve():
+    """One of three worker processes is killed once the solve has made a few passes; the
+    scheduler recomputes its partitions from the graph and the solve finishes (or raises a
+    clear error): never a hang (a 120 s bound)."""
+    X, y, _ = _data(n=3000, seed=2)
+    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as c:
+        data = rc.Dataset(da.from_array(X, chunks=(500, 5)), y)
+        problem = rc.Problem(minimize=rc.robust_loss(rc.PhiDivergenceBall(data, phi="chi2",
+                                                                          rho=0.1)),
+                             model=rc.LinearModel(l2=1e-3))
+        start = dask_passes()
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            future = pool.submit(problem.solve, method="lbfgs", tol=1e-9)
+            while dask_passes() < start + 3 and not future.done():
+                time.sleep(0.01)
+            victim = next(iter(c.run(os.getpid).values()))
+            os.kill(victim, signal.SIGKILL)
+            try:
+                result = future.result(timeout=120)
+            except concurrent.futures.TimeoutError:  # pragma: no cover - the failure
+                pytest.fail("the solve hung after a worker was killed")
+            except Exception as exc:  # a clear error is acceptable, a silent one is not
+                assert str(exc), f"{type(exc).__name__} without a message"
+                return
+    memory = rc.Problem(minimize=rc.robust_loss(rc.PhiDivergenceBall(rc.Dataset(X, y),
+                                                                     phi="chi2", rho=0.1)),
+                        model=rc.LinearModel(l2=1e-3)).solve(method="lbfgs", tol=1e-9)
+    _agree(memory, result)
