@@ -95,6 +95,10 @@ def _feature_stats(block: Any) -> dict[str, Any]:
     return out
 
 
+def _float_block(frame: Any) -> np.ndarray:
+    return frame.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
 def _column_stats(values: Any) -> dict[str, Any]:
     """One partition of a per-example column: length, missing (or non-finite) count, first
     such row."""
@@ -185,9 +189,12 @@ def dask_inputs(X: Any, y: Any, groups: Mapping[str, Any], baseline: Any, weight
     n = sum(s["n"] for s in stats) if in_dask else int(np.shape(X)[0])
     for what, found in column_stats.items():
         _check_column(what, found, n)
-    if isinstance(X, dd.DataFrame):
-        X = X.to_dask_array(lengths=[s["n"] for s in stats]).astype(np.float64)
-        X = X.rechunk({1: -1})
+    if isinstance(X, dd.DataFrame):  # one float64 block per partition, lengths known
+        width = len(X.columns)
+        X = da.concatenate([
+            da.from_delayed(dask.delayed(_float_block)(part), shape=(s["n"], width),
+                            dtype=np.float64)
+            for part, s in zip(X.to_delayed(), stats, strict=True)], axis=0)
     elif in_dask and any(np.isnan(c) for c in X.chunks[0]):
         X = X.compute_chunk_sizes()
     peak = np.max([s["peak"] for s in stats], axis=0) if stats else None

@@ -34,6 +34,8 @@ DENSE_MIN_DENSITY = 0.05
 #: they take at most this fraction of the workers' total memory limit (of this machine's
 #: memory under the local scheduler); larger ones are streamed from their source every pass
 PERSIST_MEMORY_FRACTION = 0.4
+#: submissions of a persist that the scheduler cancelled (lost dependencies) before giving up
+PERSIST_ATTEMPTS = 3
 
 
 def weighted_gram(A: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -145,29 +147,71 @@ def dask_passes() -> int:
     return _PASSES[0]
 
 
-def _memory_budget() -> float:
-    """Bytes of features worth persisting: a fraction of the active Client's workers' memory
-    limits, or of this machine's memory under the local scheduler."""
+def _client() -> Any:
+    """The active ``distributed`` Client, or None (the local scheduler; also when a
+    ``dask.config`` scheduler other than a Client is set)."""
     try:
+        import dask
         from distributed import default_client
 
-        workers = default_client().scheduler_info()["workers"].values()
-        total = float(sum(w.get("memory_limit") or 0 for w in workers))
+        if dask.config.get("scheduler", None) not in (None, "dask.distributed", "distributed"):
+            return None
+        return default_client()
     except (ImportError, ValueError):
+        return None
+
+
+def _memory_budget(client: Any) -> float:
+    """Bytes of features worth persisting: a fraction of the Client's workers' memory limits,
+    or of this machine's memory under the local scheduler."""
+    if client is not None:
+        workers = client.scheduler_info()["workers"].values()
+        total = float(sum(w.get("memory_limit") or 0 for w in workers))
+    else:
         total = float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
     return PERSIST_MEMORY_FRACTION * total
 
 
+def _persist_complete(P: Any, client: Any) -> Any:
+    """P.persist(), waited for on a Client; submitted again (at most
+    :data:`PERSIST_ATTEMPTS` times) when the scheduler cancels it for lost dependencies (a
+    worker lost, or partitions of the same graph released by a finished computation while
+    this one was being submitted: seen on Parquet-backed features)."""
+    if client is None:
+        return P.persist()
+    from concurrent.futures import CancelledError
+
+    from distributed import wait
+
+    for attempt in range(PERSIST_ATTEMPTS):
+        done = P.persist()
+        try:
+            wait(done)
+            return done
+        except CancelledError:
+            if attempt + 1 == PERSIST_ATTEMPTS:
+                raise
+    return done
+
+
 def persisted(P: Any) -> Any:
-    """P persisted on the workers when it fits (:data:`PERSIST_MEMORY_FRACTION`), else P."""
-    if P.name in _PERSISTED:
-        return _PERSISTED[P.name]
-    if P.nbytes > _memory_budget():
+    """P persisted on the workers when it fits (:data:`PERSIST_MEMORY_FRACTION`), else P.
+
+    The last persisted array is kept (by name and scheduler), so that the scans of the next
+    step or evaluation, which build the same graph, find it in memory; it is released when
+    another one has been persisted (after that one is complete: it may be computed from it).
+    """
+    client = _client()
+    key = f"{P.name}@{'local' if client is None else client.id}"
+    if key in _PERSISTED:
+        return _PERSISTED[key]
+    if P.nbytes > _memory_budget(client):
         return P
+    done = _persist_complete(P, client)
     _PERSISTED.clear()  # the previous solve's features leave the workers' memory
-    _PERSISTED[P.name] = P.persist()
+    _PERSISTED[key] = done
     _PASSES[0] += 1
-    return _PERSISTED[P.name]
+    return done
 
 
 def _gram_block(block: np.ndarray, c: np.ndarray) -> np.ndarray:
