@@ -30,6 +30,7 @@ import dask.array as da
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
 from .errors import DataError
 
@@ -77,6 +78,10 @@ def _feature_array(X: Any) -> tuple[Any, list[str] | None]:
     if X.ndim != 2:
         raise DataError(f"X must be 2-dimensional (n_examples, n_features); got a Dask array "
                         f"of shape {X.shape}.")
+    if sp.issparse(getattr(X, "_meta", None)):
+        raise DataError("X is a Dask array of scipy.sparse blocks, which the scans do not take "
+                        "yet: make the partitions dense, X.map_blocks(lambda b: b.toarray()), "
+                        "or keep sparse data in memory (rc.Dataset(X.compute(), ...)).")
     return X.astype(np.float64).rechunk({1: -1}), None
 
 

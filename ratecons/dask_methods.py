@@ -21,7 +21,8 @@ from typing import Any
 from . import settings
 from .errors import SpecError
 
-__all__ = ["DASK_METHODS", "dask_partitions", "dask_method", "check_dask_method"]
+__all__ = ["DASK_METHODS", "check_dask_method", "check_dask_problem", "dask_method",
+           "dask_partitions", "refuse_dask"]
 
 #: the methods that run with Dask-backed features (module docstring)
 DASK_METHODS = (settings.STRUCTURED_METHOD, "lbfgs")
@@ -38,6 +39,26 @@ def dask_partitions(problem: Any) -> int | None:
     """The number of partitions of the problem's Dask features, None when in memory."""
     parts = [len(d.X.chunks[0]) for d in _datasets(problem) if getattr(d, "in_dask", False)]
     return sum(parts) if parts else None
+
+
+def refuse_dask(data: Any, what: str) -> None:
+    """Refuse Dask-backed ``data`` for ``what``, a construction that needs the examples in
+    memory (before any method is chosen), naming what runs on Dask instead."""
+    if getattr(data, "in_dask", False):
+        raise SpecError(
+            f"{what} needs the examples in one process, and dataset {data.name!r} lives in "
+            f"Dask. On Dask data, use the methods {', '.join(repr(m) for m in DASK_METHODS)} "
+            "(rates, losses and ranking terms over rc.LinearModel; rc.robust_loss), or gather "
+            "the data yourself (rc.Dataset(X.compute(), ...)) if it fits in memory.")
+
+
+def check_dask_problem(problem: Any) -> None:
+    """Refuse the parts of a problem no Dask method takes: kernel models (their feature map
+    is fitted on the examples in memory)."""
+    kernel = getattr(problem.model, "kernel", None)
+    if kernel is not None:
+        for data in _datasets(problem):
+            refuse_dask(data, f"a KernelModel (kernel={kernel!r})")
 
 
 def check_dask_method(name: str) -> None:

@@ -120,11 +120,12 @@ def pattern_for(problem: Any) -> Pattern:
 def resolve(problem: Any, method: str) -> tuple[MethodSpec, list[str]]:
     """Resolve ``method`` (``"auto"`` or a name) for a problem, with the reasons; on data
     that live in Dask, only the methods of :mod:`ratecons.dask_methods`."""
-    from .dask_methods import check_dask_method, dask_method, dask_partitions
+    from .dask_methods import check_dask_method, check_dask_problem, dask_method, dask_partitions
 
     partitions = dask_partitions(problem)
     if partitions is None:
         return _resolve(problem, method)
+    check_dask_problem(problem)
     spec, reasons = _resolve(problem, dask_method(problem, method))
     check_dask_method(spec.name)
     if method == "auto":

@@ -21,6 +21,7 @@ import time
 
 import numpy as np
 import pytest
+import scipy.sparse
 
 dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
@@ -31,6 +32,7 @@ pd = pytest.importorskip("pandas")
 import ratecons as rc  # noqa: E402
 from ratecons.errors import DataError, SpecError  # noqa: E402
 from ratecons.scans import Rows, dask_passes  # noqa: E402
+from tests.shared_data import standardized  # noqa: E402
 
 #: a 2-D Dask array with more rows than this may not become a NumPy array in a solve
 GATHER_ROWS = 100
@@ -191,6 +193,52 @@ def test_other_methods_refuse_dask_data_naming_the_supported_ones(client):
                                                                      rho=0.1)))
     with pytest.raises(SpecError, match=r"method 'gssg' needs the examples"):
         robust.solve(method="gssg")
+
+
+def test_constructions_that_need_memory_refuse_dask_data(client):
+    _, lazy = _pair()
+    with pytest.raises(SpecError, match=r"rc.MomentSet needs the examples in one process.*"
+                                        r"'structured', 'lbfgs'"):
+        rc.MomentSet(lazy)
+    kernel = rc.Problem(minimize=rc.logistic_loss(lazy),
+                        model=rc.KernelModel(kernel="gaussian", l2=1e-2))
+    sparse = da.from_array(scipy.sparse.random(500, 4, density=0.3, format="csr",
+                                               random_state=0), chunks=(250, 4))
+    with pytest.raises(DataError, match=r"scipy.sparse blocks.*make the partitions dense"):
+        rc.Dataset(sparse, np.arange(500) % 2)
+    with pytest.raises(SpecError, match=r"KernelModel \(kernel='gaussian'\) needs the "
+                                        r"examples in one process"):
+        kernel.solve(method="structured")
+
+
+def _in_dask(data: rc.Dataset, chunk: int) -> rc.Dataset:
+    X = data.X.toarray() if data.is_sparse else data.X
+    return rc.Dataset(da.from_array(X, chunks=(chunk, data.d)), data.y,
+                      groups=data.groups, name=data.name)
+
+
+@pytest.mark.slow
+def test_real_data_agrees_with_in_memory(client, no_gather):
+    """Diabetes (UCI, 768 rows) with a KL-robust logistic loss on the cluster; a 1,500-row
+    sample of Adult with the logistic loss and the 80% rule under the local scheduler."""
+    diabetes = standardized("diabetes")
+
+    def robust(data):
+        return rc.Problem(minimize=rc.robust_loss(rc.PhiDivergenceBall(data, phi="kl",
+                                                                       rho=0.05)),
+                          model=rc.LinearModel(l2=1e-3))
+
+    _agree(robust(diabetes).solve(method="lbfgs"), robust(_in_dask(diabetes, 200)).solve())
+    adult, _ = rc.datasets.load_adult().split(1500 / 48842, seed=3)
+
+    def fair(data):
+        women, men = data.group("sex", "Female"), data.group("sex", "Male")
+        return rc.Problem(minimize=rc.logistic_loss(data), model=rc.LinearModel(l2=1e-3),
+                          subject_to=[rc.positive_rate(women) >= 0.8 * rc.positive_rate(men)])
+
+    with dask.config.set(scheduler="threads"):
+        ours = fair(_in_dask(adult, 400)).solve()
+    _agree(fair(adult).solve(method="structured"), ours)
 
 
 # ---------------------------------------------------------------------- a worker lost
