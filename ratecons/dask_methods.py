@@ -84,6 +84,9 @@ def dask_method(problem: Any, method: str) -> str:
         reason = structured_support(problem.analysis)
         if reason is None:
             return settings.STRUCTURED_METHOD
-        check_dask_method(f"auto ({reason})")
-    check_dask_method(f"auto for a {problem.pattern.name} problem")
-    return method
+    else:
+        reason = f"a {problem.pattern.name} problem has no method that reads Dask partitions"
+    raise SpecError(
+        f"no method runs this problem on its Dask data: {reason}. Methods that run on Dask "
+        f"partitions: {', '.join(repr(m) for m in DASK_METHODS)} (module ratecons.dask_methods); "
+        "gather the data (rc.Dataset(X.compute(), ...)) if it fits in memory.")

@@ -124,6 +124,12 @@ def test_parquet_is_read_lazily_and_validated_by_column_name(client, tmp_path):
     dd.from_pandas(frame, npartitions=3).to_parquet(tmp_path / "bad")
     with pytest.raises(DataError, match=r"column 'x3', partition 2, row 900"):
         rc.Dataset.from_parquet(tmp_path / "bad", label="label", groups=["sex"])
+    frame.loc[900, "x3"] = 0.0
+    frame.loc[450, "sex"] = None
+    dd.from_pandas(frame, npartitions=3).to_parquet(tmp_path / "no_group")
+    with pytest.raises(DataError, match=r"group 'sex' has 1 missing.*partition 1, row 450 "
+                                        r"\(row 50 of the partition\)"):
+        rc.Dataset.from_parquet(tmp_path / "no_group", label="label", groups=["sex"])
     with pytest.raises(DataError, match=r"no column\(s\) \['income'\]"):
         rc.Dataset.from_parquet(tmp_path / "ok", label="income")
 
@@ -193,6 +199,12 @@ def test_other_methods_refuse_dask_data_naming_the_supported_ones(client):
                                                                      rho=0.1)))
     with pytest.raises(SpecError, match=r"method 'gssg' needs the examples"):
         robust.solve(method="gssg")
+    ball = rc.PhiDivergenceBall(lazy.positives, phi="chi2", rho=0.1)
+    worst = rc.Problem(minimize=rc.logistic_loss(lazy),
+                       subject_to=[rc.worst_case(rc.recall(lazy), ball) >= 0.6])
+    with pytest.raises(SpecError, match=r"no method runs this problem on its Dask data: the "
+                                        r"structured step solver has no lowering for"):
+        worst.solve()
 
 
 def test_constructions_that_need_memory_refuse_dask_data(client):
