@@ -148,6 +148,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--worker-memory", default="1GB")
     parser.add_argument("--only", choices=["composition", "robust"], default=None)
+    parser.add_argument("--time-limit", type=float, default=None,
+                        help="seconds per Dask solve (it then ends at its best point so far)")
+    parser.add_argument("--stream", action="store_true",
+                        help="never persist: every pass reads the Parquet files (out of core)")
     parser.add_argument("--no-memory", action="store_true",
                         help="skip the in-memory solves of the same problems (the comparison)")
     args = parser.parse_args(argv)
@@ -155,7 +159,11 @@ def main(argv: list[str] | None = None) -> None:
     import distributed
 
     import ratecons as rc
+    from ratecons import scans
     from ratecons.scans import dask_passes
+
+    if args.stream:
+        scans.PERSIST_MEMORY_FRACTION = 0.0
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -168,7 +176,8 @@ def main(argv: list[str] | None = None) -> None:
             print(f"rows {args.rows:,}, d = {D}: {size / 2**20:.0f} MiB as float64 in "
                   f"{-(-args.rows // args.file_rows)} Parquet files; {args.workers} workers, "
                   f"{limit / 2**20:.0f} MiB of worker memory in total "
-                  f"({'below' if limit < size else 'above'} the data's size)")
+                  f"({'below' if limit < size else 'above'} the data's size); features "
+                  f"{'streamed from Parquet every pass' if args.stream else 'persisted'}")
             floor = floor_seconds(folder)
             print(f"floor: one plain Dask reduction over the Parquet files: {floor:.2f} s")
             data = rc.Dataset.from_parquet(folder, label="label", groups=["group"])
@@ -184,7 +193,7 @@ def main(argv: list[str] | None = None) -> None:
                     continue
                 start, passes = time.perf_counter(), dask_passes()
                 with PeakMemory(client) as peak, CountConversions() as conversions:
-                    result = problem.solve(method=method)
+                    result = problem.solve(method=method, time_limit=args.time_limit)
                 elapsed = time.perf_counter() - start
                 passes = dask_passes() - passes + conversions.count
                 worst_worker = max(peak.peak.values(), default=0.0) / 2**20

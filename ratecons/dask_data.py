@@ -34,7 +34,7 @@ import scipy.sparse as sp
 
 from .errors import DataError
 
-__all__ = ["DaskInputs", "dask_inputs", "read_parquet", "is_dask"]
+__all__ = ["DaskInputs", "dask_inputs", "open_parquet", "is_dask"]
 
 
 def is_dask(values: Any) -> bool:
@@ -210,21 +210,6 @@ def dask_inputs(X: Any, y: Any, groups: Mapping[str, Any], baseline: Any, weight
                       feature_names=names, peak=peak)
 
 
-def read_parquet(path: Any, label: str | None, groups: Sequence[str],
-                 features: Sequence[str] | None, baseline: str | None,
-                 weights: str | None) -> tuple[Any, dict[str, Any]]:
-    """Open Parquet files lazily; return (feature frame, per-example columns by role)."""
-    frame = dd.read_parquet(path)
-    special = [c for c in (label, baseline, weights) if c is not None]
-    missing = [c for c in [*special, *groups, *(features or [])] if c not in frame.columns]
-    if missing:
-        raise DataError(f"from_parquet: no column(s) {missing} in {path!r}; it has "
-                        f"{[str(c) for c in frame.columns][:20]}.")
-    if features is None:
-        features = [c for c in frame.columns if c not in special and c not in groups]
-    if not features:
-        raise DataError("from_parquet: no feature columns are left.")
-    roles = {"y": label, "baseline": baseline, "weights": weights}
-    columns = {role: (None if c is None else frame[c]) for role, c in roles.items()}
-    columns["groups"] = {str(g): frame[g] for g in groups}
-    return frame[list(features)], columns
+def open_parquet(path: Any) -> Any:
+    """Parquet files as a lazy Dask DataFrame (nothing is read but the metadata)."""
+    return dd.read_parquet(path)

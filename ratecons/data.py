@@ -125,6 +125,22 @@ def _named_columns(values: Any, what: str) -> dict[str, Any]:
     return dict(values)
 
 
+def _feature_columns(what: str, columns: list[Any], label: str | None, groups: list[str],
+                     features: Sequence[str] | None, baseline: str | None,
+                     weights: str | None) -> list[Any]:
+    """The feature columns of a table: ``features`` checked, or every column that is not the
+    label, a group, the baseline or the weights."""
+    special = [c for c in (label, baseline, weights) if c is not None]
+    missing = [c for c in [*special, *groups, *(features or [])] if c not in columns]
+    if missing:
+        raise DataError(f"{what}: no column(s) {missing} among {[str(c) for c in columns][:20]}.")
+    if features is None:
+        features = [c for c in columns if c not in special and c not in groups]
+    if not features:
+        raise DataError(f"{what}: no feature columns are left.")
+    return list(features)
+
+
 def _as_features(X: Any) -> Features:
     """Validate a feature matrix: 2-D, numeric, finite; sparse inputs become CSR float64."""
     if _is_pandas(X):
@@ -412,16 +428,9 @@ class Dataset:
             raise SpecError(f"The 'categorical' parameter of from_pandas must be 'onehot' or "
                             f"'error'. Got {categorical!r} instead.")
         groups = [groups] if isinstance(groups, str) else list(groups)
-        special = [c for c in (label, baseline, weights) if c is not None]
-        missing = [c for c in [*special, *groups, *(features or [])] if c not in df.columns]
-        if missing:
-            raise DataError(f"from_pandas: no column(s) {missing} among "
-                            f"{[str(c) for c in df.columns][:20]}.")
-        if features is None:
-            features = [c for c in df.columns if c not in special and c not in groups]
-        if not features:
-            raise DataError("from_pandas: no feature columns are left.")
-        X = df[list(features)]
+        features = _feature_columns("from_pandas", list(df.columns), label, groups, features,
+                                    baseline, weights)
+        X = df[features]
         nan_rows = np.flatnonzero(X.isna().to_numpy().any(axis=1))
         if nan_rows.size:
             bad = [str(c) for c in X.columns[X.isna().to_numpy().any(axis=0)]]
@@ -470,12 +479,19 @@ class Dataset:
         with their column, partition and row); the per-example columns are held in memory
         (:mod:`ratecons.dask_data`). See ``docs/cluster.md``.
         """
-        from .dask_data import read_parquet
+        from .dask_data import open_parquet
 
         groups = [groups] if isinstance(groups, str) else list(groups)
-        X, columns = read_parquet(path, label, groups, features, baseline, weights)
-        return cls(X, columns["y"], groups=columns["groups"], baseline=columns["baseline"],
-                   weights=columns["weights"], name=name, baseline_threshold=baseline_threshold)
+        frame = open_parquet(path)
+        features = _feature_columns(f"from_parquet({path!r})", list(frame.columns), label,
+                                    groups, features, baseline, weights)
+
+        def column(name: str | None) -> Any:
+            return None if name is None else frame[name]
+
+        return cls(frame[features], column(label), groups={str(g): frame[g] for g in groups},
+                   baseline=column(baseline), weights=column(weights), name=name,
+                   baseline_threshold=baseline_threshold)
 
     # ------------------------------------------------------------------ basic facts
     @property
