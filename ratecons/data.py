@@ -36,12 +36,19 @@ OVERFLOW_MAGNITUDE = 1e150
 BADLY_SCALED_MAGNITUDE = 1e6
 
 
-def _check_magnitudes(X: Features, feature_names: Sequence[str] | None) -> None:
-    """Refuse magnitudes that overflow; warn about badly scaled columns, naming them."""
-    if sp.issparse(X):
+def _is_dask(values: Any) -> bool:
+    """A Dask collection (recognized without importing dask)."""
+    return hasattr(values, "__dask_graph__") and hasattr(values, "compute")
+
+
+def _check_magnitudes(X: Features, feature_names: Sequence[str] | None,
+                      peak: np.ndarray | None = None) -> None:
+    """Refuse magnitudes that overflow; warn about badly scaled columns, naming them.
+    ``peak``: the largest magnitude per column when already known (Dask features)."""
+    if peak is None and sp.issparse(X):
         peak = np.asarray(abs(X).max(axis=0).todense()).ravel() if X.nnz else np.zeros(
             X.shape[1])
-    else:
+    elif peak is None:
         peak = np.abs(X).max(axis=0) if X.size else np.zeros(X.shape[1])
 
     def names(cols: np.ndarray) -> str:
@@ -105,7 +112,7 @@ def _named_columns(values: Any, what: str) -> dict[str, Any]:
     named Series."""
     if values is None:
         return {}
-    if _is_pandas(values):
+    if _is_pandas(values) or _is_dask(values):
         if values.ndim == 1:
             if values.name is None:
                 raise DataError(f"{what} is an unnamed Series: pass {{name: series}} or give "
@@ -116,6 +123,22 @@ def _named_columns(values: Any, what: str) -> dict[str, Any]:
         raise DataError(f"{what} must be a mapping {{name: values}} or a DataFrame; got "
                         f"{type(values).__name__}.")
     return dict(values)
+
+
+def _feature_columns(what: str, columns: list[Any], label: str | None, groups: list[str],
+                     features: Sequence[str] | None, baseline: str | None,
+                     weights: str | None) -> list[Any]:
+    """The feature columns of a table: ``features`` checked, or every column that is not the
+    label, a group, the baseline or the weights."""
+    special = [c for c in (label, baseline, weights) if c is not None]
+    missing = [c for c in [*special, *groups, *(features or [])] if c not in columns]
+    if missing:
+        raise DataError(f"{what}: no column(s) {missing} among {[str(c) for c in columns][:20]}.")
+    if features is None:
+        features = [c for c in columns if c not in special and c not in groups]
+    if not features:
+        raise DataError(f"{what}: no feature columns are left.")
+    return list(features)
 
 
 def _as_features(X: Any) -> Features:
@@ -293,9 +316,18 @@ class Dataset:
         name: str | None = None,
         baseline_threshold: float | None = None,
     ) -> None:
+        peak = None
+        groups = _named_columns(groups, "groups")
+        if any(_is_dask(v) for v in (X, y, baseline, weights, *groups.values())):
+            from .dask_data import dask_inputs  # features stay in Dask (ratecons.dask_data)
+
+            given = dask_inputs(X, y, groups, baseline, weights, feature_names)
+            X, y, groups, baseline, weights = (given.X, given.y, given.groups, given.baseline,
+                                               given.weights)
+            feature_names, peak = given.feature_names, given.peak
         if feature_names is None and _is_pandas(X) and X.ndim == 2:
             feature_names = [str(c) for c in X.columns]
-        self.X: Features = _as_features(X)
+        self.X: Features = X if _is_dask(X) else _as_features(X)
         n = self.X.shape[0]
         if n == 0:
             raise EmptySubsetError("X has no rows: a Dataset needs at least one example.")
@@ -311,7 +343,7 @@ class Dataset:
         else:
             self.y, self.is_binary, self.label_values = _normalize_labels(y, n)
         self.groups: dict[str, np.ndarray] = {}
-        for key, values in _named_columns(groups, "groups").items():
+        for key, values in groups.items():
             arr = _column(values, f"group {key!r}")
             if arr.ndim != 1 or arr.shape[0] != n:
                 raise DataError(
@@ -342,7 +374,7 @@ class Dataset:
                 )
         self.feature_names: list[str] | None = feature_names
         self.name: str = name or "data"
-        _check_magnitudes(self.X, feature_names)
+        _check_magnitudes(self.X, feature_names, peak)
 
     @classmethod
     def from_pandas(
@@ -396,16 +428,9 @@ class Dataset:
             raise SpecError(f"The 'categorical' parameter of from_pandas must be 'onehot' or "
                             f"'error'. Got {categorical!r} instead.")
         groups = [groups] if isinstance(groups, str) else list(groups)
-        special = [c for c in (label, baseline, weights) if c is not None]
-        missing = [c for c in [*special, *groups, *(features or [])] if c not in df.columns]
-        if missing:
-            raise DataError(f"from_pandas: no column(s) {missing} among "
-                            f"{[str(c) for c in df.columns][:20]}.")
-        if features is None:
-            features = [c for c in df.columns if c not in special and c not in groups]
-        if not features:
-            raise DataError("from_pandas: no feature columns are left.")
-        X = df[list(features)]
+        features = _feature_columns("from_pandas", list(df.columns), label, groups, features,
+                                    baseline, weights)
+        X = df[features]
         nan_rows = np.flatnonzero(X.isna().to_numpy().any(axis=1))
         if nan_rows.size:
             bad = [str(c) for c in X.columns[X.isna().to_numpy().any(axis=0)]]
@@ -425,7 +450,55 @@ class Dataset:
                    weights=None if weights is None else df[weights], name=name,
                    baseline_threshold=baseline_threshold)
 
+    @classmethod
+    def from_parquet(
+        cls,
+        path: Any,
+        label: str | None = None,
+        groups: Sequence[str] = (),
+        features: Sequence[str] | None = None,
+        baseline: str | None = None,
+        weights: str | None = None,
+        name: str | None = None,
+        baseline_threshold: float | None = None,
+    ) -> Dataset:
+        """A Dask-backed Dataset read lazily from Parquet files (needs ``ratecons[dask]``).
+
+        Parameters
+        ----------
+        path : str or list of str
+            A Parquet file, a directory of them or a glob, as ``dask.dataframe.read_parquet``
+            takes it (local or remote file systems alike).
+        label, groups, features, baseline, weights, name, baseline_threshold
+            As in :meth:`from_pandas`; the feature columns must be numeric or boolean.
+
+        Notes
+        -----
+        The features stay in Dask, one partition per Parquet row group or file, and are
+        validated by one reduction over the partitions (NaN and infinite values are reported
+        with their column, partition and row); the per-example columns are held in memory
+        (:mod:`ratecons.dask_data`). See ``docs/cluster.md``.
+        """
+        from .dask_data import open_parquet
+
+        groups = [groups] if isinstance(groups, str) else list(groups)
+        frame = open_parquet(path)
+        features = _feature_columns(f"from_parquet({path!r})", list(frame.columns), label,
+                                    groups, features, baseline, weights)
+
+        def column(name: str | None) -> Any:
+            return None if name is None else frame[name]
+
+        return cls(frame[features], column(label), groups={str(g): frame[g] for g in groups},
+                   baseline=column(baseline), weights=column(weights), name=name,
+                   baseline_threshold=baseline_threshold)
+
     # ------------------------------------------------------------------ basic facts
+    @property
+    def in_dask(self) -> bool:
+        """Whether the features live in Dask (partitions on workers, never gathered)."""
+        return _is_dask(self.X)
+
     @property
     def n(self) -> int:
         """Number of examples."""

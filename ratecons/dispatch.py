@@ -118,7 +118,23 @@ def pattern_for(problem: Any) -> Pattern:
 
 
 def resolve(problem: Any, method: str) -> tuple[MethodSpec, list[str]]:
-    """Resolve ``method`` (``"auto"`` or a name) for a problem, with the reasons."""
+    """Resolve ``method`` (``"auto"`` or a name) for a problem, with the reasons; on data
+    that live in Dask, only the methods of :mod:`ratecons.dask_methods`."""
+    from .dask_methods import check_dask_method, check_dask_problem, dask_method, dask_partitions
+
+    partitions = dask_partitions(problem)
+    if partitions is None:
+        return _resolve(problem, method)
+    check_dask_problem(problem)
+    spec, reasons = _resolve(problem, dask_method(problem, method))
+    check_dask_method(spec.name)
+    if method == "auto":
+        reasons = [f"the data live in Dask: {spec.name!r} runs on partitions", *reasons[1:]]
+    return spec, [*reasons, f"distributed over {partitions} partitions: the features live in "
+                  "Dask, every pass over them is a reduction on the active Client"]
+
+
+def _resolve(problem: Any, method: str) -> tuple[MethodSpec, list[str]]:
     pattern = problem.pattern
     methods = pattern.methods()
     if method == GENERIC_METHOD and problem.analysis is not None:

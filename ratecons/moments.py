@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from .dask_methods import refuse_dask
 from .data import Dataset, Subset
 from .errors import DataError, LabelError, SpecError, parameter_error
 from .expr.atom import Term
@@ -81,6 +82,8 @@ class MomentSet:
         lambda_: Any = None,
         one_hot: bool = True,
     ) -> None:
+        # the moment estimates are not reductions over Dask partitions yet
+        refuse_dask(data.data if isinstance(data, Subset) else data, "rc.MomentSet")
         if isinstance(data, Subset):
             data = data.data.take(data.index, name=data.name)
         if not isinstance(data, Dataset):

@@ -36,8 +36,9 @@ def ramp(z: np.ndarray) -> np.ndarray:
 def features_of(X: Any, d: int | None = None) -> Any:
     """Features from a Dataset or a matrix, checked against the model's dimension ``d`` and
     for NaN or infinite values (a score of NaN would silently predict negative)."""
-    if isinstance(X, Dataset):
-        return _checked_width(X.X, d)  # a Dataset was checked when it was built
+    if isinstance(X, Dataset) or hasattr(X, "__dask_graph__"):
+        # a Dataset was checked when it was built (so were its Dask features: never gathered)
+        return _checked_width(X.X if isinstance(X, Dataset) else X, d)
     if not sp.issparse(X):
         X = np.asarray(X, dtype=np.float64)
         if X.ndim == 1:

@@ -11,6 +11,7 @@ changing.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,7 +19,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg.blas import dsyrk
 
-__all__ = ["Rows", "BLOCK_ROWS", "weighted_gram"]
+__all__ = ["Rows", "DaskRows", "BLOCK_ROWS", "weighted_gram", "dask_passes", "persisted",
+           "stack_rows", "take_rows"]
 
 #: rows per block of a pass (a dense block of 16,384 x 100 float64 is 13 MB)
 BLOCK_ROWS = 16_384
@@ -28,6 +30,12 @@ BLOCK_ROWS = 16_384
 #: (34,189 x 108, 13% nonzeros), while products with vectors stay sparse (0.4 ms against 0.8)
 DENSE_MAX_BYTES = 256 * 2**20
 DENSE_MIN_DENSITY = 0.05
+#: Dask features are persisted on the workers (read once per solve, not once per pass) when
+#: they take at most this fraction of the workers' total memory limit (of this machine's
+#: memory under the local scheduler); larger ones are streamed from their source every pass
+PERSIST_MEMORY_FRACTION = 0.4
+#: submissions of a persist that the scheduler cancelled (lost dependencies) before giving up
+PERSIST_ATTEMPTS = 3
 
 
 def weighted_gram(A: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -51,8 +59,12 @@ def _fits_dense(P: Any) -> bool:
     return cells * 8 <= DENSE_MAX_BYTES and P.nnz >= DENSE_MIN_DENSITY * cells
 
 
+def _is_dask(P: Any) -> bool:
+    return hasattr(P, "__dask_graph__") and hasattr(P, "compute")
+
+
 class Rows:
-    """A feature matrix P (N x p) seen as row blocks.
+    """A feature matrix P (N x p) seen as row blocks (a :class:`DaskRows` for a Dask array).
 
     Parameters
     ----------
@@ -62,6 +74,9 @@ class Rows:
     block_rows : int
         Rows per block of :meth:`gram`.
     """
+
+    def __new__(cls, P: Any, block_rows: int = BLOCK_ROWS) -> Rows:
+        return super().__new__(DaskRows if _is_dask(P) else cls)
 
     def __init__(self, P: Any, block_rows: int = BLOCK_ROWS) -> None:
         if sp.issparse(P):
@@ -100,6 +115,12 @@ class Rows:
         """P^T V for per-example values V of shape (N,) or (N, r)."""
         return np.asarray(self.P.T @ V)
 
+    def squared_norms(self) -> np.ndarray:
+        """||P_i||^2 per row, shape (N,)."""
+        if sp.issparse(self.P):
+            return np.asarray(self.P.multiply(self.P).sum(axis=1)).ravel()
+        return np.einsum("ij,ij->i", self.P, self.P)
+
     def gram(self, c: np.ndarray) -> np.ndarray:
         """P^T diag(c) P (dense p x p) for weights c >= 0, summed over row blocks."""
         G = np.zeros((self.p, self.p))
@@ -111,3 +132,167 @@ class Rows:
                 block = self.P[start:stop]
                 G += (block.T @ (sp.diags(np.maximum(weights, 0.0)) @ block)).toarray()
         return G
+
+
+# ---------------------------------------------------------------------- Dask partitions
+#: passes over Dask features since import (each scan computes one; :func:`dask_passes`)
+_PASSES = [0]
+#: the last persisted feature array, by its Dask name (kept so that the next step's scans,
+#: which build the same graph, find its partitions still in worker memory)
+_PERSISTED: dict[str, Any] = {}
+
+
+def dask_passes() -> int:
+    """How many passes over Dask-backed features the scans have made (benchmarks)."""
+    return _PASSES[0]
+
+
+def _client() -> Any:
+    """The active ``distributed`` Client, or None (the local scheduler; also when a
+    ``dask.config`` scheduler other than a Client is set)."""
+    try:
+        import dask
+        from distributed import default_client
+
+        if dask.config.get("scheduler", None) not in (None, "dask.distributed", "distributed"):
+            return None
+        return default_client()
+    except (ImportError, ValueError):
+        return None
+
+
+def _memory_budget(client: Any) -> float:
+    """Bytes of features worth persisting: a fraction of the Client's workers' memory limits,
+    or of this machine's memory under the local scheduler."""
+    if client is not None:
+        workers = client.scheduler_info()["workers"].values()
+        total = float(sum(w.get("memory_limit") or 0 for w in workers))
+    else:
+        total = float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    return PERSIST_MEMORY_FRACTION * total
+
+
+def _persist_complete(P: Any, client: Any) -> Any:
+    """P.persist(), waited for on a Client; submitted again (at most
+    :data:`PERSIST_ATTEMPTS` times) when the scheduler cancels it for lost dependencies (a
+    worker lost, or partitions of the same graph released by a finished computation while
+    this one was being submitted: seen on Parquet-backed features)."""
+    if client is None:
+        return P.persist()
+    from concurrent.futures import CancelledError
+
+    from distributed import wait
+
+    for attempt in range(PERSIST_ATTEMPTS):
+        done = P.persist()
+        try:
+            wait(done)
+            return done
+        except CancelledError:
+            if attempt + 1 == PERSIST_ATTEMPTS:
+                raise
+    return done
+
+
+def persisted(P: Any) -> Any:
+    """P persisted on the workers when it fits (:data:`PERSIST_MEMORY_FRACTION`), else P.
+
+    The last persisted array is kept (by name and scheduler), so that the scans of the next
+    step or evaluation, which build the same graph, find it in memory; it is released when
+    another one has been persisted (after that one is complete: it may be computed from it).
+    """
+    client = _client()
+    key = f"{P.name}@{'local' if client is None else client.id}"
+    if key in _PERSISTED:
+        return _PERSISTED[key]
+    if P.nbytes > _memory_budget(client):
+        return P
+    done = _persist_complete(P, client)
+    _PERSISTED.clear()  # the previous solve's features leave the workers' memory
+    _PERSISTED[key] = done
+    _PASSES[0] += 1
+    return done
+
+
+def _gram_block(block: np.ndarray, c: np.ndarray) -> np.ndarray:
+    return weighted_gram(block, c.ravel())[None]
+
+
+class DaskRows(Rows):
+    """A Dask array P (N x p, row partitions, one chunk of columns) seen as its partitions.
+
+    Every method is one reduction over the partitions on the active ``distributed`` Client (the
+    local scheduler without one): :meth:`gram` sums one p x p weighted Gram product per
+    partition in a tree, :meth:`transpose_apply` one p-vector (or p x r block) per partition;
+    :meth:`scores` and :meth:`apply` return the per-example results to the caller. Per-example
+    vectors (scores, weights) thus travel between the client and the workers, O(N) memory on
+    the client (the current limit); the N x p features never leave the workers.
+    """
+
+    def __init__(self, P: Any, block_rows: int = BLOCK_ROWS) -> None:
+        if P.ndim != 2:
+            raise ValueError(f"Rows needs a 2-D feature matrix; got shape {P.shape}.")
+        P = P.astype(np.float64)
+        self.P = persisted(P.rechunk({1: -1}) if len(P.chunks[1]) > 1 else P)
+        self.dense = None
+        self.block_rows = int(block_rows)
+
+    @property
+    def partitions(self) -> int:
+        return len(self.P.chunks[0])
+
+    def blocks(self) -> Iterator[tuple[int, int]]:
+        """(start, stop) of every partition."""
+        stops = np.cumsum(self.P.chunks[0])
+        for start, stop in zip(np.concatenate([[0], stops[:-1]]), stops):
+            yield int(start), int(stop)
+
+    def _split(self, V: np.ndarray) -> Any:
+        """A per-example array cut into the partitions of P."""
+        import dask.array as da
+
+        V = np.asarray(V, dtype=np.float64)
+        return da.from_array(V, chunks=(self.P.chunks[0], *V.shape[1:]))
+
+    def _compute(self, result: Any) -> np.ndarray:
+        _PASSES[0] += 1
+        return np.asarray(result.compute())
+
+    def scores(self, w: np.ndarray, b: float = 0.0) -> np.ndarray:
+        return self._compute(self.P @ np.asarray(w, dtype=np.float64)).ravel() - b
+
+    def apply(self, W: np.ndarray) -> np.ndarray:
+        return self._compute(self.P @ np.asarray(W, dtype=np.float64))
+
+    def transpose_apply(self, V: np.ndarray) -> np.ndarray:
+        return self._compute(self.P.T @ self._split(V))
+
+    def squared_norms(self) -> np.ndarray:
+        return self._compute((self.P * self.P).sum(axis=1))
+
+    def gram(self, c: np.ndarray) -> np.ndarray:
+        import dask.array as da
+
+        p = self.p
+        parts = da.map_blocks(_gram_block, self.P, self._split(np.asarray(c)[:, None]),
+                              new_axis=2, chunks=((1,) * self.partitions, (p,), (p,)),
+                              meta=np.empty((0, 0, 0)))
+        return self._compute(parts.sum(axis=0))
+
+
+def stack_rows(blocks: list[Any]) -> Any:
+    """The row blocks of one or more feature matrices stacked: dense, CSR, or Dask (lazy)."""
+    if any(_is_dask(block) for block in blocks):
+        import dask.array as da
+
+        return blocks[0] if len(blocks) == 1 else da.concatenate(blocks, axis=0)
+    if any(sp.issparse(block) for block in blocks):
+        return sp.vstack([sp.csr_matrix(b) for b in blocks], format="csr")
+    return np.vstack([np.asarray(b) for b in blocks])
+
+
+def take_rows(P: Any, rows: np.ndarray) -> Any:
+    """P[rows]; all the rows of a Dask array in order are P itself (no gather, no shuffle)."""
+    if _is_dask(P) and rows.size == P.shape[0] and np.array_equal(rows, np.arange(rows.size)):
+        return P
+    return P[rows]

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ..scans import stack_rows, take_rows
 from .rate_program import RateProgram, weighted_sum
 
 __all__ = ["ExampleDesign", "FoldedBound", "example_design", "fold_bound"]
@@ -73,6 +74,7 @@ def example_design(program: RateProgram) -> ExampleDesign:
     if key in _DESIGNS:
         return _DESIGNS[key]
     sparse = any(sp.issparse(X) for X in program.sources)
+    lazy = any(hasattr(X, "__dask_graph__") for X in program.sources)  # Dask: never gathered
     parts, offsets, used = [], [], []
     start = 0
     for s, X in enumerate(program.sources):
@@ -83,12 +85,14 @@ def example_design(program: RateProgram) -> ExampleDesign:
         offsets.append(start)
         start += idx.size
         if idx.size:
-            rows = X[idx]
-            parts.append(sp.csr_matrix(rows, dtype=np.float64) if sparse
+            rows = take_rows(X, idx)
+            parts.append(rows if lazy else sp.csr_matrix(rows, dtype=np.float64) if sparse
                          else np.asarray(rows, dtype=np.float64))
     # rows are stored in a fixed pseudo-random order, so that SDCA's chunked visiting order
     # (see sdca.CHUNK) is random across the data while its memory access stays sequential
-    perm = np.random.default_rng(0).permutation(start)
+    # (Dask partitions keep their order: SDCA does not run on them, and a shuffle would move
+    # every row between workers)
+    perm = np.arange(start) if lazy else np.random.default_rng(0).permutation(start)
     inverse = np.empty_like(perm)
     inverse[perm] = np.arange(start)
     if sparse:
@@ -96,6 +100,9 @@ def example_design(program: RateProgram) -> ExampleDesign:
         Xs.sum_duplicates()
         Xs.sort_indices()
         sq = np.asarray(Xs.multiply(Xs).sum(axis=1)).ravel()
+    elif lazy:
+        Xs = stack_rows(parts)
+        sq = (Xs * Xs).sum(axis=1)  # lazy: computed only by a solver that reads it
     else:
         Xs = np.ascontiguousarray(np.vstack(parts)[perm])
         sq = np.einsum("ij,ij->i", Xs, Xs)

@@ -42,7 +42,7 @@ from ..expr.mean_loss import MeanLoss
 from ..phi_divergence import CHI2, KL, RobustLoss
 from ..ranking import RankingObjective, TPRAtQuantile, TPRAtTop
 from ..rates import RateExpr
-from ..scans import Rows
+from ..scans import Rows, stack_rows, take_rows
 from ..solvers.margin_curvature import SMOOTH_LOSSES
 from ..solvers.structured_form import SmoothPieces, StructuredForm
 from ..solvers.structured_robust import RobustPieces
@@ -268,12 +268,10 @@ def _stack(psi: dict[int, Any], groups: list[_Group]
     for key, rows in used.items():
         offsets[key] = start
         start += rows.size
-        blocks.append(psi[key][rows])
+        blocks.append(take_rows(psi[key], rows))
     if not blocks:
         return np.zeros((0, next(iter(psi.values())).shape[1])), offsets, used
-    if any(sp.issparse(block) for block in blocks):
-        return sp.vstack([sp.csr_matrix(b) for b in blocks], format="csr"), offsets, used
-    return np.vstack([np.asarray(b) for b in blocks]), offsets, used
+    return stack_rows(blocks), offsets, used
 
 
 def _coef_matrix(groups: list[_Group], total_rows: int) -> np.ndarray:

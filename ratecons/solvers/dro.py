@@ -34,7 +34,7 @@ import math
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -48,7 +48,7 @@ from ..errors import ConvergenceWarning, parameter_error
 from ..loss_functions import LOSS_CONJUGATES, margin_loss
 from ..numerics.inner_max import InnerSolution, inner_maximize
 from ..numerics.phi import CHI2, KL
-from ..scans import weighted_gram
+from ..scans import Rows, persisted
 from ..settings import ITERATION_LIMIT, OPTIMAL, TIME_LIMIT
 from ..solution import Certificate, Solution
 from .dro_kernels import gssg_draws
@@ -406,23 +406,20 @@ def _newton_dual_value(form: DROProgram, p: np.ndarray, v: np.ndarray, parts: np
     conj, (lo, hi) = LOSS_CONJUGATES[form.loss]
     live = np.flatnonzero(p > 0)
     everyone = live.size == form.n
-    X = form.X if everyone else form.X[live]
-    sparse = sp.issparse(X)
+    rows = Rows(form.X if everyone else form.X[live])  # in memory or Dask partitions
     y, p_live = (form.y, p) if everyone else (form.y[live], p[live])
     c = p_live * LOSS_HESSIANS[form.loss](v if everyone else v[live])
     r = parts.sum(axis=1)
-    H = (X.T @ X.multiply(c[:, None])).toarray() if sparse else weighted_gram(X, c)
+    H = rows.gram(c)
     if form.fit_intercept:  # the Gram matrix of (x_n, -1)
-        xc = -np.asarray(X.T @ c).ravel()
+        xc = -rows.transpose_apply(c).ravel()
         H = np.block([[H, xc[:, None]], [xc[None, :], np.full((1, 1), c.sum())]])
         r = np.append(r, -float(np.dot(p * v, form.y)))
     try:
         step = -cho_solve(cho_factor(H), r)
     except LinAlgError:  # singular (collinear features): r is in the range of H
         step = -np.linalg.lstsq(H, r, rcond=1e-13)[0]
-    scores = np.asarray(X @ step[: form.d]).ravel()
-    if form.fit_intercept:
-        scores -= step[form.d]
+    scores = rows.scores(step[: form.d], step[form.d] if form.fit_intercept else 0.0)
     v_new = v.copy()
     dv = c / p_live * (y * scores)
     if everyone:
@@ -434,11 +431,10 @@ def _newton_dual_value(form: DROProgram, p: np.ndarray, v: np.ndarray, parts: np
     # the constraint as computed: an ill-conditioned H (nearly collinear features) may leave
     # more than rounding, and then the dual value would not be a bound
     u = p_live * (v_new if everyone else v_new[live]) * y
-    left = np.asarray(X.T @ u).ravel()
+    left = rows.transpose_apply(u).ravel()
     if form.fit_intercept:
         left = np.append(left, -float(u.sum()))
-    sq = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sparse
-          else np.einsum("ij,ij->i", X, X))
+    sq = rows.squared_norms()
     scale = float(np.abs(u) @ np.sqrt(sq + form.fit_intercept))
     if not float(np.linalg.norm(left)) <= CONSTRAINT_RTOL * max(scale, 1e-300):
         return -np.inf
@@ -566,6 +562,8 @@ def solve_dro_lbfgs(
     theta = np.zeros(form.dim) if theta0 is None else np.array(theta0, dtype=np.float64).ravel()
     if theta.size != form.dim:
         raise parameter_error("theta0", "lbfgs", f"an array of length {form.dim}", theta.shape)
+    if hasattr(form.X, "__dask_graph__"):  # read once, then every pass from worker memory
+        form = replace(form, X=persisted(form.X))
     run = _LBFGSRun(form, tol, int(max_iter), time_limit, memory, callback)
     run.fun(theta)
     first = run.last

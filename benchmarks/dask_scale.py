@@ -1,0 +1,218 @@
+"""Solves on Dask-backed data (issue 33): time, passes, worker memory, and the floor.
+
+Synthetic data (d = 20 standard normal features, a linear label with noise, a binary group)
+is written as Parquet files of ``--file-rows`` rows each to a temporary directory and read back
+with :meth:`ratecons.Dataset.from_parquet` on a ``LocalCluster`` whose workers have
+``--worker-memory`` each. Two problems are solved:
+
+- composition: logistic loss + the 80% rule (``method="structured"``, the generic chain);
+- robust loss: chi-square ball, logistic loss (``method="lbfgs"``).
+
+For each it prints the wall time, the passes over the data (:func:`ratecons.scans.dask_passes`
+plus the Dask results converted to NumPy, :class:`CountConversions`),
+the peak memory of each worker (the largest process memory its nanny reported while solving),
+the time per pass divided by the floor: one plain Dask reduction (column sums) over the same
+Parquet files, and (unless ``--no-memory``) the time of the same solve in memory and the gap
+between the two objectives. The worst ratio is printed last.
+
+Run: ``python -m benchmarks.dask_scale --rows 2000000`` (``--rows 20000000`` and
+``50000000`` need the disk space: 3.4 GB and 8.5 GB of float64 before compression).
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+D = 20
+
+
+def write_parquet(folder: Path, rows: int, file_rows: int, seed: int = 0) -> float:
+    """Write the synthetic data in files of ``file_rows`` rows; return its size in bytes as
+    float64 (features, label and group)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    truth = rng.normal(size=D)
+    for k, start in enumerate(range(0, rows, file_rows)):
+        m = min(file_rows, rows - start)
+        X = rng.normal(size=(m, D))
+        frame = pd.DataFrame(X, columns=[f"x{i}" for i in range(D)])
+        frame["label"] = (X @ truth + rng.normal(size=m) > 0).astype(np.int8)
+        frame["group"] = (rng.random(m) < 0.4).astype(np.int8)
+        frame.to_parquet(folder / f"part-{k:05d}.parquet", index=False)
+    return rows * (D + 2) * 8.0
+
+
+class CountConversions:
+    """Count Dask results turned into NumPy arrays (``np.asarray(X @ w)`` and the like): the
+    passes of a solver whose products go through Dask arrays directly (the robust loss's
+    DROProgram) rather than through the scans, which count their own."""
+
+    def __init__(self) -> None:
+        import dask.array as da
+
+        self.count, self._array = 0, da.Array
+        self._original = da.Array.__array__
+
+    def __enter__(self) -> CountConversions:
+        original = self._original
+
+        def counted(array, *args, **kwargs):
+            self.count += 1
+            return original(array, *args, **kwargs)
+
+        self._array.__array__ = counted
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._array.__array__ = self._original
+
+
+class PeakMemory:
+    """Poll each worker's process memory (as its nanny reports it) in a thread."""
+
+    def __init__(self, client, every: float = 0.2) -> None:
+        self.client, self.every = client, every
+        self.peak: dict[str, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            for address, info in self.client.scheduler_info()["workers"].items():
+                used = float(info.get("metrics", {}).get("memory", 0.0))
+                self.peak[address] = max(self.peak.get(address, 0.0), used)
+            self._stop.wait(self.every)
+
+    def __enter__(self) -> PeakMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def floor_seconds(folder: Path, repeats: int = 3) -> float:
+    """One plain Dask reduction over the Parquet files (best of ``repeats``)."""
+    import dask.dataframe as dd
+
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        dd.read_parquet(folder).sum().compute()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def load_in_memory(folder: Path):
+    """The same rows as an in-memory Dataset (pandas reads the Parquet files)."""
+    import pandas as pd
+
+    import ratecons as rc
+
+    frame = pd.read_parquet(folder)
+    return rc.Dataset.from_pandas(frame, label="label", groups=["group"])
+
+
+def distributed_off():
+    """The in-memory solve's own process only (nothing is submitted to the cluster)."""
+    import dask
+
+    return dask.config.set(scheduler="sync")
+
+
+def problems(data):
+    import ratecons as rc
+
+    women, men = data.group("group", 1), data.group("group", 0)
+    composition = rc.Problem(minimize=rc.logistic_loss(data), model=rc.LinearModel(l2=1e-4),
+                             subject_to=[rc.positive_rate(women) >= 0.8 * rc.positive_rate(men)])
+    ball = rc.PhiDivergenceBall(data, phi="chi2", rho=0.1)
+    robust = rc.Problem(minimize=rc.robust_loss(ball, loss="logistic"),
+                        model=rc.LinearModel(l2=1e-4))
+    return {"logistic + 80% rule": (composition, "structured"),
+            "robust chi2 logistic": (robust, "lbfgs")}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=2_000_000)
+    parser.add_argument("--file-rows", type=int, default=250_000)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--worker-memory", default="1GB")
+    parser.add_argument("--only", choices=["composition", "robust"], default=None)
+    parser.add_argument("--time-limit", type=float, default=None,
+                        help="seconds per Dask solve (it then ends at its best point so far)")
+    parser.add_argument("--stream", action="store_true",
+                        help="never persist: every pass reads the Parquet files (out of core)")
+    parser.add_argument("--no-memory", action="store_true",
+                        help="skip the in-memory solves of the same problems (the comparison)")
+    args = parser.parse_args(argv)
+
+    import distributed
+
+    import ratecons as rc
+    from ratecons import scans
+    from ratecons.scans import dask_passes
+
+    if args.stream:
+        scans.PERSIST_MEMORY_FRACTION = 0.0
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        size = write_parquet(folder, args.rows, args.file_rows)
+        with distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1,
+                                      processes=True, memory_limit=args.worker_memory,
+                                      dashboard_address=None) as cluster, \
+                distributed.Client(cluster) as client:
+            limit = sum(w["memory_limit"] for w in client.scheduler_info()["workers"].values())
+            print(f"rows {args.rows:,}, d = {D}: {size / 2**20:.0f} MiB as float64 in "
+                  f"{-(-args.rows // args.file_rows)} Parquet files; {args.workers} workers, "
+                  f"{limit / 2**20:.0f} MiB of worker memory in total "
+                  f"({'below' if limit < size else 'above'} the data's size); features "
+                  f"{'streamed from Parquet every pass' if args.stream else 'persisted'}")
+            floor = floor_seconds(folder)
+            print(f"floor: one plain Dask reduction over the Parquet files: {floor:.2f} s")
+            data = rc.Dataset.from_parquet(folder, label="label", groups=["group"])
+            in_memory = None if args.no_memory else problems(load_in_memory(folder))
+            header = (f"{'problem':<22} {'method':<10} {'status':<16} {'time s':>8} "
+                      f"{'passes':>6} {'s/pass':>7} {'/floor':>7} {'peak MiB/worker':>16} "
+                      f"{'objective':>12} {'memory s':>9} {'obj gap':>8}")
+            print(header)
+            ratios = []
+            for label, (problem, method) in problems(data).items():
+                if args.only and not label.startswith(
+                        {"composition": "logistic", "robust": "robust"}[args.only]):
+                    continue
+                start, passes = time.perf_counter(), dask_passes()
+                with PeakMemory(client) as peak, CountConversions() as conversions:
+                    result = problem.solve(method=method, time_limit=args.time_limit)
+                elapsed = time.perf_counter() - start
+                passes = dask_passes() - passes + conversions.count
+                worst_worker = max(peak.peak.values(), default=0.0) / 2**20
+                per_pass = elapsed / max(passes, 1)
+                ratios.append((per_pass / floor, label))
+                compared = f"{'-':>9} {'-':>8}"
+                if in_memory is not None:
+                    start = time.perf_counter()
+                    with distributed_off():
+                        reference = in_memory[label][0].solve(method=method)
+                    gap = abs(reference.objective - result.objective)
+                    compared = f"{time.perf_counter() - start:>9.1f} {gap:>8.1e}"
+                print(f"{label:<22} {method:<10} {result.status:<16} {elapsed:>8.1f} "
+                      f"{passes:>6} {per_pass:>7.3f} {per_pass / floor:>7.2f} "
+                      f"{worst_worker:>16.0f} {result.objective:>12.6f} {compared}")
+    if ratios:
+        ratio, label = max(ratios)
+        print(f"WORST time per pass / floor: {ratio:.2f} ({label})")
+
+
+if __name__ == "__main__":
+    main()
