@@ -47,7 +47,7 @@ from scipy.optimize import minimize_scalar
 
 from .caller import user_stacklevel
 from .errors import TrivialOptimumWarning
-from .expr.analysis import Analysis, Row, part_value
+from .expr.analysis import Analysis, Row
 from .settings import FEASIBILITY_TOL
 
 __all__ = ["ConstantScore", "check_degenerate", "comparison_value", "MAX_CONSTANT_SCORE",
@@ -99,7 +99,7 @@ def comparison_value(row: Row, scorer: Any) -> float:
     total = row.constant
     for coef, part in row.parts:
         value = (part.surrogate_value(scorer) if _ranking(part)
-                 else part_value(part, coef, scorer, "exact"))
+                 else part.evaluate(scorer, "exact", coef))
         total += coef * value
     return total
 
