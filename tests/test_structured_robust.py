@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ratecons as rc
-from ratecons.phi_divergence import Phi
+from ratecons.numerics.phi import Phi
 from ratecons.reductions.to_structured import structured_support
 from ratecons.solvers.dro import inner_maximize
 from ratecons.solvers.structured import _IPM, CERTIFIED_TOL, solve_structured

@@ -39,7 +39,8 @@ from ..canonical.rate_program import program_of_rows
 from ..errors import NotLinearError
 from ..expr.analysis import Analysis
 from ..expr.mean_loss import MeanLoss
-from ..phi_divergence import CHI2, KL, RobustLoss
+from ..numerics.phi import CHI2, KL
+from ..phi_divergence import RobustLoss
 from ..ranking import RankingObjective, TPRAtQuantile, TPRAtTop
 from ..rates import RateExpr
 from ..scans import Rows, stack_rows, take_rows
