@@ -110,23 +110,31 @@ def _excess(analysis: Analysis, scorer: Any) -> np.ndarray:
                      for row in analysis.constraints])
 
 
-def _best_constant(analysis: Analysis, ends: tuple[float, float]
+def _best_constant(analysis: Analysis, ends: tuple[float, float], near: float
                    ) -> tuple[float, ConstantScore] | None:
     """The best constant score in ``ends`` (one side of 0, or both when no part depends on the
-    sign alone) that meets every constraint, or None."""
+    sign alone) that meets every constraint, or None. ``near`` (the model's mean score) is
+    tried besides the search's answer: a model that is a constant up to rounding is then
+    compared with itself, not with a search that stopped within its tolerance of the best
+    (where a robust loss has a kink, that tolerance shows in the value)."""
     rows = analysis.rows
+    side = ConstantScore(float(np.sign(ends[1])))
+    if not any(_level_dependent(p) for row in analysis.constraints for _, p in row.parts) \
+            and _excess(analysis, side).max(initial=0.0) > FEASIBILITY_TOL:
+        return None  # the constraints depend on the sign of c only: none is met on this side
     if any(_level_dependent(p) for row in rows for _, p in row.parts):
         def penalized(c: float) -> float:
             scorer = ConstantScore(c)
             return (comparison_value(analysis.objective, scorer)
                     + PENALTY * float(_excess(analysis, scorer).sum()))
 
-        # c to 1e-6: the value is flat at its minimum, so 1e-12 relative in the objective
-        found = minimize_scalar(penalized, bounds=sorted(ends), method="bounded",
-                                options={"xatol": 1e-6, "maxiter": 200})
-        constant = ConstantScore(float(found.x))
+        low, high = sorted(ends)
+        found = minimize_scalar(penalized, bounds=(low, high), method="bounded",
+                                options={"xatol": 1e-5, "maxiter": 200})
+        candidates = [float(found.x)] + ([near] if low < near < high else [])
+        constant = ConstantScore(min(candidates, key=penalized))
     else:
-        constant = ConstantScore(float(np.sign(ends[1])))
+        constant = side
     if _excess(analysis, constant).max(initial=0.0) > FEASIBILITY_TOL:
         return None
     return comparison_value(analysis.objective, constant), constant
@@ -157,7 +165,10 @@ def _score_model_record(analysis: Analysis, scorer: Any) -> dict[str, Any] | Non
         sides = [(1e-9, MAX_CONSTANT_SCORE), (-1e-9, -MAX_CONSTANT_SCORE)]
     else:  # losses and surrogates only: convex in c on the whole line
         sides = [(-MAX_CONSTANT_SCORE, MAX_CONSTANT_SCORE)]
-    feasible = [best for ends in sides if (best := _best_constant(analysis, ends)) is not None]
+    near = float(np.mean(np.concatenate([scorer.decision_function(d.X)
+                                         for d in analysis.datasets])))
+    feasible = [best for ends in sides
+                if (best := _best_constant(analysis, ends, near)) is not None]
     if not feasible:
         return None
     best_value, best = min(feasible, key=lambda pair: pair[0])
