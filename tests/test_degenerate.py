@@ -96,8 +96,8 @@ def test_a_loss_is_compared_with_the_best_constant_score():
     with pytest.warns(rc.TrivialOptimumWarning, match="smaller l2 or l1"):
         record = check_degenerate(problem, result)
     best = -(share * np.log(share) + (1.0 - share) * np.log(1.0 - share))  # the label entropy
-    assert record["constant_objective"] == pytest.approx(best, rel=1e-8)
-    assert record["constant_score"] == pytest.approx(np.log(share / (1.0 - share)), abs=1e-5)
+    assert record["constant_objective"] == pytest.approx(best, rel=1e-7)
+    assert record["constant_score"] == pytest.approx(np.log(share / (1.0 - share)), abs=1e-3)
     assert record["model_objective"] > record["constant_objective"]
 
 

@@ -1,0 +1,63 @@
+"""One Result for every score-model problem (issue 29 item 3): the same ``metrics(data)`` keys,
+exact values on held-out data, family values as extras read as attributes, and extras that
+survive pickling and JSON; on Pima diabetes."""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+import ratecons as rc
+from ratecons.report import METRIC_KEYS
+from tests.shared_data import standardized
+
+FAMILIES = {
+    "rates": (lambda D: rc.Problem(minimize=rc.error_rate(D), subject_to=[rc.recall(D) >= 0.7],
+                                   model=rc.LinearModel(l2=1e-3)), set()),
+    "composition": (lambda D: rc.Problem(minimize=rc.logistic_loss(D),
+                                         subject_to=[rc.recall(D) >= 0.7],
+                                         model=rc.LinearModel(l2=1e-3)), {"mean_loss"}),
+    "ranking": (lambda D: rc.Problem(maximize=rc.tpr_at_top(D, k=100),
+                                     model=rc.LinearModel(l2=1e-3)), {"tpr@100"}),
+    "robust": (lambda D: rc.Problem(minimize=rc.robust_loss(rc.PhiDivergenceBall(D, rho=0.1)),
+                                    model=rc.LinearModel(l2=1e-3)),
+               {"mean_loss", "robust_loss"}),
+}
+
+
+@pytest.fixture(scope="module")
+def split() -> tuple[rc.Dataset, rc.Dataset]:
+    return standardized("diabetes").split(0.7, seed=0)
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_metrics_have_the_same_keys_and_exact_values(split, family):
+    train, test = split
+    build, extra_keys = FAMILIES[family]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rc.ConvergenceWarning)
+        result = build(train).solve(verbose=False)
+    assert type(result) is rc.Result
+    m = result.metrics(test)
+    assert set(m) == set(METRIC_KEYS) | extra_keys
+    predicted = result.predict(test) == 1
+    assert m["error"] == pytest.approx(np.mean(predicted != (test.y == 1)))
+    assert m["accuracy"] == pytest.approx(1.0 - m["error"])
+    assert m["positive_rate"] == pytest.approx(np.mean(predicted))
+    # the objective on the training data is the analysis' exact value at the model
+    at_train = result.metrics(train)["objective"]
+    exact = result.problem.analysis.objective.user_value(result.scorer, "exact")
+    assert at_train == pytest.approx(exact, rel=1e-12)
+    if family == "ranking":
+        assert m["objective"] == m["tpr@100"] and result.threshold == result.extras["threshold"]
+    if family == "robust":
+        assert m["robust_loss"] >= m["mean_loss"] and m["objective"] == m["robust_loss"]
+        assert result.robust_loss == result.extras["robust_loss"]
+        back = rc.Result.from_json(result.to_json())
+        np.testing.assert_allclose(back.theta, result.theta)
+        np.testing.assert_allclose(pickle.loads(pickle.dumps(result)).weights, result.weights)
+    with pytest.raises(AttributeError, match="no attribute 'nonesuch'"):
+        result.nonesuch  # noqa: B018 - the error names the extras there are
