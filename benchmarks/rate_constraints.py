@@ -404,10 +404,9 @@ def main(quick: bool = False, time_limit: float = PART_B_SECONDS) -> dict:
 def mm_rule(rows: int | None = 5000, counts: tuple[int, ...] = (2, 3),
             data: tuple[str, ...] = ("adult-sex", "synthetic"),
             l2s: tuple[float, ...] = FULL_L2_GRID) -> list[dict]:
-    """The measurement behind ``settings.MM_AUTO_MAX_CONSTRAINTS`` and
-    ``settings.MM_AUTO_MANY_MIN_TERMS`` (docs/mm.md, "When auto picks mm"): ``mm`` and ``cvxpy``
-    side by side on the grid's instances at ``rows`` training
-    rows (None: the full training parts), l2 in ``l2s``, whatever auto would pick."""
+    """``mm`` and ``cvxpy`` side by side with several constraints on the grid's instances at
+    ``rows`` training rows (None: the full training parts), l2 in ``l2s``, whatever auto would
+    pick (the cost model ``settings.MM_COST_MODEL`` is fitted by ``benchmarks.auto_grid``)."""
     print(f"mm against cvxpy: {data} x {counts} constraints x l2 {l2s}, at most {rows} "
           "training rows (wall seconds after compilation)")
     print(f"{'instance':46s} {'auto':>6s} {'mm s':>8s} {'cvxpy s':>8s} {'mm/cvxpy':>8s} "

@@ -54,15 +54,6 @@ PHASE1_MAX_ITERATIONS = 100
 PHASE1_PENALTY = 100.0
 #: feasibility tolerance used when reporting a constraint as satisfied
 FEASIBILITY_TOL = 1e-6
-#: ``auto`` picks the specialized MM solver for rate problems with at least this many example
-#: terms (sum of |D_i|); below it CLARABEL through CVXPY was faster (benchmarks.rate_constraints)
-MM_AUTO_MIN_TERMS = 10_000
-#: with more than this many rate constraints ``auto`` picks the specialized MM solver only from
-#: ``MM_AUTO_MANY_MIN_TERMS`` example terms: at 5,000 rows with 3 and 5 constraints MM took
-#: 0.5-24x the time of CLARABEL through CVXPY, on the full Adult and synthetic sets (3 and 5
-#: constraints, l2 >= 1e-3) 0.36-0.84x (docs/mm.md, "When auto picks mm")
-MM_AUTO_MAX_CONSTRAINTS = 2
-MM_AUTO_MANY_MIN_TERMS = 50_000
 #: ``auto``'s cost model for rate problems (:mod:`ratecons.patterns.rate_auto`): the coefficients
 #: (K0, K1, K2, K3) of log10(time(mm) / time(cvxpy)) = K0 + K1 log10(nonzero terms)
 #: + K2 log10(l2 x largest dataset) + K3 [more than one constraint], fitted by least squares on
