@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 
-
+# ---------------------------------------------------------------------------- builder pieces
 def _sp(subset: Subset, coef: float = 1.0) -> dict:
     return {subset.key: (subset, coef)}
 
@@ -231,6 +231,7 @@ def losses(data: Dataset | Subset) -> RateExpr:
     return rate_atom("losses", _loss_terms, _baseline_labelled(data, "losses"))
 
 
+# ---------------------------------------------------------------------------- ratios
 def _precision_parts(s: Subset) -> tuple[RateExpr, RateExpr]:
     tp = true_positives(s)
     return tp, tp + false_positives(s)
@@ -338,6 +339,3 @@ def egregious_examples(data: Dataset | Subset, min_accuracy: float = 1.0) -> Con
             f"Got {min_accuracy!r} instead."
         )
     return Constraint(accuracy(data), ">=", k, prefix="egregious examples: ")
-
-
-# ---------------------------------------------------------------------------- constraints

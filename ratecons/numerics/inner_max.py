@@ -25,7 +25,6 @@ from scipy.optimize import brentq
 
 from ..errors import parameter_error
 from .phi import CHI2, KL, Phi
-from .phi_kernels import chi2_inner, kl_inner
 
 __all__ = ["InnerSolution", "inner_maximize"]
 
@@ -149,6 +148,10 @@ def inner_maximize(z: np.ndarray, phi: Phi, rho: float) -> InnerSolution:
         # losses equal up to rounding: U_M is optimal (D = 0, alpha* = 0)
         return InnerSolution(p=np.full(m, 1.0 / m), alpha=0.0, lam=zmax, value=float(z.mean()),
                              dual_value=zmax, divergence=0.0, case="alpha=0")
+    # the compiled kernels load numba: imported on first use, so that `import ratecons` stays
+    # light (tests/test_import_time.py)
+    from .phi_kernels import chi2_inner, kl_inner
+
     if phi is KL:
         return _from_kernel(kl_inner(z, float(rho)))
     if phi is CHI2:
