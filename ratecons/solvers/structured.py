@@ -42,6 +42,11 @@ So each iteration costs one weighted Gram product Q^T diag(d) Q over the example
 system, and O(N (m + 2)) vector work -- as :mod:`.top_ipm` and :mod:`.mrc_ipm` do for their
 problems. Nothing N x N is formed and no Python loop runs over the examples.
 
+Robust losses (chi-square and KL balls) enter the objective in the dual form of eq. (5) of
+Ghosh & Squillante with two free variables (eta, lam) and per-example perspective terms
+(:mod:`.structured_robust`); lam >= 0 is the inequality group (L). The loop is Mehrotra's
+predictor-corrector with Gondzio's centrality correctors (:func:`_centrality_correctors`).
+
 The answer carries its certificate: the relative duality gap |lam^T c(x)| / max(1, |f|)
 (the Lagrangian gap; equal to f - g(lam) when stationarity holds), the relative stationarity
 and feasibility residuals, and the status ``optimal`` only when all three are below the
