@@ -176,9 +176,9 @@ def structured_method() -> MethodSpec:
     """``method="structured"``: the generic chain with every step solved by the structured
     interior point (module docstring).
 
-    Options: ``step_tol`` (the steps' relative gap and residual tolerance, default 1e-9) and
-    the chain's ``max_iterations``, ``tol``, ``repair_rounds``, ``kernel_points``,
-    ``only_step``.
+    Options: ``step_tol`` (the steps' relative gap and residual tolerance, default 1e-8; MM
+    steps far from the fixed point are solved more loosely, :data:`INEXACT_FRACTION`) and the
+    chain's ``max_iterations``, ``tol``, ``repair_rounds``, ``kernel_points``, ``only_step``.
     """
     def run(problem: Any, form: Analysis, **kwargs: Any) -> Result:
         return _run(problem, form, **kwargs)

@@ -135,19 +135,25 @@ def _real_problems() -> list[tuple[str, rc.Problem]]:
     ]
 
 
+def check_steps_and_chain(name: str, problem: rc.Problem, check_step=_check_step) -> None:
+    """The hinge relaxation's step and the last step at the structured chain's anchor against
+    CLARABEL, and the whole chain against ``method="cvxpy"`` (no CVXPY step taken)."""
+    ours, reference, _ = _steps(problem)
+    check_step(ours, reference)
+    structured = problem.solve(method="structured")
+    cvxpy = problem.solve(method="cvxpy")
+    assert structured.status == cvxpy.status == "optimal", name
+    assert structured.certificate.details["reference_steps"] == 0, name
+    assert _rel(structured.objective, cvxpy.objective) <= CHAIN_RTOL, name
+    assert structured.report().all_satisfied, name
+    ours, reference, _ = _steps(problem, structured)
+    check_step(ours, reference)
+
+
 @pytest.mark.slow
 def test_real_data_steps_and_chains_match_the_reference():
     for name, problem in _real_problems():
-        ours, reference, _ = _steps(problem)
-        _check_step(ours, reference)
-        structured = problem.solve(method="structured")
-        cvxpy = problem.solve(method="cvxpy")
-        assert structured.status == cvxpy.status == "optimal", name
-        assert structured.certificate.details["reference_steps"] == 0, name
-        assert _rel(structured.objective, cvxpy.objective) <= CHAIN_RTOL, name
-        assert structured.report().all_satisfied, name
-        ours, reference, _ = _steps(problem, structured)
-        _check_step(ours, reference)
+        check_steps_and_chain(name, problem)
 
 
 def test_unsupported_terms_are_refused_by_name(data):
@@ -213,15 +219,20 @@ def _dense_operator(ipm: _IPM, system: dict, curv: np.ndarray, sizes: tuple) -> 
 def test_reduced_newton_solve_equals_the_dense_solve(seed, n, p, m, l1, intercept, extra):
     form = _random_form(seed, n, p, m, l1, intercept, extra)
     ipm = _IPM(form)
-    x = ipm.start()
-    rng = np.random.default_rng(seed + 1)
-    for g in x.s:  # a generic interior point
+    check_reduced_solve(ipm, ipm.start(), np.random.default_rng(seed + 1))
+
+
+def check_reduced_solve(ipm: _IPM, x, rng: np.random.Generator) -> None:
+    """At ``x`` with random slacks and multipliers (a generic interior point), the reduced
+    solve of :meth:`_IPM.solve` inverts the unreduced symmetric operator."""
+    for g in x.s:
         x.s[g] = rng.uniform(0.1, 3.0, x.s[g].size)
         x.lam[g] = rng.uniform(0.1, 3.0, x.lam[g].size)
     ev = ipm.evaluate(x)
     system = ipm.factor(x, ev)
     sizes = (x.theta.size, x.u.size, x.tau.size)
     M = _dense_operator(ipm, system, ev["curv"], sizes)
+    assert np.allclose(M, M.T, atol=1e-9 * max(1.0, np.abs(M).max()))
     rhs = rng.normal(size=sum(sizes))
     ours = np.concatenate(ipm.solve(system, tuple(np.split(rhs, np.cumsum(sizes)[:-1]))))
     assert np.allclose(M @ ours, rhs, atol=1e-7 * max(1.0, np.abs(rhs).max()), rtol=0)
