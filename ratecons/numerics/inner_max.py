@@ -149,7 +149,7 @@ def inner_maximize(z: np.ndarray, phi: Phi, rho: float) -> InnerSolution:
         return InnerSolution(p=np.full(m, 1.0 / m), alpha=0.0, lam=zmax, value=float(z.mean()),
                              dual_value=zmax, divergence=0.0, case="alpha=0")
     # the compiled kernels load numba: imported on first use, so that `import ratecons` stays
-    # light (tests/test_import_time.py)
+    # light (tests/house/test_import_time.py)
     from .phi_kernels import chi2_inner, kl_inner
 
     if phi is KL:

@@ -78,7 +78,7 @@ STEP_RULES: dict[str, tuple[str, ...]] = {
 _STEP_CODES = {"constant": 0, "constant_length": 1, "a/(b+k)": 2, "a/sqrt(k)": 3}
 
 #: default step parameters per (solver, rule); the defaults of each solver reach the LP optimum
-#: within 1e-2 on haberman, glass, iris and random data (tests/test_mrc_subgradient.py)
+#: within 1e-2 on haberman, glass, iris and random data (tests/solvers/test_mrc_subgradient.py)
 DEFAULT_STEP_PARAMS: dict[str, dict[str, dict[str, float]]] = {
     "classic": {
         "constant": {"a": 0.05},

@@ -12,7 +12,7 @@ import ratecons as rc
 from ratecons.errors import LabelError, SpecError, UnknownOptionError
 from ratecons.solvers.dro import full_objective
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 CONVERGENCE_RTOL = 1e-3  # the "within 1e-3 relative" of the CVXPY optimum
 
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import numpy as np
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def load(name):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "robust_learning.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "robust_learning.py"
 
 
 def test_robust_learning_example_reduced(capsys):

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 import ratecons as rc
 
-DATA_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 
 def small(**kw):

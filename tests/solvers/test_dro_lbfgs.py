@@ -11,7 +11,7 @@ import pytest
 import ratecons as rc
 from ratecons.solvers.dro import evaluate, lower_bound
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 OBJ_RTOL = 1e-5  # objective against the CVXPY optimum, relative to max(1, |F*|)
 CERT_SLACK = 1e-7  # CLARABEL's own accuracy: a valid lower bound is <= F*_cvxpy + this
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.shared_data import DATA
-from tests.test_benchmarks_run import run_benchmark
+from tests.benchmarks.test_benchmarks_run import run_benchmark
 
 
 def test_results_benchmark_times_the_check_of_every_family():

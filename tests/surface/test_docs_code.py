@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 BLOCK = re.compile(r"(?:<!--\s*docs-test:\s*(?P<skip>skip[^>]*)-->\s*\n)?"
                    r"```python\n(?P<code>.*?)```", re.S)

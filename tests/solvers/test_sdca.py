@@ -52,7 +52,7 @@ def _standardized_diabetes() -> tuple[np.ndarray, np.ndarray]:
 
     from ratecons.datasets import load_csv
 
-    path = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "diabetes.csv"
+    path = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "diabetes.csv"
     if not path.exists():
         pytest.skip(f"shared data not found at {path}")
     data = load_csv(path)

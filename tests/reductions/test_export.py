@@ -315,7 +315,7 @@ def test_real_data_rates_with_l1_and_l2(tmp_path):
     from ratecons.reductions.to_cvxpy import pick_solver, solve_step
     from ratecons.reductions.to_matrix import anchor_of
 
-    path = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "diabetes.csv"
+    path = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "diabetes.csv"
     if not path.exists():
         pytest.skip(f"shared data not found at {path}")
     raw = load_csv(path)

@@ -9,7 +9,7 @@ import pytest
 
 import ratecons as rc
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 
 def _load(name: str) -> rc.Dataset:

@@ -10,7 +10,7 @@ import pytest
 
 from tests.mrc_helpers import DATA
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_example_quick_mode_prints_a_consistent_table(capsys):

@@ -25,8 +25,8 @@ from ratecons.solvers.dro import inner_maximize
 from ratecons.solvers.structured import _IPM, CERTIFIED_TOL, solve_structured
 from ratecons.solvers.structured_robust import RobustPieces
 from ratecons.testing import small_composition_data
-from tests.test_composition import CONSTRAINTS
-from tests.test_structured import (
+from tests.reductions.test_composition import CONSTRAINTS
+from tests.solvers.test_structured import (
     CHAIN_RTOL,
     _adult_sample,
     _diabetes,
@@ -36,7 +36,7 @@ from tests.test_structured import (
     check_reduced_solve,
     check_steps_and_chain,
 )
-from tests.test_structured import _check_step as _check_shared
+from tests.solvers.test_structured import _check_step as _check_shared
 
 PHIS = ("chi2", "kl")
 #: CLARABEL's statuses accepted as a reference: on the exponential cones of the KL lowering and

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: the issue's bound on the time from Ctrl-C to KeyboardInterrupt
 STOP_WITHIN = 2.0
 

@@ -33,7 +33,7 @@ from ratecons.reductions.to_structured import lower_structured, structured_suppo
 from ratecons.solvers.structured import solve_structured
 from ratecons.testing import small_composition_data
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
 STEP_RTOL = 1e-6
 CHAIN_RTOL = 1e-5
 

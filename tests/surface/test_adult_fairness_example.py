@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "adult_fairness.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "adult_fairness.py"
 
 
 @pytest.mark.slow

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import ratecons as rc
 
-API = Path(__file__).resolve().parents[1] / "docs" / "api.md"
+API = Path(__file__).resolve().parents[2] / "docs" / "api.md"
 ENTRY = re.compile(r"^::: (?P<path>[\w.]+)\n(?P<options>(?:[ \t]+.*\n)*)", re.M)
 
 

@@ -4,7 +4,7 @@ that the rate pattern and the generic chain both drive (issue 29, item 2).
 The loop is checked on a problem whose steps are known in closed form: f(x) = x^2 majorized at
 x by a convex bound whose minimizer is x / 2 (optimal value (x / 2)^2), so the run halves x
 until the step improves f by at most ``tol`` relative; the real problems are in
-tests/test_fixed_point.py and tests/test_budgets.py.
+tests/solvers/test_fixed_point.py and tests/patterns/test_budgets.py.
 """
 
 from __future__ import annotations

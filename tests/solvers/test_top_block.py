@@ -16,7 +16,7 @@ import ratecons as rc
 from ratecons.solvers.top_block import restore_feasibility
 from ratecons.solvers.top_dual import _sparse_start
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 
 def _shifted(n: int, d: int, positives: float, seed: int) -> rc.Dataset:

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.test_benchmarks_run import run_benchmark
+from tests.benchmarks.test_benchmarks_run import run_benchmark
 
 
 @pytest.mark.slow

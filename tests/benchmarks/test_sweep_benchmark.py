@@ -3,7 +3,7 @@ sweep's cost in cold solves on its last line (no timing asserted)."""
 
 import re
 
-from tests.test_benchmarks_run import run_benchmark
+from tests.benchmarks.test_benchmarks_run import run_benchmark
 
 
 def test_sweep_benchmark_prints_a_monotone_frontier_and_its_cost():

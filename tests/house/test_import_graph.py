@@ -16,7 +16,7 @@ import ast
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1] / "ratecons"
+ROOT = Path(__file__).resolve().parents[2] / "ratecons"
 
 #: today's circles, each a strongly connected component of the import graph, by name
 KNOWN_CYCLES: dict[str, frozenset[str]] = {}
