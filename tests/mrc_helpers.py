@@ -1,22 +1,10 @@
-"""Shared helpers of the MRC tests: data location and seeded random instances."""
+"""Shared helper of the MRC tests: seeded random instances (the real data: tests.shared_data)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
-import pytest
 
 import ratecons as rc
-
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-
-
-def load(name: str) -> rc.Dataset:
-    path = DATA / f"{name}.csv"
-    if not path.exists():
-        pytest.skip(f"shared data {path} not found")
-    return rc.datasets.load_csv(path)
 
 
 def random_dataset(n: int, d: int, n_classes: int, seed: int) -> rc.Dataset:

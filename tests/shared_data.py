@@ -13,16 +13,19 @@ import ratecons as rc
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
+def load(name: str) -> rc.Dataset:
+    """``name``.csv as it is; skips the calling test when the shared data are not there."""
+    path = DATA / f"{name}.csv"
+    if not path.exists():
+        pytest.skip(f"shared data not found at {path}")
+    return rc.datasets.load_csv(path)
+
+
 def standardized(name: str, groups: dict[str, np.ndarray] | None = None,
                  group_of=None) -> rc.Dataset:
     """``name``.csv with every feature standardized; ``group_of(X)`` (on the raw features)
     gives named groups. Skips the calling test when the shared data are not there."""
-    from ratecons.datasets import load_csv
-
-    path = DATA / f"{name}.csv"
-    if not path.exists():
-        pytest.skip(f"shared data not found at {path}")
-    raw = load_csv(path)
+    raw = load(name)
     X = np.asarray(raw.X, dtype=float)
     found = dict(groups or {})
     if group_of is not None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.mrc_helpers import DATA
+from tests.shared_data import DATA
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.shared_data import DATA
 from tests.benchmarks.test_benchmarks_run import run_benchmark
+from tests.shared_data import DATA
 
 
 def test_results_benchmark_times_the_check_of_every_family():

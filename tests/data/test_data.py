@@ -1,14 +1,12 @@
 """Datasets and subsets: validation, label normalization, selection recipes, loaders."""
 
-from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import ratecons as rc
-
-DATA_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+from tests.shared_data import DATA
 
 
 def small(**kw):
@@ -119,9 +117,9 @@ def test_load_adult_decodes_categories():
     assert {"workclass=State-gov", "education=Bachelors", "sex=Male"} <= hot
 
 
-@pytest.mark.skipif(not DATA_DIR.exists(), reason="shared/data not present")
+@pytest.mark.skipif(not DATA.exists(), reason="shared/data not present")
 def test_load_csv_keeps_multiclass_labels():
-    iris = rc.datasets.load_csv(DATA_DIR / "iris.csv")
+    iris = rc.datasets.load_csv(DATA / "iris.csv")
     assert iris.n == 150 and iris.d == 4 and iris.classes.tolist() == [0, 1, 2]
     with pytest.raises(rc.DataError, match="no such file"):
-        rc.datasets.load_csv(DATA_DIR / "nope.csv")
+        rc.datasets.load_csv(DATA / "nope.csv")

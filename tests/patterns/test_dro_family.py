@@ -11,8 +11,8 @@ import pytest
 import ratecons as rc
 from ratecons.errors import LabelError, SpecError, UnknownOptionError
 from ratecons.solvers.dro import full_objective
+from tests.shared_data import DATA
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 CONVERGENCE_RTOL = 1e-3  # the "within 1e-3 relative" of the CVXPY optimum
 
 

@@ -12,7 +12,8 @@ import pytest
 
 import ratecons as rc
 from ratecons.backends.mps import solve_mps
-from tests.mrc_helpers import load, random_dataset
+from tests.mrc_helpers import random_dataset
+from tests.shared_data import load
 
 
 @pytest.fixture(scope="module")

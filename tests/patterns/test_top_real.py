@@ -2,21 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import ratecons as rc
-
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-
-
-def _load(name: str) -> rc.Dataset:
-    path = DATA / f"{name}.csv"
-    if not path.exists():
-        pytest.skip(f"real data {path} not found (the shared data folder is not mounted)")
-    return rc.datasets.load_csv(path)
+from tests.shared_data import load
 
 
 def _subsample(data: rc.Dataset, n: int, positive: int | None, seed: int) -> rc.Dataset:
@@ -30,7 +20,7 @@ def _subsample(data: rc.Dataset, n: int, positive: int | None, seed: int) -> rc.
 
 @pytest.mark.parametrize("objective", ["toppushk", "tau-fpl", "pat&mat-np"])
 def test_optdigits_one_vs_rest_gaussian(objective):
-    data = _subsample(_load("optdigits"), 400, positive=3, seed=0)
+    data = _subsample(load("optdigits"), 400, positive=3, seed=0)
     obj = {"toppushk": lambda: rc.tpr_at_top(data, k=5),
            "tau-fpl": lambda: rc.tpr_at_quantile(data, 0.05, surrogate="quadratic_hinge"),
            "pat&mat-np": lambda: rc.tpr_at_quantile(data, 0.05, formulation="pat&mat",
@@ -45,7 +35,7 @@ def test_optdigits_one_vs_rest_gaussian(objective):
 
 
 def test_optdigits_linear_toppush_and_quadratic_toppushk():
-    data = _subsample(_load("optdigits"), 500, positive=5, seed=1)
+    data = _subsample(load("optdigits"), 500, positive=5, seed=1)
     for obj in (rc.tpr_at_top(data, k=1), rc.tpr_at_top(data, k=5, surrogate="quadratic_hinge")):
         problem = rc.Problem(maximize=obj, model=rc.LinearModel(l2=1e-2))
         res = problem.solve("dual_ca", tol=1e-6, max_epochs=50000)

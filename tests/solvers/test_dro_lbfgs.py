@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import ratecons as rc
 from ratecons.solvers.dro import evaluate, lower_bound
+from tests.shared_data import DATA
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 OBJ_RTOL = 1e-5  # objective against the CVXPY optimum, relative to max(1, |F*|)
 CERT_SLACK = 1e-7  # CLARABEL's own accuracy: a valid lower bound is <= F*_cvxpy + this
 

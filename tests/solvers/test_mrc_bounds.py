@@ -18,7 +18,8 @@ import ratecons as rc
 from ratecons.errors import DataError
 from ratecons.sklearn import MinimaxRiskClassifier
 from ratecons.solvers.mrc_bounds import expected_loss_lower_bound
-from tests.mrc_helpers import load, random_dataset
+from tests.mrc_helpers import random_dataset
+from tests.shared_data import load
 
 
 def explicit_phi(U: rc.MomentSet) -> np.ndarray:

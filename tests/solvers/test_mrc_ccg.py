@@ -16,7 +16,8 @@ from ratecons.canonical.mrc import max_subset_value
 from ratecons.errors import ConvergenceWarning, SpecError
 from ratecons.solvers.ccg import CCG
 from ratecons.solvers.mrc_lp import solve_mrc_lp
-from tests.mrc_helpers import load, random_dataset
+from tests.mrc_helpers import random_dataset
+from tests.shared_data import load
 
 
 def restricted_value(record: dict) -> float:

@@ -17,7 +17,8 @@ from scipy.optimize import linprog
 
 import ratecons as rc
 from ratecons.errors import SpecError
-from tests.mrc_helpers import load, random_dataset
+from tests.mrc_helpers import random_dataset
+from tests.shared_data import load
 
 
 def compact_phi(U: rc.MomentSet) -> np.ndarray:

@@ -20,7 +20,8 @@ from ratecons.solvers import ccg as ccg_module
 from ratecons.solvers.ccg import CCG
 from ratecons.solvers.mrc_ipm import StructuredRows, dual_lower_bound, solve_rows_ipm
 from ratecons.solvers.mrc_lp import solve_mrc_lp
-from tests.mrc_helpers import load, random_dataset
+from tests.mrc_helpers import random_dataset
+from tests.shared_data import load
 
 
 def form_of(data, features="linear", one_hot=True, **moments):

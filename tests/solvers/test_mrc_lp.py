@@ -11,7 +11,8 @@ from ratecons.canonical.mrc import MRCForm, subset_rows
 from ratecons.canonical.mrc_matrix import full_rows, mrc_primal_lp
 from ratecons.reductions.to_cvxpy import solve_mrc_cvxpy
 from ratecons.solvers.mrc_lp import solve_mrc_lp
-from tests.mrc_helpers import load, random_dataset
+from tests.mrc_helpers import random_dataset
+from tests.shared_data import load
 
 TOL = 1e-6
 

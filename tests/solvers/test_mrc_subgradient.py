@@ -27,7 +27,8 @@ from ratecons.reductions.to_cvxpy import solve_mrc_cvxpy
 from ratecons.settings import ITERATION_LIMIT, OPTIMAL
 from ratecons.solvers import mrc_dual_bound, mrc_phi
 from ratecons.solvers import subgradient as sg
-from tests.mrc_helpers import load, random_dataset
+from tests.mrc_helpers import random_dataset
+from tests.shared_data import load
 
 DATASETS = ["haberman", "iris", "glass", "random"]
 

@@ -33,9 +33,9 @@ from ratecons.scans import Rows
 from ratecons.solvers.structured import _IPM, CERTIFIED_TOL, solve_structured
 from ratecons.solvers.structured_form import SmoothPieces, StructuredForm
 from ratecons.testing import small_composition_data
-from tests.shared_data import standardized
 from tests.reductions.test_composition import CONSTRAINTS as COMPOSITION_CONSTRAINTS
 from tests.reductions.test_composition import MODELS as COMPOSITION_MODELS
+from tests.shared_data import standardized
 
 STEP_RTOL = 1e-6
 CHAIN_RTOL = 1e-4

@@ -5,8 +5,6 @@ set of (7)/(10)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -15,8 +13,7 @@ from hypothesis import strategies as st
 import ratecons as rc
 from ratecons.solvers.top_block import restore_feasibility
 from ratecons.solvers.top_dual import _sparse_start
-
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+from tests.shared_data import DATA
 
 
 def _shifted(n: int, d: int, positives: float, seed: int) -> rc.Dataset:

@@ -19,9 +19,9 @@ from ratecons.patterns.ranking import REFERENCE_CLARABEL
 from ratecons.solvers.top_ipm import solve_top_ipm
 from ratecons.solvers.top_primal import dual_bound, primal_objective
 from ratecons.solvers.top_projections import project_toppushk
-from tests.mrc_helpers import load
-from tests.solvers.test_top_dual import _objective
 from tests.patterns.test_top_real import _subsample
+from tests.shared_data import load
+from tests.solvers.test_top_dual import _objective
 
 RTOL = 1e-5  # objective agreement required by issue 14
 
