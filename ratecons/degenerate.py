@@ -206,15 +206,16 @@ def _minimax_record(problem: Any, scorer: Any, risk: float) -> dict[str, Any] | 
     counts = np.bincount(U.y, minlength=U.n_classes)
     label = int(np.argmax(counts))
     constant_error = float(1.0 - counts[label] / U.y.size)
+    majority = U.classes[label].item() if hasattr(U.classes[label], "item") else U.classes[label]
     if model_error < constant_error - OBJECTIVE_TOL:
         return None
     verdict = ("no better either" if risk >= constant_error
                else "below it, but only as a bound over the moment set U")
-    return {"constant": f"predict {U.classes[label]!r}", "model_objective": model_error,
+    return {"constant": f"predict {majority!r}", "model_objective": model_error,
             "constant_objective": constant_error, "minimax_risk": risk, "binding": [],
             "message": (f"degenerate answer: the minimax risk classifier's training error "
                         f"{model_error:.6g} is no better than {constant_error:.6g}, the error "
-                        f"of predicting the most frequent label {U.classes[label]!r} for "
+                        f"of predicting the most frequent label {majority!r} for "
                         f"every example; its minimax risk R* = {risk:.6g} is {verdict}; try a "
                         "smaller lambda0 (tighter moment bounds) or richer features (e.g. a "
                         "random Fourier feature map).")}
