@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from . import settings
 from .degenerate import check_degenerate
 from .display import PlanDisplay
-from .errors import CurvatureError, SpecError, UnknownOptionError
+from .errors import SpecError, UnknownOptionError
 from .limits import ITERATION_ALIASES, finish, limits_scope, split_options
 from .options import validate_options
 
@@ -79,18 +79,12 @@ def pattern_for(problem: Any) -> Pattern:
     and ``plan()`` lists why each pattern declined.
     """
     from .expr.analysis import analyse
-    from .moments import MinimaxRisk
 
     objective = problem.objective
-    if isinstance(objective, MinimaxRisk):
+    if not getattr(objective, "scores_model", True):  # a model of its own (minimax risk)
         if problem.constraints or problem.model_given:
-            what = "subject_to constraints" if problem.constraints else "a model="
-            raise CurvatureError(
-                f"minimax_risk(...) cannot take {what}: a minimax risk classifier is not a "
-                "score model (it is the LP (4) over the moment set's coefficients, with its "
-                "own randomized classifier), so it composes with no other term. Put the "
-                "expectation constraints in rc.MomentSet(...), drop model=, or use a rate "
-                "objective over a rc.LinearModel to add constraints.")
+            objective.refuse_composition("subject_to constraints" if problem.constraints
+                                         else "a model=")
     else:
         problem.analysis = analyse(objective, problem.sense, problem.constraints,
                                    problem.model)
@@ -100,12 +94,12 @@ def pattern_for(problem: Any) -> Pattern:
         if reason is None:
             return pattern
         # the reason of a pattern built for this objective first, then the others
-        if isinstance(objective, pattern.objective_types):
+        if pattern.built_for(objective):
             reasons.insert(0, reason)
         else:
             reasons.append(reason)
     problem.pattern_reasons = reasons
-    if problem.analysis is None:  # minimax risk: its own pattern or nothing
+    if problem.analysis is None:  # a model of its own: its pattern or nothing
         raise SpecError(reasons[0])
     if getattr(problem.model, "kernel", "") == "precomputed":
         raise SpecError(

@@ -49,6 +49,8 @@ class LinearModel:
     l2: float = 1e-4
     l1: float = 0.0
     fit_intercept: bool = True
+    #: scores in the representer form s = K a - b (False: s = Xw - b)
+    is_kernel = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "l2", _nonnegative(self.l2, "l2", "LinearModel"))
@@ -90,6 +92,8 @@ class KernelModel:
     degree: int = 3
     coef0: float = 1.0
     approximation: str = "nystrom"
+    #: scores in the representer form s = K a - b
+    is_kernel = True
 
     def __post_init__(self) -> None:
         if self.kernel not in KERNELS:

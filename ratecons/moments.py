@@ -226,6 +226,7 @@ class MinimaxRisk(Term):
     curvature = "convex"
     kind = "minimax risk"
     combinable = False
+    scores_model = False
 
     def __init__(self, U: MomentSet, loss: str, fixed_marginals: bool) -> None:
         self.U = U

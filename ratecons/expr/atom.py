@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InfeasibleError, NotLinearError, SpecError
+from ..errors import CurvatureError, InfeasibleError, NotLinearError, SpecError
 
 __all__ = ["Composable", "Term", "Sum", "Constraint", "as_sum", "is_number", "fmt", "label_of"]
 
@@ -50,6 +50,10 @@ class Composable:
     __array_priority__ = 100  # keep NumPy scalars from broadcasting over us
     #: a linear rate expression: merges with the other rates of a sum (TFCO's lesson)
     mergeable = False
+    #: a function of the scores s = f(X) of the one score model (every term but minimax risk,
+    #: a model of its own): only such expressions take a ``model=``, constraints and the
+    #: composition analysis (:meth:`Term.refuse_composition` says why the others do not)
+    scores_model = True
 
     def __add__(self, other: Any) -> Sum:
         return as_sum(self)._plus(other, 1.0)
@@ -163,6 +167,16 @@ class Term(Composable):
         """Raise the error that says why this term cannot be combined (``combinable`` False)."""
         raise NotLinearError(f"{self.label} cannot be added to, scaled or compared with other "
                              "expressions.")
+
+    def refuse_composition(self, what: str) -> None:
+        """Raise the :class:`~ratecons.errors.CurvatureError` that says why a term that is not
+        over the score model (``scores_model`` False) cannot take ``what`` (constraints or a
+        ``model=``)."""
+        raise CurvatureError(
+            f"{self.label} cannot take {what}: it is not a score model (it is a model of its "
+            "own, with its own classifier), so it composes with no other term. Minimize it "
+            "alone: drop model= and subject_to=; what it must satisfy goes into its own "
+            "definition (for minimax risk, the expectation constraints of rc.MomentSet(...)).")
 
     __hash__ = object.__hash__
 

@@ -54,7 +54,8 @@ class Pattern:
 
     #: short name used in plans and reports
     name: str = ""
-    #: objective classes this pattern is built for
+    #: the objective types this pattern is built for: its table, read by the objective's exact
+    #: type as the lowering tables are (:func:`ratecons.reductions.table.entry_for`)
     objective_types: tuple[type, ...] = ()
     #: the method every other method is verified against
     reference_method: str = "cvxpy"
@@ -71,7 +72,7 @@ class Pattern:
         constraints and models its :meth:`validate` allows. Data errors (labels, shapes) are
         raised, not turned into reasons.
         """
-        if not isinstance(problem.objective, self.objective_types):
+        if not self.built_for(problem.objective):
             kinds = " or ".join(t.__name__ for t in self.objective_types)
             return f"pattern '{self.name}' needs a {kinds} objective"
         try:
@@ -81,6 +82,10 @@ class Pattern:
                 raise
             return f"pattern '{self.name}' does not accept this problem: {exc}"
         return None
+
+    def built_for(self, objective: Any) -> bool:
+        """Whether ``objective``'s type is in this pattern's table (:attr:`objective_types`)."""
+        return type(objective) in self.objective_types
 
     def compile(self, problem: Any) -> Any:
         """Return the canonical form (plain data with ``describe()`` and ``summary()``)."""

@@ -33,8 +33,7 @@ from ..canonical.top import TopForm
 from ..comparison import objective_rel_gap
 from ..errors import DataError, SpecError
 from ..kernels import KernelSpec
-from ..models import KernelModel, LinearModel
-from ..ranking import RankingObjective
+from ..ranking import RankingObjective, TPRAtQuantile, TPRAtTop
 from ..result import KernelScorer, LinearScorer, Result
 from ..solution import Certificate, Solution
 from ..solvers.top_dual import solve_top_dual
@@ -265,7 +264,7 @@ class RankingPattern(Pattern):
     """Classification at the top (Macha, Adam, Smidl): the TopPushK and Pat&Mat families."""
 
     name = "ranking at the top"
-    objective_types = (RankingObjective,)
+    objective_types = (TPRAtTop, TPRAtQuantile)
     reference_method = "cvxpy"
     specialized_method = "dual_ca"
 
@@ -278,7 +277,7 @@ class RankingPattern(Pattern):
             raise SpecError("ranking-at-the-top objectives take no constraints (subject_to); "
                             "the threshold is part of the objective.")
         model = problem.model
-        if isinstance(model, LinearModel):
+        if not model.is_kernel:
             if model.l1 + model.l2 <= 0:
                 raise SpecError(f"{obj.name} needs a regularizer: l2 > 0 (lambda of (3)) or "
                                 "l1 > 0. Got l1=0, l2=0.")
@@ -290,7 +289,7 @@ class RankingPattern(Pattern):
         elif model.l2 <= 0:
             raise SpecError(f"{obj.name} with a kernel model needs a positive l2 (lambda of "
                             "(3)); the dual form uses C = 1 / (lambda n_+). Got l2=0.")
-        if isinstance(model, KernelModel) and model.kernel == "precomputed":
+        if model.is_kernel and model.kernel == "precomputed":
             X = obj.data.X
             if X.shape[0] != X.shape[1]:
                 raise DataError("with kernel='precomputed' the dataset's X must be the n x n "
@@ -302,7 +301,7 @@ class RankingPattern(Pattern):
         y = data.require_labels(obj.name, binary=True)
         pos = np.flatnonzero(y == 1)
         tilde = np.flatnonzero(y == 0) if obj.among == "negatives" else np.arange(data.n)
-        linear = isinstance(model, LinearModel)
+        linear = not model.is_kernel
         spec = KernelSpec("linear") if linear else KernelSpec.from_model(model, data.d)
         X = data.X
         gram = None

@@ -38,7 +38,7 @@ from ..errors import DataError, NotLinearError, SolverError, SpecError, paramete
 from ..generic import find_feasible_start
 from ..models import LinearModel
 from ..problem import Problem
-from ..rates import Constraint, RateExpr, RatioExpr
+from ..rates import RateExpr, RatioExpr
 from ..reductions.to_cvxpy import solve_bound_cvxpy
 from ..result import LinearScorer, Result
 from ..solution import Solution
@@ -339,16 +339,16 @@ class RateConstraintPattern(Pattern):
     specialized_method = "mm"
 
     def validate(self, problem: Problem) -> None:
-        if isinstance(problem.objective, RatioExpr):
+        if problem.objective.curvature == "ratio":
             raise NotLinearError(
                 f"{problem.objective.name} is a ratio metric and cannot be an objective "
                 "(App. B): optimize a linear rate and constrain the ratio instead, e.g. "
                 "minimize=rc.error_rate(D), subject_to=[rc.precision(D) >= 0.9]."
             )
-        if not isinstance(problem.model, LinearModel):
+        if problem.model.is_kernel:
             raise SpecError("rate problems train a linear model: use rc.LinearModel(...).")
         for i, con in enumerate(problem.constraints):
-            if not (isinstance(con, Constraint) and con.rates_only):
+            if not con.rates_only:  # the analysis admitted only Constraints
                 raise SpecError(
                     f"subject_to[{i}] is not a constraint on rates "
                     f"({getattr(con, 'name', con)!r}); build constraints by comparing rates, "

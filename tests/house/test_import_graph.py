@@ -5,9 +5,10 @@ including the lazy ones (inside functions) and those under ``TYPE_CHECKING``, be
 closed by a lazy import is still a circle. The circles that exist today are listed by name in
 :data:`KNOWN_CYCLES` (as strongly connected components): a new one, or a module joining one,
 fails the test; one that is gone fails it too, until it is removed from the list, so the list
-only shrinks. The same ratchet counts the ``isinstance`` checks on term types outside
-``ratecons/expr/`` (:data:`KNOWN_TERM_SWITCHES`), the type switches that a lowering table
-replaces.
+only shrinks. Outside ``ratecons/expr/`` no module switches on term types with ``isinstance``
+(a term's class named in the check, or a pattern's ``objective_types``): lowerings read their
+tables, patterns their table of objective types (``Pattern.built_for``), and everything else
+the facts a term carries (``curvature``, ``scores_model``, ``mergeable``, ...).
 """
 
 from __future__ import annotations
@@ -20,12 +21,6 @@ ROOT = Path(__file__).resolve().parents[2] / "ratecons"
 
 #: today's circles, each a strongly connected component of the import graph, by name
 KNOWN_CYCLES: dict[str, frozenset[str]] = {}
-
-#: today's ``isinstance`` checks on term types outside ratecons/expr/, per module
-KNOWN_TERM_SWITCHES: dict[str, int] = {
-    "ratecons.dispatch": 1,
-    "ratecons.patterns.rate_constraints": 2,
-}
 
 #: expression classes that are not ``Term`` subclasses but are switched on as terms
 _EXPRESSION_CLASSES = {"Term", "Sum", "Composable", "TermConstraint", "RateExpr", "RatioExpr",
@@ -133,8 +128,10 @@ def _term_types(modules: dict[str, ast.Module]) -> set[str]:
         terms |= more
 
 
-def _term_switches() -> Counter:
-    modules = _modules()
+def _term_switches(modules: dict[str, ast.Module] | None = None) -> Counter:
+    """Per module outside ratecons/expr/, the ``isinstance`` calls whose type argument names a
+    term class or a pattern's ``objective_types``."""
+    modules = _modules() if modules is None else modules
     terms = _term_types(modules)
     counts: Counter = Counter()
     for name, tree in modules.items():
@@ -146,7 +143,7 @@ def _term_switches() -> Counter:
                 continue
             kinds = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
             names = {k.id if isinstance(k, ast.Name) else getattr(k, "attr", "") for k in kinds}
-            if names & terms:
+            if names & (terms | {"objective_types"}):
                 counts[name] += 1
     return counts
 
@@ -176,16 +173,22 @@ def test_no_new_import_cycle_and_the_known_ones_only_shrink():
                       "KNOWN_CYCLES, so the list only shrinks.")
 
 
-def test_isinstance_switches_on_term_types_do_not_grow():
-    counts = _term_switches()
-    grown = {m: (c, KNOWN_TERM_SWITCHES.get(m, 0)) for m, c in counts.items()
-             if c > KNOWN_TERM_SWITCHES.get(m, 0)}
-    assert not grown, ("new isinstance checks on term types outside ratecons/expr/ "
-                       f"(module: (now, listed)): {grown}; add a lowering-table entry instead.")
-    shrunk = {m: (counts.get(m, 0), c) for m, c in KNOWN_TERM_SWITCHES.items()
-              if counts.get(m, 0) < c}
-    assert not shrunk, f"fewer switches than listed (module: (now, listed)): {shrunk}; lower " \
-                       "KNOWN_TERM_SWITCHES so the count only shrinks."
+def test_no_isinstance_switch_on_term_types_outside_expr():
+    switches = dict(_term_switches())
+    assert not switches, (
+        "isinstance checks on term types outside ratecons/expr/ (module: count): "
+        f"{switches}; read a fact the term carries (a property of Term in expr/atom.py), a "
+        "lowering table entry, or the pattern's table (Pattern.built_for) instead.")
+
+
+def test_the_switch_finder_sees_term_classes_and_objective_types():
+    tree = ast.parse("def f(x, p):\n"
+                     "    a = isinstance(x, (int, RatioExpr))\n"
+                     "    return a, isinstance(x, p.objective_types), isinstance(x, int)\n")
+    modules = {**_modules(), "ratecons.fake": tree}
+    terms = _term_types(modules)
+    assert {"RateExpr", "RatioExpr", "TPRAtTop", "MinimaxRisk", "MeanLoss"} <= terms
+    assert _term_switches(modules) == {"ratecons.fake": 2}
 
 
 def test_only_the_highs_backend_imports_highspy():
