@@ -154,165 +154,210 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
     anchor = None
     if only_step is not None:
         anchor, bounds = only_step.anchor, only_step.bounds
-    history: list[dict[str, Any]] = []
-
-    def finish(status: str, step: ConvexStep | None, details: dict[str, Any],
-               table: ScoreTable | None = None) -> tuple:
-        details.update({"solver": name, "feature_map": fmap.describe(),
-                        "kernel_points": kernel_points, "seed": seed,
-                        "steps_are_lps": is_lp(analysis)})
-        if step is None or step.w is None:
-            return Solution(status, float("nan"), history=history, solver=name,
-                            solve_time=time.perf_counter() - start_time,
-                            certificate=Certificate(details=details)), None, None
-        scorer = fmap.invert(step.w, step.b)
-        value = _surrogate_objective(analysis, table, step.w)
-        missed = _missed(analysis, table)
-        details["indicator_violations"] = {row.name: float(v) for row, v in
-                                           zip(analysis.constraints, missed)}
-        last = at_point or step  # the last convex step solved: at the point, or to reach it
-        details["step_objective"] = last.objective
-        details["step_bounds"] = step_bounds.copy()  # the last step's (after any repair)
-        sol = Solution(status, value, primal={"w": step.w, "b": np.float64(step.b)},
-                       dual={"v": last.duals}, history=history, solver=f"generic/{name}",
-                       solve_time=time.perf_counter() - start_time,
-                       certificate=Certificate(upper_bound=value,
-                                               max_violation=float(missed.max(initial=0.0)),
-                                               details=details))
-        return sol, scorer, LastStep(step_anchor, step_bounds, last.objective)
-
+    run = _ChainRun(analysis, fmap, psi, step_solver, bounds, start_time, tol=tol,
+                    max_iterations=max_iterations, callback=callback,
+                    run_details={"solver": name, "feature_map": fmap.describe(),
+                                 "kernel_points": kernel_points, "seed": seed,
+                                 "steps_are_lps": is_lp(analysis)})
     step = step_solver(psi, anchor, bounds)
-    step_anchor, step_bounds = anchor, bounds  # what produced ``step``
-    at_point: ConvexStep | None = None  # the step solved at ``step``'s point (a fixed point)
+    run.step_anchor, run.step_bounds = anchor, bounds  # what produced ``step``
     phase1: dict[str, Any] = {}
     if (step.status == settings.INFEASIBLE and analysis.needs_mm and only_step is None
             and phase_one):
         # the hinge relaxation is only an inner approximation: search for a feasible start
         start, feasible = _phase_one(analysis, fmap, psi, solver, solver_options,
                                      settings.PHASE1_MAX_ITERATIONS, callback)
-        history += start.history
+        run.history += start.history
         if feasible is None:
-            return finish(start.status, None, dict(start.certificate.details))
+            return run.finish(start.status, None, dict(start.certificate.details))
         step = feasible
         phase1 = {"phase1_iterations": start.certificate.details["phase1_iterations"]}
     if step.status not in settings.SOLVED_STATUSES:
-        message = step.message or ""
-        if step.status == settings.INFEASIBLE:
-            message = ("the hinge relaxation (every rate replaced by its hinge upper bound) is "
-                       "infeasible: the targets are out of reach of the convex relaxation. "
-                       "Relax the constraints, or check them with problem.describe()"
-                       + ("; method 'generic' searches for a feasible start of the ramp "
-                          "problem instead." if analysis.needs_mm else "."))
-        return finish(step.status, None, {"message": message})
+        return run.finish(step.status, None, {"message": _unsolved_message(analysis, step)})
     scores = _scores(psi, step)
     table = _table(analysis, fmap, psi, scores, step)
     value = _surrogate_objective(analysis, table, step.w)
-    history.append({"iteration": 0, "stage": ("start" if phase1 else "hinge") if anchor is None
-                    else "step", "objective": value, "bound_objective": step.objective,
-                    "time": time.perf_counter() - start_time})
-    if callback:
-        callback(history[-1])
-    status = settings.OPTIMAL
-    iterations = 0
-    rounds = 0
-    last_decrease = float("nan")
-    mm_message = ""
-    shifts: list[float] = []
+    run.record({"iteration": 0, "stage": ("start" if phase1 else "hinge") if anchor is None
+                else "step", "objective": value, "bound_objective": step.objective})
     if only_step is not None:
-        return finish(step.status, step, {"only_step": True}, table)
+        return run.finish(step.status, step, {"only_step": True}, table)
     if analysis.needs_mm:
-        numbers = itertools.count(1)
-
-        def solve(point: tuple, value: float) -> Step:
-            anchor_scores = point[1]
-            nxt = step_solver(psi, anchor_scores, bounds)
-            if nxt.status not in settings.SOLVED_STATUSES or nxt.w is None:
-                return Step(nxt.status, None, float("nan"), float("nan"),
-                            info=(nxt, anchor_scores, bounds))
-            nxt_scores = _scores(psi, nxt)
-            nxt_table = _table(analysis, fmap, psi, nxt_scores, nxt)
-            return Step(nxt.status, (nxt, nxt_scores, nxt_table),
-                        _surrogate_objective(analysis, nxt_table, nxt.w), nxt.objective,
-                        info=(nxt, anchor_scores, bounds))
-
-        def accept(taken: Step) -> None:
-            history.append({"iteration": next(numbers), "stage": "mm", "objective": taken.value,
-                            "bound_objective": taken.lower,
-                            "time": time.perf_counter() - start_time})
-            if callback:
-                callback(history[-1])
-
-        def run_round(point: tuple, value: float) -> tuple:
-            """MM (the one loop) from ``point`` under the bounds in force."""
-            nonlocal iterations, status, last_decrease, mm_message, at_point
-            nonlocal step_anchor, step_bounds
-            out = fixed_point(point, value, solve, tol=tol, accept=accept,
-                              max_iterations=max_iterations - iterations)
-            iterations += out.steps  # steps of MM and of the repairs together
-            status, last_decrease = out.status, out.last_relative_decrease
-            mm_message = out.message or mm_message
-            if out.at_point is not None:  # a fixed point: its step is the last step
-                at_point, step_anchor, step_bounds = out.at_point.info
-            elif out.accepted is not None:
-                at_point = None
-                _, step_anchor, step_bounds = out.accepted.info
-            return out.point
-
-        def missed(point: tuple) -> np.ndarray:
-            miss = _missed(analysis, point[2])
-            return np.where(miss > FEASIBILITY_TOL, miss, 0.0)
-
-        def intercept(point: tuple, last: bool) -> tuple | None:
-            if status in settings.LIMIT_STATUSES:  # no search past a budget
-                return None
-            found, scores, table = point
-            shift = _threshold_search(analysis, table, fmap, found)
-            if shift is None:
-                return None
-            shifts.append(shift)
-            moved = replace(found, b=found.b + shift)
-            scores = {key: z - shift for key, z in scores.items()}
-            return moved, scores, _table(analysis, fmap, psi, scores, moved)
-
-        def resolve(point: tuple, miss: np.ndarray, done: int) -> tuple | None:
-            # tighten by what is missed, doubling each round: the indicator's gap to the ramp
-            # (and the adversary's reweighting, for worst-case rates) need not shrink in step;
-            # the tightened problem has another surrogate objective (value inf: take a step)
-            nonlocal bounds
-            if status in settings.LIMIT_STATUSES:
-                return None
-            bounds = bounds - np.where(miss > 0.0, (miss + REPAIR_MARGIN) * 2.0 ** done, 0.0)
-            return run_round(point, np.inf)
-
-        repaired = repair_ladder(run_round((step, scores, table), value), missed=missed,
-                                 intercept=intercept, resolve=resolve, rounds=repair_rounds,
-                                 eager=False)
-        (step, scores, table), rounds = repaired.point, repaired.rounds
+        step, scores, table = run.majorize_and_repair((step, scores, table), value,
+                                                      repair_rounds)
     elif step.status != settings.OPTIMAL:
-        status = step.status  # the one convex step was solved only to reduced accuracy
-    details: dict[str, Any] = {"mm_iterations": iterations, "repair_rounds": rounds,
-                               "local": analysis.needs_mm,
-                               "step_status": (at_point or step).status, **phase1}
-    if analysis.needs_mm:
-        details["last_relative_decrease"] = last_decrease
-        details["tol"] = tol
-    if mm_message:
-        details["message"] = mm_message
-    if shifts:  # the status stays the MM run's: its fixed point was certified before the move
-        details["threshold_shift"] = shifts[-1]
-        details["message"] = (
-            f"the threshold search moved the intercept by {shifts[-1]:.3g} (after the MM fixed "
-            "point was certified) so that the deterministic model meets every constraint")
-    missed = _missed(analysis, table)
-    if missed.max(initial=0.0) > FEASIBILITY_TOL:
-        worst = int(np.argmax(missed))
-        details["message"] = (
-            f"the deterministic model misses '{analysis.constraints[worst].name}' on the "
-            f"training data by {missed[worst]:.3g} after {rounds} repair round(s)")
-        if status != settings.TIME_LIMIT:
-            status = settings.ITERATION_LIMIT
-        warnings.warn(details["message"], ConvergenceWarning, stacklevel=user_stacklevel())
-    return finish(status, step, details, table)
+        run.status = step.status  # the one convex step was solved only to reduced accuracy
+    details = run.details(step, table, phase1)  # may lower the status: before finish
+    return run.finish(run.status, step, details, table)
+
+
+def _unsolved_message(analysis: Analysis, step: ConvexStep) -> str:
+    """Why the first step (hinge relaxation or ``only_step``) has no solution."""
+    if step.status != settings.INFEASIBLE:
+        return step.message or ""
+    return ("the hinge relaxation (every rate replaced by its hinge upper bound) is "
+            "infeasible: the targets are out of reach of the convex relaxation. "
+            "Relax the constraints, or check them with problem.describe()"
+            + ("; method 'generic' searches for a feasible start of the ramp "
+               "problem instead." if analysis.needs_mm else "."))
+
+
+class _ChainRun:
+    """The state one run of the chain shares between its steps: the history, the row bounds
+    in force (tightened by repairs), the step that produced the current point and the one
+    solved at it, and the MM counters. Its methods are the hooks of the one MM loop
+    (:func:`~ratecons.solvers.mm.fixed_point`) and of the repair ladder
+    (:func:`~ratecons.solvers.mm.repair_ladder`); a point is ``(step, scores, table)``."""
+
+    def __init__(self, analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
+                 step_solver: StepSolver, bounds: np.ndarray, start_time: float, *,
+                 tol: float, max_iterations: int,
+                 callback: Callable[[dict[str, Any]], None] | None,
+                 run_details: dict[str, Any]) -> None:
+        self.analysis, self.fmap, self.psi = analysis, fmap, psi
+        self.step_solver, self.bounds, self.start_time = step_solver, bounds, start_time
+        self.tol, self.max_iterations, self.callback = tol, max_iterations, callback
+        self.run_details = run_details
+        self.history: list[dict[str, Any]] = []
+        self.step_anchor: dict[int, np.ndarray] | None = None  # what produced the point's step
+        self.step_bounds = bounds
+        self.at_point: ConvexStep | None = None  # the step solved at the point (a fixed point)
+        self.status = settings.OPTIMAL
+        self.iterations = 0  # steps of MM and of the repairs together
+        self.rounds = 0
+        self.last_decrease = float("nan")
+        self.mm_message = ""
+        self.shifts: list[float] = []
+        self.numbers = itertools.count(1)
+
+    def record(self, event: dict[str, Any]) -> None:
+        """One history event (with the time since the start), passed to the callback."""
+        self.history.append({**event, "time": time.perf_counter() - self.start_time})
+        if self.callback:
+            self.callback(self.history[-1])
+
+    def finish(self, status: str, step: ConvexStep | None, details: dict[str, Any],
+               table: ScoreTable | None = None) -> tuple:
+        """The Solution, the user's scorer and the :class:`LastStep` (None, None without a
+        model)."""
+        details.update(self.run_details)
+        name = self.run_details["solver"]
+        if step is None or step.w is None:
+            return Solution(status, float("nan"), history=self.history, solver=name,
+                            solve_time=time.perf_counter() - self.start_time,
+                            certificate=Certificate(details=details)), None, None
+        scorer = self.fmap.invert(step.w, step.b)
+        value = _surrogate_objective(self.analysis, table, step.w)
+        missed = _missed(self.analysis, table)
+        details["indicator_violations"] = {row.name: float(v) for row, v in
+                                           zip(self.analysis.constraints, missed)}
+        last = self.at_point or step  # the last convex step solved: at the point, or to it
+        details["step_objective"] = last.objective
+        details["step_bounds"] = self.step_bounds.copy()  # the last step's (after any repair)
+        sol = Solution(status, value, primal={"w": step.w, "b": np.float64(step.b)},
+                       dual={"v": last.duals}, history=self.history, solver=f"generic/{name}",
+                       solve_time=time.perf_counter() - self.start_time,
+                       certificate=Certificate(upper_bound=value,
+                                               max_violation=float(missed.max(initial=0.0)),
+                                               details=details))
+        return sol, scorer, LastStep(self.step_anchor, self.step_bounds, last.objective)
+
+    def point_of(self, step: ConvexStep, scores: dict[int, np.ndarray]) -> tuple:
+        return step, scores, _table(self.analysis, self.fmap, self.psi, scores, step)
+
+    def solve(self, point: tuple, value: float) -> Step:
+        """The MM step at ``point`` under the bounds in force."""
+        anchor_scores = point[1]
+        nxt = self.step_solver(self.psi, anchor_scores, self.bounds)
+        info = (nxt, anchor_scores, self.bounds)
+        if nxt.status not in settings.SOLVED_STATUSES or nxt.w is None:
+            return Step(nxt.status, None, float("nan"), float("nan"), info=info)
+        found = self.point_of(nxt, _scores(self.psi, nxt))
+        return Step(nxt.status, found, _surrogate_objective(self.analysis, found[2], nxt.w),
+                    nxt.objective, info=info)
+
+    def accept(self, taken: Step) -> None:
+        self.record({"iteration": next(self.numbers), "stage": "mm", "objective": taken.value,
+                     "bound_objective": taken.lower})
+
+    def run_round(self, point: tuple, value: float) -> tuple:
+        """MM (the one loop) from ``point`` under the bounds in force."""
+        out = fixed_point(point, value, self.solve, tol=self.tol, accept=self.accept,
+                          max_iterations=self.max_iterations - self.iterations)
+        self.iterations += out.steps
+        self.status, self.last_decrease = out.status, out.last_relative_decrease
+        self.mm_message = out.message or self.mm_message
+        if out.at_point is not None:  # a fixed point: its step is the last step
+            self.at_point, self.step_anchor, self.step_bounds = out.at_point.info
+        elif out.accepted is not None:
+            self.at_point = None
+            _, self.step_anchor, self.step_bounds = out.accepted.info
+        return out.point
+
+    def missed(self, point: tuple) -> np.ndarray:
+        miss = _missed(self.analysis, point[2])
+        return np.where(miss > FEASIBILITY_TOL, miss, 0.0)
+
+    def intercept(self, point: tuple, last: bool) -> tuple | None:
+        """The threshold search (module docstring), the last resort of the repair."""
+        if self.status in settings.LIMIT_STATUSES:  # no search past a budget
+            return None
+        found, scores, table = point
+        shift = _threshold_search(self.analysis, table, self.fmap, found)
+        if shift is None:
+            return None
+        self.shifts.append(shift)
+        return self.point_of(replace(found, b=found.b + shift),
+                             {key: z - shift for key, z in scores.items()})
+
+    def resolve(self, point: tuple, miss: np.ndarray, done: int) -> tuple | None:
+        """Tighten the missed rows by what they miss, doubling each round (the indicator's gap
+        to the ramp, and the adversary's reweighting for worst-case rates, need not shrink in
+        step), and run MM again (the tightened problem has another surrogate objective: value
+        inf, so a step is taken)."""
+        if self.status in settings.LIMIT_STATUSES:
+            return None
+        self.bounds = self.bounds - np.where(miss > 0.0,
+                                             (miss + REPAIR_MARGIN) * 2.0 ** done, 0.0)
+        return self.run_round(point, np.inf)
+
+    def majorize_and_repair(self, point: tuple, value: float, repair_rounds: int) -> tuple:
+        """MM from the first point, then the deterministic repair (module docstring)."""
+        repaired = repair_ladder(self.run_round(point, value), missed=self.missed,
+                                 intercept=self.intercept, resolve=self.resolve,
+                                 rounds=repair_rounds, eager=False)
+        self.rounds = repaired.rounds
+        return repaired.point
+
+    def details(self, step: ConvexStep, table: ScoreTable,
+                phase1: dict[str, Any]) -> dict[str, Any]:
+        """The certificate's details of a run that reached a model; a constraint the
+        deterministic model still misses is named (with a warning) and the status becomes
+        ``iteration_limit`` unless the time limit ended the run."""
+        analysis = self.analysis
+        details: dict[str, Any] = {"mm_iterations": self.iterations,
+                                   "repair_rounds": self.rounds, "local": analysis.needs_mm,
+                                   "step_status": (self.at_point or step).status, **phase1}
+        if analysis.needs_mm:
+            details["last_relative_decrease"] = self.last_decrease
+            details["tol"] = self.tol
+        if self.mm_message:
+            details["message"] = self.mm_message
+        if self.shifts:  # the status stays the MM run's: its fixed point was certified first
+            details["threshold_shift"] = self.shifts[-1]
+            details["message"] = (
+                f"the threshold search moved the intercept by {self.shifts[-1]:.3g} (after the "
+                "MM fixed point was certified) so that the deterministic model meets every "
+                "constraint")
+        missed = _missed(analysis, table)
+        if missed.max(initial=0.0) > FEASIBILITY_TOL:
+            worst = int(np.argmax(missed))
+            details["message"] = (
+                f"the deterministic model misses '{analysis.constraints[worst].name}' on the "
+                f"training data by {missed[worst]:.3g} after {self.rounds} repair round(s)")
+            if self.status != settings.TIME_LIMIT:
+                self.status = settings.ITERATION_LIMIT
+            warnings.warn(details["message"], ConvergenceWarning, stacklevel=user_stacklevel())
+        return details
 
 
 def find_feasible_start(analysis: Analysis, *, solver: str | None = None,

@@ -191,6 +191,32 @@ def _bias_interval(bound: FoldedBound, a: np.ndarray, bc: np.ndarray, upper: flo
     return -r, r
 
 
+def _next_bias(slopes: np.ndarray, icpts: np.ndarray, interval: tuple[float, float],
+               evaluated: list[float], step: float, chooser: str, eps: float, best_u: float,
+               lower: float) -> tuple[float, float, float, float]:
+    """The next bias b_t of Algorithm 3, the SDCA gap it is solved to and its dual target, and
+    the bracketing step after it: ``(b_t, tol, target, step)``.
+
+    A cut whose lower bound at b_t exceeds ``target`` is deep: it removes the centroid
+    (Definition 4) or the minimizer of h'_t with everything above U'_t (Definition 3), so SDCA
+    may stop there before reaching its gap target.
+    """
+    lo, hi = interval
+    real = slopes[1:]
+    if real.size and (np.all(real > 0) or np.all(real < 0)) and step < hi - lo:
+        # bracketing: while every cut slopes the same way, step downhill from the farthest
+        # point evaluated, with a step growing 4x, until a cut slopes the other way (any
+        # cut is valid, so this only orders the evaluations; B is often very loose)
+        far = min(evaluated) if real[0] > 0 else max(evaluated)
+        bt = float(np.clip(far - math.copysign(step, real[0]), lo, hi))
+        return bt, eps, best_u, step * 4.0
+    if chooser == "center_of_mass":
+        bt, zt, _ = center_of_mass_1d(slopes, icpts, lo, hi, best_u)
+        return bt, (best_u - zt) / 2, zt, step
+    bt, _ = envelope_min(slopes, icpts, lo, hi)
+    return bt, (best_u - lower) / 2, best_u, step
+
+
 def minimize_over_b(bound: FoldedBound, v: np.ndarray, eps: float, state: SDCAState, *,
                     upper_hint: float = math.inf, b_start: float | None = None,
                     chooser: str = "center_of_mass", max_iterations: int = 200,
@@ -259,26 +285,11 @@ def minimize_over_b(bound: FoldedBound, v: np.ndarray, eps: float, state: SDCASt
         if best_w is not None and best_u - lower <= eps:
             converged = True
             break
-        # a cut whose lower bound at b_t exceeds `target` is deep: it removes the centroid
-        # (Definition 4) or the minimizer of h'_t with everything above U'_t (Definition 3),
-        # so SDCA may stop there before reaching its gap target
-        real = s_arr[1:]
         if t == 1 and b_start is not None:
             bt, tol, target = float(np.clip(b_start, lo, hi)), eps, math.inf
-        elif real.size and (np.all(real > 0) or np.all(real < 0)) and step < hi - lo:
-            # bracketing: while every cut slopes the same way, step downhill from the farthest
-            # point evaluated, with a step growing 4x, until a cut slopes the other way (any
-            # cut is valid, so this only orders the evaluations; B is often very loose)
-            far = min(evaluated) if real[0] > 0 else max(evaluated)
-            bt = float(np.clip(far - math.copysign(step, real[0]), lo, hi))
-            step *= 4.0
-            tol, target = eps, best_u
-        elif chooser == "center_of_mass":
-            bt, zt, _ = center_of_mass_1d(s_arr, c_arr, lo, hi, best_u)
-            tol, target = (best_u - zt) / 2, zt
         else:
-            bt, _ = envelope_min(s_arr, c_arr, lo, hi)
-            tol, target = (best_u - lower) / 2, best_u
+            bt, tol, target, step = _next_bias(s_arr, c_arr, (lo, hi), evaluated, step,
+                                               chooser, eps, best_u, lower)
         res = run(bt, tol, target)
         evaluated.append(bt)
         u_t, l_t = res.primal + offset, res.dual + offset
@@ -383,6 +394,20 @@ class _UpperModel:
                               f"{res.raw_status}")
         return res.x[: self.m]
 
+    def solved_in_growing_box(self, box: float, v_max: float
+                              ) -> tuple[_UpperModel, float, tuple, bool]:
+        """Solve the U_t LP; when its maximizer touches the upper faces of the box
+        [0, box]^m below V_max, double the box (up to V_max) and solve again. Returns the
+        model in force, its box, ``(argmax v, U_t, mu)`` and whether U_t certifies max_V F
+        (the maximizer of h_t is off the box's upper faces, or the box is V itself)."""
+        model, found = self, self.solve()
+        if box < v_max and np.any(found[0] >= box * (1 - 1e-9)):
+            box = min(v_max, 2.0 * box)
+            model = self.with_box(box)
+            found = model.solve()
+        certified = box >= v_max or not np.any(found[0] >= box * (1 - 1e-9))
+        return model, box, found, certified
+
     def solve(self) -> tuple[np.ndarray, float, np.ndarray]:
         """(argmax v, U_t, mu) with mu >= 0 summing to 1: the dual weights of the cuts."""
         res = self.lp.solve()
@@ -392,6 +417,108 @@ class _UpperModel:
         total = mu.sum()
         mu = mu / total if total > 0 else np.full(mu.size, 1.0 / mu.size)
         return res.x[: self.m], float(res.objective), mu
+
+
+def _warn_at_v_max(at_bound: np.ndarray, v_max: float) -> None:
+    warnings.warn(
+        f"a Lagrange multiplier reached V_max = {v_max:g} (constraints "
+        f"{list(np.flatnonzero(at_bound) + 1)}): the constraint may be unattainable under "
+        "this convex bound, or V_max is too small (raise v_max).",
+        ConvergenceWarning, stacklevel=user_stacklevel())
+
+
+def _v_chooser(m: int, v_max: float, epsilon: float, chooser: str) -> str:
+    """The CutChooser over v that ``chooser`` names (``"auto"``: center of mass when m = 1),
+    after checking the options of Algorithm 2."""
+    if not (isinstance(v_max, (int, float)) and v_max > 0 and math.isfinite(v_max)):
+        raise parameter_error("v_max", "method 'mm'", "a finite float > 0", v_max)
+    if not epsilon > 0:
+        raise parameter_error("epsilon", "method 'mm'", "a float > 0", epsilon)
+    if chooser == "auto":
+        chooser = "center_of_mass" if m == 1 else "maximization"
+    if chooser not in V_CHOOSERS:
+        raise parameter_error("v_chooser", "method 'mm'", f"one of {V_CHOOSERS} or 'auto'",
+                              chooser)
+    if chooser == "center_of_mass" and m != 1:
+        raise SpecError("the center-of-mass CutChooser over v (App. E.2) is implemented for "
+                        f"m = 1 constraint only; this problem has m = {m}. Use "
+                        "v_chooser='maximization'.")
+    return chooser
+
+
+class _Cuts:
+    """The iterates of Algorithm 2 (multipliers v_s, lower bounds l_s, inner solutions
+    (w_s, b_s)) and the U_t LP of their cuts over the box [0, box]^m, grown towards V_max."""
+
+    def __init__(self, m: int, box: float) -> None:
+        self.vs: list[np.ndarray] = []
+        self.ls: list[float] = []
+        self.ws: list[np.ndarray] = []
+        self.bs: list[float] = []
+        self.box = box
+        self.model = _UpperModel(m, box)
+
+    def add(self, bound: FoldedBound, v_t: np.ndarray, r: BiasResult,
+            v_max: float) -> tuple[float, float, tuple, bool]:
+        """Add the cut of Alg 3's answer ``r`` at ``v_t``: ``(u_t, l_t, (argmax v, U_t, mu),
+        certified)`` (see :meth:`_UpperModel.solved_in_growing_box`)."""
+        u_t, g_t = bound.lagrangian(r.w, r.b, v_t)
+        l_t = min(r.lower, u_t)
+        self.vs.append(v_t.copy())
+        self.ls.append(l_t)
+        self.ws.append(r.w)
+        self.bs.append(r.b)
+        self.model.add_cut(v_t, u_t, g_t)
+        self.model, self.box, found, certified = self.model.solved_in_growing_box(self.box,
+                                                                                  v_max)
+        return u_t, l_t, found, certified
+
+
+class _NextMultipliers:
+    """Where Algorithm 2 evaluates F next, and to what accuracy eps_t: the CutChooser, with a
+    trust region (maximization rule) or a bracketing step (m = 1) from a warm start."""
+
+    def __init__(self, chooser: str, v_start: np.ndarray, epsilon: float,
+                 eps_first: float) -> None:
+        self.chooser, self.epsilon, self.eps_first = chooser, epsilon, eps_first
+        self.v_step = None if v_start.size != 1 else max(0.25 * float(v_start[0]), 0.02)
+        self.radius = max(0.5 * float(np.max(v_start, initial=0.0)), 0.05)
+
+    def __call__(self, t: int, cuts: _Cuts, v_arg: np.ndarray, lower: float,
+                 upper: float) -> tuple[np.ndarray, float]:
+        """``(v_{t+1}, eps_{t+1})`` after iteration ``t`` (the iterates and their ``cuts``,
+        the maximizer ``v_arg`` of h_t over the box, L_t and U_t)."""
+        model, box, vs, ls = cuts.model, cuts.box, cuts.vs, cuts.ls
+        if self.chooser == "maximization":
+            # Definition 1, but after a step that raised L_t the argmax is taken within a
+            # trust region around the best multipliers so far (its radius doubling): the plain
+            # rule jumps to corners of V, whose SVMs are the slowest to solve. After any other
+            # step it is the plain rule, which keeps Kelley's convergence. U_t stays over V.
+            if t > 1 and ls[-1] >= lower:
+                self.radius *= 2.0
+                centre = vs[-1]
+                v_t = model.argmax_within(np.maximum(centre - self.radius, 0.0),
+                                          np.minimum(centre + self.radius, box))
+            else:
+                v_t = v_arg.copy()
+            return v_t, (upper - lower) / 2
+        g_all = np.array([g[0] for g in model.slopes])
+        if self.v_step is not None and (np.all(g_all > 0) or np.all(g_all < 0)):
+            # warm start, m = 1: while every cut slopes the same way, step uphill from the
+            # farthest multiplier evaluated (step growing 4x) to bracket the maximizer before
+            # the centroid rule takes over (any cut is valid: this only orders evaluations)
+            far = max(v[0] for v in vs) if g_all[0] > 0 else min(v[0] for v in vs)
+            v_t = np.array([float(np.clip(far + math.copysign(self.v_step, g_all[0]), 0.0,
+                                          box))])
+            self.v_step *= 4.0
+            # a probe must re-optimize (w, b) to tell on which side the maximizer lies: with
+            # the loose (U_t - L_t)/2 of an uncertified box SDCA would return the previous
+            # (w, b), i.e. the same cut, and the bracket would run off to V_max
+            return v_t, min((upper - lower) / 2, self.eps_first)
+        # superlevel hypograph {L <= z <= h(v)} is the sublevel epigraph of -h below -L
+        vt, zt, _ = center_of_mass_1d(-np.array(model.slopes)[:, 0],
+                                      -np.array(model.offsets), 0.0, box, -lower)
+        return np.array([vt]), max((-zt - lower) / 2, self.epsilon / 4)
 
 
 def maximize_over_v(bound: FoldedBound, *, v_max: float = 100.0, epsilon: float = 1e-5,
@@ -423,19 +550,7 @@ def maximize_over_v(bound: FoldedBound, *, v_max: float = 100.0, epsilon: float 
     """
     require_l2(bound.l2)
     m = bound.m
-    if not (isinstance(v_max, (int, float)) and v_max > 0 and math.isfinite(v_max)):
-        raise parameter_error("v_max", "method 'mm'", "a finite float > 0", v_max)
-    if not epsilon > 0:
-        raise parameter_error("epsilon", "method 'mm'", "a float > 0", epsilon)
-    if chooser == "auto":
-        chooser = "center_of_mass" if m == 1 else "maximization"
-    if chooser not in V_CHOOSERS:
-        raise parameter_error("v_chooser", "method 'mm'", f"one of {V_CHOOSERS} or 'auto'",
-                              chooser)
-    if chooser == "center_of_mass" and m != 1:
-        raise SpecError("the center-of-mass CutChooser over v (App. E.2) is implemented for "
-                        f"m = 1 constraint only; this problem has m = {m}. Use "
-                        "v_chooser='maximization'.")
+    chooser = _v_chooser(m, v_max, epsilon, chooser)
     state = state or SDCAState.fresh(bound, seed=seed)
     start = time.perf_counter()
     hist: list[dict] = []
@@ -445,29 +560,27 @@ def maximize_over_v(bound: FoldedBound, *, v_max: float = 100.0, epsilon: float 
                                chooser=b_chooser, max_iterations=max_b_iterations,
                                max_epochs=max_epochs)
 
-    if m == 0:
+    if m == 0:  # no multipliers: Algorithm 3 alone
         r = inner(np.zeros(0), epsilon, math.inf, b_start)
-        hist.append({"iteration": 1, "lower": r.lower, "upper": r.upper,
-                     "b_iterations": r.iterations, "time": time.perf_counter() - start})
         return MultiplierResult(r.w, r.b, np.zeros(0), r.lower, r.upper, 1, r.converged,
-                                np.zeros(0, bool), np.ones(1), hist)
+                                np.zeros(0, bool), np.ones(1), [{
+                                    "iteration": 1, "lower": r.lower, "upper": r.upper,
+                                    "b_iterations": r.iterations,
+                                    "time": time.perf_counter() - start}])
 
     v_t = np.zeros(m) if v_start is None else np.clip(np.asarray(v_start, float), 0, v_max)
-    # the box grows from a small one (x8 per iteration while the maximizer of h_t touches its
+    # the box grows from a small one (doubling while the maximizer of h_t touches its
     # upper faces) up to V_max: h_t is concave, so once its maximizer over the box is off those
     # faces it is its maximizer over V too and U_t stays a certified bound. This keeps the
     # first cuts away from huge multipliers, whose SVMs are the slowest to solve.
-    box = float(min(v_max, max(1.0, 4.0 * float(np.max(v_t, initial=0.0)))))
-    v_step = None if m != 1 else max(0.25 * float(v_t[0]), 0.02)
-    radius = max(0.5 * float(np.max(v_t, initial=0.0)), 0.05)
-    model = _UpperModel(m, box)
+    cuts = _Cuts(m, float(min(v_max, max(1.0, 4.0 * float(np.max(v_t, initial=0.0))))))
     # first evaluation: no cut yet, so aim for a moderately accurate first cut
     a0, b0c = bound.loss_coefficients(v_t)
     eps_first = max(epsilon, 1e-3 * 0.5 * float(a0.sum() + b0c.sum()))
     eps_t = eps_first
+    next_v = _NextMultipliers(chooser, v_t, epsilon, eps_first)
     hint = math.inf
     b_prev = 0.0 if b_start is None else b_start
-    vs, ls, ws, bs = [], [], [], []
     lower, upper = -math.inf, math.inf
     v_arg = v_t
     mu = np.ones(1)
@@ -477,25 +590,12 @@ def maximize_over_v(bound: FoldedBound, *, v_max: float = 100.0, epsilon: float 
         if t > 1 and state.out_of_budget():
             break
         r = inner(v_t, eps_t, hint, b_prev)
-        u_t, g_t = bound.lagrangian(r.w, r.b, v_t)
-        l_t = min(r.lower, u_t)
-        vs.append(v_t.copy())
-        ls.append(l_t)
-        ws.append(r.w)
-        bs.append(r.b)
         b_prev = r.b
-        model.add_cut(v_t, u_t, g_t)
-        v_arg, upper, mu = model.solve()
-        if box < v_max and np.any(v_arg >= box * (1 - 1e-9)):
-            box = min(v_max, 2.0 * box)
-            model = model.with_box(box)
-            v_arg, upper, mu = model.solve()
-        # U_t certifies max_V F only when the maximizer of h_t is off the box's upper faces
-        certified = box >= v_max or not np.any(v_arg >= box * (1 - 1e-9))
-        lower = max(ls)
+        u_t, l_t, (v_arg, upper, mu), certified = cuts.add(bound, v_t, r, v_max)
+        lower = max(cuts.ls)
         rec = {"iteration": t, "v": v_t.copy(), "eps_t": eps_t, "l_t": l_t, "u_t": u_t,
-               "lower": lower, "upper": upper, "certified": certified, "box": box, "b": r.b,
-               "b_iterations": r.iterations,
+               "lower": lower, "upper": upper, "certified": certified, "box": cuts.box,
+               "b": r.b,               "b_iterations": r.iterations,
                "sdca_epochs": state.epochs, "time": time.perf_counter() - start}
         hist.append(rec)
         logger.debug("Alg 2 iteration %d: L=%.8g U=%.8g v=%s", t, lower, upper, v_t)
@@ -504,50 +604,17 @@ def maximize_over_v(bound: FoldedBound, *, v_max: float = 100.0, epsilon: float 
         if certified and upper - lower <= epsilon:
             converged = True
             break
-        g_all = np.array([g[0] for g in model.slopes]) if m == 1 else None
-        if chooser == "maximization":
-            # Definition 1, but after a step that raised L_t the argmax is taken within a
-            # trust region around the best multipliers so far (its radius doubling): the plain
-            # rule jumps to corners of V, whose SVMs are the slowest to solve. After any other
-            # step it is the plain rule, which keeps Kelley's convergence. U_t stays over V.
-            if t > 1 and ls[-1] >= lower:
-                radius *= 2.0
-                centre = vs[-1]
-                v_t = model.argmax_within(np.maximum(centre - radius, 0.0),
-                                          np.minimum(centre + radius, box))
-            else:
-                v_t = v_arg.copy()
-            eps_t = (upper - lower) / 2
-        elif v_step is not None and (np.all(g_all > 0) or np.all(g_all < 0)):
-            # warm start, m = 1: while every cut slopes the same way, step uphill from the
-            # farthest multiplier evaluated (step growing 4x) to bracket the maximizer before
-            # the centroid rule takes over (any cut is valid: this only orders evaluations)
-            far = max(v[0] for v in vs) if g_all[0] > 0 else min(v[0] for v in vs)
-            v_t = np.array([float(np.clip(far + math.copysign(v_step, g_all[0]), 0.0, box))])
-            # a probe must re-optimize (w, b) to tell on which side the maximizer lies: with
-            # the loose (U_t - L_t)/2 of an uncertified box SDCA would return the previous
-            # (w, b), i.e. the same cut, and the bracket would run off to V_max
-            eps_t = min((upper - lower) / 2, eps_first)
-            v_step *= 4.0
-        else:
-            # superlevel hypograph {L <= z <= h(v)} is the sublevel epigraph of -h below -L
-            vt, zt, _ = center_of_mass_1d(-np.array(model.slopes)[:, 0],
-                                          -np.array(model.offsets), 0.0, box, -lower)
-            v_t, eps_t = np.array([vt]), max((-zt - lower) / 2, epsilon / 4)
-        hint = model.h(v_t)
-    w = np.sum([mu_s * w_s for mu_s, w_s in zip(mu, ws, strict=True)], axis=0)
-    b = float(mu @ np.array(bs))
+        v_t, eps_t = next_v(t, cuts, v_arg, lower, upper)
+        hint = cuts.model.h(v_t)
+    w = np.sum([mu_s * w_s for mu_s, w_s in zip(mu, cuts.ws, strict=True)], axis=0)
+    b = float(mu @ np.array(cuts.bs))
     at_bound = v_arg >= v_max * (1 - 1e-9)
     if warn_at_v_max and np.any(at_bound):
-        warnings.warn(
-            f"a Lagrange multiplier reached V_max = {v_max:g} (constraints "
-            f"{list(np.flatnonzero(at_bound) + 1)}): the constraint may be unattainable under "
-            "this convex bound, or V_max is too small (raise v_max).",
-            ConvergenceWarning, stacklevel=user_stacklevel())
+        _warn_at_v_max(at_bound, v_max)
     if not converged and not state.out_of_budget():  # a budget stop is reported by status
         warnings.warn(f"cutting plane over v stopped after {t} iterations with U - L = "
                       f"{upper - lower:.3g} > epsilon = {epsilon:g}.", ConvergenceWarning,
                       stacklevel=user_stacklevel())
-    v_best = vs[int(np.argmax(ls))]
+    v_best = cuts.vs[int(np.argmax(cuts.ls))]
     return MultiplierResult(w, b, v_best, lower, upper, t, converged, at_bound, mu, hist)
 
