@@ -19,6 +19,7 @@ from .errors import (
     LabelError,
     NotLinearError,
     RateconsError,
+    SlowMethodWarning,
     SolverError,
     SpecError,
     TrivialOptimumWarning,
@@ -102,6 +103,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "Constraint",
     "ConvergenceWarning",
+    "SlowMethodWarning",
     "TrivialOptimumWarning",
     "CurvatureError",
     "DataError",

@@ -137,10 +137,11 @@ def _resolve(problem: Any, method: str) -> tuple[MethodSpec, list[str]]:
         return generic_method(), ["method 'generic' was requested: the generic chain, the "
                                   "reference every pattern is checked against"]
     if method == HIGHS_METHOD and problem.analysis is not None:
-        from .matrix_chain import highs_method
+        from .matrix_chain import highs_method, qp_stall_note
 
+        note = qp_stall_note(problem.analysis)
         return highs_method(), ["method 'highs' was requested: the generic chain with every "
-                                "step as a matrix LP/QP on HiGHS"]
+                                "step as a matrix LP/QP on HiGHS", *([note] if note else [])]
     if method == STRUCTURED_METHOD and problem.analysis is not None:
         from .structured_chain import structured_method
 

@@ -85,6 +85,11 @@ class TrivialOptimumWarning(UserWarning):
     """The optimum is (numerically) w = 0: the model scores every example alike."""
 
 
+class SlowMethodWarning(UserWarning):
+    """The requested method is known to be slow, or to stall, on this kind of problem (the
+    message says what was measured and which method to use instead)."""
+
+
 def parameter_error(name: str, owner: str, expected: str, got: object) -> SpecError:
     """Build the one parameter-error message format used across ratecons.
 
