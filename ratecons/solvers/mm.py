@@ -275,18 +275,21 @@ def majorize_minimize(
 
 @dataclass
 class Repaired:
-    """What :func:`repair_ladder` ends with: the point, the re-solves it took and whether the
-    intercept search chose the point (it may then be off the MM fixed point)."""
+    """What :func:`repair_ladder` ends with: the point, the re-solves it took, whether the
+    intercept search chose the point (it is then off the MM fixed point) and how many times the
+    intercept search moved a point (each followed by a continuation while ``resumes`` lasts)."""
 
     point: Any
     rounds: int
     intercepted: bool
+    moves: int = 0
 
 
 def repair_ladder(point: Any, *, missed: Callable[[Any], np.ndarray],
                   intercept: Callable[[Any, bool], Any | None],
                   resolve: Callable[[Any, np.ndarray, int], Any | None], rounds: int,
-                  eager: bool) -> Repaired:
+                  eager: bool, resume: Callable[[Any, np.ndarray, int], Any | None] | None = None,
+                  resumes: int = 0) -> Repaired:
     """The one deterministic repair of the rate pattern and the chain.
 
     The ramp and the indicator differ near the boundary, so the deterministic model of an MM
@@ -297,23 +300,33 @@ def repair_ladder(point: Any, *, missed: Callable[[Any], np.ndarray],
        meets every constraint by moving the intercept only (None when there is none; when
        ``last``, the caller may return its best effort instead), tried in every round when
        ``eager`` (an exact, cheap search: the rate pattern's bias repair) or only as the last
-       resort otherwise (the chain's threshold search);
+       resort otherwise (the chain's threshold search). A moved point is off the fixed point
+       the MM run certified, so, at most ``resumes`` times, ``resume(found, missed, moves)``
+       continues MM from it (the moved point is Alg 1's next anchor) to a fixed point of its
+       own, which the ladder checks again (None: no continuation, e.g. a budget is spent; the
+       moved point is returned, ``intercepted``);
     2. ``resolve(point, missed, round)``: the violated bounds tightened and MM re-run from
        the point (None when nothing more can be re-solved, e.g. a budget is spent: the
        intercept search is then the last resort), at most ``rounds`` times.
     """
-    done = 0
+    done = moves = 0
     while True:
         miss = missed(point)
         if not np.any(miss > 0.0):
-            return Repaired(point, done, False)
+            return Repaired(point, done, False, moves)
         last = done >= rounds
         if eager or last:
             found = intercept(point, last)
             if found is not None:
-                return Repaired(found, done, True)
+                moves += 1
+                again = (resume(found, miss, moves)
+                         if resume is not None and moves <= resumes and not last else None)
+                if again is None:
+                    return Repaired(found, done, True, moves)
+                point = again
+                continue
         if last:
-            return Repaired(point, done, False)
+            return Repaired(point, done, False, moves)
         again = resolve(point, miss, done)
         if again is None:
             rounds = done  # the intercept search is the last resort now
