@@ -289,7 +289,7 @@ def repair_ladder(point: Any, *, missed: Callable[[Any], np.ndarray],
                   intercept: Callable[[Any, bool], Any | None],
                   resolve: Callable[[Any, np.ndarray, int], Any | None], rounds: int,
                   eager: bool, resume: Callable[[Any, np.ndarray, int], Any | None] | None = None,
-                  resumes: int = 0) -> Repaired:
+                  resumes: int | None = None) -> Repaired:
     """The one deterministic repair of the rate pattern and the chain.
 
     The ramp and the indicator differ near the boundary, so the deterministic model of an MM
@@ -300,27 +300,40 @@ def repair_ladder(point: Any, *, missed: Callable[[Any], np.ndarray],
        meets every constraint by moving the intercept only (None when there is none; when
        ``last``, the caller may return its best effort instead), tried in every round when
        ``eager`` (an exact, cheap search: the rate pattern's bias repair) or only as the last
-       resort otherwise (the chain's threshold search). A moved point is off the fixed point
-       the MM run certified, so, at most ``resumes`` times, ``resume(found, missed, moves)``
-       continues MM from it (the moved point is Alg 1's next anchor) to a fixed point of its
-       own, which the ladder checks again (None: no continuation, e.g. a budget is spent; the
-       moved point is returned, ``intercepted``);
+       resort otherwise (the chain's threshold search);
     2. ``resolve(point, missed, round)``: the violated bounds tightened and MM re-run from
        the point (None when nothing more can be re-solved, e.g. a budget is spent: the
        intercept search is then the last resort), at most ``rounds`` times.
+
+    A moved point is off the fixed point its MM run certified, so MM continues from it (Alg 1
+    from the moved point, which meets the constraints; issue 32), at most ``resumes`` times:
+    ``resume(found, missed, moves)`` when given (a round of its own, before the re-solves are
+    spent), else, in the last-resort ladder, ``resolve(found, missed, 0)`` (the re-solve from
+    the moved point, with the first round's margins). The continuation's fixed point is checked
+    again (``resumes`` None: ``settings.BIAS_CONTINUATION_ROUNDS``). When a continuation cannot
+    run (None), the moved point is returned (``intercepted``:
+    the caller's status must then not claim the fixed point); when the last-resort ladder has
+    spent its ``resumes``, the last certified point is returned with what it misses, so that
+    the caller's status says so.
     """
     done = moves = 0
+    resumes = settings.BIAS_CONTINUATION_ROUNDS if resumes is None else resumes
     while True:
         miss = missed(point)
         if not np.any(miss > 0.0):
             return Repaired(point, done, False, moves)
         last = done >= rounds
         if eager or last:
+            if not eager and resume is None and moves >= resumes:
+                return Repaired(point, done, False, moves)  # continuations spent
             found = intercept(point, last)
             if found is not None:
                 moves += 1
-                again = (resume(found, miss, moves)
-                         if resume is not None and moves <= resumes and not last else None)
+                again = None
+                if moves <= resumes and resume is not None and not last:
+                    again = resume(found, miss, moves)
+                elif resume is None and not eager:
+                    again = resolve(found, miss, 0)
                 if again is None:
                     return Repaired(found, done, True, moves)
                 point = again
