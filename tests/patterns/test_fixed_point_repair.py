@@ -26,7 +26,7 @@ from ratecons import settings
 from ratecons.backends.mps import solve_mps
 from ratecons.reductions.to_cvxpy import solve_bound_cvxpy
 from ratecons.solvers.mm import repair_ladder
-from tests.mps_readers import cbc_objective, cbc_path
+from tests.mps_readers import cbc_objective, cbc_path, glpk_objective
 from tests.shared_data import standardized
 
 TOL = settings.MM_RELATIVE_TOL
@@ -104,7 +104,7 @@ def test_a_moved_bias_is_continued_to_a_certified_fixed_point(request, case):
 
 def test_the_exported_step_at_a_continued_result_reproduces_its_objective(diabetes, tmp_path):
     """The continuation's bounds travel with the result (``details["step_bounds"]``), so the LP
-    ``export_mps(at=result)`` writes is the last step, in HiGHS and in CBC."""
+    ``export_mps(at=result)`` writes is the last step, in HiGHS, CBC and GLPK."""
     problem = _recall_floor(diabetes, 0.7, 0.0, 1e-3)
     result = _solve(problem, "cvxpy")
     assert result.certificate.details["deterministic"]["bias_repairs"] >= 1
@@ -117,6 +117,7 @@ def test_the_exported_step_at_a_continued_result_reproduces_its_objective(diabet
     assert cbc is not None, "PuLP's CBC binary (test extra) is missing"
     printed = cbc_objective(cbc, tmp_path / "step.mps", tmp_path / "step.sol")
     assert _rel(info["sign"] * printed, result.objective) <= TOL
+    assert _rel(info["sign"] * glpk_objective(tmp_path / "step.mps"), result.objective) <= TOL
 
 
 @pytest.mark.parametrize("method", ["mm", "cvxpy"])
