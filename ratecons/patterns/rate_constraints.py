@@ -46,7 +46,7 @@ from ..reductions.to_cvxpy import solve_bound_cvxpy
 from ..result import LinearScorer, Result
 from ..solution import Solution
 from ..solvers.bias_repair import ROW_TOL, repair_bias
-from ..solvers.mm import limit_reached, majorize_minimize, repair_ladder
+from ..solvers.mm import Repaired, limit_reached, majorize_minimize, repair_ladder
 from .pattern import MethodSpec, Pattern
 from .rate_auto import predicted_log_ratio, rate_size
 from .rate_mm import MM_TOL, SpecializedBound, certified_epsilon, mm_applicable, same_anchor_rows
@@ -168,7 +168,7 @@ def make_deterministic(program: RateProgram, solution: Solution,
         excess = np.maximum(best_bias(point).rows[1:] - program.gamma, 0.0)
         return rerun(point, np.where(excess > ROW_TOL, np.maximum(2.0 * excess, 1e-4), 0.0))
 
-    def resume(found: Solution, miss: np.ndarray, moves: int) -> Solution | None:
+    def resume(found: Solution, miss: np.ndarray, count: int) -> Solution | None:
         # the continuation: Alg 1 from the repaired model, each bound the fixed point missed
         # tightened by its miss (+ 1e-4): the ramp-indicator gap at a fixed point is about it
         return rerun(found, np.where(miss > 0.0, miss + 1e-4, 0.0))
@@ -212,7 +212,7 @@ def _continued(anchor: Solution, again: Solution) -> Solution:
     return again
 
 
-def _honest_status(out: Solution, violations: dict[str, float], repaired: Any,
+def _honest_status(out: Solution, violations: dict[str, float], repaired: Repaired,
                    moves: list[float]) -> None:
     """``out.status`` stays the MM run's only when ``out`` is its fixed point and meets every
     constraint; otherwise ``iteration_limit`` (``time_limit`` past it) and a message."""
@@ -224,10 +224,10 @@ def _honest_status(out: Solution, violations: dict[str, float], repaired: Any,
         measured = details.get("last_relative_decrease")
         details["message"] = (
             f"the exact bias repair moved the bias {len(moves)} time(s), the last time from "
-            f"{moves[-1]:.6g} (the MM fixed point) to {float(out.primal['b']):.6g} so that the "
-            "deterministic model meets every constraint on the training data; "
+            f"{moves[-1]:.6g} (where the MM run stopped) to {float(out.primal['b']):.6g} so that "
+            "the deterministic model meets every constraint on the training data; "
             + ("" if measured is None else
-               f"the last MM step improved by {measured:.3g} (relative) at the fixed point, ")
+               f"the last MM step improved by {measured:.3g} (relative) where the run stopped, ")
             + "but the returned model is not a certified fixed point: continue with "
             "solve(warm_start=result), or raise settings.BIAS_CONTINUATION_ROUNDS.")
     if max(violations.values(), default=0.0) > 0.0:
