@@ -60,3 +60,9 @@ FEASIBILITY_TOL = 1e-6
 #: ``python -m benchmarks.auto_grid`` (sparse and dense frames, 500 to 34,189 rows, 1-3
 #: constraints; docs/mm.md "When auto picks mm"); ``auto`` picks ``mm`` where it is below 0
 MM_COST_MODEL = (3.23, -0.745, -0.259, 0.620)
+
+#: continuations of an MM run after the exact bias repair moved its certified fixed point's bias
+#: (issue 32, :func:`ratecons.patterns.rate_constraints.make_deterministic`): Alg 1 re-run from
+#: the repaired model at most this many times; a model still off its fixed point after them is
+#: returned with status ``iteration_limit``, never ``optimal``
+BIAS_CONTINUATION_ROUNDS = 4

@@ -1,5 +1,5 @@
-"""The objective an external MPS reader prints: CBC through the binary PuLP ships (the test
-extra), for the tests that check exported files in every reader."""
+"""The objective an external MPS reader prints: CBC through the binary PuLP ships and GLPK
+through swiglpk (the test extra), for the tests that check exported files in every reader."""
 
 from __future__ import annotations
 
@@ -26,3 +26,20 @@ def cbc_objective(cbc: str, path: Path, sol: Path) -> float:
                          capture_output=True, text=True, timeout=60).stdout
     line = next(line for line in out.splitlines() if line.startswith("Optimal objective"))
     return float(line.split()[2])
+
+
+def glpk_objective(path: Path) -> float:
+    """GLPK's objective through swiglpk (the library glpsol is built on; a test extra)."""
+    import swiglpk as glpk
+
+    glpk.glp_term_out(glpk.GLP_OFF)
+    lp = glpk.glp_create_prob()
+    try:
+        assert glpk.glp_read_mps(lp, glpk.GLP_MPS_FILE, None, str(path)) == 0
+        parm = glpk.glp_smcp()
+        glpk.glp_init_smcp(parm)
+        parm.msg_lev = glpk.GLP_MSG_OFF
+        assert glpk.glp_simplex(lp, parm) == 0 and glpk.glp_get_status(lp) == glpk.GLP_OPT
+        return float(glpk.glp_get_obj_val(lp))
+    finally:
+        glpk.glp_delete_prob(lp)

@@ -15,10 +15,13 @@ nonnegative alpha, beta using s_p + s_n = 1, and records the constants. Methods:
 Every method ends with the *deterministic repair* (:func:`make_deterministic`): the returned
 model 1(<w, x> - b > 0) must meet the indicator constraints of Problem 1 on the training data,
 which a solution of the ramp problem (or of the hinge relaxation) can miss by a little. The
-exact threshold search of :mod:`ratecons.solvers.bias_repair` picks the bias; when no bias
-works for this w, the method is re-run from its solution with the violated bounds tightened
-(gamma_j - margin_j), up to ``REPAIR_ROUNDS`` times. A model still violating a constraint is
-returned with status ``iteration_limit`` and the violations, by constraint, in its certificate.
+exact threshold search of :mod:`ratecons.solvers.bias_repair` picks the bias; a moved bias is
+off the certified fixed point, so the method continues from the repaired model with the missed
+bounds tightened (gamma_j - margin_j), up to ``settings.BIAS_CONTINUATION_ROUNDS`` times; when
+no bias works for this w, the method is re-run from its solution with the violated bounds
+tightened, up to ``REPAIR_ROUNDS`` times. ``optimal`` is kept only for a returned model that is
+the last run's certified fixed point and meets every constraint; otherwise the status is
+``iteration_limit``, with the violations, by constraint, or the bias moves in its certificate.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from ..reductions.to_cvxpy import solve_bound_cvxpy
 from ..result import LinearScorer, Result
 from ..solution import Solution
 from ..solvers.bias_repair import ROW_TOL, repair_bias
-from ..solvers.mm import limit_reached, majorize_minimize, repair_ladder
+from ..solvers.mm import Repaired, limit_reached, majorize_minimize, repair_ladder
 from .pattern import MethodSpec, Pattern
 from .rate_auto import predicted_log_ratio, rate_size
 from .rate_mm import MM_TOL, SpecializedBound, certified_epsilon, mm_applicable, same_anchor_rows
@@ -106,20 +109,26 @@ def make_deterministic(program: RateProgram, solution: Solution,
 
     The repair ladder of every MM run (:func:`~ratecons.solvers.mm.repair_ladder`, eager): the
     bias is chosen by :func:`~ratecons.solvers.bias_repair.repair_bias` (exact threshold
-    search, smallest indicator objective among the feasible biases; an already feasible bias is
-    kept). When no bias is feasible for w and ``tighten`` is given, every violated bound is
-    tightened by max(2 violation_j, 1e-4) (accumulating) and ``tighten`` re-runs the method
-    from the current solution; at most ``REPAIR_ROUNDS`` rounds, then the least violating bias.
-    The status stays the MM run's (its fixed point is certified at the solver's bias); a moved
-    bias is named in ``details["deterministic"]["bias_moved"]`` and the message.
+    search, nearest feasible bias; an already feasible bias is kept). A moved bias is off the
+    fixed point the run certified, so ``tighten`` continues from the repaired model (Alg 1 of
+    Goh et al. 2016 with the repaired (w, b) as first anchor, eq. 4; every bound the fixed
+    point's deterministic model missed, by miss_j, tightened by miss_j + 1e-4, accumulating:
+    the ramp-indicator gap at a fixed point is about miss_j, so the next fixed point's
+    deterministic model meets it), at most ``settings.BIAS_CONTINUATION_ROUNDS`` times. When
+    no bias is feasible for w, every violated bound (at the least violating bias) is tightened
+    by max(2 violation_j, 1e-4) and ``tighten`` re-runs the method from the current solution;
+    at most ``REPAIR_ROUNDS`` rounds, then the least violating bias.
 
     Returns
     -------
     Solution
         With the repaired (w, b), ``certificate.max_violation`` the largest indicator violation
-        and ``details["deterministic"]``: bias before and after, rounds, the indicator
-        violation of every constraint by name; status ``iteration_limit`` (with a message
-        naming the constraints) when a violation remains.
+        and ``details["deterministic"]``: bias before and after, rounds, ``bias_repairs`` (how
+        many times the bias was moved), ``bias_moved`` (whether the returned model is off the
+        last certified fixed point), the indicator violation of every constraint by name. The
+        status is the last MM run's only when the returned model is its fixed point and meets
+        every constraint; otherwise ``iteration_limit`` (``time_limit`` past the time limit)
+        with a message naming what happened.
     """
     if solution.status not in settings.SOLVED_STATUSES or "w" not in solution.primal:
         return solution
@@ -127,7 +136,7 @@ def make_deterministic(program: RateProgram, solution: Solution,
     b0 = float(solution.primal["b"])
     margin = np.zeros(program.m)
     last_fix: list = [None, None]  # (point, its exact search): one search per point
-    solver_bias: dict[str, float] = {}  # the solver's bias where the search moved it
+    moves: list[float] = []  # the solver's bias at every move of the exact search
 
     def best_bias(point: Solution) -> Any:
         if last_fix[0] is not point:
@@ -143,52 +152,91 @@ def make_deterministic(program: RateProgram, solution: Solution,
         fix = best_bias(point)  # the least violating bias when none is feasible
         if not (fix.feasible or last):
             return None
-        solver_bias["b"] = float(point.primal["b"])
+        moves.append(float(point.primal["b"]))
         return replace(point, primal=dict(point.primal, b=np.float64(fix.b)))
 
-    def resolve(point: Solution, miss: np.ndarray, done: int) -> Solution | None:
+    def rerun(anchor: Solution, more: np.ndarray) -> Solution | None:
         if tighten is None:
             return None
-        excess = np.maximum(best_bias(point).rows[1:] - program.gamma, 0.0)
-        margin[:] += np.where(excess > ROW_TOL, np.maximum(2.0 * excess, 1e-4), 0.0)
-        again = tighten(replace(program, gamma=program.gamma - margin), point)
+        margin[:] += more
+        again = tighten(replace(program, gamma=program.gamma - margin), anchor)
         if again.status not in settings.SOLVED_STATUSES or "w" not in again.primal:
             return None
-        again.solve_time += point.solve_time
-        again.history = point.history + again.history
-        return again
+        return _continued(anchor, again)
+
+    def resolve(point: Solution, miss: np.ndarray, done: int) -> Solution | None:
+        excess = np.maximum(best_bias(point).rows[1:] - program.gamma, 0.0)
+        return rerun(point, np.where(excess > ROW_TOL, np.maximum(2.0 * excess, 1e-4), 0.0))
+
+    def resume(found: Solution, miss: np.ndarray, count: int) -> Solution | None:
+        # the continuation: Alg 1 from the repaired model, each bound the fixed point missed
+        # tightened by its miss (+ 1e-4): the ramp-indicator gap at a fixed point is about it
+        return rerun(found, np.where(miss > 0.0, miss + 1e-4, 0.0))
 
     repaired = repair_ladder(solution, missed=missed, intercept=intercept, resolve=resolve,
-                             rounds=REPAIR_ROUNDS, eager=True)
-    rounds, out = repaired.rounds, repaired.point
+                             rounds=REPAIR_ROUNDS, eager=True, resume=resume,
+                             resumes=settings.BIAS_CONTINUATION_ROUNDS)
+    out = repaired.point
     w, b = np.asarray(out.primal["w"]), float(out.primal["b"])
-    solver_b = solver_bias.get("b", b)
-    moved = b != solver_b  # off the point the solver certified
     out.objective = program.objective(w, b, "ramp")
     violations = indicator_violations(program, w, b)
     worst = max(violations.values(), default=0.0)
     out.certificate.max_violation = worst
     out.certificate.details["deterministic"] = {
-        "bias_before": b0, "bias_after": b, "tightening_rounds": rounds,
+        "bias_before": b0, "bias_after": b, "tightening_rounds": repaired.rounds,
         "tightening_margin": margin, "indicator_violations": violations,
         "ramp_violation": float(np.max(program.violations(w, b, "ramp"), initial=0.0)),
-        "bias_moved": moved,
+        "bias_moved": repaired.intercepted, "bias_repairs": len(moves),
     }
-    if moved:  # the MM fixed point was certified at the solver's bias, not at this one
-        out.certificate.details["message"] = (
-            f"the exact bias repair moved the bias from {solver_b:.6g} (where the MM fixed "
-            f"point was certified) to {b:.6g}, so that the deterministic model meets every "
-            "constraint on the training data.")
-    if worst > 0.0:
-        out.status = (settings.TIME_LIMIT if limits.active().expired()
-                      else settings.ITERATION_LIMIT)
-        out.certificate.details["message"] = (
-            "the deterministic model does not meet "
-            + ", ".join(f"{n} (by {v:.3g})" for n, v in violations.items() if v > 0)
-            + f" on the training data; no bias meets it for this w, and {rounds} re-solve(s) "
-            "with tightened bounds did not either.")
+    if np.any(margin > 0.0):  # the bounds in force at the last step, in the rows' own terms
+        # (gamma_j = bound_j - constant_j): export_mps(at=result) writes that step
+        out.certificate.details["step_bounds"] = program.gamma + program.constant[1:] - margin
+    _honest_status(out, violations, repaired, moves)
     out.solve_time += time.perf_counter() - began
     return out
+
+
+def _continued(anchor: Solution, again: Solution) -> Solution:
+    """``again``, a run continued from ``anchor``, with the run's history (the records of the
+    k-th re-run marked ``"round": k``: Alg 1 is monotone within a round), time and counts."""
+    again.solve_time += anchor.solve_time
+    number = 1 + max((h.get("round", 0) for h in anchor.history), default=0)
+    again.history = anchor.history + [dict(h, round=number) for h in again.history]
+    details, before = again.certificate.details, anchor.certificate.details
+    for key in ("mm_steps", "mm_iterations"):
+        if key in details and key in before:
+            details[key] += before[key]
+    for key in ("hinge_relaxation_objective", "warm_start"):
+        if key in before:
+            details.setdefault(key, before[key])
+    return again
+
+
+def _honest_status(out: Solution, violations: dict[str, float], repaired: Repaired,
+                   moves: list[float]) -> None:
+    """``out.status`` stays the MM run's only when ``out`` is its fixed point and meets every
+    constraint; otherwise ``iteration_limit`` (``time_limit`` past it) and a message."""
+    limit = settings.TIME_LIMIT if limits.active().expired() else settings.ITERATION_LIMIT
+    details = out.certificate.details
+    if repaired.intercepted and out.status not in settings.LIMIT_STATUSES:
+        out.status = limit
+    if repaired.intercepted:
+        measured = details.get("last_relative_decrease")
+        details["message"] = (
+            f"the exact bias repair moved the bias {len(moves)} time(s), the last time from "
+            f"{moves[-1]:.6g} (where the MM run stopped) to {float(out.primal['b']):.6g} so that "
+            "the deterministic model meets every constraint on the training data; "
+            + ("" if measured is None else
+               f"the last MM step improved by {measured:.3g} (relative) where the run stopped, ")
+            + "but the returned model is not a certified fixed point: continue with "
+            "solve(warm_start=result), or raise settings.BIAS_CONTINUATION_ROUNDS.")
+    if max(violations.values(), default=0.0) > 0.0:
+        out.status = limit
+        details["message"] = (
+            "the deterministic model does not meet "
+            + ", ".join(f"{n} (by {v:.3g})" for n, v in violations.items() if v > 0)
+            + f" on the training data; no bias meets it for this w, and {repaired.rounds} "
+            "re-solve(s) with tightened bounds did not either.")
 
 
 def _hinge_start(program: RateProgram, solve_bound: Any) -> Solution:

@@ -275,18 +275,21 @@ def majorize_minimize(
 
 @dataclass
 class Repaired:
-    """What :func:`repair_ladder` ends with: the point, the re-solves it took and whether the
-    intercept search chose the point (it may then be off the MM fixed point)."""
+    """What :func:`repair_ladder` ends with: the point, the re-solves it took, whether the
+    intercept search chose the point (it is then off the MM fixed point) and how many times the
+    intercept search moved a point (each followed by a continuation while ``resumes`` lasts)."""
 
     point: Any
     rounds: int
     intercepted: bool
+    moves: int = 0
 
 
 def repair_ladder(point: Any, *, missed: Callable[[Any], np.ndarray],
                   intercept: Callable[[Any, bool], Any | None],
                   resolve: Callable[[Any, np.ndarray, int], Any | None], rounds: int,
-                  eager: bool) -> Repaired:
+                  eager: bool, resume: Callable[[Any, np.ndarray, int], Any | None] | None = None,
+                  resumes: int | None = None) -> Repaired:
     """The one deterministic repair of the rate pattern and the chain.
 
     The ramp and the indicator differ near the boundary, so the deterministic model of an MM
@@ -301,19 +304,42 @@ def repair_ladder(point: Any, *, missed: Callable[[Any], np.ndarray],
     2. ``resolve(point, missed, round)``: the violated bounds tightened and MM re-run from
        the point (None when nothing more can be re-solved, e.g. a budget is spent: the
        intercept search is then the last resort), at most ``rounds`` times.
+
+    A moved point is off the fixed point its MM run certified, so MM continues from it (Alg 1
+    from the moved point, which meets the constraints; issue 32), at most ``resumes`` times:
+    ``resume(found, missed, moves)`` when given (a round of its own, before the re-solves are
+    spent), else, in the last-resort ladder, ``resolve(found, missed, 0)`` (the re-solve from
+    the moved point, with the first round's margins). The continuation's fixed point is checked
+    again (``resumes`` None: ``settings.BIAS_CONTINUATION_ROUNDS``). When a continuation cannot
+    run (None), the moved point is returned (``intercepted``:
+    the caller's status must then not claim the fixed point); when the last-resort ladder has
+    spent its ``resumes``, the last certified point is returned with what it misses, so that
+    the caller's status says so.
     """
-    done = 0
+    done = moves = 0
+    resumes = settings.BIAS_CONTINUATION_ROUNDS if resumes is None else resumes
     while True:
         miss = missed(point)
         if not np.any(miss > 0.0):
-            return Repaired(point, done, False)
+            return Repaired(point, done, False, moves)
         last = done >= rounds
         if eager or last:
+            if not eager and resume is None and moves >= resumes:
+                return Repaired(point, done, False, moves)  # continuations spent
             found = intercept(point, last)
             if found is not None:
-                return Repaired(found, done, True)
+                moves += 1
+                again = None
+                if moves <= resumes and resume is not None and not last:
+                    again = resume(found, miss, moves)
+                elif resume is None and not eager:
+                    again = resolve(found, miss, 0)
+                if again is None:
+                    return Repaired(found, done, True, moves)
+                point = again
+                continue
         if last:
-            return Repaired(point, done, False)
+            return Repaired(point, done, False, moves)
         again = resolve(point, miss, done)
         if again is None:
             rounds = done  # the intercept search is the last resort now

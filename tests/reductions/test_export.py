@@ -29,7 +29,7 @@ from ratecons.backends.mps import solve_mps
 from ratecons.matrix_chain import matrix_step
 from ratecons.reductions.to_matrix import mps_names
 from ratecons.testing import small_composition_data
-from tests.mps_readers import cbc_objective, cbc_path
+from tests.mps_readers import cbc_objective, cbc_path, glpk_objective
 
 N = 120
 RTOL = 1e-6
@@ -127,23 +127,6 @@ def _highs_objective(path: Path) -> float:
     return float(h.getInfo().objective_function_value)
 
 
-def _glpk_objective(path: Path) -> float:
-    """GLPK's objective through swiglpk (the library glpsol is built on; a test extra)."""
-    import swiglpk as glpk
-
-    glpk.glp_term_out(glpk.GLP_OFF)
-    lp = glpk.glp_create_prob()
-    try:
-        assert glpk.glp_read_mps(lp, glpk.GLP_MPS_FILE, None, str(path)) == 0
-        parm = glpk.glp_smcp()
-        glpk.glp_init_smcp(parm)
-        parm.msg_lev = glpk.GLP_MSG_OFF
-        assert glpk.glp_simplex(lp, parm) == 0 and glpk.glp_get_status(lp) == glpk.GLP_OPT
-        return float(glpk.glp_get_obj_val(lp))
-    finally:
-        glpk.glp_delete_prob(lp)
-
-
 def _glpsol_objective(glpsol: str, path: Path, report: Path, sol: Path) -> float:
     """The objective glpsol prints in its report ("Objective:  obj = ... (MINimum)")."""
     subprocess.run([glpsol, "--freemps", str(path), "-o", str(report), "-w", str(sol)],
@@ -165,7 +148,7 @@ def test_every_reader_prints_the_same_objective(kind, solved, tmp_path):
     assert not any(line.split()[1] == "obj" for line in rhs.splitlines() if line.strip())
     target = info["sign"] * result.objective
     assert abs(_highs_objective(path) - target) <= RTOL
-    assert abs(_glpk_objective(path) - target) <= RTOL
+    assert abs(glpk_objective(path) - target) <= RTOL
     cbc = cbc_path()
     assert cbc is not None, "PuLP's CBC binary (test extra) is missing"
     sol = tmp_path / "cbc.sol"

@@ -108,10 +108,15 @@ def test_the_last_resort_ladder_re_solves_first():
     assert calls == [("resolve", 0, 0), ("resolve", 1, 1)]
     assert out.point == 2 and not out.intercepted and out.rounds == 2
     out, calls = _ladder(eager=False, rounds=1, feasible_after=5)
-    assert calls == [("resolve", 0, 0), ("intercept", 1, True)] and out.intercepted
+    # a moved point is continued from (resolve from it, issue 32), at most
+    # BIAS_CONTINUATION_ROUNDS times; then the last fixed point is returned with its miss
+    resumes = settings.BIAS_CONTINUATION_ROUNDS
+    assert calls == [("resolve", 0, 0)] + [("intercept", 1, True), ("resolve", -1, 0)] \
+        + [("intercept", 0, True), ("resolve", -1, 0)] * (resumes - 1)
+    assert out.point == 0 and not out.intercepted and out.moves == resumes
 
 
 def test_a_re_solve_that_cannot_run_leaves_the_intercept_search_as_the_last_resort():
     out, calls = _ladder(eager=False, rounds=3, feasible_after=5, resolve_fails=True)
-    assert calls == [("resolve", 0, 0), ("intercept", 0, True)]
-    assert out.point == -1 and out.rounds == 0
+    assert calls == [("resolve", 0, 0), ("intercept", 0, True), ("resolve", -1, 0)]
+    assert out.point == -1 and out.rounds == 0 and out.intercepted  # no continuation ran
