@@ -18,9 +18,9 @@ import numpy as np
 from ..canonical.dro import DROProgram
 from ..comparison import objective_rel_gap
 from ..errors import SolverError, SpecError
+from ..expr.robust_loss import RobustLoss
 from ..models import LinearModel
 from ..numerics.phi import CHI2, KL
-from ..phi_divergence import RobustLoss
 from ..result import LinearScorer, Result
 from ..settings import DEFAULT_CONIC_SOLVER, OPTIMAL, OPTIMAL_INACCURATE, SOLVED_STATUSES
 from ..solution import Certificate, Solution
