@@ -18,8 +18,6 @@ import numpy as np
 from ..data import Dataset
 from ..errors import DataError, parameter_error
 from ..loss_functions import surrogate
-from ..metrics import tpr_at_quantile as tpr_at_quantile_metric
-from ..metrics import tpr_at_top as tpr_at_top_metric
 from ..thresholds import (
     SurrogateQuantile,
     TopKMean,
@@ -27,6 +25,7 @@ from ..thresholds import (
     quantile_count,
     subset_among,
     top_k_mean,
+    top_quantile,
 )
 from .atom import Term
 
@@ -104,11 +103,14 @@ class RankingObjective(Term):
         return float(self.threshold.value(among))
 
     def value(self, scorer: object) -> float:
-        """The exact TPR above the threshold (Section 4.4 metrics)."""
+        """The exact TPR above the threshold (Section 4.4): the share of positives scored at
+        least the top tau-quantile (TPR@tau) or the mean of the K largest (TPR@K) of the scores
+        the threshold is among (as :mod:`ratecons.metrics` computes it from raw scores)."""
         s = scorer.decision_function(self.data.X)
-        if self.tau is not None:
-            return tpr_at_quantile_metric(s, self.data.y, self.tau, among=self.among)
-        return tpr_at_top_metric(s, self.data.y, self.k, among=self.among)
+        pos = self.data.y == 1
+        among = s if self.among == "all" else s[~pos]
+        t = top_quantile(among, self.tau) if self.tau is not None else top_k_mean(among, self.k)
+        return float(np.mean(s[pos] >= t))
 
     def surrogate_value(self, scorer: object) -> float:
         """1 - (1/n_+) sum_{i in I_+} l(t - s_i), the concave lower bound on the TPR."""
