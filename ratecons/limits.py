@@ -4,8 +4,10 @@
 :func:`ratecons.dispatch.run_method` turns the two options into a :class:`Limits`, makes it the
 *active* limits of the solve (:func:`limits_scope`) and hands the method's own options on:
 
-- ``max_iterations`` is every method's iteration cap under that one name (no method calls it
-  otherwise; the former name of the robust methods' cap, ``max_iter``, is refused naming it,
+- ``max_iterations`` is every method's iteration cap under that one name, handed to the method
+  as it is (a few methods also keep an own name for it, resolved against it by
+  :func:`ratecons.solvers.tracker.iteration_cap`: ``k_max``, ``max_epochs``, ``primal_ipm``'s
+  ``max_iter``; the robust methods' former ``max_iter`` is refused naming the new name,
   :func:`renamed_options`); a method with no loop of its own (one backend call: ``lp``,
   ``hinge``, the ``cvxpy`` references) passes it to the backend as its iteration limit
   (:attr:`Limits.backend_iterations`);
