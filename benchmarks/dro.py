@@ -21,11 +21,12 @@ max(1, |F|); "-" when it has none) and status. Where CVXPY fails (KL at N = 1e5)
 reference takes its place for the objectives (:func:`kl_joint_reference`), with no speed ratio.
 Part B (``--unregularized``, :func:`run_unregularized`): the robust logistic loss with no
 intercept, l2 in {0, 1e-3} (l2 = 0 is certified by the Newton-corrected dual of
-``solvers.dro._newton_dual_value``), chi-square and KL, N in {1e4, 1e5}, d in {20, 50}, rho in
-{0.1, 1}: auto, the CVXPY reference (only up to ``--reference-max-n`` examples, default 1e4:
-it takes minutes per solve at N = 1e5; skipped rows say so) and a plain SciPy L-BFGS-B on
-the same exact objective (:func:`scipy_lbfgs`), in the same run. Its last two lines are the
-worst time(auto)/time(L-BFGS-B) and the worst time(cvxpy)/time(auto) over the grid.
+``solvers.dro_certificate.newton_dual_value``), chi-square and KL, N in {1e4, 1e5}, d in
+{20, 50}, rho in {0.1, 1}: auto, the CVXPY reference (only up to ``--reference-max-n``
+examples, default 1e4: it takes minutes per solve at N = 1e5; skipped rows say so) and a
+plain SciPy L-BFGS-B on the same exact objective (:func:`scipy_lbfgs`), in the same run. Its
+last two lines are the worst time(auto)/time(L-BFGS-B) and the worst time(cvxpy)/time(auto)
+over the grid.
 
 After the grid: one line per first-order method (how often it proved 1e-3 and the reference
 confirms it, how often it stopped at a budget with its measured gap, and any claim the

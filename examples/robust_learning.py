@@ -56,7 +56,7 @@ def curves(train: rc.Dataset, test: rc.Dataset, budget: float, seed: int = 0) ->
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", rc.ConvergenceWarning)
             res = problem.solve(method, seed=seed, callback=record, time_limit=budget,
-                                max_iter=10 ** 7, step=1.0, a=100.0, **OPTIONS[method])
+                                max_iterations=10 ** 7, step=1.0, a=100.0, **OPTIONS[method])
         samples, errors = (np.array(v) for v in zip(*points, strict=True))
         out[method] = (samples, errors, res)
     return out

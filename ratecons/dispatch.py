@@ -19,7 +19,7 @@ from . import settings
 from .degenerate import check_degenerate
 from .display import PlanDisplay
 from .errors import SpecError, UnknownOptionError
-from .limits import ITERATION_ALIASES, finish, limits_scope, split_options
+from .limits import finish, limits_scope, renamed_options, split_options
 from .options import validate_options
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -184,14 +184,13 @@ def run_method(
     if unknown:
         raise UnknownOptionError(
             f"unknown option(s) {unknown} for method {spec.name!r}; it accepts "
-            f"{list(accepted)}."
+            f"{list(accepted)}.{renamed_options(unknown)}"
         )
     validate_options(spec.name, options)
     solve_limits, options = split_options(spec.name, spec.options, options)
     form = (problem.analysis if spec.name in (GENERIC_METHOD, HIGHS_METHOD, STRUCTURED_METHOD)
             else problem.canonical())
-    alias = next((a for a in ITERATION_ALIASES if a in spec.options), None)  # the method's cap
-    cap = None if alias is None else options.get(alias)
+    cap = options.get("max_iterations")  # the method's own cap, for the progress total
     with limits_scope(solve_limits), solve_progress(spec.name, callback, verbose,
                                                     cap) as progress:
         result = spec.run(problem, form, seed=seed, callback=progress, **options)

@@ -4,10 +4,13 @@
 :func:`ratecons.dispatch.run_method` turns the two options into a :class:`Limits`, makes it the
 *active* limits of the solve (:func:`limits_scope`) and hands the method's own options on:
 
-- ``max_iterations`` goes to the method's own iteration option when it has one under another
-  name (:data:`ITERATION_ALIASES`); a method with no loop of its own
-  (one backend call: ``lp``, ``hinge``, the ``cvxpy`` references) passes it to the backend as its
-  iteration limit (:attr:`Limits.backend_iterations`);
+- ``max_iterations`` is every method's iteration cap under that one name, handed to the method
+  as it is (a few methods also keep an own name for it, resolved against it by
+  :func:`ratecons.solvers.tracker.iteration_cap`: ``k_max``, ``max_epochs``, ``primal_ipm``'s
+  ``max_iter``; the robust methods' former ``max_iter`` is refused naming the new name,
+  :func:`renamed_options`); a method with no loop of its own (one backend call: ``lp``,
+  ``hinge``, the ``cvxpy`` references) passes it to the backend as its iteration limit
+  (:attr:`Limits.backend_iterations`);
 - ``time_limit`` goes to the method when it takes one, and is also the deadline that every loop
   checks at its head (:meth:`Limits.expired`) and that every backend call receives as its
   own time limit (:meth:`Limits.remaining`), so a long backend solve stops too.
@@ -28,16 +31,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import settings
-from .errors import parameter_error
 
-__all__ = ["ITERATION_ALIASES", "Limits", "active", "finish", "limits_scope", "split_options"]
+__all__ = ["RENAMED_OPTIONS", "Limits", "active", "finish", "limits_scope", "renamed_options",
+           "split_options"]
 
-#: the names under which methods call their own iteration cap, tried in this order. The
-#: methods of the minimax-risk and ranking patterns take ``max_iterations`` themselves and
-#: resolve it against their own names (``k_max``, ``max_epochs``, ``max_iter``) through
-#: :func:`ratecons.solvers.tracker.iteration_cap`; ``max_iter`` remains for the robust
-#: methods (``lbfgs``, ``fsg``, ...), until they do the same
-ITERATION_ALIASES = ("max_iterations", "max_iter")
+#: former option names -> the name that replaced them (see CHANGELOG)
+RENAMED_OPTIONS = {"max_iter": "max_iterations"}
 
 
 @dataclass(frozen=True)
@@ -92,11 +91,10 @@ def split_options(method: str, accepted: tuple[str, ...], options: dict[str, Any
     """Route the common limits in ``options`` (checked by :mod:`ratecons.options`) to the
     method.
 
-    Returns the :class:`Limits` of the solve and the options to pass to the method (its own
-    iteration option filled from ``max_iterations`` when it names it differently; the common
-    ``time_limit`` removed when the method does not take it).
+    Returns the :class:`Limits` of the solve and the options to pass to the method (the
+    common ``time_limit`` and ``max_iterations`` removed when the method does not take them:
+    the latter is then the backend's iteration limit).
     """
-    owner = f"method {method!r}"
     options = dict(options)
     time_limit = options.get("time_limit")
     time_limit = None if time_limit is None else float(time_limit)
@@ -104,16 +102,15 @@ def split_options(method: str, accepted: tuple[str, ...], options: dict[str, Any
         del options["time_limit"]
     backend_iterations = None
     if "max_iterations" in options and "max_iterations" not in accepted:
-        cap = options.pop("max_iterations")
-        alias = next((a for a in ITERATION_ALIASES[1:] if a in accepted), None)
-        if alias is None:
-            backend_iterations = cap
-        elif alias in options:
-            raise parameter_error("max_iterations", owner,
-                                  f"given once (it is the method's {alias!r})", cap)
-        else:
-            options[alias] = cap
+        backend_iterations = options.pop("max_iterations")
     return Limits(time_limit=time_limit, backend_iterations=backend_iterations), options
+
+
+def renamed_options(unknown: list[str]) -> str:
+    """The sentence that names the new name of every renamed option in ``unknown`` (empty when
+    none was renamed), for the unknown-option error."""
+    return "".join(f" {old!r} is now {RENAMED_OPTIONS[old]!r}." for old in unknown
+                   if old in RENAMED_OPTIONS)
 
 
 def finish(result: Any, limits: Limits) -> Any:

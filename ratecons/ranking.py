@@ -27,25 +27,20 @@ for every method.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from .data import Dataset, Subset
-from .errors import DataError, SpecError, parameter_error
-from .expr.atom import Term
-from .loss_functions import check_surrogate, surrogate
-from .thresholds import (
-    SurrogateQuantile,
-    TopKMean,
-    TopQuantile,
-    check_among,
-    check_k,
-    check_tau,
-    quantile_count,
-    subset_among,
-    top_k_mean,
+from .errors import SpecError, parameter_error
+from .expr.ranking import (
+    FORMULATIONS,
+    PATMAT_FAMILY,
+    TOPPUSHK_FAMILY,
+    RankingObjective,
+    TPRAtQuantile,
+    TPRAtTop,
 )
+from .loss_functions import check_surrogate
+from .thresholds import check_among, check_k, check_tau
 
 __all__ = [
     "FORMULATIONS",
@@ -58,12 +53,6 @@ __all__ = [
     "tpr_at_quantile",
 ]
 
-TOPPUSHK_FAMILY = ("toppush", "toppushk", "topmeank", "tau-fpl")
-PATMAT_FAMILY = ("pat&mat", "pat&mat-np")
-FORMULATIONS = TOPPUSHK_FAMILY + PATMAT_FAMILY
-_DISPLAY = {"toppush": "TopPush", "toppushk": "TopPushK", "topmeank": "TopMeanK",
-            "tau-fpl": "tau-FPL", "pat&mat": "Pat&Mat", "pat&mat-np": "Pat&Mat-NP"}
-
 
 def _check_theta(theta: object, owner: str) -> float:
     try:
@@ -73,155 +62,6 @@ def _check_theta(theta: object, owner: str) -> float:
     if not (np.isfinite(value) and value > 0):
         raise parameter_error("theta", owner, "a positive float", theta)
     return value
-
-
-@dataclass(eq=False)
-class RankingObjective(Term):
-    """Base of the objectives of the ranking-at-the-top family (spec only; never solves).
-
-    As a term it is concave: the exact TPR is bounded below by the concave surrogate
-    1 - (1/n_+) sum_{i in I_+} l(t - s_i) (l >= 1 on [0, inf), Notation 2.2), so it may be
-    maximized or bounded below (``rc.tpr_at_top(D, k=5) >= 0.5``), never minimized.
-
-    Attributes
-    ----------
-    data : Dataset
-        Training data with binary labels.
-    formulation : str
-        One of :data:`FORMULATIONS` (resolved from the user's arguments).
-    among : str
-        ``"negatives"`` or ``"all"``: the examples the threshold is computed from.
-    surrogate : str
-        ``"hinge"`` or ``"quadratic_hinge"`` (Notation 2.2).
-    theta : float
-        Scale of the surrogate inside the Pat&Mat threshold equation (Table 1); unused by the
-        TopPushK family.
-    """
-
-    data: Dataset
-    formulation: str
-    among: str
-    surrogate: str = "hinge"
-    theta: float = 1.0
-    threshold: object = field(default=None, repr=False)
-
-    curvature = "concave"
-    kind = "rate"
-
-    @property
-    def name(self) -> str:
-        return _DISPLAY[self.formulation]
-
-    @property
-    def label(self) -> str:
-        """The objective as written: ``tpr_at_top(train, k=5)``, ``tpr_at_quantile(...)``."""
-        if self.tau is not None:
-            return f"tpr_at_quantile({self.data.name}, tau={self.tau:g})"
-        return f"tpr_at_top({self.data.name}, k={self.k})"
-
-    @property
-    def datasets(self) -> list[Dataset]:
-        return [self.data]
-
-    def threshold_value(self, scores: np.ndarray) -> float:
-        """The convex threshold t = G(s, y) of the surrogate problem (3) for the scores of every
-        example: the mean of the K largest (TopPushK family; tau-FPL with K = ceil(n~ tau)) or
-        the surrogate quantile (Pat&Mat), Table 1."""
-        among = scores if self.among == "all" else scores[self.data.y == 0]
-        if self.family == "toppushk":
-            return top_k_mean(among, int(self.k))
-        return float(self.threshold.value(among))
-
-    def value(self, scorer: object) -> float:
-        """The exact TPR above the threshold (Section 4.4 metrics)."""
-        from .metrics import tpr_at_quantile as metric_quantile
-        from .metrics import tpr_at_top as metric_top
-
-        s = scorer.decision_function(self.data.X)
-        if self.tau is not None:
-            return metric_quantile(s, self.data.y, self.tau, among=self.among)
-        return metric_top(s, self.data.y, self.k, among=self.among)
-
-    def surrogate_value(self, scorer: object) -> float:
-        """1 - (1/n_+) sum_{i in I_+} l(t - s_i), the concave lower bound on the TPR."""
-        s = scorer.decision_function(self.data.X)
-        t = self.threshold_value(s)
-        return 1.0 - float(np.mean(surrogate(self.surrogate, t - s[self.data.y == 1])))
-
-    def rebind(self, rebind: object) -> RankingObjective:
-        data = rebind(self.data.all).data
-        if self.tau is not None:
-            return tpr_at_quantile(data, self.tau, self.among,
-                                   "pat&mat" if self.family == "patmat" else "tau-fpl",
-                                   self.surrogate, self.theta)
-        return tpr_at_top(data, self.k, self.among, self.formulation, self.surrogate)
-
-    @property
-    def family(self) -> str:
-        """``"toppushk"`` or ``"patmat"``: which dual (7) or (10) the formulation has."""
-        return "toppushk" if self.formulation in TOPPUSHK_FAMILY else "patmat"
-
-    @property
-    def n_tilde(self) -> int:
-        """Size of the subset the threshold is computed from (n_- or n)."""
-        return int(subset_among(self.data, self.among, self.name).n)
-
-    @property
-    def k(self) -> int | None:
-        """K of the TopPushK family (None for Pat&Mat)."""
-        raise NotImplementedError
-
-    @property
-    def tau(self) -> float | None:
-        return None
-
-    def describe(self) -> str:
-        return (f"maximize TPR above the {self.threshold.describe()} on {self.data.name!r} "
-                f"({self.name}, {self.surrogate} surrogate)")
-
-    def _check_data(self, owner: str) -> None:
-        y = self.data.require_labels(owner, binary=True)
-        n_pos = int(np.sum(y == 1))
-        if n_pos == 0:
-            raise DataError(f"{owner} needs positive examples; dataset {self.data.name!r} has "
-                            "none (labels are all 0).")
-        subset_among(self.data, self.among, owner)
-
-
-class TPRAtTop(RankingObjective):
-    """TPR above the mean of the K largest scores of the negatives (or of all examples)."""
-
-    def __init__(self, data: Dataset, k: int, among: str, formulation: str,
-                 surrogate: str) -> None:
-        super().__init__(data, formulation, among, surrogate, 1.0, TopKMean(k, among))
-        self._k = k
-
-    @property
-    def k(self) -> int:
-        return self._k
-
-
-class TPRAtQuantile(RankingObjective):
-    """TPR above the top tau-quantile of the scores of the negatives (or of all examples)."""
-
-    def __init__(self, data: Dataset, tau: float, among: str, formulation: str,
-                 surrogate: str, theta: float) -> None:
-        if formulation in PATMAT_FAMILY:
-            threshold: object = SurrogateQuantile(tau, theta, surrogate, among)
-        else:
-            threshold = TopQuantile(tau, among)
-        super().__init__(data, formulation, among, surrogate, theta, threshold)
-        self._tau = tau
-
-    @property
-    def tau(self) -> float:
-        return self._tau
-
-    @property
-    def k(self) -> int | None:
-        if self.formulation in PATMAT_FAMILY:
-            return None
-        return quantile_count(self.n_tilde, self._tau)
 
 
 def _as_dataset(data: object, owner: str) -> Dataset:
@@ -276,10 +116,7 @@ def tpr_at_top(data: Dataset, k: int = 5, among: str = "negatives",
     if formulation == "toppush" and k != 1:
         raise parameter_error("k", "tpr_at_top with formulation='toppush'", "1", k)
     obj = TPRAtTop(data, k, among, formulation, surrogate)
-    obj._check_data(owner)
-    if k > obj.n_tilde:
-        raise parameter_error("k", owner, f"an int <= the number of {among} ({obj.n_tilde})",
-                              k)
+    obj._check_data(owner)  # labels, positives, and k <= the examples the threshold is among
     return obj
 
 

@@ -57,6 +57,7 @@ from ..data import Dataset, Subset
 from ..errors import SpecError, parameter_error
 from ..numerics.inner_max import inner_maximize
 from .atom import Term
+from .ball import PhiDivergenceBall
 from .rate import RateExpr, _AtomRecipe
 
 __all__ = ["ConditionalExtreme", "WorstCaseRate", "conditional_extreme", "worst_case"]
@@ -83,8 +84,6 @@ class WorstCaseRate(Term):
     kind = "rate"
 
     def __init__(self, expr: Any, ball: Any) -> None:
-        from ..phi_divergence import PhiDivergenceBall
-
         if not isinstance(expr, RateExpr):
             raise parameter_error("expr", "worst_case", "a rate expression (rc.recall(D), "
                                   "rc.positive_rate(D), ...)", type(expr).__name__)
@@ -187,8 +186,6 @@ class WorstCaseRate(Term):
         return self.value_for(scorer, -1.0, "ramp")
 
     def rebind(self, rebind: Callable[[Subset], Subset]) -> WorstCaseRate:
-        from ..phi_divergence import PhiDivergenceBall
-
         ball = self.ball
         return WorstCaseRate(self.expr.rebind(rebind),
                              PhiDivergenceBall(rebind(ball.support), ball.phi, ball.rho))

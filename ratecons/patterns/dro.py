@@ -18,9 +18,9 @@ import numpy as np
 from ..canonical.dro import DROProgram
 from ..comparison import objective_rel_gap
 from ..errors import SolverError, SpecError
+from ..expr.robust_loss import RobustLoss
 from ..models import LinearModel
 from ..numerics.phi import CHI2, KL
-from ..phi_divergence import RobustLoss
 from ..result import LinearScorer, Result
 from ..settings import DEFAULT_CONIC_SOLVER, OPTIMAL, OPTIMAL_INACCURATE, SOLVED_STATUSES
 from ..solution import Certificate, Solution
@@ -144,33 +144,34 @@ def _result(problem: Any, method: str, solution: Solution, form: DROProgram) -> 
 
 
 def _run_lbfgs(problem: Any, form: DROProgram, *, seed: int | None = None,
-               callback: Callback = None, max_iter: int = 1000,
+               callback: Callback = None, max_iterations: int = 1000,
                time_limit: float | None = None, tol: float = 1e-6, memory: int = 20,
                theta0: np.ndarray | None = None, warn: bool = True) -> Result:
-    sol = solve_dro_lbfgs(form, callback=callback, max_iter=max_iter, time_limit=time_limit,
-                          tol=tol, memory=memory, theta0=theta0, warn=warn)
+    sol = solve_dro_lbfgs(form, callback=callback, max_iterations=max_iterations,
+                          time_limit=time_limit, tol=tol, memory=memory, theta0=theta0, warn=warn)
     return _result(problem, "lbfgs", sol, form)
 
 
 def _run_fsg(problem: Any, form: DROProgram, *, seed: int | None = None,
              callback: Callback = None, step: float | str = "auto", a: float = 1000.0,
-             max_iter: int = 500, time_limit: float | None = None, tol: float = 1e-3,
+             max_iterations: int = 500, time_limit: float | None = None, tol: float = 1e-3,
              target: float | None = None, theta0: np.ndarray | None = None,
              warn: bool = True) -> Result:
     sol = solve_dro(form, "fsg", seed=seed, callback=callback, step=step, a=a,
-                    max_iter=max_iter, time_limit=time_limit, tol=tol, target=target,
+                    max_iterations=max_iterations, time_limit=time_limit, tol=tol, target=target,
                     theta0=theta0, warn=warn)
     return _result(problem, "fsg", sol, form)
 
 
 def _run_gssg(problem: Any, form: DROProgram, *, seed: int | None = None,
               callback: Callback = None, step: float | str = "auto", a: float = 1000.0,
-              max_iter: int = 20000, max_samples: float | None = None,
+              max_iterations: int = 20000, max_samples: float | None = None,
               time_limit: float | None = None, tol: float = 1e-3, target: float | None = None,
               theta0: np.ndarray | None = None, r: float = DEFAULT_R, draws: int = 1,
               eta_c: float = 0.1, delta: float = 0.01, warn: bool = True) -> Result:
     sol = solve_dro(form, "gssg", seed=seed, callback=callback, step=step, a=a,
-                    max_iter=max_iter, max_samples=max_samples, time_limit=time_limit, tol=tol,
+                    max_iterations=max_iterations, max_samples=max_samples,
+                    time_limit=time_limit, tol=tol,
                     target=target, theta0=theta0, r=r, draws=draws, eta_c=eta_c, delta=delta,
                     warn=warn)
     return _result(problem, "gssg", sol, form)
@@ -178,12 +179,13 @@ def _run_gssg(problem: Any, form: DROProgram, *, seed: int | None = None,
 
 def _run_pssg(problem: Any, form: DROProgram, *, seed: int | None = None,
               callback: Callback = None, step: float | str = "auto", a: float = 1000.0,
-              max_iter: int = 20000, max_samples: float | None = None,
+              max_iterations: int = 20000, max_samples: float | None = None,
               time_limit: float | None = None, tol: float = 1e-3, target: float | None = None,
               theta0: np.ndarray | None = None, nu: float = 1.001, m0: int = 10,
               eta_c: float = 0.1, delta: float = 0.01, warn: bool = True) -> Result:
     sol = solve_dro(form, "pssg", seed=seed, callback=callback, step=step, a=a,
-                    max_iter=max_iter, max_samples=max_samples, time_limit=time_limit, tol=tol,
+                    max_iterations=max_iterations, max_samples=max_samples,
+                    time_limit=time_limit, tol=tol,
                     target=target, theta0=theta0, nu=nu, m0=m0, eta_c=eta_c, delta=delta,
                     warn=warn)
     return _result(problem, "pssg", sol, form)
@@ -191,12 +193,13 @@ def _run_pssg(problem: Any, form: DROProgram, *, seed: int | None = None,
 
 def _run_sgd(problem: Any, form: DROProgram, *, seed: int | None = None,
              callback: Callback = None, step: float | str = "auto", a: float = 1000.0,
-             max_iter: int = 20000, max_samples: float | None = None,
+             max_iterations: int = 20000, max_samples: float | None = None,
              time_limit: float | None = None, tol: float = 1e-3, target: float | None = None,
              theta0: np.ndarray | None = None, batch: int = 32, eta_c: float = 0.1,
              delta: float = 0.01, warn: bool = True) -> Result:
     sol = solve_dro(form, "sgd", seed=seed, callback=callback, step=step, a=a,
-                    max_iter=max_iter, max_samples=max_samples, time_limit=time_limit, tol=tol,
+                    max_iterations=max_iterations, max_samples=max_samples,
+                    time_limit=time_limit, tol=tol,
                     target=target, theta0=theta0, batch=batch, eta_c=eta_c, delta=delta,
                     warn=warn)
     return _result(problem, "sgd", sol, form)

@@ -42,11 +42,11 @@ import numpy as np
 
 from ..expr.analysis import Row
 from ..expr.mean_loss import MeanLoss
+from ..expr.ranking import RankingObjective, TPRAtQuantile, TPRAtTop
 from ..expr.rate import RateExpr
 from ..expr.robust import WorstCaseRate
+from ..expr.robust_loss import RobustLoss
 from ..loss_functions import surrogate_graph
-from ..phi_divergence import RobustLoss
-from ..ranking import RankingObjective, TPRAtQuantile, TPRAtTop
 
 __all__ = ["CvxpyLowering", "LOWERINGS", "conditional_bound"]
 

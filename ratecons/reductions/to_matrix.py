@@ -51,10 +51,10 @@ from ..errors import NotLinearError
 from ..expr.analysis import Analysis, Row
 from ..expr.atom import label_of
 from ..expr.mean_loss import MeanLoss
+from ..expr.ranking import RankingObjective, TPRAtQuantile, TPRAtTop
 from ..expr.rate import RateExpr
 from ..expr.robust import WorstCaseRate
-from ..phi_divergence import RobustLoss
-from ..ranking import RankingObjective, TPRAtQuantile, TPRAtTop
+from ..expr.robust_loss import RobustLoss
 from .table import entry_for
 
 __all__ = ["LOWERINGS", "Linear", "MatrixBuilder", "MatrixLowering", "MatrixStep",

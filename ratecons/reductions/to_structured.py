@@ -39,9 +39,9 @@ from ..canonical.rate_program import program_of_rows
 from ..errors import NotLinearError
 from ..expr.analysis import Analysis
 from ..expr.mean_loss import MeanLoss
+from ..expr.ranking import RankingObjective, TPRAtQuantile, TPRAtTop
+from ..expr.robust_loss import RobustLoss
 from ..numerics.phi import CHI2, KL
-from ..phi_divergence import RobustLoss
-from ..ranking import RankingObjective, TPRAtQuantile, TPRAtTop
 from ..rates import RateExpr
 from ..scans import Rows, stack_rows, take_rows
 from ..solvers.margin_curvature import SMOOTH_LOSSES

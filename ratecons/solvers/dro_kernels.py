@@ -1,4 +1,4 @@
-"""Compiled kernels of the DRO solvers (:mod:`ratecons.solvers.dro`)."""
+"""Compiled kernels of the DRO solvers (:mod:`ratecons.solvers.dro_stochastic`)."""
 
 from __future__ import annotations
 
@@ -62,8 +62,8 @@ def gssg_draws(rng: np.random.Generator, X: np.ndarray, indptr: np.ndarray,
                eta_c: float, delta: float, sizes: np.ndarray, cdf: np.ndarray, q: np.ndarray,
                draws: int) -> tuple[np.ndarray, int]:
     """The mean of ``draws`` independent estimates G(theta) of eqs. (7)-(8), and the examples
-    touched: the compiled form of :func:`ratecons.solvers.dro.gssg_estimate` (same levels,
-    halves, singleton and rho_M = rho + eta_M; phi 0 = chi2, 1 = KL). Features are the dense
+    touched: the compiled form of :func:`ratecons.solvers.dro_stochastic.gssg_estimate` (same
+    levels, halves, singleton and rho_M = rho + eta_M; phi 0 = chi2, 1 = KL). Features are the dense
     ``X`` or, when ``sparse``, the CSR arrays (indptr, indices, values) (the other argument is
     an empty placeholder). Subsets whose losses are all equal get the uniform pmf, as in
     ``inner_maximize``."""

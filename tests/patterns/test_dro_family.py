@@ -45,7 +45,7 @@ def _rel(a, b):
 def test_fsg_matches_cvxpy(phi, loss, seed):
     problem = _problem(_synthetic(150, 4, seed), phi=phi, loss=loss)
     ref = problem.solve("cvxpy")
-    fsg = problem.solve("fsg", max_iter=20000, tol=1e-7)
+    fsg = problem.solve("fsg", max_iterations=20000, tol=1e-7)
     assert ref.status == "optimal" and fsg.status == "optimal"  # certified gap <= 1e-7
     assert abs(_rel(fsg.objective, ref.objective)) <= CONVERGENCE_RTOL
     assert fsg.objective >= ref.objective - 1e-6 * abs(ref.objective)  # ref is the minimum
@@ -55,7 +55,7 @@ def test_fsg_matches_cvxpy(phi, loss, seed):
 def test_gssg_converges_to_cvxpy_optimum():
     problem = _problem(_synthetic(200, 3, 5), phi="kl", rho=0.2)
     ref = problem.solve("cvxpy")
-    res = problem.solve("gssg", seed=0, a=20.0, max_iter=30000, warn=False)
+    res = problem.solve("gssg", seed=0, a=20.0, max_iterations=30000, warn=False)
     assert 0 <= _rel(res.objective, ref.objective) <= CONVERGENCE_RTOL
     assert res.history[-1]["samples"] > 0 and res.method == "gssg"
 
@@ -65,8 +65,8 @@ def test_real_data_diabetes_fsg_gssg_vs_cvxpy():
     train, test = _standardized(DATA / "diabetes.csv").split(0.7, seed=0)
     problem = _problem(train, phi="chi2", rho=0.1)
     ref = problem.solve("cvxpy")
-    fsg = problem.solve("fsg", max_iter=3000, tol=1e-6)
-    gssg = problem.solve("gssg", seed=1, a=20.0, max_iter=40000, warn=False)
+    fsg = problem.solve("fsg", max_iterations=3000, tol=1e-6)
+    gssg = problem.solve("gssg", seed=1, a=20.0, max_iterations=40000, warn=False)
     assert fsg.status == "optimal"
     assert abs(_rel(fsg.objective, ref.objective)) <= 1e-5
     assert 0 <= _rel(gssg.objective, ref.objective) <= CONVERGENCE_RTOL
@@ -79,7 +79,7 @@ def test_real_data_adult_subsample_verify():
     data = _standardized(DATA / "adult.csv")
     sub = data.take(np.random.default_rng(0).choice(data.n, 1500, replace=False), "adult1500")
     problem = _problem(sub, phi="kl", rho=0.1, l2=1e-3)
-    report = rc.verify(problem, method="fsg", rtol=1e-4, options={"max_iter": 3000})
+    report = rc.verify(problem, method="fsg", rtol=1e-4, options={"max_iterations": 3000})
     assert report.agrees, str(report)
     assert report.rows["weights_max_diff"] <= 1e-4
 
@@ -87,7 +87,7 @@ def test_real_data_adult_subsample_verify():
 def test_result_contents_and_exact_objective():
     train, test = _synthetic(300, 5, 3).split(0.7, seed=0)
     problem = _problem(train, phi="chi2", rho=0.3, l2=1e-3)
-    res = problem.solve("pssg", seed=0, max_iter=2000, warn=False)
+    res = problem.solve("pssg", seed=0, max_iterations=2000, warn=False)
     value, _, sol = full_objective(problem.canonical(), res.theta)
     assert res.objective == pytest.approx(value, rel=1e-12)  # exact on full data
     assert res.robust_loss == pytest.approx(sol.value, rel=1e-12)
@@ -104,11 +104,11 @@ def test_result_contents_and_exact_objective():
 
 def test_sgd_and_seeds_reproducible():
     problem = _problem(_synthetic(120, 3, 4))
-    a = problem.solve("sgd", seed=3, max_iter=300, warn=False)
-    b = problem.solve("sgd", seed=3, max_iter=300, warn=False)
+    a = problem.solve("sgd", seed=3, max_iterations=300, warn=False)
+    b = problem.solve("sgd", seed=3, max_iterations=300, warn=False)
     np.testing.assert_array_equal(a.theta, b.theta)
     with pytest.warns(rc.ConvergenceWarning):
-        res = problem.solve("gssg", seed=0, max_iter=50)
+        res = problem.solve("gssg", seed=0, max_iterations=50)
     assert res.status == "iteration_limit"
 
 
@@ -123,9 +123,9 @@ def test_auto_plan_reasons():
     ball = rc.PhiDivergenceBall(_synthetic(100, 3, 0), phi=custom, rho=0.1, strict=False)
     problem = rc.Problem(minimize=rc.robust_loss(ball), model=rc.LinearModel())
     assert problem.plan().method == "lbfgs"  # no conic form: the gradient methods only
-    res = problem.solve("fsg", max_iter=60, warn=False)  # nested bisection: slower per step
+    res = problem.solve("fsg", max_iterations=60, warn=False)  # nested bisection: slower per step
     same = _problem(_synthetic(100, 3, 0), l2=problem.model.l2)  # same data, built-in chi2
-    ref = same.solve("fsg", max_iter=60, warn=False)  # the same deterministic iterates
+    ref = same.solve("fsg", max_iterations=60, warn=False)  # the same deterministic iterates
     assert res.objective == pytest.approx(ref.objective, rel=1e-9)
 
 
@@ -164,7 +164,7 @@ def test_bad_inputs():
         problem.solve("gssg", r=0.6)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = problem.solve("fsg", max_iter=5)
+        res = problem.solve("fsg", max_iterations=5)
     with pytest.raises(rc.DataError, match="features"):
         res.predict(np.ones((2, 7)))
 
@@ -175,6 +175,6 @@ def test_strict_ball_near_bound_all_weights_positive():
     ball = rc.PhiDivergenceBall(data, phi="chi2", rho=0.9 / 99)  # strict: bound 1/(N-1)
     problem = rc.Problem(minimize=rc.robust_loss(ball), model=rc.LinearModel(l2=1e-2))
     ref = problem.solve("cvxpy")
-    fsg = problem.solve("fsg", max_iter=3000)
+    fsg = problem.solve("fsg", max_iterations=3000)
     assert abs(_rel(fsg.objective, ref.objective)) <= CONVERGENCE_RTOL
     assert np.all(fsg.weights > 0) and np.all(ref.weights > 0)

@@ -137,14 +137,14 @@ def test_custom_phi_lbfgs_certified():
 def test_tiny_budgets_never_optimal():
     problem = _problem(_synthetic(300, 5, 6), "kl", 0.1)
     with pytest.warns(rc.ConvergenceWarning):
-        res = problem.solve("lbfgs", max_iter=1)
+        res = problem.solve("lbfgs", max_iterations=1)
     assert res.status == "iteration_limit" and res.certificate.gap > 1e-6
     with pytest.warns(rc.ConvergenceWarning):
         res = problem.solve("lbfgs", time_limit=1e-9)
     assert res.status == "time_limit"
     for method in ("fsg", "pssg", "gssg", "sgd"):
         with pytest.warns(rc.ConvergenceWarning):
-            res = problem.solve(method, seed=0, max_iter=2)
+            res = problem.solve(method, seed=0, max_iterations=2)
         assert res.status == "iteration_limit", method
         with pytest.warns(rc.ConvergenceWarning):
             res = problem.solve(method, seed=0, time_limit=1e-9)
@@ -172,7 +172,7 @@ def test_stochastic_certificates_against_reference(phi):
     for method in ("fsg", "pssg", "gssg", "sgd"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", rc.ConvergenceWarning)
-            res = problem.solve(method, seed=0, max_iter=3000)
+            res = problem.solve(method, seed=0, max_iterations=3000)
         _check_against_reference(res, ref, 1e-3)
         statuses[method] = res.status
         gaps = [h["gap"] for h in res.history]
@@ -186,7 +186,7 @@ def test_no_certificate_for_the_hinge_without_l2():
     problem = _problem(_synthetic(200, 4, 9), "chi2", 0.1, "hinge", 0.0)
     assert problem.plan().method == "cvxpy"
     with pytest.warns(rc.ConvergenceWarning):
-        res = problem.solve("lbfgs", max_iter=200)
+        res = problem.solve("lbfgs", max_iterations=200)
     assert res.status == "iteration_limit" and res.certificate.lower_bound is None
 
 

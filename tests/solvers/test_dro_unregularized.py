@@ -1,5 +1,6 @@
 """The unregularized robust loss (l2 = 0): lbfgs certified by the Newton-corrected Fenchel dual
-(``solvers.dro._newton_dual_value``) against the CVXPY reference, and the bound's validity."""
+(``solvers.dro_certificate.newton_dual_value``) against the CVXPY reference, and the bound's
+validity."""
 
 from __future__ import annotations
 
@@ -90,7 +91,7 @@ def test_status_is_honest_when_the_gap_is_not_reached():
     """Stopped before the gap closes: a limit status with the measured gap, not optimal."""
     problem = _problem(synthetic(500, 6, 6), "kl", 0.1, True)
     with pytest.warns(rc.ConvergenceWarning):
-        res = problem.solve("lbfgs", max_iter=2)
+        res = problem.solve("lbfgs", max_iterations=2)
     assert res.status == "iteration_limit"
     cert = res.certificate
     if cert.gap is not None:

@@ -28,7 +28,7 @@ def _dro_stopped() -> None:
     ball = rc.PhiDivergenceBall(_data(), phi="chi2", rho=0.1, strict=False)
     problem = rc.Problem(minimize=rc.robust_loss(ball, loss="logistic"),
                          model=rc.LinearModel(l2=1e-3))
-    problem.solve("lbfgs", max_iter=1)
+    problem.solve("lbfgs", max_iterations=1)
 
 
 def _dual_ca_stopped() -> None:

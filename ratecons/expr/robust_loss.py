@@ -1,0 +1,74 @@
+"""The robust loss R(theta) of eq. (2): the worst expected margin loss over a phi-divergence ball.
+
+Ghosh & Squillante, section 1: R(theta) = max_P sum_n p_n l(theta, xi_n) over the reweightings
+P of the data in a :class:`~ratecons.expr.ball.PhiDivergenceBall`. Its exact value is the inner
+maximization of :mod:`ratecons.numerics.inner_max` (appendix A.1); as a term it is convex (a
+supremum of convex functions of the scores). Users build it with ``rc.robust_loss(U, loss)``
+(:mod:`ratecons.phi_divergence`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..data import Dataset, Subset
+from ..errors import parameter_error
+from ..loss_functions import MARGIN_LOSSES
+from ..numerics.inner_max import inner_maximize
+from .atom import Term
+from .ball import PhiDivergenceBall
+
+__all__ = ["RobustLoss"]
+
+
+class RobustLoss(Term):
+    """The objective R(theta) of eq. (2): the worst expected loss over a phi-divergence ball.
+
+    Built by :func:`ratecons.phi_divergence.robust_loss`; a convex term (a supremum of convex
+    functions): minimize it, bound it above, or add it to other terms.
+    """
+
+    curvature = "convex"
+    kind = "loss"
+
+    def __init__(self, ball: PhiDivergenceBall, loss: str = "logistic") -> None:
+        if not isinstance(ball, PhiDivergenceBall):
+            raise parameter_error("U", "robust_loss", "an rc.PhiDivergenceBall",
+                                  type(ball).__name__)
+        if loss not in MARGIN_LOSSES:
+            raise parameter_error("loss", "robust_loss", f"one of {tuple(MARGIN_LOSSES)}", loss)
+        ball.data.require_labels("rc.robust_loss (robust classification)", binary=True)
+        self.ball = ball
+        self.loss = loss
+
+    @property
+    def name(self) -> str:
+        return (f"robust_loss({self.ball.support.name}, phi={self.ball.phi.name!r}, "
+                f"rho={self.ball.rho:g}, loss={self.loss!r})")
+
+    @property
+    def datasets(self) -> list[Dataset]:
+        return [self.ball.support.data]
+
+    def losses(self, scorer: Any) -> np.ndarray:
+        """l(m_n) for every example of the ball, m_n = y~_n f(x_n)."""
+        support = self.ball.support
+        scores = scorer.decision_function(support.data.X)[support.index]
+        margins = (2.0 * support.y - 1.0) * scores
+        return MARGIN_LOSSES[self.loss](margins)[0]
+
+    def value(self, scorer: Any) -> float:
+        """R(theta) by the exact inner maximization (App. A.1)."""
+        return inner_maximize(self.losses(scorer), self.ball.phi, self.ball.rho).value
+
+    surrogate_value = value
+
+    def rebind(self, rebind: Callable[[Subset], Subset]) -> RobustLoss:
+        ball = self.ball
+        return RobustLoss(PhiDivergenceBall(rebind(ball.support), ball.phi, ball.rho), self.loss)
+
+    def __repr__(self) -> str:
+        return f"robust_loss({self.ball!r}, loss={self.loss!r})"
