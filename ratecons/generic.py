@@ -34,10 +34,13 @@ chain is
    intercept to the nearest one that meets every constraint with the deterministic model.
    This is what a mass of equal scores needs (many examples alike in the features the model
    uses: the ramp sees them as one fraction, the indicator flips them all at once). The move
-   is in ``certificate.details["threshold_shift"]`` and the objective is reported at the moved
-   intercept; the status stays what the MM rounds reached (``iteration_limit`` when the last
-   round stopped without converging). A constraint still missed after that is named with its
-   violation in the certificate and the status is ``iteration_limit``.
+   is in ``certificate.details["threshold_shift"]``. A moved model is off the fixed point MM
+   certified, so MM continues from it (:func:`~ratecons.solvers.mm.repair_ladder`, at most
+   ``settings.BIAS_CONTINUATION_ROUNDS`` times) and the status is the continuation's; a moved
+   model that no continuation could start from (a budget was spent) is returned with status
+   ``iteration_limit`` (``time_limit`` past the limit), never ``optimal``. A constraint still
+   missed after that is named with its violation in the certificate and the status is
+   ``iteration_limit``.
 
 With no ramp part the problem is one convex solve.
 """
@@ -224,6 +227,7 @@ class _ChainRun:
         self.status = settings.OPTIMAL
         self.iterations = 0  # steps of MM and of the repairs together
         self.rounds = 0
+        self.intercepted = False  # the returned model is off its certified fixed point
         self.last_decrease = float("nan")
         self.mm_message = ""
         self.shifts: list[float] = []
@@ -325,7 +329,7 @@ class _ChainRun:
         repaired = repair_ladder(self.run_round(point, value), missed=self.missed,
                                  intercept=self.intercept, resolve=self.resolve,
                                  rounds=repair_rounds, eager=False)
-        self.rounds = repaired.rounds
+        self.rounds, self.intercepted = repaired.rounds, repaired.intercepted
         return repaired.point
 
     def details(self, step: ConvexStep, table: ScoreTable,
@@ -342,12 +346,20 @@ class _ChainRun:
             details["tol"] = self.tol
         if self.mm_message:
             details["message"] = self.mm_message
-        if self.shifts:  # the status stays the MM run's: its fixed point was certified first
+        if self.shifts:
             details["threshold_shift"] = self.shifts[-1]
-            details["message"] = (
-                f"the threshold search moved the intercept by {self.shifts[-1]:.3g} (after the "
-                "MM fixed point was certified) so that the deterministic model meets every "
-                "constraint")
+            moved = (f"the threshold search moved the intercept {len(self.shifts)} time(s), "
+                     f"the last by {self.shifts[-1]:.3g}, so that the deterministic model meets "
+                     "every constraint; ")
+            if self.intercepted:  # off the certified fixed point: no continuation could run
+                details["message"] = moved + (
+                    "no continuation could run from the moved model (a budget was spent), so "
+                    "it is not a certified fixed point")
+                if self.status not in settings.LIMIT_STATUSES:
+                    self.status = settings.ITERATION_LIMIT
+            else:
+                details["message"] = moved + (
+                    "MM continued from the moved model and certified the fixed point returned")
         missed = _missed(analysis, table)
         if missed.max(initial=0.0) > FEASIBILITY_TOL:
             worst = int(np.argmax(missed))

@@ -156,6 +156,7 @@ def test_the_chain_continues_from_its_threshold_search(diabetes, tmp_path, monke
     result = _solve(problem, "highs", repair_rounds=0)
     assert "threshold_shift" in result.certificate.details  # the search moved the intercept
     assert result.status == settings.OPTIMAL and result.report().all_satisfied
+    assert "certified the fixed point returned" in result.certificate.details["message"]
     info = rc.export_mps(problem, tmp_path / "step.mps", at=result)
     assert _rel(info["sign"] * solve_mps(tmp_path / "step.mps").objective,
                 result.objective) <= TOL
