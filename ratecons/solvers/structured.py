@@ -65,7 +65,7 @@ from .. import settings
 from ..loss_functions import margin_loss
 from .interior import single_blas_thread, step_to_boundary
 from .margin_curvature import SMOOTH_LOSSES
-from .structured_correctors import all_pairs, centrality_correctors
+from .structured_correctors import all_pairs, centrality_correctors, halve_at_most
 from .structured_form import StructuredForm, StructuredSolution, WarmStart
 from .structured_robust import RobustRows, RobustTerms, robust_start, robust_terms
 
@@ -176,6 +176,10 @@ class _IPM:
         self.r = form.extra
         self.G = form.G
         self.positive = self.p1 + form.positive_extra  # theta entries kept > 0
+        #: constraint rows (0-based) with a support function: not linear in (u, v)
+        #: the ball lam of every support function in a constraint row (:func:`halve_at_most`)
+        self.curved_lam = np.array([self.p1 + p.lam for p in form.robust if p.row > 0],
+                                   dtype=np.int64)
 
     # ---------------------------------------------------------------- scores and pieces
     def w_b(self, theta: np.ndarray) -> tuple[np.ndarray, float]:
@@ -642,6 +646,7 @@ def _solve(form: StructuredForm, tol: float, max_iterations: int, deadline: floa
         d = ipm.direction(x, ev, system, r_c, refine)
         d = centrality_correctors(ipm, x, ev, system, d, r_c, sigma * mu, refine)
         step = min(1.0, STEP_FRACTION * step_to_boundary(*all_pairs(x, d, ipm.positive)))
+        step = halve_at_most(x.theta[ipm.curved_lam], d.theta[ipm.curved_lam], step)
         if not np.isfinite(step) or step < MIN_STEP:
             status, message = settings.NUMERICAL_ERROR, f"stalled (step {step:.1e})"
             break

@@ -199,17 +199,16 @@ def test_structured_step_certifies_an_unregularized_robust_loss(data):
 
 
 def test_auto_picks_the_structured_steps_for_robust_compositions():
-    """From 500 examples a robust loss beside a rate constraint goes to the structured chain
-    (benchmarks.composition: 4.5-12.6x the CVXPY chain at 2,000 Adult rows); the worst-case
-    rate has no structured lowering and keeps the CVXPY steps."""
+    """From 500 examples a robust loss beside a rate constraint, or beside a worst-case rate,
+    goes to the structured chain (benchmarks.composition: 3.9-13.3x the CVXPY chain at 2,000
+    Adult rows)."""
     data = small_composition_data(600, baseline=True)
     ball = rc.PhiDivergenceBall(data, phi="kl", rho=0.1)
     problem = _problem(data, "chi2", "logistic", 1e-2, "80pct_rule")
     assert problem.plan().method == "structured"
     worst = rc.Problem(minimize=rc.robust_loss(ball), model=rc.LinearModel(l2=1e-2),
                        subject_to=CONSTRAINTS["worst_case_rate"](data))
-    plan = worst.plan()
-    assert plan.method == "cvxpy" and "WorstCaseRate" in str(plan)
+    assert worst.plan().method == "structured"
 
 
 def _more_problems(D: rc.Dataset) -> dict[str, rc.Problem]:
