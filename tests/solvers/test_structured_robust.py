@@ -136,11 +136,17 @@ def test_reduced_newton_solve_with_robust_pieces_equals_the_dense_solve(
     label = np.where(rng.random(n) < 0.5, -1.0, 1.0)
     # the robust pieces over the first n hinge pieces' epigraphs, or over smooth losses
     index = np.arange(n) if on_hinge else rng.permutation(n)
+    check_reduced_solve_with(form, RobustPieces(
+        phi, 0.1, 1.5, "hinge" if on_hinge else "logistic", index, label, 1, 2), rng)
+
+
+def check_reduced_solve_with(form, piece: RobustPieces, rng: np.random.Generator) -> None:
+    """:func:`check_reduced_solve` on ``form`` with one support function ``piece`` over two
+    new free variables (1 and 2, after the form's one), at a generic (eta, lam) and u."""
     form.extra += 2
     form.hinge_extra = np.hstack([form.G.toarray(), np.zeros((form.hinge_index.size, 2))])
     form.row_extra = np.hstack([form.F, np.zeros((form.m + 1, 2))])
-    form.robust = [RobustPieces(phi, 0.1, 1.5, "hinge" if on_hinge else "logistic", index,
-                                label, 1, 2)]
+    form.robust = [piece]
     ipm = _IPM(form)
     x = ipm.start()
     x.theta[ipm.p1 + 1] = rng.uniform(-3.0, -1.0)  # a generic (eta, lam), eta below the losses

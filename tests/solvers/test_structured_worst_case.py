@@ -26,7 +26,6 @@ import ratecons as rc
 from ratecons.numerics.inner_max import inner_maximize
 from ratecons.numerics.phi import Phi
 from ratecons.reductions.to_structured import structured_support
-from ratecons.solvers.structured import _IPM
 from ratecons.solvers.structured_robust import RobustPieces
 from ratecons.testing import small_composition_data
 from tests.solvers.test_structured import (
@@ -34,10 +33,13 @@ from tests.solvers.test_structured import (
     _diabetes,
     _random_form,
     _steps,
-    check_reduced_solve,
     check_steps_and_chain,
 )
-from tests.solvers.test_structured_robust import _check_step, _quartic_conjugate
+from tests.solvers.test_structured_robust import (
+    _check_step,
+    _quartic_conjugate,
+    check_reduced_solve_with,
+)
 
 PHIS = ("chi2", "kl")
 
@@ -160,21 +162,12 @@ def test_reduced_newton_solve_with_a_worst_case_row_equals_the_dense_solve(
         seed, n, p, m, l1, intercept, phi, fixed):
     form = _random_form(seed, n, p, m, l1, intercept, extra=1)
     rng = np.random.default_rng(seed + 2)
-    form.extra += 2
-    form.hinge_extra = np.hstack([form.G.toarray(), np.zeros((form.hinge_index.size, 2))])
-    form.row_extra = np.hstack([form.F, np.zeros((form.m + 1, 2))])
     # the support function over n of the hinge epigraphs (losses offset + factor u) and
     # ``fixed`` constant losses, in the last constraint row
-    form.robust = [RobustPieces(phi, 0.1, 0.7, "hinge", rng.permutation(2 * n)[:n],
-                                np.zeros(n), 1, 2, row=m, factor=rng.uniform(0.2, 2.0, n),
-                                offset=rng.uniform(-1.0, 0.5, n),
-                                fixed=rng.uniform(-1.0, 1.0, fixed))]
-    ipm = _IPM(form)
-    x = ipm.start()
-    x.theta[ipm.p1 + 1] = rng.uniform(-3.0, -1.0)
-    x.theta[ipm.p1 + 2] = rng.uniform(1.5, 3.0)
-    x.u = x.u + rng.uniform(0.0, 2.0, x.u.size)
-    check_reduced_solve(ipm, x, rng)
+    check_reduced_solve_with(form, RobustPieces(
+        phi, 0.1, 0.7, "hinge", rng.permutation(2 * n)[:n], np.zeros(n), 1, 2, row=m,
+        factor=rng.uniform(0.2, 2.0, n), offset=rng.uniform(-1.0, 0.5, n),
+        fixed=rng.uniform(-1.0, 1.0, fixed)), rng)
 
 
 def test_auto_picks_the_structured_steps_and_plan_says_so():
