@@ -117,6 +117,13 @@ CORRECT_FROM_STEP = 0.1
 #: every loss is equal, R is linear along a ray of (eta, lam) towards lam = 0, and undamped
 #: Newton steps drove lam to 1e-26 on a KL robust logistic loss before w could move
 ROBUST_DAMPING = 1.0
+#: with a support function in a constraint row, while the primal residual is above
+#: FEASIBILITY_FIRST times the gap, sigma is at least FEASIBILITY_SIGMA: otherwise the slacks
+#: collapsed before the row was met (a chi-square worst-case 80% rule on 2,000 Adult rows, the
+#: hinge relaxation: gap 7e-5, primal residual 7e-2, no progress; with the rule, optimal in 32
+#: iterations)
+FEASIBILITY_FIRST = 10.0
+FEASIBILITY_SIGMA = 0.5
 #: a step shorter than this ends the loop (the best iterate is returned with its measures)
 MIN_STEP = 1e-8
 #: interior-point iterations before the status is ``iteration_limit``
@@ -640,6 +647,8 @@ def _solve(form: StructuredForm, tol: float, max_iterations: int, deadline: floa
         # huge and its corrector leaves the region where the Newton model holds (the robust
         # pieces' start, where all losses are equal and R is linear in (eta, lam))
         sigma = min(1.0, max((mu_aff / mu) ** 3, (1.0 - a_aff) ** 3)) if mu > 0 else 0.0
+        if ipm.curved_lam.size and pres > FEASIBILITY_FIRST * rel_gap:
+            sigma = max(sigma, FEASIBILITY_SIGMA)
         second = 1.0 if a_aff >= CORRECT_FROM_STEP else 0.0
         r_c = {g: x.s[g] * x.lam[g] + second * affine.s[g] * affine.lam[g] - sigma * mu
                for g in x.s}
