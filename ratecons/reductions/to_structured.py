@@ -19,7 +19,15 @@ one stacked feature matrix of the examples the step uses:
 - a chi-square or KL robust loss minimized in the objective (Ghosh & Squillante, eq. 5 in dual
   form, :mod:`ratecons.solvers.structured_robust`): two free variables (eta, lam) and per
   example the perspective of phi* at its margin loss, a smooth piece (logistic, squared) or the
-  epigraph of a hinge piece max(0, 1 - y z) that enters no row.
+  epigraph of a hinge piece max(0, 1 - y z) that enters no row;
+- a worst-case rate over a chi-square or KL ball (:mod:`ratecons.expr.robust`), in any row:
+  c + sigma sup_q sum_x q_x sigma g_x with every indicator replaced by its bound of eq. 4 of
+  Goh et al. at the anchor, as the CVXPY lowering writes it (``cvxpy_canon.worst_case`` and,
+  for a rate conditional on a strict subset of the ball's support bounded alone,
+  ``cvxpy_canon.conditional_bound``): per example of the ball the loss
+  l_x = c_x + |h_x| u_x, with u_x the epigraph of a hinge piece max(0, 1/2 +- z) (a piece that
+  enters no row) or the constant 1 where the anchor's score is past the ramp, and the same
+  dual form with (eta, lam) two free variables of the row.
 
 Lowering is by table (:data:`LOWERINGS`, term type -> function): a term without an entry is
 refused by name with :class:`~ratecons.errors.NotLinearError`, never passed over.
@@ -40,6 +48,7 @@ from ..errors import NotLinearError
 from ..expr.analysis import Analysis
 from ..expr.mean_loss import MeanLoss
 from ..expr.ranking import RankingObjective, TPRAtQuantile, TPRAtTop
+from ..expr.robust import WorstCaseRate
 from ..expr.robust_loss import RobustLoss
 from ..numerics.phi import CHI2, KL
 from ..rates import RateExpr
@@ -69,6 +78,25 @@ class _Group:
 
 
 @dataclass
+class _Robust:
+    """A support function of a ball in row ``row`` over a group's losses (module docstring):
+    ``factor`` / ``offset`` make a hinge group's losses offset + factor u, ``fixed`` are the
+    constant losses of the ball's examples with no piece."""
+
+    phi: str
+    rho: float
+    coef: float
+    row: int
+    loss: str
+    group: _Group | None
+    eta: int
+    lam: int
+    factor: np.ndarray | None = None
+    offset: np.ndarray | None = None
+    fixed: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+
+@dataclass
 class _Pieces:
     """The pieces of a step while it is being lowered (rows 0..m are the user's; internal
     rows, the ranking terms' own constraints, follow)."""
@@ -80,7 +108,11 @@ class _Pieces:
     internal_bounds: list[float] = field(default_factory=list)
     row_extra: list[tuple[int, int, float]] = field(default_factory=list)
     extra: int = 0
-    robust: list[tuple[RobustLoss, float, _Group, int, int]] = field(default_factory=list)
+    robust: list[_Robust] = field(default_factory=list)
+    anchor: dict[int, np.ndarray] | None = None
+    single_part: list[bool] = field(default_factory=list)  # row j has one part
+    bounds: np.ndarray = field(default_factory=lambda: np.zeros(0))  # the user rows' bounds
+    row_constants: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     def new_variable(self) -> int:
         self.extra += 1
@@ -151,13 +183,6 @@ def _ranking(pieces: _Pieces, j: int, coef: float, part: RankingObjective,
     pieces.add_hinge(key, positives, -1.0, 1.0, {j: -coef / positives.size}, on_t)
 
 
-def _robust_support(part: RobustLoss) -> str | None:
-    if not any(part.ball.phi is phi for phi in (CHI2, KL)):
-        return (f"the structured step solver takes the chi-square and KL balls only (got "
-                f"phi={part.ball.phi.name!r} in {part.name})")
-    return None
-
-
 def _robust_loss(pieces: _Pieces, j: int, coef: float, part: RobustLoss,
                  objective: bool) -> None:
     """coef * R (eq. 5 of Ghosh & Squillante in dual form, :mod:`..solvers.structured_robust`)
@@ -172,7 +197,48 @@ def _robust_loss(pieces: _Pieces, j: int, coef: float, part: RobustLoss,
         group.slope, group.offset = -label, np.ones(s.n)
         pieces.hinge.append(group)
     eta, lam = pieces.new_variable(), pieces.new_variable()
-    pieces.robust.append((part, coef, group, eta, lam))
+    pieces.robust.append(_Robust(part.ball.phi.name, part.ball.rho, coef, j, part.loss, group,
+                                 eta, lam))
+
+
+def _ball_support(part: Any) -> str | None:
+    if not any(part.ball.phi is phi for phi in (CHI2, KL)):
+        return (f"the structured step solver takes the chi-square and KL balls only (got "
+                f"phi={part.ball.phi.name!r} in {part.name})")
+    return None
+
+
+def _worst_case(pieces: _Pieces, j: int, coef: float, part: WorstCaseRate,
+                objective: bool) -> None:
+    """coef * worst_case(r, U) in row j (module docstring): the losses l_x = c_x + |h_x| u_x
+    of ``indicator_losses`` (eq. 4 of Goh et al. at the anchor) under the support function of
+    U in dual form, with two new free variables (eta, lam)."""
+    sigma = 1.0 if coef > 0 else -1.0
+    if part.conditional:
+        if j == 0 or pieces.single_part[j] is not True:
+            raise part.conditional_error("minimized, maximized or beside other terms, such a "
+                                         "ratio has no exact convex form")
+        # bound + |coef| S(l) <= bound, l of bound_losses at k (cvxpy_canon.conditional_bound)
+        bound = float(pieces.bounds[j - 1])
+        const, h = part.bound_losses(sigma, (bound - pieces.row_constants[j]) / coef)
+        pieces.constant[j] += bound - pieces.row_constants[j]
+    else:
+        const, h = np.zeros(part.ball.support.n), sigma * part.coefficients
+        pieces.constant[j] += coef * part.expr.constant
+    support = part.ball.support
+    z0 = pieces.anchor[id(support.data)][support.index] if pieces.anchor is not None else None
+    # u+ of eq. 4 where h > 0 (a hinge while the anchor's score is <= 1/2), u- where h < 0
+    on_piece = (h != 0) if z0 is None else (((h > 0) & (z0 <= 0.5)) | ((h < 0) & (z0 >= -0.5)))
+    base = const + np.minimum(h, 0.0)  # h u+ where h > 0, h - h u- = h + |h| u- where h < 0
+    at = np.flatnonzero(on_piece)
+    group = None
+    if at.size:
+        pieces.add_hinge(id(support.data), support.index[at], np.sign(h[at]), 0.5, {})
+        group = pieces.hinge[-1]
+    fixed = np.delete(base + np.abs(h), at)  # the bound is the constant 1 there
+    eta, lam = pieces.new_variable(), pieces.new_variable()
+    pieces.robust.append(_Robust(part.ball.phi.name, part.ball.rho, abs(coef), j, "hinge",
+                                 group, eta, lam, np.abs(h[at]), base[at], fixed))
 
 
 @dataclass(frozen=True)
@@ -197,7 +263,8 @@ LOWERINGS: dict[type, Lowering] = {
     MeanLoss: Lowering(_mean_loss),
     TPRAtTop: _RANKING,
     TPRAtQuantile: _RANKING,
-    RobustLoss: Lowering(_robust_loss, _robust_support, objective_only=True),
+    RobustLoss: Lowering(_robust_loss, _ball_support, objective_only=True),
+    WorstCaseRate: Lowering(_worst_case, _ball_support),
 }
 
 
@@ -210,7 +277,8 @@ def structured_support(analysis: Analysis) -> str | None:
                 return (f"the structured step solver has no lowering for {part.name} "
                         f"({type(part).__name__}); it takes rates, mean losses (hinge, "
                         f"{', '.join(SMOOTH_LOSSES)}), TPR@K and TPR@tau (hinge surrogate), "
-                        "chi-square and KL robust losses in the objective, l1 and l2")
+                        "chi-square and KL robust losses in the objective and worst-case "
+                        "rates, l1 and l2")
             reason = entry.refuses(part)
             if reason is not None:
                 return reason
@@ -294,7 +362,10 @@ def lower_structured(analysis: Analysis, psi: dict[int, Any],
     if reason is not None:
         raise NotLinearError(reason + ". Use method='cvxpy' for this problem.")
     m = len(analysis.constraints)
-    pieces = _Pieces(m, np.zeros(m + 1))
+    pieces = _Pieces(m, np.zeros(m + 1), anchor=anchor,
+                     bounds=np.asarray(bounds, dtype=np.float64),
+                     row_constants=np.array([row.constant for row in analysis.rows]),
+                     single_part=[len(row.parts) == 1 for row in analysis.rows])
     _fold_rates(analysis, psi, anchor, pieces)
     fit_b = bool(getattr(analysis.model, "fit_intercept", True))
     for j, row in enumerate(analysis.rows):
@@ -304,7 +375,8 @@ def lower_structured(analysis: Analysis, psi: dict[int, Any],
             pinned = j == 0 and fit_b and not analysis.constraints
             LOWERINGS[type(part)].lower(pieces, j, coef, part, pinned)
     smooth_groups = [g for group in pieces.smooth.values() for g in group]
-    robust_smooth = [g for _, _, g, _, _ in pieces.robust if g.slope is None]
+    robust_smooth = [r.group for r in pieces.robust
+                     if r.group is not None and r.group.slope is None]
     P, offsets, used = _stack(psi, pieces.hinge + smooth_groups + robust_smooth)
 
     def position(g: _Group) -> np.ndarray:
@@ -350,16 +422,20 @@ def lower_structured(analysis: Analysis, psi: dict[int, Any],
 
 def _robust_pieces(pieces: _Pieces, position: Callable[[_Group], np.ndarray]
                    ) -> list[RobustPieces]:
-    """The robust losses' pieces: hinge ones point at their hinge pieces k, smooth ones at
+    """The support functions' pieces: hinge ones point at their hinge pieces k, smooth ones at
     their rows of the stacked features."""
     starts = np.cumsum([0] + [g.rows.size for g in pieces.hinge])
     out = []
-    for part, coef, group, eta, lam in pieces.robust:
-        if group.slope is not None:
+    for rob in pieces.robust:
+        group = rob.group
+        if group is None:
+            index, label = np.zeros(0, np.int64), np.zeros(0)
+        elif group.slope is not None:
             k = next(i for i, g in enumerate(pieces.hinge) if g is group)
             index = np.arange(starts[k], starts[k + 1])
+            label = np.zeros(index.size) if group.label is None else group.label
         else:
-            index = position(group).astype(np.int64)
-        out.append(RobustPieces(part.ball.phi.name, part.ball.rho, float(coef), part.loss,
-                                index, group.label, eta, lam))
+            index, label = position(group).astype(np.int64), group.label
+        out.append(RobustPieces(rob.phi, rob.rho, float(rob.coef), rob.loss, index, label,
+                                rob.eta, rob.lam, rob.row, rob.factor, rob.offset, rob.fixed))
     return out

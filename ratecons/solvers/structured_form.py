@@ -16,7 +16,7 @@ import scipy.sparse as sp
 
 from ..loss_functions import margin_loss
 from ..scans import Rows
-from .structured_robust import RobustPieces, robust_value
+from .structured_robust import RobustPieces, robust_values
 
 __all__ = ["SmoothPieces", "StructuredForm", "StructuredSolution",
            "WarmStart"]
@@ -61,8 +61,9 @@ class StructuredForm:
         The first ``user_rows`` constraint rows are the user's (their multipliers are
         returned); the others are the ranking terms' own (default: all).
     robust : list of RobustPieces
-        Robust losses in the objective row (:mod:`.structured_robust`), each over two of
-        the free variables v (eta, and lam > 0).
+        Support functions of phi-divergence balls (:mod:`.structured_robust`): robust losses
+        in the objective row, worst-case rates in any row, each over two of the free
+        variables v (eta, and lam > 0).
     """
 
     rows: Rows
@@ -113,7 +114,7 @@ class StructuredForm:
                                 + self.G @ v)
             values += self.hinge_coef @ pieces
         if self.robust:
-            values[0] += robust_value(self.robust, z, pieces, v)
+            values += robust_values(self.robust, z, pieces, v, self.m)
         for piece in self.smooth:
             loss, _ = margin_loss(piece.loss, piece.label * z[piece.index])
             values += piece.coef @ loss

@@ -26,21 +26,27 @@ With t = l - eta the per-example functions psi(t, lam) = lam phi*(t / lam) are
   derivative jumps where t_i = 0, which the Newton steps meet as a generalized Hessian);
 - KL, phi*(t) = exp(t) - 1: R = min lam (rho - 1) + eta + (1/n) sum lam exp(t_i / lam).
 
-Only the objective row takes these pieces (the support function is convex; as a constraint
-row its multiplier would scale the per-example terms, which this module does not do).
+The same support function bounds a worst-case rate in a constraint row (``rc.worst_case``,
+:mod:`ratecons.expr.robust`): there the per-example losses are l_i = c_i + h_i u_k with u_k the
+epigraph of a hinge piece (the bound of eq. 4 of Goh et al. at the anchor, h_i >= 0) or a
+constant c_i (the bound is the constant 1 past the anchor's ramp), and (eta, lam) are free
+variables of the row: row_j <= bound holds exactly when some (eta, lam) make the dual form
+<= bound. Its Lagrangian terms are the per-example terms times the row's multiplier (as the
+smooth pieces' curvature is), and its gradient on (u, eta, lam) is the row's Jacobian, which
+changes with the iterate (:class:`RobustRows`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..loss_functions import margin_loss
 from .margin_curvature import SMOOTH_LOSSES
 
-__all__ = ["ROBUST_PHIS", "RobustPieces", "RobustTerms", "robust_terms", "robust_value",
-           "robust_start"]
+__all__ = ["ROBUST_PHIS", "RobustPieces", "RobustRows", "RobustTerms", "robust_terms",
+           "robust_values", "robust_start"]
 
 #: the divergences with a structured lowering: name -> the coefficient of lam in R beside rho
 ROBUST_PHIS = {"chi2": 1.0, "kl": -1.0}
@@ -51,7 +57,7 @@ MAX_EXPONENT = 600.0
 
 @dataclass
 class RobustPieces:
-    """coef * R over the losses of ``index`` (module docstring), in the objective row.
+    """coef * R over the losses of ``index`` (module docstring), in row ``row``.
 
     Attributes
     ----------
@@ -59,16 +65,22 @@ class RobustPieces:
     rho : float
         The ball's radius.
     coef : float
-        Weight of the term in the objective (> 0).
+        Weight of the term in its row (> 0).
     loss : str
-        ``"hinge"`` (the losses are the epigraph variables u_k of hinge pieces
-        max(0, 1 - y z) of the form, with no coefficient in any row) or a smooth margin loss.
-    index : ndarray, shape (n,)
+        ``"hinge"`` (the losses are ``offset + factor * u_k`` with u_k the epigraph variables
+        of hinge pieces of the form that enter no row linearly) or a smooth margin loss.
+    index : ndarray, shape (n_pieces,)
         Hinge: the pieces k; smooth: the example rows of the stacked features.
-    label : ndarray, shape (n,)
+    label : ndarray, shape (n_pieces,)
         y in {-1, +1} (smooth losses; unused for hinge).
     eta, lam : int
         The positions of eta and lam among the form's free variables v.
+    row : int
+        The form's row (0: the objective; j >= 1: constraint j, hinge losses only).
+    factor, offset : ndarray, shape (n_pieces,), optional
+        Hinge losses l_i = offset_i + factor_i u_k (default 0 + 1 u_k), factor >= 0.
+    fixed : ndarray, optional
+        Constant losses of the ball's examples that have no piece (they count in n).
     """
 
     phi: str
@@ -79,14 +91,24 @@ class RobustPieces:
     label: np.ndarray
     eta: int
     lam: int
+    row: int = 0
+    factor: np.ndarray | None = None
+    offset: np.ndarray | None = None
+    fixed: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     @property
     def n(self) -> int:
-        return int(self.index.size)
+        """The ball's examples: the pieces' and the fixed ones."""
+        return int(self.index.size + self.fixed.size)
 
     @property
     def on_pieces(self) -> bool:
         return self.loss == "hinge"
+
+    @property
+    def slope(self) -> np.ndarray:
+        """d l_i / d u_k of the hinge losses."""
+        return np.ones(self.index.size) if self.factor is None else self.factor
 
 
 def _perspective(phi: str, t: np.ndarray, lam: float
@@ -104,10 +126,11 @@ def _perspective(phi: str, t: np.ndarray, lam: float
 
 def _losses(piece: RobustPieces, z: np.ndarray, u: np.ndarray
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The losses l_i with l'(y z) y and l''(y z) (zeros for the hinge epigraphs)."""
+    """The pieces' losses l_i with dl/dz and d2l/dz2 for smooth losses (l'(y z) y and
+    l''(y z)), or dl/du and 0 for hinge epigraphs."""
     if piece.on_pieces:
-        zero = np.zeros(piece.n)
-        return u[piece.index], zero, zero
+        offset = 0.0 if piece.offset is None else piece.offset
+        return offset + piece.slope * u[piece.index], piece.slope, np.zeros(piece.index.size)
     margins = piece.label * z[piece.index]
     loss, d1 = margin_loss(piece.loss, margins)
     return loss, piece.label * d1, SMOOTH_LOSSES[piece.loss](margins)
@@ -115,8 +138,9 @@ def _losses(piece: RobustPieces, z: np.ndarray, u: np.ndarray
 
 @dataclass
 class RobustTerms:
-    """Every robust piece's value, gradient and Hessian at one iterate, scattered to the
-    examples (N), the hinge pieces (K) and the free variables (r)."""
+    """The robust pieces' terms of the Lagrangian at one iterate (the objective row's pieces
+    with weight 1, a constraint row's with its multiplier), scattered to the examples (N), the
+    hinge pieces (K) and the free variables (r); ``value`` is the objective row's."""
 
     value: float
     g_z: np.ndarray  # (N,)
@@ -136,46 +160,83 @@ class RobustTerms:
                 self.E_z.T @ dz + self.c_u.T @ du + self.H_v @ dv)
 
 
-def robust_terms(pieces: list[RobustPieces], scale: float, z: np.ndarray, u: np.ndarray,
-                 v: np.ndarray, K: int) -> RobustTerms:
-    """:class:`RobustTerms` of ``pieces`` at (z, u, v), every term times ``scale`` (the
-    objective row's scaling)."""
-    N, r = z.size, v.size
+@dataclass
+class RobustRows:
+    """The constraint rows' robust parts at one iterate (scaled rows): their values (m,) and
+    their gradients on the hinge epigraphs (m, K) and on the free variables (m, r)."""
+
+    values: np.ndarray
+    on_u: np.ndarray
+    on_v: np.ndarray
+
+
+def _piece_terms(piece: RobustPieces, c: float, weight: float, out: RobustTerms,
+                 rows: RobustRows, z: np.ndarray, u: np.ndarray, v: np.ndarray) -> None:
+    """Add one piece (its row scaled by ``c``) to ``out`` with Lagrangian weight ``weight``
+    and, for a constraint row, its value and gradient to ``rows``."""
+    N = z.size
+    each = c / piece.n
+    eta, lam = float(v[piece.eta]), float(v[piece.lam])
+    ie, il = piece.eta, piece.lam
+    loss, d1, d2 = _losses(piece, z, u)
+    psi, p_t, p_l, p_tt, p_tl, p_ll = _perspective(piece.phi, loss - eta, lam)
+    fixed = _perspective(piece.phi, piece.fixed - eta, lam)
+    linear = piece.rho + ROBUST_PHIS[piece.phi]
+    value = c * (lam * linear + eta) + each * (psi.sum() + fixed[0].sum())
+    g_eta = c - each * (p_t.sum() + fixed[1].sum())
+    g_lam = c * linear + each * (p_l.sum() + fixed[2].sum())
+    g_u = each * p_t * d1 if piece.on_pieces else None
+    if piece.row == 0:
+        out.value += value
+    else:
+        rows.values[piece.row - 1] += value
+        rows.on_v[piece.row - 1, ie] += g_eta
+        rows.on_v[piece.row - 1, il] += g_lam
+        rows.on_u[piece.row - 1, piece.index] += g_u
+    each *= weight
+    out.g_v[ie] += weight * g_eta
+    out.g_v[il] += weight * g_lam
+    out.H_v[ie, ie] += each * (p_tt.sum() + fixed[3].sum())
+    out.H_v[il, il] += each * (p_ll.sum() + fixed[5].sum())
+    out.H_v[ie, il] -= each * (p_tl.sum() + fixed[4].sum())
+    out.H_v[il, ie] -= each * (p_tl.sum() + fixed[4].sum())
+    if piece.on_pieces:
+        out.g_u[piece.index] += weight * g_u
+        out.h_u[piece.index] += each * p_tt * d1 ** 2
+        out.c_u[piece.index, ie] -= each * p_tt * d1
+        out.c_u[piece.index, il] += each * p_tl * d1
+    else:
+        out.g_z += np.bincount(piece.index, weights=each * p_t * d1, minlength=N)
+        out.h_z += np.bincount(piece.index, weights=each * (p_tt * d1 ** 2 + p_t * d2),
+                               minlength=N)
+        out.E_z[:, ie] -= np.bincount(piece.index, weights=each * p_tt * d1, minlength=N)
+        out.E_z[:, il] += np.bincount(piece.index, weights=each * p_tl * d1, minlength=N)
+
+
+def robust_terms(pieces: list[RobustPieces], scale: np.ndarray, weights: np.ndarray,
+                 z: np.ndarray, u: np.ndarray, v: np.ndarray, K: int
+                 ) -> tuple[RobustTerms, RobustRows]:
+    """:class:`RobustTerms` and :class:`RobustRows` of ``pieces`` at (z, u, v): row j's
+    pieces times ``scale[j]`` (the rows' scaling), and in the Lagrangian times ``weights[j]``
+    (1 for the objective, the multiplier of a constraint row)."""
+    N, r, m = z.size, v.size, scale.size - 1
     out = RobustTerms(0.0, np.zeros(N), np.zeros(K), np.zeros(r), np.zeros(N), np.zeros(K),
                       np.zeros((N, r)), np.zeros((K, r)), np.zeros((r, r)))
+    rows = RobustRows(np.zeros(m), np.zeros((m, K)), np.zeros((m, r)))
     for piece in pieces:
-        c = scale * piece.coef
-        weight = c / piece.n
-        eta, lam = float(v[piece.eta]), float(v[piece.lam])
-        loss, d1, d2 = _losses(piece, z, u)
-        psi, p_t, p_l, p_tt, p_tl, p_ll = _perspective(piece.phi, loss - eta, lam)
-        out.value += c * (lam * (piece.rho + ROBUST_PHIS[piece.phi]) + eta) + weight * psi.sum()
-        out.g_v[piece.eta] += c - weight * p_t.sum()
-        out.g_v[piece.lam] += c * (piece.rho + ROBUST_PHIS[piece.phi]) + weight * p_l.sum()
-        ie, il = piece.eta, piece.lam
-        out.H_v[ie, ie] += weight * p_tt.sum()
-        out.H_v[il, il] += weight * p_ll.sum()
-        out.H_v[ie, il] -= weight * p_tl.sum()
-        out.H_v[il, ie] -= weight * p_tl.sum()
-        if piece.on_pieces:
-            out.g_u[piece.index] += weight * p_t
-            out.h_u[piece.index] += weight * p_tt
-            out.c_u[piece.index, ie] -= weight * p_tt
-            out.c_u[piece.index, il] += weight * p_tl
-        else:
-            out.g_z += np.bincount(piece.index, weights=weight * p_t * d1, minlength=N)
-            out.h_z += np.bincount(piece.index, weights=weight * (p_tt * d1 ** 2 + p_t * d2),
-                                   minlength=N)
-            out.E_z[:, ie] -= np.bincount(piece.index, weights=weight * p_tt * d1, minlength=N)
-            out.E_z[:, il] += np.bincount(piece.index, weights=weight * p_tl * d1, minlength=N)
-    return out
+        _piece_terms(piece, float(scale[piece.row]) * piece.coef, float(weights[piece.row]),
+                     out, rows, z, u, v)
+    return out, rows
 
 
-def robust_value(pieces: list[RobustPieces], z: np.ndarray, hinge: np.ndarray,
-                 v: np.ndarray) -> float:
-    """sum coef * (the dual form at (eta, lam) of v) with the exact losses (``hinge``: the
-    pieces' values max(0, a z + c)); equal to the robust losses at the optimal (eta, lam)."""
-    return robust_terms(pieces, 1.0, z, hinge, v, hinge.size).value
+def robust_values(pieces: list[RobustPieces], z: np.ndarray, hinge: np.ndarray,
+                  v: np.ndarray, m: int) -> np.ndarray:
+    """Every row's sum of coef * (the dual form at (eta, lam) of v) with the exact losses
+    (``hinge``: the pieces' values max(0, a z + c)), shape (m + 1,); equal to the robust
+    terms at the optimal (eta, lam) and above them elsewhere."""
+    ones = np.ones(m + 1)
+    terms, rows = robust_terms(pieces, ones, ones, z, hinge, v, hinge.size)
+    return np.concatenate([[terms.value], rows.values])
 
 
 def robust_start(pieces: list[RobustPieces], z: np.ndarray, u: np.ndarray,
@@ -185,7 +246,7 @@ def robust_start(pieces: list[RobustPieces], z: np.ndarray, u: np.ndarray,
     chi-square (every example on the curved side)."""
     v = v.copy()
     for piece in pieces:
-        loss, _, _ = _losses(piece, z, u)
+        loss = np.concatenate([_losses(piece, z, u)[0], piece.fixed])
         lam = 1.0
         if piece.phi == "kl":
             top = float(np.max(loss))
