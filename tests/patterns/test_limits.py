@@ -51,8 +51,22 @@ METHODS = [(_rates, m) for m in ("mm", "cvxpy", "hinge")] + \
     [(_mrc, m) for m in ("lp", "ccg", "subgradient", "cvxpy")] + \
     [(_top, m) for m in ("dual_ca", "primal_ipm", "dual_qp", "cvxpy")] + \
     [(_dro, m) for m in ("lbfgs", "fsg", "gssg", "pssg", "sgd", "cvxpy")] + \
-    [(_composed, m) for m in ("generic", "highs")]
+    [(_composed, m) for m in ("generic", "highs", "cvxpy", "structured")]
 IDS = [f"{build.__name__[1:]}-{method}" for build, method in METHODS]
+
+
+def test_every_method_of_every_pattern_is_in_the_budget_tests():
+    """The budget tests below run every MethodSpec a pattern registers (issue 30): a method
+    added to a pattern without a row here fails."""
+    from ratecons.dispatch import patterns
+    from ratecons.patterns.composed import GenericChain
+
+    builds = {"rate constraints": _rates, "minimax risk": _mrc, "ranking at the top": _top,
+              "robust learning (phi-divergence DRO)": _dro}
+    registered = {(builds[p.name], m) for p in patterns() for m in p.methods()}
+    registered |= {(_composed, m) for m in GenericChain().methods()}
+    registered |= {(_composed, m) for m in ("generic", "highs")}  # by name, outside a pattern
+    assert registered == set(METHODS)
 
 
 def _solve(build, method, **options):
