@@ -10,6 +10,10 @@ of the test set.
 Notation follows Goh et al., "Satisfying Real-world Goals with Dataset Constraints" (Table 1):
 ``D.positives`` is D^+, ``D.negatives`` is D^-, ``D.baseline_cell(1, 0)`` is D^{+-} (labelled
 positive, baseline predicts negative), and so on.
+
+The validation of each input column is :mod:`ratecons.data_columns`; the selection recipes
+behind subsets are :mod:`ratecons.data_select`; Dask-backed inputs go through
+:mod:`ratecons.dask_data`.
 """
 
 from __future__ import annotations
