@@ -3,14 +3,17 @@
 Synthetic data (d = 20 standard normal features, a linear label with noise, a binary group)
 is written as Parquet files of ``--file-rows`` rows each to a temporary directory and read back
 with :meth:`ratecons.Dataset.from_parquet` on a ``LocalCluster`` whose workers have
-``--worker-memory`` each. Two problems are solved:
+``--worker-memory`` each. Three problems are solved:
 
 - composition: logistic loss + the 80% rule (``method="structured"``, the generic chain);
-- robust loss: chi-square ball, logistic loss (``method="lbfgs"``).
+- robust loss: chi-square ball, logistic loss (``method="lbfgs"``);
+- mrc: a binary minimax risk classifier, LP (4) by CCG (``method="ccg"``; the moment set is
+  built inside the timed solve: its estimates are passes too).
 
 For each it prints the wall time, the passes over the data (:func:`ratecons.scans.dask_passes`
 plus the Dask results converted to NumPy, :class:`CountConversions`),
-the peak memory of each worker (the largest process memory its nanny reported while solving),
+the peak memory of each worker (the largest process memory its nanny reported while solving)
+and the client's memory growth during the solve (per-example vectors held by the client),
 the time per pass divided by the floor: one plain Dask reduction (column sums) over the same
 Parquet files, and (unless ``--no-memory``) the time of the same solve in memory and the gap
 between the two objectives. The worst ratio is printed last.
@@ -75,11 +78,18 @@ class CountConversions:
 
 
 class PeakMemory:
-    """Poll each worker's process memory (as its nanny reports it) in a thread."""
+    """Poll each worker's process memory (as its nanny reports it) and this (the client's)
+    process memory in a thread; ``client_growth`` is the client's peak over its memory at the
+    start (the solve's per-example vectors and results)."""
 
     def __init__(self, client, every: float = 0.2) -> None:
+        import psutil
+
         self.client, self.every = client, every
         self.peak: dict[str, float] = {}
+        self._process = psutil.Process()
+        self._client_start = float(self._process.memory_info().rss)
+        self.client_growth = 0.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -88,6 +98,8 @@ class PeakMemory:
             for address, info in self.client.scheduler_info()["workers"].items():
                 used = float(info.get("metrics", {}).get("memory", 0.0))
                 self.peak[address] = max(self.peak.get(address, 0.0), used)
+            growth = float(self._process.memory_info().rss) - self._client_start
+            self.client_growth = max(self.client_growth, growth)
             self._stop.wait(self.every)
 
     def __enter__(self) -> PeakMemory:
@@ -129,16 +141,25 @@ def distributed_off():
 
 
 def problems(data):
+    """Label -> (a function building the problem, method, the --only name)."""
     import ratecons as rc
 
-    women, men = data.group("group", 1), data.group("group", 0)
-    composition = rc.Problem(minimize=rc.logistic_loss(data), model=rc.LinearModel(l2=1e-4),
-                             subject_to=[rc.positive_rate(women) >= 0.8 * rc.positive_rate(men)])
-    ball = rc.PhiDivergenceBall(data, phi="chi2", rho=0.1)
-    robust = rc.Problem(minimize=rc.robust_loss(ball, loss="logistic"),
-                        model=rc.LinearModel(l2=1e-4))
-    return {"logistic + 80% rule": (composition, "structured"),
-            "robust chi2 logistic": (robust, "lbfgs")}
+    def composition():
+        women, men = data.group("group", 1), data.group("group", 0)
+        return rc.Problem(minimize=rc.logistic_loss(data), model=rc.LinearModel(l2=1e-4),
+                          subject_to=[rc.positive_rate(women) >= 0.8 * rc.positive_rate(men)])
+
+    def robust():
+        ball = rc.PhiDivergenceBall(data, phi="chi2", rho=0.1)
+        return rc.Problem(minimize=rc.robust_loss(ball, loss="logistic"),
+                          model=rc.LinearModel(l2=1e-4))
+
+    def mrc():
+        return rc.Problem(minimize=rc.minimax_risk(rc.MomentSet(data)))
+
+    return {"logistic + 80% rule": (composition, "structured", "composition"),
+            "robust chi2 logistic": (robust, "lbfgs", "robust"),
+            "binary MRC": (mrc, "ccg", "mrc")}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -147,7 +168,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--file-rows", type=int, default=250_000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--worker-memory", default="1GB")
-    parser.add_argument("--only", choices=["composition", "robust"], default=None)
+    parser.add_argument("--only", choices=["composition", "robust", "mrc"], default=None)
+    parser.add_argument("--floor-repeats", type=int, default=3,
+                        help="plain reductions timed for the floor (the best is kept)")
     parser.add_argument("--time-limit", type=float, default=None,
                         help="seconds per Dask solve (it then ends at its best point so far)")
     parser.add_argument("--stream", action="store_true",
@@ -178,22 +201,22 @@ def main(argv: list[str] | None = None) -> None:
                   f"{limit / 2**20:.0f} MiB of worker memory in total "
                   f"({'below' if limit < size else 'above'} the data's size); features "
                   f"{'streamed from Parquet every pass' if args.stream else 'persisted'}")
-            floor = floor_seconds(folder)
+            floor = floor_seconds(folder, args.floor_repeats)
             print(f"floor: one plain Dask reduction over the Parquet files: {floor:.2f} s")
             data = rc.Dataset.from_parquet(folder, label="label", groups=["group"])
             in_memory = None if args.no_memory else problems(load_in_memory(folder))
             header = (f"{'problem':<22} {'method':<10} {'status':<16} {'time s':>8} "
                       f"{'passes':>6} {'s/pass':>7} {'/floor':>7} {'peak MiB/worker':>16} "
+                      f"{'client MiB':>10} "
                       f"{'objective':>12} {'memory s':>9} {'obj gap':>8}")
             print(header)
             ratios = []
-            for label, (problem, method) in problems(data).items():
-                if args.only and not label.startswith(
-                        {"composition": "logistic", "robust": "robust"}[args.only]):
+            for label, (build, method, name) in problems(data).items():
+                if args.only and args.only != name:
                     continue
                 start, passes = time.perf_counter(), dask_passes()
                 with PeakMemory(client) as peak, CountConversions() as conversions:
-                    result = problem.solve(method=method, time_limit=args.time_limit)
+                    result = build().solve(method=method, time_limit=args.time_limit)
                 elapsed = time.perf_counter() - start
                 passes = dask_passes() - passes + conversions.count
                 worst_worker = max(peak.peak.values(), default=0.0) / 2**20
@@ -203,12 +226,13 @@ def main(argv: list[str] | None = None) -> None:
                 if in_memory is not None:
                     start = time.perf_counter()
                     with distributed_off():
-                        reference = in_memory[label][0].solve(method=method)
+                        reference = in_memory[label][0]().solve(method=method)
                     gap = abs(reference.objective - result.objective)
                     compared = f"{time.perf_counter() - start:>9.1f} {gap:>8.1e}"
                 print(f"{label:<22} {method:<10} {result.status:<16} {elapsed:>8.1f} "
                       f"{passes:>6} {per_pass:>7.3f} {per_pass / floor:>7.2f} "
-                      f"{worst_worker:>16.0f} {result.objective:>12.6f} {compared}")
+                      f"{worst_worker:>16.0f} {peak.client_growth / 2**20:>10.0f} "
+                      f"{result.objective:>12.6f} {compared}")
     if ratios:
         ratio, label = max(ratios)
         print(f"WORST time per pass / floor: {ratio:.2f} ({label})")

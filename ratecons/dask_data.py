@@ -155,12 +155,15 @@ def _check_column(what: str, stats: list[dict[str, Any]], n: int) -> None:
 
 
 def _gather_column(values: Any) -> np.ndarray:
-    """A per-example column on the client (the current limit, module docstring)."""
-    out = values.compute()
-    if hasattr(out, "to_numpy"):
-        numpy_dtype = getattr(out.dtype, "numpy_dtype", None)
-        return out.to_numpy(dtype=numpy_dtype) if numpy_dtype is not None else out.to_numpy()
-    return np.asarray(out)
+    """A per-example column on the client (the current limit, module docstring), partition by
+    partition: ``values.compute()`` would first concatenate the whole column on one worker,
+    which at 20M rows exceeded a 1 GB worker's memory."""
+    parts = dask.compute(*_partitions(values))
+    if hasattr(parts[0], "to_numpy"):
+        numpy_dtype = getattr(parts[0].dtype, "numpy_dtype", None)
+        parts = [p.to_numpy(dtype=numpy_dtype) if numpy_dtype is not None else p.to_numpy()
+                 for p in parts]
+    return np.concatenate([np.asarray(p) for p in parts])
 
 
 def dask_inputs(X: Any, y: Any, groups: Mapping[str, Any], baseline: Any, weights: Any,

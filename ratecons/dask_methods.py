@@ -7,11 +7,15 @@ that Dask reduces over partitions (X w, X^T c), so that only p-sized and p x p r
 - ``structured``: the generic chain with the structured interior point (its Newton systems
   are one weighted Gram product each);
 - ``lbfgs`` of the robust-learning pattern: the exact objective, gradient (6) and inner
-  maximization need the margins X w (an N-vector on the client) and X^T c.
+  maximization need the margins X w (an N-vector on the client) and X^T c;
+- ``ccg`` of the minimax-risk pattern (LP (4)): the moment estimates, the centroid start, the
+  separation scans and the upper bound (2.2) are reductions over partitions, and only the most
+  violated rows of each partition travel (:mod:`ratecons.solvers.mrc_dask`).
 
 The others need the examples in one process (SDCA and the cutting planes visit rows one at a
-time; CVXPY and HiGHS take the whole matrix; the stochastic DRO methods sample rows; MRC and
-the ranking duals build their forms in memory) and refuse a Dask dataset, naming these.
+time; CVXPY and HiGHS take the whole matrix; the stochastic DRO methods sample rows; MRC's
+full LP, subgradient methods and fixed marginals (2.5), and the ranking duals build their forms
+in memory) and refuse a Dask dataset, naming these.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ __all__ = ["DASK_METHODS", "check_dask_method", "check_dask_problem", "dask_meth
            "dask_partitions", "refuse_dask"]
 
 #: the methods that run with Dask-backed features (module docstring)
-DASK_METHODS = (settings.STRUCTURED_METHOD, "lbfgs")
+DASK_METHODS = (settings.STRUCTURED_METHOD, "lbfgs", "ccg")
 
 
 def _datasets(problem: Any) -> list[Any]:
@@ -48,7 +52,8 @@ def refuse_dask(data: Any, what: str) -> None:
         raise SpecError(
             f"{what} needs the examples in one process, and dataset {data.name!r} lives in "
             f"Dask. On Dask data, use the methods {', '.join(repr(m) for m in DASK_METHODS)} "
-            "(rates, losses and ranking terms over rc.LinearModel; rc.robust_loss), or gather "
+            "(rates, losses and ranking terms over rc.LinearModel; rc.robust_loss; "
+            "rc.minimax_risk), or gather "
             "the data yourself (rc.Dataset(X.compute(), ...)) if it fits in memory.")
 
 
@@ -68,7 +73,8 @@ def check_dask_method(name: str) -> None:
             f"method {name!r} needs the examples in one process, and this problem's data "
             f"live in Dask. Methods that run on Dask partitions: "
             f"{', '.join(repr(m) for m in DASK_METHODS)} (method='structured' for rates, "
-            "losses and ranking terms; method='lbfgs' for rc.robust_loss). Or gather the data "
+            "losses and ranking terms; method='lbfgs' for rc.robust_loss; method='ccg' for "
+            "rc.minimax_risk). Or gather the data "
             "yourself (rc.Dataset(X.compute(), ...)) if it fits in memory.")
 
 
@@ -76,8 +82,9 @@ def dask_method(problem: Any, method: str) -> str:
     """``method``, with ``"auto"`` replaced by the Dask method that takes the problem."""
     if method != "auto":
         return method
-    if "lbfgs" in problem.pattern.methods():
-        return "lbfgs"
+    for name in ("lbfgs", "ccg"):  # the robust-learning and minimax-risk patterns
+        if name in problem.pattern.methods():
+            return name
     if problem.analysis is not None:
         from .reductions.to_structured import structured_support
 

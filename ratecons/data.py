@@ -10,260 +10,37 @@ of the test set.
 Notation follows Goh et al., "Satisfying Real-world Goals with Dataset Constraints" (Table 1):
 ``D.positives`` is D^+, ``D.negatives`` is D^-, ``D.baseline_cell(1, 0)`` is D^{+-} (labelled
 positive, baseline predicts negative), and so on.
+
+The validation of each input column is :mod:`ratecons.data_columns`; the selection recipes
+behind subsets are :mod:`ratecons.data_select`; Dask-backed inputs go through
+:mod:`ratecons.dask_data`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from .caller import user_stacklevel
-from .errors import DataError, DataWarning, EmptySubsetError, LabelError, SpecError
+from .data_columns import (
+    Features,
+    as_features,
+    check_magnitudes,
+    column,
+    feature_columns,
+    is_dask,
+    is_pandas,
+    named_columns,
+    normalize_baseline,
+    normalize_labels,
+)
+from .data_select import All, Baseline, Group, Label, Mask, Selector
+from .errors import DataError, EmptySubsetError, LabelError, SpecError
 
 __all__ = ["Dataset", "Subset", "as_subset", "Features"]
-
-Features = np.ndarray | sp.csr_matrix
-
-#: feature magnitudes above this overflow when squared in a solver (kernels, l2 terms): refused
-OVERFLOW_MAGNITUDE = 1e150
-#: columns with a largest magnitude above this are reported (solvers lose accuracy)
-BADLY_SCALED_MAGNITUDE = 1e6
-
-
-def _is_dask(values: Any) -> bool:
-    """A Dask collection (recognized without importing dask)."""
-    return hasattr(values, "__dask_graph__") and hasattr(values, "compute")
-
-
-def _check_magnitudes(X: Features, feature_names: Sequence[str] | None,
-                      peak: np.ndarray | None = None) -> None:
-    """Refuse magnitudes that overflow; warn about badly scaled columns, naming them.
-    ``peak``: the largest magnitude per column when already known (Dask features)."""
-    if peak is None and sp.issparse(X):
-        peak = np.asarray(abs(X).max(axis=0).todense()).ravel() if X.nnz else np.zeros(
-            X.shape[1])
-    elif peak is None:
-        peak = np.abs(X).max(axis=0) if X.size else np.zeros(X.shape[1])
-
-    def names(cols: np.ndarray) -> str:
-        shown = [feature_names[c] if feature_names else str(c) for c in cols[:5]]
-        return ", ".join(shown) + (", ..." if cols.size > 5 else "")
-
-    huge = np.flatnonzero(peak > OVERFLOW_MAGNITUDE)
-    if huge.size:
-        raise DataError(
-            f"X has values of magnitude up to {peak[huge].max():.3g} in column(s) "
-            f"{names(huge)}: squaring them overflows in every solver. Rescale those columns "
-            "(e.g. standardize, or take logarithms) before building a Dataset.")
-    large = np.flatnonzero(peak > BADLY_SCALED_MAGNITUDE)
-    if large.size:
-        warnings.warn(
-            f"X column(s) {names(large)} reach magnitudes up to {peak[large].max():.3g}: "
-            "conic and interior-point solvers lose accuracy on badly scaled data. "
-            "Standardize the features (z-scores) first.", DataWarning, stacklevel=user_stacklevel())
-
-
-def _is_pandas(values: Any) -> bool:
-    """A pandas Series or DataFrame (recognized without importing pandas)."""
-    return hasattr(values, "isna") and hasattr(values, "to_numpy") and hasattr(values, "dtypes")
-
-
-def _pandas_features(X: Any) -> np.ndarray:
-    """A float matrix from a DataFrame: numeric and boolean columns (nullable ones included;
-    a missing value becomes NaN, which the finite check then reports by row). Other columns
-    are refused by name."""
-    import pandas as pd
-
-    frame = X.to_frame() if X.ndim == 1 else X
-    other = [str(c) for c, dtype in frame.dtypes.items()
-             if not (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype))]
-    if other:
-        raise DataError(
-            f"X has non-numeric columns {other[:5]}{' ...' if len(other) > 5 else ''}: "
-            "encode them first, e.g. rc.Dataset.from_pandas(df, label=..., "
-            "categorical='onehot').")
-    return frame.to_numpy(dtype=np.float64, na_value=np.nan)
-
-
-def _column(values: Any, what: str) -> np.ndarray:
-    """A 1-D array from an array-like or a pandas Series. Pandas missing values (NA, or NaN in
-    a nullable column) are refused naming the rows; nullable integer, float and boolean
-    columns become NumPy integers, floats and booleans."""
-    if not _is_pandas(values):
-        return np.asarray(values)
-    missing = np.flatnonzero(np.asarray(values.isna()).reshape(len(values), -1).any(axis=1))
-    if missing.size:
-        raise DataError(
-            f"{what} has {missing.size} missing values (pandas NA or NaN; first rows: "
-            f"{missing[:5].tolist()}); drop those rows or fill them (e.g. .fillna(...)) "
-            "before building a Dataset.")
-    numpy_dtype = getattr(values.dtype, "numpy_dtype", None)  # nullable Int64, Float64, boolean
-    return values.to_numpy(dtype=numpy_dtype) if numpy_dtype is not None else values.to_numpy()
-
-
-def _named_columns(values: Any, what: str) -> dict[str, Any]:
-    """Named group attributes from a mapping, a DataFrame (one attribute per column) or a
-    named Series."""
-    if values is None:
-        return {}
-    if _is_pandas(values) or _is_dask(values):
-        if values.ndim == 1:
-            if values.name is None:
-                raise DataError(f"{what} is an unnamed Series: pass {{name: series}} or give "
-                                "the Series a name.")
-            return {str(values.name): values}
-        return {str(c): values[c] for c in values.columns}
-    if not isinstance(values, Mapping):
-        raise DataError(f"{what} must be a mapping {{name: values}} or a DataFrame; got "
-                        f"{type(values).__name__}.")
-    return dict(values)
-
-
-def _feature_columns(what: str, columns: list[Any], label: str | None, groups: list[str],
-                     features: Sequence[str] | None, baseline: str | None,
-                     weights: str | None) -> list[Any]:
-    """The feature columns of a table: ``features`` checked, or every column that is not the
-    label, a group, the baseline or the weights."""
-    special = [c for c in (label, baseline, weights) if c is not None]
-    missing = [c for c in [*special, *groups, *(features or [])] if c not in columns]
-    if missing:
-        raise DataError(f"{what}: no column(s) {missing} among {[str(c) for c in columns][:20]}.")
-    if features is None:
-        features = [c for c in columns if c not in special and c not in groups]
-    if not features:
-        raise DataError(f"{what}: no feature columns are left.")
-    return list(features)
-
-
-def _as_features(X: Any) -> Features:
-    """Validate a feature matrix: 2-D, numeric, finite; sparse inputs become CSR float64."""
-    if _is_pandas(X):
-        X = _pandas_features(X)
-    if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=np.float64)
-        if X.ndim != 2:
-            raise DataError(f"X must be 2-dimensional; got a sparse matrix of shape {X.shape}.")
-        if not np.all(np.isfinite(X.data)):
-            bad = int(np.sum(~np.isfinite(X.data)))
-            raise DataError(
-                f"X has {bad} NaN or infinite entries; impute or drop them before building "
-                "a Dataset."
-            )
-        return X
-    try:
-        X = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise DataError(f"X must be a numeric array or scipy.sparse matrix: {exc}") from None
-    if X.ndim != 2:
-        raise DataError(
-            f"X must be 2-dimensional (n_examples, n_features); got shape {X.shape}. "
-            "Use X.reshape(-1, 1) for a single feature."
-        )
-    if not np.all(np.isfinite(X)):
-        rows = np.unique(np.nonzero(~np.isfinite(X))[0])
-        raise DataError(
-            f"X has NaN or infinite values in {rows.size} rows (first: {rows[:5].tolist()}); "
-            "impute or drop them before building a Dataset."
-        )
-    return X
-
-
-def _binary_codes(values: np.ndarray, what: str) -> np.ndarray | None:
-    """Return 0/1 codes if ``values`` are binary in one of the accepted encodings, else None.
-
-    Accepted: {0, 1}, {-1, +1} and booleans (a single value of any of them counts as binary).
-    """
-    if values.dtype == bool:
-        return values.astype(np.int8)
-    if not np.issubdtype(values.dtype, np.number):
-        return None
-    if not np.all(np.isfinite(values)):
-        raise DataError(f"{what} contain NaN or infinite values.")
-    uniq = np.unique(values)
-    if np.all(np.isin(uniq, (0, 1))):
-        return values.astype(np.int8)
-    if np.all(np.isin(uniq, (-1, 1))):
-        return (values > 0).astype(np.int8)
-    return None
-
-
-def _normalize_labels(y: Any, n: int) -> tuple[np.ndarray, bool, np.ndarray | None]:
-    """Normalize labels once: binary encodings become 0/1, other integer codes stay as they are,
-    and string (or other non-numeric) labels are encoded by their sorted values: two values
-    become 0/1 (the larger one, in sort order, positive, as scikit-learn's ``classes_[1]``),
-    more become codes 0..K-1. Returns (codes, is_binary, original values by code or None)."""
-    y = _column(y, "y")
-    if y.ndim != 1 or y.shape[0] != n:
-        raise DataError(f"y must be a 1-D array with one label per row of X ({n}); got {y.shape}.")
-    codes = _binary_codes(y, "labels")
-    if codes is not None:
-        return codes, True, None
-    if y.dtype.kind in "USO":
-        try:
-            values, inverse = np.unique(y.astype(str) if y.dtype.kind == "O" else y,
-                                        return_inverse=True)
-        except TypeError as exc:
-            raise LabelError(f"labels cannot be sorted into classes: {exc}") from None
-        if values.size < 2:
-            raise LabelError(
-                f"labels have one value only ({values[0]!r}): a classifier needs two classes.")
-        return inverse.astype(np.int64 if values.size > 2 else np.int8), values.size == 2, values
-    if np.issubdtype(y.dtype, np.floating):
-        if not np.all(np.isfinite(y)):
-            raise DataError("labels contain NaN or infinite values.")
-        if not np.all(y == np.round(y)):
-            raise LabelError(
-                "labels must be binary (0/1, -1/+1, bool) or integer class codes; got "
-                "non-integer floats."
-            )
-        y = y.astype(np.int64)
-    elif not np.issubdtype(y.dtype, np.integer):
-        raise LabelError(
-            f"labels must be binary (0/1, -1/+1, bool), integer class codes or strings; got "
-            f"dtype {y.dtype}."
-        )
-    return y.astype(np.int64), False, None
-
-
-def _normalize_baseline(baseline: Any, n: int, threshold: float | None = None
-                        ) -> tuple[np.ndarray, np.ndarray]:
-    """Return (raw baseline values, 0/1 baseline predictions).
-
-    A binary array is taken as the deployed model's predictions; any other numeric array as its
-    scores, predicting positive where the score is > ``threshold`` (default 0, the convention
-    of f(x) = <w,x> - b). Values that all lie in [0, 1] but are not 0/1 look like
-    probabilities, for which 0 is the wrong threshold: they need an explicit ``threshold``.
-    """
-    raw = _column(baseline, "baseline")
-    if raw.ndim != 1 or raw.shape[0] != n:
-        raise DataError(
-            f"baseline must be a 1-D array with one prediction or score per row of X ({n}); "
-            f"got shape {raw.shape}."
-        )
-    codes = _binary_codes(raw, "baseline predictions")
-    if codes is not None:
-        return raw, codes
-    if not np.issubdtype(raw.dtype, np.number):
-        raise DataError(f"baseline must be numeric predictions or scores; got dtype {raw.dtype}.")
-    if not np.all(np.isfinite(raw)):
-        raise DataError("baseline scores contain NaN or infinite values.")
-    if threshold is None:
-        if raw.min() >= 0.0 and raw.max() <= 1.0:
-            raise DataError(
-                "baseline values lie in [0, 1] but are not 0/1 predictions: they look like "
-                "probabilities, which the default threshold 0 would read as 'positive "
-                "everywhere'. Pass baseline_threshold=0.5 (positive where p > 0.5), or the "
-                "0/1 predictions themselves, or scores centred at 0.")
-        threshold = 0.0
-    elif not np.isfinite(threshold):
-        raise DataError(f"baseline_threshold must be finite; got {threshold!r}.")
-    return raw.astype(np.float64), (raw > threshold).astype(np.int8)
 
 
 class Dataset:
@@ -317,17 +94,17 @@ class Dataset:
         baseline_threshold: float | None = None,
     ) -> None:
         peak = None
-        groups = _named_columns(groups, "groups")
-        if any(_is_dask(v) for v in (X, y, baseline, weights, *groups.values())):
+        groups = named_columns(groups, "groups")
+        if any(is_dask(v) for v in (X, y, baseline, weights, *groups.values())):
             from .dask_data import dask_inputs  # features stay in Dask (ratecons.dask_data)
 
             given = dask_inputs(X, y, groups, baseline, weights, feature_names)
             X, y, groups, baseline, weights = (given.X, given.y, given.groups, given.baseline,
                                                given.weights)
             feature_names, peak = given.feature_names, given.peak
-        if feature_names is None and _is_pandas(X) and X.ndim == 2:
+        if feature_names is None and is_pandas(X) and X.ndim == 2:
             feature_names = [str(c) for c in X.columns]
-        self.X: Features = X if _is_dask(X) else _as_features(X)
+        self.X: Features = X if is_dask(X) else as_features(X)
         n = self.X.shape[0]
         if n == 0:
             raise EmptySubsetError("X has no rows: a Dataset needs at least one example.")
@@ -341,10 +118,10 @@ class Dataset:
         if y is None:
             self.y, self.is_binary = None, False
         else:
-            self.y, self.is_binary, self.label_values = _normalize_labels(y, n)
+            self.y, self.is_binary, self.label_values = normalize_labels(y, n)
         self.groups: dict[str, np.ndarray] = {}
         for key, values in groups.items():
-            arr = _column(values, f"group {key!r}")
+            arr = column(values, f"group {key!r}")
             if arr.ndim != 1 or arr.shape[0] != n:
                 raise DataError(
                     f"group {key!r} must have one value per row of X ({n}); got shape {arr.shape}."
@@ -353,12 +130,12 @@ class Dataset:
         self.baseline: np.ndarray | None = None
         self.baseline_prediction: np.ndarray | None = None
         if baseline is not None:
-            self.baseline, self.baseline_prediction = _normalize_baseline(
+            self.baseline, self.baseline_prediction = normalize_baseline(
                 baseline, n, baseline_threshold)
         self.baseline_threshold = baseline_threshold
         self.weights: np.ndarray | None = None
         if weights is not None:
-            w = np.asarray(_column(weights, "weights"), dtype=np.float64)
+            w = np.asarray(column(weights, "weights"), dtype=np.float64)
             if w.ndim != 1 or w.shape[0] != n:
                 raise DataError(f"weights must have shape ({n},); got {w.shape}.")
             if not np.all(np.isfinite(w)) or np.any(w < 0):
@@ -374,7 +151,7 @@ class Dataset:
                 )
         self.feature_names: list[str] | None = feature_names
         self.name: str = name or "data"
-        _check_magnitudes(self.X, feature_names, peak)
+        check_magnitudes(self.X, feature_names, peak)
 
     @classmethod
     def from_pandas(
@@ -428,7 +205,7 @@ class Dataset:
             raise SpecError(f"The 'categorical' parameter of from_pandas must be 'onehot' or "
                             f"'error'. Got {categorical!r} instead.")
         groups = [groups] if isinstance(groups, str) else list(groups)
-        features = _feature_columns("from_pandas", list(df.columns), label, groups, features,
+        features = feature_columns("from_pandas", list(df.columns), label, groups, features,
                                     baseline, weights)
         X = df[features]
         nan_rows = np.flatnonzero(X.isna().to_numpy().any(axis=1))
@@ -483,21 +260,21 @@ class Dataset:
 
         groups = [groups] if isinstance(groups, str) else list(groups)
         frame = open_parquet(path)
-        features = _feature_columns(f"from_parquet({path!r})", list(frame.columns), label,
+        features = feature_columns(f"from_parquet({path!r})", list(frame.columns), label,
                                     groups, features, baseline, weights)
 
-        def column(name: str | None) -> Any:
+        def frame_column(name: str | None) -> Any:
             return None if name is None else frame[name]
 
-        return cls(frame[features], column(label), groups={str(g): frame[g] for g in groups},
-                   baseline=column(baseline), weights=column(weights), name=name,
+        return cls(frame[features], frame_column(label), groups={str(g): frame[g] for g in groups},
+                   baseline=frame_column(baseline), weights=frame_column(weights), name=name,
                    baseline_threshold=baseline_threshold)
 
     # ------------------------------------------------------------------ basic facts
     @property
     def in_dask(self) -> bool:
         """Whether the features live in Dask (partitions on workers, never gathered)."""
-        return _is_dask(self.X)
+        return is_dask(self.X)
 
     @property
     def n(self) -> int:
@@ -562,25 +339,25 @@ class Dataset:
     @property
     def all(self) -> Subset:
         """All examples, as a subset."""
-        return Subset._build(self, _All())
+        return Subset._build(self, All())
 
     @property
     def positives(self) -> Subset:
         """D^+: examples labelled positive (binary labels)."""
-        return Subset._build(self, _Label(1))
+        return Subset._build(self, Label(1))
 
     @property
     def negatives(self) -> Subset:
         """D^-: examples labelled negative (binary labels)."""
-        return Subset._build(self, _Label(0))
+        return Subset._build(self, Label(0))
 
     def label(self, value: int) -> Subset:
         """Examples whose label equals ``value`` (binary or multiclass)."""
-        return Subset._build(self, _Label(int(value)))
+        return Subset._build(self, Label(int(value)))
 
     def group(self, name: str, value: Any) -> Subset:
         """Examples whose group attribute ``name`` equals ``value``."""
-        return Subset._build(self, _Group(str(name), value))
+        return Subset._build(self, Group(str(name), value))
 
     def where(self, mask: np.ndarray | Callable[[Dataset], np.ndarray], name: str | None = None):
         """Examples selected by a boolean mask, or by a callable ``mask(dataset)``.
@@ -588,18 +365,18 @@ class Dataset:
         A callable can be re-applied to held-out data (reports on test sets); a fixed array
         cannot.
         """
-        return Subset._build(self, _Mask(mask, name))
+        return Subset._build(self, Mask(mask, name))
 
     def baseline_cell(self, label: int, prediction: int) -> Subset:
         """D^{ab} of Table 1: label ``a`` and baseline prediction ``b`` (each 0 or 1).
 
         ``baseline_cell(1, 0)`` is D^{+-}: positive examples the deployed model predicts negative.
         """
-        return Subset._build(self, _Label(int(label)) & _Baseline(int(prediction)))
+        return Subset._build(self, Label(int(label)) & Baseline(int(prediction)))
 
     def baseline_predicts(self, prediction: int) -> Subset:
         """Examples on which the baseline predicts ``prediction`` (0 or 1); needs no labels."""
-        return Subset._build(self, _Baseline(int(prediction)))
+        return Subset._build(self, Baseline(int(prediction)))
 
     # ------------------------------------------------------------------ derived datasets
     def take(self, index: np.ndarray, name: str | None = None) -> Dataset:
@@ -651,122 +428,10 @@ class Dataset:
     def with_baseline(self, baseline: Any, baseline_threshold: float | None = None) -> Dataset:
         """The same data with (new) baseline predictions or scores (see ``Dataset``)."""
         out = self.take(np.arange(self.n), self.name)
-        out.baseline, out.baseline_prediction = _normalize_baseline(baseline, self.n,
+        out.baseline, out.baseline_prediction = normalize_baseline(baseline, self.n,
                                                                     baseline_threshold)
         out.baseline_threshold = baseline_threshold
         return out
-
-
-# ---------------------------------------------------------------------- selection recipes
-class _Selector:
-    """How a subset was chosen; re-applicable to any dataset with the needed attributes."""
-
-    def mask(self, data: Dataset) -> np.ndarray:
-        raise NotImplementedError
-
-    def describe(self) -> str:
-        raise NotImplementedError
-
-    def __and__(self, other: _Selector) -> _Selector:
-        if isinstance(self, _All):
-            return other
-        if isinstance(other, _All):
-            return self
-        return _Combine("&", self, other)
-
-    def __or__(self, other: _Selector) -> _Selector:
-        return _Combine("|", self, other)
-
-
-@dataclass(frozen=True)
-class _All(_Selector):
-    def mask(self, data: Dataset) -> np.ndarray:
-        return np.ones(data.n, dtype=bool)
-
-    def describe(self) -> str:
-        return "all"
-
-
-@dataclass(frozen=True)
-class _Label(_Selector):
-    value: int
-
-    def mask(self, data: Dataset) -> np.ndarray:
-        return data.require_labels("selecting examples by label") == self.value
-
-    def describe(self) -> str:
-        return {1: "+", 0: "-"}.get(self.value, f"y={self.value}")
-
-
-@dataclass(frozen=True)
-class _Group(_Selector):
-    name: str
-    value: Any
-
-    def mask(self, data: Dataset) -> np.ndarray:
-        if self.name not in data.groups:
-            raise SpecError(
-                f"dataset {data.name!r} has no group attribute {self.name!r}; it has "
-                f"{sorted(data.groups) or 'none'}. Pass groups={{{self.name!r}: ...}}."
-            )
-        return data.groups[self.name] == self.value
-
-    def describe(self) -> str:
-        return f"{self.name}={self.value}"
-
-
-@dataclass(frozen=True)
-class _Baseline(_Selector):
-    prediction: int
-
-    def mask(self, data: Dataset) -> np.ndarray:
-        return data.require_baseline("selecting by baseline prediction") == self.prediction
-
-    def describe(self) -> str:
-        return "baseline" + ("+" if self.prediction == 1 else "-")
-
-
-class _Mask(_Selector):
-    def __init__(self, mask: Any, name: str | None) -> None:
-        self.fn = mask if callable(mask) else None
-        self.fixed = None if callable(mask) else np.asarray(mask)
-        self.name = name or ("where(callable)" if callable(mask) else "where(mask)")
-
-    def mask(self, data: Dataset) -> np.ndarray:
-        m = self.fn(data) if self.fn is not None else self.fixed
-        m = np.asarray(m)
-        if m.dtype != bool:
-            raise DataError(f"{self.name}: the mask must be boolean; got dtype {m.dtype}.")
-        if m.shape != (data.n,):
-            hint = (
-                " A fixed mask cannot be re-applied to another dataset: pass a callable "
-                "where(lambda data: ...) to report on held-out data."
-                if self.fn is None
-                else ""
-            )
-            raise DataError(
-                f"{self.name}: the mask has shape {m.shape}, dataset {data.name!r} has "
-                f"{data.n} rows.{hint}"
-            )
-        return m
-
-    def describe(self) -> str:
-        return self.name
-
-
-@dataclass(frozen=True)
-class _Combine(_Selector):
-    op: str
-    left: _Selector
-    right: _Selector
-
-    def mask(self, data: Dataset) -> np.ndarray:
-        a, b = self.left.mask(data), self.right.mask(data)
-        return a & b if self.op == "&" else a | b
-
-    def describe(self) -> str:
-        joiner = " & " if self.op == "&" else " | "
-        return "(" + self.left.describe() + joiner + self.right.describe() + ")"
 
 
 class Subset:
@@ -774,18 +439,34 @@ class Subset:
 
     Build subsets from a dataset (``D.positives``, ``D.group("sex", "Male")``, ...) and combine
     them with ``&`` (intersection) and ``|`` (union). Every rate over a subset is an average, so a
-    subset must not be empty; the check happens when a rate is built on it.
+    subset must not be empty: a selection from a Dataset that picks no row raises
+    :class:`~ratecons.errors.EmptySubsetError` at once; an intersection may be empty and is
+    checked when a rate is built on it.
     """
 
-    def __init__(self, data: Dataset, index: np.ndarray, selector: _Selector) -> None:
+    def __init__(self, data: Dataset, index: np.ndarray, selector: Selector) -> None:
         self.data = data
         self.index = np.asarray(index, dtype=np.int64)
         self.selector = selector
         self._key = (id(data), hashlib.sha1(self.index.tobytes()).hexdigest())
 
     @classmethod
-    def _build(cls, data: Dataset, selector: _Selector) -> Subset:
-        return cls(data, np.flatnonzero(selector.mask(data)), selector)
+    def _build(cls, data: Dataset, selector: Selector, empty_ok: bool = False) -> Subset:
+        """The rows of ``data`` that ``selector`` picks. A selection made from a Dataset must
+        pick at least one row (``empty_ok=False``: EmptySubsetError at once, naming it);
+        selections inside a subset (its positives, a baseline cell) and re-applications to
+        other data may be empty and are checked by the rate that averages over them."""
+        index = np.flatnonzero(selector.mask(data))
+        if index.size == 0 and not empty_ok:
+            raise EmptySubsetError(
+                f"{data.name}[{selector.describe()}] selects no examples of the {data.n} in "
+                f"dataset {data.name!r}. Check the group value, label, baseline or mask "
+                f"({selector.hint(data)}).")
+        return cls(data, index, selector)
+
+    def _within(self, selector: Selector) -> Subset:
+        """This subset intersected with a selection on its dataset (possibly empty)."""
+        return self & Subset._build(self.data, selector, empty_ok=True)
 
     # -- facts
     @property
@@ -860,27 +541,28 @@ class Subset:
 
     @property
     def positives(self) -> Subset:
-        return self & self.data.positives
+        return self._within(Label(1))
 
     @property
     def negatives(self) -> Subset:
-        return self & self.data.negatives
+        return self._within(Label(0))
 
     def group(self, name: str, value: Any) -> Subset:
         return self & self.data.group(name, value)
 
     def baseline_cell(self, label: int, prediction: int) -> Subset:
-        return self & self.data.baseline_cell(label, prediction)
+        return self._within(Label(int(label)) & Baseline(int(prediction)))
 
     def baseline_predicts(self, prediction: int) -> Subset:
-        return self & self.data.baseline_predicts(prediction)
+        return self._within(Baseline(int(prediction)))
 
     def label(self, value: int) -> Subset:
-        return self & self.data.label(value)
+        return self._within(Label(int(value)))
 
     def on(self, data: Dataset) -> Subset:
-        """The same selection applied to another dataset (e.g. a held-out split)."""
-        return Subset._build(data, self.selector)
+        """The same selection applied to another dataset (e.g. a held-out split); it may be
+        empty there (a rate over it then raises EmptySubsetError)."""
+        return Subset._build(data, self.selector, empty_ok=True)
 
     def __repr__(self) -> str:
         return f"Subset({self.name}, n={self.n})"

@@ -202,7 +202,7 @@ def _minimax_record(problem: Any, scorer: Any, risk: float) -> dict[str, Any] | 
     mu = getattr(scorer, "mu", None)
     if U is None or mu is None or not np.isfinite(risk):
         return None
-    model_error = float(np.mean(np.argmax(U.scores(mu, U.psi), axis=1) != U.y))
+    model_error = U.training_error(mu)
     counts = np.bincount(U.y, minlength=U.n_classes)
     label = int(np.argmax(counts))
     constant_error = float(1.0 - counts[label] / U.y.size)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .data import _binary_codes
+from .data_columns import binary_codes as _binary_codes
 from .errors import DataError, EmptySubsetError, LabelError
 from .thresholds import check_among, check_k, check_tau, top_k_mean, top_quantile
 

@@ -34,6 +34,7 @@ from .data import Dataset, Subset
 from .errors import DataError, LabelError, SpecError, parameter_error
 from .expr.atom import Term
 from .features import FittedFeatures, as_feature_map
+from .moment_sums import moment_pass, wrong_predictions
 from .numerics.moment_scores import label_scores
 
 __all__ = ["MinimaxRisk", "MomentSet", "minimax_risk"]
@@ -82,8 +83,11 @@ class MomentSet:
         lambda_: Any = None,
         one_hot: bool = True,
     ) -> None:
-        # the moment estimates are not reductions over Dask partitions yet
-        refuse_dask(data.data if isinstance(data, Subset) else data, "rc.MomentSet")
+        in_dask = getattr(data.data if isinstance(data, Subset) else data, "in_dask", False)
+        if in_dask and isinstance(data, Subset) and data.n != data.data.n:
+            refuse_dask(data.data, "rc.MomentSet over a Subset (rows gathered by index)")
+        if in_dask and isinstance(data, Subset):
+            data = data.data
         if isinstance(data, Subset):
             data = data.data.take(data.index, name=data.name)
         if not isinstance(data, Dataset):
@@ -119,24 +123,29 @@ class MomentSet:
         self.one_hot = bool(one_hot)
         self.label_map = None if one_hot else np.array([[1.0], [-1.0]])
         self.y = np.searchsorted(self.classes, labels).astype(np.int64)
-        self.features = FittedFeatures(as_feature_map(features), data.X, standardize)
-        self.psi = self.features.train_psi
-        n, p = self.psi.shape
-        if self.label_map is None:
-            K = self.n_classes
-            counts = np.bincount(self.y, minlength=K)
-            sums = np.zeros((K, p))
-            np.add.at(sums, self.y, self.psi)
-            tau_blocks = sums / n
-            # sum_i (Phi_j(x_i, y_i) - tau_j)^2 for j in block c: examples of class c
-            # contribute (psi_ik - tau_j)^2, the others (0 - tau_j)^2.
-            sq = np.zeros((K, p))
-            np.add.at(sq, self.y, (self.psi - tau_blocks[self.y]) ** 2)
-            sq += (n - counts)[:, None] * tau_blocks**2
+        #: the Dask-backed training data (None in memory, where psi holds all the set needs)
+        self.data: Dataset | None = data if in_dask else None
+        if in_dask:  # psi stays in Dask partitions; the sums are reductions over them
+            from .dask_moments import DaskFeatures, PartitionedPsi
+
+            self.features = DaskFeatures(as_feature_map(features), data.X, standardize)
+            self.psi = PartitionedPsi(self.features.train_psi, self.y)
+            sums = self.psi.moment_sums
         else:
-            phi = self.psi * self.label_map[self.y]  # Phi(x_i, y_i) = E[y_i] psi(x_i), L = 1
-            tau_blocks = phi.mean(axis=0)
-            sq = ((phi - tau_blocks) ** 2).sum(axis=0)
+            self.features = FittedFeatures(as_feature_map(features), data.X, standardize)
+            self.psi = self.features.train_psi
+
+            def sums(K: int, E: np.ndarray | None, tau: np.ndarray | None = None) -> np.ndarray:
+                return moment_pass(self.psi, self.y, K, E, tau)
+
+        n = self.psi.shape[0]
+        tau_blocks = sums(self.n_classes, self.label_map) / n
+        # sum_i (Phi_j(x_i, y_i) - tau_j)^2; one-hot: for j in block c, examples of class c
+        # contribute (psi_ik - tau_j)^2 (the pass), the others (0 - tau_j)^2.
+        sq = sums(self.n_classes, self.label_map, tau_blocks)
+        if self.label_map is None:
+            counts = np.bincount(self.y, minlength=self.n_classes)
+            sq += (n - counts)[:, None] * tau_blocks**2
         self.sample_tau = tau_blocks.ravel()
         self.sample_lam = self.lambda0 * np.sqrt(sq).ravel() / n
         self.tau = self._user_vector(tau, "tau", self.sample_tau)
@@ -187,8 +196,18 @@ class MomentSet:
     def transform(self, X: Any) -> np.ndarray:
         """psi of new inputs (the training z-scoring and random weights)."""
         if isinstance(X, (Dataset, Subset)):
+            refuse_dask(X.data if isinstance(X, Subset) else X,
+                        "psi of new inputs (MomentSet.transform)")
             X = X.X
         return self.features(X)
+
+    def training_error(self, mu: np.ndarray) -> float:
+        """0-1 error of the argmax rule of ``mu`` on the training instances (one pass over
+        the partitions on Dask data)."""
+        if self.data is not None:
+            wrong = self.psi.reduce(wrong_predictions, mu, self.n_classes, self.label_map)
+            return float(np.sum(wrong) / self.n)
+        return float(np.mean(np.argmax(self.scores(mu, self.psi), axis=1) != self.y))
 
     def codes(self, labels: Any) -> np.ndarray:
         """Class codes 0..n_classes-1 of label values; unknown labels are an error."""

@@ -19,8 +19,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg.blas import dsyrk
 
-__all__ = ["Rows", "DaskRows", "BLOCK_ROWS", "weighted_gram", "dask_passes", "persisted",
-           "stack_rows", "take_rows"]
+__all__ = ["Rows", "DaskRows", "BLOCK_ROWS", "weighted_gram", "count_pass", "dask_passes",
+           "persisted", "stack_rows", "take_rows"]
 
 #: rows per block of a pass (a dense block of 16,384 x 100 float64 is 13 MB)
 BLOCK_ROWS = 16_384
@@ -145,6 +145,12 @@ _PERSISTED: dict[str, Any] = {}
 def dask_passes() -> int:
     """How many passes over Dask-backed features the scans have made (benchmarks)."""
     return _PASSES[0]
+
+
+def count_pass() -> None:
+    """Count one pass over Dask-backed data made outside :class:`DaskRows` (the MRC
+    reductions of :mod:`ratecons.dask_moments`)."""
+    _PASSES[0] += 1
 
 
 def _client() -> Any:

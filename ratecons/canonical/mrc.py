@@ -82,7 +82,8 @@ class MRCForm:
     label_map: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        self.psi = np.ascontiguousarray(self.psi, dtype=np.float64)
+        if not getattr(self.psi, "partitioned", False):  # Dask partitions: canonical/mrc_dask
+            self.psi = np.ascontiguousarray(self.psi, dtype=np.float64)
         if self.psi.ndim != 2 or self.psi.shape[0] < 1:
             raise DataError(f"MRCForm.psi must be an (n, p) array; got shape {self.psi.shape}.")
         if not isinstance(self.n_classes, (int, np.integer)) or self.n_classes < 2:
@@ -170,8 +171,13 @@ class MRCForm:
     def objective(self, mu: np.ndarray) -> float:
         """The objective of (2.2) or (2.5) at mu (equal to R* at a solution)."""
         mu = np.asarray(mu, dtype=np.float64)
+        return self.objective_given(mu, self.varphi_aggregate(mu))
+
+    def varphi_aggregate(self, mu: np.ndarray) -> float:
+        """The mean (fixed marginals, (2.5)) or the max ((2.2), varphi(mu) of (2.3)) of
+        varphi(mu, x_i) over the training instances."""
         phi = self.varphi(mu)
-        return self.objective_given(mu, phi.mean() if self.fixed_marginals else phi.max())
+        return float(phi.mean() if self.fixed_marginals else phi.max())
 
     def objective_given(self, mu: np.ndarray, phi_aggregate: float) -> float:
         """1 - tau^T mu + lambda^T |mu| + phi_aggregate: the objective of (2.2) / (2.5) when the

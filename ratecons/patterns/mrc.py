@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import settings
 from ..canonical.mrc import MAX_ENUMERATED_CLASSES, MRCForm, max_subset_value
+from ..canonical.mrc_dask import DaskMRCForm
 from ..comparison import objective_rel_gap
 from ..data import Dataset, Subset
 from ..errors import DataError, SpecError
@@ -28,6 +29,7 @@ from ..reductions.to_cvxpy import solve_mrc_cvxpy
 from ..result import Result
 from ..solution import Solution
 from ..solvers.ccg import CCG
+from ..solvers.mrc_dask import DaskCCG
 from ..solvers.mrc_lp import solve_mrc_lp
 from .pattern import MethodSpec, Pattern
 
@@ -122,7 +124,7 @@ def _result(problem: Any, method: str, solution: Solution) -> MRCResult:
         mu = solution.primal["mu"]
         phi_train = None
         if not problem.objective.fixed_marginals:
-            phi_train = float(problem.canonical().varphi(mu).max())
+            phi_train = problem.canonical().varphi_aggregate(mu)
         scorer = MRCScorer(U, mu, phi_train)
     return MRCResult(problem, method, solution, scorer=scorer)
 
@@ -143,12 +145,17 @@ def _run_ccg(
     init_full_classes: int = 8, solver: str = "simplex", time_limit: float | None = None,
     slack_patience: int = 1, stabilization: float = 0.0, start: str = "auto",
 ) -> MRCResult:
-    ccg = CCG(form, eps1=eps1, eps2=eps2, n_max=n_max, m_max=m_max, k_max=k_max,
+    ccg = _ccg_class(form)(form, eps1=eps1, eps2=eps2, n_max=n_max, m_max=m_max, k_max=k_max,
               max_iterations=max_iterations, features=features, remove_slack=remove_slack,
               init_full_classes=init_full_classes, solver=solver, time_limit=time_limit,
               slack_patience=slack_patience, stabilization=stabilization, start=start,
               callback=callback)
     return _result(problem, "ccg", ccg.run())
+
+
+def _ccg_class(form: MRCForm) -> type[CCG]:
+    """CCG, or its Dask form when psi lives in Dask partitions (solvers.mrc_dask)."""
+    return DaskCCG if isinstance(form, DaskMRCForm) else CCG
 
 
 def _run_cvxpy(
@@ -212,7 +219,13 @@ class MRCPattern(Pattern):
     def compile(self, problem: Any) -> MRCForm:
         obj: MinimaxRisk = problem.objective
         U = obj.U
-        return MRCForm(psi=U.psi, n_classes=U.n_classes, y=U.y, tau=U.tau, lam=U.lam,
+        if U.data is not None and obj.fixed_marginals:
+            raise SpecError(
+                "fixed_marginals=True (problem (2.5)) has no method that reads Dask partitions: "
+                "on Dask data the MRC is LP (4), solved by method='ccg'. Use "
+                "rc.minimax_risk(U) or gather the data (rc.Dataset(X.compute(), ...)).")
+        form = DaskMRCForm if U.data is not None else MRCForm
+        return form(psi=U.psi, n_classes=U.n_classes, y=U.y, tau=U.tau, lam=U.lam,
                        fixed_marginals=obj.fixed_marginals, classes=U.classes,
                        name=f"mrc_{U.data_name}", label_map=U.label_map)
 
@@ -265,7 +278,8 @@ class MRCPattern(Pattern):
 
     def restricted_model(self, problem: Any, **options: Any) -> Any:
         """Run CCG with ``options`` and return its final restricted HiGHS model, named."""
-        ccg = CCG(_form_of(problem), **options)
+        form = _form_of(problem)
+        ccg = _ccg_class(form)(form, **options)
         ccg.run()
         ccg.model.set_names(*ccg.names())
         return ccg.model

@@ -337,20 +337,23 @@ class CCG(RestrictedModel):
         worst = max(top, 0.0)
         threshold = max(self.eps1, self.tol)
         cand = np.flatnonzero(violation >= threshold)
-        if cand.size:
-            # the n_max most violated fresh rows lie among the n_max + |I| most violated ones
-            # (at most |I| are already in the LP): an O(n) partition instead of sorting all
-            top = min(cand.size, self.n_max + self._rows.keys.size)
-            if top < cand.size:
-                cand = cand[np.argpartition(-violation[cand], top - 1)[:top]]
-            keys = self._row_keys(cand, masks[cand])
-            fresh = ~np.isin(keys, self._rows.keys)
-            cand, keys = cand[fresh], keys[fresh]
-            order = np.argsort(-violation[cand], kind="stable")[: self.n_max]
-            cand, keys = cand[order], keys[order]
-        else:
-            keys = np.zeros(0, dtype=np.int64)
-        return cand, masks[cand], keys, worst, value
+        return (*self._fresh_rows(cand, violation[cand], masks[cand]), worst, value)
+
+    def _fresh_rows(self, inst: np.ndarray, violation: np.ndarray, masks: np.ndarray):
+        """The n_max most violated rows not yet in the LP among candidate rows (instance,
+        violation, maximizing subset), most violated first, with their keys."""
+        if inst.size == 0:
+            return inst, masks, np.zeros(0, dtype=np.int64)
+        # the n_max most violated fresh rows lie among the n_max + |I| most violated ones
+        # (at most |I| are already in the LP): an O(n) partition instead of sorting all
+        top = min(inst.size, self.n_max + self._rows.keys.size)
+        if top < inst.size:
+            keep = np.argpartition(-violation, top - 1)[:top]
+            inst, violation, masks = inst[keep], violation[keep], masks[keep]
+        keys = self._row_keys(inst, masks)
+        fresh = np.flatnonzero(~np.isin(keys, self._rows.keys))
+        order = fresh[np.argsort(-violation[fresh], kind="stable")[: self.n_max]]
+        return inst[order], masks[order], keys[order]
 
     def _feat(self, res: LPResult):
         """Reduced costs of absent columns; the m_max most violated features."""

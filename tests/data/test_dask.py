@@ -3,7 +3,7 @@
 - validation as a reduction: NaN/inf features, missing labels and Parquet columns are reported
   with their column, partition and row;
 - the features are never gathered: every test that solves runs with ``dask.array.Array``'s
-  conversion to NumPy refused for 2-D arrays of more than :data:`GATHER_ROWS` rows;
+  conversion to NumPy refused for 2-D arrays of more than ``conftest.GATHER_ROWS`` rows;
 - same answers: ``method="structured"`` (rate constraints with a logistic loss) and the robust
   loss's ``lbfgs`` (chi-square and KL) agree with the in-memory solve to 1e-8 in w, b and the
   objective;
@@ -37,31 +37,8 @@ from ratecons.scans import Rows, dask_passes  # noqa: E402
 from ratecons.solvers.structured import solve_structured  # noqa: E402
 from tests.shared_data import standardized  # noqa: E402
 
-#: a 2-D Dask array with more rows than this may not become a NumPy array in a solve
-GATHER_ROWS = 100
 TOL = 1e-8
 N = 1200
-
-
-@pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as c:
-        yield c
-
-
-@pytest.fixture
-def no_gather(monkeypatch):
-    """Refuse the conversion of Dask features to NumPy (the tripwire of the module docstring)."""
-    original = da.Array.__array__
-
-    def guarded(self, *args, **kwargs):
-        if self.ndim == 2 and self.shape[0] > GATHER_ROWS:
-            raise AssertionError(f"Dask features of shape {self.shape} were gathered")
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(da.Array, "__array__", guarded)
 
 
 def _data(n: int = N, d: int = 5, seed: int = 0):
@@ -224,9 +201,9 @@ def test_other_methods_refuse_dask_data_naming_the_supported_ones(client):
 
 def test_constructions_that_need_memory_refuse_dask_data(client):
     _, lazy = _pair()
-    with pytest.raises(SpecError, match=r"rc.MomentSet needs the examples in one process.*"
-                                        r"'structured', 'lbfgs'"):
-        rc.MomentSet(lazy)
+    with pytest.raises(SpecError, match=r"rc.MomentSet over a Subset .*needs the examples in "
+                                        r"one process.*'structured', 'lbfgs', 'ccg'"):
+        rc.MomentSet(lazy.group("g", "F"))
     kernel = rc.Problem(minimize=rc.logistic_loss(lazy),
                         model=rc.KernelModel(kernel="gaussian", l2=1e-2))
     sparse = da.from_array(scipy.sparse.random(500, 4, density=0.3, format="csr",

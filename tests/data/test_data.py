@@ -123,3 +123,22 @@ def test_load_csv_keeps_multiclass_labels():
     assert iris.n == 150 and iris.d == 4 and iris.classes.tolist() == [0, 1, 2]
     with pytest.raises(rc.DataError, match="no such file"):
         rc.datasets.load_csv(DATA / "nope.csv")
+
+
+def test_empty_selection_raises_at_once_naming_the_values():
+    d = small(baseline=[1, 1, 1, 1, 1, 1])
+    with pytest.raises(rc.EmptySubsetError, match=r"data\[g=Nobody\] selects no examples.*"
+                       r"'g' takes the values 'a', 'b'"):
+        d.group("g", "Nobody")
+    with pytest.raises(rc.EmptySubsetError, match=r"where\(mask\).*no examples of the 6"):
+        d.where(np.zeros(6, bool))
+    with pytest.raises(rc.EmptySubsetError, match="baseline-"):
+        d.baseline_predicts(0)
+    # an intersection may be empty (counts over it are zero); a rate over it is refused
+    a = d.group("g", "a")
+    assert (a & d.group("g", "b")).n == 0 and a.baseline_predicts(0).n == 0
+    with pytest.raises(rc.EmptySubsetError, match="no examples"):
+        rc.positive_rate(a & d.group("g", "b"))
+    # re-applied to held-out data where the group is absent: empty, refused by the rate
+    held_out = rc.Dataset(np.zeros((2, 2)), [0, 1], groups={"g": np.array(["b", "b"])})
+    assert a.on(held_out).n == 0
