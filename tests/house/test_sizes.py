@@ -1,10 +1,8 @@
 """Sizes in ``ratecons/`` (issue 30): no function over 100 lines, no module over 700.
 
 A function's length runs from its first decorator (or its ``def``) to its last line, nested
-functions included; a module's is its number of lines. Today's offenders are listed by name
-with their sizes (:data:`KNOWN_LONG_FUNCTIONS`, :data:`KNOWN_LONG_MODULES`): a new offender
-fails, a listed one that grew fails, and a listed one that is back under the limit fails too
-until it is removed from the list, so the lists only shrink.
+functions included; a module's is its number of lines. There is no offender left, so any
+function or module over its limit fails, named with its size.
 """
 
 from __future__ import annotations
@@ -18,13 +16,6 @@ ROOT = Path(__file__).resolve().parents[2] / "ratecons"
 
 MAX_FUNCTION_LINES = 100
 MAX_MODULE_LINES = 700
-
-#: functions over the limit today (module.qualified name: lines), each being split elsewhere
-KNOWN_LONG_FUNCTIONS: dict[str, int] = {}
-#: modules over the limit today (name: lines), each being split elsewhere
-KNOWN_LONG_MODULES: dict[str, int] = {
-    "ratecons.data": 898,
-}
 
 
 def _module_name(path: Path) -> str:
@@ -62,30 +53,20 @@ def _sizes() -> tuple[dict[str, int], dict[str, int]]:
     return functions, modules
 
 
-def _check(kind: str, sizes: dict[str, int], limit: int, known: dict[str, int]) -> list[str]:
-    over = {name: n for name, n in sizes.items() if n > limit}
-    problems = [f"{name} ({n} lines)" for name, n in sorted(over.items()) if name not in known]
-    problems += [f"{name} grew to {over[name]} lines (listed at {n})"
-                 for name, n in sorted(known.items()) if over.get(name, 0) > n]
-    gone = [name for name in sorted(known) if name not in over]
-    message = (f"{kind} over {limit} lines: " + "; ".join(problems)
-               + ". Split them into named steps (docs/architecture.md).")
-    assert not problems, message
-    assert not gone, (f"{gone} are no longer over {limit} lines (or are gone): remove them "
-                      f"from the known {kind}, so the list only shrinks.")
-    return sorted(over)
+def _check(kind: str, sizes: dict[str, int], limit: int) -> None:
+    over = [f"{name} ({n} lines)" for name, n in sorted(sizes.items()) if n > limit]
+    assert not over, (f"{kind} over {limit} lines: " + "; ".join(over)
+                      + ". Split them into named steps (docs/architecture.md).")
 
 
 def test_no_function_over_100_lines():
     functions, _ = _sizes()
-    assert _check("functions", functions, MAX_FUNCTION_LINES, KNOWN_LONG_FUNCTIONS) == sorted(
-        KNOWN_LONG_FUNCTIONS)
+    _check("functions", functions, MAX_FUNCTION_LINES)
 
 
 def test_no_module_over_700_lines():
     _, modules = _sizes()
-    assert _check("modules", modules, MAX_MODULE_LINES, KNOWN_LONG_MODULES) == sorted(
-        KNOWN_LONG_MODULES)
+    _check("modules", modules, MAX_MODULE_LINES)
 
 
 def test_lengths_count_decorators_and_nested_functions():
@@ -94,9 +75,6 @@ def test_lengths_count_decorators_and_nested_functions():
     assert function_lengths(tree, "mod") == {"mod.f": 6, "mod.f.g": 2, "mod.C.m": 2}
     sizes = {"mod.long": 101, "mod.fine": 100}
     with pytest.raises(AssertionError, match=r"mod\.long \(101 lines\)") as err:
-        _check("functions", sizes, 100, {})
+        _check("functions", sizes, 100)
     assert "mod.fine" not in str(err.value)
-    with pytest.raises(AssertionError, match="grew to 101 lines"):
-        _check("functions", sizes, 100, {"mod.long": 100})
-    with pytest.raises(AssertionError, match="no longer over"):
-        _check("functions", {"mod.fine": 100}, 100, {"mod.fine": 120})
+    _check("functions", {"mod.fine": 100}, 100)
