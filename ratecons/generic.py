@@ -50,7 +50,6 @@ from __future__ import annotations
 import inspect
 import itertools
 import time
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -58,16 +57,15 @@ from typing import Any
 import numpy as np
 
 from . import limits, settings
-from .caller import user_stacklevel
-from .errors import ConvergenceWarning
 from .expr.analysis import Analysis
 from .patterns.pattern import MethodSpec
 from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, FeatureMap, kernelized
 from .reductions.to_cvxpy import ConvexStep, is_lp, pick_solver, solve_step
 from .result import Result
 from .settings import FEASIBILITY_TOL
-from .solution import Certificate, Solution
+from .solution import Solution
 from .solvers.mm import Step, fixed_point, repair_ladder
+from .solvers.tracker import Tracker
 
 __all__ = ["find_feasible_start", "generic_method", "solve_generic"]
 
@@ -245,10 +243,14 @@ class _ChainRun:
         model)."""
         details.update(self.run_details)
         name = self.run_details["solver"]
+        tracker = Tracker(f"generic/{name}")
+        tracker.iterations = self.iterations
+        elapsed = time.perf_counter() - self.start_time
+        advice = details.get("message", "") if status in settings.LIMIT_STATUSES else ""
         if step is None or step.w is None:
-            return Solution(status, float("nan"), history=self.history, solver=name,
-                            solve_time=time.perf_counter() - self.start_time,
-                            certificate=Certificate(details=details)), None, None
+            return tracker.solution({}, objective=float("nan"), status=status, details=details,
+                                    history=self.history, solver=name, solve_time=elapsed,
+                                    advice=advice), None, None
         scorer = self.fmap.invert(step.w, step.b)
         value = _surrogate_objective(self.analysis, table, step.w)
         missed = _missed(self.analysis, table)
@@ -257,12 +259,10 @@ class _ChainRun:
         last = self.at_point or step  # the last convex step solved: at the point, or to it
         details["step_objective"] = last.objective
         details["step_bounds"] = self.step_bounds.copy()  # the last step's (after any repair)
-        sol = Solution(status, value, primal={"w": step.w, "b": np.float64(step.b)},
-                       dual={"v": last.duals}, history=self.history, solver=f"generic/{name}",
-                       solve_time=time.perf_counter() - self.start_time,
-                       certificate=Certificate(upper_bound=value,
-                                               max_violation=float(missed.max(initial=0.0)),
-                                               details=details))
+        sol = tracker.solution({"w": step.w, "b": np.float64(step.b)}, objective=value,
+                               status=status, dual={"v": last.duals}, upper=value,
+                               max_violation=float(missed.max(initial=0.0)), details=details,
+                               history=self.history, solve_time=elapsed, advice=advice)
         return sol, scorer, LastStep(self.step_anchor, self.step_bounds, last.objective)
 
     def point_of(self, step: ConvexStep, scores: dict[int, np.ndarray]) -> tuple:
@@ -335,8 +335,8 @@ class _ChainRun:
     def details(self, step: ConvexStep, table: ScoreTable,
                 phase1: dict[str, Any]) -> dict[str, Any]:
         """The certificate's details of a run that reached a model; a constraint the
-        deterministic model still misses is named (with a warning) and the status becomes
-        ``iteration_limit`` unless the time limit ended the run."""
+        deterministic model still misses is named (the warning of :meth:`finish`) and the
+        status becomes ``iteration_limit`` unless the time limit ended the run."""
         analysis = self.analysis
         details: dict[str, Any] = {"mm_iterations": self.iterations,
                                    "repair_rounds": self.rounds, "local": analysis.needs_mm,
@@ -367,8 +367,7 @@ class _ChainRun:
                 f"the deterministic model misses '{analysis.constraints[worst].name}' on the "
                 f"training data by {missed[worst]:.3g} after {self.rounds} repair round(s)")
             if self.status != settings.TIME_LIMIT:
-                self.status = settings.ITERATION_LIMIT
-            warnings.warn(details["message"], ConvergenceWarning, stacklevel=user_stacklevel())
+                self.status = settings.ITERATION_LIMIT  # finish() warns with the message
         return details
 
 
@@ -423,6 +422,7 @@ def _phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any], solver
         return solve_step(analysis, psi, anchor, bounds, name, solver_options, elastic=True,
                           penalty=penalty)
 
+    tracker = Tracker(f"phase1({name})")
     step = solve(None)
     best, smallest = np.inf, np.inf
     history: list[dict[str, Any]] = []
@@ -442,11 +442,11 @@ def _phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any], solver
         if callback is not None:
             callback(dict(history[-1]))
         if violation <= FEASIBILITY_TOL * 1e-3:
-            return Solution(settings.OPTIMAL, step.objective,
-                            primal={"w": step.w, "b": np.float64(step.b)}, history=history,
-                            solver=f"phase1({step.solver})",
-                            certificate=Certificate(max_violation=violation,
-                                                    details={"phase1_iterations": t})), step
+            return tracker.solution({"w": step.w, "b": np.float64(step.b)},
+                                    objective=step.objective, status=settings.OPTIMAL,
+                                    max_violation=violation, history=history,
+                                    details={"phase1_iterations": t},
+                                    solver=f"phase1({step.solver})"), step
         merit = (violation if penalty is None
                  else _surrogate_objective(analysis, table, step.w) + penalty * violation)
         if merit >= best - settings.PHASE1_RELATIVE_TOL * abs(best):
@@ -460,6 +460,7 @@ def _phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any], solver
         if t == max_iterations:
             status = settings.ITERATION_LIMIT
             break
+        tracker.iterations = t + 1
         step = solve(scores)
     if status == settings.INFEASIBLE:
         message = (
@@ -472,9 +473,9 @@ def _phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any], solver
             "the hinge relaxation is infeasible, and the search for a feasible point "
             f"(phase 1) stopped with status {status} at a total violation of {smallest:.4g} "
             "before it found one; raise time_limit / max_iterations, or relax the targets.")
-    return Solution(status, float("nan"), history=history, solver=f"phase1({name})",
-                    certificate=Certificate(details={"smallest_violation": smallest,
-                                                     "message": message})), None
+    return tracker.solution({}, objective=float("nan"), status=status, history=history,
+                            details={"smallest_violation": smallest, "message": message},
+                            advice=message), None
 
 
 #: intercepts the threshold search tries next to the solution's, on each side

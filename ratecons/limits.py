@@ -32,8 +32,8 @@ from typing import Any
 
 from . import settings
 
-__all__ = ["RENAMED_OPTIONS", "Limits", "active", "finish", "limits_scope", "renamed_options",
-           "split_options"]
+__all__ = ["RENAMED_OPTIONS", "Limits", "active", "current", "finish", "limits_scope",
+           "renamed_options", "split_options"]
 
 #: former option names -> the name that replaced them (see CHANGELOG)
 RENAMED_OPTIONS = {"max_iter": "max_iterations"}
@@ -74,6 +74,11 @@ _UNLIMITED = Limits()
 def active() -> Limits:
     """The limits of the solve running in this context (no limits outside a solve)."""
     return _ACTIVE.get() or _UNLIMITED
+
+
+def current() -> Limits | None:
+    """The limits of the solve running in this context; None outside a solve."""
+    return _ACTIVE.get()
 
 
 @contextlib.contextmanager

@@ -46,7 +46,7 @@ from .reductions.to_matrix import (
 )
 from .result import Result
 from .settings import FEASIBILITY_TOL, HIGHS_METHOD
-from .solution import Certificate, Solution
+from .solvers.tracker import Tracker
 
 __all__ = ["highs_method", "matrix_step", "export_mps", "read_solution"]
 
@@ -330,11 +330,11 @@ def read_solution(problem: Any, source: Any, kernel_points: int = MAX_EXACT_KERN
                               "(export_mps(..., at=result)) to continue MM")
     if status is None:
         status = settings.ITERATION_LIMIT
-    solution = Solution(status, value, primal={"w": w, "b": np.float64(b)}, solver="external",
-                        solve_time=time.perf_counter() - start,
-                        certificate=Certificate(upper_bound=value,
-                                                max_violation=float(missed.max(initial=0.0)),
-                                                details=details))
+    # an import, not a run: no warning (the status is the external solver's)
+    solution = Tracker("external", warn=False).solution(
+        {"w": w, "b": np.float64(b)}, objective=value, status=status, upper=value,
+        max_violation=float(missed.max(initial=0.0)), details=details, history=[],
+        solve_time=time.perf_counter() - start)
     if missed.max(initial=0.0) > FEASIBILITY_TOL:
         details["message"] = (f"the deterministic model misses "
                               f"'{analysis.constraints[int(np.argmax(missed))].name}' by "

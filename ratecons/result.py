@@ -24,6 +24,7 @@ from .errors import DataError, SolverError, SpecError
 from .kernels import kernel_rows
 from .settings import SOLVED_STATUSES
 from .solution import Certificate, Solution, _jsonable
+from .solvers.tracker import from_record
 
 __all__ = ["Result", "FeatureScorer", "KernelScorer", "LinearScorer", "features_of", "ramp"]
 
@@ -302,14 +303,7 @@ class Result:
             scorer = LinearScorer(np.asarray(model["w"], dtype=np.float64), model["b"])
         elif model is not None:
             scorer = pickle.loads(base64.b64decode(model["base64"]))
-        cert = data.get("certificate", {})
-        solution = Solution(
-            data["status"], data["objective"] if data["objective"] is not None else np.nan,
-            certificate=Certificate(cert.get("lower_bound"), cert.get("upper_bound"),
-                                    cert.get("gap"), cert.get("max_violation"),
-                                    cert.get("details", {})),
-            solver=data.get("solver", ""), solve_time=data.get("solve_time", 0.0),
-            history=data.get("history", []))
+        solution = from_record(data)
         extras = {k: np.asarray(v, dtype=np.float64) if isinstance(v, list) else v
                   for k, v in data.get("extras", {}).items()}
         result = cls(None, data["method"], solution, scorer, extras=extras)

@@ -23,13 +23,14 @@ from ..models import LinearModel
 from ..numerics.phi import CHI2, KL
 from ..result import LinearScorer, Result
 from ..settings import DEFAULT_CONIC_SOLVER, OPTIMAL, OPTIMAL_INACCURATE, SOLVED_STATUSES
-from ..solution import Certificate, Solution
+from ..solution import Solution
 from ..solvers.dro import (
     DEFAULT_R,
     full_objective,
     solve_dro,
     solve_dro_lbfgs,
 )
+from ..solvers.tracker import Tracker
 from .pattern import MethodSpec, Pattern
 
 __all__ = ["DROPattern"]
@@ -231,13 +232,11 @@ def _run_cvxpy(problem: Any, form: DROProgram, *, seed: int | None = None,
                           f"{step.message}")
     theta = np.append(step.w, step.b) if form.fit_intercept else step.w
     solved = step.status in (OPTIMAL, OPTIMAL_INACCURATE)  # a user's budget: no bound
-    sol = Solution(
-        status=step.status, objective=step.objective, primal={"theta": theta},
-        certificate=Certificate(upper_bound=step.objective if solved else None,
-                                max_violation=0.0,
-                                details={"solver": solver, "conic_objective": step.objective,
-                                         "settings": step.message}),
-        solver=step.solver, solve_time=step.solve_time)
+    sol = Tracker(step.solver).solution(
+        {"theta": theta}, objective=step.objective, status=step.status,
+        upper=step.objective if solved else None, max_violation=0.0,
+        details={"solver": solver, "conic_objective": step.objective, "settings": step.message},
+        solve_time=step.solve_time)
     result = _result(problem, "cvxpy", sol, form)
     if callback is not None:
         callback({"method": "cvxpy", "objective": result.objective})

@@ -35,10 +35,11 @@ from ..errors import DataError, SpecError
 from ..kernels import KernelSpec
 from ..ranking import RankingObjective, TPRAtQuantile, TPRAtTop
 from ..result import KernelScorer, LinearScorer, Result
-from ..solution import Certificate, Solution
+from ..solution import Solution
 from ..solvers.top_dual import solve_top_dual
 from ..solvers.top_ipm import solve_top_ipm
 from ..solvers.top_primal import primal_objective
+from ..solvers.tracker import Tracker, no_point
 from ..thresholds import top_k_mean
 from .pattern import MethodSpec, Pattern
 
@@ -184,15 +185,15 @@ def _run_dual_qp(problem: Any, form: TopForm, *, seed: int | None = None,
     t = form.threshold_from_scores(-s[form.n_pos:])
     w = (np.asarray(form.points().T @ (form.signs * v)).ravel() if form.linear_model
          else None)
-    cert = Certificate(lower_bound=form.lam * dual.objective, upper_bound=obj,
-                       gap=obj - form.lam * dual.objective,
-                       max_violation=form.dual_violation(v, dual.primal["delta"]),
-                       details={"form": "dual (7)/(10)", "C": form.C})
     primal = {"alpha": alpha, "beta": beta, "t": t, "scores": s}
     if w is not None:
         primal["w"] = w
-    sol = Solution(dual.status, obj, primal=primal, certificate=cert, solver=dual.solver,
-                   solve_time=dual.solve_time)
+    sol = Tracker(dual.solver).solution(
+        primal, objective=obj, status=dual.status, lower=form.lam * dual.objective,
+        upper=obj, gap=obj - form.lam * dual.objective,
+        max_violation=form.dual_violation(v, dual.primal["delta"]),
+        details={"form": "dual (7)/(10)", "C": form.C}, history=[],
+        solve_time=dual.solve_time)
     return _make_result(problem, form, "dual_qp", sol, _scorer(form, alpha, beta, w, t), t,
                         alpha, beta)
 
@@ -237,8 +238,8 @@ def _run_cvxpy(problem: Any, form: TopForm, *, seed: int | None = None, callback
                "feature_map": sol.certificate.details["feature_map"],
                "step_status": sol.certificate.details.get("step_status")}
     if scorer is None:
-        failed = Solution(sol.status, np.nan, certificate=Certificate(details=details),
-                          solver=sol.solver, solve_time=sol.solve_time)
+        failed = no_point(sol.status, details=details, solver=sol.solver,
+                          solve_time=sol.solve_time)
         return _make_result(problem, form, "cvxpy", failed, None, np.nan)
     w = sol.primal["w"]
     if form.linear_model:
@@ -254,9 +255,9 @@ def _run_cvxpy(problem: Any, form: TopForm, *, seed: int | None = None, callback
         fitted = KernelScorer(scorer.spec, scorer.points, scorer.a, t, scorer.columns,
                               scorer.n_train)
         primal = {"coef": scorer.a, "t": t, "scores": s}
-    cert = Certificate(upper_bound=obj, max_violation=0.0, details=details)
-    result = Solution(sol.status, obj, primal=primal, certificate=cert,
-                      history=sol.history, solver=sol.solver, solve_time=sol.solve_time)
+    result = Tracker(sol.solver).solution(primal, objective=obj, status=sol.status, upper=obj,
+                                          max_violation=0.0, details=details,
+                                          history=sol.history, solve_time=sol.solve_time)
     return _make_result(problem, form, "cvxpy", result, fitted, t)
 
 

@@ -47,6 +47,7 @@ from ..result import LinearScorer, Result
 from ..solution import Solution
 from ..solvers.bias_repair import ROW_TOL, repair_bias
 from ..solvers.mm import Repaired, limit_reached, majorize_minimize, repair_ladder
+from ..solvers.tracker import limit_warning, no_point, revised
 from .pattern import MethodSpec, Pattern
 from .rate_auto import predicted_log_ratio, rate_size
 from .rate_mm import MM_TOL, SpecializedBound, certified_epsilon, mm_applicable, same_anchor_rows
@@ -77,7 +78,9 @@ def compile_rate_program(problem: Problem) -> RateProgram:
 
 
 def rate_result(problem: Problem, method: str, solution: Solution) -> Result:
-    """Wrap a solver's Solution for the user (no model unless the status carries one)."""
+    """Wrap a solver's Solution for the user (no model unless the status carries one); a
+    limit status warns by the :mod:`~ratecons.solvers.tracker` rule (once per solve: the MM
+    run's Tracker has usually warned already; a status the repair lowered has not)."""
     program: RateProgram = problem.canonical()
     scorer = None
     objective = float("nan")
@@ -85,6 +88,11 @@ def rate_result(problem: Problem, method: str, solution: Solution) -> Result:
         w, b = solution.primal["w"], float(solution.primal["b"])
         scorer = LinearScorer(w, b)
         objective = program.to_user(program.objective(w, b, "ramp"))
+    if solution.status in settings.LIMIT_STATUSES:  # the Tracker's rule, once per solve
+        limit_warning(f"{solution.solver}: stopped with status {solution.status}; "
+                      + solution.certificate.details.get(
+                          "message", "the point returned is the best found, not a certified "
+                          "optimum."))
     return Result(problem, method, solution, scorer, objective)
 
 
@@ -153,7 +161,7 @@ def make_deterministic(program: RateProgram, solution: Solution,
         if not (fix.feasible or last):
             return None
         moves.append(float(point.primal["b"]))
-        return replace(point, primal=dict(point.primal, b=np.float64(fix.b)))
+        return revised(point, primal=dict(point.primal, b=np.float64(fix.b)))
 
     def rerun(anchor: Solution, more: np.ndarray) -> Solution | None:
         if tighten is None:
@@ -295,7 +303,7 @@ def solve_ramp(
         reached = limit_reached(exhausted) or (
             settings.ITERATION_LIMIT if steps >= max_iterations else None)
         if reached:
-            return Solution(reached, float("nan"))
+            return no_point(reached)
         w, b = current.primal["w"], float(current.primal["b"])
         step = solve_bound(tight, tight.bound_masks(w, b),
                            {"w": w, "b": b, "objective": tight.objective(w, b, "ramp")})
@@ -336,7 +344,7 @@ def _run_hinge(problem: Problem, form: RateProgram, *, seed: int | None = None,
     def tighten(tight: RateProgram, current: Solution) -> Solution:
         reached = limit_reached()  # no re-solve past the time limit
         if reached:
-            return Solution(reached, float("nan"))
+            return no_point(reached)
         return solve_bound_cvxpy(tight, tight.bound_masks(), None, solver=solver)
 
     return rate_result(problem, "hinge", make_deterministic(form, solution, tighten))

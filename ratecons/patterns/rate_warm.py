@@ -31,7 +31,8 @@ from .. import settings
 from ..canonical.rate_program import RateProgram
 from ..errors import SpecError
 from ..result import Result
-from ..solution import Certificate, Solution
+from ..solution import Solution
+from ..solvers.tracker import Tracker
 
 __all__ = ["check_warm_start", "warm_start_solution"]
 
@@ -80,10 +81,9 @@ def warm_start_solution(program: RateProgram, solve_bound: Any, warm_start: Any
                             "anchor_objective": value, "anchor_violation": violation,
                             "cold_fallback": False}
     if info["anchor_feasible"]:
-        start = Solution(settings.OPTIMAL, value, primal={"w": w, "b": np.float64(b)},
-                         dual=duals, certificate=Certificate(upper_bound=value,
-                                                             max_violation=violation),
-                         solver="warm start", solve_time=0.0)
+        start = Tracker("warm start", warn=False).solution(
+            {"w": w, "b": np.float64(b)}, objective=value, status=settings.OPTIMAL, dual=duals,
+            upper=value, max_violation=violation, solve_time=0.0)
         return start, info
     step = solve_bound(program, program.bound_masks(w, b),
                        {"w": w, "b": b, "objective": value, "start": True, **duals})

@@ -52,7 +52,8 @@ from ..errors import SolverError, SpecError, UnknownOptionError
 from ..expr.analysis import Analysis, Row
 from ..loss_functions import loss_graph
 from ..numerics.phi import CHI2, KL
-from ..solution import Certificate, Solution
+from ..solution import Solution
+from ..solvers.tracker import Tracker
 from .cvxpy_canon import LOWERINGS, conditional_bound
 from .table import entry_for
 
@@ -440,6 +441,12 @@ def folded_rows(cp: Any, bound: FoldedBound, scores: Callable[[np.ndarray], Any]
     return bound.const + sum(terms, cp.Constant(np.zeros(bound.m + 1))), epigraph
 
 
+def _backend_iterations(problem: Any) -> int:
+    """The iterations the CVXPY backend reported (0 when it reported none)."""
+    stats = getattr(problem, "solver_stats", None)
+    return int(getattr(stats, "num_iters", None) or 0)
+
+
 def solve_bound_cvxpy(
     program: RateProgram,
     masks: list[tuple[np.ndarray, np.ndarray]],
@@ -481,35 +488,28 @@ def solve_bound_cvxpy(
     reg = regularizer(cp, w, program.l2, program.l1)
     constraints = [rows[1:] <= program.gamma] if program.m else []
     problem = cp.Problem(cp.Minimize(rows[0] + reg), constraints + epigraph)
-    start = time.perf_counter()
+    tracker = Tracker(f"cvxpy/{name}", warn=False)  # a step: the MM run warns
     try:
         solve_cvxpy(problem, name, warm_start=warm_start is not None)
     except cp.error.SolverError as exc:
-        return Solution(settings.NUMERICAL_ERROR, float("nan"), solver=f"cvxpy/{name}",
-                        solve_time=time.perf_counter() - start,
-                        certificate=Certificate(details={"message": str(exc)}))
-    elapsed = time.perf_counter() - start
+        return tracker.solution({}, objective=float("nan"), status=settings.NUMERICAL_ERROR,
+                                details={"message": str(exc)}, history=[])
     status = status_of(problem.status)
+    tracker.iterations = _backend_iterations(problem)
     if status not in settings.SOLVED_STATUSES or w.value is None:
-        return Solution(status, float("nan"), solver=f"cvxpy/{name}", solve_time=elapsed,
-                        certificate=Certificate(details={"cvxpy_status": problem.status}))
+        return tracker.solution({}, objective=float("nan"), status=status, history=[],
+                                details={"cvxpy_status": problem.status})
     w_val = np.asarray(w.value, dtype=np.float64)
     b_val = float(b.value) if program.fit_intercept else 0.0
     v = (np.asarray(constraints[0].dual_value, dtype=np.float64).reshape(program.m)
          if constraints else np.zeros(0))
     rows = program.bound_row_values(w_val, b_val, masks)
     violation = float(np.max(np.maximum(rows[1:] - program.gamma, 0.0), initial=0.0))
-    return Solution(
-        status,
-        float(problem.value),
-        primal={"w": w_val, "b": np.float64(b_val)},
-        dual={"v": v},
-        certificate=Certificate(max_violation=violation,
-                                details={"cvxpy_status": problem.status,
-                                         "num_iters": problem.solver_stats.num_iters}),
-        solver=f"cvxpy/{name}",
-        solve_time=elapsed,
-    )
+    return tracker.solution({"w": w_val, "b": np.float64(b_val)},
+                            objective=float(problem.value), status=status, dual={"v": v},
+                            max_violation=violation, history=[],
+                            details={"cvxpy_status": problem.status,
+                                     "num_iters": problem.solver_stats.num_iters})
 
 
 def solve_mrc_cvxpy(
@@ -569,29 +569,21 @@ def solve_mrc_cvxpy(
     phi = cp.sum(phi_i) / n if form.fixed_marginals else cp.max(phi_i)
     objective = 1 - form.tau @ mu + form.lam @ cp.abs(mu) + phi
     prob = cp.Problem(cp.Minimize(objective), constraints)
-    start = time.perf_counter()
+    tracker = Tracker(f"cvxpy/{solver}")
     try:
         solve_cvxpy(prob, solver)
     except cp.error.SolverError as exc:
         raise SolverError(f"CVXPY/{solver} failed on the MRC reference: {exc}") from exc
-    elapsed = time.perf_counter() - start
     status = status_of(prob.status)
+    tracker.iterations = _backend_iterations(prob)
     if status not in settings.SOLVED_STATUSES:
-        return Solution(status, np.nan, solver=f"cvxpy/{solver}", solve_time=elapsed)
+        return tracker.solution({}, objective=np.nan, status=status, history=[])
     mu_val = np.asarray(mu.value, dtype=np.float64)
     exact = form.objective(mu_val)
-    return Solution(
-        status=status,
-        objective=float(prob.value),
-        primal={"mu": mu_val},
-        certificate=Certificate(
-            upper_bound=exact,
-            max_violation=0.0,
-            details={"objective_at_mu": exact, "solver_status": prob.status},
-        ),
-        solver=f"cvxpy/{solver} ({formulation})",
-        solve_time=elapsed,
-    )
+    return tracker.solution({"mu": mu_val}, objective=float(prob.value), status=status,
+                            upper=exact, max_violation=0.0, history=[],
+                            details={"objective_at_mu": exact, "solver_status": prob.status},
+                            solver=f"cvxpy/{solver} ({formulation})")
 
 
 def solve_top_dual_qp(form: TopForm, solver: str | None = None,
@@ -640,17 +632,16 @@ def solve_top_dual_qp(form: TopForm, solver: str | None = None,
         else:
             objective = objective - cp.quad_over_lin(beta, delta) / (4.0 * form.theta**2)
     problem = cp.Problem(cp.Maximize(objective), constraints)
-    start = time.perf_counter()
+    tracker = Tracker(f"cvxpy/{name} dual", warn=False)  # ranking's dual_qp run warns
     try:
         solve_cvxpy(problem, name, **(solver_options or {}))
     except cp.error.SolverError as exc:
         raise SolverError(f"{name} failed on the dual (7)/(10): {exc}") from exc
-    elapsed = time.perf_counter() - start
     status = status_of(problem.status)
+    tracker.iterations = _backend_iterations(problem)
     if status not in settings.SOLVED_STATUSES or alpha.value is None:
-        return Solution(status, float("nan"), solver=f"cvxpy/{name} dual", solve_time=elapsed)
+        return tracker.solution({}, objective=float("nan"), status=status, history=[])
     primal = {"alpha": np.maximum(np.asarray(alpha.value), 0.0),
               "beta": np.maximum(np.asarray(beta.value), 0.0),
               "delta": None if delta is None else float(delta.value)}
-    return Solution(status, float(problem.value), primal=primal, solver=f"cvxpy/{name} dual",
-                    solve_time=elapsed)
+    return tracker.solution(primal, objective=float(problem.value), status=status, history=[])

@@ -5,7 +5,8 @@ bound on F* = min_theta F(theta) (weak duality of the min-max problem, eq. 2 of 
 Squillante, with the Fenchel dual of the weighted ERM): with l2 > 0 in closed form, without l2
 by one Newton correction of the dual (:func:`newton_dual_value`), for the hinge loss with the
 dual refitted at the kink. :func:`dro_solution` is the one place that builds a DRO
-:class:`~ratecons.solution.Solution` from the best evaluated point and the best bound, and
+:class:`~ratecons.solution.Solution` (through the solver skeleton's Tracker) from the best
+evaluated point and the best bound, and
 :func:`certified_status` the one rule for its status (``optimal`` only when the bound proves
 the tolerance).
 """
@@ -13,7 +14,6 @@ the tolerance).
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import numpy as np
@@ -21,15 +21,14 @@ import scipy.sparse as sp
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.optimize import lsq_linear
 
-from ..caller import user_stacklevel
 from ..canonical.dro import DROProgram
-from ..errors import ConvergenceWarning
 from ..loss_functions import LOSS_CONJUGATES
 from ..scans import Rows
 from ..settings import ITERATION_LIMIT, OPTIMAL, TIME_LIMIT
-from ..solution import Certificate, Solution
+from ..solution import Solution
 from .dro_eval import Evaluation, class_parts, equal_margins
 from .quasi_newton import minimize_small
+from .tracker import Tracker
 
 __all__ = ["CONSTRAINT_RTOL", "HINGE_REFIT_WIDTHS", "LOSS_HESSIANS", "certified_status",
            "dro_solution", "lower_bound", "newton_dual_value"]
@@ -302,34 +301,35 @@ def dro_solution(form: DROProgram, method: str, ev: Evaluation, lower: float, *,
                  stop: str, iterations: int, tol: float, history: list[dict[str, Any]],
                  elapsed: float, details: dict[str, Any], warn: bool = True,
                  advice: str = "raise max_iterations/time_limit.") -> Solution:
-    """The Solution of any DRO method at the evaluated point ``ev`` with the bound ``lower``.
+    """The Solution of any DRO method at the evaluated point ``ev`` with the bound ``lower``,
+    built by a :class:`~ratecons.solvers.tracker.Tracker`.
 
     The status is :func:`certified_status`; a run that a limit stopped short of the tolerance
-    warns (``warn``; not when it stopped at a requested ``target`` objective) with ``advice``.
-    The certificate holds both bounds, their gap (absolute and relative to max(1, |F|)), the
-    gradient norm, the inner problem's case and dual gap, and ``details`` with ``stop`` and
-    ``iterations``.
+    warns by the Tracker's rule (``warn``; not when it stopped at a requested ``target``
+    objective) with ``advice``. ``elapsed`` is the method's own clock (the stochastic methods
+    leave their checkpoints out). The certificate holds both bounds, their gap (absolute and
+    relative to max(1, |F|), the Tracker's ``scale_floor=1``), the gradient norm, the inner
+    problem's case and dual gap, and ``details`` with ``stop`` and ``iterations``.
     """
     status = certified_status(proved, stop)
     sol = ev.inner
     value = ev.value
+    tracker = Tracker(method, relative=True, scale_floor=1.0, tol=tol,
+                      warn=warn and stop != "target")
+    tracker.iterations = iterations
+    tracker.bound(lower=lower, upper=value)
+    tracker.stop("gap" if status == OPTIMAL else
+                 "time_limit" if status == TIME_LIMIT else "iteration_limit",
+                 why=f"stopped by {stop} (tol {tol:g} relative)")
     finite = bool(np.isfinite(lower))
     gap = max(value - lower, 0.0) if finite else None
-    if status != OPTIMAL and stop != "target" and warn:
-        warnings.warn(
-            f"{method}: stopped by {stop} after {iterations} iterations with certified gap "
-            f"{value - lower:.3g} (tol {tol:g} relative); {advice}",
-            ConvergenceWarning, stacklevel=user_stacklevel())
-    cert = Certificate(
-        lower_bound=lower if finite else None, upper_bound=value, gap=gap, max_violation=0.0,
-        details=dict(details, stop=stop, iterations=iterations, tol=tol,
-                     relative_gap=None if gap is None else gap / max(1.0, abs(value)),
-                     grad_norm=float(np.linalg.norm(ev.grad)), inner_case=sol.case,
-                     inner_dual_gap=sol.dual_value - sol.value, divergence=sol.divergence,
-                     rho=form.rho),
-    )
-    return Solution(
-        status=status, objective=value, primal={"theta": ev.theta, "weights": sol.p},
-        dual={"alpha": np.float64(sol.alpha), "lambda": np.float64(sol.lam)},
-        certificate=cert, history=history, solver=f"ratecons.{method}", solve_time=elapsed,
-    )
+    details = dict(details, stop=stop, iterations=iterations, tol=tol,
+                   relative_gap=None if gap is None else tracker.relative_gap(gap, value),
+                   grad_norm=float(np.linalg.norm(ev.grad)), inner_case=sol.case,
+                   inner_dual_gap=sol.dual_value - sol.value, divergence=sol.divergence,
+                   rho=form.rho)
+    return tracker.solution(
+        {"theta": ev.theta, "weights": sol.p}, objective=value, status=status,
+        dual={"alpha": np.float64(sol.alpha), "lambda": np.float64(sol.lam)}, upper=value,
+        gap=gap, max_violation=0.0, details=details, history=history, advice=advice,
+        solver=f"ratecons.{method}", solve_time=elapsed)

@@ -26,7 +26,8 @@ import numpy as np
 
 from .. import limits, settings
 from ..canonical.rate_program import RateProgram
-from ..solution import Certificate, Solution
+from ..solution import Solution
+from .tracker import Tracker
 
 __all__ = ["BoundSolver", "Outcome", "Repaired", "Step", "fixed_point", "limit_reached",
            "majorize_minimize", "repair_ladder"]
@@ -181,6 +182,7 @@ def majorize_minimize(
     tol: float = settings.MM_RELATIVE_TOL,
     callback: Callable[[dict[str, Any]], None] | None = None,
     exhausted: Callable[[], bool] | None = None,
+    warn: bool = True,
 ) -> Solution:
     """Algorithm 1 on a rate program: :func:`fixed_point` over Problem 3 (eq. 5) at each iterate.
 
@@ -204,6 +206,9 @@ def majorize_minimize(
         Receives each iterate's record.
     exhausted : callable, optional
         ``exhausted() -> bool``: whether the bound solver's own budget is spent.
+    warn : bool
+        The :class:`~ratecons.solvers.tracker.Tracker` warning rule (False for a continuation
+        inside a run that warns itself).
 
     Returns
     -------
@@ -214,7 +219,9 @@ def majorize_minimize(
         ``certificate.details`` ``last_relative_decrease`` (of the last bound solved),
         ``mm_iterations`` (iterates after the start) and ``mm_steps`` (bounds solved).
     """
-    began = time.perf_counter()
+    tracker = Tracker("majorization-minimization (Alg 1)", max_iterations=max_iterations,
+                      warn=warn)
+    began = tracker.start
     offset = float(start.solve_time or 0.0)
     w, b = np.asarray(start.primal["w"], dtype=np.float64), float(start.primal["b"])
     record = _iterate_record(program, w, b, 0, start, offset)
@@ -257,20 +264,11 @@ def majorize_minimize(
                                "tol": tol, "last_subproblem": last_sub.certificate.to_dict()}
     if out.message:
         details["message"] = out.message
-    return Solution(
-        out.status,
-        record["objective"],
-        primal={"w": w, "b": np.float64(b)},
-        dual=dict(last_sub.dual),
-        certificate=Certificate(
-            upper_bound=record["objective"],
-            max_violation=record["max_violation"],
-            details=details,
-        ),
-        history=history,
-        solver=f"mm({last_sub.solver})",
-        solve_time=time.perf_counter() - began,
-    )
+    tracker.iterations = out.steps
+    return tracker.solution({"w": w, "b": np.float64(b)}, objective=record["objective"],
+                            status=out.status, dual=last_sub.dual, lower=None,
+                            upper=record["objective"], max_violation=record["max_violation"],
+                            details=details, history=history, solver=f"mm({last_sub.solver})")
 
 
 @dataclass

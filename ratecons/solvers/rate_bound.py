@@ -9,7 +9,6 @@ general-purpose conic solver, as in the paper's section 2.2 and App. E-G. It is 
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -19,9 +18,10 @@ from .. import limits, settings
 from ..canonical.rate_fold import fold_bound
 from ..canonical.rate_program import RateProgram
 from ..errors import SolverError
-from ..solution import Certificate, Solution
+from ..solution import Solution
 from .cutting_plane import SDCAState, maximize_over_v
 from .sdca import require_l2
+from .tracker import Tracker
 
 __all__ = ["solve_bound_specialized"]
 
@@ -99,7 +99,7 @@ def solve_bound_specialized(
     if program.l1 != 0.0:
         raise SolverError("the specialized solver (SDCA, App. F.1) handles the l2 regularizer "
                           "only; this problem has l1 > 0: use method='cvxpy'.")
-    start = time.perf_counter()
+    tracker = Tracker("mm/sdca+cutting-planes", warn=False)  # a step: the MM run warns
     bound = fold_bound(program, masks)
     xi0, v0, b0 = _warm_parts(warm_start)
     seed = 0 if seed is None else int(seed)
@@ -122,15 +122,13 @@ def solve_bound_specialized(
         status = settings.OPTIMAL_INACCURATE
     else:
         status = settings.OPTIMAL
-    cert = Certificate(
-        lower_bound=res.lower, upper_bound=res.upper, gap=res.upper - res.lower,
-        max_violation=violation,
+    tracker.iterations = res.iterations
+    return tracker.solution(
+        {"w": res.w, "b": np.array(res.b), "v": res.v}, objective=objective, status=status,
+        dual={"xi": state.xi, "v": res.v}, lower=res.lower, upper=res.upper,
+        gap=res.upper - res.lower, max_violation=violation, history=res.history,
         details={"alg2_iterations": res.iterations, "sdca_epochs": state.epochs,
                  "sdca_calls": state.calls, "multipliers_at_v_max": res.at_bound,
                  "bound_rows": rows, "v_max": v_max,
                  "budget_spent": not res.converged and state.out_of_budget(),
-                 "note": "L_t <= max_V F <= U_t (eq. 6); objective is Problem 3 at (w, b)"},
-    )
-    return Solution(status, objective, {"w": res.w, "b": np.array(res.b), "v": res.v},
-                    {"xi": state.xi, "v": res.v}, cert, res.history,
-                    solver="mm/sdca+cutting-planes", solve_time=time.perf_counter() - start)
+                 "note": "L_t <= max_V F <= U_t (eq. 6); objective is Problem 3 at (w, b)"})

@@ -14,18 +14,30 @@ spirit of SciPy's ``OptimizeResult`` and its callback halting:
   a copy to the callback, under one set of key names (:data:`EVENT_KEYS`) plus the method's
   own extras;
 - the **stop reason** (:data:`STOP_STATUS`), which maps to the one status vocabulary of
-  :mod:`ratecons.settings`, and the :class:`~ratecons.solution.Solution` built from all of it
-  (:meth:`Tracker.solution`), with a :class:`~ratecons.errors.ConvergenceWarning` when a
-  limit, not a certificate, ended the run.
+  :mod:`ratecons.settings`; a status reported by a backend or a step (HiGHS, CLARABEL through
+  CVXPY, already translated by the backend's own table) gives its reason by
+  :data:`STATUS_REASON`;
+- the :class:`~ratecons.solution.Solution` built from all of it (:meth:`Tracker.solution`):
+  no module outside this one constructs a ``Solution`` (``tests/house/test_solver_skeleton.py``
+  checks it); :func:`no_point` is the pointless answer of a step that could not run and
+  :func:`revised` the one copy of a Solution with some fields changed.
+
+The warning rule: a run that a limit, not a certificate, ended (status ``iteration_limit`` or
+``time_limit``) warns with one :class:`~ratecons.errors.ConvergenceWarning`, once per solve
+(:func:`ratecons.limits.current`): the Tracker of a step inside another run is built with
+``warn=False``, and a second limit-ended Tracker of the same solve stays silent. Outside a
+solve (a solver called directly) every limit-ended run warns.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import numbers
 import time
 import warnings
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -43,7 +55,8 @@ from ..settings import (
 )
 from ..solution import Certificate, Solution
 
-__all__ = ["EVENT_KEYS", "STOP_STATUS", "Tracker", "iteration_cap"]
+__all__ = ["EVENT_KEYS", "STATUS_REASON", "STOP_STATUS", "Tracker", "iteration_cap",
+           "from_record", "limit_warning", "no_point", "revised"]
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +77,25 @@ STOP_STATUS = {
     "stalled": ITERATION_LIMIT,        # a stopping rule short of a certificate
     "numerical_error": NUMERICAL_ERROR,
 }
+#: a status a backend or a step reported (already in the one vocabulary) -> the stop reason
+#: recorded in ``details["stopped_by"]``; any other status (optimal and the like: the
+#: backend's own certificate decided) is reason ``"backend"``
+STATUS_REASON = {ITERATION_LIMIT: "iteration_limit", TIME_LIMIT: "time_limit",
+                 NUMERICAL_ERROR: "numerical_error"}
+
+#: the solves (their active :class:`ratecons.limits.Limits`) that have warned already
+_WARNED: weakref.WeakSet = weakref.WeakSet()
+
+
+def _first_warning() -> bool:
+    """Whether a limit warning is the first of the running solve (always outside a solve)."""
+    solve = limits.current()
+    if solve is None:
+        return True
+    if solve in _WARNED:
+        return False
+    _WARNED.add(solve)
+    return True
 
 
 def iteration_cap(owner: str, default: int | None, max_iterations: int | None = None,
@@ -111,29 +143,41 @@ class Tracker:
     tol : float, optional
         Stop with reason ``"gap"`` once ``gap <= tol``; None: the method decides.
     relative : bool
-        Compare ``tol`` with the gap relative to ``max(|upper|, 1e-300)``.
+        Compare ``tol`` with the gap relative to ``max(|upper|, scale_floor)``.
+    scale_floor : float
+        The smallest scale of the relative gap (DRO's tolerance is relative to
+        ``max(1, |F|)``: ``scale_floor=1``).
     callback : callable, optional
         Receives a copy of every event.
     stage : str, optional
         Written into every event (``"ccg"``, ...) when given.
+    warn : bool
+        Apply the warning rule of the module (False for a step inside another run, whose own
+        Tracker speaks for it).
     """
 
     def __init__(self, solver: str, *, max_iterations: int | None = None,
                  cap_name: str = "max_iterations", time_limit: float | None = None,
                  tol: float | None = None, relative: bool = False,
+                 scale_floor: float = 1e-300,
                  callback: Callable[[dict[str, Any]], None] | None = None,
-                 stage: str | None = None) -> None:
+                 stage: str | None = None, warn: bool = True) -> None:
         self.solver = solver
         self.start = time.perf_counter()
         budget = limits.active().remaining()
         if time_limit is not None and math.isfinite(time_limit):
             budget = min(budget, float(time_limit))
         self.time_limit = budget if math.isfinite(budget) else None
+        #: the limit as the user gave it (the method's own or the solve's), for messages
+        self.time_limit_given = time_limit if time_limit is not None and math.isfinite(
+            time_limit) else limits.active().time_limit
         self.deadline = self.start + budget
         self.max_iterations = max_iterations
         self.cap_name = cap_name
         self.tol = tol
         self.relative = relative
+        self.scale_floor = scale_floor
+        self.warn = warn
         self.callback = callback
         self.stage = stage
         self.best_value = math.inf
@@ -180,10 +224,14 @@ class Tracker:
             return math.inf
         return self.upper - self.lower
 
+    def relative_gap(self, gap: float | None = None, upper: float | None = None) -> float:
+        """``gap / max(|upper|, scale_floor)`` (the tracked gap and upper bound by default)."""
+        gap = self.gap if gap is None else gap
+        upper = self.upper if upper is None else upper
+        return gap / max(abs(upper), self.scale_floor)
+
     def _gap_measure(self) -> float:
-        if self.relative:
-            return self.gap / max(abs(self.upper), 1e-300)
-        return self.gap
+        return self.relative_gap() if self.relative else self.gap
 
     # ------------------------------------------------------------------ events and stops
     def record(self, iteration: int, **fields: Any) -> dict[str, Any]:
@@ -223,13 +271,17 @@ class Tracker:
             return self.stop("iteration_limit")
         return False
 
-    def _explain(self) -> str:
-        if self.stop_reason == "iteration_limit":
-            return f"reached {self.cap_name}={self.max_iterations}"
-        if self.stop_reason == "time_limit":
-            return f"reached time_limit={self.time_limit:g} s" if self.time_limit is not None \
-                else "reached time_limit"
-        return self._why or str(self.stop_reason)
+    def _explain(self, reason: str) -> str:
+        if self._why:
+            return self._why
+        if reason == "iteration_limit":
+            capped = self.max_iterations is not None and self.iterations >= self.max_iterations
+            return (f"reached {self.cap_name}={self.max_iterations}" if capped
+                    else "reached its iteration limit")
+        if reason == "time_limit":
+            return f"reached time_limit={self.time_limit_given:g} s" \
+                if self.time_limit_given is not None else "reached time_limit"
+        return f"stopped ({reason})"
 
     # ------------------------------------------------------------------ the Solution
     def solution(self, primal: dict[str, Any], *, objective: float | None = None,
@@ -237,16 +289,20 @@ class Tracker:
                  lower: float | None = None, upper: float | None = None,
                  gap: float | None = None, max_violation: float | None = None,
                  details: dict[str, Any] | None = None, solver: str | None = None,
-                 advice: str = "") -> Solution:
+                 advice: str = "", history: list[dict[str, Any]] | None = None,
+                 solve_time: float | None = None) -> Solution:
         """The run's :class:`~ratecons.solution.Solution`.
 
         ``status`` defaults to :data:`STOP_STATUS` of the stop reason (``iteration_limit``
-        when none was set; a given status with no reason set is the backend's, reason
-        ``"backend"``); ``objective``, ``lower``, ``upper`` and ``gap`` default to the
-        tracked values (None for a bound that is not finite). A limit status warns with
-        ``advice``.
+        when none was set); a given status with no reason set is the backend's or the step's,
+        its reason :data:`STATUS_REASON`. ``objective``, ``lower``, ``upper`` and ``gap``
+        default to the tracked values (None for a bound that is not finite), ``history`` to
+        the recorded events and ``solve_time`` to the seconds since the Tracker was built
+        (a solver with its own clock, e.g. one that leaves its checkpoints out, passes it).
+        A limit status warns by the module's rule, with ``advice``.
         """
-        reason = self.stop_reason or ("backend" if status else "iteration_limit")
+        reason = self.stop_reason or (STATUS_REASON.get(status, "backend") if status
+                                      else "iteration_limit")
         status = status or STOP_STATUS[reason]
         lower = self.lower if lower is None else lower
         upper = self.upper if upper is None else upper
@@ -256,16 +312,56 @@ class Tracker:
             gap = upper - lower
         if objective is None:
             objective = self.best_value if math.isfinite(self.best_value) else math.nan
-        if status in LIMIT_STATUSES:
+        if status in LIMIT_STATUSES and self.warn:
             shown = "none" if gap is None else f"{gap:.3g}"
-            warnings.warn(f"{self.solver}: {self._explain()} after {self.iterations} "
+            limit_warning(f"{self.solver}: {self._explain(reason)} after {self.iterations} "
                           f"iterations ({status}) with certified gap {shown}; the point "
-                          f"returned is the best found, not a certified optimum. {advice}"
-                          .rstrip(), ConvergenceWarning, stacklevel=user_stacklevel())
+                          f"returned is the best found, not a certified optimum. {advice}")
         info = {"iterations": self.iterations, "stopped_by": reason, **(details or {})}
         return Solution(status=status, objective=float(objective), primal=dict(primal),
                         dual=dict(dual or {}),
                         certificate=Certificate(lower_bound=lower, upper_bound=upper, gap=gap,
                                                 max_violation=max_violation, details=info),
-                        history=self.history, solver=solver or self.solver,
-                        solve_time=self.elapsed())
+                        history=self.history if history is None else history,
+                        solver=solver or self.solver,
+                        solve_time=self.elapsed() if solve_time is None else solve_time)
+
+
+def limit_warning(message: str) -> bool:
+    """Warn ``message`` (a :class:`~ratecons.errors.ConvergenceWarning`) by the module's rule:
+    once per solve. For a status a limit set after the run's Tracker finished (a repair that
+    could not certify its point). Returns whether it warned."""
+    if not _first_warning():
+        return False
+    warnings.warn(message.rstrip(), ConvergenceWarning, stacklevel=user_stacklevel())
+    return True
+
+
+def no_point(status: str, *, solver: str = "", details: dict[str, Any] | None = None,
+             history: list[dict[str, Any]] | None = None, solve_time: float = 0.0) -> Solution:
+    """The answer of a run or step that ended without a point (``status``: infeasible, a
+    limit reached before it could start, a failed backend): objective nan, no primal, no
+    warning (the caller that acts on it decides)."""
+    return Solution(status, math.nan, certificate=Certificate(details=dict(details or {})),
+                    history=list(history or []), solver=solver, solve_time=solve_time)
+
+
+def revised(solution: Solution, **changes: Any) -> Solution:
+    """A copy of ``solution`` with ``changes`` (fields of :class:`Solution`); the certificate
+    is copied too, so the two never share a details dict."""
+    cert = changes.pop("certificate", None) or dataclasses.replace(
+        solution.certificate, details=dict(solution.certificate.details))
+    return dataclasses.replace(solution, certificate=cert, **changes)
+
+
+def from_record(data: dict[str, Any]) -> Solution:
+    """The Solution of a stored record (:meth:`ratecons.result.Result.from_json`'s ``status``,
+    ``objective``, ``certificate``, ``solver``, ``solve_time`` and ``history``): no run."""
+    cert = data.get("certificate", {})
+    objective = data["objective"]
+    return Solution(data["status"], math.nan if objective is None else objective,
+                    certificate=Certificate(cert.get("lower_bound"), cert.get("upper_bound"),
+                                            cert.get("gap"), cert.get("max_violation"),
+                                            cert.get("details", {})),
+                    solver=data.get("solver", ""), solve_time=data.get("solve_time", 0.0),
+                    history=data.get("history", []))

@@ -1,7 +1,9 @@
 """Limits that limit (issue 18): every method honours ``max_iterations`` and ``time_limit``.
 
 A tiny budget gives ``iteration_limit`` / ``time_limit`` -- never ``optimal`` -- for every method
-of every pattern, with the best point so far where the method has one.
+of every pattern, with the best point so far where the method has one, and exactly one
+``ConvergenceWarning`` (the warning rule of the solver skeleton, issue 30: every run ends
+through its Tracker; ``tests/house/test_solver_skeleton.py`` checks the rest).
 """
 
 from __future__ import annotations
@@ -70,23 +72,41 @@ def test_every_method_of_every_pattern_is_in_the_budget_tests():
 
 
 def _solve(build, method, **options):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return build().solve(method=method, seed=0, **options)
+    return _solve_warned(build, method, **options)[0]
+
+
+def _solve_warned(build, method, **options):
+    """The Result and the ConvergenceWarnings the solve emitted."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = build().solve(method=method, seed=0, **options)
+    return result, [str(w.message) for w in caught
+                    if issubclass(w.category, rc.ConvergenceWarning)]
+
+
+def _warning_rule(result, warned):
+    """The Tracker's rule (:mod:`ratecons.solvers.tracker`): a run that a limit ended warns
+    exactly once; a certified one does not."""
+    if result.status in settings.LIMIT_STATUSES:
+        assert len(warned) == 1, warned
+    else:
+        assert warned == []
 
 
 @pytest.mark.parametrize("build, method", METHODS, ids=IDS)
 def test_one_iteration_is_an_iteration_limit_with_the_point_reached(build, method):
-    result = _solve(build, method, max_iterations=1)
+    result, warned = _solve_warned(build, method, max_iterations=1)
     assert result.status == settings.ITERATION_LIMIT
     assert result.has_model  # the best point so far, usable
     assert result.certificate is not None
+    _warning_rule(result, warned)
 
 
 @pytest.mark.parametrize("build, method", METHODS, ids=IDS)
 def test_a_spent_time_budget_is_a_time_limit(build, method):
-    result = _solve(build, method, time_limit=1e-9)
+    result, warned = _solve_warned(build, method, time_limit=1e-9)
     assert result.status == settings.TIME_LIMIT
+    _warning_rule(result, warned)
 
 
 @pytest.mark.parametrize("value, words", [
