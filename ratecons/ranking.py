@@ -64,6 +64,21 @@ def _check_theta(theta: object, owner: str) -> float:
     return value
 
 
+def _checked(data: object, among: str, surrogate: str, owner: str) -> Dataset:
+    """The checks both ranking objectives make: ``among``, ``surrogate``, and the data as a
+    Dataset (:func:`_as_dataset`)."""
+    data = _as_dataset(data, owner)
+    check_among(among, owner)
+    check_surrogate(surrogate, owner)
+    return data
+
+
+def _check_formulation(formulation: object, allowed: tuple[str, ...], owner: str,
+                       more: str = "") -> None:
+    if formulation not in allowed:
+        raise parameter_error("formulation", owner, f"one of {allowed}{more}", formulation)
+
+
 def _as_dataset(data: object, owner: str) -> Dataset:
     """A Dataset, or the rows of a Subset as a Dataset of their own (the ranking is among
     them, as rates over a subset are averages over it)."""
@@ -97,16 +112,11 @@ def tpr_at_top(data: Dataset, k: int = 5, among: str = "negatives",
     >>> problem = rc.Problem(maximize=rc.tpr_at_top(train, k=5), model=rc.LinearModel(l2=1e-3))
     """
     owner = "tpr_at_top"
-    data = _as_dataset(data, owner)
+    data = _checked(data, among, surrogate, owner)
     k = check_k(k, owner)
-    check_among(among, owner)
-    check_surrogate(surrogate, owner)
-    inferred = "topmeank" if among == "all" else ("toppush" if k == 1 else "toppushk")
     if formulation is None:
-        formulation = inferred
-    allowed = ("toppush", "toppushk", "topmeank")
-    if formulation not in allowed:
-        raise parameter_error("formulation", owner, f"one of {allowed} or None", formulation)
+        formulation = "topmeank" if among == "all" else ("toppush" if k == 1 else "toppushk")
+    _check_formulation(formulation, ("toppush", "toppushk", "topmeank"), owner, " or None")
     if formulation == "topmeank" and among != "all":
         raise SpecError("formulation 'topmeank' computes the threshold from all examples; "
                         "pass among='all' (or choose 'toppushk').")
@@ -140,14 +150,10 @@ def tpr_at_quantile(data: Dataset, tau: float = 0.05, among: str = "negatives",
         Scale of the surrogate in the Pat&Mat threshold equation.
     """
     owner = "tpr_at_quantile"
-    data = _as_dataset(data, owner)
+    data = _checked(data, among, surrogate, owner)
     tau = check_tau(tau, owner)
-    check_among(among, owner)
-    check_surrogate(surrogate, owner)
     theta = _check_theta(theta, owner)
-    allowed = ("tau-fpl", "pat&mat", "pat&mat-np")
-    if formulation not in allowed:
-        raise parameter_error("formulation", owner, f"one of {allowed}", formulation)
+    _check_formulation(formulation, ("tau-fpl", "pat&mat", "pat&mat-np"), owner)
     if formulation == "pat&mat-np" and among != "negatives":
         raise SpecError("formulation 'pat&mat-np' computes the threshold from the negatives; "
                         "pass among='negatives' or formulation='pat&mat'.")

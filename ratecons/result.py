@@ -24,7 +24,6 @@ from .errors import DataError, SolverError, SpecError
 from .kernels import kernel_rows
 from .settings import SOLVED_STATUSES
 from .solution import Certificate, Solution, _jsonable
-from .solvers.tracker import from_record
 
 __all__ = ["Result", "FeatureScorer", "KernelScorer", "LinearScorer", "features_of", "ramp"]
 
@@ -303,6 +302,8 @@ class Result:
             scorer = LinearScorer(np.asarray(model["w"], dtype=np.float64), model["b"])
         elif model is not None:
             scorer = pickle.loads(base64.b64decode(model["base64"]))
+        from .solvers.tracker import from_record  # solvers load on first use
+
         solution = from_record(data)
         extras = {k: np.asarray(v, dtype=np.float64) if isinstance(v, list) else v
                   for k, v in data.get("extras", {}).items()}

@@ -23,7 +23,6 @@ so their bound is a nested parameter: ``GridSearchCV(clf, {"constraints__bound":
 from __future__ import annotations
 
 import copy
-import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -39,6 +38,7 @@ from .models import KernelModel, LinearModel
 from .problem import Problem
 from .report import RateReport
 from .result import Result
+from .solvers.tracker import revised
 
 __all__ = [
     "report",
@@ -313,7 +313,7 @@ def _portable(result: Result) -> Result:
     slim.problem = None
     slim.extras = {k: v for k, v in result.extras.items() if np.ndim(v) == 0
                    and not hasattr(v, "__dict__")}
-    slim.solution = dataclasses.replace(result.solution, primal={}, dual={})
+    slim.solution = revised(result.solution, primal={}, dual={})
     return slim
 
 

@@ -69,6 +69,18 @@ def _status_map() -> dict:
     }
 
 
+def _floats(values: np.ndarray | list[float]) -> np.ndarray:
+    return np.asarray(values, dtype=np.float64)
+
+
+def _entries(matrix: sp.csr_matrix | sp.csc_matrix) -> tuple[int, np.ndarray, np.ndarray,
+                                                             np.ndarray]:
+    """The entries of the rows (CSR) or columns (CSC) being added, as HiGHS's ``addRows`` /
+    ``addCols`` take them: count, starts, indices (int32) and values."""
+    return (int(matrix.nnz), matrix.indptr[:-1].astype(np.int32),
+            matrix.indices.astype(np.int32), matrix.data)
+
+
 @dataclass
 class LPResult:
     """Solution of a :class:`MatrixLP` (objective includes the offset)."""
@@ -170,29 +182,19 @@ class HighsLP:
     def add_rows(self, A_rows: sp.spmatrix, lower: np.ndarray, upper: np.ndarray) -> None:
         """Append rows ``lower <= A_rows @ x <= upper`` (A_rows has ``n_cols`` columns)."""
         R = sp.csr_matrix(A_rows, dtype=np.float64)
-        k = R.shape[0]
-        if k == 0:
-            return
-        self._h.addRows(
-            k, np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64),
-            int(R.nnz), R.indptr[:-1].astype(np.int32), R.indices.astype(np.int32), R.data,
-        )
-        self.n_rows += k
+        if R.shape[0]:
+            self._h.addRows(R.shape[0], _floats(lower), _floats(upper), *_entries(R))
+            self.n_rows += R.shape[0]
 
     def add_cols(
         self, cost: np.ndarray, lower: np.ndarray, upper: np.ndarray, A_cols: sp.spmatrix
     ) -> None:
         """Append columns with objective ``cost``, bounds and entries ``A_cols`` (n_rows rows)."""
         C = sp.csc_matrix(A_cols, dtype=np.float64)
-        k = C.shape[1]
-        if k == 0:
-            return
-        self._h.addCols(
-            k, np.asarray(cost, dtype=np.float64), np.asarray(lower, dtype=np.float64),
-            np.asarray(upper, dtype=np.float64), int(C.nnz), C.indptr[:-1].astype(np.int32),
-            C.indices.astype(np.int32), C.data,
-        )
-        self.n_cols += k
+        if C.shape[1]:
+            self._h.addCols(C.shape[1], _floats(cost), _floats(lower), _floats(upper),
+                            *_entries(C))
+            self.n_cols += C.shape[1]
 
     def delete_rows(self, rows: np.ndarray) -> None:
         """Remove rows by index (the remaining rows keep their order)."""

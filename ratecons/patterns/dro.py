@@ -10,6 +10,7 @@ pmf P*(theta).
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -25,7 +26,6 @@ from ..result import LinearScorer, Result
 from ..settings import DEFAULT_CONIC_SOLVER, OPTIMAL, OPTIMAL_INACCURATE, SOLVED_STATUSES
 from ..solution import Solution
 from ..solvers.dro import (
-    DEFAULT_R,
     full_objective,
     solve_dro,
     solve_dro_lbfgs,
@@ -85,13 +85,14 @@ class DROPattern(Pattern):
             "lbfgs": MethodSpec("lbfgs", _run_lbfgs, "L-BFGS on the exact objective (IM "
                                 "procedure, O(N log N) per step) with a certified duality gap "
                                 "from the worst-case weights (l2 = 0: Newton-corrected dual)"),
-            "gssg": MethodSpec("gssg", _run_gssg, "Algorithm 1: SGD with the unbiased multilevel "
-                               "Monte Carlo gradient (7)-(8)"),
-            "pssg": MethodSpec("pssg", _run_pssg, "SGD on subsets growing by a factor nu "
-                               "(Ghosh et al. 2018)"),
-            "fsg": MethodSpec("fsg", _run_fsg, "gradient descent with the exact full-data "
-                              "gradient (6) (Namkoong & Duchi)"),
-            "sgd": MethodSpec("sgd", _run_sgd, "fixed-size subsets: the biased baseline"),
+            "gssg": MethodSpec("gssg", _STOCHASTIC["gssg"], "Algorithm 1: SGD with the "
+                               "unbiased multilevel Monte Carlo gradient (7)-(8)"),
+            "pssg": MethodSpec("pssg", _STOCHASTIC["pssg"], "SGD on subsets growing by a "
+                               "factor nu (Ghosh et al. 2018)"),
+            "fsg": MethodSpec("fsg", _STOCHASTIC["fsg"], "gradient descent with the exact "
+                              "full-data gradient (6) (Namkoong & Duchi)"),
+            "sgd": MethodSpec("sgd", _STOCHASTIC["sgd"], "fixed-size subsets: the biased "
+                              "baseline"),
             "cvxpy": MethodSpec("cvxpy", _run_cvxpy, "CVXPY conic dual (chi2: SOC, KL: "
                                 "exponential cone), CLARABEL", is_reference=True),
         }
@@ -153,57 +154,35 @@ def _run_lbfgs(problem: Any, form: DROProgram, *, seed: int | None = None,
     return _result(problem, "lbfgs", sol, form)
 
 
-def _run_fsg(problem: Any, form: DROProgram, *, seed: int | None = None,
-             callback: Callback = None, step: float | str = "auto", a: float = 1000.0,
-             max_iterations: int = 500, time_limit: float | None = None, tol: float = 1e-3,
-             target: float | None = None, theta0: np.ndarray | None = None,
-             warn: bool = True) -> Result:
-    sol = solve_dro(form, "fsg", seed=seed, callback=callback, step=step, a=a,
-                    max_iterations=max_iterations, time_limit=time_limit, tol=tol, target=target,
-                    theta0=theta0, warn=warn)
-    return _result(problem, "fsg", sol, form)
+#: the options of every stochastic method (:func:`~ratecons.solvers.dro.solve_dro`'s names)
+_STOCHASTIC_OPTIONS = frozenset({"step", "a", "max_iterations", "time_limit", "tol", "target",
+                                 "theta0", "warn"})
+#: each stochastic method's own options on top of them
+_OWN_OPTIONS = {"fsg": frozenset(),
+                "gssg": frozenset({"max_samples", "r", "draws", "eta_c", "delta"}),
+                "pssg": frozenset({"max_samples", "nu", "m0", "eta_c", "delta"}),
+                "sgd": frozenset({"max_samples", "batch", "eta_c", "delta"})}
 
 
-def _run_gssg(problem: Any, form: DROProgram, *, seed: int | None = None,
-              callback: Callback = None, step: float | str = "auto", a: float = 1000.0,
-              max_iterations: int = 20000, max_samples: float | None = None,
-              time_limit: float | None = None, tol: float = 1e-3, target: float | None = None,
-              theta0: np.ndarray | None = None, r: float = DEFAULT_R, draws: int = 1,
-              eta_c: float = 0.1, delta: float = 0.01, warn: bool = True) -> Result:
-    sol = solve_dro(form, "gssg", seed=seed, callback=callback, step=step, a=a,
-                    max_iterations=max_iterations, max_samples=max_samples,
-                    time_limit=time_limit, tol=tol,
-                    target=target, theta0=theta0, r=r, draws=draws, eta_c=eta_c, delta=delta,
-                    warn=warn)
-    return _result(problem, "gssg", sol, form)
+def _stochastic_runner(method: str) -> Callable[..., Result]:
+    """The run of a stochastic method (iteration (3) with its gradient estimator): its options
+    are :func:`~ratecons.solvers.dro.solve_dro`'s, with their defaults, that the method reads
+    (the signature :class:`~ratecons.patterns.pattern.MethodSpec` lists them from)."""
+    def run(problem: Any, form: DROProgram, *, seed: int | None = None,
+            callback: Callback = None, **options: Any) -> Result:
+        sol = solve_dro(form, method, seed=seed, callback=callback, **options)
+        return _result(problem, method, sol, form)
+
+    own = _STOCHASTIC_OPTIONS | _OWN_OPTIONS[method]
+    head = [p for name, p in inspect.signature(run).parameters.items() if name != "options"]
+    params = [p for name, p in inspect.signature(solve_dro).parameters.items() if name in own]
+    run.__signature__ = inspect.Signature(head + params, return_annotation=Result)
+    run.__name__ = run.__qualname__ = f"_run_{method}"
+    return run
 
 
-def _run_pssg(problem: Any, form: DROProgram, *, seed: int | None = None,
-              callback: Callback = None, step: float | str = "auto", a: float = 1000.0,
-              max_iterations: int = 20000, max_samples: float | None = None,
-              time_limit: float | None = None, tol: float = 1e-3, target: float | None = None,
-              theta0: np.ndarray | None = None, nu: float = 1.001, m0: int = 10,
-              eta_c: float = 0.1, delta: float = 0.01, warn: bool = True) -> Result:
-    sol = solve_dro(form, "pssg", seed=seed, callback=callback, step=step, a=a,
-                    max_iterations=max_iterations, max_samples=max_samples,
-                    time_limit=time_limit, tol=tol,
-                    target=target, theta0=theta0, nu=nu, m0=m0, eta_c=eta_c, delta=delta,
-                    warn=warn)
-    return _result(problem, "pssg", sol, form)
-
-
-def _run_sgd(problem: Any, form: DROProgram, *, seed: int | None = None,
-             callback: Callback = None, step: float | str = "auto", a: float = 1000.0,
-             max_iterations: int = 20000, max_samples: float | None = None,
-             time_limit: float | None = None, tol: float = 1e-3, target: float | None = None,
-             theta0: np.ndarray | None = None, batch: int = 32, eta_c: float = 0.1,
-             delta: float = 0.01, warn: bool = True) -> Result:
-    sol = solve_dro(form, "sgd", seed=seed, callback=callback, step=step, a=a,
-                    max_iterations=max_iterations, max_samples=max_samples,
-                    time_limit=time_limit, tol=tol,
-                    target=target, theta0=theta0, batch=batch, eta_c=eta_c, delta=delta,
-                    warn=warn)
-    return _result(problem, "sgd", sol, form)
+#: the runs of the stochastic methods
+_STOCHASTIC = {method: _stochastic_runner(method) for method in _OWN_OPTIONS}
 
 
 def _run_cvxpy(problem: Any, form: DROProgram, *, seed: int | None = None,
