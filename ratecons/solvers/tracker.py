@@ -1,8 +1,11 @@
 """The solver skeleton: one tracker of a run's best point, bounds, limits, events and stop.
 
-Every iterative solver of the house (CCG, the subgradient methods, the ranking solvers, the
-full MRC LP) runs its own mathematics and leaves the bookkeeping to a :class:`Tracker`, in the
-spirit of SciPy's ``OptimizeResult`` and its callback halting:
+Every solver of the house runs its own mathematics and leaves the bookkeeping to a
+:class:`Tracker`, in the spirit of SciPy's ``OptimizeResult`` and its callback halting. The
+loops written on it (CCG, the subgradient methods, the ranking solvers, the MRC LP and bounds)
+use all of it; the runs whose loop lives elsewhere (MM, the SDCA bound, the DRO methods, the
+CVXPY runs, the generic chain and phase 1) hand it their own status, bounds, history and
+clock, and it builds their Solution all the same:
 
 - the **limits**: ``time_limit`` (seconds, the method's own or the active
   :func:`ratecons.limits.active` budget, whichever ends first) and ``max_iterations`` (the
@@ -19,8 +22,9 @@ spirit of SciPy's ``OptimizeResult`` and its callback halting:
   :data:`STATUS_REASON`;
 - the :class:`~ratecons.solution.Solution` built from all of it (:meth:`Tracker.solution`):
   no module outside this one constructs a ``Solution`` (``tests/house/test_solver_skeleton.py``
-  checks it); :func:`no_point` is the pointless answer of a step that could not run and
-  :func:`revised` the one copy of a Solution with some fields changed.
+  checks it); :func:`no_point` is the answer of a step that could not run,
+  :func:`revised` the one copy of a Solution with some fields changed and
+  :func:`from_record` a stored one read back.
 
 The warning rule: a run that a limit, not a certificate, ended (status ``iteration_limit`` or
 ``time_limit``) warns with one :class:`~ratecons.errors.ConvergenceWarning`, once per solve
