@@ -182,7 +182,6 @@ def majorize_minimize(
     tol: float = settings.MM_RELATIVE_TOL,
     callback: Callable[[dict[str, Any]], None] | None = None,
     exhausted: Callable[[], bool] | None = None,
-    warn: bool = True,
 ) -> Solution:
     """Algorithm 1 on a rate program: :func:`fixed_point` over Problem 3 (eq. 5) at each iterate.
 
@@ -206,9 +205,6 @@ def majorize_minimize(
         Receives each iterate's record.
     exhausted : callable, optional
         ``exhausted() -> bool``: whether the bound solver's own budget is spent.
-    warn : bool
-        The :class:`~ratecons.solvers.tracker.Tracker` warning rule (False for a continuation
-        inside a run that warns itself).
 
     Returns
     -------
@@ -219,8 +215,7 @@ def majorize_minimize(
         ``certificate.details`` ``last_relative_decrease`` (of the last bound solved),
         ``mm_iterations`` (iterates after the start) and ``mm_steps`` (bounds solved).
     """
-    tracker = Tracker("majorization-minimization (Alg 1)", max_iterations=max_iterations,
-                      warn=warn)
+    tracker = Tracker("majorization-minimization (Alg 1)", max_iterations=max_iterations)
     began = tracker.start
     offset = float(start.solve_time or 0.0)
     w, b = np.asarray(start.primal["w"], dtype=np.float64), float(start.primal["b"])
