@@ -279,13 +279,13 @@ def solve_top_ipm(form: TopForm, *, tol: float = 1e-6, max_iterations: int | Non
             event["lower"] = lb
         stop = tracker.check(it)
         tracker.record(it, upper=tracker.upper, gap=tracker.gap,
-                       relative_gap=_relative_gap(tracker), **event)
+                       relative_gap=tracker.relative_gap(), **event)
         if stop:
             break
     w_best = tracker.best_point["w"]
     t = form.threshold_from_scores(np.asarray(form.X_tilde @ w_best).ravel())
     return tracker.solution({"w": w_best, "t": t}, dual=dual_best, max_violation=0.0,
-                            details={"relative_gap": _relative_gap(tracker)},
+                            details={"relative_gap": tracker.relative_gap()},
                             advice="Raise max_iter or time_limit.")
 
 
@@ -362,7 +362,3 @@ def _mehrotra_step(st: dict[str, Any], cur: dict[str, Any], mu: float, n_comp: i
             "z": z + ad * dz, "v": v + ad * dv, "lam": lam + ad * dl,
             "zeta": zeta + ad * dzeta}
 
-
-def _relative_gap(tracker: Tracker) -> float:
-    """(upper - lower) / |upper|, the measure ``tol`` bounds."""
-    return tracker.gap / max(abs(tracker.upper), 1e-300)
