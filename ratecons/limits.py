@@ -26,11 +26,14 @@ import contextlib
 import contextvars
 import math
 import time
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import settings
+from .caller import user_stacklevel
+from .errors import ConvergenceWarning
 
 __all__ = ["RENAMED_OPTIONS", "Limits", "active", "current", "finish", "limits_scope",
            "renamed_options", "split_options"]
@@ -121,14 +124,16 @@ def renamed_options(unknown: list[str]) -> str:
 def finish(result: Any, limits: Limits) -> Any:
     """Never ``optimal`` past the budget, or with a backend iteration cap that was reached.
 
-    A method that checks its limits returns ``time_limit`` itself; this catches the remaining
-    case of a last step that overran the budget, and says so in the certificate.
+    A method that checks its limits returns ``time_limit`` itself (and warns); this catches the
+    remaining case of a last step that overran the budget, says so in the certificate and warns
+    once, as the solver skeleton does for every limit-ended solve.
     """
     if result.status not in (settings.OPTIMAL, settings.OPTIMAL_INACCURATE):
         return result
     if limits.expired():
         result.status = settings.TIME_LIMIT
-        result.certificate.details["limit"] = (
-            f"the time limit of {limits.time_limit:g} s was reached before the method finished; "
-            "the point is the best found so far")
+        message = (f"the time limit of {limits.time_limit:g} s was reached before the method "
+                   "finished; the point is the best found so far")
+        result.certificate.details["limit"] = message
+        warnings.warn(message, ConvergenceWarning, stacklevel=user_stacklevel())
     return result

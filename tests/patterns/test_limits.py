@@ -168,5 +168,7 @@ def test_an_overrun_budget_is_never_reported_optimal():
     result = _solve(_mrc, "lp")
     assert result.status == settings.OPTIMAL
     spent = limits.Limits(time_limit=1e-9)
-    assert limits.finish(result, spent).status == settings.TIME_LIMIT
+    with pytest.warns(rc.ConvergenceWarning, match="time limit of 1e-09 s") as caught:
+        assert limits.finish(result, spent).status == settings.TIME_LIMIT
+    assert len([w for w in caught if issubclass(w.category, rc.ConvergenceWarning)]) == 1
     assert "time limit" in result.certificate.details["limit"]
