@@ -38,6 +38,9 @@ Callback = Callable[[dict[str, Any]], None] | None
 #: the CVXPY reference retries a tight answer at reduced accuracy with CLARABEL's defaults only
 #: up to this many examples (see :func:`_run_cvxpy`)
 REFERENCE_RETRY_MAX_N = 5000
+#: above this many examples the KL reference starts at ``max_step_fraction=0.95``: the tight
+#: first try stalls there (docs/robust.md "CVXPY reference", ``benchmarks.dro --reference-forms``)
+REFERENCE_SHORT_STEPS_MIN_N = 50000
 
 
 class DROPattern(Pattern):
@@ -215,7 +218,8 @@ def _run_cvxpy(problem: Any, form: DROProgram, *, seed: int | None = None,
     answer at reduced accuracy is kept as it is (``optimal_inaccurate``), as the former DRO
     lowering did: CLARABEL's default tolerances, the generic ladder's next try, end there too
     on robust losses at scale and doubled the time (N = 2e4, chi-square: 45 s + 55 s for the
-    same status); on small problems the retry costs little and often ends ``optimal``."""
+    same status); on small problems the retry costs little and often ends ``optimal``. Above
+    :data:`REFERENCE_SHORT_STEPS_MIN_N` examples a KL reference starts at the first retry."""
     from ..reductions.to_cvxpy import solve_step
 
     if form.phi is not CHI2 and form.phi is not KL:
@@ -225,7 +229,8 @@ def _run_cvxpy(problem: Any, form: DROProgram, *, seed: int | None = None,
     analysis = problem.analysis
     psi = {id(d): d.X for d in analysis.datasets}
     step = solve_step(analysis, psi, None, np.zeros(0), solver, solver_options, tight=True,
-                      retry_inaccurate=form.n <= REFERENCE_RETRY_MAX_N)
+                      retry_inaccurate=form.n <= REFERENCE_RETRY_MAX_N,
+                      short_steps=form.phi is KL and form.n > REFERENCE_SHORT_STEPS_MIN_N)
     if step.status not in SOLVED_STATUSES:
         raise SolverError(f"CVXPY ({solver}) could not solve the DRO program: {step.status}. "
                           f"{step.message}")
