@@ -42,12 +42,14 @@ def _reference(problem: rc.Problem, monkeypatch: pytest.MonkeyPatch
 
 
 def test_ladders_start_where_the_settings_say():
-    """The tight ladder tries tight, then 0.95 steps, then no equilibration, then CLARABEL's
-    defaults; with ``short_steps`` it starts at the second rung; user options stay alone."""
+    """The tight ladder tries tight, then steps of 0.95 and 0.9, then no equilibration, then
+    CLARABEL's defaults; with ``short_steps`` it starts at the second rung; user options stay
+    alone."""
     full = to_cvxpy._attempts("CLARABEL", None, tight=True)
     short = to_cvxpy._attempts("CLARABEL", None, tight=True, short_steps=True)
-    assert [name for name, _ in full] == ["tight", "tight+max_step_fraction",
-                                          "tight+equilibrate_enable", "default"]
+    assert [name for name, _ in full] == [
+        "tight", "tight+max_step_fraction=0.95", "tight+max_step_fraction=0.9",
+        "tight+equilibrate_enable=False", "default"]
     assert short == full[1:]
     assert short[0][1] == {**to_cvxpy.TIGHT_CLARABEL, "max_step_fraction": 0.95}
     assert to_cvxpy._attempts("CLARABEL", {"max_iter": 5}, True, True) == [
@@ -90,6 +92,24 @@ def test_kl_reference_agrees_with_lbfgs_where_the_tight_try_stalls(monkeypatch):
     # newer CLARABEL, pick another (tests/solvers/test_dro_reference.py docstring)
     assert len(full_calls) == 2 and len(short_calls) == 1
     for res in (full, short):
-        assert res.certificate.details["settings"] == "settings: tight+max_step_fraction"
+        assert res.certificate.details["settings"] == "settings: tight+max_step_fraction=0.95"
         assert res.status == "optimal"
         assert abs(res.objective - best.objective) <= OBJ_RTOL * max(1.0, abs(best.objective))
+
+
+@pytest.mark.slow
+def test_kl_reference_answers_where_the_first_retry_stalls_too(monkeypatch):
+    """N = 5,000 (the largest N whose ladder starts tight): both the tight try and the retry at
+    0.95 end InsufficientProgress (29 and 20 iterations, clarabel 0.11); the rung at 0.9, added
+    for such instances, ends optimal at the certified lbfgs value (before it, the same stall at
+    N = 1e4 ended the reference with a SolverError)."""
+    problem = _problem(synthetic(5000, 20, 12), "kl")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        best = problem.solve("lbfgs")
+    assert problem.canonical().n == dro_pattern.REFERENCE_SHORT_STEPS_MIN_N
+    res, calls = _reference(problem, monkeypatch)
+    assert [options.get("max_step_fraction") for options in calls] == [None, 0.95, 0.9]
+    assert res.certificate.details["settings"] == "settings: tight+max_step_fraction=0.9"
+    assert res.status == "optimal"
+    assert abs(res.objective - best.objective) <= OBJ_RTOL * max(1.0, abs(best.objective))
