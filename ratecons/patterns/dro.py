@@ -39,8 +39,8 @@ Callback = Callable[[dict[str, Any]], None] | None
 #: up to this many examples (see :func:`_run_cvxpy`)
 REFERENCE_RETRY_MAX_N = 5000
 #: above this many examples the KL reference starts at ``max_step_fraction=0.95``: its tight
-#: first try stalled on 4 of 10 instances of 1e4-1e5 examples, and the ladder from 0.95 took
-#: 0.89x the iterations of the one from tight over the 10 (docs/robust.md "The KL reference at
+#: first try stalled on 3 of 10 instances of 1e4-1e5 examples, and the ladder from 0.95 took
+#: 0.87x the iterations of the one from tight over the 10 (docs/robust.md "The KL reference at
 #: scale"; every KL instance of the tests is smaller, and keeps the ladder from tight)
 REFERENCE_SHORT_STEPS_MIN_N = 5000
 
