@@ -418,11 +418,15 @@ def main(argv: list[str] | None = None) -> list[dict]:
                         help="--reference-forms: the ball")
     parser.add_argument("--time-limit", type=float, default=300.0,
                         help="--reference-forms: CLARABEL's time limit per solve (seconds)")
+    parser.add_argument("--seeds", default="9",
+                        help="--reference-forms: instances synthetic(N, 20, seed), e.g. 0,1,2 "
+                             "(several: the current form only)")
     args = parser.parse_args(argv)
     if args.reference_forms:
         from benchmarks.dro_reference import run_reference_forms
 
-        return run_reference_forms(int(args.n), args.phi, args.time_limit)
+        return run_reference_forms(int(args.n), args.phi, args.time_limit,
+                                   tuple(int(seed) for seed in args.seeds.split(",")))
     if args.unregularized:
         return run_unregularized([inst for inst in unregularized_grid(args.quick)
                                   if args.match is None or args.match in inst.label],

@@ -3,6 +3,7 @@
     python -m benchmarks.dro --reference-forms              # KL, N = 1e5 (minutes per solve)
     python -m benchmarks.dro --reference-forms --n 20000    # the same at N = 2e4
     python -m benchmarks.dro --reference-forms --phi chi2   # the chi-square ball
+    python -m benchmarks.dro --reference-forms --n 10000 --seeds 0,1,2,3  # current form, 4 seeds
 
 The instance is part B's ``synthetic9`` (robust logistic loss, d = 20, rho = 0.1, no intercept,
 l2 = 0). Two cone programs of the same problem are built in one process:
@@ -17,20 +18,24 @@ l2 = 0). Two cone programs of the same problem are built in one process:
 
 Each is solved once with CLARABEL at the reference's tight tolerances (``tight``) and with
 ``max_step_fraction=0.95`` on top (``tight+0.95``, the first retry of the reference's ladder),
-each solve capped at ``--time-limit`` seconds. Per solve: status, iterations, compile and solve
-seconds, seconds per iteration, and the exact objective at the returned w against ``lbfgs`` (the
-certified optimum). The floor is SciPy's L-BFGS-B on the exact objective (``dro.scipy_lbfgs``).
-Then the reference's ladder at this N (whether it starts at ``tight+0.95``,
-``patterns.dro.REFERENCE_SHORT_STEPS_MIN_N``) and, from the measured solves, what the ladder costs
-starting at ``tight`` (a failed first try, then the retry) and starting at ``tight+0.95``. The
-LAST line is the worst ratio: the cost of the ladder that starts at ``tight`` over the one that
-starts at ``tight+0.95``.
+and with 0.9 (``tight+0.9``, its next rung) when a ladder needs it; each solve is capped at
+``--time-limit`` seconds. Per solve: status, iterations, compile and solve seconds, seconds per
+iteration, and the exact objective at the returned w against ``lbfgs`` (the certified optimum).
+The floor is SciPy's L-BFGS-B on the exact objective (``dro.scipy_lbfgs``). Per form, the
+reference's ladder from ``tight`` and from ``tight+0.95`` (compile once, then the rungs until one
+answers: iterations and seconds, from the measured solves). ``--seeds 0,1,2`` runs the current
+form on several instances ``synthetic(N, 20, seed)`` (the stall rates of docs/robust.md). Then
+where the reference's ladder starts at this N (``patterns.dro.REFERENCE_SHORT_STEPS_MIN_N``) and,
+LAST, the worst ratio: the ladder from ``tight`` over the one from ``tight+0.95`` (current form,
+summed over the instances), in iterations (the same KKT system per iteration, so the measure
+the machine's load does not move) and in seconds.
 """
 
 from __future__ import annotations
 
 import time
 import warnings
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -97,67 +102,83 @@ def solve_once(problem: Any, w: Any, options: dict[str, Any],
             "objective": value}
 
 
-def ladder_costs(rows: list[dict[str, Any]]) -> dict[str, float]:
-    """Per form, the seconds of the reference's ladder (compile once, then the solves until
-    one answers) starting at ``tight`` and starting at ``tight+0.95``, from the measured
-    solves; nan when the measured tries do not answer."""
-    out = {}
-    for form in dict.fromkeys(r["form"] for r in rows):
-        tries = {r["setting"]: r for r in rows if r["form"] == form}
-        tight, short = tries.get("tight"), tries.get("tight+0.95")
-        if tight is None or short is None:
-            continue
-        answered = [r["status"] in ANSWERED for r in (tight, short)]
-        from_tight = tight["compile"] + (tight["solve"] if answered[0] else
-                                         tight["solve"] + short["solve"] if answered[1]
-                                         else float("nan"))
-        out[f"{form} from tight"] = from_tight
-        out[f"{form} from tight+0.95"] = (short["compile"] + short["solve"] if answered[1]
-                                          else float("nan"))
-    return out
+#: the rungs of the reference's ladder measured here, in its order (``to_cvxpy._attempts``)
+RUNGS = {"tight": {}, "tight+0.95": {"max_step_fraction": 0.95},
+         "tight+0.9": {"max_step_fraction": 0.9}}
 
 
-def run_reference_forms(n: int = 100000, phi: str = "kl", time_limit: float = 300.0,
-                        forms: tuple[str, ...] = ("current", "former")) -> list[dict]:
-    """Build and solve the two cone programs side by side (module docstring); print the table
-    and the ladder's costs, the worst ratio last. Returns the rows."""
-    from benchmarks.dro import Instance, scipy_lbfgs, synthetic
-    from ratecons.patterns.dro import REFERENCE_SHORT_STEPS_MIN_N
+def ladder(start: str, measured: dict[str, dict[str, Any]], solve: Any) -> tuple[float, float]:
+    """(iterations, seconds) of the reference's ladder from rung ``start``: compile once, then
+    the rungs in turn until one answers (a rung not yet in ``measured`` is solved by
+    ``solve(rung)``); (nan, nan) when none of :data:`RUNGS` answers."""
+    names = list(RUNGS)[list(RUNGS).index(start):]
+    iterations, seconds = 0.0, measured[start]["compile"]
+    for name in names:
+        if name not in measured:
+            measured[name] = solve(name)
+        iterations += measured[name]["iterations"]
+        seconds += measured[name]["solve"]
+        if measured[name]["status"] in ANSWERED:
+            return iterations, seconds
+    return float("nan"), float("nan")
+
+
+def solve_rung(inst: Any, name: str, rung: str, time_limit: float, best: float,
+               rows: list[dict]) -> dict[str, Any]:
+    """Form ``name`` of ``inst`` solved once at ``rung`` (:data:`RUNGS` on the tight
+    tolerances), printed and appended to ``rows``; ``best`` is lbfgs' objective."""
     from ratecons.reductions.to_cvxpy import TIGHT_CLARABEL
     from ratecons.solvers.dro import evaluate
 
-    inst = Instance(synthetic(n, 20, 9), phi, 0.1, 0.0, intercept=False)
     form = inst.problem().canonical()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        start = time.perf_counter()
-        ref = inst.problem().solve("lbfgs")
-        t_lbfgs = time.perf_counter() - start
-    f_scipy, t_scipy = scipy_lbfgs(inst)
-    print(f"{inst.label}\n  lbfgs {t_lbfgs:.2f}s {ref.status} F={ref.objective:.10f} | floor: "
-          f"SciPy L-BFGS-B on F {t_scipy:.2f}s F={f_scipy:.10f}", flush=True)
-    builders = {"current": current_program, "former": former_program}
-    settings = {"tight": TIGHT_CLARABEL,
-                "tight+0.95": {**TIGHT_CLARABEL, "max_step_fraction": 0.95}}
-    rows = []
-    for name in forms:
-        for setting, options in settings.items():
-            problem, w = builders[name](inst)
-            r = solve_once(problem, w, {**options, "time_limit": time_limit},
-                           lambda theta: evaluate(form, theta).value)
-            r.update(form=name, setting=setting,
-                     vs_lbfgs=(r["objective"] - ref.objective) / max(1.0, abs(ref.objective)))
-            rows.append(r)
-            print(f"  {name:>8} {setting:>10} {r['status']:>20} {r['iterations']:4d} it  "
-                  f"compile {r['compile']:6.1f}s  solve {r['solve']:7.1f}s  "
-                  f"{r['per_iteration']:6.3f} s/it  F-lbfgs {r['vs_lbfgs']:+.1e}", flush=True)
+    problem, w = {"current": current_program, "former": former_program}[name](inst)
+    options = {**TIGHT_CLARABEL, **RUNGS[rung], "time_limit": time_limit}
+    r = solve_once(problem, w, options, lambda theta: evaluate(form, theta).value)
+    r.update(form=name, instance=inst.label, setting=rung,
+             vs_lbfgs=(r["objective"] - best) / max(1.0, abs(best)))
+    rows.append(r)
+    print(f"  {name:>8} {rung:>10} {r['status']:>20} {r['iterations']:4d} it  compile "
+          f"{r['compile']:6.1f}s  solve {r['solve']:7.1f}s  {r['per_iteration']:6.3f} s/it  "
+          f"F-lbfgs {r['vs_lbfgs']:+.1e}", flush=True)
+    return r
+
+
+def run_reference_forms(n: int = 100000, phi: str = "kl", time_limit: float = 300.0,
+                        seeds: tuple[int, ...] = (9,)) -> list[dict]:
+    """Build and solve the cone programs side by side (module docstring) on
+    ``synthetic(n, 20, seed)``: both forms for one seed, the current form alone for several;
+    print the table and the ladders' costs, the worst ratio last. Returns the rows."""
+    from benchmarks.dro import Instance, scipy_lbfgs, synthetic
+    from ratecons.patterns.dro import REFERENCE_SHORT_STEPS_MIN_N
+
+    forms = ("current", "former") if len(seeds) == 1 else ("current",)
+    rows: list[dict] = []
+    totals = {"tight": np.zeros(2), "tight+0.95": np.zeros(2)}  # iterations, seconds
+    for seed in seeds:
+        inst = Instance(synthetic(n, 20, seed), phi, 0.1, 0.0, intercept=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            start = time.perf_counter()
+            ref = inst.problem().solve("lbfgs")
+            t_lbfgs = time.perf_counter() - start
+        f_scipy, t_scipy = scipy_lbfgs(inst)
+        print(f"{inst.label}\n  lbfgs {t_lbfgs:.2f}s {ref.status} F={ref.objective:.10f} | "
+              f"floor: SciPy L-BFGS-B on F {t_scipy:.2f}s F={f_scipy:.10f}", flush=True)
+        for name in forms:
+            solve = partial(solve_rung, inst, name, time_limit=time_limit,
+                            best=ref.objective, rows=rows)
+            measured = {rung: solve(rung) for rung in ("tight", "tight+0.95")}
+            for start_rung, total in totals.items():
+                cost = ladder(start_rung, measured, solve)
+                print(f"  {name:>8} ladder from {start_rung:>10}: {cost[0]:4.0f} it "
+                      f"{cost[1]:8.1f}s")
+                if name == "current":
+                    total += cost
     short = phi == "kl" and n > REFERENCE_SHORT_STEPS_MIN_N
     print(f"reference ladder at N = {n}: starts at {'tight+0.95' if short else 'tight'} "
           f"(REFERENCE_SHORT_STEPS_MIN_N = {REFERENCE_SHORT_STEPS_MIN_N}, KL only)")
-    costs = ladder_costs(rows)
-    for label, seconds in costs.items():
-        print(f"  ladder {label:>26}: {seconds:8.1f}s")
-    if "current from tight" in costs:
-        print(f"WORST ratio ladder from tight / from tight+0.95 (current form): "
-              f"{costs['current from tight'] / costs['current from tight+0.95']:.2f}x")
+    (it_tight, s_tight), (it_short, s_short) = totals.values()
+    print(f"WORST ratio ladder from tight / from tight+0.95 (current form, {len(seeds)} "
+          f"instance(s)): {it_tight / it_short:.2f}x in iterations ({it_tight:.0f} / "
+          f"{it_short:.0f}), {s_tight / s_short:.2f}x in seconds")
     return rows

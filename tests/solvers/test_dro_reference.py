@@ -113,3 +113,18 @@ def test_kl_reference_answers_where_the_first_retry_stalls_too(monkeypatch):
     assert res.certificate.details["settings"] == "settings: tight+max_step_fraction=0.9"
     assert res.status == "optimal"
     assert abs(res.objective - best.objective) <= OBJ_RTOL * max(1.0, abs(best.objective))
+
+
+def test_reference_forms_benchmark_runs(capsys):
+    """``benchmarks.dro --reference-forms`` end to end on a tiny instance: both forms at both
+    rungs, every answer at the lbfgs value, the worst ratio last."""
+    from benchmarks.dro_reference import run_reference_forms
+
+    rows = run_reference_forms(n=300, seeds=(1,))
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[-1].startswith("WORST ratio ladder from tight / from tight+0.95")
+    assert "starts at tight (" in out[-2]
+    assert {(r["form"], r["setting"]) for r in rows} >= {
+        (form, rung) for form in ("current", "former") for rung in ("tight", "tight+0.95")}
+    answered = [r for r in rows if r["status"] in ("Solved", "AlmostSolved")]
+    assert answered and all(abs(r["vs_lbfgs"]) <= OBJ_RTOL for r in answered)
