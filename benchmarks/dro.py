@@ -6,6 +6,9 @@
     python -m benchmarks.dro --match "rho=1 " --no-stochastic   # a subset, auto and CVXPY only
     python -m benchmarks.dro --unregularized            # part B: l2 in {0, 1e-3}, N up to 1e5
     python -m benchmarks.dro --unregularized --quick    # part B at N = 2,000 (seconds)
+    python -m benchmarks.dro --reference-forms          # the CVXPY reference's cone program
+                                                        # now and before, side by side (KL,
+                                                        # N = 1e5; benchmarks/dro_reference.py)
 
 Each instance is min_theta R(theta) + (l2/2)||w||^2 over a phi-divergence ball (eq. 2) with a
 linear model and an intercept. It is solved by ``auto`` (what ``problem.solve()`` picks), the
@@ -406,7 +409,24 @@ def main(argv: list[str] | None = None) -> list[dict]:
                         help="part B: l2 in {0, 1e-3}, auto vs CVXPY vs SciPy L-BFGS-B")
     parser.add_argument("--reference-max-n", type=float, default=1e4,
                         help="part B runs the CVXPY reference up to this many examples")
+    parser.add_argument("--reference-forms", action="store_true",
+                        help="the CVXPY reference's cone program now and the former one, "
+                             "side by side (benchmarks/dro_reference.py)")
+    parser.add_argument("--n", type=float, default=1e5,
+                        help="--reference-forms: the number of examples")
+    parser.add_argument("--phi", default="kl", choices=("kl", "chi2"),
+                        help="--reference-forms: the ball")
+    parser.add_argument("--time-limit", type=float, default=300.0,
+                        help="--reference-forms: CLARABEL's time limit per solve (seconds)")
+    parser.add_argument("--seeds", default="9",
+                        help="--reference-forms: instances synthetic(N, 20, seed), e.g. 0,1,2 "
+                             "(several: the current form only)")
     args = parser.parse_args(argv)
+    if args.reference_forms:
+        from benchmarks.dro_reference import run_reference_forms
+
+        return run_reference_forms(int(args.n), args.phi, args.time_limit,
+                                   tuple(int(seed) for seed in args.seeds.split(",")))
     if args.unregularized:
         return run_unregularized([inst for inst in unregularized_grid(args.quick)
                                   if args.match is None or args.match in inst.label],

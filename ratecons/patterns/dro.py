@@ -39,6 +39,11 @@ Callback = Callable[[dict[str, Any]], None] | None
 #: the CVXPY reference retries a tight answer at reduced accuracy with CLARABEL's defaults only
 #: up to this many examples (see :func:`_run_cvxpy`)
 REFERENCE_RETRY_MAX_N = 5000
+#: above this many examples the KL reference starts at ``max_step_fraction=0.95``: its tight
+#: first try stalled on 3 of 10 instances of 1e4-1e5 examples, and the ladder from 0.95 took
+#: 0.87x the iterations of the one from tight over the 10 (docs/robust.md "The KL reference at
+#: scale"; every KL instance of the tests is smaller, and keeps the ladder from tight)
+REFERENCE_SHORT_STEPS_MIN_N = 5000
 
 
 class DROPattern(Pattern):
@@ -195,7 +200,8 @@ def _run_cvxpy(problem: Any, form: DROProgram, *, seed: int | None = None,
     answer at reduced accuracy is kept as it is (``optimal_inaccurate``), as the former DRO
     lowering did: CLARABEL's default tolerances, the generic ladder's next try, end there too
     on robust losses at scale and doubled the time (N = 2e4, chi-square: 45 s + 55 s for the
-    same status); on small problems the retry costs little and often ends ``optimal``."""
+    same status); on small problems the retry costs little and often ends ``optimal``. Above
+    :data:`REFERENCE_SHORT_STEPS_MIN_N` examples a KL reference starts at the first retry."""
     from ..reductions.to_cvxpy import solve_step
 
     if form.phi is not CHI2 and form.phi is not KL:
@@ -205,7 +211,8 @@ def _run_cvxpy(problem: Any, form: DROProgram, *, seed: int | None = None,
     analysis = problem.analysis
     psi = {id(d): d.X for d in analysis.datasets}
     step = solve_step(analysis, psi, None, np.zeros(0), solver, solver_options, tight=True,
-                      retry_inaccurate=form.n <= REFERENCE_RETRY_MAX_N)
+                      retry_inaccurate=form.n <= REFERENCE_RETRY_MAX_N,
+                      short_steps=form.phi is KL and form.n > REFERENCE_SHORT_STEPS_MIN_N)
     if step.status not in SOLVED_STATUSES:
         raise SolverError(f"CVXPY ({solver}) could not solve the DRO program: {step.status}. "
                           f"{step.message}")

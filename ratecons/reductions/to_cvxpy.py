@@ -330,31 +330,36 @@ TIGHT_CLARABEL = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10,
 #: and ends ``AlmostSolved``).
 STEP_CLARABEL = {"tol_gap_rel": 1e-6}
 #: CLARABEL variants tried when a solve stalls (InsufficientProgress, seen on KL balls) or ends
-#: at reduced accuracy: shorter steps, then no equilibration
-CLARABEL_RETRIES = ({"max_step_fraction": 0.95}, {"equilibrate_enable": False})
+#: at reduced accuracy: shorter steps, then no equilibration. The 0.9 rung: the KL reference
+#: at N = 1e4 (d = 20, rho = 0.1, no intercept, l2 = 0, ``synthetic(10000, 20, 3)``) stalled
+#: with every other setting and ended optimal in 40 iterations with it (docs/robust.md)
+CLARABEL_RETRIES = ({"max_step_fraction": 0.95}, {"max_step_fraction": 0.9},
+                    {"equilibrate_enable": False})
 
 
-def _attempts(solver: str, options: dict[str, Any] | None, tight: bool
-              ) -> list[tuple[str, dict[str, Any]]]:
+def _attempts(solver: str, options: dict[str, Any] | None, tight: bool,
+              short_steps: bool = False) -> list[tuple[str, dict[str, Any]]]:
     """The settings a solve tries in turn: the requested ones (:data:`TIGHT_CLARABEL` or
     :data:`STEP_CLARABEL` for CLARABEL), then :data:`CLARABEL_RETRIES` on top of them, then
-    (tight only) the solver's defaults; user options are tried alone."""
+    (tight only) the solver's defaults; user options are tried alone. ``short_steps`` starts
+    at the first retry (the requested tolerances with ``max_step_fraction=0.95``)."""
     if options:
         return [("user", options)]
     if solver != "CLARABEL":
         return [("default", {})]
     name, base = ("tight", TIGHT_CLARABEL) if tight else ("step", STEP_CLARABEL)
-    attempts = [(name, base)] + [(f"{name}+{next(iter(extra))}", {**base, **extra})
-                                 for extra in CLARABEL_RETRIES]
+    attempts = [(name, base)] + [(f"{name}+{key}={value}", {**base, **extra})
+                                 for extra in CLARABEL_RETRIES for key, value in extra.items()]
     if tight:
         attempts.append(("default", {}))
-    return attempts
+    return attempts[1:] if short_steps else attempts
 
 
 def solve_step(analysis: Analysis, psi: dict[int, Any], anchor: dict[int, np.ndarray] | None,
                bounds: np.ndarray, solver: str, solver_options: dict[str, Any] | None = None,
                tight: bool = False, elastic: bool = False,
-               penalty: float | None = None, retry_inaccurate: bool = True) -> ConvexStep:
+               penalty: float | None = None, retry_inaccurate: bool = True,
+               short_steps: bool = False) -> ConvexStep:
     """Build and solve one step; statuses from the one vocabulary.
 
     ``elastic`` and ``penalty`` ask for the phase-1 problem (:func:`lower_step`).
@@ -364,8 +369,10 @@ def solve_step(analysis: Analysis, psi: dict[int, Any], anchor: dict[int, np.nda
     is returned, else the first solved one with its status. With ``retry_inaccurate=False`` an
     answer at reduced accuracy is returned at once (only failures are retried): the robust-loss
     reference, where CLARABEL's defaults end at reduced accuracy too and doubled the time (chi2,
-    N = 2e4: tight 45 s, then defaults 55 s for the same status). The settings that produced
-    the answer are in the step's ``message``.
+    N = 2e4: tight 45 s, then defaults 55 s for the same status). ``short_steps`` skips the
+    first try and starts at ``max_step_fraction=0.95`` (the KL reference at scale, where the
+    first try stalls: ``patterns.dro.REFERENCE_SHORT_STEPS_MIN_N``). The settings that
+    produced the answer are in the step's ``message``.
     """
     import cvxpy as cp
 
@@ -373,7 +380,7 @@ def solve_step(analysis: Analysis, psi: dict[int, Any], anchor: dict[int, np.nda
     start = time.perf_counter()
     failure = ""
     answer: ConvexStep | None = None
-    attempts = _attempts(solver, solver_options, tight)
+    attempts = _attempts(solver, solver_options, tight, short_steps)
     i = 0
     while i < len(attempts):
         setting, options = attempts[i]
