@@ -4,9 +4,9 @@
   with their column, partition and row;
 - the features are never gathered: every test that solves runs with ``dask.array.Array``'s
   conversion to NumPy refused for 2-D arrays of more than ``conftest.GATHER_ROWS`` rows;
-- same answers: ``method="structured"`` (rate constraints with a logistic loss) and the robust
-  loss's ``lbfgs`` (chi-square and KL) agree with the in-memory solve to 1e-8 in w, b and the
-  objective;
+- same answers: ``method="structured"`` (rate constraints with a logistic loss) agrees with
+  the in-memory solve to 1e-8 in w, b and the objective (the robust loss's ``lbfgs``:
+  test_dask_robust.py);
 - the other methods refuse a Dask dataset naming the supported ones; ``plan()`` says the solve
   is distributed;
 - a worker killed mid-solve (one of three) ends in a finished solve, never a hang.
@@ -166,19 +166,6 @@ def test_structured_chain_agrees_under_the_local_scheduler(client, no_gather):
         ours = _rates(lazy).solve()
     _agree(_rates(memory).solve(method="structured"), ours)
     assert ours.report().all_satisfied
-
-
-@pytest.mark.parametrize("phi", ["chi2", "kl"])
-@pytest.mark.parametrize("l2", [1e-2, 0.0])
-def test_robust_loss_lbfgs_agrees_with_in_memory(client, no_gather, phi, l2):
-    def problem(data):
-        ball = rc.PhiDivergenceBall(data, phi=phi, rho=0.1)
-        return rc.Problem(minimize=rc.robust_loss(ball, loss="logistic"),
-                          model=rc.LinearModel(l2=l2))
-
-    memory, lazy = _pair()
-    assert problem(lazy).plan().method == "lbfgs"
-    _agree(problem(memory).solve(method="lbfgs"), problem(lazy).solve())
 
 
 def test_other_methods_refuse_dask_data_naming_the_supported_ones(client):
