@@ -148,7 +148,8 @@ class DaskPasses:
         """The gradient pass (step 3) summed over the partitions."""
         width = self.form.d * GRAD_COLUMNS + GRAD_SCALARS
         return computed(per_partition(_gradient_block, width, self.form.X, state, self.y,
-                                       loss=self.form.loss, rule=rule).sum(axis=0))
+                                      loss=self.form.loss, rule=rule).sum(axis=0),
+                        features=True)
 
     def _finish(self, theta: np.ndarray, state: Any, lazy: Any, rule: WeightRule,
                 summ: LossSummary) -> DaskEvaluation:

@@ -103,7 +103,7 @@ def _newton_bound(passes: DaskPasses, ev: DaskEvaluation, mix: float, parts: np.
     form, d, sums = passes.form, passes.form.d, ev.sums
     common = dict(loss=form.loss, rule=ev.rule, total=sums["total"], mix=mix, n=sums["n"])
     out = computed(per_partition(_curvature_block, d * d + d + 1, form.X, ev.margins,
-                                  passes.y, **common).sum(axis=0))
+                                 passes.y, **common).sum(axis=0), features=True)
     H, xc, csum = out[: d * d].reshape(d, d), -out[d * d: d * d + d], out[-1]
     r = parts.sum(axis=1)
     if form.fit_intercept:  # the Gram matrix of (x_n, -1)
@@ -116,7 +116,7 @@ def _newton_bound(passes: DaskPasses, ev: DaskEvaluation, mix: float, parts: np.
     out = computed(per_partition(
         _corrected_block, d + 4, form.X, ev.margins, passes.y, **common, step_w=step[:d],
         step_b=float(step[d]) if form.fit_intercept else 0.0,
-        fit_intercept=form.fit_intercept).sum(axis=0))
+        fit_intercept=form.fit_intercept).sum(axis=0), features=True)
     left, usum, scale, value, outside = out[:d], out[d], out[d + 1], out[d + 2], out[d + 3]
     if outside > 0:
         return -np.inf

@@ -90,8 +90,9 @@ def per_partition(fn: Any, width: int, *args: Any, **kwargs: Any) -> Any:
                         concatenate=True, dtype=np.float64, meta=np.empty((0, 0)), **kwargs)
 
 
-def computed(array: Any) -> np.ndarray:
-    count_pass()
+def computed(array: Any, features: bool = False) -> np.ndarray:
+    """``array`` computed: one pass over the persisted margins (or over the features)."""
+    count_pass(features)
     return np.asarray(array.compute())
 
 
@@ -341,4 +342,4 @@ def persist_with(state: Any, small: Any) -> tuple[Any, np.ndarray]:
     """``state`` persisted on the workers and ``small`` (computed from it) brought back, in
     one submission."""
     state, small = dask.persist(state, small)
-    return state, computed(small)
+    return state, computed(small, features=True)
