@@ -209,11 +209,12 @@ def main(argv: list[str] | None = None) -> None:
                                       dashboard_address=None) as cluster, \
                 distributed.Client(cluster) as client:
             limit = sum(w["memory_limit"] for w in client.scheduler_info()["workers"].values())
+            streamed = args.stream or args.rows * D * 8 > scans.PERSIST_MEMORY_FRACTION * limit
             print(f"rows {args.rows:,}, d = {D}: {size / 2**20:.0f} MiB as float64 in "
                   f"{-(-args.rows // args.file_rows)} Parquet files; {args.workers} workers, "
                   f"{limit / 2**20:.0f} MiB of worker memory in total "
                   f"({'below' if limit < size else 'above'} the data's size); features "
-                  f"{'streamed from Parquet every pass' if args.stream else 'persisted'}")
+                  f"{'streamed from Parquet every pass' if streamed else 'persisted'}")
             floor = floor_seconds(folder, args.floor_repeats)
             print(f"floor: one plain Dask reduction over the Parquet files: {floor:.2f} s")
             data = rc.Dataset.from_parquet(folder, label="label", groups=["group"])

@@ -107,6 +107,9 @@ def test_parquet_is_read_lazily_and_validated_by_column_name(client, tmp_path):
         rc.Dataset.from_parquet(tmp_path / "no_group", label="label", groups=["sex"])
     with pytest.raises(DataError, match=r"no column\(s\) \['income'\]"):
         rc.Dataset.from_parquet(tmp_path / "ok", label="income")
+    with pytest.raises(SpecError, match=r"unknown option\(s\) \['categorical', 'labels'\]; "
+                                        r"it takes \['label', 'groups'"):
+        rc.Dataset.from_parquet(tmp_path / "ok", labels="label", categorical="onehot")
 
 
 def test_rows_over_partitions_match_in_memory(client, no_gather):
