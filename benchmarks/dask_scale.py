@@ -11,8 +11,14 @@ with :meth:`ratecons.Dataset.from_parquet` on a ``LocalCluster`` whose workers h
   built inside the timed solve: its estimates are passes too).
 
 For each it prints the wall time, the passes over the data (:func:`ratecons.scans.dask_passes`
-plus the Dask results converted to NumPy, :class:`CountConversions`),
-the peak memory of each worker (the largest process memory its nanny reported while solving)
+plus the Dask results converted to NumPy, :class:`CountConversions`), the passes over
+per-example state persisted on the workers that read no features (``state``: the robust
+loss's dual search, :func:`ratecons.scans.dask_state_passes`; the time per pass is the wall
+time over the passes over the data, these included in it),
+the peak memory of each worker (the largest process memory its nanny reported while solving;
+the workers use the system allocator for pyarrow, ``--arrow-pool``: pyarrow's default pool
+kept freed Parquet buffers as unmanaged memory, which paused 600 MB workers 22 times in two
+evaluations at 2M rows and kept 1 GB workers paused at 20M rows)
 and the client's memory growth during the solve (per-example vectors held by the client),
 the time per pass divided by the floor: one plain Dask reduction (column sums) over the same
 Parquet files, and (unless ``--no-memory``) the time of the same solve in memory and the gap
@@ -177,16 +183,23 @@ def main(argv: list[str] | None = None) -> None:
                         help="never persist: every pass reads the Parquet files (out of core)")
     parser.add_argument("--no-memory", action="store_true",
                         help="skip the in-memory solves of the same problems (the comparison)")
+    parser.add_argument("--arrow-pool", default="system",
+                        help="ARROW_DEFAULT_MEMORY_POOL of the workers ('default' keeps "
+                             "pyarrow's own, which holds on to freed Parquet buffers)")
     args = parser.parse_args(argv)
 
+    import dask
     import distributed
 
     import ratecons as rc
     from ratecons import scans
-    from ratecons.scans import dask_passes
+    from ratecons.scans import dask_passes, dask_state_passes
 
     if args.stream:
         scans.PERSIST_MEMORY_FRACTION = 0.0
+    if args.arrow_pool != "default":  # set in each worker process before it starts
+        dask.config.set({"distributed.nanny.pre-spawn-environ.ARROW_DEFAULT_MEMORY_POOL":
+                         args.arrow_pool})
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -196,17 +209,19 @@ def main(argv: list[str] | None = None) -> None:
                                       dashboard_address=None) as cluster, \
                 distributed.Client(cluster) as client:
             limit = sum(w["memory_limit"] for w in client.scheduler_info()["workers"].values())
+            streamed = args.stream or args.rows * D * 8 > scans.PERSIST_MEMORY_FRACTION * limit
             print(f"rows {args.rows:,}, d = {D}: {size / 2**20:.0f} MiB as float64 in "
                   f"{-(-args.rows // args.file_rows)} Parquet files; {args.workers} workers, "
                   f"{limit / 2**20:.0f} MiB of worker memory in total "
                   f"({'below' if limit < size else 'above'} the data's size); features "
-                  f"{'streamed from Parquet every pass' if args.stream else 'persisted'}")
+                  f"{'streamed from Parquet every pass' if streamed else 'persisted'}")
             floor = floor_seconds(folder, args.floor_repeats)
             print(f"floor: one plain Dask reduction over the Parquet files: {floor:.2f} s")
             data = rc.Dataset.from_parquet(folder, label="label", groups=["group"])
             in_memory = None if args.no_memory else problems(load_in_memory(folder))
             header = (f"{'problem':<22} {'method':<10} {'status':<16} {'time s':>8} "
-                      f"{'passes':>6} {'s/pass':>7} {'/floor':>7} {'peak MiB/worker':>16} "
+                      f"{'passes':>6} {'state':>6} {'s/pass':>7} {'/floor':>7} "
+                      f"{'peak MiB/worker':>16} "
                       f"{'client MiB':>10} "
                       f"{'objective':>12} {'memory s':>9} {'obj gap':>8}")
             print(header)
@@ -215,10 +230,12 @@ def main(argv: list[str] | None = None) -> None:
                 if args.only and args.only != name:
                     continue
                 start, passes = time.perf_counter(), dask_passes()
+                state = dask_state_passes()
                 with PeakMemory(client) as peak, CountConversions() as conversions:
                     result = build().solve(method=method, time_limit=args.time_limit)
                 elapsed = time.perf_counter() - start
                 passes = dask_passes() - passes + conversions.count
+                state = dask_state_passes() - state
                 worst_worker = max(peak.peak.values(), default=0.0) / 2**20
                 per_pass = elapsed / max(passes, 1)
                 ratios.append((per_pass / floor, label))
@@ -230,7 +247,7 @@ def main(argv: list[str] | None = None) -> None:
                     gap = abs(reference.objective - result.objective)
                     compared = f"{time.perf_counter() - start:>9.1f} {gap:>8.1e}"
                 print(f"{label:<22} {method:<10} {result.status:<16} {elapsed:>8.1f} "
-                      f"{passes:>6} {per_pass:>7.3f} {per_pass / floor:>7.2f} "
+                      f"{passes:>6} {state:>6} {per_pass:>7.3f} {per_pass / floor:>7.2f} "
                       f"{worst_worker:>16.0f} {peak.client_growth / 2**20:>10.0f} "
                       f"{result.objective:>12.6f} {compared}")
     if ratios:

@@ -39,11 +39,18 @@ from .data_columns import (
 )
 from .data_select import All, Baseline, Group, Label, Mask, Selector
 from .errors import DataError, EmptySubsetError, LabelError, SpecError
+from .shapes import ExampleShape
 
 __all__ = ["Dataset", "Subset", "as_subset", "Features"]
 
 
-class Dataset:
+#: the options of :meth:`Dataset.from_parquet` and their defaults (those of ``from_pandas``)
+PARQUET_OPTIONS: dict[str, Any] = {"label": None, "groups": (), "features": None,
+                                   "baseline": None, "weights": None, "name": None,
+                                   "baseline_threshold": None}
+
+
+class Dataset(ExampleShape):
     """Examples with optional labels, named groups, baseline predictions and weights.
 
     Parameters
@@ -222,23 +229,12 @@ class Dataset:
                             "not numeric; pass categorical='onehot' or encode them.")
         if text:
             X = pd.get_dummies(X, columns=text, prefix_sep="=", dtype=np.float64)
-        return cls(X, None if label is None else df[label], groups=df[groups] if groups else None,
-                   baseline=None if baseline is None else df[baseline],
-                   weights=None if weights is None else df[weights], name=name,
-                   baseline_threshold=baseline_threshold)
+        return cls._from_frame(df, X, df[groups] if groups else None, {
+            "label": label, "baseline": baseline, "weights": weights, "name": name,
+            "baseline_threshold": baseline_threshold})
 
     @classmethod
-    def from_parquet(
-        cls,
-        path: Any,
-        label: str | None = None,
-        groups: Sequence[str] = (),
-        features: Sequence[str] | None = None,
-        baseline: str | None = None,
-        weights: str | None = None,
-        name: str | None = None,
-        baseline_threshold: float | None = None,
-    ) -> Dataset:
+    def from_parquet(cls, path: Any, **columns: Any) -> Dataset:
         """A Dask-backed Dataset read lazily from Parquet files (needs ``ratecons[dask]``).
 
         Parameters
@@ -246,8 +242,10 @@ class Dataset:
         path : str or list of str
             A Parquet file, a directory of them or a glob, as ``dask.dataframe.read_parquet``
             takes it (local or remote file systems alike).
-        label, groups, features, baseline, weights, name, baseline_threshold
-            As in :meth:`from_pandas`; the feature columns must be numeric or boolean.
+        **columns
+            ``label``, ``groups``, ``features``, ``baseline``, ``weights``, ``name`` and
+            ``baseline_threshold``, as in :meth:`from_pandas`; the feature columns must be
+            numeric or boolean (no ``categorical`` encoding).
 
         Notes
         -----
@@ -258,33 +256,37 @@ class Dataset:
         """
         from .dask_data import open_parquet
 
-        groups = [groups] if isinstance(groups, str) else list(groups)
+        unknown = sorted(set(columns) - set(PARQUET_OPTIONS))
+        if unknown:
+            raise SpecError(f"Dataset.from_parquet got unknown option(s) {unknown}; it takes "
+                            f"{list(PARQUET_OPTIONS)} (as in from_pandas).")
+        options = {**PARQUET_OPTIONS, **columns}
         frame = open_parquet(path)
-        features = feature_columns(f"from_parquet({path!r})", list(frame.columns), label,
-                                    groups, features, baseline, weights)
+        groups = options["groups"]
+        groups = [groups] if isinstance(groups, str) else list(groups)
+        features = feature_columns(f"from_parquet({path!r})", list(frame.columns),
+                                   options["label"], groups, options["features"],
+                                   options["baseline"], options["weights"])
+        return cls._from_frame(frame, frame[features],
+                               {str(g): frame[g] for g in groups} or None, options)
 
-        def frame_column(name: str | None) -> Any:
-            return None if name is None else frame[name]
+    @classmethod
+    def _from_frame(cls, frame: Any, X: Any, groups: Any, options: dict[str, Any]) -> Dataset:
+        """The Dataset of features ``X``, the group columns ``groups`` and the label, baseline
+        and weight columns of ``frame`` named in ``options`` (keys of :data:`PARQUET_OPTIONS`)."""
 
-        return cls(frame[features], frame_column(label), groups={str(g): frame[g] for g in groups},
-                   baseline=frame_column(baseline), weights=frame_column(weights), name=name,
-                   baseline_threshold=baseline_threshold)
+        def column(key: str) -> Any:
+            return None if options[key] is None else frame[options[key]]
+
+        return cls(X, column("label"), groups=groups,
+                   baseline=column("baseline"), weights=column("weights"), name=options["name"],
+                   baseline_threshold=options["baseline_threshold"])
 
     # ------------------------------------------------------------------ basic facts
     @property
     def in_dask(self) -> bool:
         """Whether the features live in Dask (partitions on workers, never gathered)."""
         return is_dask(self.X)
-
-    @property
-    def n(self) -> int:
-        """Number of examples."""
-        return int(self.X.shape[0])
-
-    @property
-    def d(self) -> int:
-        """Number of features."""
-        return int(self.X.shape[1])
 
     @property
     def is_sparse(self) -> bool:

@@ -36,11 +36,12 @@ from .expr.atom import Term
 from .features import FittedFeatures, as_feature_map
 from .moment_sums import moment_pass, wrong_predictions
 from .numerics.moment_scores import label_scores
+from .shapes import PsiShape
 
 __all__ = ["MinimaxRisk", "MomentSet", "minimax_risk"]
 
 
-class MomentSet:
+class MomentSet(PsiShape):
     """The moment uncertainty set U of eq. (2) built from labelled training data.
 
     Parameters
@@ -168,26 +169,8 @@ class MomentSet:
         return arr
 
     @property
-    def n(self) -> int:
-        return int(self.psi.shape[0])
-
-    @property
-    def p(self) -> int:
-        return int(self.psi.shape[1])
-
-    @property
     def n_classes(self) -> int:
         return int(self.classes.size)
-
-    @property
-    def n_blocks(self) -> int:
-        """L: the number of p-blocks of Phi (n_classes one-hot, 1 compact)."""
-        return self.n_classes if self.label_map is None else int(self.label_map.shape[1])
-
-    @property
-    def m(self) -> int:
-        """Length of Phi(x, y) and mu: L * p."""
-        return self.n_blocks * self.p
 
     def scores(self, mu: np.ndarray, psi: np.ndarray) -> np.ndarray:
         """Phi(x, y)^T mu for every row of ``psi`` and label code y: shape (n, n_classes)."""

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 from scipy.linalg.blas import dsyrk
 
 __all__ = ["Rows", "DaskRows", "BLOCK_ROWS", "weighted_gram", "count_pass", "dask_passes",
-           "persisted", "stack_rows", "take_rows"]
+           "dask_state_passes", "persisted", "stack_rows", "take_rows"]
 
 #: rows per block of a pass (a dense block of 16,384 x 100 float64 is 13 MB)
 BLOCK_ROWS = 16_384
@@ -137,6 +137,9 @@ class Rows:
 # ---------------------------------------------------------------------- Dask partitions
 #: passes over Dask features since import (each scan computes one; :func:`dask_passes`)
 _PASSES = [0]
+#: passes over per-example state persisted on the workers (the robust loss's margins), which
+#: read no features (:func:`dask_state_passes`)
+_STATE_PASSES = [0]
 #: the last persisted feature array, by its Dask name (kept so that the next step's scans,
 #: which build the same graph, find its partitions still in worker memory)
 _PERSISTED: dict[str, Any] = {}
@@ -147,10 +150,18 @@ def dask_passes() -> int:
     return _PASSES[0]
 
 
-def count_pass() -> None:
+def dask_state_passes() -> int:
+    """How many passes over per-example state persisted on the workers (no features read)
+    have been made (benchmarks)."""
+    return _STATE_PASSES[0]
+
+
+def count_pass(features: bool = True) -> None:
     """Count one pass over Dask-backed data made outside :class:`DaskRows` (the MRC
-    reductions of :mod:`ratecons.dask_moments`)."""
-    _PASSES[0] += 1
+    reductions of :mod:`ratecons.dask_moments`, the robust loss's
+    :mod:`ratecons.solvers.dro_dask`): over the features, or (``features=False``) over
+    per-example state on the workers only."""
+    (_PASSES if features else _STATE_PASSES)[0] += 1
 
 
 def _client() -> Any:

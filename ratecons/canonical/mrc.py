@@ -31,6 +31,7 @@ import scipy.sparse as sp
 
 from ..errors import DataError, SpecError
 from ..numerics.moment_scores import label_scores
+from ..shapes import PsiShape
 
 __all__ = [
     "MRCForm",
@@ -49,7 +50,7 @@ MAX_CODED_CLASSES = 62
 
 
 @dataclass
-class MRCForm:
+class MRCForm(PsiShape):
     """The MRC learning problem as plain data (the contract shared by every MRC solver).
 
     Attributes
@@ -109,24 +110,6 @@ class MRCForm:
             setattr(self, name, arr)
         if np.any(self.lam < 0):
             raise DataError("MRCForm.lam must be >= 0.")
-
-    # ------------------------------------------------------------------ sizes
-    @property
-    def n(self) -> int:
-        return int(self.psi.shape[0])
-
-    @property
-    def p(self) -> int:
-        return int(self.psi.shape[1])
-
-    @property
-    def n_blocks(self) -> int:
-        """L: the number of p-blocks of mu (n_classes for one-hot)."""
-        return self.n_classes if self.label_map is None else int(self.label_map.shape[1])
-
-    @property
-    def m(self) -> int:
-        return self.n_blocks * self.p
 
     def subset_weights(self, masks: np.ndarray) -> np.ndarray:
         """sum_{y in C} E[y] / |C| for each subset row of ``masks``: shape (R, L)."""

@@ -10,16 +10,16 @@ reads F and its bound (:mod:`ratecons.solvers.dro_certificate`) from here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ..canonical.dro import DROProgram
 from ..loss_functions import margin_loss
 from ..numerics.inner_max import InnerSolution, inner_maximize
+from ..numerics.phi import CHI2, KL
+from .dro_point import Evaluation
 
 __all__ = ["Evaluation", "class_parts", "equal_margins", "evaluate", "full_objective",
-           "subset_gradient"]
+           "on_workers", "subset_gradient"]
 
 
 def subset_gradient(
@@ -34,38 +34,25 @@ def subset_gradient(
 def full_objective(
     form: DROProgram, theta: np.ndarray
 ) -> tuple[float, np.ndarray, InnerSolution]:
-    """F(theta) = R(theta) + (l2/2)||w||^2 exactly on all N examples, its gradient, and P*."""
+    """F(theta) = R(theta) + (l2/2)||w||^2 exactly on all N examples, its gradient, and P*
+    (on Dask data with the per-example vectors on the workers when :func:`on_workers`; P* is
+    then a lazy Dask array)."""
+    if on_workers(form):
+        from .dro_dask import DaskPasses
+
+        ev = DaskPasses(form).evaluate(theta)
+        return ev.value, ev.grad, ev.inner
     ev = evaluate(form, theta)
     return ev.value, ev.grad, ev.inner
 
 
-@dataclass
-class Evaluation:
-    """F(theta), its gradient and what the lower bound of
-    :func:`ratecons.solvers.dro_certificate.lower_bound` reuses.
-
-    Attributes
-    ----------
-    theta : ndarray
-    value : float
-        F(theta) = R(theta) + (l2/2)||w||^2 on all N examples.
-    grad : ndarray
-        grad F(theta): the gradient (6) with the full-data P*, plus l2 w.
-    inner : InnerSolution
-        P*(theta) and the dual variables of (5).
-    margins, slope : ndarray
-        m_n(theta) and l'(m_n(theta)) of every example.
-    parts : ndarray, shape (d, 2)
-        sum_n p_n l'(m_n) y~_n x_n over the examples labelled +1 (column 0) and -1 (column 1).
-    """
-
-    theta: np.ndarray
-    value: float
-    grad: np.ndarray
-    inner: InnerSolution
-    margins: np.ndarray
-    slope: np.ndarray
-    parts: np.ndarray
+def on_workers(form: DROProgram) -> bool:
+    """Whether F is evaluated with the per-example vectors on the Dask workers
+    (:mod:`ratecons.solvers.dro_dask`): Dask features, a chi-square or KL ball and a loss
+    other than the hinge (whose certificate refits the dual on the examples at the kink and
+    whose L-BFGS phase moves onto them); otherwise :func:`evaluate` runs on them too (the
+    margins and weights travel)."""
+    return hasattr(form.X, "__dask_graph__") and form.phi in (CHI2, KL) and form.loss != "hinge"
 
 
 def evaluate(form: DROProgram, theta: np.ndarray) -> Evaluation:
@@ -97,5 +84,6 @@ def class_parts(form: DROProgram, c: np.ndarray) -> np.ndarray:
 
 def equal_margins(ev: Evaluation) -> bool:
     """Whether all margins tie (theta = 0, say): then P*(theta) is not unique."""
-    return float(np.ptp(ev.margins)) <= 1e-12 * max(1.0, float(np.max(np.abs(ev.margins))))
+    lo, hi = ev.margin_range()
+    return hi - lo <= 1e-12 * max(1.0, abs(lo), abs(hi))
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,7 @@ from ..errors import parameter_error
 from ..scans import persisted
 from ..solution import Solution
 from .dro_certificate import dro_solution, lower_bound
-from .dro_eval import Evaluation, equal_margins, evaluate
+from .dro_eval import Evaluation, equal_margins, evaluate, on_workers
 from .quasi_newton import lbfgs
 
 __all__ = ["solve_dro_lbfgs"]
@@ -105,6 +106,12 @@ def solve_dro_lbfgs(
     if hasattr(form.X, "__dask_graph__"):  # read once, then every pass from worker memory
         form = replace(form, X=persisted(form.X))
     run = _LBFGSRun(form, tol, int(max_iterations), time_limit, memory, callback)
+    if on_workers(form):  # the per-example vectors stay with their partitions
+        from .dro_dask import DaskPasses
+        from .dro_dask_bound import dask_lower_bound
+
+        passes = DaskPasses(form)
+        run.evaluate, run.bound = passes.evaluate, partial(dask_lower_bound, passes)
     run.fun(theta)
     first = run.last
     run.check(theta)
@@ -156,9 +163,9 @@ def _last_bounds(run: _LBFGSRun, first: Evaluation) -> None:
     """The bound at the best point (if the last one was elsewhere) and, from tied losses at
     the start, the balancing pmfs' bound there, unless the gap is proved already."""
     if not run.proved() and not np.array_equal(run.last.theta, run.best.theta):
-        run.lower = max(run.lower, lower_bound(run.form, run.best))
+        run.lower = max(run.lower, run.bound(run.best))
     if not run.proved() and equal_margins(first):
-        run.lower = max(run.lower, lower_bound(run.form, first, balance=True))
+        run.lower = max(run.lower, run.bound(first, balance=True))
     if run.proved():
         run.stop = "tol"
 
@@ -198,12 +205,19 @@ class _LBFGSRun:
         self.values: list[float] = []
         self.tied_start: Evaluation | None = None  # theta0 when its losses tie (see below)
         self.bound_grad_norm = np.inf  # |grad F| where the l2-free bound was last computed
+        # F and its bound: in memory, or with the vectors on the Dask workers (solve_dro_lbfgs)
+        self.evaluate: Callable[[np.ndarray], Evaluation] = partial(evaluate, form)
+        self.bound: Callable[..., float] = partial(lower_bound, form)
 
     def fun(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
-        ev = evaluate(self.form, theta)
+        ev = self.evaluate(theta)
+        retired = [old for old in (self.last, self.best) if old is not None]
         self.last = ev
         if self.best is None or ev.value < self.best.value:
             self.best = ev
+        for old in retired:  # Dask: the workers may drop what no longer is last or best
+            if old is not self.last and old is not self.best and hasattr(old, "release"):
+                old.release()
         return ev.value, ev.grad
 
     def gap(self) -> float:
@@ -222,7 +236,7 @@ class _LBFGSRun:
             # evaluation of F at d = 20): only where the gradient has shrunk enough to
             # tighten it (its gap is O(|grad|^2), :func:`_newton_dual_value`)
             self.bound_grad_norm = grad_norm
-            self.lower = max(self.lower, lower_bound(self.form, self.last, refit=refit))
+            self.lower = max(self.lower, self.bound(self.last, refit=refit))
         rec = {"iteration": self.it, "time": time.perf_counter() - self.start,
                "objective": self.best.value, "lower": self.lower, "gap": self.gap()}
         self.history.append(rec)
@@ -237,7 +251,7 @@ class _LBFGSRun:
         tied = self.tied_start
         if (tied is not None and self.it >= BALANCE_AFTER
                 and self.best.value >= tied.value - 1e-12 * max(1.0, abs(tied.value))):
-            self.lower = max(self.lower, lower_bound(self.form, tied, balance=True))
+            self.lower = max(self.lower, self.bound(tied, balance=True))
             self.tied_start = None  # once
         if self.proved():
             self.stop = "tol"

@@ -1,7 +1,15 @@
-"""Fixtures of the Dask tests (test_dask, test_dask_mrc): a LocalCluster of two workers, and
-the tripwire that fails any gathering of Dask features into one process."""
+"""Fixtures of the Dask tests (test_dask, test_dask_mrc, test_dask_robust): a LocalCluster of
+two workers, the tripwire that fails any gathering of Dask features into one process, and a
+cluster of three worker processes that loses one in the middle of a solve."""
 
 from __future__ import annotations
+
+import concurrent.futures
+import os
+import signal
+import time
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -30,3 +38,41 @@ def no_gather(monkeypatch):
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(da.Array, "__array__", guarded)
+
+
+#: seconds a solve may take after a worker was killed before the test calls it a hang
+HANG_SECONDS = 120
+
+
+@pytest.fixture
+def lose_a_worker():
+    """A LocalCluster of three worker processes with its Client, and ``run(solve)``: calls
+    ``solve()`` in a thread, kills one worker process (SIGKILL) ``delay`` seconds after the
+    solve's first pass over Dask data, and returns what the solve returned or raised; a solve
+    still running :data:`HANG_SECONDS` later fails the test (a hang), and one that ended
+    before the kill fails it too (nothing was tested)."""
+    distributed = pytest.importorskip("distributed")
+    from ratecons.scans import dask_passes
+
+    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+
+        def run(solve: Callable[[], Any], delay: float = 0.5) -> Any:
+            start = dask_passes()
+            with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                future = pool.submit(solve)
+                while dask_passes() == start and not future.done():
+                    time.sleep(0.005)
+                time.sleep(delay)
+                assert not future.done(), "the solve ended before a worker could be killed"
+                victim = next(iter(client.run(os.getpid).values()))
+                os.kill(victim, signal.SIGKILL)
+                try:
+                    return future.result(timeout=HANG_SECONDS)
+                except concurrent.futures.TimeoutError:  # pragma: no cover - the failure
+                    pytest.fail("the solve hung after a worker was killed")
+                except Exception as exc:  # noqa: BLE001 - returned to the test to judge
+                    return exc
+
+        yield run

@@ -4,20 +4,15 @@
   with their column, partition and row;
 - the features are never gathered: every test that solves runs with ``dask.array.Array``'s
   conversion to NumPy refused for 2-D arrays of more than ``conftest.GATHER_ROWS`` rows;
-- same answers: ``method="structured"`` (rate constraints with a logistic loss) and the robust
-  loss's ``lbfgs`` (chi-square and KL) agree with the in-memory solve to 1e-8 in w, b and the
-  objective;
+- same answers: ``method="structured"`` (rate constraints with a logistic loss) agrees with
+  the in-memory solve to 1e-8 in w, b and the objective (the robust loss's ``lbfgs``:
+  test_dask_robust.py);
 - the other methods refuse a Dask dataset naming the supported ones; ``plan()`` says the solve
   is distributed;
 - a worker killed mid-solve (one of three) ends in a finished solve, never a hang.
 """
 
 from __future__ import annotations
-
-import concurrent.futures
-import os
-import signal
-import time
 
 import numpy as np
 import pytest
@@ -112,6 +107,9 @@ def test_parquet_is_read_lazily_and_validated_by_column_name(client, tmp_path):
         rc.Dataset.from_parquet(tmp_path / "no_group", label="label", groups=["sex"])
     with pytest.raises(DataError, match=r"no column\(s\) \['income'\]"):
         rc.Dataset.from_parquet(tmp_path / "ok", label="income")
+    with pytest.raises(SpecError, match=r"unknown option\(s\) \['categorical', 'labels'\]; "
+                                        r"it takes \['label', 'groups'"):
+        rc.Dataset.from_parquet(tmp_path / "ok", labels="label", categorical="onehot")
 
 
 def test_rows_over_partitions_match_in_memory(client, no_gather):
@@ -166,19 +164,6 @@ def test_structured_chain_agrees_under_the_local_scheduler(client, no_gather):
         ours = _rates(lazy).solve()
     _agree(_rates(memory).solve(method="structured"), ours)
     assert ours.report().all_satisfied
-
-
-@pytest.mark.parametrize("phi", ["chi2", "kl"])
-@pytest.mark.parametrize("l2", [1e-2, 0.0])
-def test_robust_loss_lbfgs_agrees_with_in_memory(client, no_gather, phi, l2):
-    def problem(data):
-        ball = rc.PhiDivergenceBall(data, phi=phi, rho=0.1)
-        return rc.Problem(minimize=rc.robust_loss(ball, loss="logistic"),
-                          model=rc.LinearModel(l2=l2))
-
-    memory, lazy = _pair()
-    assert problem(lazy).plan().method == "lbfgs"
-    _agree(problem(memory).solve(method="lbfgs"), problem(lazy).solve())
 
 
 def test_other_methods_refuse_dask_data_naming_the_supported_ones(client):
@@ -246,11 +231,11 @@ def test_real_data_agrees_with_in_memory(client, no_gather):
 
 
 # ---------------------------------------------------------------------- a worker lost
-def test_a_worker_killed_mid_solve_ends_in_a_finished_solve():
-    """One of three worker processes is killed half a second after the features were persisted
+def test_a_worker_killed_mid_solve_ends_in_a_finished_solve(lose_a_worker):
+    """One of three worker processes is killed half a second after the solve's first pass
     (an L-BFGS solve of a chi-square-robust loss that takes several seconds); the scheduler
     recomputes the lost partitions from the graph and the solve finishes with the in-memory
-    answer, or raises a clear error: never a hang (a 120 s bound)."""
+    answer, or raises a clear error: never a hang (``conftest.HANG_SECONDS``)."""
     X, y, _ = _data(n=3000, seed=2)
 
     def robust(data):
@@ -258,24 +243,9 @@ def test_a_worker_killed_mid_solve_ends_in_a_finished_solve():
                                                                        rho=0.1)),
                           model=rc.LinearModel(l2=1e-3))
 
-    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as c:
-        lazy = rc.Dataset(da.from_array(X, chunks=(500, 5)), y)
-        start = dask_passes()
-        with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            future = pool.submit(robust(lazy).solve, method="lbfgs", tol=1e-10)
-            while dask_passes() == start and not future.done():  # until persisted
-                time.sleep(0.005)
-            time.sleep(0.5)
-            assert not future.done(), "the solve ended before a worker could be killed"
-            victim = next(iter(c.run(os.getpid).values()))
-            os.kill(victim, signal.SIGKILL)
-            try:
-                result = future.result(timeout=120)
-            except concurrent.futures.TimeoutError:  # pragma: no cover - the failure
-                pytest.fail("the solve hung after a worker was killed")
-            except Exception as exc:  # a clear error is acceptable, a silent one is not
-                assert str(exc), f"{type(exc).__name__} without a message"
-                return
+    lazy = rc.Dataset(da.from_array(X, chunks=(500, 5)), y)
+    result = lose_a_worker(lambda: robust(lazy).solve(method="lbfgs", tol=1e-10))
+    if isinstance(result, Exception):  # a clear error is acceptable, a silent one is not
+        assert str(result), f"{type(result).__name__} without a message"
+        return
     _agree(robust(rc.Dataset(X, y)).solve(method="lbfgs", tol=1e-10), result)

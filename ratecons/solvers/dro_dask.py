@@ -1,0 +1,225 @@
+"""The robust loss's exact objective and gradient with the per-example vectors on the workers.
+
+:func:`ratecons.solvers.dro_eval.evaluate` on Dask features would bring the margins to the
+client, sort them there (the IM procedure of App. A.1 of Ghosh & Squillante) and send the
+weights back: two N-vectors per evaluation. :class:`DaskPasses` keeps them with their
+partitions instead. Per evaluation of F(theta) (eq. 2) and its gradient (6):
+
+1. one pass over the features persists the margins m_n(theta) on the workers and returns their
+   summary (largest loss and its count, moments, quantiles);
+2. the IM procedure's dual (alpha*, lambda*) is found from per-partition sums at batches of
+   candidate duals (:func:`ratecons.solvers.dro_dask_inner.dual_rule`), reading only the
+   persisted margins;
+3. one pass over the features forms P* = s / sum s on the workers and returns the gradient
+   X^T (p l' y~) split by label, the divergence, the dual value and the sums that the
+   certificate (:mod:`ratecons.solvers.dro_dask_bound`) reuses.
+
+Only p-sized results and scalars travel; the signed labels are sent to the workers once per
+solve. The answers are the in-memory ones (``tests/data/test_dask_robust.py``: 1e-8 in w, b
+and F). Chi-square and KL balls with the logistic or squared loss run here; any other phi or
+the hinge loss evaluates through the in-memory procedure (the N-vectors travel).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import dask.array as da
+import numpy as np
+
+from ..canonical.dro import DROProgram
+from ..loss_functions import LOSS_CONJUGATES, margin_loss
+from ..numerics.inner_max import InnerSolution, inner_maximize
+from ..numerics.phi import CHI2, KL
+from .dro_dask_inner import (
+    PARTITION_QUANTILES,
+    LossSummary,
+    WeightRule,
+    computed,
+    dual_rule,
+    margin_summary,
+    per_partition,
+    persist_with,
+    summary_width,
+)
+from .dro_point import Evaluation
+
+__all__ = ["DaskEvaluation", "DaskPasses"]
+
+#: columns of X^T C formed by the gradient pass (C below, per example)
+GRAD_COLUMNS = 6
+#: scalars returned by the gradient pass (:func:`_gradient_block`)
+GRAD_SCALARS = 11
+
+
+def _margins(X: np.ndarray, y: np.ndarray, w: np.ndarray, b: float) -> np.ndarray:
+    return y * (X @ w - b)
+
+
+def _gradient_block(X: np.ndarray, m: np.ndarray, y: np.ndarray, loss: str,
+                    rule: WeightRule) -> np.ndarray:
+    """X^T C for C = [s v y~ 1{y~>0}, s v y~ 1{y~<0}, v y~ 1{y~>0}, v y~ 1{y~<0}, s, 1] (s the
+    unnormalized weights, v = l'(m)) and the scalars sum s, s z, s v y~, s v over each label,
+    v over each label, s^2, s (z - zmax), the chi-square conjugate sum, and v y~."""
+    z, v = margin_loss(loss, m)
+    y = y.astype(np.float64)
+    s = rule.weights(z)
+    pos = y > 0
+    svy, vy = s * v * y, v * y
+    C = np.column_stack([np.where(pos, svy, 0.0), np.where(pos, 0.0, svy),
+                         np.where(pos, vy, 0.0), np.where(pos, 0.0, vy), s, np.ones_like(s)])
+    conj = 0.0
+    if rule.kind == "chi2":
+        t = 2.0 * rule.c * (z - rule.lam) + 2.0
+        conj = float(np.sum(-1.0 + 0.25 * np.maximum(t, 0.0) ** 2))
+    scalars = [s.sum(), s @ z, svy.sum(), (s * v)[pos].sum(), (s * v)[~pos].sum(),
+               v[pos].sum(), v[~pos].sum(), s @ s, s @ (z - rule.zmax), conj, vy.sum()]
+    return np.concatenate([(X.T @ C).ravel(), scalars])[None]
+
+
+@dataclass
+class DaskEvaluation(Evaluation):
+    """An :class:`~ratecons.solvers.dro_eval.Evaluation` whose per-example vectors stay on the
+    workers: ``margins`` (persisted while this is the current point, else recomputed from the
+    features), ``slope`` and ``inner.p`` are lazy Dask arrays; ``rule`` forms P* there, and
+    ``sums`` holds the gradient pass's results the certificate reuses."""
+
+    rule: WeightRule | None = None
+    sums: dict[str, Any] = field(default_factory=dict)
+    lazy_margins: Any = None
+
+    def margin_range(self) -> tuple[float, float]:
+        return self.sums["mrange"]
+
+    def release(self) -> None:
+        """Let the workers drop the persisted margins (they are recomputed if needed)."""
+        self.margins = self.lazy_margins
+
+
+class DaskPasses:
+    """The evaluations of one solve on Dask data (module docstring).
+
+    Parameters
+    ----------
+    form : DROProgram
+        With Dask features (persisted or streamed) and the signed labels on the client; the
+        labels are sent to the workers once, as int8 with the features' row partitions.
+    """
+
+    def __init__(self, form: DROProgram) -> None:
+        self.form = form
+        rows = form.X.chunks[0]
+        self.y = da.from_array(form.y.astype(np.int8), chunks=(rows,)).persist()
+        self.quantiles = PARTITION_QUANTILES if form.phi is CHI2 else 0
+        self.beta: float | None = None  # the last KL beta*, the next search's start
+
+    def margins(self, theta: np.ndarray) -> Any:
+        """The lazy margins m_n(theta), with the features' row partitions."""
+        w, b = self.form.split(theta)
+        return da.blockwise(_margins, "i", self.form.X, "ij", self.y, "i", dtype=np.float64,
+                            concatenate=True, w=w, b=b)
+
+    def evaluate(self, theta: np.ndarray) -> DaskEvaluation:
+        """F(theta), its gradient (6) and P*(theta) (module docstring, steps 1-3)."""
+        form = self.form
+        theta = np.asarray(theta, dtype=np.float64)
+        lazy = self.margins(theta)
+        summary = per_partition(margin_summary, summary_width(self.quantiles), lazy,
+                                loss=form.loss, quantiles=self.quantiles)
+        state, parts = persist_with(lazy, summary)
+        summ = LossSummary.combine(parts)
+        rule = dual_rule(state, form.loss, "kl" if form.phi is KL else "chi2", form.rho, summ,
+                         self.beta)
+        if rule is None:  # rounding left no consistent chi-square support: solve in memory
+            rule = self._in_memory_rule(state)
+        if rule.kind == "kl":
+            self.beta = rule.beta
+        return self._finish(theta, state, lazy, rule, summ)
+
+    def _in_memory_rule(self, state: Any) -> WeightRule:
+        z, _ = margin_loss(self.form.loss, np.asarray(state.compute()))
+        sol = inner_maximize(z, self.form.phi, self.form.rho)
+        if sol.alpha == 0.0:
+            return WeightRule("top", float(z.max()))
+        return WeightRule("chi2", float(z.max()), c=0.5 / sol.alpha, lam=sol.lam)
+
+    def gradient_sums(self, state: Any, rule: WeightRule) -> np.ndarray:
+        """The gradient pass (step 3) summed over the partitions."""
+        width = self.form.d * GRAD_COLUMNS + GRAD_SCALARS
+        return computed(per_partition(_gradient_block, width, self.form.X, state, self.y,
+                                      loss=self.form.loss, rule=rule).sum(axis=0),
+                        features=True)
+
+    def _finish(self, theta: np.ndarray, state: Any, lazy: Any, rule: WeightRule,
+                summ: LossSummary) -> DaskEvaluation:
+        form, n, d = self.form, summ.n, self.form.d
+        out = self.gradient_sums(state, rule)
+        cols = out[: d * GRAD_COLUMNS].reshape(d, GRAD_COLUMNS)
+        (total, sz, svy, sv_pos, sv_neg, v_pos, v_neg, ss, su, conj,
+         vy) = out[d * GRAD_COLUMNS:]
+        value = sz / total
+        inner = self._inner(rule, summ, total, value, ss, su, conj)
+        parts = cols[:, :2] / total
+        grad = np.empty(form.dim)
+        w, _ = form.split(theta)
+        grad[:d] = parts.sum(axis=1) + form.l2 * w
+        if form.fit_intercept:
+            grad[d] = -svy / total
+        loss = form.loss
+        slope = state.map_blocks(lambda m: margin_loss(loss, m)[1], dtype=np.float64)
+        inner.p = state.map_blocks(lambda m: rule.weights(margin_loss(loss, m)[0]) / total,
+                                   dtype=np.float64)
+        sums = {"total": total, "svy": svy, "sv_pos": sv_pos, "sv_neg": sv_neg,
+                "v_pos": v_pos, "v_neg": v_neg, "vy": vy, "Q": cols[:, 2:4],
+                "Xs": cols[:, 4], "X1": cols[:, 5], "n": n, "mrange": (summ.mlo, summ.mhi)}
+        return DaskEvaluation(theta=theta.copy(), value=inner.value + form.regularizer(theta),
+                              grad=grad, inner=inner, margins=state, slope=slope, parts=parts,
+                              rule=rule, sums=sums, lazy_margins=lazy)
+
+    def _inner(self, rule: WeightRule, summ: LossSummary, total: float, value: float,
+               ss: float, su: float, conj: float) -> InnerSolution:
+        """The InnerSolution of the IM procedure's case, from the gradient pass's sums (P*
+        itself is set by the caller, lazily)."""
+        n, rho, zmax = summ.n, self.form.rho, summ.zmax
+        if rule.kind == "uniform":
+            return InnerSolution(p=None, alpha=0.0, lam=zmax, value=summ.mean, dual_value=zmax,
+                                 divergence=0.0, case="alpha=0")
+        if rule.kind == "top":
+            m, mtop = n, summ.mtop
+            d0 = (np.log(m / mtop) if self.form.phi is KL
+                  else (mtop * (m / mtop - 1.0) ** 2 + (m - mtop)) / m)
+            return InnerSolution(p=None, alpha=0.0, lam=zmax, value=zmax, dual_value=zmax,
+                                 divergence=float(d0), case="alpha=0")
+        if rule.kind == "kl":
+            alpha = 1.0 / rule.beta
+            lam = zmax + alpha * (np.log(total) - np.log(n))
+            div = rule.beta * su / total + np.log(n) - np.log(total)
+            return InnerSolution(p=None, alpha=alpha, lam=float(lam), value=value,
+                                 dual_value=float(alpha * rho + lam), divergence=float(div),
+                                 case="kl")
+        alpha = 0.5 / rule.c
+        div = n * ss / total ** 2 - 1.0
+        return InnerSolution(p=None, alpha=alpha, lam=rule.lam, value=value,
+                             dual_value=alpha * rho + rule.lam + alpha * conj / n,
+                             divergence=float(div), case="chi2")
+
+    def conjugate_sum(self, ev: DaskEvaluation, mix: float, scale_pos: float,
+                      scale_neg: float, shift: float) -> float:
+        """sum_n p'_n l*(v'_n) for p' = (1 - mix) P* + mix / N and v'_n = scale_{y~_n} v_n -
+        shift y~_n, one pass over the margins (the certificate's conjugate term)."""
+        out = per_partition(_conjugate_block, 1, ev.margins, self.y, loss=self.form.loss,
+                            rule=ev.rule, total=ev.sums["total"], mix=mix, n=ev.sums["n"],
+                            scales=(scale_pos, scale_neg), shift=shift)
+        return float(computed(out.sum(axis=0))[0])
+
+
+def _conjugate_block(m: np.ndarray, y: np.ndarray, loss: str, rule: WeightRule, total: float,
+                     mix: float, n: int, scales: tuple[float, float],
+                     shift: float) -> np.ndarray:
+    z, v = margin_loss(loss, m)
+    y = y.astype(np.float64)
+    p = (1.0 - mix) * rule.weights(z) / total + mix / n
+    v = np.where(y > 0, scales[0] * v, scales[1] * v) - shift * y
+    conj, _ = LOSS_CONJUGATES[loss]
+    return np.array([[float(p @ conj(v))]])

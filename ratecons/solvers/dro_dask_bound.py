@@ -1,0 +1,127 @@
+"""The certified lower bound of :func:`ratecons.solvers.dro_certificate.lower_bound` from
+per-partition sums, at a :class:`~ratecons.solvers.dro_dask.DaskEvaluation`.
+
+The bound is the same (weak duality of eq. 2 with the Fenchel dual of the weighted ERM at the
+worst-case weights P*(theta), mixed with U_N when rounding left D_phi(P*, U_N) above rho): with
+l2 > 0 the closed form, its intercept condition restored by scaling v on one label (logistic)
+or by the shift v - (sum p v y~) y~ (squared); with l2 = 0 the Newton-corrected dual of
+:func:`~ratecons.solvers.dro_certificate.newton_dual_value`. Every sum over the examples is a
+reduction over the partitions: the gradient pass already returned X^T of the label-split
+columns, so the l2 > 0 bound costs one pass over the persisted margins (the conjugate term),
+and the l2 = 0 bound two passes over the features (the weighted Gram product, then the
+corrected v with its constraint check). The balancing pmfs at tied losses (rare: a start that
+nothing beats) use the in-memory procedure on the gathered vectors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
+
+from ..loss_functions import LOSS_CONJUGATES, margin_loss
+from .dro_certificate import CONSTRAINT_RTOL, LOSS_HESSIANS, lower_bound
+from .dro_dask import DaskEvaluation, DaskPasses
+from .dro_dask_inner import WeightRule, computed, per_partition
+from .dro_eval import Evaluation, equal_margins
+
+__all__ = ["dask_lower_bound"]
+
+
+def dask_lower_bound(passes: DaskPasses, ev: DaskEvaluation, balance: bool = False,
+                     refit: bool = True) -> float:
+    """:func:`~ratecons.solvers.dro_certificate.lower_bound` at ``ev`` by reductions (module
+    docstring); ``refit`` concerns the hinge loss only, which does not run here."""
+    form, sums = passes.form, ev.sums
+    n, total = sums["n"], sums["total"]
+    excess = ev.inner.divergence - form.rho
+    mix = excess / ev.inner.divergence if excess > 0 else 0.0
+    parts = (1.0 - mix) * ev.parts + (mix / n) * sums["Q"] if mix else ev.parts
+
+    def mixed(weighted: float, plain: float) -> float:  # sum p' f = (1-mix) sum p f + mix/N ...
+        return (1.0 - mix) * weighted / total + mix / n * plain
+
+    if form.l2 <= 0:
+        best = _newton_bound(passes, ev, mix, parts, mixed(sums["svy"], sums["vy"]))
+    else:
+        scales, shift = (1.0, 1.0), 0.0
+        if form.fit_intercept and form.loss == "squared":
+            shift = mixed(sums["svy"], sums["vy"])
+            u = parts.sum(axis=1) - shift * mixed(sums["Xs"], sums["X1"])
+        elif form.fit_intercept:
+            a, b = mixed(sums["sv_pos"], sums["v_pos"]), mixed(sums["sv_neg"], sums["v_neg"])
+            scales = (b / a if abs(a) > abs(b) else 1.0, a / b if abs(b) > abs(a) else 1.0)
+            u = scales[0] * parts[:, 0] + scales[1] * parts[:, 1]
+        else:
+            u = parts.sum(axis=1)
+        conj = passes.conjugate_sum(ev, mix, scales[0], scales[1], shift)
+        best = -conj - float(u @ u) / (2.0 * form.l2)
+    if balance and equal_margins(ev):
+        best = max(best, lower_bound(form, _gathered(ev), balance=True))
+    return best if np.isfinite(best) else -np.inf
+
+
+def _gathered(ev: DaskEvaluation) -> Evaluation:
+    """``ev`` with its vectors brought to the client (the balancing bound only)."""
+    inner = type(ev.inner)(**{**vars(ev.inner), "p": np.asarray(ev.inner.p.compute())})
+    return Evaluation(theta=ev.theta, value=ev.value, grad=ev.grad, inner=inner,
+                      margins=np.asarray(ev.margins.compute()),
+                      slope=np.asarray(ev.slope.compute()), parts=ev.parts)
+
+
+def _curvature_block(X: np.ndarray, m: np.ndarray, y: np.ndarray, loss: str,
+                     rule: WeightRule, total: float, mix: float, n: int) -> np.ndarray:
+    """X^T diag(c) X, X^T c and sum c for c = p' l''(m)."""
+    z, v = margin_loss(loss, m)
+    c = ((1.0 - mix) * rule.weights(z) / total + mix / n) * LOSS_HESSIANS[loss](v)
+    return np.concatenate([((X * c[:, None]).T @ X).ravel(), X.T @ c, [c.sum()]])[None]
+
+
+def _corrected_block(X: np.ndarray, m: np.ndarray, y: np.ndarray, loss: str,
+                     rule: WeightRule, total: float, mix: float, n: int, step_w: np.ndarray,
+                     step_b: float, fit_intercept: bool) -> np.ndarray:
+    """With v' = v + l''(m) y~ (x . s_w - s_b) on the examples with p' > 0: the count of v'
+    outside the domain of l*, X^T u and sum u (u = p' v' y~), sum |u| |(x, -1)| and
+    sum p' l*(v')."""
+    z, v = margin_loss(loss, m)
+    y = y.astype(np.float64)
+    p = (1.0 - mix) * rule.weights(z) / total + mix / n
+    live = p > 0
+    dv = LOSS_HESSIANS[loss](v) * y * (X @ step_w - step_b)
+    v_new = np.where(live, v + dv, v)
+    conj, (lo, hi) = LOSS_CONJUGATES[loss]
+    outside = np.count_nonzero((v_new < lo) | (v_new > hi))
+    u = p * v_new * y
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X) + fit_intercept)
+    return np.concatenate([X.T @ u, [u.sum(), np.abs(u) @ norms, p @ conj(v_new),
+                                     outside]])[None]
+
+
+def _newton_bound(passes: DaskPasses, ev: DaskEvaluation, mix: float, parts: np.ndarray,
+                  pvy: float) -> float:
+    """:func:`~ratecons.solvers.dro_certificate.newton_dual_value` by two passes over the
+    features: the Hessian H of the weighted ERM, then the corrected v and its check."""
+    form, d, sums = passes.form, passes.form.d, ev.sums
+    common = dict(loss=form.loss, rule=ev.rule, total=sums["total"], mix=mix, n=sums["n"])
+    out = computed(per_partition(_curvature_block, d * d + d + 1, form.X, ev.margins,
+                                 passes.y, **common).sum(axis=0), features=True)
+    H, xc, csum = out[: d * d].reshape(d, d), -out[d * d: d * d + d], out[-1]
+    r = parts.sum(axis=1)
+    if form.fit_intercept:  # the Gram matrix of (x_n, -1)
+        H = np.block([[H, xc[:, None]], [xc[None, :], np.full((1, 1), csum)]])
+        r = np.append(r, -pvy)
+    try:
+        step = -cho_solve(cho_factor(H), r)
+    except LinAlgError:  # singular (collinear features): r is in the range of H
+        step = -np.linalg.lstsq(H, r, rcond=1e-13)[0]
+    out = computed(per_partition(
+        _corrected_block, d + 4, form.X, ev.margins, passes.y, **common, step_w=step[:d],
+        step_b=float(step[d]) if form.fit_intercept else 0.0,
+        fit_intercept=form.fit_intercept).sum(axis=0), features=True)
+    left, usum, scale, value, outside = out[:d], out[d], out[d + 1], out[d + 2], out[d + 3]
+    if outside > 0:
+        return -np.inf
+    if form.fit_intercept:
+        left = np.append(left, -usum)
+    if not float(np.linalg.norm(left)) <= CONSTRAINT_RTOL * max(scale, 1e-300):
+        return -np.inf
+    return -float(value)

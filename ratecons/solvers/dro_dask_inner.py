@@ -1,0 +1,345 @@
+"""The exact inner maximization (problem (4), App. A.1 of Ghosh & Squillante) by reductions.
+
+On Dask data the margins m_n(theta) stay with their partitions (persisted on the workers); the
+IM procedure's one-dimensional dual is found from sums over the partitions evaluated at a batch
+of candidate duals per pass, so that only those sums (and, for chi-square, the few losses in the
+last bracket) travel:
+
+- **chi-square**: P* = (z - eta)_+ / sum (z - eta)_+ for the threshold eta = lambda - 2 alpha,
+  which solves G(eta) = N sum (z - eta)_+^2 / (sum (z - eta)_+)^2 = 1 + rho (steps 2(b)-(c)
+  with the support {z > eta}; G is nondecreasing by Cauchy-Schwarz). A pass evaluates G at a
+  batch of candidates (quantiles of the losses, from each partition's sorted losses and
+  suffix sums), which brackets eta between two consecutive candidates; the losses inside the
+  bracket (at most about N / :data:`CANDIDATES` of them) are fetched and the support is found by
+  the same scan and closed forms as the in-memory kernel
+  (:func:`ratecons.numerics.phi_kernels.chi2_inner`), starting from the sums above the bracket;
+- **KL**: P* = softmax(beta z) with beta = 1/alpha* solving KL(P*, U_N) = rho (lambda* in
+  closed form); a pass evaluates the log-sum-exp moments at a batch of three betas (a Newton
+  point and two around it) and the next Newton point is taken from the closest one, inside the
+  bisection bracket (the in-memory :func:`ratecons.numerics.phi_kernels.kl_inverse_temperature`
+  does the same one beta at a time), to the same tolerance |f - rho| <= 1e-13 rho.
+
+The result is a :class:`WeightRule`: the few numbers from which every worker forms the
+unnormalized weights s_n of its examples (P* = s / sum s) in the later passes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import dask
+import dask.array as da
+import numpy as np
+
+from ..loss_functions import margin_loss
+from ..scans import count_pass
+
+__all__ = ["CANDIDATES", "BRACKET_CAP", "LossSummary", "WeightRule", "computed", "dual_rule",
+           "margin_summary", "per_partition", "persist_with", "summary_width"]
+
+#: candidate thresholds per chi-square bracketing pass (quantiles of the losses)
+CANDIDATES = 1024
+#: quantiles each partition reports per bracketing round (the candidates are chosen among them)
+PARTITION_QUANTILES = 256
+#: the losses in the final chi-square bracket are fetched when there are at most this many
+#: (else the bracket is refined by another round of quantiles inside it)
+BRACKET_CAP = 1 << 18
+#: betas evaluated per KL pass
+KL_BATCH = 3
+#: KL stops when |f(beta) - rho| <= KL_TOL rho (the in-memory kernel's tolerance)
+KL_TOL = 1e-13
+#: the chi-square support scan's tolerance (the in-memory kernel's)
+CHI2_SCAN_TOL = 1e-9
+#: passes a dual search may take before it gives up (a bug, not data, would reach it)
+MAX_DUAL_PASSES = 60
+
+
+@dataclass(frozen=True)
+class WeightRule:
+    """How a worker forms the unnormalized worst-case weights s_n from its losses z_n.
+
+    kind "uniform" (all losses tie: s = 1), "top" (case alpha* = 0: s = 1{z >= zmax}),
+    "chi2" (s = max(0, 1 + c (z - lam)), c = 1/(2 alpha)) or "kl" (s = exp(beta (z - zmax))).
+    """
+
+    kind: str
+    zmax: float
+    c: float = 0.0
+    lam: float = 0.0
+    beta: float = 0.0
+
+    def weights(self, z: np.ndarray) -> np.ndarray:
+        if self.kind == "uniform":
+            return np.ones_like(z)
+        if self.kind == "top":
+            return (z >= self.zmax).astype(np.float64)
+        if self.kind == "chi2":
+            return np.maximum(1.0 + self.c * (z - self.lam), 0.0)
+        return np.exp(self.beta * (z - self.zmax))
+
+
+def per_partition(fn: Any, width: int, *args: Any, **kwargs: Any) -> Any:
+    """A lazy (partitions x width) Dask array: ``fn`` on each partition of the row-partitioned
+    arrays ``args`` (2-D: all columns; 1-D: the partition's entries), one row per partition."""
+    pairs = []
+    for arr in args:
+        pairs += [arr, "ij" if arr.ndim == 2 else "i"]
+    return da.blockwise(fn, "ik", *pairs, new_axes={"k": width}, adjust_chunks={"i": 1},
+                        concatenate=True, dtype=np.float64, meta=np.empty((0, 0)), **kwargs)
+
+
+def computed(array: Any, features: bool = False) -> np.ndarray:
+    """``array`` computed: one pass over the persisted margins (or over the features)."""
+    count_pass(features)
+    return np.asarray(array.compute())
+
+
+# ------------------------------------------------------------------ work on one partition
+def summary_width(quantiles: int) -> int:
+    return 8 + quantiles
+
+
+def margin_summary(m: np.ndarray, loss: str, quantiles: int) -> np.ndarray:
+    """Per partition: n, max z, #(z at that max), min z, mean z, sum of squared deviations,
+    min and max margin, and ``quantiles`` evenly ranked losses (descending)."""
+    z, _ = margin_loss(loss, m)
+    out = np.full((1, summary_width(quantiles)), np.nan)
+    if z.size == 0:
+        out[0, 0] = 0.0
+        return out
+    zmax, mean = float(z.max()), float(z.mean())
+    out[0, :8] = [z.size, zmax, np.count_nonzero(z >= zmax), z.min(), mean,
+                  float(np.sum((z - mean) ** 2)), m.min(), m.max()]
+    if quantiles:
+        ranks = np.linspace(0, z.size - 1, quantiles).round().astype(np.int64)
+        out[0, 8:] = np.sort(z)[::-1][ranks]
+    return out
+
+
+def _chi2_sums(m: np.ndarray, loss: str, cands: np.ndarray) -> np.ndarray:
+    """Per candidate eta: #(z >= eta), sum of z and of z^2 over z >= eta (suffix sums of the
+    sorted losses)."""
+    z, _ = margin_loss(loss, m)
+    z = np.sort(z)
+    suffix1 = np.concatenate([np.cumsum(z[::-1])[::-1], [0.0]])
+    suffix2 = np.concatenate([np.cumsum((z * z)[::-1])[::-1], [0.0]])
+    at = np.searchsorted(z, cands, side="left")
+    return np.column_stack([z.size - at, suffix1[at], suffix2[at]]).reshape(1, -1)
+
+
+def _chi2_bracket(m: np.ndarray, loss: str, lo: float, hi: float, shift: float,
+                  size: int) -> np.ndarray:
+    """Above the bracket (z >= hi): count, sum (z - shift), sum (z - shift)^2, min z; the
+    largest z below lo; then the losses in [lo, hi) (padded with NaN to ``width``)."""
+    z, _ = margin_loss(loss, m)
+    head = z[z >= hi] - shift
+    below = z[z < lo]
+    inside = z[(z >= lo) & (z < hi)]
+    out = np.full((1, 5 + size), np.nan)
+    out[0, :5] = [head.size, head.sum(), np.dot(head, head),
+                  head.min() + shift if head.size else np.inf,
+                  below.max() if below.size else -np.inf]
+    out[0, 5:5 + inside.size] = inside
+    return out
+
+
+def _quantiles_inside(m: np.ndarray, loss: str, lo: float, hi: float, k: int) -> np.ndarray:
+    z, _ = margin_loss(loss, m)
+    inside = np.sort(z[(z >= lo) & (z < hi)])[::-1]
+    out = np.full((1, k + 1), np.nan)
+    out[0, 0] = inside.size
+    if inside.size:
+        out[0, 1:] = inside[np.linspace(0, inside.size - 1, k).round().astype(np.int64)]
+    return out
+
+
+def _kl_sums(m: np.ndarray, loss: str, zmax: float, betas: np.ndarray) -> np.ndarray:
+    """Per beta: sum exp(beta u), sum exp(beta u) u, sum exp(beta u) u^2 with u = z - zmax."""
+    z, _ = margin_loss(loss, m)
+    u = z - zmax
+    e = np.exp(np.outer(betas, u))
+    return np.column_stack([e.sum(axis=1), e @ u, e @ (u * u)]).reshape(1, -1)
+
+
+# ------------------------------------------------------------------ the searches
+@dataclass
+class LossSummary:
+    """The losses' global summary from the margin pass."""
+
+    n: int
+    zmax: float
+    mtop: int
+    zmin: float
+    mean: float
+    ss: float
+    mlo: float
+    mhi: float
+    quantiles: np.ndarray  # (partitions, k) descending, NaN rows for empty partitions
+    sizes: np.ndarray
+
+    @classmethod
+    def combine(cls, parts: np.ndarray) -> LossSummary:
+        parts = parts[parts[:, 0] > 0]
+        n = parts[:, 0]
+        zmax = float(parts[:, 1].max())
+        mean = float(n @ parts[:, 4] / n.sum())
+        ss = float(parts[:, 5].sum() + n @ (parts[:, 4] - mean) ** 2)  # Chan's merge
+        return cls(n=int(n.sum()), zmax=zmax, mtop=int(parts[parts[:, 1] >= zmax, 2].sum()),
+                   zmin=float(parts[:, 3].min()), mean=mean, ss=ss,
+                   mlo=float(parts[:, 6].min()), mhi=float(parts[:, 7].max()),
+                   quantiles=parts[:, 8:], sizes=n)
+
+
+def _choose_candidates(quantiles: np.ndarray, sizes: np.ndarray, extra: list[float]) -> np.ndarray:
+    """About :data:`CANDIDATES` values at evenly spaced weighted ranks of the partitions'
+    quantiles (each weighted by its partition's rows per quantile), plus ``extra``."""
+    k = quantiles.shape[1]
+    values = quantiles.ravel()
+    weights = np.repeat(sizes / max(k, 1), k)
+    keep = np.isfinite(values)
+    values, weights = values[keep], weights[keep]
+    order = np.argsort(values)
+    values, cum = values[order], np.cumsum(weights[order])
+    targets = np.linspace(0.0, cum[-1], CANDIDATES)
+    picked = values[np.minimum(np.searchsorted(cum, targets), values.size - 1)]
+    return np.unique(np.concatenate([picked, extra]))
+
+
+def sizes_of(each: np.ndarray) -> np.ndarray:
+    """Rows per partition: the count at the smallest candidate (the smallest loss)."""
+    return each[:, 0, 0]
+
+
+def _g_ratio(sums: np.ndarray, cands: np.ndarray, n: int) -> np.ndarray:
+    """G(eta) = N sum (z - eta)_+^2 / (sum (z - eta)_+)^2 at each candidate."""
+    s0, s1, s2 = sums[:, 0], sums[:, 1], sums[:, 2]
+    a1 = s1 - s0 * cands
+    a2 = s2 - 2.0 * cands * s1 + s0 * cands * cands
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(a1 > 0, n * a2 / (a1 * a1), np.inf)
+
+
+def _chi2_scan(head: np.ndarray, inside: np.ndarray, below: float, shift: float, m: int,
+               rho: float, scale: float) -> tuple[float, float] | None:
+    """The in-memory kernel's support scan from the sums above the bracket: supports
+    head + the top j losses of the bracket (j = 0..J); (c, lambda) of the first consistent
+    one, with its mean and squared deviations polished from shifted sums, or None."""
+    k0, h1, h2, head_min = int(head[0]), head[1], head[2], head[3]
+    x = np.sort(inside)[::-1]
+    t = x - shift
+    k = k0 + np.arange(x.size + 1)
+    s1 = h1 + np.concatenate([[0.0], np.cumsum(t)])
+    s2 = h2 + np.concatenate([[0.0], np.cumsum(t * t)])
+    last = np.concatenate([[head_min], x])
+    nxt = np.concatenate([x, [below]])
+    ok = k > 0
+    k, s1, s2, last, nxt = k[ok], s1[ok], s2[ok], last[ok], nxt[ok]
+    mean = shift + s1 / k
+    ss = s2 - k * (mean - shift) ** 2
+    rhs = m * rho - m + k - (m - k) ** 2 / k
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c = np.sqrt(rhs / ss)
+        lam = mean - (m - k) / (k * c)
+        s_last = 1.0 + c * (last - lam)
+        s_next = np.where(k == m, -np.inf, 1.0 + c * (nxt - lam))
+    good = (rhs > 0) & (ss > 1e-300) & (s_last >= -CHI2_SCAN_TOL) \
+        & (s_next <= CHI2_SCAN_TOL * scale)
+    if not np.any(good):
+        return None
+    j = int(np.argmax(good))
+    return float(c[j]), float(lam[j])
+
+
+def _chi2_rule(state: Any, loss: str, rho: float, summ: LossSummary) -> WeightRule | None:
+    """The chi-square threshold by bracketing passes (module docstring); None when rounding
+    left no consistent support (the caller then solves in memory)."""
+    n, lo, hi = summ.n, -np.inf, np.inf
+    quantiles, sizes = summ.quantiles, summ.sizes
+    scale = max(1.0, summ.zmax - summ.zmin)
+    for _ in range(MAX_DUAL_PASSES):
+        extra = [summ.zmin, summ.zmax] + [v for v in (lo, hi) if np.isfinite(v)]
+        cands = _choose_candidates(quantiles, sizes, extra)
+        cands = cands[(cands >= lo) & (cands <= hi)] if np.isfinite(lo + hi) else cands
+        each = computed(per_partition(_chi2_sums, 3 * cands.size, state, loss=loss,
+                                       cands=cands)).reshape(-1, cands.size, 3)
+        sums = each.sum(axis=0)
+        below_root = _g_ratio(sums, cands, n) < 1.0 + rho
+        j = int(np.flatnonzero(below_root)[-1]) if below_root.any() else -1
+        lo = float(cands[j]) if j >= 0 else -np.inf
+        hi = float(cands[j + 1]) if j + 1 < cands.size else np.inf
+        above_lo = each[:, j, 0] if j >= 0 else sizes_of(each)
+        widest = int(np.max(above_lo - (each[:, j + 1, 0] if j + 1 < cands.size else 0)))
+        shift = float(sums[j + 1, 1] / sums[j + 1, 0]) if j + 1 < cands.size and \
+            sums[j + 1, 0] > 0 else summ.mean
+        if widest * each.shape[0] <= BRACKET_CAP:
+            width = max(1, widest)
+            parts = computed(per_partition(_chi2_bracket, 5 + width, state, loss=loss, lo=lo,
+                                            hi=hi, shift=shift, size=width))
+            head = np.array([parts[:, 0].sum(), parts[:, 1].sum(), parts[:, 2].sum(),
+                             parts[:, 3].min()])
+            inside = parts[:, 5:].ravel()
+            found = _chi2_scan(head, inside[np.isfinite(inside)], float(parts[:, 4].max()),
+                               shift, n, rho, scale)
+            return None if found is None else WeightRule("chi2", summ.zmax, c=found[0],
+                                                         lam=found[1])
+        parts = computed(per_partition(_quantiles_inside, PARTITION_QUANTILES + 1, state,
+                                        loss=loss, lo=lo, hi=hi, k=PARTITION_QUANTILES))
+        quantiles, sizes = parts[:, 1:], parts[:, 0]
+    raise RuntimeError(f"the chi-square dual search did not end in {MAX_DUAL_PASSES} passes")
+
+
+def _kl_rule(state: Any, loss: str, rho: float, summ: LossSummary,
+             beta0: float | None) -> WeightRule:
+    """beta* by batched safeguarded Newton passes (module docstring)."""
+    logm = math.log(summ.n)
+    lo, hi = 0.0, np.inf
+    beta = beta0 if beta0 and np.isfinite(beta0) else math.sqrt(2.0 * rho / (summ.ss / summ.n))
+    betas = np.array([beta])
+    for _ in range(MAX_DUAL_PASSES):
+        sums = computed(per_partition(_kl_sums, 3 * betas.size, state, loss=loss,
+                                       zmax=summ.zmax, betas=betas).sum(axis=0)).reshape(-1, 3)
+        mean = sums[:, 1] / sums[:, 0]
+        var = np.maximum(sums[:, 2] / sums[:, 0] - mean * mean, 0.0)
+        f = betas * mean - np.log(sums[:, 0]) + logm
+        lo = max([lo] + list(betas[f <= rho]))
+        hi = min([hi] + list(betas[f > rho]))
+        best = int(np.argmin(np.abs(f - rho)))
+        if abs(f[best] - rho) <= KL_TOL * rho:
+            return WeightRule("kl", summ.zmax, beta=float(betas[best]))
+        if np.isfinite(hi) and hi - lo <= 1e-15 * hi:
+            return WeightRule("kl", summ.zmax, beta=0.5 * (lo + hi))
+        b, slope = float(betas[best]), float(betas[best] * var[best])
+        nxt = b - (f[best] - rho) / slope if slope > 0 else b
+        if not (slope > 0 and lo < nxt < hi):
+            nxt = 0.5 * (lo + hi) if np.isfinite(hi) else 2.0 * b
+        spread = min(0.5, abs(nxt - b) / nxt)
+        betas = np.array([nxt, nxt * (1.0 - spread), nxt * (1.0 + spread)])[:KL_BATCH]
+        inside = betas[(betas > lo) & (betas < hi)]
+        betas = inside if inside.size else np.array([nxt])
+    raise RuntimeError(f"the KL dual search did not end in {MAX_DUAL_PASSES} passes")
+
+
+def dual_rule(state: Any, loss: str, phi_name: str, rho: float, summ: LossSummary,
+              beta0: float | None = None) -> WeightRule | None:
+    """The worst-case weights' rule for the margins ``state`` (persisted Dask array): the
+    IM procedure's cases in its order (ties, alpha* = 0, then the dual search); None when the
+    chi-square scan found no consistent support."""
+    if summ.zmax - summ.zmin <= 1e-12 * max(1.0, abs(summ.zmax)):
+        return WeightRule("uniform", summ.zmax)
+    m, mtop = summ.n, summ.mtop
+    if phi_name == "kl":
+        if math.log(m / mtop) <= rho:
+            return WeightRule("top", summ.zmax)
+        return _kl_rule(state, loss, rho, summ, beta0)
+    if (mtop * (m / mtop - 1.0) ** 2 + (m - mtop)) / m <= rho:
+        return WeightRule("top", summ.zmax)
+    return _chi2_rule(state, loss, rho, summ)
+
+
+def persist_with(state: Any, small: Any) -> tuple[Any, np.ndarray]:
+    """``state`` persisted on the workers and ``small`` (computed from it) brought back, in
+    one submission."""
+    state, small = dask.persist(state, small)
+    return state, computed(small, features=True)
