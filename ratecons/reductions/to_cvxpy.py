@@ -409,9 +409,11 @@ def solve_step(analysis: Analysis, psi: dict[int, Any], anchor: dict[int, np.nda
     if failure:  # the last attempt raised
         return ConvexStep(settings.NUMERICAL_ERROR, float("nan"), solver=f"cvxpy/{solver}",
                           solve_time=elapsed,
-                          message=f"{solver} failed: {failure}. Standardize the features "
-                                  "(badly scaled columns are the usual cause) or try "
-                                  "another solver.")
+                          message=f"{solver} failed with every setting tried "
+                                  f"({', '.join(a[0] for a in attempts)}); the last: "
+                                  f"{failure}. Badly scaled columns are a common cause "
+                                  "(standardize the features); otherwise try another "
+                                  "solver or the specialized method `plan()` names.")
     return ConvexStep(status_of(problem.status), float("nan"), solver=f"cvxpy/{solver}",
                       solve_time=elapsed, message=f"CVXPY status {problem.status}")
 
