@@ -11,14 +11,22 @@ the CVXPY reference step, so the chain never ends worse than ``method="cvxpy"``;
 After :data:`GIVE_UP_AFTER` such steps in a row the run keeps the CVXPY steps; on more than
 :data:`REFERENCE_FALLBACK_MAX_ROWS` rows an uncertified MM step ends the run at its last
 certified iterate instead.
+
+A step whose lowered problem is the last one's (the anchor moved, but no example crossed an
+end of a ramp, so the bounds of eq. 4 are the same; typically the step that certifies the
+fixed point) is not solved again: the last step's certified answer is its answer
+(``certificate.details["reused_steps"]``; only an answer solved to the step tolerance is
+reused).
 """
 
 from __future__ import annotations
 
 import inspect
+from dataclasses import fields, is_dataclass, replace
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from . import limits, settings
 from .expr.analysis import Analysis
@@ -28,6 +36,7 @@ from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS
 from .reductions.to_cvxpy import ConvexStep, pick_solver, solve_step
 from .reductions.to_structured import lower_structured, structured_support
 from .result import Result
+from .scans import Rows
 from .solvers.structured import CERTIFIED_TOL, DEFAULT_TOL, solve_structured
 from .solvers.structured_form import WarmStart
 
@@ -91,8 +100,9 @@ def _solve_mm_step(form: Any, tol: float, anchor: Any, previous: dict[str, Any],
     if warm is not None and answer.status not in (settings.OPTIMAL, settings.TIME_LIMIT):
         answer = solve_structured(form, tol=step_tol, deadline=deadline)  # a cold start
     decrease = _decrease(previous, answer.objective)
-    if (answer.status == settings.OPTIMAL and step_tol > CERTIFIED_TOL
-            and (decrease == float("inf") or decrease < INEXACT_SAFETY * step_tol)):
+    loose_solved_again = (answer.status == settings.OPTIMAL and step_tol > CERTIFIED_TOL and (
+        decrease == float("inf") or decrease < INEXACT_SAFETY * step_tol))
+    if loose_solved_again:
         counts["tightened"] = counts.get("tightened", 0) + 1
         loose = answer
         answer = solve_structured(form, tol=tol, deadline=deadline, warm=WarmStart(
@@ -100,6 +110,7 @@ def _solve_mm_step(form: Any, tol: float, anchor: Any, previous: dict[str, Any],
         answer.iterations += loose.iterations
         answer.solve_time += loose.solve_time
         decrease = _decrease(previous, answer.objective)
+    previous["tight"] = step_tol <= tol or loose_solved_again
     if answer.status == settings.OPTIMAL and anchor is not None:
         if "objective" in previous:
             previous.setdefault("decreases", []).append(max(decrease, 0.0))
@@ -107,6 +118,23 @@ def _solve_mm_step(form: Any, tol: float, anchor: Any, previous: dict[str, Any],
     counts["interior_iterations"] = counts.get("interior_iterations", 0) + answer.iterations
     answer.message = answer.message or f"solved to relative tolerance {step_tol:.0e}"
     return answer
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two lowered steps (:class:`StructuredForm`, or parts of them) are the same
+    convex problem: equal arrays, the same stacked rows."""
+    if a is b:
+        return True
+    if is_dataclass(a) and type(a) is type(b):
+        return all(_same(getattr(a, f.name), getattr(b, f.name)) for f in fields(a))
+    if isinstance(a, list | tuple):
+        return (isinstance(b, list | tuple) and len(a) == len(b)
+                and all(_same(x, y) for x, y in zip(a, b, strict=True)))
+    if sp.issparse(a):
+        return sp.issparse(b) and a.shape == b.shape and (a != b).nnz == 0
+    if isinstance(a, np.ndarray):
+        return isinstance(b, np.ndarray) and a.shape == b.shape and np.array_equal(a, b)
+    return type(a) is type(b) and not isinstance(a, Rows) and a == b
 
 
 def structured_step(analysis: Analysis, tol: float = DEFAULT_TOL,
@@ -124,6 +152,12 @@ def structured_step(analysis: Analysis, tol: float = DEFAULT_TOL,
             counts["reference"] = counts.get("reference", 0) + 1
             return solve_step(analysis, psi, anchor, bounds, pick_solver(analysis, None))
         form = lower_structured(analysis, psi, anchor, bounds, lowered)
+        last = previous.get("solved")
+        if last is not None and _same(form, last[0]):
+            counts["reused"] = counts.get("reused", 0) + 1
+            return replace(last[1], solve_time=0.0, message=(
+                "the same convex problem as the last step (the bounds of eq. 4 at this anchor "
+                "are those at the last one): its certified answer, not solved again"))
         budget = limits.active()
         deadline = (None if budget.time_limit is None
                     else budget.started + budget.time_limit)
@@ -133,10 +167,12 @@ def structured_step(analysis: Analysis, tol: float = DEFAULT_TOL,
             counts["failed_in_a_row"] = 0
             previous["warm"] = WarmStart(answer.w, answer.b, answer.duals, answer.extra)
         if answer.status == settings.OPTIMAL:
-            return ConvexStep(answer.status, answer.objective, answer.w, answer.b,
-                              answer.duals, "structured", answer.solve_time,
-                              f"{answer.iterations} interior-point iterations, relative gap "
-                              f"{answer.rel_gap:.1e} ({answer.message})")
+            solved = ConvexStep(answer.status, answer.objective, answer.w, answer.b,
+                                answer.duals, "structured", answer.solve_time,
+                                f"{answer.iterations} interior-point iterations, relative gap "
+                                f"{answer.rel_gap:.1e} ({answer.message})")
+            previous["solved"] = (form, solved) if previous["tight"] else None
+            return solved
         if answer.status == settings.TIME_LIMIT:
             return ConvexStep(answer.status, answer.objective, answer.w, answer.b,
                               answer.duals, "structured", answer.solve_time, answer.message)
@@ -177,6 +213,7 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
     solution.certificate.details["uncertified_steps"] = counts.get("uncertified", 0)
     solution.certificate.details["interior_iterations"] = counts.get("interior_iterations", 0)
     solution.certificate.details["tightened_steps"] = counts.get("tightened", 0)
+    solution.certificate.details["reused_steps"] = counts.get("reused", 0)
     objective = form.objective.to_user(solution.objective)
     return Result(problem, settings.STRUCTURED_METHOD, solution, scorer, objective,
                   extras={"last_step": last_step})

@@ -347,9 +347,12 @@ def _stack(psi: dict[int, Any], groups: list[_Group], cache: dict[str, Any]
     step's when it used the same rows (``cache``: an MM step's rows change only where the
     anchor moved examples across a ramp's end, and the copy, with the dense copy
     :class:`~ratecons.scans.Rows` keeps of sparse features, is made once)."""
-    used: dict[int, np.ndarray] = {}
+    marks: dict[int, np.ndarray] = {}
     for g in groups:
-        used[g.key] = np.union1d(used.get(g.key, np.zeros(0, np.int64)), g.rows)
+        if g.key not in marks:
+            marks[g.key] = np.zeros(psi[g.key].shape[0], dtype=bool)
+        marks[g.key][g.rows] = True
+    used = {key: np.flatnonzero(mark) for key, mark in marks.items()}
     offsets, start = {}, 0
     for key, rows in used.items():
         offsets[key] = start
