@@ -347,10 +347,11 @@ def _stack(psi: dict[int, Any], groups: list[_Group], cache: dict[str, Any]
     step's when it used the same rows (``cache``: an MM step's rows change only where the
     anchor moved examples across a ramp's end, and the copy, with the dense copy
     :class:`~ratecons.scans.Rows` keeps of sparse features, is made once)."""
-    marks: dict[int, np.ndarray] = {}
+    size: dict[int, int] = {}  # rows marked per dataset (Dask row counts may be unknown)
     for g in groups:
-        if g.key not in marks:
-            marks[g.key] = np.zeros(psi[g.key].shape[0], dtype=bool)
+        size[g.key] = max(size.get(g.key, 0), int(g.rows.max(initial=-1)) + 1)
+    marks = {key: np.zeros(n, dtype=bool) for key, n in size.items()}
+    for g in groups:
         marks[g.key][g.rows] = True
     used = {key: np.flatnonzero(mark) for key, mark in marks.items()}
     offsets, start = {}, 0
