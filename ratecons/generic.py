@@ -19,7 +19,11 @@ chain is
    steps counted over MM and the repairs (``iteration_limit``) or at the solve's time limit
    (``time_limit``, at most one step past it). A last step the backend solved only to reduced
    accuracy (CVXPY's ``optimal_inaccurate``) or stopped at a limit passes its status on instead
-   of ``optimal``; the step's own status is in ``certificate.details["step_status"]``.
+   of ``optimal``; the step's own status is in ``certificate.details["step_status"]``. When
+   the objective has no ramp part, each step is continued along its own direction as far as
+   the surrogate objective falls and the surrogate rows stay met
+   (:meth:`_ChainRun.extrapolated`, ``extrapolate=True``): the same monotone loop and
+   fixed-point test, in fewer steps (``certificate.details["extrapolated_steps"]``).
 3. **Deterministic repair** (:func:`ratecons.solvers.mm.repair_ladder`, as for rate
    programs, with the threshold search as its last resort). The ramp and the indicator differ
    near the boundary, so the
