@@ -14,7 +14,8 @@ the time of the reference chain (``method="generic"``, CVXPY steps; skipped abov
 ``LogisticRegression`` fit on the same rows in the same run (the floor: what an unconstrained
 model costs), the objective gap between the two chains and both statuses. The last lines are
 the worst ratio of ``auto``'s time to the logistic fit and the worst speed-up of ``auto`` over
-the CVXPY chain.
+the CVXPY chain. ``mm`` and ``ipm`` are the chain's MM steps (repairs included) and, for the
+structured steps, the interior-point iterations over the whole run.
 
 Part B times the structures a pattern accepts (error rate + 80% rule, TPR@K, the chi-square
 robust loss) by the pattern's ``auto`` method and by the chain with the structured steps where
@@ -180,7 +181,7 @@ def part_a(data: list[rc.Dataset], only: list[str] | None, cvxpy_max_rows: int,
            cvxpy_time_limit: float) -> list[dict]:
     head = (f"{'problem':30s} {'n':>7s} {'auto method':>16s} {'auto (s)':>9s} "
             f"{'cvxpy (s)':>10s} {'logreg (s)':>10s} {'auto/logreg':>11s} {'cvxpy/auto':>10s} "
-            f"{'obj gap':>9s} {'auto status':>12s} {'cvxpy status':>13s}")
+            f"{'obj gap':>9s} {'auto status':>12s} {'cvxpy status':>13s} {'mm':>4s} {'ipm':>5s}")
     print("A. the grid: auto against the CVXPY chain and an unconstrained logistic fit")
     print(head)
     rows = []
@@ -205,6 +206,9 @@ def part_a(data: list[rc.Dataset], only: list[str] | None, cvxpy_max_rows: int,
             gap = (abs(ours.objective - ref.objective) / max(1.0, abs(ref.objective))
                    if ours is not None and ref is not None and ours.has_model and ref.has_model
                    else float("nan"))
+            details = {} if ours is None else ours.certificate.details
+            steps = (f"{details.get('mm_iterations', '-'):>4} "
+                     f"{details.get('interior_iterations', '-'):>5}")
             bound = ">" if ref_status == "time_limit" else " "
             speedup = t_ref / t_ours
             rows.append({"problem": name, "n": D.n, "method": method, "auto": t_ours,
@@ -213,7 +217,7 @@ def part_a(data: list[rc.Dataset], only: list[str] | None, cvxpy_max_rows: int,
                          "ref_status": ref_status})
             print(f"{name:30s} {D.n:7d} {method:>16s} {t_ours:9.2f} {bound}{t_ref:9.2f} "
                   f"{floor:10.2f} {t_ours / floor:11.1f} {bound}{speedup:9.1f} {gap:9.1e} "
-                  f"{status:>12s} {ref_status:>13s}", flush=True)
+                  f"{status:>12s} {ref_status:>13s} {steps}", flush=True)
     return rows
 
 

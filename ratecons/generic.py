@@ -19,7 +19,11 @@ chain is
    steps counted over MM and the repairs (``iteration_limit``) or at the solve's time limit
    (``time_limit``, at most one step past it). A last step the backend solved only to reduced
    accuracy (CVXPY's ``optimal_inaccurate``) or stopped at a limit passes its status on instead
-   of ``optimal``; the step's own status is in ``certificate.details["step_status"]``.
+   of ``optimal``; the step's own status is in ``certificate.details["step_status"]``. When
+   the objective has no ramp part, each step is continued along its own direction as far as
+   the surrogate objective falls and the surrogate rows stay met
+   (:meth:`_ChainRun.extrapolated`, ``extrapolate=True``): the same monotone loop and
+   fixed-point test, in fewer steps (``certificate.details["extrapolated_steps"]``).
 3. **Deterministic repair** (:func:`ratecons.solvers.mm.repair_ladder`, as for rate
    programs, with the threshold search as its last resort). The ramp and the indicator differ
    near the boundary, so the
@@ -71,6 +75,11 @@ __all__ = ["find_feasible_start", "generic_method", "solve_generic"]
 
 #: how far past a missed constraint the repair step tightens it
 REPAIR_MARGIN = 1e-6
+#: the largest multiple of an MM step by which the anchors are extrapolated
+#: (:meth:`_ChainRun.extrapolated`)
+EXTRAPOLATION_MAX = 16.0
+#: the smallest multiple tried when the whole step's continuation fails
+EXTRAPOLATION_MIN = 0.125
 #: one convex step of the chain: (psi by dataset, anchor scores or None, bounds) -> ConvexStep
 StepSolver = Callable[[dict[int, Any], Any, np.ndarray], ConvexStep]
 
@@ -116,6 +125,11 @@ def _surrogate_objective(analysis: Analysis, scorer: Any, w: np.ndarray) -> floa
     return analysis.objective.value(scorer, "surrogate") + reg
 
 
+def _surrogate_rows(analysis: Analysis, scorer: Any) -> np.ndarray:
+    """The surrogate (ramp) value of every constraint row."""
+    return np.array([row.value(scorer, "surrogate") for row in analysis.constraints])
+
+
 def _missed(analysis: Analysis, scorer: Any) -> np.ndarray:
     """max(0, exact row value - bound) for every constraint (deterministic predictions)."""
     return np.array([max(0.0, row.value(scorer, "exact") - row.bound)
@@ -129,8 +143,8 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
                   kernel_points: int = MAX_EXACT_KERNEL_POINTS, seed: int | None = 0,
                   callback: Callable[[dict[str, Any]], None] | None = None,
                   only_step: LastStep | None = None, step_solver: StepSolver | None = None,
-                  step_solver_name: str = "", phase_one: bool | None = None
-                  ) -> tuple[Solution, Any, LastStep | None]:
+                  step_solver_name: str = "", phase_one: bool | None = None,
+                  extrapolate: bool = True) -> tuple[Solution, Any, LastStep | None]:
     """Run the chain (module docstring); returns the Solution, the user's scorer and the
     last convex step. With ``only_step`` it solves that one step and nothing else.
 
@@ -159,7 +173,7 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
                     max_iterations=max_iterations, callback=callback,
                     run_details={"solver": name, "feature_map": fmap.describe(),
                                  "kernel_points": kernel_points, "seed": seed,
-                                 "steps_are_lps": is_lp(analysis)})
+                                 "steps_are_lps": is_lp(analysis)}, extrapolate=extrapolate)
     step = step_solver(psi, anchor, bounds)
     run.step_anchor, run.step_bounds = anchor, bounds  # what produced ``step``
     phase1: dict[str, Any] = {}
@@ -213,7 +227,7 @@ class _ChainRun:
                  step_solver: StepSolver, bounds: np.ndarray, start_time: float, *,
                  tol: float, max_iterations: int,
                  callback: Callable[[dict[str, Any]], None] | None,
-                 run_details: dict[str, Any]) -> None:
+                 run_details: dict[str, Any], extrapolate: bool = True) -> None:
         self.analysis, self.fmap, self.psi = analysis, fmap, psi
         self.step_solver, self.bounds, self.start_time = step_solver, bounds, start_time
         self.tol, self.max_iterations, self.callback = tol, max_iterations, callback
@@ -230,6 +244,11 @@ class _ChainRun:
         self.mm_message = ""
         self.shifts: list[float] = []
         self.numbers = itertools.count(1)
+        # only when the objective has no ramp part: with ramps in the objective (error rates)
+        # the extrapolated path reached other local fixed points than the plain steps (3e-4
+        # apart on 2,000 Adult rows, error rate + recall floor with l1)
+        self.extrapolate = extrapolate and not analysis.rows[0].rate_parts
+        self.extrapolations: list[float] = []  # the beta of every extrapolated anchor
 
     def record(self, event: dict[str, Any]) -> None:
         """One history event (with the time since the start), passed to the callback."""
@@ -276,8 +295,51 @@ class _ChainRun:
         if nxt.status not in settings.SOLVED_STATUSES or nxt.w is None:
             return Step(nxt.status, None, float("nan"), float("nan"), info=info)
         found = self.point_of(nxt, _scores(self.psi, nxt))
-        return Step(nxt.status, found, _surrogate_objective(self.analysis, found[2], nxt.w),
-                    nxt.objective, info=info)
+        found_value = _surrogate_objective(self.analysis, found[2], nxt.w)
+        if (self.extrapolate and anchor_scores is not None
+                and (value - nxt.objective) / max(1.0, abs(value)) > self.tol):
+            found, found_value = self.extrapolated(point, found, found_value)
+        return Step(nxt.status, found, found_value, nxt.objective, info=info)
+
+    def extrapolated(self, anchor: tuple, found: tuple, value: float) -> tuple[tuple, float]:
+        """The MM step from ``anchor`` to ``found`` continued along its own direction,
+        x_beta = found + beta (found - anchor): beta = 1, 2, 4, ... up to
+        :data:`EXTRAPOLATION_MAX` while the surrogate objective keeps decreasing, or, when
+        beta = 1 fails, 1/2, 1/4, ... down to :data:`EXTRAPOLATION_MIN`; a point counts only
+        when every surrogate row stays within its bound (or no further past it than at
+        ``found``). The best such point is the next anchor (``found`` itself when none is
+        better). Every bound of eq. 4 of Goh et al. is tight at any anchor meeting the rows,
+        so Alg 1's monotone decrease and its fixed points are those of the plain steps: only
+        the path is shorter (an accelerated MM in the spirit of Varadhan & Roland's SQUAREM,
+        safeguarded by the exact surrogate objective)."""
+        step, scores, _ = found
+        base, base_scores = anchor[0], anchor[1]
+        dw, db = step.w - base.w, step.b - base.b
+        dz = {key: z - base_scores[key] for key, z in scores.items()}
+        allowed = np.maximum(self.bounds, _surrogate_rows(self.analysis, found[2]))
+
+        def trial(beta: float) -> tuple[tuple, float] | None:
+            w = step.w + beta * dw
+            point = self.point_of(replace(step, w=w, b=step.b + beta * db),
+                                  {key: z + beta * dz[key] for key, z in scores.items()})
+            if np.any(_surrogate_rows(self.analysis, point[2]) > allowed):
+                return None
+            return point, _surrogate_objective(self.analysis, point[2], w)
+
+        best, best_value, chosen = found, value, 0.0
+        betas = [1.0]
+        while betas:
+            beta = betas.pop()
+            tried = trial(beta)
+            if tried is not None and tried[1] < best_value:
+                (best, best_value), chosen = tried, beta
+                if beta >= 1.0 and 2.0 * beta <= EXTRAPOLATION_MAX:
+                    betas.append(2.0 * beta)
+            elif beta <= 1.0 and chosen == 0.0 and 0.5 * beta >= EXTRAPOLATION_MIN:
+                betas.append(0.5 * beta)
+        if chosen:
+            self.extrapolations.append(chosen)
+        return best, best_value
 
     def accept(self, taken: Step) -> None:
         self.record({"iteration": next(self.numbers), "stage": "mm", "objective": taken.value,
@@ -339,6 +401,7 @@ class _ChainRun:
         status becomes ``iteration_limit`` unless the time limit ended the run."""
         analysis = self.analysis
         details: dict[str, Any] = {"mm_iterations": self.iterations,
+                                   "extrapolated_steps": len(self.extrapolations),
                                    "repair_rounds": self.rounds, "local": analysis.needs_mm,
                                    "step_status": (self.at_point or step).status, **phase1}
         if analysis.needs_mm:
@@ -522,11 +585,12 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
          max_iterations: int = settings.MM_MAX_ITERATIONS,
          tol: float = settings.MM_RELATIVE_TOL, repair_rounds: int = 5,
          kernel_points: int = MAX_EXACT_KERNEL_POINTS,
-         only_step: LastStep | None = None) -> Result:
+         only_step: LastStep | None = None, extrapolate: bool = True) -> Result:
     solution, scorer, last_step = solve_generic(
         form, solver=solver, solver_options=solver_options, max_iterations=max_iterations,
         tol=tol, repair_rounds=repair_rounds, kernel_points=kernel_points,
-        seed=0 if seed is None else seed, callback=callback, only_step=only_step)
+        seed=0 if seed is None else seed, callback=callback, only_step=only_step,
+        extrapolate=extrapolate)
     objective = form.objective.to_user(solution.objective)  # the surrogate E at the solution
     return Result(problem, "cvxpy", solution, scorer, objective,
                   extras={"last_step": last_step})
