@@ -19,6 +19,7 @@ import scipy.sparse as sp
 
 from ..data import Features
 from ..loss_functions import LOSS_CURVATURE, margin_loss
+from ..shapes import ExampleShape
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..numerics.phi import Phi
@@ -27,7 +28,7 @@ __all__ = ["DROProgram"]
 
 
 @dataclass
-class DROProgram:
+class DROProgram(ExampleShape):
     """The DRO problem (module docstring) on N examples.
 
     Attributes
@@ -60,14 +61,6 @@ class DROProgram:
     notes: list[str] = field(default_factory=list)
 
     # ------------------------------------------------------------------ sizes
-    @property
-    def n(self) -> int:
-        return int(self.X.shape[0])
-
-    @property
-    def d(self) -> int:
-        return int(self.X.shape[1])
-
     @property
     def dim(self) -> int:
         """Length of theta: d (+1 with an intercept)."""
