@@ -232,6 +232,11 @@ def check_degenerate(problem: Any, result: Any) -> dict[str, Any] | None:
     if scorer is None:
         return None
     analysis = getattr(problem, "analysis", None)
+    if analysis is not None and any(hasattr(d.X, "__dask_graph__") for d in analysis.datasets):
+        result.certificate.details["degenerate_check"] = (
+            "not run on Dask data: comparing with the best constant model scores every example "
+            "on the client; solve an in-memory sample to check it")
+        return None
     record = (_score_model_record(analysis, scorer) if analysis is not None
               else _minimax_record(problem, scorer, float(result.objective)))
     if record is None:
