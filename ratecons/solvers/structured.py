@@ -67,7 +67,7 @@ from .interior import single_blas_thread, step_to_boundary
 from .margin_curvature import SMOOTH_LOSSES
 from .structured_centre import expected_inactive, group_weights, piece_weights, weighted_mu
 from .structured_correctors import all_pairs, centrality_correctors, halve_at_most
-from .structured_form import StructuredForm, StructuredSolution, WarmStart
+from .structured_form import ScaledForm, StructuredForm, StructuredSolution, WarmStart
 from .structured_robust import RobustRows, RobustTerms, robust_start, robust_terms
 
 __all__ = ["solve_structured", "DEFAULT_TOL", "CERTIFIED_TOL"]
@@ -131,30 +131,6 @@ MIN_STEP = 1e-8
 DEFAULT_MAX_ITERATIONS = 100
 
 
-class _Scaled:
-    """The form with every row scaled so that its largest coefficient is 1 (the rows are
-    averages over thousands of examples; as sums their multipliers are of order one)."""
-
-    def __init__(self, form: StructuredForm) -> None:
-        largest = np.zeros(form.m + 1)
-        for coef in [form.hinge_coef, form.F] + [s.coef for s in form.smooth]:
-            if coef.size:
-                largest = np.maximum(largest, np.max(np.abs(coef), axis=1))
-        for piece in form.robust:
-            largest[piece.row] = max(largest[piece.row], piece.coef / piece.n
-                                     * float(np.max(piece.slope, initial=1.0)))
-        self.kappa = 1.0 / np.where(largest > 0, largest, 1.0)
-        k = self.kappa
-        self.form = form
-        self.C = k[:, None] * form.hinge_coef
-        self.S = [k[:, None] * s.coef for s in form.smooth]
-        self.F = k[:, None] * form.F
-        self.const = k * form.constant
-        self.bounds = k[1:] * form.bounds
-        self.l2 = k[0] * form.l2
-        self.l1 = k[0] * form.l1
-
-
 class _State:
     """Primal x = (theta, u, tau), slacks and multipliers of the groups A, B, R, T+, T-."""
 
@@ -173,26 +149,23 @@ class _IPM:
 
     def __init__(self, form: StructuredForm, weighted: np.ndarray | None = None) -> None:
         self.form = form
-        self.sc = _Scaled(form)
+        self.sc = ScaledForm(form)
         self.rows = form.rows
         self.p = form.rows.p
         self.fit_b = form.fit_intercept
         self.K = form.hinge_index.size
         self.m = form.m
-        self.use_l1 = form.l1 > 0
-        self.p1 = self.p + (1 if self.fit_b else 0)
+        self.use_l1, self.p1 = form.l1 > 0, self.p + (1 if self.fit_b else 0)
         self.r = form.extra
         self.G = form.G
         self.positive = self.p1 + form.positive_extra  # theta entries kept > 0
-        #: constraint rows (0-based) with a support function: not linear in (u, v)
         #: the ball lam of every support function in a constraint row (:func:`halve_at_most`)
         self.curved_lam = np.array([self.p1 + p.lam for p in form.robust if p.row > 0],
                                    dtype=np.int64)
-        #: the weighted central path s lam = omega mu (:mod:`.structured_centre`) for the
-        #: pieces of the rows ``weighted`` (rows expected inactive)
+        #: the weighted path s lam = omega mu of the rows ``weighted`` (structured_centre)
         self.omega = (np.ones(self.K) if weighted is None
                       else piece_weights(self.sc.C, form.robust, self.K, weighted))
-        self.weights: dict[str, np.ndarray] = {}
+        self.weights: dict[str, np.ndarray] = {}  # by group, set by :meth:`start`
 
     # ---------------------------------------------------------------- scores and pieces
     def w_b(self, theta: np.ndarray) -> tuple[np.ndarray, float]:
@@ -514,7 +487,8 @@ class _IPM:
 
     # ---------------------------------------------------------------- the loop
     def start(self, warm: WarmStart | None = None) -> _State:
-        """The first iterate: w = 0 with unit slacks and multipliers, or (``warm``) the
+        """The first iterate: w = 0 with unit slacks and multipliers (omega on weighted
+        pieces, :mod:`.structured_centre`, and then 1 / slack on the rows), or (``warm``) the
         previous step's (w, b) and row multipliers, with every epigraph variable just above
         its piece and the piece multipliers split by which side of the hinge is active,
         pushed :data:`WARM_SHIFT` into the interior (the steps of one MM run differ only in
@@ -535,6 +509,8 @@ class _IPM:
             x = _State(theta, u, tau, {}, {g: self.weights[g].copy() for g in groups})
             ev = self.evaluate(x)
             x.s = {g: np.maximum(ev["c"][g], 1.0) for g in groups}
+            if np.any(self.omega < 1.0):  # the rows' products at 1 too (inactive rows)
+                x.lam["R"] = 1.0 / x.s["R"]
             return x
         theta = np.concatenate([warm.w, [warm.b] if self.fit_b else [], warm.extra])
         shift = WARM_SHIFT
@@ -561,6 +537,12 @@ class _IPM:
         ev = self.evaluate(x)
         x.s = {g: np.maximum(ev["c"][g], shift) for g in groups}
         return x
+
+    def step_length(self, x: _State, d: _State) -> float:
+        """:data:`STEP_FRACTION` of the step to the boundary along d, at most 1, and at most
+        halfway to 0 for the ball's lam of a constraint row (:func:`halve_at_most`)."""
+        step = min(1.0, STEP_FRACTION * step_to_boundary(*all_pairs(x, d, self.positive)))
+        return halve_at_most(x.theta[self.curved_lam], d.theta[self.curved_lam], step)
 
     def measures(self, x: _State, ev: dict) -> tuple[float, float, float, float]:
         """(relative gap, relative primal residual, relative dual residual, mu)."""
@@ -608,30 +590,31 @@ def solve_structured(form: StructuredForm, *, tol: float = DEFAULT_TOL,
 
 def _solve(form: StructuredForm, tol: float, max_iterations: int, deadline: float | None,
            warm: WarmStart | None) -> StructuredSolution:
-    """The interior point; on the weighted central path of the rows that a warm start says
-    are inactive (:mod:`.structured_centre`), from a cold start (a warm start's products are
-    far from their weights: on the 200,000-row hinge + 80% rule step, 31 iterations against
-    22 cold), and once more so with every row's pieces weighted when a run stalls and some
-    piece enters only constraint rows."""
-    scaled = _Scaled(form)
-    inactive = expected_inactive(None if warm is None else warm.duals, scaled.kappa)
-    answer = _run(form, _IPM(form, inactive), tol, max_iterations, deadline,
-                  warm if inactive is None else None)
+    """Cold on the weighted path (:mod:`.structured_centre`) of the rows a warm start says
+    are inactive; else, or when that fails, from ``warm`` on the plain path, and when that
+    stalls, cold on the weighted path of every row (if some piece enters rows only)."""
+    scaled = ScaledForm(form)
     every = np.ones(form.m, dtype=bool)
-    if (answer.status != settings.NUMERICAL_ERROR
-            or (inactive is not None and bool(np.all(inactive)))
-            or not np.any(piece_weights(scaled.C, form.robust, form.hinge_index.size,
-                                        every) < 1.0)):
-        return answer
-    retry = _run(form, _IPM(form, every), tol, max(1, max_iterations - answer.iterations),
-                 deadline, None)
-    retry.iterations += answer.iterations
-    retry.solve_time += answer.solve_time
-    if retry.status == settings.OPTIMAL:
-        retry.message = f"on the weighted central path after: {answer.message}"
-        return retry
-    answer.iterations, answer.solve_time = retry.iterations, retry.solve_time
-    return answer
+    weighted = form.m > 0 and bool(np.any(piece_weights(
+        scaled.C, form.robust, form.hinge_index.size, every) < 1.0))
+    inactive = expected_inactive(None if warm is None else warm.duals, scaled.kappa)
+    runs = [(inactive, None)] if weighted and inactive is not None else []
+    runs.append((None, warm))
+    spent: list[StructuredSolution] = []
+    for rows, start in runs + ([(every, None)] if weighted and not runs[:-1] else []):
+        if rows is every and spent[-1].status != settings.NUMERICAL_ERROR:
+            break
+        budget = max(1, max_iterations - sum(a.iterations for a in spent))
+        answer = _run(form, _IPM(form, rows), tol, budget, deadline, start)
+        answer.iterations += sum(a.iterations for a in spent)
+        answer.solve_time += sum(a.solve_time for a in spent)
+        if answer.status in (settings.OPTIMAL, settings.TIME_LIMIT) or (
+                rows is None and answer.status != settings.NUMERICAL_ERROR):
+            return answer
+        spent.append(answer)
+    plain = next(a for a, (rows, _) in zip(spent, runs, strict=False) if rows is None)
+    plain.iterations, plain.solve_time = spent[-1].iterations, spent[-1].solve_time
+    return plain
 
 
 def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
@@ -687,8 +670,7 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
                for g in x.s}
         d = ipm.direction(x, ev, system, r_c, refine)
         d = centrality_correctors(ipm, x, ev, system, d, r_c, target, refine)
-        step = min(1.0, STEP_FRACTION * step_to_boundary(*all_pairs(x, d, ipm.positive)))
-        step = halve_at_most(x.theta[ipm.curved_lam], d.theta[ipm.curved_lam], step)
+        step = ipm.step_length(x, d)
         if not np.isfinite(step) or step < MIN_STEP:
             status, message = settings.NUMERICAL_ERROR, f"stalled (step {step:.1e})"
             break
