@@ -58,16 +58,22 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.linalg import lu_factor, lu_solve
 
 from .. import settings
 from ..loss_functions import margin_loss
 from .interior import single_blas_thread, step_to_boundary
 from .margin_curvature import SMOOTH_LOSSES
-from .structured_centre import expected_inactive, group_weights, piece_weights, weighted_mu
+from .structured_centre import (
+    expected_inactive,
+    group_weights,
+    piece_weights,
+    weighted_mu,
+    weighted_start,
+)
 from .structured_correctors import all_pairs, centrality_correctors, halve_at_most
 from .structured_form import ScaledForm, StructuredForm, StructuredSolution, WarmStart
+from .structured_free import free_block
 from .structured_robust import RobustRows, RobustTerms, robust_start, robust_terms
 
 __all__ = ["solve_structured", "DEFAULT_TOL", "CERTIFIED_TOL"]
@@ -324,7 +330,7 @@ class _IPM:
         else:
             M = G
         if self.r:
-            cross, own = self.free_block(W, Du, e, rob)
+            cross, own = free_block(self, W, Du, e, rob)
             for piece in f.robust:
                 for at in (piece.eta, piece.lam):
                     own[at, at] += damping * sc.kappa[piece.row] * piece.coef
@@ -353,34 +359,15 @@ class _IPM:
         system["lu"] = lu_factor(M, check_finite=False)
         return system
 
-    def free_block(self, W: dict, Du: np.ndarray, e: np.ndarray, rob: RobustTerms | None
-                   ) -> tuple[np.ndarray, np.ndarray]:
-        """The free variables' cross terms with theta = (w, b) and their own block after the
-        pieces' elimination: with B_k = (-W_A a_k, -W_A G_k + c_k) the coupling of u_k to
-        (z_{i_k}, v) (c_k: the robust pieces' u-v curvature), W_A (a, G)^T (a, G) - B^T B / Du
-        leaves a (e G_k + (W_A / Du) c_k) on (z, v) and e G^T G + (W_A / Du)(G^T c + c^T G)
-        - c^T c / Du on (v, v); the smooth robust pieces add their z-v and v-v curvature."""
-        f = self.form
-        N = self.rows.n
-        on_examples = np.asarray((sp.csr_matrix(
-            (e * f.hinge_slope, (f.hinge_index, np.arange(self.K))), shape=(N, self.K))
-            @ self.G).todense())
-        own = (self.G.T @ self.G.multiply(e[:, None])).toarray()
-        if rob is not None:
-            through = (W["A"] / Du)[:, None] * rob.c_u  # (K, r)
-            for j in range(self.r):
-                on_examples[:, j] += np.bincount(f.hinge_index, minlength=N,
-                                                 weights=f.hinge_slope * through[:, j])
-            on_examples += rob.E_z
-            mixed = np.asarray(self.G.T @ through)
-            own += mixed + mixed.T - rob.c_u.T @ (rob.c_u / Du[:, None]) + rob.H_v
-            own[self.positive - self.p1, self.positive - self.p1] += W["L"]
-        return self.q_transpose(on_examples), own
-
     def solve(self, system: dict, r: tuple[np.ndarray, np.ndarray, np.ndarray]
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(H + J^T W J)^{-1} r: the pieces' and l1 blocks eliminated, the rows kept as
         multipliers (:meth:`factor`), then the eliminated blocks recovered."""
+        return self.solve_scored(system, r)[0]
+
+    def solve_scored(self, system: dict, r: tuple[np.ndarray, np.ndarray, np.ndarray]
+                     ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray | None]:
+        """:meth:`solve`, with the scores' direction Q d_theta where it was formed (None)."""
         f = self.form
         W, Du = system["W"], system["Du"]
         r_theta, r_u, r_tau = r
@@ -399,9 +386,9 @@ class _IPM:
         rhs = np.concatenate([rt, system["Cu"] @ (r_u / Du)]) if self.m else rt
         solved = lu_solve(system["lu"], rhs, check_finite=False)
         d_theta, y = solved[:rt.size], solved[rt.size:]
+        dz = self.q_apply(d_theta) if self.K else None
         if self.K:
-            d_u = (r_u + W["A"] * self.pieces(self.q_apply(d_theta), d_theta)
-                   + system["Cu"].T @ y) / Du
+            d_u = (r_u + W["A"] * self.pieces(dz, d_theta) + system["Cu"].T @ y) / Du
             if rob is not None:
                 d_u -= rob.c_u @ d_theta[self.p1:] / Du
         else:
@@ -411,13 +398,13 @@ class _IPM:
             d_tau = (r_tau - (wm - wp) * d_theta[:self.p]) / (wp + wm)
         else:
             d_tau = r_tau.copy()
-        return d_theta, d_u, d_tau
+        return (d_theta, d_u, d_tau), dz
 
-    def jacobian_apply(self, system: dict, d: tuple[np.ndarray, np.ndarray, np.ndarray]
-                       ) -> dict[str, np.ndarray]:
-        """J dx per group."""
+    def jacobian_apply(self, system: dict, d: tuple[np.ndarray, np.ndarray, np.ndarray],
+                       dz: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """J dx per group (``dz``: Q d_theta if known)."""
         d_theta, d_u, d_tau = d
-        dz = self.q_apply(d_theta)
+        dz = self.q_apply(d_theta) if dz is None else dz
         out = {"A": d_u - self.pieces(dz, d_theta), "B": d_u.copy()}
         out["R"] = (system["Jz"].T @ dz + system["U_u"].T @ d_u
                     - system["Fv"] @ d_theta[self.p1:]) if self.m else np.zeros(0)
@@ -450,13 +437,14 @@ class _IPM:
         return t_theta, t_u, t_tau
 
     def operator(self, system: dict, curv: np.ndarray,
-                 v: tuple[np.ndarray, np.ndarray, np.ndarray]
+                 v: tuple[np.ndarray, np.ndarray, np.ndarray], dz: np.ndarray | None = None
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """M v = (H + J^T W J) v, applied without the reduction (for iterative refinement)."""
+        """M v = (H + J^T W J) v, applied without the reduction (for iterative refinement;
+        ``dz``: Q v_theta if known)."""
         W = system["W"]
-        jv = self.jacobian_apply(system, v)
+        dz = self.q_apply(v[0]) if dz is None else dz
+        jv = self.jacobian_apply(system, v, dz)
         t_theta, t_u, t_tau = self.jacobian_transpose(system, {g: W[g] * jv[g] for g in W})
-        dz = self.q_apply(v[0])
         h_theta = self.theta_of(curv * dz, np.zeros(self.r))
         h_theta[:self.p] += self.sc.l2 * v[0][:self.p]
         rob = system["robust"]
@@ -474,13 +462,14 @@ class _IPM:
         xi = {g: W[g] * (ev["c"][g] - x.s[g]) + r_c[g] / x.s[g] for g in x.s}
         jt = self.jacobian_transpose(system, xi)
         rhs = (-ev["r_theta"] - jt[0], -ev["r_u"] - jt[1], -ev["r_tau"] - jt[2])
-        d = self.solve(system, rhs)
-        if refine:
-            applied = self.operator(system, ev["curv"], d)
-            correction = self.solve(system, tuple(r - a for r, a in
-                                                  zip(rhs, applied, strict=True)))
+        d, dz = self.solve_scored(system, rhs)
+        if refine:  # the scores' directions are linear in d: Q (d + c) = Q d + Q c
+            applied = self.operator(system, ev["curv"], d, dz)
+            correction, dz_c = self.solve_scored(system, tuple(r - a for r, a in
+                                                               zip(rhs, applied, strict=True)))
             d = tuple(a + b for a, b in zip(d, correction, strict=True))
-        jd = self.jacobian_apply(system, d)
+            dz = None if dz is None else dz + dz_c
+        jd = self.jacobian_apply(system, d, dz)
         ds = {g: jd[g] + ev["c"][g] - x.s[g] for g in x.s}
         dlam = {g: -W[g] * ds[g] - r_c[g] / x.s[g] for g in x.s}
         return _State(d[0], d[1], d[2], ds, dlam)
@@ -590,15 +579,16 @@ def solve_structured(form: StructuredForm, *, tol: float = DEFAULT_TOL,
 
 def _solve(form: StructuredForm, tol: float, max_iterations: int, deadline: float | None,
            warm: WarmStart | None) -> StructuredSolution:
-    """Cold on the weighted path (:mod:`.structured_centre`) of the rows a warm start says
-    are inactive; else, or when that fails, from ``warm`` on the plain path, and when that
-    stalls, cold on the weighted path of every row (if some piece enters rows only)."""
+    """Cold on the weighted path (:mod:`.structured_centre`) when a warm start says every
+    row is inactive (:func:`weighted_start`); else, or when that fails, from ``warm`` on the
+    plain path, and when that stalls, cold on the weighted path of every row (if some piece
+    enters rows only)."""
     scaled = ScaledForm(form)
     every = np.ones(form.m, dtype=bool)
     weighted = form.m > 0 and bool(np.any(piece_weights(
         scaled.C, form.robust, form.hinge_index.size, every) < 1.0))
     inactive = expected_inactive(None if warm is None else warm.duals, scaled.kappa)
-    runs = [(inactive, None)] if weighted and inactive is not None else []
+    runs = [(inactive, None)] if weighted_start(scaled.C, form.robust, inactive) else []
     runs.append((None, warm))
     spent: list[StructuredSolution] = []
     for rows, start in runs + ([(every, None)] if weighted and not runs[:-1] else []):
