@@ -365,18 +365,22 @@ class _IPM:
         multipliers (:meth:`factor`), then the eliminated blocks recovered."""
         return self.solve_scored(system, r)[0]
 
-    def solve_scored(self, system: dict, r: tuple[np.ndarray, np.ndarray, np.ndarray]
+    def solve_scored(self, system: dict, r: tuple[np.ndarray, np.ndarray, np.ndarray],
+                     on_z: np.ndarray | None = None
                      ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray | None]:
-        """:meth:`solve`, with the scores' direction Q d_theta where it was formed (None)."""
+        """:meth:`solve` of r + (Q^T on_z, 0, 0), with the scores' direction Q d_theta where
+        it was formed (else None): one product with P^T for both per-example parts."""
         f = self.form
         W, Du = system["W"], system["Du"]
         r_theta, r_u, r_tau = r
         rt = r_theta.copy()
         if self.K:
             scatter = W["A"] * f.hinge_slope / Du
-            rt = rt + self.theta_of(np.bincount(f.hinge_index, weights=scatter * r_u,
-                                                minlength=system["N"]),
+            examples = np.bincount(f.hinge_index, weights=scatter * r_u, minlength=system["N"])
+            rt = rt + self.theta_of(examples if on_z is None else examples + on_z,
                                     self.G.T @ (W["A"] / Du * r_u))
+        elif on_z is not None:
+            rt[:self.p1] += self.q_transpose(on_z)
         rob = system["robust"]
         if rob is not None:
             rt[self.p1:] -= rob.c_u.T @ (r_u / Du)
@@ -418,6 +422,12 @@ class _IPM:
     def jacobian_transpose(self, system: dict, y: dict[str, np.ndarray]
                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """J^T y for per-group values y."""
+        t_theta, t_u, t_tau, zr = self.jacobian_transpose_parts(system, y)
+        return t_theta + np.concatenate([self.q_transpose(zr), np.zeros(self.r)]), t_u, t_tau
+
+    def jacobian_transpose_parts(self, system: dict, y: dict[str, np.ndarray]
+                                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """J^T y with its theta part split: the rest, and zr with Q^T zr the remainder."""
         f = self.form
         zr = np.zeros(self.rows.n)
         if self.K:
@@ -426,7 +436,7 @@ class _IPM:
         if self.m:
             zr += system["Jz"] @ y["R"]
         on_v = -(self.G.T @ y["A"]) - system["Fv"].T @ y["R"]
-        t_theta = self.theta_of(zr, on_v)
+        t_theta = np.concatenate([np.zeros(self.p1), on_v])
         t_u = y["A"] + y["B"] + (system["U_u"] @ y["R"] if self.m else 0.0)
         t_tau = np.zeros(0)
         if self.use_l1:
@@ -434,7 +444,7 @@ class _IPM:
             t_tau = y["T+"] + y["T-"]
         if "L" in y:
             t_theta[self.positive] += y["L"]
-        return t_theta, t_u, t_tau
+        return t_theta, t_u, t_tau, zr
 
     def operator(self, system: dict, curv: np.ndarray,
                  v: tuple[np.ndarray, np.ndarray, np.ndarray], dz: np.ndarray | None = None
@@ -460,13 +470,13 @@ class _IPM:
         one round of iterative refinement on the unreduced operator if ``refine``."""
         W = system["W"]
         xi = {g: W[g] * (ev["c"][g] - x.s[g]) + r_c[g] / x.s[g] for g in x.s}
-        jt = self.jacobian_transpose(system, xi)
+        jt = self.jacobian_transpose_parts(system, xi)  # rhs: Q^T(-jt[3]) left to the solves
         rhs = (-ev["r_theta"] - jt[0], -ev["r_u"] - jt[1], -ev["r_tau"] - jt[2])
-        d, dz = self.solve_scored(system, rhs)
+        d, dz = self.solve_scored(system, rhs, -jt[3])
         if refine:  # the scores' directions are linear in d: Q (d + c) = Q d + Q c
             applied = self.operator(system, ev["curv"], d, dz)
-            correction, dz_c = self.solve_scored(system, tuple(r - a for r, a in
-                                                               zip(rhs, applied, strict=True)))
+            correction, dz_c = self.solve_scored(system, tuple(
+                r - a for r, a in zip(rhs, applied, strict=True)), -jt[3])
             d = tuple(a + b for a, b in zip(d, correction, strict=True))
             dz = None if dz is None else dz + dz_c
         jd = self.jacobian_apply(system, d, dz)
@@ -642,7 +652,7 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
             break
         # Mehrotra predictor-corrector
         refine = merit < REFINE_BELOW
-        affine = ipm.direction(x, ev, system, {g: x.s[g] * x.lam[g] for g in x.s}, refine)
+        affine = ipm.direction(x, ev, system, {g: x.s[g] * x.lam[g] for g in x.s}, False)
         a_aff = step_to_boundary(*all_pairs(x, affine, ipm.positive))
         mu_aff = weighted_mu({g: x.s[g] + a_aff * affine.s[g] for g in x.s},
                              {g: x.lam[g] + a_aff * affine.lam[g] for g in x.s}, ipm.weights)
