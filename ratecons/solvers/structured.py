@@ -593,14 +593,14 @@ def _solve(form: StructuredForm, tol: float, max_iterations: int, deadline: floa
     row is inactive (:func:`weighted_start`); else, or when that fails, from ``warm`` on the
     plain path, and when that stalls, cold on the weighted path of every row (if some piece
     enters rows only)."""
-    scaled = ScaledForm(form)
-    every = np.ones(form.m, dtype=bool)
-    weighted = form.m > 0 and bool(np.any(piece_weights(
-        scaled.C, form.robust, form.hinge_index.size, every) < 1.0))
+    scaled, every = ScaledForm(form), np.ones(form.m, dtype=bool)
+    weighted = not any(p.row for p in form.robust) and bool(np.any(piece_weights(
+        scaled.C, form.robust, form.hinge_index.size, every) < 1.0))  # worst-case rows: no gain
     inactive = expected_inactive(None if warm is None else warm.duals, scaled.kappa)
-    runs = [(inactive, None)] if weighted_start(scaled.C, form.robust, inactive) else []
+    runs = [(inactive, None)] if weighted and weighted_start(scaled.C, form.robust,
+                                                              inactive) else []
     runs.append((None, warm))
-    spent: list[StructuredSolution] = []
+    spent: list[StructuredSolution] = []  # the runs so far
     for rows, start in runs + ([(every, None)] if weighted and not runs[:-1] else []):
         if rows is every and spent[-1].status != settings.NUMERICAL_ERROR:
             break
