@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ratecons.scans import Rows
-from ratecons.solvers.structured import CERTIFIED_TOL, solve_structured
+from ratecons.solvers.structured import _IPM, CERTIFIED_TOL, solve_structured
 from ratecons.solvers.structured_centre import (
     INACTIVE_DUAL,
     PIECE_WEIGHT,
@@ -31,6 +31,7 @@ from ratecons.solvers.structured_centre import (
 )
 from ratecons.solvers.structured_form import StructuredForm, WarmStart
 from ratecons.solvers.structured_robust import RobustPieces
+from tests.solvers.test_structured import _random_form
 
 
 def _inactive_row_step(n: int, seed: int = 0, slack: float = 0.05
@@ -143,3 +144,44 @@ def test_expected_inactive_reads_the_scaled_warm_multipliers():
     assert rows is not None and rows.tolist() == [True, False]
     # a warm start over fewer rows (the user's) leaves the others unmarked
     assert expected_inactive(np.zeros(1), kappa).tolist() == [True, False]
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(3, 12), p=st.integers(1, 4),
+       m=st.integers(0, 3), l1=st.booleans(), intercept=st.booleans(), extra=st.integers(0, 2),
+       weighted=st.booleans())
+def test_shared_products_equal_the_separate_ones(seed, n, p, m, l1, intercept, extra, weighted):
+    """The products the direction shares (solvers/structured.py): a solve with a per-example
+    part of the rhs left to it equals the solve of the whole rhs, its Q d_theta is Q times
+    the solved d_theta, J^T split into (rest, zr) sums to J^T, and the direction (with one
+    refinement) solves the unreduced Newton system, on the plain and the weighted path."""
+    form = _random_form(seed, n, p, m, l1, intercept, extra)
+    ipm = _IPM(form, np.ones(m, dtype=bool) if weighted else None)
+    rng = np.random.default_rng(seed + 1)
+    x = ipm.start()
+    for g in x.s:
+        x.s[g], x.lam[g] = rng.uniform(0.1, 3.0, x.s[g].size), rng.uniform(0.1, 3.0, x.s[g].size)
+    ev = ipm.evaluate(x)
+    system = ipm.factor(x, ev)
+    sizes = (x.theta.size, x.u.size, x.tau.size)
+    r = tuple(rng.normal(size=k) for k in sizes)
+    on_z = rng.normal(size=form.rows.n)
+    whole = (r[0] + np.concatenate([ipm.q_transpose(on_z), np.zeros(ipm.r)]), r[1], r[2])
+    (d, dz) = ipm.solve_scored(system, r, on_z)
+    for ours, theirs in zip(d, ipm.solve(system, whole), strict=True):
+        assert np.allclose(ours, theirs, atol=1e-8 * max(1.0, np.abs(theirs).max(initial=0.0)))
+    if dz is not None:
+        assert np.allclose(dz, ipm.q_apply(d[0]), atol=1e-10 * max(1.0, np.abs(dz).max()))
+    y = {g: rng.normal(size=x.s[g].size) for g in x.s}
+    rest, t_u, t_tau, zr = ipm.jacobian_transpose_parts(system, y)
+    full = ipm.jacobian_transpose(system, y)
+    assert np.allclose(rest + np.concatenate([ipm.q_transpose(zr), np.zeros(ipm.r)]), full[0])
+    assert np.allclose(t_u, full[1]) and np.allclose(t_tau, full[2])
+    r_c = {g: rng.uniform(0.1, 1.0, x.s[g].size) for g in x.s}
+    direction = ipm.direction(x, ev, system, r_c, refine=True)
+    xi = {g: system["W"][g] * (ev["c"][g] - x.s[g]) + r_c[g] / x.s[g] for g in x.s}
+    jt = ipm.jacobian_transpose(system, xi)
+    rhs = np.concatenate([-ev["r_theta"] - jt[0], -ev["r_u"] - jt[1], -ev["r_tau"] - jt[2]])
+    applied = np.concatenate(ipm.operator(system, ev["curv"], (direction.theta, direction.u,
+                                                                direction.tau)))
+    assert np.allclose(applied, rhs, atol=1e-7 * max(1.0, np.abs(rhs).max()), rtol=0)
