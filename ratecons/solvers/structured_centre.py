@@ -37,12 +37,13 @@ PIECE_WEIGHT = 1.0
 #: a warm start's row multiplier (in the solver's scaled rows) at most this marks the row as
 #: inactive: the steps of an MM run after the first inactive one start on the weighted path
 INACTIVE_DUAL = 1e-6
-#: ... when every row is inactive and a row has at least this many pieces of its own: on 2,000
-#: Adult rows (hinge + FPR parity, 1,100 pieces in the row) the last two MM steps took 7 and 10
-#: iterations from the warm start against 10 and 13 cold on the weighted path; with 2,400
-#: pieces (a 6,000-row synthetic step) 12 weighted against 30-53, with 109,000 pieces (the
-#: 200,000-row hinge + 80% rule) 16-22 against a stall
-WEIGHTED_START_FROM = 2000
+#: ... when every row is inactive and a row has at least this many pieces of its own: cold on
+#: the weighted path against warm on the plain one, the last two MM steps took 10 and 13
+#: against 7 and 10 iterations on 2,000 Adult rows (hinge + FPR parity, 1,100 pieces in the
+#: row), 17 and 19 against 12 and 15 on the whole split (12,700 pieces), 12 against 30-53 on
+#: a 6,000-row synthetic step (2,400 pieces) and 16-22 against a stall (then 68) on the
+#: 200,000-row hinge + 80% rule (109,000 pieces)
+WEIGHTED_START_FROM = 50_000
 
 
 def weighted_start(C: np.ndarray, robust: list, rows: np.ndarray | None) -> bool:
