@@ -58,15 +58,22 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.linalg import lu_factor, lu_solve
 
 from .. import settings
 from ..loss_functions import margin_loss
 from .interior import single_blas_thread, step_to_boundary
 from .margin_curvature import SMOOTH_LOSSES
+from .structured_centre import (
+    expected_inactive,
+    group_weights,
+    piece_weights,
+    weighted_mu,
+    weighted_start,
+)
 from .structured_correctors import all_pairs, centrality_correctors, halve_at_most
-from .structured_form import StructuredForm, StructuredSolution, WarmStart
+from .structured_form import ScaledForm, StructuredForm, StructuredSolution, WarmStart
+from .structured_free import free_block
 from .structured_robust import RobustRows, RobustTerms, robust_start, robust_terms
 
 __all__ = ["solve_structured", "DEFAULT_TOL", "CERTIFIED_TOL"]
@@ -130,30 +137,6 @@ MIN_STEP = 1e-8
 DEFAULT_MAX_ITERATIONS = 100
 
 
-class _Scaled:
-    """The form with every row scaled so that its largest coefficient is 1 (the rows are
-    averages over thousands of examples; as sums their multipliers are of order one)."""
-
-    def __init__(self, form: StructuredForm) -> None:
-        largest = np.zeros(form.m + 1)
-        for coef in [form.hinge_coef, form.F] + [s.coef for s in form.smooth]:
-            if coef.size:
-                largest = np.maximum(largest, np.max(np.abs(coef), axis=1))
-        for piece in form.robust:
-            largest[piece.row] = max(largest[piece.row], piece.coef / piece.n
-                                     * float(np.max(piece.slope, initial=1.0)))
-        self.kappa = 1.0 / np.where(largest > 0, largest, 1.0)
-        k = self.kappa
-        self.form = form
-        self.C = k[:, None] * form.hinge_coef
-        self.S = [k[:, None] * s.coef for s in form.smooth]
-        self.F = k[:, None] * form.F
-        self.const = k * form.constant
-        self.bounds = k[1:] * form.bounds
-        self.l2 = k[0] * form.l2
-        self.l1 = k[0] * form.l1
-
-
 class _State:
     """Primal x = (theta, u, tau), slacks and multipliers of the groups A, B, R, T+, T-."""
 
@@ -170,23 +153,25 @@ class _State:
 class _IPM:
     """The interior point of :func:`solve_structured` (module docstring)."""
 
-    def __init__(self, form: StructuredForm) -> None:
+    def __init__(self, form: StructuredForm, weighted: np.ndarray | None = None) -> None:
         self.form = form
-        self.sc = _Scaled(form)
+        self.sc = ScaledForm(form)
         self.rows = form.rows
         self.p = form.rows.p
         self.fit_b = form.fit_intercept
         self.K = form.hinge_index.size
         self.m = form.m
-        self.use_l1 = form.l1 > 0
-        self.p1 = self.p + (1 if self.fit_b else 0)
+        self.use_l1, self.p1 = form.l1 > 0, self.p + (1 if self.fit_b else 0)
         self.r = form.extra
         self.G = form.G
         self.positive = self.p1 + form.positive_extra  # theta entries kept > 0
-        #: constraint rows (0-based) with a support function: not linear in (u, v)
         #: the ball lam of every support function in a constraint row (:func:`halve_at_most`)
         self.curved_lam = np.array([self.p1 + p.lam for p in form.robust if p.row > 0],
                                    dtype=np.int64)
+        #: the weighted path s lam = omega mu of the rows ``weighted`` (structured_centre)
+        self.omega = (np.ones(self.K) if weighted is None
+                      else piece_weights(self.sc.C, form.robust, self.K, weighted))
+        self.weights: dict[str, np.ndarray] = {}  # by group, set by :meth:`start`
 
     # ---------------------------------------------------------------- scores and pieces
     def w_b(self, theta: np.ndarray) -> tuple[np.ndarray, float]:
@@ -345,7 +330,7 @@ class _IPM:
         else:
             M = G
         if self.r:
-            cross, own = self.free_block(W, Du, e, rob)
+            cross, own = free_block(self, W, Du, e, rob)
             for piece in f.robust:
                 for at in (piece.eta, piece.lam):
                     own[at, at] += damping * sc.kappa[piece.row] * piece.coef
@@ -374,43 +359,28 @@ class _IPM:
         system["lu"] = lu_factor(M, check_finite=False)
         return system
 
-    def free_block(self, W: dict, Du: np.ndarray, e: np.ndarray, rob: RobustTerms | None
-                   ) -> tuple[np.ndarray, np.ndarray]:
-        """The free variables' cross terms with theta = (w, b) and their own block after the
-        pieces' elimination: with B_k = (-W_A a_k, -W_A G_k + c_k) the coupling of u_k to
-        (z_{i_k}, v) (c_k: the robust pieces' u-v curvature), W_A (a, G)^T (a, G) - B^T B / Du
-        leaves a (e G_k + (W_A / Du) c_k) on (z, v) and e G^T G + (W_A / Du)(G^T c + c^T G)
-        - c^T c / Du on (v, v); the smooth robust pieces add their z-v and v-v curvature."""
-        f = self.form
-        N = self.rows.n
-        on_examples = np.asarray((sp.csr_matrix(
-            (e * f.hinge_slope, (f.hinge_index, np.arange(self.K))), shape=(N, self.K))
-            @ self.G).todense())
-        own = (self.G.T @ self.G.multiply(e[:, None])).toarray()
-        if rob is not None:
-            through = (W["A"] / Du)[:, None] * rob.c_u  # (K, r)
-            for j in range(self.r):
-                on_examples[:, j] += np.bincount(f.hinge_index, minlength=N,
-                                                 weights=f.hinge_slope * through[:, j])
-            on_examples += rob.E_z
-            mixed = np.asarray(self.G.T @ through)
-            own += mixed + mixed.T - rob.c_u.T @ (rob.c_u / Du[:, None]) + rob.H_v
-            own[self.positive - self.p1, self.positive - self.p1] += W["L"]
-        return self.q_transpose(on_examples), own
-
     def solve(self, system: dict, r: tuple[np.ndarray, np.ndarray, np.ndarray]
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(H + J^T W J)^{-1} r: the pieces' and l1 blocks eliminated, the rows kept as
         multipliers (:meth:`factor`), then the eliminated blocks recovered."""
+        return self.solve_scored(system, r)[0]
+
+    def solve_scored(self, system: dict, r: tuple[np.ndarray, np.ndarray, np.ndarray],
+                     on_z: np.ndarray | None = None
+                     ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray | None]:
+        """:meth:`solve` of r + (Q^T on_z, 0, 0), with the scores' direction Q d_theta where
+        it was formed (else None): one product with P^T for both per-example parts."""
         f = self.form
         W, Du = system["W"], system["Du"]
         r_theta, r_u, r_tau = r
         rt = r_theta.copy()
         if self.K:
             scatter = W["A"] * f.hinge_slope / Du
-            rt = rt + self.theta_of(np.bincount(f.hinge_index, weights=scatter * r_u,
-                                                minlength=system["N"]),
+            examples = np.bincount(f.hinge_index, weights=scatter * r_u, minlength=system["N"])
+            rt = rt + self.theta_of(examples if on_z is None else examples + on_z,
                                     self.G.T @ (W["A"] / Du * r_u))
+        elif on_z is not None:
+            rt[:self.p1] += self.q_transpose(on_z)
         rob = system["robust"]
         if rob is not None:
             rt[self.p1:] -= rob.c_u.T @ (r_u / Du)
@@ -420,9 +390,9 @@ class _IPM:
         rhs = np.concatenate([rt, system["Cu"] @ (r_u / Du)]) if self.m else rt
         solved = lu_solve(system["lu"], rhs, check_finite=False)
         d_theta, y = solved[:rt.size], solved[rt.size:]
+        dz = self.q_apply(d_theta) if self.K else None
         if self.K:
-            d_u = (r_u + W["A"] * self.pieces(self.q_apply(d_theta), d_theta)
-                   + system["Cu"].T @ y) / Du
+            d_u = (r_u + W["A"] * self.pieces(dz, d_theta) + system["Cu"].T @ y) / Du
             if rob is not None:
                 d_u -= rob.c_u @ d_theta[self.p1:] / Du
         else:
@@ -432,13 +402,13 @@ class _IPM:
             d_tau = (r_tau - (wm - wp) * d_theta[:self.p]) / (wp + wm)
         else:
             d_tau = r_tau.copy()
-        return d_theta, d_u, d_tau
+        return (d_theta, d_u, d_tau), dz
 
-    def jacobian_apply(self, system: dict, d: tuple[np.ndarray, np.ndarray, np.ndarray]
-                       ) -> dict[str, np.ndarray]:
-        """J dx per group."""
+    def jacobian_apply(self, system: dict, d: tuple[np.ndarray, np.ndarray, np.ndarray],
+                       dz: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """J dx per group (``dz``: Q d_theta if known)."""
         d_theta, d_u, d_tau = d
-        dz = self.q_apply(d_theta)
+        dz = self.q_apply(d_theta) if dz is None else dz
         out = {"A": d_u - self.pieces(dz, d_theta), "B": d_u.copy()}
         out["R"] = (system["Jz"].T @ dz + system["U_u"].T @ d_u
                     - system["Fv"] @ d_theta[self.p1:]) if self.m else np.zeros(0)
@@ -452,6 +422,12 @@ class _IPM:
     def jacobian_transpose(self, system: dict, y: dict[str, np.ndarray]
                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """J^T y for per-group values y."""
+        t_theta, t_u, t_tau, zr = self.jacobian_transpose_parts(system, y)
+        return t_theta + np.concatenate([self.q_transpose(zr), np.zeros(self.r)]), t_u, t_tau
+
+    def jacobian_transpose_parts(self, system: dict, y: dict[str, np.ndarray]
+                                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """J^T y with its theta part split: the rest, and zr with Q^T zr the remainder."""
         f = self.form
         zr = np.zeros(self.rows.n)
         if self.K:
@@ -460,7 +436,7 @@ class _IPM:
         if self.m:
             zr += system["Jz"] @ y["R"]
         on_v = -(self.G.T @ y["A"]) - system["Fv"].T @ y["R"]
-        t_theta = self.theta_of(zr, on_v)
+        t_theta = np.concatenate([np.zeros(self.p1), on_v])
         t_u = y["A"] + y["B"] + (system["U_u"] @ y["R"] if self.m else 0.0)
         t_tau = np.zeros(0)
         if self.use_l1:
@@ -468,16 +444,17 @@ class _IPM:
             t_tau = y["T+"] + y["T-"]
         if "L" in y:
             t_theta[self.positive] += y["L"]
-        return t_theta, t_u, t_tau
+        return t_theta, t_u, t_tau, zr
 
     def operator(self, system: dict, curv: np.ndarray,
-                 v: tuple[np.ndarray, np.ndarray, np.ndarray]
+                 v: tuple[np.ndarray, np.ndarray, np.ndarray], dz: np.ndarray | None = None
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """M v = (H + J^T W J) v, applied without the reduction (for iterative refinement)."""
+        """M v = (H + J^T W J) v, applied without the reduction (for iterative refinement;
+        ``dz``: Q v_theta if known)."""
         W = system["W"]
-        jv = self.jacobian_apply(system, v)
+        dz = self.q_apply(v[0]) if dz is None else dz
+        jv = self.jacobian_apply(system, v, dz)
         t_theta, t_u, t_tau = self.jacobian_transpose(system, {g: W[g] * jv[g] for g in W})
-        dz = self.q_apply(v[0])
         h_theta = self.theta_of(curv * dz, np.zeros(self.r))
         h_theta[:self.p] += self.sc.l2 * v[0][:self.p]
         rob = system["robust"]
@@ -493,22 +470,24 @@ class _IPM:
         one round of iterative refinement on the unreduced operator if ``refine``."""
         W = system["W"]
         xi = {g: W[g] * (ev["c"][g] - x.s[g]) + r_c[g] / x.s[g] for g in x.s}
-        jt = self.jacobian_transpose(system, xi)
+        jt = self.jacobian_transpose_parts(system, xi)  # rhs: Q^T(-jt[3]) left to the solves
         rhs = (-ev["r_theta"] - jt[0], -ev["r_u"] - jt[1], -ev["r_tau"] - jt[2])
-        d = self.solve(system, rhs)
-        if refine:
-            applied = self.operator(system, ev["curv"], d)
-            correction = self.solve(system, tuple(r - a for r, a in
-                                                  zip(rhs, applied, strict=True)))
+        d, dz = self.solve_scored(system, rhs, -jt[3])
+        if refine:  # the scores' directions are linear in d: Q (d + c) = Q d + Q c
+            applied = self.operator(system, ev["curv"], d, dz)
+            correction, dz_c = self.solve_scored(system, tuple(
+                r - a for r, a in zip(rhs, applied, strict=True)), -jt[3])
             d = tuple(a + b for a, b in zip(d, correction, strict=True))
-        jd = self.jacobian_apply(system, d)
+            dz = None if dz is None else dz + dz_c
+        jd = self.jacobian_apply(system, d, dz)
         ds = {g: jd[g] + ev["c"][g] - x.s[g] for g in x.s}
         dlam = {g: -W[g] * ds[g] - r_c[g] / x.s[g] for g in x.s}
         return _State(d[0], d[1], d[2], ds, dlam)
 
     # ---------------------------------------------------------------- the loop
     def start(self, warm: WarmStart | None = None) -> _State:
-        """The first iterate: w = 0 with unit slacks and multipliers, or (``warm``) the
+        """The first iterate: w = 0 with unit slacks and multipliers (omega on weighted
+        pieces, :mod:`.structured_centre`, and then 1 / slack on the rows), or (``warm``) the
         previous step's (w, b) and row multipliers, with every epigraph variable just above
         its piece and the piece multipliers split by which side of the hinge is active,
         pushed :data:`WARM_SHIFT` into the interior (the steps of one MM run differ only in
@@ -518,6 +497,7 @@ class _IPM:
                   + (["L"] if f.robust else []))
         sizes = {"A": self.K, "B": self.K, "R": self.m, "T+": self.p, "T-": self.p,
                  "L": self.positive.size}
+        self.weights = group_weights(self.omega, {g: sizes[g] for g in groups})
         if warm is None:
             theta = np.zeros(self.p1 + self.r)
             u = np.maximum(0.0, f.hinge_offset) + 1.0
@@ -525,9 +505,11 @@ class _IPM:
             if f.robust:
                 theta[self.p1:] = robust_start(f.robust, self.scores(theta), u,
                                                theta[self.p1:])
-            x = _State(theta, u, tau, {}, {g: np.ones(sizes[g]) for g in groups})
+            x = _State(theta, u, tau, {}, {g: self.weights[g].copy() for g in groups})
             ev = self.evaluate(x)
             x.s = {g: np.maximum(ev["c"][g], 1.0) for g in groups}
+            if np.any(self.omega < 1.0):  # the rows' products at 1 too (inactive rows)
+                x.lam["R"] = 1.0 / x.s["R"]
             return x
         theta = np.concatenate([warm.w, [warm.b] if self.fit_b else [], warm.extra])
         shift = WARM_SHIFT
@@ -555,9 +537,14 @@ class _IPM:
         x.s = {g: np.maximum(ev["c"][g], shift) for g in groups}
         return x
 
+    def step_length(self, x: _State, d: _State) -> float:
+        """:data:`STEP_FRACTION` of the step to the boundary along d, at most 1, and at most
+        halfway to 0 for the ball's lam of a constraint row (:func:`halve_at_most`)."""
+        step = min(1.0, STEP_FRACTION * step_to_boundary(*all_pairs(x, d, self.positive)))
+        return halve_at_most(x.theta[self.curved_lam], d.theta[self.curved_lam], step)
+
     def measures(self, x: _State, ev: dict) -> tuple[float, float, float, float]:
         """(relative gap, relative primal residual, relative dual residual, mu)."""
-        total = sum(x.s[g].size for g in x.s)
         comp = sum(float(x.s[g] @ x.lam[g]) for g in x.s)
         lag_gap = abs(sum(float(x.lam[g] @ ev["c"][g]) for g in x.s))
         obj = abs(ev["objective"])
@@ -567,7 +554,7 @@ class _IPM:
         dres = max(float(np.max(np.abs(ev["r_theta"]), initial=0.0)),
                    float(np.max(np.abs(ev["r_u"]), initial=0.0)),
                    float(np.max(np.abs(ev["r_tau"]), initial=0.0))) / ev["dual_scale"]
-        return rel_gap, pres, dres, comp / max(total, 1)
+        return rel_gap, pres, dres, weighted_mu(x.s, x.lam, self.weights)
 
 
 def solve_structured(form: StructuredForm, *, tol: float = DEFAULT_TOL,
@@ -602,8 +589,37 @@ def solve_structured(form: StructuredForm, *, tol: float = DEFAULT_TOL,
 
 def _solve(form: StructuredForm, tol: float, max_iterations: int, deadline: float | None,
            warm: WarmStart | None) -> StructuredSolution:
+    """Cold on the weighted path (:mod:`.structured_centre`) when a warm start says every
+    row is inactive (:func:`weighted_start`); else, or when that fails, from ``warm`` on the
+    plain path, and when that stalls, cold on the weighted path of every row (if some piece
+    enters rows only)."""
+    scaled, every = ScaledForm(form), np.ones(form.m, dtype=bool)
+    weighted = not any(p.row for p in form.robust) and bool(np.any(piece_weights(
+        scaled.C, form.robust, form.hinge_index.size, every) < 1.0))  # worst-case rows: no gain
+    inactive = expected_inactive(None if warm is None else warm.duals, scaled.kappa)
+    runs = [(inactive, None)] if weighted and weighted_start(scaled.C, form.robust,
+                                                              inactive) else []
+    runs.append((None, warm))
+    spent: list[StructuredSolution] = []  # the runs so far
+    for rows, start in runs + ([(every, None)] if weighted and not runs[:-1] else []):
+        if rows is every and spent[-1].status != settings.NUMERICAL_ERROR:
+            break
+        budget = max(1, max_iterations - sum(a.iterations for a in spent))
+        answer = _run(form, _IPM(form, rows), tol, budget, deadline, start)
+        answer.iterations += sum(a.iterations for a in spent)
+        answer.solve_time += sum(a.solve_time for a in spent)
+        if answer.status in (settings.OPTIMAL, settings.TIME_LIMIT) or (
+                rows is None and answer.status != settings.NUMERICAL_ERROR):
+            return answer
+        spent.append(answer)
+    plain = next(a for a, (rows, _) in zip(spent, runs, strict=False) if rows is None)
+    plain.iterations, plain.solve_time = spent[-1].iterations, spent[-1].solve_time
+    return plain
+
+
+def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
+         deadline: float | None, warm: WarmStart | None) -> StructuredSolution:
     started = time.perf_counter()
-    ipm = _IPM(form)
     x = ipm.start(warm)
     status = settings.ITERATION_LIMIT
     message = ""
@@ -636,11 +652,10 @@ def _solve(form: StructuredForm, tol: float, max_iterations: int, deadline: floa
             break
         # Mehrotra predictor-corrector
         refine = merit < REFINE_BELOW
-        affine = ipm.direction(x, ev, system, {g: x.s[g] * x.lam[g] for g in x.s}, refine)
+        affine = ipm.direction(x, ev, system, {g: x.s[g] * x.lam[g] for g in x.s}, False)
         a_aff = step_to_boundary(*all_pairs(x, affine, ipm.positive))
-        total = sum(x.s[g].size for g in x.s)
-        mu_aff = sum(float((x.s[g] + a_aff * affine.s[g]) @ (x.lam[g] + a_aff * affine.lam[g]))
-                     for g in x.s) / max(total, 1)
+        mu_aff = weighted_mu({g: x.s[g] + a_aff * affine.s[g] for g in x.s},
+                             {g: x.lam[g] + a_aff * affine.lam[g] for g in x.s}, ipm.weights)
         # centring: Mehrotra's (mu_aff / mu)^3, but at least (1 - a_aff)^3 (a blocked predictor
         # centres even when its one blocking pair has mu_aff = 0), and the second-order term
         # only where the predictor gets some way: a blocked predictor's products ds dlam are
@@ -650,12 +665,12 @@ def _solve(form: StructuredForm, tol: float, max_iterations: int, deadline: floa
         if ipm.curved_lam.size and pres > FEASIBILITY_FIRST * rel_gap:
             sigma = max(sigma, FEASIBILITY_SIGMA)
         second = 1.0 if a_aff >= CORRECT_FROM_STEP else 0.0
-        r_c = {g: x.s[g] * x.lam[g] + second * affine.s[g] * affine.lam[g] - sigma * mu
+        target = {g: sigma * mu * ipm.weights[g] for g in x.s}
+        r_c = {g: x.s[g] * x.lam[g] + second * affine.s[g] * affine.lam[g] - target[g]
                for g in x.s}
         d = ipm.direction(x, ev, system, r_c, refine)
-        d = centrality_correctors(ipm, x, ev, system, d, r_c, sigma * mu, refine)
-        step = min(1.0, STEP_FRACTION * step_to_boundary(*all_pairs(x, d, ipm.positive)))
-        step = halve_at_most(x.theta[ipm.curved_lam], d.theta[ipm.curved_lam], step)
+        d = centrality_correctors(ipm, x, ev, system, d, r_c, target, refine)
+        step = ipm.step_length(x, d)
         if not np.isfinite(step) or step < MIN_STEP:
             status, message = settings.NUMERICAL_ERROR, f"stalled (step {step:.1e})"
             break

@@ -30,20 +30,21 @@ def all_pairs(x: Any, d: Any, positive: np.ndarray
 
 
 def centrality_correctors(ipm: Any, x: Any, ev: dict, system: dict, d: Any,
-                          r_c: dict[str, np.ndarray], target_mu: float, refine: bool
-                          ) -> Any:
+                          r_c: dict[str, np.ndarray], target: dict[str, np.ndarray],
+                          refine: bool) -> Any:
     """Gondzio's multiple centrality correctors (up to :data:`CORRECTORS`): at a step
     :data:`CORRECTOR_REACH` longer than the direction's, the complementarity products outside
-    [0.1, 10] times the target sigma mu are pulled into that box by one more solve with the
-    same factorization; a corrected direction is kept while it lengthens the step by 1%."""
+    [0.1, 10] times their target sigma mu omega (``target``, per group) are pulled into that
+    box by one more solve with the same factorization; a corrected direction is kept while it
+    lengthens the step by 1%."""
     step = step_to_boundary(*all_pairs(x, d, ipm.positive))
     for _ in range(CORRECTORS):
         if step >= 1.0:
             break
         trial = min(1.0, CORRECTOR_REACH * step + 0.1)
-        low, high = 0.1 * target_mu, 10.0 * target_mu
         pulled = {}
         for g in x.s:
+            low, high = 0.1 * target[g], 10.0 * target[g]
             v = (x.s[g] + trial * d.s[g]) * (x.lam[g] + trial * d.lam[g])
             pulled[g] = r_c[g] - np.maximum(np.clip(v, low, high) - v, -high)
         corrected = ipm.direction(x, ev, system, pulled, refine)

@@ -18,7 +18,7 @@ from ..loss_functions import margin_loss
 from ..scans import Rows
 from .structured_robust import RobustPieces, robust_values
 
-__all__ = ["SmoothPieces", "StructuredForm", "StructuredSolution",
+__all__ = ["ScaledForm", "SmoothPieces", "StructuredForm", "StructuredSolution",
            "WarmStart"]
 
 @dataclass
@@ -124,6 +124,30 @@ class StructuredForm:
         """Row 0 plus the regularizer at (w, b, v)."""
         reg = 0.5 * self.l2 * float(w @ w) + self.l1 * float(np.abs(w).sum())
         return float(self.row_values(w, b, v)[0]) + reg
+
+
+class ScaledForm:
+    """The form with every row scaled so that its largest coefficient is 1 (the rows are
+    averages over thousands of examples; as sums their multipliers are of order one)."""
+
+    def __init__(self, form: StructuredForm) -> None:
+        largest = np.zeros(form.m + 1)
+        for coef in [form.hinge_coef, form.F] + [s.coef for s in form.smooth]:
+            if coef.size:
+                largest = np.maximum(largest, np.max(np.abs(coef), axis=1))
+        for piece in form.robust:
+            largest[piece.row] = max(largest[piece.row], piece.coef / piece.n
+                                     * float(np.max(piece.slope, initial=1.0)))
+        self.kappa = 1.0 / np.where(largest > 0, largest, 1.0)
+        k = self.kappa
+        self.form = form
+        self.C = k[:, None] * form.hinge_coef
+        self.S = [k[:, None] * s.coef for s in form.smooth]
+        self.F = k[:, None] * form.F
+        self.const = k * form.constant
+        self.bounds = k[1:] * form.bounds
+        self.l2 = k[0] * form.l2
+        self.l1 = k[0] * form.l1
 
 
 @dataclass
