@@ -151,7 +151,7 @@ def run_reference_forms(n: int = 100000, phi: str = "kl", time_limit: float = 30
     """Build and solve the cone programs side by side (module docstring) on
     ``synthetic(n, 20, seed)``: both forms for one seed, the current form alone for several;
     print the table and the ladders' costs, the worst ratio last. Returns the rows."""
-    from benchmarks.dro import Instance, scipy_lbfgs, synthetic
+    from benchmarks.dro_instances import Instance, scipy_lbfgs, synthetic
     from ratecons.patterns.dro import REFERENCE_SHORT_STEPS_MIN_N
 
     forms = ("current", "former") if len(seeds) == 1 else ("current",)

@@ -118,7 +118,7 @@ def _adult(rows: int | None) -> tuple[Dataset, Dataset]:
 def shared_data_present() -> bool:
     """Whether /work/shared/data (the liver and diabetes sets) exists; Adult ships inside
     the package."""
-    from benchmarks.dro import DATA
+    from benchmarks.dro_instances import DATA
 
     return DATA.exists()
 
@@ -126,7 +126,7 @@ def shared_data_present() -> bool:
 def _shared(name: str, column: int, rows: int | None) -> tuple[Dataset, Dataset]:
     """A /work/shared/data set (standardized by :func:`benchmarks.dro.real`) with the raw
     ``column`` as the group attribute ``g``, split 70/30."""
-    from benchmarks.dro import DATA, real
+    from benchmarks.dro_instances import DATA, real
 
     data = real(name)
     if data is None:

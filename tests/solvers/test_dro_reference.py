@@ -11,7 +11,7 @@ import pytest
 
 import ratecons as rc
 import ratecons.patterns.dro as dro_pattern
-from benchmarks.dro import synthetic
+from benchmarks.dro_instances import synthetic
 from ratecons.reductions import to_cvxpy
 
 OBJ_RTOL = 1e-6  # the reference against lbfgs (certified to 1e-6), relative to max(1, |F|)

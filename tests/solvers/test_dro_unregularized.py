@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ratecons as rc
-from benchmarks.dro import real, synthetic
+from benchmarks.dro_instances import real, synthetic
 from ratecons.solvers.dro import evaluate, lower_bound
 
 OBJ_RTOL = 1e-6  # objective against the CVXPY optimum, relative to max(1, |F*|)
