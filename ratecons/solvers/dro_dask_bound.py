@@ -19,6 +19,7 @@ import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 from ..loss_functions import LOSS_CONJUGATES, margin_loss
+from ..scans import weighted_gram
 from .dro_certificate import CONSTRAINT_RTOL, LOSS_HESSIANS, lower_bound
 from .dro_dask import DaskEvaluation, DaskPasses
 from .dro_dask_inner import WeightRule, computed, per_partition
@@ -73,7 +74,7 @@ def _curvature_block(X: np.ndarray, m: np.ndarray, y: np.ndarray, loss: str,
     """X^T diag(c) X, X^T c and sum c for c = p' l''(m)."""
     z, v = margin_loss(loss, m)
     c = ((1.0 - mix) * rule.weights(z) / total + mix / n) * LOSS_HESSIANS[loss](v)
-    return np.concatenate([((X * c[:, None]).T @ X).ravel(), X.T @ c, [c.sum()]])[None]
+    return np.concatenate([weighted_gram(X, c).ravel(), X.T @ c, [c.sum()]])[None]
 
 
 def _corrected_block(X: np.ndarray, m: np.ndarray, y: np.ndarray, loss: str,
