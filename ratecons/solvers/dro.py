@@ -20,8 +20,9 @@ from __future__ import annotations
 
 from ..numerics.inner_max import inner_maximize
 from .dro_certificate import lower_bound
-from .dro_eval import Evaluation, evaluate, full_objective, subset_gradient
+from .dro_eval import evaluate, full_objective, subset_gradient
 from .dro_lbfgs import solve_dro_lbfgs
+from .dro_point import Evaluation
 from .dro_stochastic import (
     DEFAULT_R,
     METHODS,

@@ -26,7 +26,8 @@ from ..loss_functions import LOSS_CONJUGATES
 from ..scans import Rows
 from ..settings import ITERATION_LIMIT, OPTIMAL, TIME_LIMIT
 from ..solution import Solution
-from .dro_eval import Evaluation, class_parts, equal_margins
+from .dro_eval import class_parts, equal_margins
+from .dro_point import Evaluation
 from .quasi_newton import minimize_small
 from .tracker import Tracker
 

@@ -23,7 +23,8 @@ from ..scans import weighted_gram
 from .dro_certificate import CONSTRAINT_RTOL, LOSS_HESSIANS, lower_bound
 from .dro_dask import DaskEvaluation, DaskPasses
 from .dro_dask_inner import WeightRule, computed, per_partition
-from .dro_eval import Evaluation, equal_margins
+from .dro_eval import equal_margins
+from .dro_point import Evaluation
 
 __all__ = ["dask_lower_bound"]
 

@@ -18,7 +18,7 @@ from ..numerics.inner_max import InnerSolution, inner_maximize
 from ..numerics.phi import CHI2, KL
 from .dro_point import Evaluation
 
-__all__ = ["Evaluation", "class_parts", "equal_margins", "evaluate", "full_objective",
+__all__ = ["class_parts", "equal_margins", "evaluate", "full_objective",
            "on_workers", "subset_gradient"]
 
 

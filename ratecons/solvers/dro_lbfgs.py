@@ -24,7 +24,8 @@ from ..errors import parameter_error
 from ..scans import persisted
 from ..solution import Solution
 from .dro_certificate import dro_solution, lower_bound
-from .dro_eval import Evaluation, equal_margins, evaluate, on_workers
+from .dro_eval import equal_margins, evaluate, on_workers
+from .dro_point import Evaluation
 from .quasi_newton import lbfgs
 
 __all__ = ["solve_dro_lbfgs"]

@@ -35,8 +35,9 @@ from ..numerics.inner_max import inner_maximize
 from ..numerics.phi import CHI2, KL
 from ..solution import Solution
 from .dro_certificate import dro_solution, lower_bound
-from .dro_eval import Evaluation, equal_margins, evaluate, subset_gradient
+from .dro_eval import equal_margins, evaluate, subset_gradient
 from .dro_kernels import gssg_draws
+from .dro_point import Evaluation
 
 __all__ = ["DEFAULT_R", "METHODS", "STOCHASTIC_METHODS", "eta", "gssg_estimate", "gssg_levels",
            "solve_dro"]
