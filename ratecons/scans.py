@@ -19,17 +19,21 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg.blas import dsyrk
 
-__all__ = ["Rows", "DaskRows", "BLOCK_ROWS", "weighted_gram", "count_pass", "dask_passes",
-           "dask_state_passes", "persisted", "stack_rows", "take_rows"]
+__all__ = ["Rows", "DaskRows", "BLOCK_ROWS", "weighted_gram", "sparse_weighted_gram",
+           "count_pass", "dask_passes", "dask_state_passes", "persisted", "stack_rows",
+           "take_rows"]
 
 #: rows per block of a pass (a dense block of 16,384 x 100 float64 is 13 MB)
 BLOCK_ROWS = 16_384
-#: a sparse matrix whose dense copy takes at most this many bytes and that has at least
-#: :data:`DENSE_MIN_DENSITY` nonzeros also keeps a dense copy for the weighted Gram product:
-#: BLAS syrk took 15 ms against 23 ms for SciPy's sparse product on the Adult training split
-#: (34,189 x 108, 13% nonzeros), while products with vectors stay sparse (0.4 ms against 0.8)
+#: a sparse matrix with at most this fraction of nonzeros per row gets its weighted Gram
+#: product from a compiled pass over its rows' nonzeros (:func:`sparse_weighted_gram`); a
+#: denser one keeps a dense copy for BLAS syrk when that copy takes at most
+#: :data:`DENSE_MAX_BYTES`. Measured on the Adult training split (34,189 x 108, 13% nonzeros,
+#: one BLAS thread): the compiled pass 4.8 ms, syrk on the dense copy 16.3 ms, SciPy's sparse
+#: product 23 ms. A nonzero pair costs the pass about 1.3 ns and syrk about 0.08 ns per cell
+#: pair, so the two break even near a quarter of the row filled.
+SPARSE_GRAM_MAX_FILL = 0.25
 DENSE_MAX_BYTES = 256 * 2**20
-DENSE_MIN_DENSITY = 0.05
 #: Dask features are persisted on the workers (read once per solve, not once per pass) when
 #: they take at most this fraction of the workers' total memory limit (of this machine's
 #: memory under the local scheduler); larger ones are streamed from their source every pass
@@ -53,10 +57,23 @@ def weighted_gram(A: np.ndarray, c: np.ndarray) -> np.ndarray:
     return np.triu(upper) + np.triu(upper, 1).T
 
 
-
-def _fits_dense(P: Any) -> bool:
+def _gram_by_rows(P: sp.csr_matrix) -> bool:
+    """Whether the compiled pass over nonzeros beats syrk on a dense copy (or no dense copy
+    fits): :data:`SPARSE_GRAM_MAX_FILL`, :data:`DENSE_MAX_BYTES`."""
     cells = P.shape[0] * P.shape[1]
-    return cells * 8 <= DENSE_MAX_BYTES and P.nnz >= DENSE_MIN_DENSITY * cells
+    return P.nnz <= SPARSE_GRAM_MAX_FILL * cells or cells * 8 > DENSE_MAX_BYTES
+
+
+def sparse_weighted_gram(P: sp.csr_matrix, c: np.ndarray) -> np.ndarray:
+    """P^T diag(c) P for a CSR matrix P in canonical form (sorted column indices, no
+    duplicates) and weights c >= 0 (rounding below 0 counts as 0): one compiled pass over
+    each row's nonzeros."""
+    from .numerics.row_kernels import sparse_weighted_gram_upper
+
+    upper = np.zeros((P.shape[1], P.shape[1]))
+    sparse_weighted_gram_upper(P.indptr, P.indices, P.data,
+                               np.ascontiguousarray(c, dtype=np.float64), upper)
+    return np.triu(upper) + np.triu(upper, 1).T
 
 
 def _is_dask(P: Any) -> bool:
@@ -81,8 +98,11 @@ class Rows:
     def __init__(self, P: Any, block_rows: int = BLOCK_ROWS) -> None:
         if sp.issparse(P):
             self.P = sp.csr_matrix(P, dtype=np.float64)
-            self.dense = (np.ascontiguousarray(self.P.toarray()) if _fits_dense(self.P)
-                          else None)
+            if not self.P.has_canonical_format:  # sorted, no duplicates (the compiled Gram)
+                self.P = self.P.copy()
+                self.P.sum_duplicates()
+            self.dense = None if _gram_by_rows(self.P) else np.ascontiguousarray(
+                self.P.toarray())
         else:
             self.P = np.ascontiguousarray(np.asarray(P, dtype=np.float64))
             self.dense = self.P
@@ -122,15 +142,13 @@ class Rows:
         return np.einsum("ij,ij->i", self.P, self.P)
 
     def gram(self, c: np.ndarray) -> np.ndarray:
-        """P^T diag(c) P (dense p x p) for weights c >= 0, summed over row blocks."""
+        """P^T diag(c) P (dense p x p) for weights c >= 0: syrk over row blocks of the dense
+        matrix (or dense copy), else one compiled pass over the sparse rows."""
+        if self.dense is None:
+            return sparse_weighted_gram(self.P, c)
         G = np.zeros((self.p, self.p))
         for start, stop in self.blocks():
-            weights = c[start:stop]
-            if self.dense is not None:
-                G += weighted_gram(self.dense[start:stop], weights)
-            else:
-                block = self.P[start:stop]
-                G += (block.T @ (sp.diags(np.maximum(weights, 0.0)) @ block)).toarray()
+            G += weighted_gram(self.dense[start:stop], c[start:stop])
         return G
 
 

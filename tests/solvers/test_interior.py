@@ -4,10 +4,11 @@ either memory layout) and the step to the boundary."""
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ratecons.scans import weighted_gram
+from ratecons.scans import SPARSE_GRAM_MAX_FILL, Rows, sparse_weighted_gram, weighted_gram
 from ratecons.solvers.interior import step_to_boundary
 
 
@@ -29,6 +30,49 @@ def test_weighted_gram_clips_rounding_below_zero():
     A = np.arange(6.0).reshape(3, 2)
     G = weighted_gram(A, np.array([1.0, -1e-18, 2.0]))
     np.testing.assert_allclose(G, A[[0, 2]].T @ (A[[0, 2]] * np.array([[1.0], [2.0]])))
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 60), p=st.integers(1, 12), density=st.floats(0.0, 1.0),
+       seed=st.integers(0, 2**32 - 1))
+def test_sparse_weighted_gram_matches_the_plain_product(n, p, density, seed):
+    rng = np.random.default_rng(seed)
+    A = sp.random(n, p, density=density, format="csr", random_state=rng)
+    c = rng.random(n) * (rng.random(n) > 0.3)
+    c[0] = -1e-18  # rounding below 0 counts as 0
+    dense = A.toarray()
+    expected = dense.T @ (dense * np.maximum(c, 0.0)[:, None])
+    G = sparse_weighted_gram(A, c)
+    np.testing.assert_allclose(G, expected, atol=1e-12)
+    np.testing.assert_array_equal(G, G.T)
+    np.testing.assert_allclose(Rows(A).gram(c), expected, atol=1e-12)
+
+
+def test_rows_gram_sums_duplicate_and_unsorted_entries():
+    # COO with a repeated (row, column) and CSR built from it without summing: Rows makes it
+    # canonical (a row's repeated column would otherwise miss its cross term)
+    rows, cols = np.array([0, 0, 0, 1, 1]), np.array([2, 0, 2, 1, 0])
+    vals = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    A = sp.csr_matrix((vals, cols, np.array([0, 3, 5])), shape=(2, 20))
+    assert not A.has_canonical_format
+    dense = sp.coo_matrix((vals, (rows, cols)), shape=(2, 20)).toarray()
+    c = np.array([0.5, 2.0])
+    R = Rows(A)
+    assert R.dense is None  # 4 of 40 cells filled: the compiled pass
+    np.testing.assert_allclose(R.gram(c), dense.T @ (dense * c[:, None]))
+
+
+def test_gram_rule_picks_the_compiled_pass_for_sparse_rows_and_syrk_for_dense_ones():
+    rng = np.random.default_rng(0)
+    thin = sp.random(500, 40, density=SPARSE_GRAM_MAX_FILL / 2, format="csr", random_state=rng)
+    thick = sp.random(500, 40, density=min(1.0, 2 * SPARSE_GRAM_MAX_FILL), format="csr",
+                      random_state=rng)
+    assert Rows(thin).dense is None
+    assert Rows(thick).dense is not None
+    c = rng.random(500)
+    for A in (thin, thick):
+        np.testing.assert_allclose(Rows(A).gram(c), (A.T @ sp.diags(c) @ A).toarray(),
+                                   atol=1e-10)
 
 
 @settings(max_examples=60, deadline=None)
