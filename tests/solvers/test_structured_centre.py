@@ -20,8 +20,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import ratecons as rc
 from ratecons.scans import Rows
-from ratecons.solvers import structured_centre
+from ratecons.solvers import structured, structured_centre
 from ratecons.solvers.structured import _IPM, CERTIFIED_TOL, solve_structured
 from ratecons.solvers.structured_centre import (
     INACTIVE_DUAL,
@@ -33,18 +34,27 @@ from ratecons.solvers.structured_centre import (
 )
 from ratecons.solvers.structured_form import StructuredForm, WarmStart
 from ratecons.solvers.structured_robust import RobustPieces
+from tests.shared_data import load
 from tests.solvers.test_structured import _random_form
 
 
 def _inactive_row_step(n: int, seed: int = 0, slack: float = 0.05
                        ) -> tuple[StructuredForm, np.ndarray, np.ndarray, np.ndarray]:
-    """Hinge loss (1/n) sum max(0, 1 - y z) + (l2/2)|w|^2 with the rate bound
-    (1/n_a) sum_a max(0, 1/2 + z) <= bound, bound ``slack`` above its value at the
-    unconstrained optimum (the row is inactive)."""
+    """The inactive-row step (:func:`_inactive_row_form`) on synthetic data: 5 gaussian
+    features, a linear labelling with noise, a group of about 40% of the rows."""
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 5))
     y = np.where(X @ rng.normal(size=5) + 0.5 * rng.normal(size=n) > 0, 1.0, -1.0)
     a = np.flatnonzero(rng.random(n) < 0.4)
+    return _inactive_row_form(X, y, a, slack)
+
+
+def _inactive_row_form(X, y: np.ndarray, a: np.ndarray, slack: float
+                       ) -> tuple[StructuredForm, np.ndarray, np.ndarray, np.ndarray]:
+    """Hinge loss (1/n) sum max(0, 1 - y z) + (l2/2)|w|^2 with the rate bound
+    (1/n_a) sum_a max(0, 1/2 + z) <= bound, bound ``slack`` above its value at the
+    unconstrained optimum (the row is inactive)."""
+    n = X.shape[0]
     index = np.concatenate([np.arange(n), a])
     C = np.zeros((2, index.size))
     C[0, :n], C[1, n:] = 1.0 / n, 1.0 / a.size
@@ -87,6 +97,50 @@ def test_inactive_row_step_runs_on_the_weighted_path_and_matches_clarabel(monkey
     warm = solve_structured(form, warm=WarmStart(anchor, plain.b, np.array([0.5]), np.zeros(0)))
     assert warm.status == "optimal"
     assert abs(warm.objective - reference) <= 1e-6 * max(1.0, abs(reference))
+
+
+def _real_inactive_row_steps():
+    """(name, X, y in {-1, 1}, group rows) on real data: a 3,000-row Adult sample (sparse
+    one-hot features, the group is women) and diabetes (standardized, the group is the rows
+    with an above-median age)."""
+    adult = rc.datasets.load_adult()
+    sample, _ = adult.split(3000 / adult.n, seed=5)
+    women = np.flatnonzero(np.asarray(sample.groups["sex"]) == "Female")
+    yield "adult", sample.X, np.where(np.asarray(sample.y) > 0, 1.0, -1.0), women
+    raw = load("diabetes")
+    X = np.asarray(raw.X, dtype=float)
+    older = np.flatnonzero(X[:, 7] > np.median(X[:, 7]))  # column 7: age
+    yield ("diabetes", (X - X.mean(0)) / X.std(0), np.where(np.asarray(raw.y) > 0, 1.0, -1.0),
+           older)
+
+
+def test_weighted_path_matches_clarabel_on_real_data(monkeypatch):
+    # the weighted start from as many pieces as the real group has (its solver threshold,
+    # 50,000 pieces in a row, is met only past about 100,000 rows of Adult)
+    monkeypatch.setattr(structured_centre, "WEIGHTED_START_FROM", 200)
+    paths: list[bool] = []  # per interior-point run: on the weighted path?
+
+    def recording_ipm(form, weighted=None):
+        paths.append(weighted is not None)
+        return _IPM(form, weighted)
+
+    monkeypatch.setattr(structured, "_IPM", recording_ipm)
+    for name, X, y, a in _real_inactive_row_steps():
+        form, X, y, a = _inactive_row_form(X, y, a, slack=0.05)
+        reference = _clarabel(form, X, y, a)
+        paths.clear()
+        plain = solve_structured(form)
+        assert paths == [False], name
+        weighted = solve_structured(form, warm=WarmStart(0.9 * plain.w, plain.b, np.zeros(1),
+                                                         np.zeros(0)))
+        assert paths == [False, True], (name, paths)  # answered on the weighted path
+        for answer in (plain, weighted):
+            assert answer.status == "optimal", (name, answer.message)
+            assert max(answer.rel_gap, answer.primal_residual,
+                       answer.dual_residual) <= CERTIFIED_TOL, name
+            assert abs(answer.objective - reference) <= 1e-6 * max(1.0, abs(reference)), name
+            assert answer.max_violation <= 1e-8, name
+        assert weighted.duals[0] <= 1e-6, name  # the row is inactive
 
 
 def _robust(row: int, index: np.ndarray) -> RobustPieces:
