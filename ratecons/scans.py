@@ -25,13 +25,19 @@ __all__ = ["Rows", "DaskRows", "BLOCK_ROWS", "weighted_gram", "sparse_weighted_g
 
 #: rows per block of a pass (a dense block of 16,384 x 100 float64 is 13 MB)
 BLOCK_ROWS = 16_384
-#: a sparse matrix with at most this fraction of nonzeros per row gets its weighted Gram
-#: product from a compiled pass over its rows' nonzeros (:func:`sparse_weighted_gram`); a
-#: denser one keeps a dense copy for BLAS syrk when that copy takes at most
-#: :data:`DENSE_MAX_BYTES`. Measured on the Adult training split (34,189 x 108, 13% nonzeros,
-#: one BLAS thread): the compiled pass 4.8 ms, syrk on the dense copy 16.3 ms, SciPy's sparse
-#: product 23 ms. A nonzero pair costs the pass about 1.3 ns and syrk about 0.08 ns per cell
-#: pair, so the two break even near a quarter of the row filled.
+#: a sparse matrix with p columns and at most SPARSE_GRAM_FILL * sqrt(SPARSE_GRAM_COLUMNS / p)
+#: of its cells filled (never more than SPARSE_GRAM_MAX_FILL) gets its weighted Gram product
+#: from a compiled pass over each row's nonzeros (:func:`sparse_weighted_gram`); a denser one
+#: from BLAS syrk on dense row blocks (a dense copy kept when it takes at most
+#: :data:`DENSE_MAX_BYTES`, else each block densified per product). The pass costs about
+#: (fill p)^2 / 2 scattered updates per row, syrk p^2 / 2 cached ones, and a scattered update
+#: costs more as the p x p result outgrows the caches: on uniform random matrices (one BLAS
+#: thread) the pass took 0.23x syrk's time at p = 108 and 10% filled, 0.69x at 20%, 0.30x at
+#: p = 300 and 10%, 0.97x at p = 1,000 and 10% (and 0.05x at 2%); on the Adult training
+#: split (34,189 x 108, 13% filled) 4.8 ms against 16.3 ms. The rule keeps the pass where it
+#: took at most about 0.4x syrk's time.
+SPARSE_GRAM_FILL = 0.15
+SPARSE_GRAM_COLUMNS = 108
 SPARSE_GRAM_MAX_FILL = 0.25
 DENSE_MAX_BYTES = 256 * 2**20
 #: Dask features are persisted on the workers (read once per solve, not once per pass) when
@@ -58,10 +64,15 @@ def weighted_gram(A: np.ndarray, c: np.ndarray) -> np.ndarray:
 
 
 def _gram_by_rows(P: sp.csr_matrix) -> bool:
-    """Whether the compiled pass over nonzeros beats syrk on a dense copy (or no dense copy
-    fits): :data:`SPARSE_GRAM_MAX_FILL`, :data:`DENSE_MAX_BYTES`."""
+    """Whether the compiled pass over nonzeros beats syrk (:data:`SPARSE_GRAM_FILL`)."""
     cells = P.shape[0] * P.shape[1]
-    return P.nnz <= SPARSE_GRAM_MAX_FILL * cells or cells * 8 > DENSE_MAX_BYTES
+    fill = min(SPARSE_GRAM_MAX_FILL,
+               SPARSE_GRAM_FILL * np.sqrt(SPARSE_GRAM_COLUMNS / max(1, P.shape[1])))
+    return P.nnz <= fill * cells
+
+
+def _fits_dense(P: sp.csr_matrix) -> bool:
+    return P.shape[0] * P.shape[1] * 8 <= DENSE_MAX_BYTES
 
 
 def sparse_weighted_gram(P: sp.csr_matrix, c: np.ndarray) -> np.ndarray:
@@ -101,11 +112,12 @@ class Rows:
             if not self.P.has_canonical_format:  # sorted, no duplicates (the compiled Gram)
                 self.P = self.P.copy()
                 self.P.sum_duplicates()
-            self.dense = None if _gram_by_rows(self.P) else np.ascontiguousarray(
-                self.P.toarray())
+            self.by_rows = _gram_by_rows(self.P)
+            self.dense = (np.ascontiguousarray(self.P.toarray())
+                          if not self.by_rows and _fits_dense(self.P) else None)
         else:
             self.P = np.ascontiguousarray(np.asarray(P, dtype=np.float64))
-            self.dense = self.P
+            self.dense, self.by_rows = self.P, False
         if self.P.ndim != 2:
             raise ValueError(f"Rows needs a 2-D feature matrix; got shape {self.P.shape}.")
         self.block_rows = int(block_rows)
@@ -142,13 +154,15 @@ class Rows:
         return np.einsum("ij,ij->i", self.P, self.P)
 
     def gram(self, c: np.ndarray) -> np.ndarray:
-        """P^T diag(c) P (dense p x p) for weights c >= 0: syrk over row blocks of the dense
-        matrix (or dense copy), else one compiled pass over the sparse rows."""
-        if self.dense is None:
+        """P^T diag(c) P (dense p x p) for weights c >= 0: one compiled pass over the sparse
+        rows, or syrk over dense row blocks (:data:`SPARSE_GRAM_FILL`)."""
+        if self.by_rows:
             return sparse_weighted_gram(self.P, c)
         G = np.zeros((self.p, self.p))
         for start, stop in self.blocks():
-            G += weighted_gram(self.dense[start:stop], c[start:stop])
+            block = (self.dense[start:stop] if self.dense is not None
+                     else self.P[start:stop].toarray())
+            G += weighted_gram(block, c[start:stop])
         return G
 
 
@@ -269,7 +283,7 @@ class DaskRows(Rows):
             raise ValueError(f"Rows needs a 2-D feature matrix; got shape {P.shape}.")
         P = P.astype(np.float64)
         self.P = persisted(P.rechunk({1: -1}) if len(P.chunks[1]) > 1 else P)
-        self.dense = None
+        self.dense, self.by_rows = None, False
         self.block_rows = int(block_rows)
 
     @property

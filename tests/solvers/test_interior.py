@@ -8,6 +8,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ratecons import scans
 from ratecons.scans import SPARSE_GRAM_MAX_FILL, Rows, sparse_weighted_gram, weighted_gram
 from ratecons.solvers.interior import step_to_boundary
 
@@ -58,21 +59,29 @@ def test_rows_gram_sums_duplicate_and_unsorted_entries():
     dense = sp.coo_matrix((vals, (rows, cols)), shape=(2, 20)).toarray()
     c = np.array([0.5, 2.0])
     R = Rows(A)
-    assert R.dense is None  # 4 of 40 cells filled: the compiled pass
+    assert R.by_rows  # 4 of 40 cells filled: the compiled pass
     np.testing.assert_allclose(R.gram(c), dense.T @ (dense * c[:, None]))
 
 
-def test_gram_rule_picks_the_compiled_pass_for_sparse_rows_and_syrk_for_dense_ones():
+def test_gram_rule_picks_the_compiled_pass_for_sparse_rows_and_syrk_for_dense_ones(
+        monkeypatch):
     rng = np.random.default_rng(0)
-    thin = sp.random(500, 40, density=SPARSE_GRAM_MAX_FILL / 2, format="csr", random_state=rng)
-    thick = sp.random(500, 40, density=min(1.0, 2 * SPARSE_GRAM_MAX_FILL), format="csr",
+    thin = sp.random(500, 40, density=0.1, format="csr", random_state=rng)
+    thick = sp.random(500, 40, density=2 * SPARSE_GRAM_MAX_FILL, format="csr",
                       random_state=rng)
-    assert Rows(thin).dense is None
-    assert Rows(thick).dense is not None
+    wide = sp.random(500, 1200, density=0.1, format="csr", random_state=rng)
+    assert Rows(thin).by_rows and Rows(thin).dense is None
+    assert not Rows(thick).by_rows and Rows(thick).dense is not None
+    assert not Rows(wide).by_rows  # 10% of 1,200 columns: syrk (the pass loses its cache)
     c = rng.random(500)
-    for A in (thin, thick):
-        np.testing.assert_allclose(Rows(A).gram(c), (A.T @ sp.diags(c) @ A).toarray(),
-                                   atol=1e-10)
+    expected = {id(A): (A.T @ sp.diags(c) @ A).toarray() for A in (thin, thick, wide)}
+    for A in (thin, thick, wide):
+        np.testing.assert_allclose(Rows(A).gram(c), expected[id(A)], atol=1e-10)
+    # no dense copy fits: syrk on each densified row block
+    monkeypatch.setattr(scans, "DENSE_MAX_BYTES", 0)
+    blocked = Rows(thick, block_rows=64)
+    assert blocked.dense is None and not blocked.by_rows
+    np.testing.assert_allclose(blocked.gram(c), expected[id(thick)], atol=1e-10)
 
 
 @settings(max_examples=60, deadline=None)
