@@ -41,8 +41,12 @@ BALANCE_AFTER = 3
 #: phase 1 on the hinge loss refits the kink dual (a few small least-squares fits) every this
 #: many iterations only; the plain bound every iteration
 REFIT_EVERY = 10
-#: without l2, :meth:`_LBFGSRun.check` computes the Newton-corrected bound only once |grad F|
-#: is at most this fraction of its value at the last bound (O(log) bounds per run)
+#: :meth:`_LBFGSRun.check` computes the lower bound (with l2: the strongly convex dual; without:
+#: the Newton-corrected one) only once |grad F| is at most this fraction of its value at the
+#: last bound, O(log) bounds per run: the gap of either bound is O(|grad F|^2) (smooth losses;
+#: the hinge loss with l2 keeps a bound every iteration). With l2 every
+#: iteration's bound took half of lbfgs's time on the Adult training split (0.6 of 1.2 s,
+#: chi-square robust logistic loss, 62 iterations)
 NEWTON_BOUND_GATE = 0.5
 
 
@@ -232,10 +236,12 @@ class _LBFGSRun:
         if self.last is None or not np.array_equal(self.last.theta, theta):
             self.fun(theta)
         grad_norm = float(np.linalg.norm(self.last.grad))
-        if self.form.l2 > 0 or grad_norm <= NEWTON_BOUND_GATE * self.bound_grad_norm:
-            # without l2 the bound costs a weighted Gram product (O(N d^2), about one
-            # evaluation of F at d = 20): only where the gradient has shrunk enough to
-            # tighten it (its gap is O(|grad|^2), :func:`_newton_dual_value`)
+        if (self.form.loss == "hinge" and self.form.l2 > 0
+                or grad_norm <= NEWTON_BOUND_GATE * self.bound_grad_norm):
+            # a bound costs a pass over the examples (without l2 a weighted Gram product,
+            # O(N d^2)): only where the gradient has shrunk enough to tighten it (its gap is
+            # O(|grad|^2), :func:`_newton_dual_value`); the hinge loss's gradient need not
+            # shrink (F has kinks), so with l2 its bound is taken every iteration
             self.bound_grad_norm = grad_norm
             self.lower = max(self.lower, self.bound(self.last, refit=refit))
         rec = {"iteration": self.it, "time": time.perf_counter() - self.start,
