@@ -122,14 +122,7 @@ CORRECT_FROM_STEP = 0.1
 #: the robust pieces' (eta, lam) get this times the merit (capped at 1) times their weight on
 #: the diagonal of the Newton system (a proximal term that vanishes at the optimum): at w = 0
 #: every loss is equal, R is linear along a ray of (eta, lam) towards lam = 0, and undamped
-#: Newton steps drove lam to 1e-26 on a KL robust logistic loss before w could move. Only a
-#: robust loss in the objective row is damped: a worst-case rate's support function in a
-#: constraint row leaves, after each Newton step, its linearization's second-order remainder
-#: as primal residual, in the row's scaled units (kappa = the ball's n) of order one while
-#: (eta, lam) move, so a damping tied to the merit kept their steps short and the remainder
-#: from falling (whole Adult split, chi-square worst-case 80% rule: eta crept 0.01-0.04 an
-#: iteration at primal residual 0.3, numerical_error after 25; undamped optimal in 22); the
-#: row's lam is kept off 0 by halve_at_most instead
+#: Newton steps drove lam to 1e-26 on a KL robust loss; objective rows only (.structured_robust)
 ROBUST_DAMPING = 1.0
 #: with a support function in a constraint row, while the primal residual is above
 #: FEASIBILITY_FIRST times the gap, sigma is at least FEASIBILITY_SIGMA: otherwise the slacks
