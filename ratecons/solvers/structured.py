@@ -122,7 +122,7 @@ CORRECT_FROM_STEP = 0.1
 #: the robust pieces' (eta, lam) get this times the merit (capped at 1) times their weight on
 #: the diagonal of the Newton system (a proximal term that vanishes at the optimum): at w = 0
 #: every loss is equal, R is linear along a ray of (eta, lam) towards lam = 0, and undamped
-#: Newton steps drove lam to 1e-26 on a KL robust logistic loss before w could move
+#: Newton steps drove lam to 1e-26 on a KL robust loss; objective rows only (.structured_robust)
 ROBUST_DAMPING = 1.0
 #: with a support function in a constraint row, while the primal residual is above
 #: FEASIBILITY_FIRST times the gap, sigma is at least FEASIBILITY_SIGMA: otherwise the slacks
@@ -331,7 +331,7 @@ class _IPM:
             M = G
         if self.r:
             cross, own = free_block(self, W, Du, e, rob)
-            for piece in f.robust:
+            for piece in (p for p in f.robust if p.row == 0):  # ROBUST_DAMPING
                 for at in (piece.eta, piece.lam):
                     own[at, at] += damping * sc.kappa[piece.row] * piece.coef
             M = np.block([[M, cross], [cross.T, own]])

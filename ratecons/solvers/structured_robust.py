@@ -34,6 +34,17 @@ variables of the row: row_j <= bound holds exactly when some (eta, lam) make the
 <= bound. Its Lagrangian terms are the per-example terms times the row's multiplier (as the
 smooth pieces' curvature is), and its gradient on (u, eta, lam) is the row's Jacobian, which
 changes with the iterate (:class:`RobustRows`).
+
+Only the objective row's (eta, lam) get the interior point's proximal damping
+(``structured.ROBUST_DAMPING``, for the ray of (eta, lam) at w = 0). A constraint row's
+Newton model is its linearization, so after each step its second-order remainder is left as
+primal residual, in the row's scaled units (kappa = the ball's n: n times the remainder per
+example), of order one while (eta, lam) move. A damping tied to the merit then kept their
+steps short and so the remainder from falling: on the whole Adult split (chi-square
+worst-case 80% rule, 11,395 women) eta crept 0.01-0.04 an iteration at a primal residual of
+0.3 and every step ended ``numerical_error`` after 25 iterations (from 5,000 rows on);
+undamped, the first step was ``optimal`` in 22. The row's lam is kept off 0 by
+``structured_correctors.halve_at_most`` instead.
 """
 
 from __future__ import annotations
