@@ -23,7 +23,9 @@ chain is
    the objective has no ramp part, each step is continued along its own direction as far as
    the surrogate objective falls and the surrogate rows stay met
    (:meth:`_ChainRun.extrapolated`, ``extrapolate=True``): the same monotone loop and
-   fixed-point test, in fewer steps (``certificate.details["extrapolated_steps"]``).
+   fixed-point test, in fewer steps (``certificate.details["extrapolated_steps"]``). A step
+   that cannot be solved at an extrapolated anchor sends MM back to the plain step it extended,
+   without extrapolation (``details["extrapolation_abandoned"]``).
 3. **Deterministic repair** (:func:`ratecons.solvers.mm.repair_ladder`, as for rate
    programs, with the threshold search as its last resort). The ramp and the indicator differ
    near the boundary, so the
@@ -249,6 +251,9 @@ class _ChainRun:
         # apart on 2,000 Adult rows, error rate + recall floor with l1)
         self.extrapolate = extrapolate and not analysis.rows[0].rate_parts
         self.extrapolations: list[float] = []  # the beta of every extrapolated anchor
+        # the last extrapolated anchor and the plain MM step it extends: (x_beta, y, f(y))
+        self.retreat: tuple[tuple, tuple, float] | None = None
+        self.retreated = ""  # why the run went back to a plain MM step (certificate details)
 
     def record(self, event: dict[str, Any]) -> None:
         """One history event (with the time since the start), passed to the callback."""
@@ -339,6 +344,7 @@ class _ChainRun:
                 betas.append(0.5 * beta)
         if chosen:
             self.extrapolations.append(chosen)
+            self.retreat = (best, found, value)
         return best, best_value
 
     def accept(self, taken: Step) -> None:
@@ -349,6 +355,16 @@ class _ChainRun:
         """MM (the one loop) from ``point`` under the bounds in force."""
         out = fixed_point(point, value, self.solve, tol=self.tol, accept=self.accept,
                           max_iterations=self.max_iterations - self.iterations)
+        if out.failed and self.retreat is not None and out.point is self.retreat[0]:
+            # the step at an extrapolated anchor could not be solved (on 200,000 synthetic
+            # rows, hinge loss + 80% rule, every structured start stalled there while the
+            # plain MM path solved): MM goes on from the plain step y it extended, without
+            # extrapolation; y is an MM iterate, so the run is Alg 1's from there
+            self.iterations += out.steps
+            self.extrapolate, (_, plain, plain_value), self.retreat = False, self.retreat, None
+            self.retreated = out.message
+            out = fixed_point(plain, plain_value, self.solve, tol=self.tol, accept=self.accept,
+                              max_iterations=self.max_iterations - self.iterations)
         self.iterations += out.steps
         self.status, self.last_decrease = out.status, out.last_relative_decrease
         self.mm_message = out.message or self.mm_message
@@ -404,6 +420,10 @@ class _ChainRun:
                                    "extrapolated_steps": len(self.extrapolations),
                                    "repair_rounds": self.rounds, "local": analysis.needs_mm,
                                    "step_status": (self.at_point or step).status, **phase1}
+        if self.retreated:
+            details["extrapolation_abandoned"] = (
+                f"{self.retreated}: at an extrapolated anchor; MM went on from the plain step "
+                "it extended, without extrapolation")
         if analysis.needs_mm:
             details["last_relative_decrease"] = self.last_decrease
             details["tol"] = self.tol

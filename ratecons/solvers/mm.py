@@ -99,7 +99,8 @@ class Step:
 class Outcome:
     """What :func:`fixed_point` ends with: the status, the returned iterate ``point`` and its
     ``value``, the step solved at that iterate (``at_point``, a fixed point) and the last step
-    accepted, the number of steps solved and the last step's relative decrease."""
+    accepted, the number of steps solved and the last step's relative decrease; ``failed``
+    when the step at ``point`` ended without a solution."""
 
     status: str
     point: Any
@@ -109,6 +110,7 @@ class Outcome:
     steps: int
     last_relative_decrease: float
     message: str = ""
+    failed: bool = False
 
 
 def fixed_point(point: Any, value: float, solve_step: Callable[[Any, float], Step], *,
@@ -131,6 +133,7 @@ def fixed_point(point: Any, value: float, solve_step: Callable[[Any, float], Ste
     """
     status = settings.ITERATION_LIMIT
     steps = 0
+    failed = False
     last_decrease = float("nan")
     at_point: Step | None = None
     accepted: Step | None = None
@@ -149,6 +152,7 @@ def fixed_point(point: Any, value: float, solve_step: Callable[[Any, float], Ste
             message = (f"MM step {steps} ended with status {step.status}; the last iterate "
                        "is kept")
             log.warning(message)
+            failed = True
             break
         scale = max(1.0, abs(value))
         last_decrease = (value - step.lower) / scale
@@ -170,7 +174,8 @@ def fixed_point(point: Any, value: float, solve_step: Callable[[Any, float], Ste
         if step.status in settings.LIMIT_STATUSES and limit_reached(exhausted):
             status = step.status  # the step itself was stopped by the budget
             break
-    return Outcome(status, point, value, at_point, accepted, steps, last_decrease, message)
+    return Outcome(status, point, value, at_point, accepted, steps, last_decrease, message,
+                   failed)
 
 
 def majorize_minimize(

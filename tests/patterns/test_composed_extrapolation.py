@@ -145,3 +145,39 @@ def test_random_compositions_stay_monotone_and_feasible(watched, seed, target, l
         _monotone(result)
     if result.status == "optimal":
         _meets_rows(problem, result)
+
+
+def test_a_failed_step_at_an_extrapolated_anchor_goes_back_to_the_plain_step(monkeypatch):
+    # the step at the first extrapolated anchor fails (as every structured start did on the
+    # 200,000-row hinge + 80% rule): MM goes on from the plain step that anchor extended,
+    # without extrapolation, to a certified fixed point
+    from ratecons.solvers.mm import Step
+
+    plain_solve = generic._ChainRun.solve
+    failed: list[tuple] = []
+
+    def failing_once(self, point, value):
+        if not failed and self.retreat is not None and point is self.retreat[0]:
+            failed.append(self.retreat[1])
+            return Step("numerical_error", None, float("nan"), float("nan"))
+        if failed and point is failed[0]:
+            failed.append(point)  # the run went on from the plain step
+        return plain_solve(self, point, value)
+
+    monkeypatch.setattr(generic._ChainRun, "solve", failing_once)
+    D = _adult_sample()
+    women, men = D.group("sex", "Female"), D.group("sex", "Male")
+    problem = rc.Problem(minimize=rc.logistic_loss(D), model=rc.LinearModel(l2=1e-3),
+                         subject_to=[rc.positive_rate(women) >= 0.8 * rc.positive_rate(men)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = problem.solve(method="structured")
+    assert len(failed) == 2, "the failure was not injected, or MM did not resume from y"
+    details = result.certificate.details
+    assert result.status == "optimal"
+    assert "extrapolation_abandoned" in details
+    assert details["last_relative_decrease"] <= 1e-6
+    _meets_rows(problem, result)
+    monkeypatch.setattr(generic._ChainRun, "solve", plain_solve)
+    plain = problem.solve(method="structured", extrapolate=False)
+    assert abs(result.objective - plain.objective) <= 1e-4 * max(1.0, abs(plain.objective))
