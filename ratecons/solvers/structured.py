@@ -102,10 +102,6 @@ WARM_SHIFT = 0.3
 #: active at the anchor), so the warm starts began with a primal residual of 60; with 0 the
 #: infeasibility sits in the pieces' slacks instead (0.1 each)
 WARM_U_SHIFT = 0.0
-#: below this many columns the Gram products run on one BLAS thread (thin products gained
-#: nothing from threads on the 2-core machines measured, :mod:`.interior`); from it on BLAS
-#: keeps its threads
-THREADED_FROM_COLUMNS = 256
 #: the loop stops (``numerical_error``) when the best merit of the last STALL_WINDOW
 #: iterations is above STALL_FACTOR times the best before them: on infeasible steps (tightened
 #: by the chain's repairs) the residuals stop falling and 100 iterations were spent for nothing
@@ -582,9 +578,7 @@ def solve_structured(form: StructuredForm, *, tol: float = DEFAULT_TOL,
     StructuredSolution
         With the certificate (relative gap, residuals, violation of the exact rows).
     """
-    if form.rows.p < THREADED_FROM_COLUMNS:
-        return single_blas_thread(_solve)(form, tol, max_iterations, deadline, warm)
-    return _solve(form, tol, max_iterations, deadline, warm)
+    return single_blas_thread(_solve)(form, tol, max_iterations, deadline, warm)
 
 
 def _solve(form: StructuredForm, tol: float, max_iterations: int, deadline: float | None,
