@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .patterns.pattern import MethodSpec, Pattern
     from .result import Result
 
-__all__ = ["Plan", "pattern_for", "resolve", "run_method"]
+__all__ = ["Plan", "available_methods", "pattern_for", "resolve", "run_method"]
 
 #: the pattern modules, in the order they are tried; each defines ``PATTERN``
 PATTERN_MODULES = (
@@ -128,6 +128,15 @@ def resolve(problem: Any, method: str) -> tuple[MethodSpec, list[str]]:
                   "Dask, every pass over them is a reduction on the active Client"]
 
 
+def available_methods(problem: Any) -> list[str]:
+    """The methods ``solve`` takes for ``problem``: its pattern's, then the chains that every
+    score-model problem has (generic, highs, structured)."""
+    names = list(problem.pattern.methods())
+    if problem.analysis is not None:
+        names += [m for m in (GENERIC_METHOD, HIGHS_METHOD, STRUCTURED_METHOD) if m not in names]
+    return names
+
+
 def _resolve(problem: Any, method: str) -> tuple[MethodSpec, list[str]]:
     pattern = problem.pattern
     methods = pattern.methods()
@@ -155,11 +164,9 @@ def _resolve(problem: Any, method: str) -> tuple[MethodSpec, list[str]]:
             return structured_method(), reasons
         return methods[name], reasons
     if method not in methods:
-        extra = ([GENERIC_METHOD, HIGHS_METHOD, STRUCTURED_METHOD]
-                 if problem.analysis is not None else [])
         raise UnknownOptionError(
             f"unknown method {method!r} for a {pattern.name} problem; choose one of "
-            f"{['auto', *methods, *extra]}."
+            f"{['auto', *available_methods(problem)]}."
         )
     return methods[method], [f"method {method!r} was requested"]
 

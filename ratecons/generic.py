@@ -360,9 +360,9 @@ class _ChainRun:
             # rows, hinge loss + 80% rule, every structured start stalled there while the
             # plain MM path solved): MM goes on from the plain step y it extended, without
             # extrapolation; y is an MM iterate, so the run is Alg 1's from there
+            _, plain, plain_value = self.retreat
             self.iterations += out.steps
-            self.extrapolate, (_, plain, plain_value), self.retreat = False, self.retreat, None
-            self.retreated = out.message
+            self.extrapolate, self.retreat, self.retreated = False, None, out.message
             out = fixed_point(plain, plain_value, self.solve, tol=self.tol, accept=self.accept,
                               max_iterations=self.max_iterations - self.iterations)
         self.iterations += out.steps

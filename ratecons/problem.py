@@ -101,7 +101,7 @@ class Problem:
             method=spec.name,
             reasons=reasons,
             form_summary=self.canonical().summary(),
-            available=list(self.pattern.methods()),
+            available=dispatch.available_methods(self),
         )
 
     def solve(

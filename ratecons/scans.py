@@ -57,9 +57,12 @@ def weighted_gram(A: np.ndarray, c: np.ndarray) -> np.ndarray:
     """
     B = A * np.sqrt(np.maximum(c, 0.0))[:, None]
     if B.flags.f_contiguous:
-        upper = dsyrk(1.0, B, trans=1, lower=0)
-    else:
-        upper = dsyrk(1.0, B.T, trans=0, lower=0)
+        return _symmetric(dsyrk(1.0, B, trans=1, lower=0))
+    return _symmetric(dsyrk(1.0, B.T, trans=0, lower=0))
+
+
+def _symmetric(upper: np.ndarray) -> np.ndarray:
+    """The symmetric matrix whose upper triangle is that of ``upper``."""
     return np.triu(upper) + np.triu(upper, 1).T
 
 
@@ -84,7 +87,7 @@ def sparse_weighted_gram(P: sp.csr_matrix, c: np.ndarray) -> np.ndarray:
     upper = np.zeros((P.shape[1], P.shape[1]))
     sparse_weighted_gram_upper(P.indptr, P.indices, P.data,
                                np.ascontiguousarray(c, dtype=np.float64), upper)
-    return np.triu(upper) + np.triu(upper, 1).T
+    return _symmetric(upper)
 
 
 def _is_dask(P: Any) -> bool:

@@ -236,7 +236,7 @@ class _LBFGSRun:
         if self.last is None or not np.array_equal(self.last.theta, theta):
             self.fun(theta)
         grad_norm = float(np.linalg.norm(self.last.grad))
-        if (self.form.loss == "hinge" and self.form.l2 > 0
+        if ((self.form.loss == "hinge" and self.form.l2 > 0)
                 or grad_norm <= NEWTON_BOUND_GATE * self.bound_grad_norm):
             # a bound costs a pass over the examples (without l2 a weighted Gram product,
             # O(N d^2)): only where the gradient has shrunk enough to tighten it (its gap is
