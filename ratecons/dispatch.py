@@ -158,10 +158,6 @@ def _resolve(problem: Any, method: str) -> tuple[MethodSpec, list[str]]:
                                      "with every step solved by the structured interior point"]
     if method == "auto":
         name, reasons = pattern.choose(problem, problem.canonical())
-        if name == STRUCTURED_METHOD and name not in methods:  # a pattern's auto may pick it
-            from .structured_chain import structured_method
-
-            return structured_method(), reasons
         return methods[name], reasons
     if method not in methods:
         raise UnknownOptionError(

@@ -49,6 +49,7 @@ from ..solution import Solution
 from ..solvers.bias_repair import ROW_TOL, repair_bias
 from ..solvers.mm import Repaired, limit_reached, majorize_minimize, repair_ladder
 from ..solvers.tracker import limit_warning, no_point, revised
+from ..structured_chain import structured_method
 from .pattern import MethodSpec, Pattern
 from .rate_auto import predicted_log_ratio, rate_size
 from .rate_mm import MM_TOL, SpecializedBound, certified_epsilon, mm_applicable, same_anchor_rows
@@ -425,6 +426,9 @@ class RateConstraintPattern(Pattern):
             "mm": MethodSpec("mm", run_mm,
                              "hinge relaxation + Alg 1 with Problem 3 solved by cutting planes "
                              "over v (Alg 2) and b (Alg 3) around SDCA (App. F)"),
+            # the same Alg 1 with every Problem-3 bound solved by the structured interior
+            # point: what ``auto`` picks where mm does not apply and the bounds are QPs
+            settings.STRUCTURED_METHOD: structured_method(),
         }
 
     def choose(self, problem: Problem, form: RateProgram) -> tuple[str, list[str]]:

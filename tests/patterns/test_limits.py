@@ -49,7 +49,7 @@ def _composed():
                       model=rc.LinearModel(l2=1e-2))
 
 
-METHODS = [(_rates, m) for m in ("mm", "cvxpy", "hinge")] + \
+METHODS = [(_rates, m) for m in ("mm", "cvxpy", "hinge", "structured")] + \
     [(_mrc, m) for m in ("lp", "ccg", "subgradient", "cvxpy")] + \
     [(_top, m) for m in ("dual_ca", "primal_ipm", "dual_qp", "cvxpy")] + \
     [(_dro, m) for m in ("lbfgs", "fsg", "gssg", "pssg", "sgd", "cvxpy")] + \
