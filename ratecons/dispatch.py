@@ -16,6 +16,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import settings
+from .dask_methods import (
+    DASK_METHODS,
+    check_dask_method,
+    check_dask_problem,
+    dask_method,
+    dask_partitions,
+)
 from .degenerate import check_degenerate
 from .display import PlanDisplay
 from .errors import SpecError, UnknownOptionError
@@ -114,8 +121,6 @@ def pattern_for(problem: Any) -> Pattern:
 def resolve(problem: Any, method: str) -> tuple[MethodSpec, list[str]]:
     """Resolve ``method`` (``"auto"`` or a name) for a problem, with the reasons; on data
     that live in Dask, only the methods of :mod:`ratecons.dask_methods`."""
-    from .dask_methods import check_dask_method, check_dask_problem, dask_method, dask_partitions
-
     partitions = dask_partitions(problem)
     if partitions is None:
         return _resolve(problem, method)
@@ -130,10 +135,13 @@ def resolve(problem: Any, method: str) -> tuple[MethodSpec, list[str]]:
 
 def available_methods(problem: Any) -> list[str]:
     """The methods ``solve`` takes for ``problem``: its pattern's, then the chains that every
-    score-model problem has (generic, highs, structured)."""
+    score-model problem has (generic, highs, structured); on Dask data only those that run
+    there (:data:`~ratecons.dask_methods.DASK_METHODS`)."""
     names = list(problem.pattern.methods())
     if problem.analysis is not None:
         names += [m for m in (GENERIC_METHOD, HIGHS_METHOD, STRUCTURED_METHOD) if m not in names]
+    if dask_partitions(problem) is not None:  # the others refuse Dask data
+        names = [m for m in names if m in DASK_METHODS]
     return names
 
 
