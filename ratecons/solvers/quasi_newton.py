@@ -31,6 +31,7 @@ def lbfgs(fun: Callable[[np.ndarray], tuple[float, np.ndarray]], x0: np.ndarray,
     x = np.array(x0, dtype=np.float64)
     f, g = fun(x)
     pairs: list[tuple[np.ndarray, np.ndarray, float]] = []
+    scale = 1.0  # s.y / y.y of the newest pair: the initial inverse Hessian H0 = scale I
     for _ in range(max_steps):
         d = -g
         if pairs:  # two-loop recursion: d = -H g
@@ -40,8 +41,7 @@ def lbfgs(fun: Callable[[np.ndarray], tuple[float, np.ndarray]], x0: np.ndarray,
                 a_k = r_k * float(s_k @ q)
                 alphas.append(a_k)
                 q -= a_k * y_k
-            s_k, y_k, _ = pairs[-1]
-            q *= float(s_k @ y_k) / float(y_k @ y_k)
+            q *= scale
             for (s_k, y_k, r_k), a_k in zip(pairs, reversed(alphas), strict=True):
                 q += (a_k - r_k * float(y_k @ q)) * s_k
             d = -q
@@ -63,10 +63,13 @@ def lbfgs(fun: Callable[[np.ndarray], tuple[float, np.ndarray]], x0: np.ndarray,
         else:
             return
         s_vec, y_vec = x_new - x, g_new - g
-        sy = float(s_vec @ y_vec)
-        if sy > 1e-12 * float(np.linalg.norm(s_vec) * np.linalg.norm(y_vec)):
+        sy, yy = float(s_vec @ y_vec), float(y_vec @ y_vec)
+        # keep a pair only with curvature s.y > 0 well above rounding, and y.y > 0 (a change
+        # of gradient so small that y.y underflows gives no curvature to scale by)
+        if yy > 0 and sy > 1e-12 * math.sqrt(float(s_vec @ s_vec) * yy):
             pairs.append((s_vec, y_vec, 1.0 / sy))
             del pairs[:-memory]
+            scale = sy / yy
         x, f, g = x_new, f_new, g_new
         on_step(x, g)
 
