@@ -12,7 +12,8 @@
 
 Each instance is min_theta R(theta) + (l2/2)||w||^2 over a phi-divergence ball (eq. 2) with a
 linear model and an intercept. It is solved by ``auto`` (what ``problem.solve()`` picks), the
-CVXPY/CLARABEL reference, and FSG, PSSG, GSSG and SGD at their defaults (capped at
+chain's structured interior point (``structured``, one convex step), the CVXPY/CLARABEL
+reference, and FSG, PSSG, GSSG and SGD at their defaults (capped at
 ``--stochastic-time`` seconds of solver time, so a cap shows as status ``time_limit``). Times are
 wall seconds of ``problem.solve(...)`` (CVXPY's include building the cone program, as a user
 sees it), after a warm-up solve per loss by both paths (compiled kernels, CVXPY's first
@@ -177,7 +178,7 @@ def run_instance(inst: Instance, stochastic_time: float | None) -> list[dict]:
                      "time": np.nan, "objective": np.nan, "vs_ref": np.nan, "gap": None,
                      "status": f"failed after {time.perf_counter() - start:.1f}s with every "
                                "CLARABEL setting tried"})
-    runs = [("auto", *_best_of(inst, "auto"))]
+    runs = [("auto", *_best_of(inst, "auto")), ("structured", *_best_of(inst, "structured"))]
     ref_value = np.nan if ref is None else ref.objective
     if ref is not None:
         runs.append(("cvxpy", ref, t_ref))

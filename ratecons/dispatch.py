@@ -162,8 +162,9 @@ def _resolve(problem: Any, method: str) -> tuple[MethodSpec, list[str]]:
     if method == STRUCTURED_METHOD and problem.analysis is not None:
         from .structured_chain import structured_method
 
-        return structured_method(), ["method 'structured' was requested: the generic chain "
-                                     "with every step solved by the structured interior point"]
+        spec = methods.get(method) or structured_method()  # a pattern may wrap its Result
+        return spec, ["method 'structured' was requested: the generic chain with every step "
+                      "solved by the structured interior point"]
     if method == "auto":
         name, reasons = pattern.choose(problem, problem.canonical())
         return methods[name], reasons

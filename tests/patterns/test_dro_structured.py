@@ -1,0 +1,74 @@
+"""``method="structured"`` on robust losses (issue 29): the chain with the structured interior
+point is a method of the robust-learning pattern, with the same Result as every DRO method.
+
+A robust loss has no ramp part, so the chain is one convex step (the ball's support function
+in the dual form of eq. (5) of Ghosh & Squillante); its Result carries ``theta``, ``weights``
+(P*), ``robust_loss``, ``alpha`` and ``lam``, and its certificate's lower bound is the pattern's
+own (``dro_certificate.lower_bound`` at the returned model). Checked against the CVXPY
+reference on real data: a sparse sample of Adult (one-hot columns, where the interior point
+was measured 2-14x faster than ``lbfgs``), the Pima diabetes set and optdigits' raw pixels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ratecons as rc
+from tests.shared_data import DATA, standardized
+
+RTOL = 1e-6
+
+
+@pytest.fixture(scope="module")
+def adult() -> rc.Dataset:
+    data = rc.datasets.load_adult()
+    rows = np.sort(np.random.default_rng(0).choice(data.n, 2000, replace=False))
+    return data.take(rows, name="adult2000")
+
+
+def _robust(data: rc.Dataset, phi: str, l2: float, loss: str = "logistic",
+            rho: float = 0.1) -> rc.Problem:
+    return rc.Problem(minimize=rc.robust_loss(rc.PhiDivergenceBall(data, phi=phi, rho=rho),
+                                              loss=loss),
+                      model=rc.LinearModel(l2=l2))
+
+
+def _check_against_reference(problem: rc.Problem) -> rc.Result:
+    ours = problem.solve(method="structured")
+    reference = problem.solve(method="cvxpy")
+    assert ours.status == "optimal" and ours.method == "structured"
+    assert abs(ours.objective - reference.objective) <= RTOL * max(1.0, abs(reference.objective))
+    # the same Result as every robust-learning method
+    assert ours.weights.shape == (problem.objective.ball.data.n,)
+    assert abs(ours.weights.sum() - 1.0) <= 1e-9 and ours.weights.min() >= 0.0
+    assert ours.robust_loss <= ours.objective + 1e-12
+    assert np.allclose(ours.theta, np.append(ours.w, ours.b))
+    return ours
+
+
+@pytest.mark.parametrize("phi, l2, loss", [("chi2", 1e-3, "logistic"), ("kl", 1e-3, "logistic"),
+                                           ("chi2", 1e-4, "logistic"), ("chi2", 1e-3, "hinge"),
+                                           ("chi2", 0.0, "hinge")])
+def test_structured_agrees_with_the_reference_on_adult(adult, phi, l2, loss):
+    ours = _check_against_reference(_robust(adult, phi, l2, loss))
+    cert = ours.certificate
+    if l2 > 0:  # the pattern's own bound at the model: a gap every DRO method reports
+        assert cert.lower_bound is not None and cert.lower_bound <= ours.objective + 1e-12
+        assert cert.gap <= RTOL * max(1.0, ours.objective)
+
+
+def test_structured_agrees_on_diabetes_and_on_raw_pixels():
+    _check_against_reference(_robust(standardized("diabetes"), "kl", 1e-2, rho=0.05))
+    raw = rc.datasets.load_csv(DATA / "optdigits.csv")
+    pixels = rc.Dataset(np.asarray(raw.X, dtype=np.float64),
+                        (np.asarray(raw.y) == 0).astype(np.int8), name="optdigits")
+    _check_against_reference(_robust(pixels, "kl", 1e-3))
+
+
+def test_structured_is_listed_and_verified(adult):
+    problem = _robust(adult, "chi2", 1e-3)
+    plan = problem.plan()
+    assert plan.method == "lbfgs" and "structured" in plan.available
+    report = rc.verify(problem, method="structured")
+    assert report.agrees
