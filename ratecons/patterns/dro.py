@@ -128,6 +128,11 @@ class DROPattern(Pattern):
         reasons = ["the inner maximum is exact in O(N log N) (IM procedure, App. A.1), so "
                    "F(theta) and its gradient (6) are exact: L-BFGS on F, stopped by the "
                    "duality gap at the worst-case weights (a certificate)"]
+        if builtin:
+            reasons.append("method='structured' (the chain's interior point: one convex step, "
+                           "its own duality gap) was 2-14x faster on one-hot or unscaled real "
+                           "features (Adult, optdigits pixels) and up to 67x slower on "
+                           "well-scaled synthetic ones (docs/robust.md): try it on such data")
         if form.l2 <= 0:
             reasons.append("l2 = 0: the certificate is the Fenchel dual of the weighted ERM at "
                            "the worst-case weights with its stationarity restored by one Newton "
@@ -140,11 +145,6 @@ class DROPattern(Pattern):
                            "on them (measured faster than CVXPY on benchmarks.dro's grid)")
         if not builtin:
             reasons.append(f"phi={form.phi.name!r} has no conic form: gradient methods only")
-        else:
-            reasons.append("method='structured' (the chain's interior point: one convex step, "
-                           "its own duality gap) was 2-14x faster on one-hot or unscaled real "
-                           "features (Adult, optdigits pixels) and up to 67x slower on "
-                           "well-scaled synthetic ones (docs/robust.md): try it on such data")
         return "lbfgs", reasons
 
     def compare(self, problem: Any, result: Result, reference: Result) -> dict[str, Any]:
