@@ -11,7 +11,9 @@ Patterns are imported on first use.
 from __future__ import annotations
 
 import importlib
+import warnings
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -204,12 +206,31 @@ def run_method(
         )
     validate_options(spec.name, options)
     solve_limits, options = split_options(spec.name, spec.options, options)
-    form = (problem.analysis if spec.name in (GENERIC_METHOD, HIGHS_METHOD, STRUCTURED_METHOD)
-            else problem.canonical())
     cap = options.get("max_iterations")  # the method's own cap, for the progress total
     with limits_scope(solve_limits), solve_progress(spec.name, callback, verbose,
                                                     cap) as progress:
-        result = spec.run(problem, form, seed=seed, callback=progress, **options)
+        ladder = method == "auto" and not options  # no budget or option of the user's
+        # on the ladder the first method's warnings wait for the outcome of the next one
+        with (warnings.catch_warnings(record=True) if ladder else nullcontext([])) as held:
+            result = spec.run(problem, _form_for(problem, spec.name), seed=seed,
+                              callback=progress, **options)
+        nxt = (problem.pattern.fallback(problem, result)
+               if ladder and result.status != settings.OPTIMAL else None)
+        if nxt is not None:
+            name, why = nxt
+            second = problem.pattern.methods()[name].run(
+                problem, _form_for(problem, name), seed=seed, callback=progress)
+            if second.status == settings.OPTIMAL:  # the first run's limit warning is moot
+                result, reasons, held = second, [*reasons, why], []
+        for caught in held:
+            warnings.warn_explicit(caught.message, caught.category, caught.filename,
+                                   caught.lineno)
     result.reasons = reasons
     check_degenerate(problem, result)
     return finish(result, solve_limits)
+
+
+def _form_for(problem: Any, method: str) -> Any:
+    """What ``method`` solves: the analysis for the chains, else the pattern's canonical form."""
+    return (problem.analysis if method in (GENERIC_METHOD, HIGHS_METHOD, STRUCTURED_METHOD)
+            else problem.canonical())

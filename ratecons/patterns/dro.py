@@ -41,7 +41,7 @@ from ..solvers.dro import (
     solve_dro_lbfgs,
 )
 from ..solvers.tracker import Tracker, revised
-from ..structured_chain import structured_method
+from ..structured_chain import structured_method, structured_support
 from .pattern import MethodSpec, Pattern
 
 __all__ = ["DROPattern"]
@@ -132,7 +132,8 @@ class DROPattern(Pattern):
             reasons.append("method='structured' (the chain's interior point: one convex step, "
                            "its own duality gap) was 2-14x faster on one-hot or unscaled real "
                            "features (Adult, optdigits pixels) and up to 67x slower on "
-                           "well-scaled synthetic ones (docs/robust.md): try it on such data")
+                           "well-scaled synthetic ones (docs/robust.md): try it on such data; "
+                           "auto goes on with it when lbfgs stops without its certificate")
         if form.l2 <= 0:
             reasons.append("l2 = 0: the certificate is the Fenchel dual of the weighted ERM at "
                            "the worst-case weights with its stationarity restored by one Newton "
@@ -146,6 +147,22 @@ class DROPattern(Pattern):
         if not builtin:
             reasons.append(f"phi={form.phi.name!r} has no conic form: gradient methods only")
         return "lbfgs", reasons
+
+    def fallback(self, problem: Any, result: Result) -> tuple[str, str] | None:
+        """``lbfgs`` stopped short of its certified gap (the hinge loss's kink phase, most
+        often: 3 of 4 sparse real instances in docs/robust.md) on data in memory with a
+        chi-square or KL ball: the chain's interior point, which certifies its own gap."""
+        form = problem.canonical()
+        if (result.method != "lbfgs" or not (form.phi is CHI2 or form.phi is KL)
+                or hasattr(form.X, "__dask_graph__")
+                or structured_support(problem.analysis) is not None):
+            return None
+        gap = result.certificate.gap
+        return STRUCTURED_METHOD, (
+            f"lbfgs ended {result.status} (certified gap "
+            f"{'unknown' if gap is None else f'{gap:.1e}'}, stop: "
+            f"{result.certificate.details.get('stop')}), so auto went on with method "
+            "'structured', the chain's interior point, which certifies its own duality gap")
 
     def compare(self, problem: Any, result: Result, reference: Result) -> dict[str, Any]:
         a, ref = result.objective, reference.objective

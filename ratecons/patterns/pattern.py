@@ -98,6 +98,12 @@ class Pattern:
         """Ordered rules: return the method ``auto`` resolves to and the reasons."""
         raise NotImplementedError
 
+    def fallback(self, problem: Any, result: Result) -> tuple[str, str] | None:
+        """After ``auto``'s method ended without its certificate by its own stopping rule (no
+        budget of the user's), the method to run next and why; None (the default) keeps the
+        result."""
+        return None
+
     def compare(self, problem: Any, result: Result, reference: Result) -> dict[str, Any]:
         """Numbers for :func:`ratecons.verify`: objective gap, violations, solution distance."""
         raise NotImplementedError

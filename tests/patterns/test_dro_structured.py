@@ -11,6 +11,8 @@ was measured 2-14x faster than ``lbfgs``), the Pima diabetes set and optdigits' 
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -86,3 +88,22 @@ def test_auto_certifies_the_unregularized_hinge_by_the_chain_from_2000_examples(
     assert abs(ours.objective - reference.objective) <= RTOL * max(1.0, reference.objective)
     small = _robust(adult.take(np.arange(500), name="adult500"), "kl", 0.0, "hinge")
     assert small.plan().method == "cvxpy"
+
+
+def test_auto_goes_on_with_the_chain_when_lbfgs_stops_uncertified(adult):
+    """The hinge loss's kink phase: on this sample lbfgs stops at its iteration cap with a
+    gap of about 6e-5; ``auto`` then runs the chain's interior point, returns its certified
+    answer, says so, and does not pass on lbfgs's limit warning. With a budget of the user's
+    there is no second method."""
+    problem = _robust(adult, "chi2", 1e-3, "hinge")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ours = problem.solve()
+    assert not [w for w in caught if issubclass(w.category, rc.ConvergenceWarning)]
+    assert ours.method == "structured" and ours.status == "optimal"
+    assert "lbfgs ended iteration_limit" in ours.reasons[-1]
+    reference = problem.solve(method="cvxpy")
+    assert abs(ours.objective - reference.objective) <= RTOL * max(1.0, reference.objective)
+    with pytest.warns(rc.ConvergenceWarning):
+        budgeted = problem.solve(max_iterations=50)
+    assert budgeted.method == "lbfgs" and budgeted.status == "iteration_limit"
