@@ -79,6 +79,11 @@ class WeightRule:
             return np.maximum(1.0 + self.c * (z - self.lam), 0.0)
         return np.exp(self.beta * (z - self.zmax))
 
+    def mixed(self, z: np.ndarray, total: float, mix: float, n: int) -> np.ndarray:
+        """p' = (1 - mix) P* + mix / N (P* = s / ``total``): the certificate's pmf moved into
+        the ball along the segment to U_N when rounding left it outside."""
+        return (1.0 - mix) * self.weights(z) / total + mix / n
+
 
 def per_partition(fn: Any, width: int, *args: Any, **kwargs: Any) -> Any:
     """A lazy (partitions x width) Dask array: ``fn`` on each partition of the row-partitioned
