@@ -31,6 +31,7 @@ from .dro_hinge import (
     HINGE_REFIT_WIDTHS,
     HingeSums,
     KinkRows,
+    hinge_dual_from_sums,
     hinge_refit_bound,
     intercept_scales,
     kink_rows,
@@ -73,8 +74,11 @@ def dask_lower_bound(passes: DaskPasses, ev: DaskEvaluation, balance: bool = Fal
             u = scales[0] * parts[:, 0] + scales[1] * parts[:, 1]
         else:
             u = parts.sum(axis=1)
-        conj = passes.conjugate_sum(ev, mix, scales[0], scales[1], shift)
-        best = -conj - float(u @ u) / (2.0 * form.l2)
+        if form.loss == "hinge":  # l*(v) = v: the class sums determine the conjugate term
+            best = hinge_dual_from_sums(classes, form.l2, form.fit_intercept)
+        else:
+            conj = passes.conjugate_sum(ev, mix, scales[0], scales[1], shift)
+            best = -conj - float(u @ u) / (2.0 * form.l2)
     if form.loss == "hinge" and refit:
         best = max(best, _hinge_kink_bound(passes, ev, mix, classes))
     if balance and equal_margins(ev):
