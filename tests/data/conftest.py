@@ -82,9 +82,14 @@ def lose_a_worker():
 
 @pytest.fixture
 def no_vectors(monkeypatch):
+    """:func:`install_tripwire` for the whole test."""
+    return install_tripwire(monkeypatch)
+
+
+def install_tripwire(monkeypatch) -> list[int]:
     """Refuse any Dask array of more than GATHER_ROWS rows becoming NumPy, by np.asarray or
     .compute() (features or per-example vectors), and count the N-vectors sent to the
-    workers."""
+    workers (the list returned)."""
     da = pytest.importorskip("dask.array")
     original, computed, split = da.Array.__array__, da.Array.compute, da.from_array
     sent = []

@@ -22,6 +22,7 @@ pytest.importorskip("distributed")
 import ratecons as rc  # noqa: E402
 from ratecons.canonical.dro import DROProgram  # noqa: E402
 from ratecons.dask_robust import constant_robust_value  # noqa: E402
+from ratecons.degenerate import check_degenerate  # noqa: E402
 from ratecons.loss_functions import margin_loss  # noqa: E402
 from ratecons.numerics.inner_max import inner_maximize  # noqa: E402
 from ratecons.numerics.phi import CHI2, KL  # noqa: E402
@@ -31,6 +32,7 @@ from ratecons.solvers.dro_dask_bound import dask_lower_bound  # noqa: E402
 from ratecons.solvers.dro_eval import evaluate  # noqa: E402
 from ratecons.solvers.dro_hinge import kink_set  # noqa: E402
 from ratecons.solvers.dro_lbfgs import _nearest_kink, solve_dro_lbfgs  # noqa: E402
+from tests.data.conftest import install_tripwire  # noqa: E402
 from tests.shared_data import standardized  # noqa: E402
 
 TOL = 1e-8
@@ -116,23 +118,27 @@ def test_real_data_solve_and_report_gather_nothing(client, no_vectors):
     assert abs(row.indicator - ref_row.indicator) <= 1e-10
 
 
-def test_degenerate_check_on_dask_data(client, no_vectors):
-    """Labels independent of the features and a large ball: the constant model is optimal,
-    and the check says so on Dask data as in memory (its constants evaluated from the class
-    counts, the model's robust loss by the Dask passes)."""
+def test_degenerate_check_on_dask_data(client, monkeypatch):
+    """Labels independent of the features and a large ball: the constant model is optimal
+    (theta = 0), and the check says so on Dask data as in memory, under the tripwire (its
+    constants evaluated from the class counts, the model's robust loss by the Dask passes).
+    The check runs on the in-memory solve's result: the solver's own proof that theta = 0 is
+    optimal (the balancing pmfs at tied margins) still gathers on Dask data."""
     rng = np.random.default_rng(5)
-    X, y = rng.normal(size=(900, 4)), (rng.random(900) < 0.4).astype(int)
+    X, y = rng.normal(size=(900, 4)), (rng.random(900) < 0.3).astype(int)
 
     def problem(data):
-        ball = rc.PhiDivergenceBall(data, phi="chi2", rho=1.0)
+        ball = rc.PhiDivergenceBall(data, phi="chi2", rho=0.3)
         return rc.Problem(minimize=rc.robust_loss(ball), model=rc.LinearModel(l2=1.0))
 
     with pytest.warns(rc.TrivialOptimumWarning):
-        reference = problem(rc.Dataset(X, y)).solve(method="lbfgs")
+        result = problem(rc.Dataset(X, y)).solve(method="lbfgs")
+    theirs = result.certificate.details.pop("degenerate")
+    lazy = problem(rc.Dataset(da.from_array(X, chunks=(300, 4)), y))
+    lazy.plan()
+    install_tripwire(monkeypatch)
     with pytest.warns(rc.TrivialOptimumWarning):
-        ours = problem(rc.Dataset(da.from_array(X, chunks=(300, 4)), y)).solve()
-    mine, theirs = ours.certificate.details["degenerate"], reference.certificate.details[
-        "degenerate"]
+        mine = check_degenerate(lazy, result)
     assert mine["constant"] == theirs["constant"]
     for key in ("constant_score", "model_objective", "constant_objective"):
         assert abs(mine[key] - theirs[key]) <= 1e-9, key
