@@ -12,7 +12,6 @@ the class counts (:func:`constant_robust_value`).
 
 from __future__ import annotations
 
-import weakref
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -37,23 +36,18 @@ def on_dask(ball: PhiDivergenceBall, scorer: Any) -> bool:
     return hasattr(scorer, "score") or (hasattr(scorer, "w") and ball.phi in (CHI2, KL))
 
 
-#: the DaskPasses of each ball (the signed labels persisted on the workers), so that a report
-#: that evaluates the robust loss more than once sends the labels once
-_PASSES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 #: bisection steps of :func:`constant_robust_value` (the interval halves down to rounding)
 CONSTANT_BISECTIONS = 200
 
 
 def _passes(ball: PhiDivergenceBall, loss: str) -> Any:
+    """The Dask passes over the ball's examples (the signed labels sent to the workers as one
+    byte per row; nothing kept on the client afterwards)."""
     from .solvers.dro_dask import DaskPasses
 
-    kept = _PASSES.setdefault(ball, {})
-    if loss not in kept:
-        support = ball.support
-        y = 2.0 * support.y.astype(np.float64) - 1.0
-        kept[loss] = DaskPasses(DROProgram(X=support.X, y=y, loss=loss, phi=ball.phi,
-                                           rho=ball.rho))
-    return kept[loss]
+    support = ball.support
+    y = 2.0 * support.y.astype(np.float64) - 1.0
+    return DaskPasses(DROProgram(X=support.X, y=y, loss=loss, phi=ball.phi, rho=ball.rho))
 
 
 def _theta(scorer: Any, d: int) -> np.ndarray:
