@@ -77,7 +77,7 @@ def test_hinge_solves_agree(client, no_vectors, monkeypatch, phi, l2, fit_interc
     whole solve; without l2 the hinge has no bound (status iteration_limit in both): 20
     iterations, the last ones in the kink-set phase on the workers (the same path as in
     memory, iteration for iteration)."""
-    memory, lazy = _forms(phi, l2, fit_intercept, seed=seed)
+    memory, lazy = _forms(phi, l2, fit_intercept, chunk=600, seed=seed)
     calls = []
     original = DaskPasses.nearest_kink
     monkeypatch.setattr(DaskPasses, "nearest_kink",
