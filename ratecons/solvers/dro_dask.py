@@ -31,7 +31,7 @@ import numpy as np
 
 from ..canonical.dro import DROProgram
 from ..loss_functions import LOSS_CONJUGATES, margin_loss
-from ..numerics.inner_max import InnerSolution, inner_maximize
+from ..numerics.inner_max import InnerSolution, alpha_zero_divergence, inner_maximize
 from ..numerics.phi import CHI2, KL
 from .dro_dask_inner import (
     PARTITION_QUANTILES,
@@ -189,9 +189,7 @@ class DaskPasses:
             return InnerSolution(p=None, alpha=0.0, lam=zmax, value=summ.mean, dual_value=zmax,
                                  divergence=0.0, case="alpha=0")
         if rule.kind == "top":
-            m, mtop = n, summ.mtop
-            d0 = (np.log(m / mtop) if self.form.phi is KL
-                  else (mtop * (m / mtop - 1.0) ** 2 + (m - mtop)) / m)
+            d0 = alpha_zero_divergence(self.form.phi, n, summ.mtop)
             return InnerSolution(p=None, alpha=0.0, lam=zmax, value=zmax, dual_value=zmax,
                                  divergence=float(d0), case="alpha=0")
         if rule.kind == "kl":
