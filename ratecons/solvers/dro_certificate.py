@@ -25,7 +25,14 @@ from ..scans import Rows
 from ..settings import ITERATION_LIMIT, OPTIMAL, TIME_LIMIT
 from ..solution import Solution
 from .dro_eval import class_parts, equal_margins
-from .dro_hinge import HINGE_REFIT_WIDTHS, HingeSums, hinge_refit_bound, intercept_scales, kink_rows
+from .dro_hinge import (
+    HINGE_REFIT_WIDTHS,
+    HingeSums,
+    hinge_dual_from_sums,
+    hinge_refit_bound,
+    intercept_scales,
+    kink_rows,
+)
 from .dro_point import Evaluation
 from .quasi_newton import minimize_small
 from .tracker import Tracker
@@ -146,6 +153,8 @@ def _erm_dual_value(form: DROProgram, p: np.ndarray, v: np.ndarray, parts: np.nd
     conj, _ = LOSS_CONJUGATES[form.loss]
     if form.l2 <= 0:
         return newton_dual_value(form, p, v, parts)
+    if form.loss == "hinge":  # l*(v) = v: the class sums determine the dual
+        return hinge_dual_from_sums(_class_sums(form, p, v, parts), form.l2, form.fit_intercept)
     if form.fit_intercept and form.loss == "squared":
         shift = float(np.dot(p * v, form.y))
         v = v - shift * form.y
@@ -246,14 +255,20 @@ def newton_dual_value(form: DROProgram, p: np.ndarray, v: np.ndarray, parts: np.
     return -float(np.dot(p, conj(v_new)))
 
 
+def _class_sums(form: DROProgram, p: np.ndarray, v: np.ndarray, parts: np.ndarray
+                ) -> HingeSums:
+    """The class sums of p v with ``parts`` (the data as one block)."""
+    pos = form.y > 0
+    pv = p * v
+    return HingeSums(parts, float(pv[pos].sum()), float(pv[~pos].sum()))
+
+
 def _hinge_kink_bound(form: DROProgram, ev: Evaluation, p: np.ndarray,
                       parts: np.ndarray) -> float:
     """The best refitted hinge bound over :data:`~ratecons.solvers.dro_hinge.HINGE_REFIT_WIDTHS`
     (:func:`~ratecons.solvers.dro_hinge.hinge_refit_bound`, the data as one block)."""
     rows = kink_rows(form.X, ev.margins, form.y, p, ev.slope, max(HINGE_REFIT_WIDTHS))
-    pos = form.y > 0
-    pv = p * ev.slope
-    sums = HingeSums(parts, float(pv[pos].sum()), float(pv[~pos].sum()))
+    sums = _class_sums(form, p, ev.slope, parts)
     w, _ = form.split(ev.theta)
     return max(hinge_refit_bound(rows, sums, w, form.l2, form.fit_intercept, width)
                for width in HINGE_REFIT_WIDTHS)

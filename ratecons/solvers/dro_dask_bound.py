@@ -64,6 +64,8 @@ def dask_lower_bound(passes: DaskPasses, ev: DaskEvaluation, balance: bool = Fal
                         mixed(sums["sv_neg"], sums["v_neg"]))
     if form.l2 <= 0:
         best = _newton_bound(passes, ev, mix, parts, mixed(sums["svy"], sums["vy"]))
+    elif form.loss == "hinge":  # l*(v) = v: the class sums determine the dual
+        best = hinge_dual_from_sums(classes, form.l2, form.fit_intercept)
     else:
         scales, shift = (1.0, 1.0), 0.0
         if form.fit_intercept and form.loss == "squared":
@@ -74,11 +76,8 @@ def dask_lower_bound(passes: DaskPasses, ev: DaskEvaluation, balance: bool = Fal
             u = scales[0] * parts[:, 0] + scales[1] * parts[:, 1]
         else:
             u = parts.sum(axis=1)
-        if form.loss == "hinge":  # l*(v) = v: the class sums determine the conjugate term
-            best = hinge_dual_from_sums(classes, form.l2, form.fit_intercept)
-        else:
-            conj = passes.conjugate_sum(ev, mix, scales[0], scales[1], shift)
-            best = -conj - float(u @ u) / (2.0 * form.l2)
+        conj = passes.conjugate_sum(ev, mix, scales[0], scales[1], shift)
+        best = -conj - float(u @ u) / (2.0 * form.l2)
     if form.loss == "hinge" and refit:
         best = max(best, _hinge_kink_bound(passes, ev, mix, classes))
     if balance and equal_margins(ev):

@@ -75,11 +75,6 @@ class KinkRows:
     v: np.ndarray
     dist: np.ndarray
 
-    @classmethod
-    def concat(cls, blocks: list[KinkRows]) -> KinkRows:
-        return cls(*(np.concatenate([getattr(b, f) for b in blocks])
-                     for f in ("X", "y", "p", "v", "dist")))
-
 
 def kink_rows(X: object, margins: np.ndarray, y: np.ndarray, p: np.ndarray, v: np.ndarray,
               width: float) -> KinkRows:
