@@ -160,3 +160,24 @@ def test_constant_robust_value_is_the_inner_maximization(phi):
                     want = inner_maximize(z, ball.phi, rho).value
                     assert abs(constant_robust_value(ball, loss, c) - want) <= 1e-12 * max(
                         1.0, abs(want))
+
+
+def test_kink_rows_capped(client, no_vectors, monkeypatch):
+    """More kink rows than KINK_ROWS_CAP at the widest width: the refit uses the widest width
+    within the cap, and equals the in-memory refit over those widths."""
+    from ratecons.solvers import dro_certificate, dro_dask_bound
+
+    memory, lazy = _forms(CHI2, 1e-2, True)
+    theta = solve_dro_lbfgs(memory, warn=False).primal["theta"]
+    passes = DaskPasses(lazy)
+    ours = passes.evaluate(theta)
+    margins = evaluate(memory, theta).margins
+    wide, narrow = (np.count_nonzero(np.abs(margins - 1.0) <= w) for w in (1e-2, 1e-5))
+    assert wide > narrow >= 1
+    monkeypatch.setattr(dro_dask_bound, "KINK_ROWS_CAP", wide - 1)
+    mine = dask_lower_bound(passes, ours)
+    widths = tuple(w for w in dro_certificate.HINGE_REFIT_WIDTHS
+                   if np.count_nonzero(np.abs(margins - 1.0) <= w) <= wide - 1)
+    monkeypatch.setattr(dro_certificate, "HINGE_REFIT_WIDTHS", widths)
+    theirs = lower_bound(memory, evaluate(memory, theta))
+    assert np.isfinite(mine) and abs(mine - theirs) <= 1e-10 * max(1.0, abs(theirs))
