@@ -169,13 +169,24 @@ def _minimize_in_phases(run: _LBFGSRun, theta: np.ndarray, first: Evaluation) ->
 
 def _last_bounds(run: _LBFGSRun, first: Evaluation) -> None:
     """The bound at the best point (if the last one was elsewhere) and, from tied losses at
-    the start, the balancing pmfs' bound there, unless the gap is proved already."""
+    the start that nothing beat, the balancing pmfs' bound there, unless the gap is proved
+    already."""
     if not run.proved() and not np.array_equal(run.last.theta, run.best.theta):
         run.lower = max(run.lower, run.bound(run.best))
-    if not run.proved() and equal_margins(first):
+    if not run.proved() and equal_margins(first) and _unbeaten(run.best, first):
         run.lower = max(run.lower, run.bound(first, balance=True))
     if run.proved():
         run.stop = "tol"
+
+
+def _unbeaten(best: Evaluation, tied: Evaluation) -> bool:
+    """Whether the best point is no better than the start at tied losses (to rounding). Only
+    then can the balancing pmfs' bound help: where they succeed it equals F at the tied start
+    (the losses all equal l(m0) there and Jensen's inequality holds at every theta), which is
+    at most F*; a better point elsewhere means they failed. On Dask data that bound gathers
+    the margins (:func:`ratecons.solvers.dro_dask_bound.dask_lower_bound`), so an unproved run
+    (a time limit) must not try it in vain."""
+    return best.value >= tied.value - 1e-12 * max(1.0, abs(tied.value))
 
 
 def _nearest_kink(form: DROProgram, ev: Evaluation, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -259,7 +270,7 @@ class _LBFGSRun:
         self.values.append(self.last.value)
         tied = self.tied_start
         if (tied is not None and self.it >= BALANCE_AFTER
-                and self.best.value >= tied.value - 1e-12 * max(1.0, abs(tied.value))):
+                and _unbeaten(self.best, tied)):
             self.lower = max(self.lower, self.bound(tied, balance=True))
             self.tied_start = None  # once
         if self.proved():
