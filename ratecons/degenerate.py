@@ -48,6 +48,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 
 from .caller import user_stacklevel
+from .dask_robust import on_dask
 from .errors import TrivialOptimumWarning
 from .expr.analysis import Analysis, Row
 from .settings import FEASIBILITY_TOL
@@ -157,6 +158,27 @@ def _hint(analysis: Analysis, binding: list[str]) -> str:
             + " or a kernel model")
 
 
+def _on_workers(analysis: Analysis, scorer: Any) -> bool:
+    """Whether every part evaluates with the examples' scores kept on the Dask workers: robust
+    losses on a chi-square or KL ball (:func:`ratecons.dask_robust.on_dask`)."""
+    return all(hasattr(part, "ball") and on_dask(part.ball, scorer)
+               for row in analysis.rows for _, part in row.parts)
+
+
+def _mean_score(scorer: Any, datasets: list[Any]) -> float:
+    """The model's mean score over the datasets' rows; on Dask data from the features' column
+    sums (one reduction), the scores never formed."""
+    total, count = 0.0, 0
+    for data in datasets:
+        if hasattr(data.X, "__dask_graph__"):
+            sums = np.asarray(data.X.sum(axis=0).compute())
+            total += float(sums @ scorer.w) - data.X.shape[0] * scorer.b
+        else:
+            total += float(np.sum(scorer.decision_function(data.X)))
+        count += data.X.shape[0]
+    return total / count
+
+
 def _score_model_record(analysis: Analysis, scorer: Any) -> dict[str, Any] | None:
     objective = analysis.objective
     model_value = comparison_value(objective, scorer)
@@ -167,8 +189,7 @@ def _score_model_record(analysis: Analysis, scorer: Any) -> dict[str, Any] | Non
         sides = [(1e-9, MAX_CONSTANT_SCORE), (-1e-9, -MAX_CONSTANT_SCORE)]
     else:  # losses and surrogates only: convex in c on the whole line
         sides = [(-MAX_CONSTANT_SCORE, MAX_CONSTANT_SCORE)]
-    near = float(np.mean(np.concatenate([scorer.decision_function(d.X)
-                                         for d in analysis.datasets])))
+    near = _mean_score(scorer, analysis.datasets)
     feasible = [best for ends in sides
                 if (best := _best_constant(analysis, ends, near)) is not None]
     if not feasible:
@@ -232,7 +253,8 @@ def check_degenerate(problem: Any, result: Any) -> dict[str, Any] | None:
     if scorer is None:
         return None
     analysis = getattr(problem, "analysis", None)
-    if analysis is not None and any(hasattr(d.X, "__dask_graph__") for d in analysis.datasets):
+    if (analysis is not None and any(hasattr(d.X, "__dask_graph__") for d in analysis.datasets)
+            and not _on_workers(analysis, scorer)):
         result.certificate.details["degenerate_check"] = (
             "not run on Dask data: comparing with the best constant model scores every example "
             "on the client; solve an in-memory sample to check it")

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..dask_robust import dask_losses, dask_robust_value, on_dask
 from ..data import Dataset, Subset
 from ..errors import parameter_error
 from ..loss_functions import MARGIN_LOSSES
@@ -54,14 +55,20 @@ class RobustLoss(Term):
         return [self.ball.support.data]
 
     def losses(self, scorer: Any) -> np.ndarray:
-        """l(m_n) for every example of the ball, m_n = y~_n f(x_n)."""
+        """l(m_n) for every example of the ball, m_n = y~_n f(x_n) (on Dask data a lazy Dask
+        array, :func:`ratecons.dask_robust.dask_losses`)."""
+        if on_dask(self.ball, scorer):
+            return dask_losses(self.ball, self.loss, scorer)
         support = self.ball.support
         scores = scorer.decision_function(support.data.X)[support.index]
         margins = (2.0 * support.y - 1.0) * scores
         return MARGIN_LOSSES[self.loss](margins)[0]
 
     def value(self, scorer: Any) -> float:
-        """R(theta) by the exact inner maximization (App. A.1)."""
+        """R(theta) by the exact inner maximization (App. A.1); on Dask data by reductions over
+        the partitions (:func:`ratecons.dask_robust.dask_robust_value`)."""
+        if on_dask(self.ball, scorer):
+            return dask_robust_value(self.ball, self.loss, scorer)
         return inner_maximize(self.losses(scorer), self.ball.phi, self.ball.rho).value
 
     surrogate_value = value

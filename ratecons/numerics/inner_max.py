@@ -26,7 +26,7 @@ from scipy.optimize import brentq
 from ..errors import parameter_error
 from .phi import CHI2, KL, Phi
 
-__all__ = ["InnerSolution", "inner_maximize"]
+__all__ = ["InnerSolution", "alpha_zero_divergence", "inner_maximize"]
 
 
 @dataclass
@@ -122,6 +122,19 @@ def _inner_bisection(z: np.ndarray, phi: Phi, rho: float) -> InnerSolution:
     return _finish(z, phi, rho, s, alpha, lam, "bisection")
 
 
+def alpha_zero_divergence(phi: Phi, m: int, m_top: int) -> float:
+    """D_phi(P, U_M) of P uniform on the m_top maximal losses of M (case alpha* = 0 of the IM
+    procedure): (m_top phi(M / m_top) + (M - m_top) phi(0)) / M; for KL log(M / m_top) and
+    for chi-square (m_top (M / m_top - 1)^2 + M - m_top) / M, the compiled kernels' forms
+    (:mod:`ratecons.numerics.phi_kernels`), so that every path takes the same case."""
+    if phi is KL:
+        return math.log(m / m_top)
+    if phi is CHI2:
+        return (m_top * (m / m_top - 1.0) ** 2 + (m - m_top)) / m
+    return (m_top * float(np.asarray(phi.phi(np.array([m / m_top])))[0])
+            + (m - m_top) * phi.at_zero) / m
+
+
 def inner_maximize(z: np.ndarray, phi: Phi, rho: float) -> InnerSolution:
     """Exact solution of problem (4) for losses ``z`` (the IM procedure, appendix A.1).
 
@@ -161,8 +174,7 @@ def inner_maximize(z: np.ndarray, phi: Phi, rho: float) -> InnerSolution:
     top = z >= zmax
     m_top = int(top.sum())
     # case 1: alpha* = 0, P* uniform on the maximal losses, if it lies in the ball
-    d0 = (m_top * float(np.asarray(phi.phi(np.array([m / m_top])))[0])
-          + (m - m_top) * phi.at_zero) / m
+    d0 = alpha_zero_divergence(phi, m, m_top)
     if d0 <= rho:
         p = top / m_top
         return InnerSolution(p=p.astype(np.float64), alpha=0.0, lam=zmax, value=zmax,

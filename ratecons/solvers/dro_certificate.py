@@ -4,9 +4,9 @@
 bound on F* = min_theta F(theta) (weak duality of the min-max problem, eq. 2 of Ghosh &
 Squillante, with the Fenchel dual of the weighted ERM): with l2 > 0 in closed form, without l2
 by one Newton correction of the dual (:func:`newton_dual_value`), for the hinge loss with the
-dual refitted at the kink. :func:`dro_solution` is the one place that builds a DRO
-:class:`~ratecons.solution.Solution` (through the solver skeleton's Tracker) from the best
-evaluated point and the best bound, and
+dual refitted at the kink (:mod:`ratecons.solvers.dro_hinge`). :func:`dro_solution` is the
+one place that builds a DRO :class:`~ratecons.solution.Solution` (through the solver
+skeleton's Tracker) from the best evaluated point and the best bound, and
 :func:`certified_status` the one rule for its status (``optimal`` only when the bound proves
 the tolerance).
 """
@@ -17,9 +17,7 @@ import math
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
-from scipy.optimize import lsq_linear
 
 from ..canonical.dro import DROProgram
 from ..loss_functions import LOSS_CONJUGATES
@@ -27,11 +25,19 @@ from ..scans import Rows
 from ..settings import ITERATION_LIMIT, OPTIMAL, TIME_LIMIT
 from ..solution import Solution
 from .dro_eval import class_parts, equal_margins
+from .dro_hinge import (
+    HINGE_REFIT_WIDTHS,
+    HingeSums,
+    hinge_dual_from_sums,
+    hinge_refit_bound,
+    intercept_scales,
+    kink_rows,
+)
 from .dro_point import Evaluation
 from .quasi_newton import minimize_small
 from .tracker import Tracker
 
-__all__ = ["CONSTRAINT_RTOL", "HINGE_REFIT_WIDTHS", "LOSS_HESSIANS", "certified_status",
+__all__ = ["CONSTRAINT_RTOL", "LOSS_HESSIANS", "certified_status",
            "dro_solution", "lower_bound", "newton_dual_value"]
 
 
@@ -63,7 +69,8 @@ def lower_bound(form: DROProgram, ev: Evaluation, balance: bool = False,
     exactly by the first-order change of v along one Newton step of the weighted ERM (smooth
     losses; the hinge loss without l2 has no bound here and returns -inf).
 
-    For the hinge loss (``refit=True``) v is refitted at the kink (:func:`_hinge_refit`).
+    For the hinge loss (``refit=True``) v is refitted at the kink
+    (:func:`~ratecons.solvers.dro_hinge.hinge_refit_bound`).
     With ``balance=True`` and all margins equal (theta = 0), P*(theta) is not unique and the
     pmfs of :func:`_balancing_pmfs` are tried as well: they certify a constant predictor when
     it is optimal (a large ball); they cost a few passes over the data.
@@ -138,10 +145,6 @@ def _balancing_pmfs(form: DROProgram) -> list[np.ndarray]:
     return [q for q in out if np.all(q >= 0) and form.phi.divergence(q) <= form.rho]
 
 
-#: margin widths |m - 1| <= width within which :func:`lower_bound` refits the hinge dual
-HINGE_REFIT_WIDTHS = (1e-2, 1e-3, 1e-4, 1e-5)
-
-
 def _erm_dual_value(form: DROProgram, p: np.ndarray, v: np.ndarray, parts: np.ndarray) -> float:
     """The Fenchel dual of min_theta L(theta, P) at v (see :func:`lower_bound`), after making v
     satisfy the intercept condition (l2 > 0) or the stationarity condition (l2 = 0,
@@ -150,15 +153,16 @@ def _erm_dual_value(form: DROProgram, p: np.ndarray, v: np.ndarray, parts: np.nd
     conj, _ = LOSS_CONJUGATES[form.loss]
     if form.l2 <= 0:
         return newton_dual_value(form, p, v, parts)
+    if form.loss == "hinge":  # l*(v) = v: the class sums determine the dual
+        return hinge_dual_from_sums(_class_sums(form, p, v, parts), form.l2, form.fit_intercept)
     if form.fit_intercept and form.loss == "squared":
         shift = float(np.dot(p * v, form.y))
         v = v - shift * form.y
         u = parts.sum(axis=1) - shift * np.asarray(form.X.T @ p).ravel()
     elif form.fit_intercept:
         pos = form.y > 0
-        a, b = float(np.dot(p[pos], v[pos])), float(np.dot(p[~pos], v[~pos]))
-        scale_pos = b / a if abs(a) > abs(b) else 1.0
-        scale_neg = a / b if abs(b) > abs(a) else 1.0
+        scale_pos, scale_neg = intercept_scales(float(np.dot(p[pos], v[pos])),
+                                                float(np.dot(p[~pos], v[~pos])))
         v = np.where(pos, scale_pos * v, scale_neg * v)
         u = scale_pos * parts[:, 0] + scale_neg * parts[:, 1]
     else:
@@ -251,44 +255,23 @@ def newton_dual_value(form: DROProgram, p: np.ndarray, v: np.ndarray, parts: np.
     return -float(np.dot(p, conj(v_new)))
 
 
+def _class_sums(form: DROProgram, p: np.ndarray, v: np.ndarray, parts: np.ndarray
+                ) -> HingeSums:
+    """The class sums of p v with ``parts`` (the data as one block)."""
+    pos = form.y > 0
+    pv = p * v
+    return HingeSums(parts, float(pv[pos].sum()), float(pv[~pos].sum()))
+
+
 def _hinge_kink_bound(form: DROProgram, ev: Evaluation, p: np.ndarray,
                       parts: np.ndarray) -> float:
-    """The best refitted hinge bound over :data:`HINGE_REFIT_WIDTHS`."""
-    return max(_hinge_refit(form, ev, p, parts, width) for width in HINGE_REFIT_WIDTHS)
-
-
-def _hinge_refit(form: DROProgram, ev: Evaluation, p: np.ndarray, parts: np.ndarray,
-                 width: float) -> float:
-    """The hinge dual with v refitted on the examples at the kink (|m_n - 1| <= width, p_n > 0).
-
-    There l'(m) jumps between -1 and 0, so v = l'(m(theta)) is not the optimal dual even near
-    theta*. The optimal v satisfies the stationarity of the weighted ERM: sum_n p_n v_n y~_n x_n
-    = -l2 w and sum_n p_n v_n y~_n = 0. Keeping v off the kink, the kink values are fitted to
-    these d + 1 equations by bounded least squares (v in [-1, 0]); any such v gives a valid
-    bound, and at theta* it attains it.
-    """
-    kink = np.flatnonzero((np.abs(ev.margins - 1.0) <= width) & (p > 0))
-    if kink.size == 0:
-        return -np.inf
+    """The best refitted hinge bound over :data:`~ratecons.solvers.dro_hinge.HINGE_REFIT_WIDTHS`
+    (:func:`~ratecons.solvers.dro_hinge.hinge_refit_bound`, the data as one block)."""
+    rows = kink_rows(form.X, ev.margins, form.y, p, ev.slope, max(HINGE_REFIT_WIDTHS))
+    sums = _class_sums(form, p, ev.slope, parts)
     w, _ = form.split(ev.theta)
-    X_k = form.X[kink]
-    X_k = X_k.toarray() if sp.issparse(X_k) else np.asarray(X_k)
-    cols = (p[kink] * form.y[kink])[:, None] * X_k  # d(sum p v y x)/dv_k
-    v_old = ev.slope[kink]
-    rest = parts.sum(axis=1) - cols.T @ v_old  # the examples off the kink
-    lhs, rhs = cols.T, -form.l2 * w - rest
-    if form.fit_intercept:
-        c_b = p[kink] * form.y[kink]
-        rest_b = float(np.dot(p * ev.slope, form.y)) - float(c_b @ v_old)
-        lhs = np.vstack([lhs, c_b[None, :]])
-        rhs = np.append(rhs, -rest_b)
-    fit = lsq_linear(lhs, rhs, bounds=(-1.0, 0.0), method="bvls", lsmr_tol="auto")
-    v = ev.slope.copy()
-    v[kink] = fit.x
-    pos = form.y[kink] > 0
-    delta = cols * (fit.x - v_old)[:, None]
-    parts = parts + np.column_stack([delta[pos].sum(axis=0), delta[~pos].sum(axis=0)])
-    return _erm_dual_value(form, p, v, parts)
+    return max(hinge_refit_bound(rows, sums, w, form.l2, form.fit_intercept, width)
+               for width in HINGE_REFIT_WIDTHS)
 
 
 def certified_status(proved: bool, stop: str) -> str:

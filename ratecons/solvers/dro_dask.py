@@ -16,8 +16,9 @@ partitions instead. Per evaluation of F(theta) (eq. 2) and its gradient (6):
 
 Only p-sized results and scalars travel; the signed labels are sent to the workers once per
 solve. The answers are the in-memory ones (``tests/data/test_dask_robust.py``: 1e-8 in w, b
-and F). Chi-square and KL balls with the logistic or squared loss run here; any other phi or
-the hinge loss evaluates through the in-memory procedure (the N-vectors travel).
+and F). Chi-square and KL balls with the logistic, squared or hinge loss run here (the hinge's
+kink-set phase and refitted certificate bring only the rows nearest the kink); any other phi
+evaluates through the in-memory procedure (the N-vectors travel).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import numpy as np
 
 from ..canonical.dro import DROProgram
 from ..loss_functions import LOSS_CONJUGATES, margin_loss
-from ..numerics.inner_max import InnerSolution, inner_maximize
+from ..numerics.inner_max import InnerSolution, alpha_zero_divergence, inner_maximize
 from ..numerics.phi import CHI2, KL
 from .dro_dask_inner import (
     PARTITION_QUANTILES,
@@ -43,6 +44,7 @@ from .dro_dask_inner import (
     persist_with,
     summary_width,
 )
+from .dro_hinge import nearest_kink
 from .dro_point import Evaluation
 
 __all__ = ["DaskEvaluation", "DaskPasses"]
@@ -111,6 +113,7 @@ class DaskPasses:
         self.form = form
         rows = form.X.chunks[0]
         self.y = da.from_array(form.y.astype(np.int8), chunks=(rows,)).persist()
+        self.index = da.arange(form.n, chunks=(rows,))  # global row numbers, made by the workers
         self.quantiles = PARTITION_QUANTILES if form.phi is CHI2 else 0
         self.beta: float | None = None  # the last KL beta*, the next search's start
 
@@ -186,9 +189,7 @@ class DaskPasses:
             return InnerSolution(p=None, alpha=0.0, lam=zmax, value=summ.mean, dual_value=zmax,
                                  divergence=0.0, case="alpha=0")
         if rule.kind == "top":
-            m, mtop = n, summ.mtop
-            d0 = (np.log(m / mtop) if self.form.phi is KL
-                  else (mtop * (m / mtop - 1.0) ** 2 + (m - mtop)) / m)
+            d0 = alpha_zero_divergence(self.form.phi, n, summ.mtop)
             return InnerSolution(p=None, alpha=0.0, lam=zmax, value=zmax, dual_value=zmax,
                                  divergence=float(d0), case="alpha=0")
         if rule.kind == "kl":
@@ -203,6 +204,14 @@ class DaskPasses:
         return InnerSolution(p=None, alpha=alpha, lam=rule.lam, value=value,
                              dual_value=alpha * rho + rule.lam + alpha * conj / n,
                              divergence=float(div), case="chi2")
+
+    def nearest_kink(self, ev: DaskEvaluation, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Each partition's :func:`~ratecons.solvers.dro_hinge.nearest_kink` (one pass over the
+        margins; 2 k numbers per partition travel), concatenated for
+        :func:`~ratecons.solvers.dro_hinge.kink_set`."""
+        out = computed(per_partition(_nearest_kink_block, 2 * k, ev.margins, self.index,
+                                     loss=self.form.loss, rule=ev.rule, k=k))
+        return out[:, :k].ravel(), out[:, k:].ravel()
 
     def conjugate_sum(self, ev: DaskEvaluation, mix: float, scale_pos: float,
                       scale_neg: float, shift: float) -> float:
@@ -219,7 +228,17 @@ def _conjugate_block(m: np.ndarray, y: np.ndarray, loss: str, rule: WeightRule, 
                      shift: float) -> np.ndarray:
     z, v = margin_loss(loss, m)
     y = y.astype(np.float64)
-    p = (1.0 - mix) * rule.weights(z) / total + mix / n
+    p = rule.mixed(z, total, mix, n)
     v = np.where(y > 0, scales[0] * v, scales[1] * v) - shift * y
     conj, _ = LOSS_CONJUGATES[loss]
     return np.array([[float(p @ conj(v))]])
+
+
+def _nearest_kink_block(m: np.ndarray, index: np.ndarray, loss: str, rule: WeightRule,
+                        k: int) -> np.ndarray:
+    """:func:`~ratecons.solvers.dro_hinge.nearest_kink` of one partition, padded to k."""
+    z, _ = margin_loss(loss, m)
+    dist, idx = nearest_kink(m, rule.weights(z) > 0, index, k)
+    out = np.full((1, 2 * k), np.inf)
+    out[0, : dist.size], out[0, k: k + idx.size] = dist, idx
+    return out

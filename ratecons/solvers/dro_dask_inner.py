@@ -34,6 +34,8 @@ import dask.array as da
 import numpy as np
 
 from ..loss_functions import margin_loss
+from ..numerics.inner_max import alpha_zero_divergence
+from ..numerics.phi import CHI2, KL
 from ..scans import count_pass
 
 __all__ = ["CANDIDATES", "BRACKET_CAP", "LossSummary", "WeightRule", "computed", "dual_rule",
@@ -78,6 +80,11 @@ class WeightRule:
         if self.kind == "chi2":
             return np.maximum(1.0 + self.c * (z - self.lam), 0.0)
         return np.exp(self.beta * (z - self.zmax))
+
+    def mixed(self, z: np.ndarray, total: float, mix: float, n: int) -> np.ndarray:
+        """p' = (1 - mix) P* + mix / N (P* = s / ``total``): the certificate's pmf moved into
+        the ball along the segment to U_N when rounding left it outside."""
+        return (1.0 - mix) * self.weights(z) / total + mix / n
 
 
 def per_partition(fn: Any, width: int, *args: Any, **kwargs: Any) -> Any:
@@ -328,13 +335,10 @@ def dual_rule(state: Any, loss: str, phi_name: str, rho: float, summ: LossSummar
     chi-square scan found no consistent support."""
     if summ.zmax - summ.zmin <= 1e-12 * max(1.0, abs(summ.zmax)):
         return WeightRule("uniform", summ.zmax)
-    m, mtop = summ.n, summ.mtop
-    if phi_name == "kl":
-        if math.log(m / mtop) <= rho:
-            return WeightRule("top", summ.zmax)
-        return _kl_rule(state, loss, rho, summ, beta0)
-    if (mtop * (m / mtop - 1.0) ** 2 + (m - mtop)) / m <= rho:
+    if alpha_zero_divergence(KL if phi_name == "kl" else CHI2, summ.n, summ.mtop) <= rho:
         return WeightRule("top", summ.zmax)
+    if phi_name == "kl":
+        return _kl_rule(state, loss, rho, summ, beta0)
     return _chi2_rule(state, loss, rho, summ)
 
 

@@ -48,11 +48,10 @@ def full_objective(
 
 def on_workers(form: DROProgram) -> bool:
     """Whether F is evaluated with the per-example vectors on the Dask workers
-    (:mod:`ratecons.solvers.dro_dask`): Dask features, a chi-square or KL ball and a loss
-    other than the hinge (whose certificate refits the dual on the examples at the kink and
-    whose L-BFGS phase moves onto them); otherwise :func:`evaluate` runs on them too (the
-    margins and weights travel)."""
-    return hasattr(form.X, "__dask_graph__") and form.phi in (CHI2, KL) and form.loss != "hinge"
+    (:mod:`ratecons.solvers.dro_dask`): Dask features and a chi-square or KL ball (any margin
+    loss; the hinge's kink rows travel, :mod:`ratecons.solvers.dro_hinge`); otherwise
+    :func:`evaluate` runs on them too (the margins and weights travel)."""
+    return hasattr(form.X, "__dask_graph__") and form.phi in (CHI2, KL)
 
 
 def evaluate(form: DROProgram, theta: np.ndarray) -> Evaluation:

@@ -25,6 +25,7 @@ from ..scans import persisted
 from ..solution import Solution
 from .dro_certificate import dro_solution, lower_bound
 from .dro_eval import equal_margins, evaluate, on_workers
+from .dro_hinge import kink_set, nearest_kink
 from .dro_point import Evaluation
 from .quasi_newton import lbfgs
 
@@ -73,10 +74,10 @@ def solve_dro_lbfgs(
     min_k F(theta_k) - max_k bound_k <= tol * max(1, |F|).
 
     The hinge loss makes F nonsmooth where margins equal 1. Once L-BFGS stops making progress,
-    the examples at the kink are guessed (:func:`_kink_set`: the margins nearest 1, cut at the
-    largest jump) and F is minimized on the affine set where their margins stay 1, where it is
-    smooth near theta*: L-BFGS in a basis of that set (a few rounds, the next guess from the
-    best point). Every point is evaluated exactly and the
+    the examples at the kink are guessed (:func:`~ratecons.solvers.dro_hinge.kink_set`: the
+    margins nearest 1, cut at the largest jump) and F is minimized on the affine set where
+    their margins stay 1, where it is smooth near theta*: L-BFGS in a basis of that set (a few
+    rounds, the next guess from the best point). Every point is evaluated exactly and the
     bound is global, so a wrong set costs time, never correctness.
 
     Parameters
@@ -117,6 +118,7 @@ def solve_dro_lbfgs(
 
         passes = DaskPasses(form)
         run.evaluate, run.bound = passes.evaluate, partial(dask_lower_bound, passes)
+        run.nearest_kink = passes.nearest_kink
     run.fun(theta)
     first = run.last
     run.check(theta)
@@ -161,34 +163,43 @@ def _minimize_in_phases(run: _LBFGSRun, theta: np.ndarray, first: Evaluation) ->
     for choice in range(KINK_ROUNDS if form.loss == "hinge" else 0):
         if run.stop not in ("plateau", "stalled") or run.proved():
             break
-        run.minimize_on_kink(_kink_set(form, run.best, choice))
+        dist, index = run.nearest_kink(run.best, form.dim)
+        run.minimize_on_kink(kink_set(dist, index, form.dim, choice))
 
 
 def _last_bounds(run: _LBFGSRun, first: Evaluation) -> None:
     """The bound at the best point (if the last one was elsewhere) and, from tied losses at
-    the start, the balancing pmfs' bound there, unless the gap is proved already."""
+    the start that nothing beat, the balancing pmfs' bound there, unless the gap is proved
+    already."""
     if not run.proved() and not np.array_equal(run.last.theta, run.best.theta):
         run.lower = max(run.lower, run.bound(run.best))
-    if not run.proved() and equal_margins(first):
+    if not run.proved() and equal_margins(first) and _unbeaten(run.best, first):
         run.lower = max(run.lower, run.bound(first, balance=True))
     if run.proved():
         run.stop = "tol"
 
 
-def _kink_set(form: DROProgram, ev: Evaluation, choice: int) -> np.ndarray:
-    """A guess of the examples at the hinge kink at theta*: the k examples (p_n > 0) with the
-    smallest |m_n - 1|, k < d + 1 cut where consecutive sorted values jump the most (``choice``
-    0 takes the largest jump, 1 the second largest, ...)."""
-    dist = np.abs(ev.margins - 1.0)
-    dist[ev.inner.p <= 0] = np.inf
-    order = np.argsort(dist)[: form.dim]
-    ranked = np.maximum(dist[order], 1e-300)
-    if ranked.size < 2 or not np.isfinite(ranked[1]):
-        return order[:1]
-    jumps = ranked[1:] / ranked[:-1]  # jump after k = 1, 2, ... examples
-    cuts = np.argsort(-np.where(np.isfinite(jumps), jumps, 0.0)) + 1
-    return order[: cuts[min(choice, cuts.size - 1)]]
+def _unbeaten(best: Evaluation, tied: Evaluation) -> bool:
+    """Whether the best point is no better than the start at tied losses (to rounding). Only
+    then can the balancing pmfs' bound help: where they succeed it equals F at the tied start
+    (the losses all equal l(m0) there and Jensen's inequality holds at every theta), which is
+    at most F*; a better point elsewhere means they failed. On Dask data that bound gathers
+    the margins (:func:`ratecons.solvers.dro_dask_bound.dask_lower_bound`), so an unproved run
+    (a time limit) must not try it in vain."""
+    return best.value >= tied.value - 1e-12 * max(1.0, abs(tied.value))
 
+
+def _nearest_kink(form: DROProgram, ev: Evaluation, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`~ratecons.solvers.dro_hinge.nearest_kink` with the data as one block."""
+    return nearest_kink(ev.margins, ev.inner.p > 0, np.arange(form.n), k)
+
+
+def _rows(X: Any, index: np.ndarray) -> np.ndarray:
+    """The rows ``index`` of X as a dense NumPy array (a few rows: on Dask data they travel)."""
+    rows = X[np.sort(index)] if hasattr(X, "__dask_graph__") else X[index]
+    if hasattr(rows, "__dask_graph__"):
+        return np.asarray(rows.compute())[np.argsort(np.argsort(index))]
+    return rows.toarray() if sp.issparse(rows) else np.asarray(rows)
 
 
 class _LBFGSRun:
@@ -213,6 +224,8 @@ class _LBFGSRun:
         # F and its bound: in memory, or with the vectors on the Dask workers (solve_dro_lbfgs)
         self.evaluate: Callable[[np.ndarray], Evaluation] = partial(evaluate, form)
         self.bound: Callable[..., float] = partial(lower_bound, form)
+        self.nearest_kink: Callable[[Evaluation, int], tuple[np.ndarray, np.ndarray]] = \
+            partial(_nearest_kink, form)
 
     def fun(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         ev = self.evaluate(theta)
@@ -257,7 +270,7 @@ class _LBFGSRun:
         self.values.append(self.last.value)
         tied = self.tied_start
         if (tied is not None and self.it >= BALANCE_AFTER
-                and self.best.value >= tied.value - 1e-12 * max(1.0, abs(tied.value))):
+                and _unbeaten(self.best, tied)):
             self.lower = max(self.lower, self.bound(tied, balance=True))
             self.tied_start = None  # once
         if self.proved():
@@ -302,9 +315,7 @@ class _LBFGSRun:
         """L-BFGS on {theta : m_n(theta) = 1 for n in ``active``} from the projection of the
         best point (the least-squares correction of its margins)."""
         form, theta = self.form, self.best.theta
-        rows = form.X[active]
-        rows = rows.toarray() if sp.issparse(rows) else np.asarray(rows)
-        C = form.y[active, None] * rows
+        C = form.y[active, None] * _rows(form.X, active)
         if form.fit_intercept:
             C = np.column_stack([C, -form.y[active]])
         if C.shape[0] == 0:

@@ -1,6 +1,7 @@
-"""Fixtures of the Dask tests (test_dask, test_dask_mrc, test_dask_robust): a LocalCluster of
-two workers, the tripwire that fails any gathering of Dask features into one process, and a
-cluster of three worker processes that loses one in the middle of a solve."""
+"""Fixtures of the Dask tests (test_dask, test_dask_mrc, test_dask_robust, test_dask_hinge): a
+LocalCluster of two workers, the tripwires that fail any gathering of Dask features (or of any
+per-example vector) into one process, and a cluster of three worker processes that loses one
+in the middle of a solve."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pytest
 
 #: a 2-D Dask array with more rows than this may not become a NumPy array in a solve
@@ -76,3 +78,40 @@ def lose_a_worker():
                     return exc
 
         yield run
+
+
+@pytest.fixture
+def no_vectors(monkeypatch):
+    """:func:`install_tripwire` for the whole test."""
+    return install_tripwire(monkeypatch)
+
+
+def install_tripwire(monkeypatch) -> list[int]:
+    """Refuse any Dask array of more than GATHER_ROWS rows becoming NumPy, by np.asarray or
+    .compute() (features or per-example vectors), and count the N-vectors sent to the
+    workers (the list returned)."""
+    da = pytest.importorskip("dask.array")
+    original, computed, split = da.Array.__array__, da.Array.compute, da.from_array
+    sent = []
+
+    def check(array):
+        if array.shape and array.shape[0] > GATHER_ROWS:
+            raise AssertionError(f"a Dask array of shape {array.shape} was gathered")
+
+    def guarded(self, *args, **kwargs):
+        check(self)
+        return original(self, *args, **kwargs)
+
+    def guarded_compute(self, *args, **kwargs):
+        check(self)
+        return computed(self, *args, **kwargs)
+
+    def counted(x, *args, **kwargs):
+        if np.ndim(x) == 1 and len(x) > GATHER_ROWS:
+            sent.append(len(x))
+        return split(x, *args, **kwargs)
+
+    monkeypatch.setattr(da.Array, "__array__", guarded)
+    monkeypatch.setattr(da.Array, "compute", guarded_compute)
+    monkeypatch.setattr(da, "from_array", counted)
+    return sent

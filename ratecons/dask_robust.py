@@ -1,0 +1,124 @@
+"""The robust loss R(theta) of eq. (2) (Ghosh & Squillante) at a fitted model, on Dask data.
+
+After a solve, the report's metrics and the degenerate-model check
+(:mod:`ratecons.degenerate`) evaluate the robust loss at the result and at constant scores.
+In memory that is the IM procedure (App. A.1) on the examples' losses; on Dask data those
+losses stay on the workers: :func:`dask_robust_value` runs one evaluation of
+:class:`ratecons.solvers.dro_dask.DaskPasses` (the margin pass, the dual search over the
+persisted margins, the gradient pass), so that only p-sized results and scalars travel. A
+constant score s(x) = c needs no pass at all: its losses take two values, and R follows from
+the class counts (:func:`constant_robust_value`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .canonical.dro import DROProgram
+from .loss_functions import margin_loss
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .expr.ball import PhiDivergenceBall
+
+__all__ = ["constant_robust_value", "dask_losses", "dask_robust_value", "on_dask"]
+
+
+def on_dask(ball: PhiDivergenceBall, scorer: Any) -> bool:
+    """Whether :func:`dask_robust_value` applies: Dask features and a constant score (any phi)
+    or a linear one with a chi-square or KL ball (the dual searches of
+    :mod:`ratecons.solvers.dro_dask_inner`)."""
+    from .numerics.phi import CHI2, KL
+
+    if not hasattr(ball.support.data.X, "__dask_graph__"):
+        return False
+    return hasattr(scorer, "score") or (hasattr(scorer, "w") and ball.phi in (CHI2, KL))
+
+
+#: bisection steps of :func:`constant_robust_value` (the interval halves down to rounding)
+CONSTANT_BISECTIONS = 200
+
+
+def _passes(ball: PhiDivergenceBall, loss: str) -> Any:
+    """The Dask passes over the ball's examples (the signed labels sent to the workers as one
+    byte per row; nothing kept on the client afterwards)."""
+    from .solvers.dro_dask import DaskPasses
+
+    support = ball.support
+    y = 2.0 * support.y.astype(np.float64) - 1.0
+    return DaskPasses(DROProgram(X=support.X, y=y, loss=loss, phi=ball.phi, rho=ball.rho))
+
+
+def _theta(scorer: Any, d: int) -> np.ndarray:
+    """theta = (w, b) of a linear score, (0, -c) of a constant c."""
+    if hasattr(scorer, "w"):
+        return np.append(np.asarray(scorer.w, dtype=np.float64), float(scorer.b))
+    return np.append(np.zeros(d), -float(scorer.score))
+
+
+def dask_robust_value(ball: PhiDivergenceBall, loss: str, scorer: Any) -> float:
+    """R at ``scorer``'s margins over the ball's examples: a linear score by one evaluation of
+    the Dask passes, a constant by :func:`constant_robust_value` (module docstring).
+
+    Parameters
+    ----------
+    ball : PhiDivergenceBall
+        On Dask data (:func:`on_dask`).
+    loss : str
+        A key of :data:`ratecons.loss_functions.MARGIN_LOSSES`.
+    scorer : LinearScorer or ConstantScore
+        f(x) = <w, x> - b, or the constant ``score``.
+    """
+    if not hasattr(scorer, "w"):
+        return constant_robust_value(ball, loss, float(scorer.score))
+    passes = _passes(ball, loss)
+    return float(passes.evaluate(_theta(scorer, passes.form.d)).inner.value)
+
+
+def constant_robust_value(ball: PhiDivergenceBall, loss: str, c: float) -> float:
+    """R of eq. (2) at the constant score c, from the class counts alone.
+
+    The margins are c y~_n: the losses take the value l(c) on the fraction pi of the examples
+    labelled +1 and l(-c) on the rest. For a convex phi the worst-case pmf is uniform within
+    each class (averaging a feasible P over permutations of a class keeps it feasible and its
+    value), so R = max { q h + (1 - q) l : D(q) <= rho } with h >= l the two losses, q the
+    mass of the class with loss h (fraction pi_h) and
+    D(q) = pi_h phi(q / pi_h) + (1 - pi_h) phi((1 - q) / (1 - pi_h)), the divergence from U_N
+    (convex, 0 at q = pi_h). The linear objective is largest at the largest feasible q, found
+    by bisection on [pi_h, 1] where D increases.
+    """
+    y = ball.support.y
+    pi = float(np.count_nonzero(y)) / y.size
+    (pos_loss, neg_loss), _ = margin_loss(loss, np.array([c, -c]))
+    high, low, share = ((pos_loss, neg_loss, pi) if pos_loss >= neg_loss
+                        else (neg_loss, pos_loss, 1.0 - pi))
+    if high == low or share == 0.0 or share == 1.0:
+        return float(high if share == 1.0 else low if share == 0.0 else high)
+    phi = ball.phi
+
+    def divergence(q: float) -> float:
+        parts = np.array([q / share, (1.0 - q) / (1.0 - share)])
+        with np.errstate(all="ignore"):
+            vals = np.where(parts > 0, np.asarray(phi.phi(np.maximum(parts, 1e-300))),
+                            phi.at_zero)
+        return float(share * vals[0] + (1.0 - share) * vals[1])
+
+    lo, hi = share, 1.0
+    if divergence(hi) > ball.rho:
+        for _ in range(CONSTANT_BISECTIONS):
+            mid = 0.5 * (lo + hi)
+            if mid in (lo, hi):
+                break
+            lo, hi = (mid, hi) if divergence(mid) <= ball.rho else (lo, mid)
+    else:
+        lo = hi
+    return float(lo * high + (1.0 - lo) * low)
+
+
+def dask_losses(ball: PhiDivergenceBall, loss: str, scorer: Any) -> Any:
+    """The lazy losses l(m_n) at ``scorer`` (a Dask array with the features' partitions): their
+    mean, say, is a reduction."""
+    passes = _passes(ball, loss)
+    return passes.margins(_theta(scorer, passes.form.d)).map_blocks(
+        lambda m: margin_loss(loss, m)[0], dtype=np.float64)
