@@ -2,11 +2,11 @@
 bound, and the robust-learning solve that met it.
 
 On the UCI optdigits data (raw pixel counts 0-16, digit 0 against the rest: nearly separable)
-a chi-square robust hinge loss starts with every loss tied, so the ``lbfgs`` certificate tries
-the balancing pmfs (``dro_certificate._balancing_pmfs``), whose tilt is unbounded below on
-such data: its gradient stops changing, the change y underflows (y.y = 0) while s.y > 0 and the
-loop divided by y.y (a ``ZeroDivisionError`` from ``solve()``). A pair whose y.y is 0 is now
-skipped like any pair without curvature.
+a chi-square robust hinge loss starts with every loss tied, and the ``lbfgs`` certificate's
+balancing pmfs (``dro_certificate._balancing_pmfs``) minimize a tilt that is unbounded below on
+such data: its gradient stops changing, the change y underflows (y.y = 0) while s.y > 0, and
+the loop divided by y.y (a ``ZeroDivisionError`` from ``solve()``). A pair whose y.y is 0 is
+now skipped like any pair without curvature.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import ratecons as rc
+from ratecons.solvers.dro_certificate import _balancing_pmfs
 from ratecons.solvers.quasi_newton import lbfgs, minimize_small
 from tests.shared_data import DATA
 
@@ -39,6 +40,17 @@ def optdigits() -> rc.Dataset:
     raw = rc.datasets.load_csv(DATA / "optdigits.csv")
     X = np.asarray(raw.X, dtype=np.float64)
     return rc.Dataset(X, (np.asarray(raw.y) == 0).astype(np.int8), name="optdigits")
+
+
+def test_the_balancing_tilt_on_nearly_separable_data_returns(optdigits):
+    """The tilt's minimization runs to its step cap instead of dividing by y.y = 0; whatever
+    pmfs it keeps are pmfs."""
+    problem = rc.Problem(
+        minimize=rc.robust_loss(rc.PhiDivergenceBall(optdigits, phi="chi2", rho=0.1),
+                                loss="hinge"),
+        model=rc.LinearModel(l2=1e-3))
+    for q in _balancing_pmfs(problem.canonical()):
+        assert q.min() >= 0.0 and abs(q.sum() - 1.0) <= 1e-9
 
 
 def test_robust_hinge_on_nearly_separable_data_ends_honestly(optdigits):
