@@ -3,11 +3,11 @@
 After a solve, the report's metrics and the degenerate-model check
 (:mod:`ratecons.degenerate`) evaluate the robust loss at the result and at constant scores.
 In memory that is the IM procedure (App. A.1) on the examples' losses; on Dask data those
-losses stay on the workers: :func:`dask_robust_value` runs one evaluation of
-:class:`ratecons.solvers.dro_dask.DaskPasses` (the margin pass, the dual search over the
-persisted margins, the gradient pass), so that only p-sized results and scalars travel. A
-constant score s(x) = c needs no pass at all: its losses take two values, and R follows from
-the class counts (:func:`constant_robust_value`).
+losses stay on the workers: :func:`dask_robust_value` runs the margin pass, the dual search
+over the persisted margins and one weighted sum
+(:mod:`ratecons.numerics.inner_max_dask`), so that only scalars travel. A constant score
+s(x) = c needs no pass at all: its losses take two values, and R follows from the class
+counts (:func:`constant_robust_value`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .canonical.dro import DROProgram
 from .loss_functions import margin_loss
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -28,7 +27,7 @@ __all__ = ["constant_robust_value", "dask_losses", "dask_robust_value", "on_dask
 def on_dask(ball: PhiDivergenceBall, scorer: Any) -> bool:
     """Whether :func:`dask_robust_value` applies: Dask features and a constant score (any phi)
     or a linear one with a chi-square or KL ball (the dual searches of
-    :mod:`ratecons.solvers.dro_dask_inner`)."""
+    :mod:`ratecons.numerics.inner_max_dask`)."""
     from .numerics.phi import CHI2, KL
 
     if not hasattr(ball.support.data.X, "__dask_graph__"):
@@ -40,21 +39,21 @@ def on_dask(ball: PhiDivergenceBall, scorer: Any) -> bool:
 CONSTANT_BISECTIONS = 200
 
 
-def _passes(ball: PhiDivergenceBall, loss: str) -> Any:
-    """The Dask passes over the ball's examples (the signed labels sent to the workers as one
-    byte per row; nothing kept on the client afterwards)."""
-    from .solvers.dro_dask import DaskPasses
+def _margins(ball: PhiDivergenceBall, scorer: Any) -> Any:
+    """The lazy margins y~_n f(x_n) over the ball's examples, f(x) = <w, x> - b or the constant
+    score (w = 0, b = -score); the signed labels go to the workers as one byte per row."""
+    import dask.array as da
+
+    from .numerics.inner_max_dask import signed_margins
 
     support = ball.support
-    y = 2.0 * support.y.astype(np.float64) - 1.0
-    return DaskPasses(DROProgram(X=support.X, y=y, loss=loss, phi=ball.phi, rho=ball.rho))
-
-
-def _theta(scorer: Any, d: int) -> np.ndarray:
-    """theta = (w, b) of a linear score, (0, -c) of a constant c."""
+    y = (2 * support.y.astype(np.int8) - 1).astype(np.int8)
+    labels = da.from_array(y, chunks=(support.X.chunks[0],))
     if hasattr(scorer, "w"):
-        return np.append(np.asarray(scorer.w, dtype=np.float64), float(scorer.b))
-    return np.append(np.zeros(d), -float(scorer.score))
+        w, b = np.asarray(scorer.w, dtype=np.float64), float(scorer.b)
+    else:
+        w, b = np.zeros(support.X.shape[1]), -float(scorer.score)
+    return signed_margins(support.X, labels, w, b)
 
 
 def dask_robust_value(ball: PhiDivergenceBall, loss: str, scorer: Any) -> float:
@@ -70,10 +69,12 @@ def dask_robust_value(ball: PhiDivergenceBall, loss: str, scorer: Any) -> float:
     scorer : LinearScorer or ConstantScore
         f(x) = <w, x> - b, or the constant ``score``.
     """
+    from .numerics.inner_max_dask import robust_value, worst_case_rule
+
     if not hasattr(scorer, "w"):
         return constant_robust_value(ball, loss, float(scorer.score))
-    passes = _passes(ball, loss)
-    return float(passes.evaluate(_theta(scorer, passes.form.d)).inner.value)
+    state, rule, summ = worst_case_rule(_margins(ball, scorer), loss, ball.phi, ball.rho)
+    return robust_value(state, loss, rule, summ)
 
 
 def constant_robust_value(ball: PhiDivergenceBall, loss: str, c: float) -> float:
@@ -119,6 +120,5 @@ def constant_robust_value(ball: PhiDivergenceBall, loss: str, c: float) -> float
 def dask_losses(ball: PhiDivergenceBall, loss: str, scorer: Any) -> Any:
     """The lazy losses l(m_n) at ``scorer`` (a Dask array with the features' partitions): their
     mean, say, is a reduction."""
-    passes = _passes(ball, loss)
-    return passes.margins(_theta(scorer, passes.form.d)).map_blocks(
-        lambda m: margin_loss(loss, m)[0], dtype=np.float64)
+    return _margins(ball, scorer).map_blocks(lambda m: margin_loss(loss, m)[0],
+                                             dtype=np.float64)

@@ -8,7 +8,7 @@ partitions instead. Per evaluation of F(theta) (eq. 2) and its gradient (6):
 1. one pass over the features persists the margins m_n(theta) on the workers and returns their
    summary (largest loss and its count, moments, quantiles);
 2. the IM procedure's dual (alpha*, lambda*) is found from per-partition sums at batches of
-   candidate duals (:func:`ratecons.solvers.dro_dask_inner.dual_rule`), reading only the
+   candidate duals (:func:`ratecons.numerics.inner_max_dask.dual_rule`), reading only the
    persisted margins;
 3. one pass over the features forms P* = s / sum s on the workers and returns the gradient
    X^T (p l' y~) split by label, the divergence, the dual value and the sums that the
@@ -31,18 +31,14 @@ import numpy as np
 
 from ..canonical.dro import DROProgram
 from ..loss_functions import LOSS_CONJUGATES, margin_loss
-from ..numerics.inner_max import InnerSolution, alpha_zero_divergence, inner_maximize
-from ..numerics.phi import CHI2, KL
-from .dro_dask_inner import (
-    PARTITION_QUANTILES,
+from ..numerics.inner_max import InnerSolution, alpha_zero_divergence
+from ..numerics.inner_max_dask import (
     LossSummary,
     WeightRule,
     computed,
-    dual_rule,
-    margin_summary,
     per_partition,
-    persist_with,
-    summary_width,
+    signed_margins,
+    worst_case_rule,
 )
 from .dro_hinge import nearest_kink
 from .dro_point import Evaluation
@@ -53,10 +49,6 @@ __all__ = ["DaskEvaluation", "DaskPasses"]
 GRAD_COLUMNS = 6
 #: scalars returned by the gradient pass (:func:`_gradient_block`)
 GRAD_SCALARS = 11
-
-
-def _margins(X: np.ndarray, y: np.ndarray, w: np.ndarray, b: float) -> np.ndarray:
-    return y * (X @ w - b)
 
 
 def _gradient_block(X: np.ndarray, m: np.ndarray, y: np.ndarray, loss: str,
@@ -114,38 +106,22 @@ class DaskPasses:
         rows = form.X.chunks[0]
         self.y = da.from_array(form.y.astype(np.int8), chunks=(rows,)).persist()
         self.index = da.arange(form.n, chunks=(rows,))  # global row numbers, made by the workers
-        self.quantiles = PARTITION_QUANTILES if form.phi is CHI2 else 0
         self.beta: float | None = None  # the last KL beta*, the next search's start
 
     def margins(self, theta: np.ndarray) -> Any:
         """The lazy margins m_n(theta), with the features' row partitions."""
         w, b = self.form.split(theta)
-        return da.blockwise(_margins, "i", self.form.X, "ij", self.y, "i", dtype=np.float64,
-                            concatenate=True, w=w, b=b)
+        return signed_margins(self.form.X, self.y, w, b)
 
     def evaluate(self, theta: np.ndarray) -> DaskEvaluation:
         """F(theta), its gradient (6) and P*(theta) (module docstring, steps 1-3)."""
         form = self.form
         theta = np.asarray(theta, dtype=np.float64)
         lazy = self.margins(theta)
-        summary = per_partition(margin_summary, summary_width(self.quantiles), lazy,
-                                loss=form.loss, quantiles=self.quantiles)
-        state, parts = persist_with(lazy, summary)
-        summ = LossSummary.combine(parts)
-        rule = dual_rule(state, form.loss, "kl" if form.phi is KL else "chi2", form.rho, summ,
-                         self.beta)
-        if rule is None:  # rounding left no consistent chi-square support: solve in memory
-            rule = self._in_memory_rule(state)
+        state, rule, summ = worst_case_rule(lazy, form.loss, form.phi, form.rho, self.beta)
         if rule.kind == "kl":
             self.beta = rule.beta
         return self._finish(theta, state, lazy, rule, summ)
-
-    def _in_memory_rule(self, state: Any) -> WeightRule:
-        z, _ = margin_loss(self.form.loss, np.asarray(state.compute()))
-        sol = inner_maximize(z, self.form.phi, self.form.rho)
-        if sol.alpha == 0.0:
-            return WeightRule("top", float(z.max()))
-        return WeightRule("chi2", float(z.max()), c=0.5 / sol.alpha, lam=sol.lam)
 
     def gradient_sums(self, state: Any, rule: WeightRule) -> np.ndarray:
         """The gradient pass (step 3) summed over the partitions."""

@@ -22,10 +22,10 @@ import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 from ..loss_functions import LOSS_CONJUGATES, margin_loss
+from ..numerics.inner_max_dask import WeightRule, computed, per_partition
 from ..scans import weighted_gram
 from .dro_certificate import CONSTRAINT_RTOL, LOSS_HESSIANS, lower_bound
 from .dro_dask import DaskEvaluation, DaskPasses
-from .dro_dask_inner import WeightRule, computed, per_partition
 from .dro_eval import equal_margins
 from .dro_hinge import (
     HINGE_REFIT_WIDTHS,

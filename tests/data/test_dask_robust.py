@@ -27,8 +27,8 @@ distributed = pytest.importorskip("distributed")
 
 import ratecons as rc  # noqa: E402
 from ratecons.canonical.dro import DROProgram  # noqa: E402
+from ratecons.numerics import inner_max_dask  # noqa: E402
 from ratecons.numerics.phi import CHI2, KL  # noqa: E402
-from ratecons.solvers import dro_dask_inner  # noqa: E402
 from ratecons.solvers.dro_certificate import lower_bound  # noqa: E402
 from ratecons.solvers.dro_dask import DaskPasses  # noqa: E402
 from ratecons.solvers.dro_dask_bound import dask_lower_bound  # noqa: E402
@@ -96,12 +96,12 @@ def test_the_cases_of_the_procedure(client):
 
 def test_the_chi2_bracket_refined_in_rounds(client, monkeypatch):
     """Few candidates and a small cap: the bracket is refined by quantiles inside it."""
-    monkeypatch.setattr(dro_dask_inner, "CANDIDATES", 8)
-    monkeypatch.setattr(dro_dask_inner, "PARTITION_QUANTILES", 4)
-    monkeypatch.setattr(dro_dask_inner, "BRACKET_CAP", 40)
+    monkeypatch.setattr(inner_max_dask, "CANDIDATES", 8)
+    monkeypatch.setattr(inner_max_dask, "PARTITION_QUANTILES", 4)
+    monkeypatch.setattr(inner_max_dask, "BRACKET_CAP", 40)
     calls = []
-    original = dro_dask_inner.per_partition
-    monkeypatch.setattr(dro_dask_inner, "per_partition",
+    original = inner_max_dask.per_partition
+    monkeypatch.setattr(inner_max_dask, "per_partition",
                         lambda fn, *a, **k: calls.append(fn.__name__) or original(fn, *a, **k))
     memory, lazy = _forms(CHI2, 2.5, n=3000, chunk=500, seed=4)
     _same_point(memory, lazy, np.array([1.5, -0.7, 0.3, 0.2, -0.1, 0.4]))

@@ -34,12 +34,13 @@ import dask.array as da
 import numpy as np
 
 from ..loss_functions import margin_loss
-from ..numerics.inner_max import alpha_zero_divergence
-from ..numerics.phi import CHI2, KL
 from ..scans import count_pass
+from .inner_max import alpha_zero_divergence, inner_maximize
+from .phi import CHI2, KL, Phi
 
 __all__ = ["CANDIDATES", "BRACKET_CAP", "LossSummary", "WeightRule", "computed", "dual_rule",
-           "margin_summary", "per_partition", "persist_with", "summary_width"]
+           "margin_summary", "per_partition", "persist_with", "robust_value", "signed_margins",
+           "summary_width", "worst_case_rule"]
 
 #: candidate thresholds per chi-square bracketing pass (quantiles of the losses)
 CANDIDATES = 1024
@@ -347,3 +348,53 @@ def persist_with(state: Any, small: Any) -> tuple[Any, np.ndarray]:
     one submission."""
     state, small = dask.persist(state, small)
     return state, computed(small, features=True)
+
+
+# ------------------------------------------------------------------ from margins to R
+def _margins(X: np.ndarray, y: np.ndarray, w: np.ndarray, b: float) -> np.ndarray:
+    return y * (X @ w - b)
+
+
+def signed_margins(X: Any, y: Any, w: np.ndarray, b: float) -> Any:
+    """The lazy margins m_n = y~_n (<w, x_n> - b) of Dask features ``X`` and signed labels
+    ``y`` (a Dask array with X's row partitions)."""
+    return da.blockwise(_margins, "i", X, "ij", y, "i", dtype=np.float64, concatenate=True,
+                        w=w, b=b)
+
+
+def worst_case_rule(margins: Any, loss: str, phi: Phi, rho: float,
+                    beta0: float | None = None) -> tuple[Any, WeightRule, LossSummary]:
+    """The margins persisted on the workers (one pass over the features, with the losses'
+    summary), the worst-case weights' rule (:func:`dual_rule`) and the summary. When rounding
+    left the chi-square scan no consistent support (rare), the IM procedure runs in memory on
+    the gathered losses."""
+    quantiles = PARTITION_QUANTILES if phi is CHI2 else 0
+    summary = per_partition(margin_summary, summary_width(quantiles), margins, loss=loss,
+                            quantiles=quantiles)
+    state, parts = persist_with(margins, summary)
+    summ = LossSummary.combine(parts)
+    rule = dual_rule(state, loss, "kl" if phi is KL else "chi2", rho, summ, beta0)
+    if rule is None:
+        z, _ = margin_loss(loss, np.asarray(state.compute()))
+        sol = inner_maximize(z, phi, rho)
+        rule = (WeightRule("top", float(z.max())) if sol.alpha == 0.0 else
+                WeightRule("chi2", float(z.max()), c=0.5 / sol.alpha, lam=sol.lam))
+    return state, rule, summ
+
+
+def _weighted_loss_sums(m: np.ndarray, loss: str, rule: WeightRule) -> np.ndarray:
+    z, _ = margin_loss(loss, m)
+    s = rule.weights(z)
+    return np.array([[float(s @ z), float(s.sum())]])
+
+
+def robust_value(state: Any, loss: str, rule: WeightRule, summ: LossSummary) -> float:
+    """R = sum_n P*_n l(m_n) at the persisted margins ``state``: from the summary when P* is
+    uniform (all losses tie) or on the largest losses, else one pass over the margins."""
+    if rule.kind == "uniform":
+        return summ.mean
+    if rule.kind == "top":
+        return summ.zmax
+    sums = computed(per_partition(_weighted_loss_sums, 2, state, loss=loss, rule=rule)
+                    .sum(axis=0))
+    return float(sums[0] / sums[1])
