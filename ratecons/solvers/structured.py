@@ -74,7 +74,7 @@ from .structured_centre import (
 from .structured_correctors import all_pairs, centrality_correctors, halve_at_most
 from .structured_form import ScaledForm, StructuredForm, StructuredSolution, WarmStart
 from .structured_free import free_block
-from .structured_robust import RobustRows, RobustTerms, robust_start, robust_terms
+from .structured_robust import RobustRows, RobustTerms, halved_lams, robust_start, robust_terms
 
 __all__ = ["solve_structured", "DEFAULT_TOL", "CERTIFIED_TOL"]
 
@@ -164,6 +164,7 @@ class _IPM:
         #: the ball lam of every support function in a constraint row (:func:`halve_at_most`)
         self.curved_lam = np.array([self.p1 + p.lam for p in form.robust if p.row > 0],
                                    dtype=np.int64)
+        self.halved_lam = halved_lams(form.robust, self.p1)  # KL too (:func:`halved_lams`)
         #: the weighted path s lam = omega mu of the rows ``weighted`` (structured_centre)
         self.omega = (np.ones(self.K) if weighted is None
                       else piece_weights(self.sc.C, form.robust, self.K, weighted))
@@ -535,9 +536,9 @@ class _IPM:
 
     def step_length(self, x: _State, d: _State) -> float:
         """:data:`STEP_FRACTION` of the step to the boundary along d, at most 1, and at most
-        halfway to 0 for the ball's lam of a constraint row (:func:`halve_at_most`)."""
+        halfway to 0 for the ball's lam of a constraint row or of KL (:func:`halved_lams`)."""
         step = min(1.0, STEP_FRACTION * step_to_boundary(*all_pairs(x, d, self.positive)))
-        return halve_at_most(x.theta[self.curved_lam], d.theta[self.curved_lam], step)
+        return halve_at_most(x.theta[self.halved_lam], d.theta[self.halved_lam], step)
 
     def measures(self, x: _State, ev: dict) -> tuple[float, float, float, float]:
         """(relative gap, relative primal residual, relative dual residual, mu)."""
