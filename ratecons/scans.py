@@ -25,6 +25,12 @@ __all__ = ["Rows", "DaskRows", "BLOCK_ROWS", "weighted_gram", "sparse_weighted_g
 
 #: rows per block of a pass (a dense block of 16,384 x 100 float64 is 13 MB)
 BLOCK_ROWS = 16_384
+#: bytes of one dense block of :meth:`Rows.gram`: its scaled copy diag(sqrt(c)) A is made
+#: and read by syrk while it is still in the cache. With 500 Nystrom features on the whole
+#: Adult split (34,189 rows, one BLAS thread, load 4) a product took 189 ms by blocks of
+#: 16,384 rows (65 MB), 167 ms by 4,096 (16 MB), 165 ms by 2,048 and 1,024 (8 and 4 MB),
+#: 211 ms by 512
+GRAM_BLOCK_BYTES = 8 * 2**20
 #: a sparse matrix with p columns and at most SPARSE_GRAM_FILL * sqrt(SPARSE_GRAM_COLUMNS / p)
 #: of its cells filled (never more than SPARSE_GRAM_MAX_FILL) gets its weighted Gram product
 #: from a compiled pass over each row's nonzeros (:func:`sparse_weighted_gram`); a denser one
@@ -55,10 +61,15 @@ def weighted_gram(A: np.ndarray, c: np.ndarray) -> np.ndarray:
     whichever of B = diag(sqrt(c)) A and B^T is Fortran-ordered so that BLAS gets it without a
     copy; the result is symmetrized.
     """
-    B = A * np.sqrt(np.maximum(c, 0.0))[:, None]
+    return _symmetric(_gram_upper(A * np.sqrt(np.maximum(c, 0.0))[:, None]))
+
+
+def _gram_upper(B: np.ndarray) -> np.ndarray:
+    """The upper triangle of B^T B by BLAS syrk, on whichever of B and B^T is
+    Fortran-ordered (no copy)."""
     if B.flags.f_contiguous:
-        return _symmetric(dsyrk(1.0, B, trans=1, lower=0))
-    return _symmetric(dsyrk(1.0, B.T, trans=0, lower=0))
+        return dsyrk(1.0, B, trans=1, lower=0)
+    return dsyrk(1.0, B.T, trans=0, lower=0)
 
 
 def _symmetric(upper: np.ndarray) -> np.ndarray:
@@ -161,12 +172,31 @@ class Rows:
         rows, or syrk over dense row blocks (:data:`SPARSE_GRAM_FILL`)."""
         if self.by_rows:
             return sparse_weighted_gram(self.P, c)
-        G = np.zeros((self.p, self.p))
-        for start, stop in self.blocks():
+        return self._dense_gram(c, False)[0]
+
+    def gram_and_column(self, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(P^T diag(c) P, P^T c) for weights c >= 0: over dense blocks in one pass (each
+        scaled block B = diag(sqrt(c)) A gives B^T B and B^T sqrt(c) while in the cache);
+        else :meth:`gram` and :meth:`transpose_apply`."""
+        if self.by_rows or self.dense is None and not sp.issparse(self.P):
+            return self.gram(c), self.transpose_apply(c)
+        return self._dense_gram(c, True)
+
+    def _dense_gram(self, c: np.ndarray, column: bool) -> tuple[np.ndarray, np.ndarray]:
+        """syrk over dense row blocks of :data:`GRAM_BLOCK_BYTES` (the upper triangles summed,
+        symmetrized once), and (``column``) P^T c from the same scaled blocks."""
+        upper, col = np.zeros((self.p, self.p)), np.zeros(self.p)
+        root = np.sqrt(np.maximum(np.asarray(c, dtype=np.float64), 0.0))
+        rows = max(1, GRAM_BLOCK_BYTES // (8 * max(1, self.p)))
+        for start in range(0, self.n, rows):
+            stop = min(start + rows, self.n)
             block = (self.dense[start:stop] if self.dense is not None
                      else self.P[start:stop].toarray())
-            G += weighted_gram(block, c[start:stop])
-        return G
+            B = block * root[start:stop, None]
+            upper += _gram_upper(B)
+            if column:
+                col += root[start:stop] @ B
+        return _symmetric(upper), col
 
 
 # ---------------------------------------------------------------------- Dask partitions

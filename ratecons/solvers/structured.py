@@ -38,9 +38,9 @@ s lam - sigma mu). After the slacks and multipliers are eliminated the Newton sy
   the rows lost the free variables' accuracy as the pieces' weights went to zero).
 
 So each iteration costs one weighted Gram product Q^T diag(d) Q over the examples
-(Q = [P, -1]; O(N p^2), :meth:`ratecons.scans.Rows.gram`), one LU factorization of the small
-system, and O(N (m + 2)) vector work -- as :mod:`.top_ipm` and :mod:`.mrc_ipm` do for their
-problems. Nothing N x N is formed and no Python loop runs over the examples.
+(Q = [P, -1]; O(N p^2), :meth:`ratecons.scans.Rows.gram_and_column`: P^T diag(d) P and P^T d
+in one pass), one LU factorization of the small system, and O(N (m + 2)) vector work -- as
+:mod:`.top_ipm` and :mod:`.mrc_ipm` do for their problems. Nothing N x N is formed and no Python loop runs over the examples.
 
 Robust losses (chi-square and KL balls) enter the objective in the dual form of eq. (5) of
 Ghosh & Squillante with two free variables (eta, lam) and per-example perspective terms
@@ -72,7 +72,7 @@ from .structured_centre import (
     weighted_start,
 )
 from .structured_correctors import all_pairs, centrality_correctors, halve_at_most
-from .structured_form import ScaledForm, StructuredForm, StructuredSolution, WarmStart
+from .structured_form import Iterate, ScaledForm, StructuredForm, StructuredSolution, WarmStart
 from .structured_free import free_block
 from .structured_robust import RobustRows, RobustTerms, robust_start, robust_terms
 
@@ -131,19 +131,6 @@ FEASIBILITY_SIGMA = 0.5
 MIN_STEP = 1e-8
 #: interior-point iterations before the status is ``iteration_limit``
 DEFAULT_MAX_ITERATIONS = 100
-
-
-class _State:
-    """Primal x = (theta, u, tau), slacks and multipliers of the groups A, B, R, T+, T-."""
-
-    def __init__(self, theta: np.ndarray, u: np.ndarray, tau: np.ndarray,
-                 s: dict[str, np.ndarray], lam: dict[str, np.ndarray]) -> None:
-        self.theta, self.u, self.tau, self.s, self.lam = theta, u, tau, s, lam
-
-    def moved(self, d: _State, step: float) -> _State:
-        return _State(self.theta + step * d.theta, self.u + step * d.u, self.tau + step * d.tau,
-                      {g: self.s[g] + step * d.s[g] for g in self.s},
-                      {g: self.lam[g] + step * d.lam[g] for g in self.lam})
 
 
 class _IPM:
@@ -233,10 +220,10 @@ class _IPM:
         return out
 
     # ---------------------------------------------------------------- residuals
-    def evaluate(self, x: _State) -> dict[str, object]:
+    def evaluate(self, x: Iterate) -> dict[str, object]:
         """Constraint values c(x), objective, gradient pieces and residuals at x."""
         sc, f = self.sc, self.form
-        z = self.scores(x.theta)
+        z = x.z = self.scores(x.theta) if x.z is None else x.z
         w, _ = self.w_b(x.theta)
         lam_R = x.lam["R"]
         weights = np.concatenate([[1.0], lam_R])
@@ -300,7 +287,7 @@ class _IPM:
                             z, u, v, self.K)
 
     # ---------------------------------------------------------------- Newton system
-    def factor(self, x: _State, ev: dict, damping: float = 0.0) -> dict[str, object]:
+    def factor(self, x: Iterate, ev: dict, damping: float = 0.0) -> dict[str, object]:
         """The reduced matrix (module docstring) and what its solves need; ``damping`` times
         the robust pieces' weights is added on their (eta, lam) (:data:`ROBUST_DAMPING`)."""
         f, sc = self.form, self.sc
@@ -313,8 +300,7 @@ class _IPM:
         d = ev["curv"].copy()
         if self.K:
             d += np.bincount(f.hinge_index, weights=f.hinge_slope ** 2 * e, minlength=N)
-        G = self.rows.gram(d)
-        col = self.rows.transpose_apply(d)
+        G, col = self.rows.gram_and_column(d) if self.fit_b else (self.rows.gram(d), None)
         diag_w = np.full(self.p, sc.l2)
         if self.use_l1:
             diag_w += 4.0 * W["T+"] * W["T-"] / (W["T+"] + W["T-"])
@@ -460,8 +446,8 @@ class _IPM:
             t_u = t_u + on_u
         return t_theta + h_theta, t_u, t_tau
 
-    def direction(self, x: _State, ev: dict, system: dict,
-                  r_c: dict[str, np.ndarray], refine: bool) -> _State:
+    def direction(self, x: Iterate, ev: dict, system: dict,
+                  r_c: dict[str, np.ndarray], refine: bool) -> Iterate:
         """The Newton direction for complementarity residuals r_c (module docstring), with
         one round of iterative refinement on the unreduced operator if ``refine``."""
         W = system["W"]
@@ -478,10 +464,10 @@ class _IPM:
         jd = self.jacobian_apply(system, d, dz)
         ds = {g: jd[g] + ev["c"][g] - x.s[g] for g in x.s}
         dlam = {g: -W[g] * ds[g] - r_c[g] / x.s[g] for g in x.s}
-        return _State(d[0], d[1], d[2], ds, dlam)
+        return Iterate(d[0], d[1], d[2], ds, dlam, dz)
 
     # ---------------------------------------------------------------- the loop
-    def start(self, warm: WarmStart | None = None) -> _State:
+    def start(self, warm: WarmStart | None = None) -> Iterate:
         """The first iterate: w = 0 with unit slacks and multipliers (omega on weighted
         pieces, :mod:`.structured_centre`, and then 1 / slack on the rows), or (``warm``) the
         previous step's (w, b) and row multipliers, with every epigraph variable just above
@@ -501,7 +487,7 @@ class _IPM:
             if f.robust:
                 theta[self.p1:] = robust_start(f.robust, self.scores(theta), u,
                                                theta[self.p1:])
-            x = _State(theta, u, tau, {}, {g: self.weights[g].copy() for g in groups})
+            x = Iterate(theta, u, tau, {}, {g: self.weights[g].copy() for g in groups})
             ev = self.evaluate(x)
             x.s = {g: np.maximum(ev["c"][g], 1.0) for g in groups}
             if np.any(self.omega < 1.0):  # the rows' products at 1 too (inactive rows)
@@ -528,18 +514,18 @@ class _IPM:
             lam["T-"] = np.maximum(np.where(w > 0, 0.0, sc.l1), shift)
         if f.robust:
             lam["L"] = np.full(self.positive.size, shift)
-        x = _State(theta, u, tau, {}, lam)
+        x = Iterate(theta, u, tau, {}, lam)
         ev = self.evaluate(x)
         x.s = {g: np.maximum(ev["c"][g], shift) for g in groups}
         return x
 
-    def step_length(self, x: _State, d: _State) -> float:
+    def step_length(self, x: Iterate, d: Iterate) -> float:
         """:data:`STEP_FRACTION` of the step to the boundary along d, at most 1, and at most
         halfway to 0 for the ball's lam of a constraint row (:func:`halve_at_most`)."""
         step = min(1.0, STEP_FRACTION * step_to_boundary(*all_pairs(x, d, self.positive)))
         return halve_at_most(x.theta[self.curved_lam], d.theta[self.curved_lam], step)
 
-    def measures(self, x: _State, ev: dict) -> tuple[float, float, float, float]:
+    def measures(self, x: Iterate, ev: dict) -> tuple[float, float, float, float]:
         """(relative gap, relative primal residual, relative dual residual, mu)."""
         comp = sum(float(x.s[g] @ x.lam[g]) for g in x.s)
         lag_gap = abs(sum(float(x.lam[g] @ ev["c"][g]) for g in x.s))
@@ -617,7 +603,7 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
     x = ipm.start(warm)
     status = settings.ITERATION_LIMIT
     message = ""
-    best: tuple[float, _State, dict] | None = None
+    best: tuple[float, Iterate, dict] | None = None
     merits: list[float] = []
     iterations = 0
     for iterations in range(1, max_iterations + 1):  # noqa: B007 - read after the loop
@@ -675,10 +661,15 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
         if best is None or merit < best[0]:
             best = (merit, x, ev)
     if status != settings.OPTIMAL and best is not None:
-        x, ev = best[1], best[2]
+        x = best[1]
+    x = x.exact()  # the certificate from the scores Q theta afresh (Iterate)
+    ev = ipm.evaluate(x)
     rel_gap, pres, dres, _ = ipm.measures(x, ev)
-    if status == settings.NUMERICAL_ERROR and max(rel_gap, pres, dres) <= CERTIFIED_TOL:
+    exact_merit = max(rel_gap, pres, dres)
+    if status == settings.NUMERICAL_ERROR and exact_merit <= CERTIFIED_TOL:
         status, message = settings.OPTIMAL, f"stopped short of {tol:.0e}: {message}"
+    elif status == settings.OPTIMAL and exact_merit > max(tol, CERTIFIED_TOL):
+        status, message = settings.NUMERICAL_ERROR, "the updated scores drifted from P w - b"
     w, b = ipm.w_b(x.theta)
     v = x.theta[ipm.p1:].copy()
     values = form.row_values(w, b, v)
