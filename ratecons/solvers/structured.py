@@ -40,7 +40,8 @@ s lam - sigma mu). After the slacks and multipliers are eliminated the Newton sy
 So each iteration costs one weighted Gram product Q^T diag(d) Q over the examples
 (Q = [P, -1]; O(N p^2), :meth:`ratecons.scans.Rows.gram_and_column`: P^T diag(d) P and P^T d
 in one pass), one LU factorization of the small system, and O(N (m + 2)) vector work -- as
-:mod:`.top_ipm` and :mod:`.mrc_ipm` do for their problems. Nothing N x N is formed and no Python loop runs over the examples.
+:mod:`.top_ipm` and :mod:`.mrc_ipm` do for their problems. Nothing N x N is formed and no
+Python loop runs over the examples.
 
 Robust losses (chi-square and KL balls) enter the objective in the dual form of eq. (5) of
 Ghosh & Squillante with two free variables (eta, lam) and per-example perspective terms
