@@ -76,6 +76,7 @@ from .structured_correctors import all_pairs, centrality_correctors, halve_at_mo
 from .structured_form import Iterate, ScaledForm, StructuredForm, StructuredSolution, WarmStart
 from .structured_free import free_block
 from .structured_robust import RobustRows, RobustTerms, robust_start, robust_terms
+from .structured_warm import warm_iterate
 
 __all__ = ["solve_structured", "DEFAULT_TOL", "CERTIFIED_TOL"]
 
@@ -90,19 +91,6 @@ CERTIFIED_TOL = 1e-6
 #: refinement: without it the rounding of the reduced system held the dual residual near 1e-8
 #: on Adult steps, with it the runs reach 1e-10
 REFINE_BELOW = 1e-4
-#: how far into the interior a warm start pushes slacks and multipliers (in the scaled rows'
-#: units): on a 2,000-row Adult sample with 500 Nystrom features and the 80% rule, the MM run
-#: took 129 interior-point iterations at 0.1 against 139 at 1e-2, 226 at 1e-3, 244 at 1e-4
-#: and about 160 from cold starts; with the epigraph variables no longer shifted
-#: (:data:`WARM_U_SHIFT`), logistic loss + 80% rule on the same sample took 150 iterations at
-#: 1e-2, 121 at 0.1, 111 at 0.3 and 166 at 1 (hinge + FPR parity: 70 at 0.1, 67 at 0.3)
-WARM_SHIFT = 0.3
-#: how far above its piece a warm start puts each epigraph variable u_k: every unit of it
-#: raises the rows by the sum of their coefficients, and with 0.1 (WARM_SHIFT) the 80% rule's
-#: row started violated by 50-90 (scaled units) on a 2,000-row Adult sample (the rows are
-#: active at the anchor), so the warm starts began with a primal residual of 60; with 0 the
-#: infeasibility sits in the pieces' slacks instead (0.1 each)
-WARM_U_SHIFT = 0.0
 #: the loop stops (``numerical_error``) when the best merit of the last STALL_WINDOW
 #: iterations is above STALL_FACTOR times the best before them: on infeasible steps (tightened
 #: by the chain's repairs) the residuals stop falling and 100 iterations were spent for nothing
@@ -132,6 +120,14 @@ FEASIBILITY_SIGMA = 0.5
 MIN_STEP = 1e-8
 #: interior-point iterations before the status is ``iteration_limit``
 DEFAULT_MAX_ITERATIONS = 100
+#: an iteration whose merit is at least SINGLE_GRAM_ABOVE, on at least SINGLE_GRAM_COLUMNS
+#: dense columns, gets its Gram product in single precision (summed in double over blocks,
+#: :meth:`ratecons.scans.Rows.gram_and_column`; the certificate always comes from the exact
+#: residuals): the product's relative error (~1e-7 per block) moves a direction far less
+#: than the iterate is from the optimum there. 500 Nystrom features on the Adult split:
+#: 96 against 165 ms per product
+SINGLE_GRAM_ABOVE = 1e-2
+SINGLE_GRAM_COLUMNS = 256
 
 
 class _IPM:
@@ -288,9 +284,11 @@ class _IPM:
                             z, u, v, self.K)
 
     # ---------------------------------------------------------------- Newton system
-    def factor(self, x: Iterate, ev: dict, damping: float = 0.0) -> dict[str, object]:
+    def factor(self, x: Iterate, ev: dict, damping: float = 0.0, single: bool = False
+               ) -> dict[str, object]:
         """The reduced matrix (module docstring) and what its solves need; ``damping`` times
-        the robust pieces' weights is added on their (eta, lam) (:data:`ROBUST_DAMPING`)."""
+        the robust pieces' weights is added on their (eta, lam) (:data:`ROBUST_DAMPING`);
+        ``single``: the Gram product in single precision (:data:`SINGLE_GRAM_ABOVE`)."""
         f, sc = self.form, self.sc
         W = {g: x.lam[g] / x.s[g] for g in x.s}
         N = self.rows.n
@@ -301,7 +299,7 @@ class _IPM:
         d = ev["curv"].copy()
         if self.K:
             d += np.bincount(f.hinge_index, weights=f.hinge_slope ** 2 * e, minlength=N)
-        G, col = self.rows.gram_and_column(d) if self.fit_b else (self.rows.gram(d), None)
+        G, col = self.rows.gram_and_column(d, column=self.fit_b, single=single)
         diag_w = np.full(self.p, sc.l2)
         if self.use_l1:
             diag_w += 4.0 * W["T+"] * W["T-"] / (W["T+"] + W["T-"])
@@ -473,9 +471,8 @@ class _IPM:
         pieces, :mod:`.structured_centre`, and then 1 / slack on the rows), or (``warm``) the
         previous step's (w, b) and row multipliers, with every epigraph variable just above
         its piece and the piece multipliers split by which side of the hinge is active,
-        pushed :data:`WARM_SHIFT` into the interior (the steps of one MM run differ only in
-        the bounds that switch between hinge and constant, eq. 4)."""
-        f, sc = self.form, self.sc
+        pushed into the interior (:func:`.structured_warm.warm_iterate`)."""
+        f = self.form
         groups = (["A", "B", "R"] + (["T+", "T-"] if self.use_l1 else [])
                   + (["L"] if f.robust else []))
         sizes = {"A": self.K, "B": self.K, "R": self.m, "T+": self.p, "T-": self.p,
@@ -494,31 +491,7 @@ class _IPM:
             if np.any(self.omega < 1.0):  # the rows' products at 1 too (inactive rows)
                 x.lam["R"] = 1.0 / x.s["R"]
             return x
-        theta = np.concatenate([warm.w, [warm.b] if self.fit_b else [], warm.extra])
-        shift = WARM_SHIFT
-        piece = (self.pieces(self.scores(theta), theta) + f.hinge_offset
-                 if self.K else np.zeros(0))
-        u = np.maximum(piece, 0.0) + WARM_U_SHIFT
-        w = theta[:self.p]
-        tau = np.abs(w) + shift if self.use_l1 else np.zeros(0)
-        lam_R = np.maximum(warm.duals * sc.kappa[0] / sc.kappa[1:], shift) if self.m else \
-            np.zeros(0)
-        total = sc.C[0] + sc.C[1:].T @ lam_R  # lam_A + lam_B at stationarity in u
-        rob, _ = self.robust_at(self.scores(theta), u, theta[self.p1:], lam_R)
-        if rob is not None:
-            total = total + rob.g_u
-        active = piece > 0
-        lam = {"A": np.maximum(np.where(active, total, 0.0), shift),
-               "B": np.maximum(np.where(active, 0.0, total), shift), "R": lam_R}
-        if self.use_l1:
-            lam["T+"] = np.maximum(np.where(w > 0, sc.l1, 0.0), shift)
-            lam["T-"] = np.maximum(np.where(w > 0, 0.0, sc.l1), shift)
-        if f.robust:
-            lam["L"] = np.full(self.positive.size, shift)
-        x = Iterate(theta, u, tau, {}, lam)
-        ev = self.evaluate(x)
-        x.s = {g: np.maximum(ev["c"][g], shift) for g in groups}
-        return x
+        return warm_iterate(self, warm, groups)
 
     def step_length(self, x: Iterate, d: Iterate) -> float:
         """:data:`STEP_FRACTION` of the step to the boundary along d, at most 1, and at most
@@ -627,7 +600,8 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
                        "conditioned step)")
             break
         try:
-            system = ipm.factor(x, ev, ROBUST_DAMPING * min(1.0, merit))
+            system = ipm.factor(x, ev, ROBUST_DAMPING * min(1.0, merit), single=(
+                merit >= SINGLE_GRAM_ABOVE and ipm.p >= SINGLE_GRAM_COLUMNS))
         except (np.linalg.LinAlgError, ValueError) as exc:
             status, message = settings.NUMERICAL_ERROR, f"reduced system not definite: {exc}"
             break
