@@ -580,7 +580,7 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
     x = ipm.start(warm)
     status = settings.ITERATION_LIMIT
     message = ""
-    best: tuple[float, Iterate, dict] | None = None
+    best: tuple[float, Iterate] | None = None
     merits: list[float] = []
     iterations = 0
     for iterations in range(1, max_iterations + 1):  # noqa: B007 - read after the loop
@@ -588,7 +588,7 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
         rel_gap, pres, dres, mu = ipm.measures(x, ev)
         merit = max(rel_gap, pres, dres)
         if best is None or merit < best[0]:
-            best = (merit, x, ev)
+            best = (merit, x)
         if merit <= tol:
             status = settings.OPTIMAL
             break
@@ -637,7 +637,7 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
         ev = ipm.evaluate(x)
         merit = max(ipm.measures(x, ev)[:3])
         if best is None or merit < best[0]:
-            best = (merit, x, ev)
+            best = (merit, x)
     if status != settings.OPTIMAL and best is not None:
         x = best[1]
     x = x.exact()  # the certificate from the scores Q theta afresh (Iterate)
