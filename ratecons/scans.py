@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg.blas import dsyrk
+from scipy.linalg.blas import dsyrk, ssyrk
 
 __all__ = ["Rows", "DaskRows", "BLOCK_ROWS", "weighted_gram", "sparse_weighted_gram",
            "count_pass", "dask_passes", "dask_state_passes", "persisted", "stack_rows",
@@ -25,6 +25,12 @@ __all__ = ["Rows", "DaskRows", "BLOCK_ROWS", "weighted_gram", "sparse_weighted_g
 
 #: rows per block of a pass (a dense block of 16,384 x 100 float64 is 13 MB)
 BLOCK_ROWS = 16_384
+#: bytes of one dense block of :meth:`Rows.gram`: its scaled copy diag(sqrt(c)) A is made
+#: and read by syrk while it is still in the cache. With 500 Nystrom features on the whole
+#: Adult split (34,189 rows, one BLAS thread, load 4) a product took 189 ms by blocks of
+#: 16,384 rows (65 MB), 167 ms by 4,096 (16 MB), 165 ms by 2,048 and 1,024 (8 and 4 MB),
+#: 211 ms by 512
+GRAM_BLOCK_BYTES = 8 * 2**20
 #: a sparse matrix with p columns and at most SPARSE_GRAM_FILL * sqrt(SPARSE_GRAM_COLUMNS / p)
 #: of its cells filled (never more than SPARSE_GRAM_MAX_FILL) gets its weighted Gram product
 #: from a compiled pass over each row's nonzeros (:func:`sparse_weighted_gram`); a denser one
@@ -55,10 +61,16 @@ def weighted_gram(A: np.ndarray, c: np.ndarray) -> np.ndarray:
     whichever of B = diag(sqrt(c)) A and B^T is Fortran-ordered so that BLAS gets it without a
     copy; the result is symmetrized.
     """
-    B = A * np.sqrt(np.maximum(c, 0.0))[:, None]
+    return _symmetric(_gram_upper(A * np.sqrt(np.maximum(c, 0.0))[:, None]))
+
+
+def _gram_upper(B: np.ndarray) -> np.ndarray:
+    """The upper triangle of B^T B by BLAS syrk (single precision for a float32 B), on
+    whichever of B and B^T is Fortran-ordered (no copy)."""
+    syrk = ssyrk if B.dtype == np.float32 else dsyrk
     if B.flags.f_contiguous:
-        return _symmetric(dsyrk(1.0, B, trans=1, lower=0))
-    return _symmetric(dsyrk(1.0, B.T, trans=0, lower=0))
+        return syrk(1.0, B, trans=1, lower=0)
+    return syrk(1.0, B.T, trans=0, lower=0)
 
 
 def _symmetric(upper: np.ndarray) -> np.ndarray:
@@ -124,6 +136,7 @@ class Rows:
         if self.P.ndim != 2:
             raise ValueError(f"Rows needs a 2-D feature matrix; got shape {self.P.shape}.")
         self.block_rows = int(block_rows)
+        self.single: np.ndarray | None = None  # float32 copy of the dense rows (gram_and_column)
 
     @property
     def n(self) -> int:
@@ -161,12 +174,45 @@ class Rows:
         rows, or syrk over dense row blocks (:data:`SPARSE_GRAM_FILL`)."""
         if self.by_rows:
             return sparse_weighted_gram(self.P, c)
-        G = np.zeros((self.p, self.p))
-        for start, stop in self.blocks():
-            block = (self.dense[start:stop] if self.dense is not None
-                     else self.P[start:stop].toarray())
-            G += weighted_gram(block, c[start:stop])
-        return G
+        return self._dense_gram(c, False, self.dense)[0]
+
+    def gram_and_column(self, c: np.ndarray, *, column: bool = True, single: bool = False
+                        ) -> tuple[np.ndarray, np.ndarray | None]:
+        """(P^T diag(c) P, P^T c) for weights c >= 0 (the column only if ``column``): over
+        dense blocks in one pass (each scaled block B = diag(sqrt(c)) A gives B^T B and
+        B^T sqrt(c) while in the cache); else :meth:`gram` and :meth:`transpose_apply`.
+
+        ``single``: from a float32 copy of the dense rows (made once), each block's products
+        in single precision and their sum in double -- about half the time of syrk in double,
+        for Newton systems that need no more than about six digits
+        (:data:`ratecons.solvers.structured.SINGLE_GRAM_ABOVE`). Ignored without dense rows.
+        """
+        if self.by_rows or self.dense is None and not sp.issparse(self.P):
+            return self.gram(c), (self.transpose_apply(c) if column else None)
+        if single and self.dense is not None:
+            if self.single is None:
+                self.single = self.dense.astype(np.float32)
+            return self._dense_gram(c, column, self.single)
+        return self._dense_gram(c, column, self.dense)
+
+    def _dense_gram(self, c: np.ndarray, column: bool, dense: np.ndarray | None
+                    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """syrk over row blocks of ``dense`` (None: of the sparse P, densified) of
+        :data:`GRAM_BLOCK_BYTES` (the upper triangles summed in double, symmetrized once),
+        and (``column``) P^T c from the same scaled blocks."""
+        upper, col = np.zeros((self.p, self.p)), np.zeros(self.p)
+        root = np.sqrt(np.maximum(np.asarray(c, dtype=np.float64), 0.0))
+        if dense is not None:
+            root = root.astype(dense.dtype, copy=False)
+        rows = max(1, GRAM_BLOCK_BYTES // (8 * max(1, self.p)))
+        for start in range(0, self.n, rows):
+            stop = min(start + rows, self.n)
+            block = dense[start:stop] if dense is not None else self.P[start:stop].toarray()
+            B = block * root[start:stop, None]
+            upper += _gram_upper(B)
+            if column:
+                col += root[start:stop] @ B
+        return _symmetric(upper), (col if column else None)
 
 
 # ---------------------------------------------------------------------- Dask partitions

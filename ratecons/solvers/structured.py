@@ -38,9 +38,10 @@ s lam - sigma mu). After the slacks and multipliers are eliminated the Newton sy
   the rows lost the free variables' accuracy as the pieces' weights went to zero).
 
 So each iteration costs one weighted Gram product Q^T diag(d) Q over the examples
-(Q = [P, -1]; O(N p^2), :meth:`ratecons.scans.Rows.gram`), one LU factorization of the small
-system, and O(N (m + 2)) vector work -- as :mod:`.top_ipm` and :mod:`.mrc_ipm` do for their
-problems. Nothing N x N is formed and no Python loop runs over the examples.
+(Q = [P, -1]; O(N p^2), :meth:`ratecons.scans.Rows.gram_and_column`: P^T diag(d) P and P^T d
+in one pass), one LU factorization of the small system, and O(N (m + 2)) vector work -- as
+:mod:`.top_ipm` and :mod:`.mrc_ipm` do for their problems. Nothing N x N is formed and no
+Python loop runs over the examples.
 
 Robust losses (chi-square and KL balls) enter the objective in the dual form of eq. (5) of
 Ghosh & Squillante with two free variables (eta, lam) and per-example perspective terms
@@ -72,9 +73,10 @@ from .structured_centre import (
     weighted_start,
 )
 from .structured_correctors import all_pairs, centrality_correctors, halve_at_most
-from .structured_form import ScaledForm, StructuredForm, StructuredSolution, WarmStart
+from .structured_form import Iterate, ScaledForm, StructuredForm, StructuredSolution, WarmStart
 from .structured_free import free_block
 from .structured_robust import RobustRows, RobustTerms, halved_lams, robust_start, robust_terms
+from .structured_warm import warm_iterate
 
 __all__ = ["solve_structured", "DEFAULT_TOL", "CERTIFIED_TOL"]
 
@@ -89,19 +91,6 @@ CERTIFIED_TOL = 1e-6
 #: refinement: without it the rounding of the reduced system held the dual residual near 1e-8
 #: on Adult steps, with it the runs reach 1e-10
 REFINE_BELOW = 1e-4
-#: how far into the interior a warm start pushes slacks and multipliers (in the scaled rows'
-#: units): on a 2,000-row Adult sample with 500 Nystrom features and the 80% rule, the MM run
-#: took 129 interior-point iterations at 0.1 against 139 at 1e-2, 226 at 1e-3, 244 at 1e-4
-#: and about 160 from cold starts; with the epigraph variables no longer shifted
-#: (:data:`WARM_U_SHIFT`), logistic loss + 80% rule on the same sample took 150 iterations at
-#: 1e-2, 121 at 0.1, 111 at 0.3 and 166 at 1 (hinge + FPR parity: 70 at 0.1, 67 at 0.3)
-WARM_SHIFT = 0.3
-#: how far above its piece a warm start puts each epigraph variable u_k: every unit of it
-#: raises the rows by the sum of their coefficients, and with 0.1 (WARM_SHIFT) the 80% rule's
-#: row started violated by 50-90 (scaled units) on a 2,000-row Adult sample (the rows are
-#: active at the anchor), so the warm starts began with a primal residual of 60; with 0 the
-#: infeasibility sits in the pieces' slacks instead (0.1 each)
-WARM_U_SHIFT = 0.0
 #: the loop stops (``numerical_error``) when the best merit of the last STALL_WINDOW
 #: iterations is above STALL_FACTOR times the best before them: on infeasible steps (tightened
 #: by the chain's repairs) the residuals stop falling and 100 iterations were spent for nothing
@@ -131,19 +120,17 @@ FEASIBILITY_SIGMA = 0.5
 MIN_STEP = 1e-8
 #: interior-point iterations before the status is ``iteration_limit``
 DEFAULT_MAX_ITERATIONS = 100
-
-
-class _State:
-    """Primal x = (theta, u, tau), slacks and multipliers of the groups A, B, R, T+, T-."""
-
-    def __init__(self, theta: np.ndarray, u: np.ndarray, tau: np.ndarray,
-                 s: dict[str, np.ndarray], lam: dict[str, np.ndarray]) -> None:
-        self.theta, self.u, self.tau, self.s, self.lam = theta, u, tau, s, lam
-
-    def moved(self, d: _State, step: float) -> _State:
-        return _State(self.theta + step * d.theta, self.u + step * d.u, self.tau + step * d.tau,
-                      {g: self.s[g] + step * d.s[g] for g in self.s},
-                      {g: self.lam[g] + step * d.lam[g] for g in self.lam})
+#: an iteration whose merit is at least SINGLE_GRAM_ABOVE, on at least SINGLE_GRAM_COLUMNS
+#: dense columns, gets its Gram product in single precision (summed in double over blocks,
+#: :meth:`ratecons.scans.Rows.gram_and_column`; the certificate always comes from the exact
+#: residuals): the product's relative error (~1e-7 per block) moves a direction far less
+#: than the iterate is from the optimum there; below it the directions are refined
+#: (:data:`REFINE_BELOW`) against a double product. 500 Nystrom features on the Adult split:
+#: 96 against 165 ms per product; kernel error rate + 80% rule there, the same 189 iterations
+#: and objective at 1e-2 and 1e-4, 50.0 against 43.8 s (one run each, load 2-4); on 10,000
+#: rows the same 166 iterations and objective at 1e-2, 1e-3 and 1e-4
+SINGLE_GRAM_ABOVE = REFINE_BELOW
+SINGLE_GRAM_COLUMNS = 256
 
 
 class _IPM:
@@ -234,10 +221,10 @@ class _IPM:
         return out
 
     # ---------------------------------------------------------------- residuals
-    def evaluate(self, x: _State) -> dict[str, object]:
+    def evaluate(self, x: Iterate) -> dict[str, object]:
         """Constraint values c(x), objective, gradient pieces and residuals at x."""
         sc, f = self.sc, self.form
-        z = self.scores(x.theta)
+        z = x.z = self.scores(x.theta) if x.z is None else x.z
         w, _ = self.w_b(x.theta)
         lam_R = x.lam["R"]
         weights = np.concatenate([[1.0], lam_R])
@@ -301,9 +288,11 @@ class _IPM:
                             z, u, v, self.K)
 
     # ---------------------------------------------------------------- Newton system
-    def factor(self, x: _State, ev: dict, damping: float = 0.0) -> dict[str, object]:
+    def factor(self, x: Iterate, ev: dict, damping: float = 0.0, single: bool = False
+               ) -> dict[str, object]:
         """The reduced matrix (module docstring) and what its solves need; ``damping`` times
-        the robust pieces' weights is added on their (eta, lam) (:data:`ROBUST_DAMPING`)."""
+        the robust pieces' weights is added on their (eta, lam) (:data:`ROBUST_DAMPING`);
+        ``single``: the Gram product in single precision (:data:`SINGLE_GRAM_ABOVE`)."""
         f, sc = self.form, self.sc
         W = {g: x.lam[g] / x.s[g] for g in x.s}
         N = self.rows.n
@@ -314,8 +303,7 @@ class _IPM:
         d = ev["curv"].copy()
         if self.K:
             d += np.bincount(f.hinge_index, weights=f.hinge_slope ** 2 * e, minlength=N)
-        G = self.rows.gram(d)
-        col = self.rows.transpose_apply(d)
+        G, col = self.rows.gram_and_column(d, column=self.fit_b, single=single)
         diag_w = np.full(self.p, sc.l2)
         if self.use_l1:
             diag_w += 4.0 * W["T+"] * W["T-"] / (W["T+"] + W["T-"])
@@ -461,8 +449,8 @@ class _IPM:
             t_u = t_u + on_u
         return t_theta + h_theta, t_u, t_tau
 
-    def direction(self, x: _State, ev: dict, system: dict,
-                  r_c: dict[str, np.ndarray], refine: bool) -> _State:
+    def direction(self, x: Iterate, ev: dict, system: dict,
+                  r_c: dict[str, np.ndarray], refine: bool) -> Iterate:
         """The Newton direction for complementarity residuals r_c (module docstring), with
         one round of iterative refinement on the unreduced operator if ``refine``."""
         W = system["W"]
@@ -479,17 +467,16 @@ class _IPM:
         jd = self.jacobian_apply(system, d, dz)
         ds = {g: jd[g] + ev["c"][g] - x.s[g] for g in x.s}
         dlam = {g: -W[g] * ds[g] - r_c[g] / x.s[g] for g in x.s}
-        return _State(d[0], d[1], d[2], ds, dlam)
+        return Iterate(d[0], d[1], d[2], ds, dlam, dz)
 
     # ---------------------------------------------------------------- the loop
-    def start(self, warm: WarmStart | None = None) -> _State:
+    def start(self, warm: WarmStart | None = None) -> Iterate:
         """The first iterate: w = 0 with unit slacks and multipliers (omega on weighted
         pieces, :mod:`.structured_centre`, and then 1 / slack on the rows), or (``warm``) the
         previous step's (w, b) and row multipliers, with every epigraph variable just above
         its piece and the piece multipliers split by which side of the hinge is active,
-        pushed :data:`WARM_SHIFT` into the interior (the steps of one MM run differ only in
-        the bounds that switch between hinge and constant, eq. 4)."""
-        f, sc = self.form, self.sc
+        pushed into the interior (:func:`.structured_warm.warm_iterate`)."""
+        f = self.form
         groups = (["A", "B", "R"] + (["T+", "T-"] if self.use_l1 else [])
                   + (["L"] if f.robust else []))
         sizes = {"A": self.K, "B": self.K, "R": self.m, "T+": self.p, "T-": self.p,
@@ -502,45 +489,21 @@ class _IPM:
             if f.robust:
                 theta[self.p1:] = robust_start(f.robust, self.scores(theta), u,
                                                theta[self.p1:])
-            x = _State(theta, u, tau, {}, {g: self.weights[g].copy() for g in groups})
+            x = Iterate(theta, u, tau, {}, {g: self.weights[g].copy() for g in groups})
             ev = self.evaluate(x)
             x.s = {g: np.maximum(ev["c"][g], 1.0) for g in groups}
             if np.any(self.omega < 1.0):  # the rows' products at 1 too (inactive rows)
                 x.lam["R"] = 1.0 / x.s["R"]
             return x
-        theta = np.concatenate([warm.w, [warm.b] if self.fit_b else [], warm.extra])
-        shift = WARM_SHIFT
-        piece = (self.pieces(self.scores(theta), theta) + f.hinge_offset
-                 if self.K else np.zeros(0))
-        u = np.maximum(piece, 0.0) + WARM_U_SHIFT
-        w = theta[:self.p]
-        tau = np.abs(w) + shift if self.use_l1 else np.zeros(0)
-        lam_R = np.maximum(warm.duals * sc.kappa[0] / sc.kappa[1:], shift) if self.m else \
-            np.zeros(0)
-        total = sc.C[0] + sc.C[1:].T @ lam_R  # lam_A + lam_B at stationarity in u
-        rob, _ = self.robust_at(self.scores(theta), u, theta[self.p1:], lam_R)
-        if rob is not None:
-            total = total + rob.g_u
-        active = piece > 0
-        lam = {"A": np.maximum(np.where(active, total, 0.0), shift),
-               "B": np.maximum(np.where(active, 0.0, total), shift), "R": lam_R}
-        if self.use_l1:
-            lam["T+"] = np.maximum(np.where(w > 0, sc.l1, 0.0), shift)
-            lam["T-"] = np.maximum(np.where(w > 0, 0.0, sc.l1), shift)
-        if f.robust:
-            lam["L"] = np.full(self.positive.size, shift)
-        x = _State(theta, u, tau, {}, lam)
-        ev = self.evaluate(x)
-        x.s = {g: np.maximum(ev["c"][g], shift) for g in groups}
-        return x
+        return warm_iterate(self, warm, groups)
 
-    def step_length(self, x: _State, d: _State) -> float:
+    def step_length(self, x: Iterate, d: Iterate) -> float:
         """:data:`STEP_FRACTION` of the step to the boundary along d, at most 1, and at most
         halfway to 0 for the ball's lam of a constraint row or of KL (:func:`halved_lams`)."""
         step = min(1.0, STEP_FRACTION * step_to_boundary(*all_pairs(x, d, self.positive)))
         return halve_at_most(x.theta[self.halved_lam], d.theta[self.halved_lam], step)
 
-    def measures(self, x: _State, ev: dict) -> tuple[float, float, float, float]:
+    def measures(self, x: Iterate, ev: dict) -> tuple[float, float, float, float]:
         """(relative gap, relative primal residual, relative dual residual, mu)."""
         comp = sum(float(x.s[g] @ x.lam[g]) for g in x.s)
         lag_gap = abs(sum(float(x.lam[g] @ ev["c"][g]) for g in x.s))
@@ -618,7 +581,7 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
     x = ipm.start(warm)
     status = settings.ITERATION_LIMIT
     message = ""
-    best: tuple[float, _State, dict] | None = None
+    best: tuple[float, Iterate] | None = None
     merits: list[float] = []
     iterations = 0
     for iterations in range(1, max_iterations + 1):  # noqa: B007 - read after the loop
@@ -626,7 +589,7 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
         rel_gap, pres, dres, mu = ipm.measures(x, ev)
         merit = max(rel_gap, pres, dres)
         if best is None or merit < best[0]:
-            best = (merit, x, ev)
+            best = (merit, x)
         if merit <= tol:
             status = settings.OPTIMAL
             break
@@ -641,7 +604,8 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
                        "conditioned step)")
             break
         try:
-            system = ipm.factor(x, ev, ROBUST_DAMPING * min(1.0, merit))
+            system = ipm.factor(x, ev, ROBUST_DAMPING * min(1.0, merit), single=(
+                merit >= SINGLE_GRAM_ABOVE and ipm.p >= SINGLE_GRAM_COLUMNS))
         except (np.linalg.LinAlgError, ValueError) as exc:
             status, message = settings.NUMERICAL_ERROR, f"reduced system not definite: {exc}"
             break
@@ -674,12 +638,17 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
         ev = ipm.evaluate(x)
         merit = max(ipm.measures(x, ev)[:3])
         if best is None or merit < best[0]:
-            best = (merit, x, ev)
+            best = (merit, x)
     if status != settings.OPTIMAL and best is not None:
-        x, ev = best[1], best[2]
+        x = best[1]
+    x = x.exact()  # the certificate from the scores Q theta afresh (Iterate)
+    ev = ipm.evaluate(x)
     rel_gap, pres, dres, _ = ipm.measures(x, ev)
-    if status == settings.NUMERICAL_ERROR and max(rel_gap, pres, dres) <= CERTIFIED_TOL:
+    exact_merit = max(rel_gap, pres, dres)
+    if status == settings.NUMERICAL_ERROR and exact_merit <= CERTIFIED_TOL:
         status, message = settings.OPTIMAL, f"stopped short of {tol:.0e}: {message}"
+    elif status == settings.OPTIMAL and exact_merit > max(tol, CERTIFIED_TOL):
+        status, message = settings.NUMERICAL_ERROR, "the updated scores drifted from P w - b"
     w, b = ipm.w_b(x.theta)
     v = x.theta[ipm.p1:].copy()
     values = form.row_values(w, b, v)

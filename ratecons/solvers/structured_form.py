@@ -18,7 +18,7 @@ from ..loss_functions import margin_loss
 from ..scans import Rows
 from .structured_robust import RobustPieces, robust_values
 
-__all__ = ["ScaledForm", "SmoothPieces", "StructuredForm", "StructuredSolution",
+__all__ = ["Iterate", "ScaledForm", "SmoothPieces", "StructuredForm", "StructuredSolution",
            "WarmStart"]
 
 @dataclass
@@ -148,6 +148,29 @@ class ScaledForm:
         self.bounds = k[1:] * form.bounds
         self.l2 = k[0] * form.l2
         self.l1 = k[0] * form.l1
+
+
+class Iterate:
+    """An iterate of the structured interior point, or a direction: primal x = (theta, u, tau),
+    slacks ``s`` and multipliers ``lam`` by group (A, B, R, T+, T-, L), and the scores
+    z = Q theta when known (a direction's Q d_theta, which its solve forms anyway; an iterate
+    moved along it keeps z + step dz, one product with P per iteration fewer; the certificate
+    is evaluated from z = Q theta afresh, :func:`.structured._run`)."""
+
+    def __init__(self, theta: np.ndarray, u: np.ndarray, tau: np.ndarray,
+                 s: dict[str, np.ndarray], lam: dict[str, np.ndarray],
+                 z: np.ndarray | None = None) -> None:
+        self.theta, self.u, self.tau, self.s, self.lam, self.z = theta, u, tau, s, lam, z
+
+    def moved(self, d: Iterate, step: float) -> Iterate:
+        z = None if self.z is None or d.z is None else self.z + step * d.z
+        return Iterate(self.theta + step * d.theta, self.u + step * d.u,
+                       self.tau + step * d.tau, {g: self.s[g] + step * d.s[g] for g in self.s},
+                       {g: self.lam[g] + step * d.lam[g] for g in self.lam}, z)
+
+    def exact(self) -> Iterate:
+        """The same iterate with its scores dropped (evaluated afresh from theta)."""
+        return Iterate(self.theta, self.u, self.tau, self.s, self.lam)
 
 
 @dataclass
