@@ -32,14 +32,10 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from .data_columns import is_dask
 from .errors import DataError
 
-__all__ = ["DaskInputs", "dask_inputs", "open_parquet", "is_dask"]
-
-
-def is_dask(values: Any) -> bool:
-    """A Dask collection (array, DataFrame, Series)."""
-    return hasattr(values, "__dask_graph__") and hasattr(values, "compute")
+__all__ = ["DaskInputs", "dask_inputs", "open_parquet"]
 
 
 @dataclass

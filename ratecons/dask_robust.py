@@ -15,7 +15,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from scipy.optimize import brentq
 
+from .data_columns import is_dask
 from .loss_functions import margin_loss
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -30,13 +32,13 @@ def on_dask(ball: PhiDivergenceBall, scorer: Any) -> bool:
     :mod:`ratecons.numerics.inner_max_dask`)."""
     from .numerics.phi import CHI2, KL
 
-    if not hasattr(ball.support.data.X, "__dask_graph__"):
+    if not is_dask(ball.support.data.X):
         return False
     return hasattr(scorer, "score") or (hasattr(scorer, "w") and ball.phi in (CHI2, KL))
 
 
-#: bisection steps of :func:`constant_robust_value` (the interval halves down to rounding)
-CONSTANT_BISECTIONS = 200
+#: iterations of the root search of :func:`constant_robust_value` (Brent's method)
+CONSTANT_ROOT_ITERATIONS = 200
 
 
 def _margins(ball: PhiDivergenceBall, scorer: Any) -> Any:
@@ -86,8 +88,8 @@ def constant_robust_value(ball: PhiDivergenceBall, loss: str, c: float) -> float
     value), so R = max { q h + (1 - q) l : D(q) <= rho } with h >= l the two losses, q the
     mass of the class with loss h (fraction pi_h) and
     D(q) = pi_h phi(q / pi_h) + (1 - pi_h) phi((1 - q) / (1 - pi_h)), the divergence from U_N
-    (convex, 0 at q = pi_h). The linear objective is largest at the largest feasible q, found
-    by bisection on [pi_h, 1] where D increases.
+    (convex, 0 at q = pi_h). The linear objective is largest at the largest feasible q, the
+    root of D(q) = rho on [pi_h, 1] where D increases (Brent's method), or 1.
     """
     y = ball.support.y
     pi = float(np.count_nonzero(y)) / y.size
@@ -105,16 +107,11 @@ def constant_robust_value(ball: PhiDivergenceBall, loss: str, c: float) -> float
                             phi.at_zero)
         return float(share * vals[0] + (1.0 - share) * vals[1])
 
-    lo, hi = share, 1.0
-    if divergence(hi) > ball.rho:
-        for _ in range(CONSTANT_BISECTIONS):
-            mid = 0.5 * (lo + hi)
-            if mid in (lo, hi):
-                break
-            lo, hi = (mid, hi) if divergence(mid) <= ball.rho else (lo, mid)
-    else:
-        lo = hi
-    return float(lo * high + (1.0 - lo) * low)
+    q = 1.0
+    if divergence(q) > ball.rho:  # D(share) = 0 <= rho: the root lies in [share, 1)
+        q = brentq(lambda t: divergence(t) - ball.rho, share, 1.0, xtol=1e-15, rtol=1e-15,
+                   maxiter=CONSTANT_ROOT_ITERATIONS)
+    return float(q * high + (1.0 - q) * low)
 
 
 def dask_losses(ball: PhiDivergenceBall, loss: str, scorer: Any) -> Any:

@@ -49,6 +49,7 @@ from scipy.optimize import minimize_scalar
 
 from .caller import user_stacklevel
 from .dask_robust import on_dask
+from .data_columns import is_dask
 from .errors import TrivialOptimumWarning
 from .expr.analysis import Analysis, Row
 from .settings import FEASIBILITY_TOL
@@ -170,7 +171,7 @@ def _mean_score(scorer: Any, datasets: list[Any]) -> float:
     sums (one reduction), the scores never formed."""
     total, count = 0.0, 0
     for data in datasets:
-        if hasattr(data.X, "__dask_graph__"):
+        if is_dask(data.X):
             sums = np.asarray(data.X.sum(axis=0).compute())
             total += float(sums @ scorer.w) - data.X.shape[0] * scorer.b
         else:
@@ -253,7 +254,7 @@ def check_degenerate(problem: Any, result: Any) -> dict[str, Any] | None:
     if scorer is None:
         return None
     analysis = getattr(problem, "analysis", None)
-    if (analysis is not None and any(hasattr(d.X, "__dask_graph__") for d in analysis.datasets)
+    if (analysis is not None and any(is_dask(d.X) for d in analysis.datasets)
             and not _on_workers(analysis, scorer)):
         result.certificate.details["degenerate_check"] = (
             "not run on Dask data: comparing with the best constant model scores every example "

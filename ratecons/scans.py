@@ -19,6 +19,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg.blas import dsyrk, ssyrk
 
+from .data_columns import is_dask
+
 __all__ = ["Rows", "DaskRows", "BLOCK_ROWS", "weighted_gram", "sparse_weighted_gram",
            "count_pass", "dask_passes", "dask_state_passes", "persisted", "stack_rows",
            "take_rows"]
@@ -102,10 +104,6 @@ def sparse_weighted_gram(P: sp.csr_matrix, c: np.ndarray) -> np.ndarray:
     return _symmetric(upper)
 
 
-def _is_dask(P: Any) -> bool:
-    return hasattr(P, "__dask_graph__") and hasattr(P, "compute")
-
-
 class Rows:
     """A feature matrix P (N x p) seen as row blocks (a :class:`DaskRows` for a Dask array).
 
@@ -119,7 +117,7 @@ class Rows:
     """
 
     def __new__(cls, P: Any, block_rows: int = BLOCK_ROWS) -> Rows:
-        return super().__new__(DaskRows if _is_dask(P) else cls)
+        return super().__new__(DaskRows if is_dask(P) else cls)
 
     def __init__(self, P: Any, block_rows: int = BLOCK_ROWS) -> None:
         if sp.issparse(P):
@@ -380,7 +378,7 @@ class DaskRows(Rows):
 
 def stack_rows(blocks: list[Any]) -> Any:
     """The row blocks of one or more feature matrices stacked: dense, CSR, or Dask (lazy)."""
-    if any(_is_dask(block) for block in blocks):
+    if any(is_dask(block) for block in blocks):
         import dask.array as da
 
         return blocks[0] if len(blocks) == 1 else da.concatenate(blocks, axis=0)
@@ -391,6 +389,6 @@ def stack_rows(blocks: list[Any]) -> Any:
 
 def take_rows(P: Any, rows: np.ndarray) -> Any:
     """P[rows]; all the rows of a Dask array in order are P itself (no gather, no shuffle)."""
-    if _is_dask(P) and rows.size == P.shape[0] and np.array_equal(rows, np.arange(rows.size)):
+    if is_dask(P) and rows.size == P.shape[0] and np.array_equal(rows, np.arange(rows.size)):
         return P
     return P[rows]

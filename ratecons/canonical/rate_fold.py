@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ..data_columns import is_dask
 from ..scans import stack_rows, take_rows
 from .rate_program import RateProgram, weighted_sum
 
@@ -74,7 +75,7 @@ def example_design(program: RateProgram) -> ExampleDesign:
     if key in _DESIGNS:
         return _DESIGNS[key]
     sparse = any(sp.issparse(X) for X in program.sources)
-    lazy = any(hasattr(X, "__dask_graph__") for X in program.sources)  # Dask: never gathered
+    lazy = any(is_dask(X) for X in program.sources)  # Dask: never gathered
     parts, offsets, used = [], [], []
     start = 0
     for s, X in enumerate(program.sources):

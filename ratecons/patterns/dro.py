@@ -20,6 +20,7 @@ import numpy as np
 from .. import settings
 from ..canonical.dro import DROProgram
 from ..comparison import objective_rel_gap
+from ..data_columns import is_dask
 from ..errors import SolverError, SpecError
 from ..expr.robust_loss import RobustLoss
 from ..models import LinearModel
@@ -40,6 +41,7 @@ from ..solvers.dro import (
     solve_dro,
     solve_dro_lbfgs,
 )
+from ..solvers.dro_point import Evaluation
 from ..solvers.tracker import Tracker, revised
 from ..structured_chain import structured_method, structured_support
 from .pattern import MethodSpec, Pattern
@@ -154,7 +156,7 @@ class DROPattern(Pattern):
         chi-square or KL ball: the chain's interior point, which certifies its own gap."""
         form = problem.canonical()
         if (result.method != "lbfgs" or not (form.phi is CHI2 or form.phi is KL)
-                or hasattr(form.X, "__dask_graph__")
+                or is_dask(form.X)
                 or structured_support(problem.analysis) is not None):
             return None
         gap = result.certificate.gap
@@ -179,13 +181,18 @@ class DROPattern(Pattern):
 
 
 def _result(problem: Any, method: str, solution: Solution, form: DROProgram,
-            theta: np.ndarray | None = None, extras: dict[str, Any] | None = None) -> Result:
+            theta: np.ndarray | None = None, extras: dict[str, Any] | None = None,
+            at: Evaluation | None = None) -> Result:
     """The one Result: the model (w, b) from theta (the solution's own by default),
-    ``objective`` R(theta) + (l2/2)||w||^2 evaluated exactly on the full training data, and
-    the extras ``theta``, ``weights`` (P*(theta)), ``robust_loss`` (R(theta)), ``alpha`` and
-    ``lam`` (eq. 5) at theta (and ``extras``)."""
+    ``objective`` R(theta) + (l2/2)||w||^2 evaluated exactly on the full training data (or
+    taken from the evaluation ``at`` of theta), and the extras ``theta``, ``weights``
+    (P*(theta)), ``robust_loss`` (R(theta)), ``alpha`` and ``lam`` (eq. 5) at theta (and
+    ``extras``)."""
     theta = np.asarray(solution.primal["theta"] if theta is None else theta, dtype=np.float64)
-    value, _, sol = full_objective(form, theta)
+    if at is None:
+        value, _, sol = full_objective(form, theta)
+    else:
+        value, sol = at.value, at.inner
     w, b = form.split(theta)
     return Result(problem, method, solution, scorer=LinearScorer(w, b), objective=value,
                   extras={"theta": theta, "weights": sol.p, "robust_loss": sol.value,
@@ -210,17 +217,18 @@ def _structured_spec() -> MethodSpec:
             return solved
         program = problem.canonical()
         theta = np.append(solved.w, solved.b) if program.fit_intercept else solved.w
+        extras = {"last_step": solved.extras.get("last_step")}
+        if is_dask(program.X):  # the chain's certificate only
+            return _result(problem, chain.name, solved.solution, program, theta, extras)
+        at = evaluate(program, theta)
+        lower = lower_bound(program, at)
         solution = solved.solution
-        if not hasattr(program.X, "__dask_graph__"):  # on Dask: the chain's certificate only
-            at = evaluate(program, theta)
-            lower = lower_bound(program, at)
-            if np.isfinite(lower):
-                cert = solution.certificate
-                solution = revised(solution, certificate=replace(
-                    cert, lower_bound=lower, gap=max(0.0, at.value - lower),
-                    details={**cert.details, "lower_bound": "dro_certificate.lower_bound"}))
-        return _result(problem, chain.name, solution, program, theta,
-                       {"last_step": solved.extras.get("last_step")})
+        if np.isfinite(lower):
+            cert = solution.certificate
+            solution = revised(solution, certificate=replace(
+                cert, lower_bound=lower, gap=max(0.0, at.value - lower),
+                details={**cert.details, "lower_bound": "dro_certificate.lower_bound"}))
+        return _result(problem, chain.name, solution, program, theta, extras, at)
 
     run.__signature__ = inspect.signature(chain.run)
     return replace(chain, run=run)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..canonical.dro import DROProgram
+from ..data_columns import is_dask
 from ..loss_functions import margin_loss
 from ..numerics.inner_max import InnerSolution, inner_maximize
 from ..numerics.phi import CHI2, KL
@@ -51,7 +52,7 @@ def on_workers(form: DROProgram) -> bool:
     (:mod:`ratecons.solvers.dro_dask`): Dask features and a chi-square or KL ball (any margin
     loss; the hinge's kink rows travel, :mod:`ratecons.solvers.dro_hinge`); otherwise
     :func:`evaluate` runs on them too (the margins and weights travel)."""
-    return hasattr(form.X, "__dask_graph__") and form.phi in (CHI2, KL)
+    return is_dask(form.X) and form.phi in (CHI2, KL)
 
 
 def evaluate(form: DROProgram, theta: np.ndarray) -> Evaluation:

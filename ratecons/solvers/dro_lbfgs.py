@@ -20,6 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..canonical.dro import DROProgram
+from ..data_columns import is_dask
 from ..errors import parameter_error
 from ..scans import persisted
 from ..solution import Solution
@@ -109,7 +110,7 @@ def solve_dro_lbfgs(
         history per iteration.
     """
     theta = _start(form, max_iterations, tol, time_limit, theta0)
-    if hasattr(form.X, "__dask_graph__"):  # read once, then every pass from worker memory
+    if is_dask(form.X):  # read once, then every pass from worker memory
         form = replace(form, X=persisted(form.X))
     run = _LBFGSRun(form, tol, int(max_iterations), time_limit, memory, callback)
     if on_workers(form):  # the per-example vectors stay with their partitions
@@ -196,8 +197,8 @@ def _nearest_kink(form: DROProgram, ev: Evaluation, k: int) -> tuple[np.ndarray,
 
 def _rows(X: Any, index: np.ndarray) -> np.ndarray:
     """The rows ``index`` of X as a dense NumPy array (a few rows: on Dask data they travel)."""
-    rows = X[np.sort(index)] if hasattr(X, "__dask_graph__") else X[index]
-    if hasattr(rows, "__dask_graph__"):
+    rows = X[np.sort(index)] if is_dask(X) else X[index]
+    if is_dask(rows):
         return np.asarray(rows.compute())[np.argsort(np.argsort(index))]
     return rows.toarray() if sp.issparse(rows) else np.asarray(rows)
 
