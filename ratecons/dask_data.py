@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .data_columns import is_dask
+from .dask_types import is_dask
 from .errors import DataError
 
 __all__ = ["DaskInputs", "dask_inputs", "open_parquet"]

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy.optimize import brentq
 
-from .data_columns import is_dask
+from .dask_types import is_dask
 from .loss_functions import margin_loss
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -25,13 +25,13 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .dask_types import is_dask
 from .data_columns import (
     Features,
     as_features,
     check_magnitudes,
     column,
     feature_columns,
-    is_dask,
     is_pandas,
     named_columns,
     normalize_baseline,

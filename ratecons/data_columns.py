@@ -17,10 +17,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from .caller import user_stacklevel
+from .dask_types import is_dask
 from .errors import DataError, DataWarning, LabelError
 
 __all__ = ["Features", "OVERFLOW_MAGNITUDE", "BADLY_SCALED_MAGNITUDE", "as_features",
-           "binary_codes", "check_magnitudes", "column", "feature_columns", "is_dask",
+           "binary_codes", "check_magnitudes", "column", "feature_columns",
            "is_pandas", "named_columns", "normalize_baseline", "normalize_labels",
            "pandas_features"]
 
@@ -30,11 +31,6 @@ Features = np.ndarray | sp.csr_matrix
 OVERFLOW_MAGNITUDE = 1e150
 #: columns with a largest magnitude above this are reported (solvers lose accuracy)
 BADLY_SCALED_MAGNITUDE = 1e6
-
-
-def is_dask(values: Any) -> bool:
-    """A Dask collection (recognized without importing dask)."""
-    return hasattr(values, "__dask_graph__") and hasattr(values, "compute")
 
 
 def check_magnitudes(X: Features, feature_names: Sequence[str] | None,

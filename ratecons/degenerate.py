@@ -49,7 +49,7 @@ from scipy.optimize import minimize_scalar
 
 from .caller import user_stacklevel
 from .dask_robust import on_dask
-from .data_columns import is_dask
+from .dask_types import is_dask
 from .errors import TrivialOptimumWarning
 from .expr.analysis import Analysis, Row
 from .settings import FEASIBILITY_TOL

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .dask_types import is_dask
 from .data import Dataset
-from .data_columns import is_dask
 from .errors import DataError, SolverError, SpecError
 from .kernels import kernel_rows
 from .settings import SOLVED_STATUSES

@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg.blas import dsyrk, ssyrk
 
-from .data_columns import is_dask
+from .dask_types import is_dask
 
 __all__ = ["Rows", "DaskRows", "BLOCK_ROWS", "weighted_gram", "sparse_weighted_gram",
            "count_pass", "dask_passes", "dask_state_passes", "persisted", "stack_rows",

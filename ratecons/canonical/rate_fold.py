@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..data_columns import is_dask
+from ..dask_types import is_dask
 from ..scans import stack_rows, take_rows
 from .rate_program import RateProgram, weighted_sum
 

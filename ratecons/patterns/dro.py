@@ -20,7 +20,7 @@ import numpy as np
 from .. import settings
 from ..canonical.dro import DROProgram
 from ..comparison import objective_rel_gap
-from ..data_columns import is_dask
+from ..dask_types import is_dask
 from ..errors import SolverError, SpecError
 from ..expr.robust_loss import RobustLoss
 from ..models import LinearModel

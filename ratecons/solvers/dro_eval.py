@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..canonical.dro import DROProgram
-from ..data_columns import is_dask
+from ..dask_types import is_dask
 from ..loss_functions import margin_loss
 from ..numerics.inner_max import InnerSolution, inner_maximize
 from ..numerics.phi import CHI2, KL

@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..canonical.dro import DROProgram
-from ..data_columns import is_dask
+from ..dask_types import is_dask
 from ..errors import parameter_error
 from ..scans import persisted
 from ..solution import Solution
