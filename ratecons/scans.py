@@ -314,12 +314,19 @@ def _gram_block(block: np.ndarray, c: np.ndarray) -> np.ndarray:
     return weighted_gram(block, c.ravel())[None]
 
 
+def _gram_and_column_block(block: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """[A^T diag(c) A | A^T c] of one partition A, shape (1, p, p + 1)."""
+    c = c.ravel()
+    return np.concatenate([weighted_gram(block, c), (c @ block)[:, None]], axis=1)[None]
+
+
 class DaskRows(Rows):
     """A Dask array P (N x p, row partitions, one chunk of columns) seen as its partitions.
 
     Every method is one reduction over the partitions on the active ``distributed`` Client (the
     local scheduler without one): :meth:`gram` sums one p x p weighted Gram product per
-    partition in a tree, :meth:`transpose_apply` one p-vector (or p x r block) per partition;
+    partition in a tree (with P^T c beside it in the same pass, :meth:`gram_and_column`),
+    :meth:`transpose_apply` one p-vector (or p x r block) per partition;
     :meth:`scores` and :meth:`apply` return the per-example results to the caller. Per-example
     vectors (scores, weights) thus travel between the client and the workers, O(N) memory on
     the client (the current limit); the N x p features never leave the workers.
@@ -374,6 +381,23 @@ class DaskRows(Rows):
                               new_axis=2, chunks=((1,) * self.partitions, (p,), (p,)),
                               meta=np.empty((0, 0, 0)))
         return self._compute(parts.sum(axis=0))
+
+    def gram_and_column(self, c: np.ndarray, *, column: bool = True, single: bool = False
+                        ) -> tuple[np.ndarray, np.ndarray | None]:
+        """(P^T diag(c) P, P^T c) in one pass: each partition sends its p x p product and
+        its p-vector side by side (``single`` is ignored: the partitions' products are in
+        double precision)."""
+        if not column:
+            return self.gram(c), None
+        import dask.array as da
+
+        p = self.p
+        parts = da.map_blocks(_gram_and_column_block, self.P,
+                              self._split(np.asarray(c)[:, None]), new_axis=2,
+                              chunks=((1,) * self.partitions, (p,), (p + 1,)),
+                              meta=np.empty((0, 0, 0)))
+        both = self._compute(parts.sum(axis=0))
+        return both[:, :p], both[:, p]
 
 
 def stack_rows(blocks: list[Any]) -> Any:

@@ -252,7 +252,14 @@ class _IPM:
         if self.K:
             zr += np.bincount(f.hinge_index, weights=x.lam["A"] * f.hinge_slope,
                               minlength=self.rows.n)
-        r_theta = self.theta_of(zr, sc.F[0] + self.G.T @ x.lam["A"] + sc.F[1:].T @ lam_R)
+        # the size of the terms that stationarity balances, for the relative residual
+        terms = np.abs(grad)
+        if self.K:
+            terms += np.bincount(f.hinge_index, weights=np.abs(x.lam["A"] * f.hinge_slope),
+                                 minlength=self.rows.n)
+        both = self.q_transpose(np.column_stack([zr, terms]))  # one pass for the two
+        r_theta = np.concatenate([both[:, 0], sc.F[0] + self.G.T @ x.lam["A"]
+                                  + sc.F[1:].T @ lam_R])
         r_theta[:self.p] += sc.l2 * w
         if self.use_l1:
             r_theta[:self.p] += x.lam["T+"] - x.lam["T-"]
@@ -262,12 +269,7 @@ class _IPM:
             r_theta[self.positive] -= x.lam["L"]
             r_u += rob.g_u
         r_tau = (sc.l1 - x.lam["T+"] - x.lam["T-"]) if self.use_l1 else np.zeros(0)
-        # the size of the terms that stationarity balances, for the relative residual
-        terms = np.abs(grad)
-        if self.K:
-            terms += np.bincount(f.hinge_index, weights=np.abs(x.lam["A"] * f.hinge_slope),
-                                 minlength=self.rows.n)
-        scale_theta = np.abs(self.q_transpose(terms)).max(initial=0.0)
+        scale_theta = np.abs(both[:, 1]).max(initial=0.0)
         scale = 1.0 + max(scale_theta, sc.l2 * float(np.abs(w).max(initial=0.0)),
                           float(np.abs(sc.C[0]).max(initial=0.0)),
                           float(np.abs(x.lam["A"]).max(initial=0.0)),
@@ -404,12 +406,6 @@ class _IPM:
             out["L"] = d_theta[self.positive]
         return out
 
-    def jacobian_transpose(self, system: dict, y: dict[str, np.ndarray]
-                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """J^T y for per-group values y."""
-        t_theta, t_u, t_tau, zr = self.jacobian_transpose_parts(system, y)
-        return t_theta + np.concatenate([self.q_transpose(zr), np.zeros(self.r)]), t_u, t_tau
-
     def jacobian_transpose_parts(self, system: dict, y: dict[str, np.ndarray]
                                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """J^T y with its theta part split: the rest, and zr with Q^T zr the remainder."""
@@ -435,19 +431,23 @@ class _IPM:
                  v: tuple[np.ndarray, np.ndarray, np.ndarray], dz: np.ndarray | None = None
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """M v = (H + J^T W J) v, applied without the reduction (for iterative refinement;
-        ``dz``: Q v_theta if known)."""
+        ``dz``: Q v_theta if known). Its per-example parts (J^T W J and the curvature on z)
+        reach theta space through one product with Q^T (one pass over the examples)."""
         W = system["W"]
         dz = self.q_apply(v[0]) if dz is None else dz
         jv = self.jacobian_apply(system, v, dz)
-        t_theta, t_u, t_tau = self.jacobian_transpose(system, {g: W[g] * jv[g] for g in W})
-        h_theta = self.theta_of(curv * dz, np.zeros(self.r))
-        h_theta[:self.p] += self.sc.l2 * v[0][:self.p]
+        t_theta, t_u, t_tau, on_z = self.jacobian_transpose_parts(
+            system, {g: W[g] * jv[g] for g in W})
+        on_z = on_z + curv * dz
+        on_v = np.zeros(self.r)
         rob = system["robust"]
         if rob is not None:
-            on_z, on_u, on_v = rob.hessian_apply(dz, v[1], v[0][self.p1:])
-            h_theta += self.theta_of(on_z, on_v)
-            t_u = t_u + on_u
-        return t_theta + h_theta, t_u, t_tau
+            rob_z, rob_u, on_v = rob.hessian_apply(dz, v[1], v[0][self.p1:])
+            on_z += rob_z
+            t_u = t_u + rob_u
+        t_theta = t_theta + self.theta_of(on_z, on_v)
+        t_theta[:self.p] += self.sc.l2 * v[0][:self.p]
+        return t_theta, t_u, t_tau
 
     def direction(self, x: Iterate, ev: dict, system: dict,
                   r_c: dict[str, np.ndarray], refine: bool) -> Iterate:

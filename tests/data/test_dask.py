@@ -122,7 +122,11 @@ def test_rows_over_partitions_match_in_memory(client, no_gather):
     assert np.allclose(lazy.transpose_apply(V), memory.transpose_apply(V), rtol=0, atol=1e-11)
     assert np.allclose(lazy.gram(c), memory.gram(c), rtol=0, atol=1e-11)
     assert np.allclose(lazy.squared_norms(), memory.squared_norms(), rtol=0, atol=1e-12)
-    assert dask_passes() - before == 4
+    G, col = lazy.gram_and_column(c)  # one pass for both
+    assert np.allclose(G, memory.gram(c), rtol=0, atol=1e-11)
+    assert np.allclose(col, memory.transpose_apply(c), rtol=0, atol=1e-11)
+    assert lazy.gram_and_column(c, column=False)[1] is None
+    assert dask_passes() - before == 6
 
 
 # ---------------------------------------------------------------------- same answers

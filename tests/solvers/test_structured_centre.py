@@ -205,6 +205,12 @@ def test_expected_inactive_reads_the_scaled_warm_multipliers():
     assert expected_inactive(np.zeros(1), kappa).tolist() == [True, False]
 
 
+def _jacobian_transpose(ipm, system, y):
+    """J^T y: the parts the interior point keeps apart, with Q^T zr added."""
+    rest, t_u, t_tau, zr = ipm.jacobian_transpose_parts(system, y)
+    return rest + np.concatenate([ipm.q_transpose(zr), np.zeros(ipm.r)]), t_u, t_tau
+
+
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10_000), n=st.integers(3, 12), p=st.integers(1, 4),
        m=st.integers(0, 3), l1=st.booleans(), intercept=st.booleans(), extra=st.integers(0, 2),
@@ -212,7 +218,7 @@ def test_expected_inactive_reads_the_scaled_warm_multipliers():
 def test_shared_products_equal_the_separate_ones(seed, n, p, m, l1, intercept, extra, weighted):
     """The products the direction shares (solvers/structured.py): a solve with a per-example
     part of the rhs left to it equals the solve of the whole rhs, its Q d_theta is Q times
-    the solved d_theta, J^T split into (rest, zr) sums to J^T, and the direction (with one
+    the solved d_theta, J^T split into (rest, zr) is the adjoint of J, and the direction (with one
     refinement) solves the unreduced Newton system, on the plain and the weighted path."""
     form = _random_form(seed, n, p, m, l1, intercept, extra)
     ipm = _IPM(form, np.ones(m, dtype=bool) if weighted else None)
@@ -232,14 +238,17 @@ def test_shared_products_equal_the_separate_ones(seed, n, p, m, l1, intercept, e
     if dz is not None:
         assert np.allclose(dz, ipm.q_apply(d[0]), atol=1e-10 * max(1.0, np.abs(dz).max()))
     y = {g: rng.normal(size=x.s[g].size) for g in x.s}
-    rest, t_u, t_tau, zr = ipm.jacobian_transpose_parts(system, y)
-    full = ipm.jacobian_transpose(system, y)
-    assert np.allclose(rest + np.concatenate([ipm.q_transpose(zr), np.zeros(ipm.r)]), full[0])
-    assert np.allclose(t_u, full[1]) and np.allclose(t_tau, full[2])
+    full = _jacobian_transpose(ipm, system, y)
+    # the adjoint identity <y, J d> = <J^T y, d> against jacobian_apply, an independent path
+    step = tuple(rng.normal(size=k) for k in sizes)
+    jd = ipm.jacobian_apply(system, step)
+    left = sum(float(y[g] @ jd[g]) for g in y)
+    right = sum(float(a @ b) for a, b in zip(full, step, strict=True))
+    assert abs(left - right) <= 1e-9 * max(1.0, abs(left))
     r_c = {g: rng.uniform(0.1, 1.0, x.s[g].size) for g in x.s}
     direction = ipm.direction(x, ev, system, r_c, refine=True)
     xi = {g: system["W"][g] * (ev["c"][g] - x.s[g]) + r_c[g] / x.s[g] for g in x.s}
-    jt = ipm.jacobian_transpose(system, xi)
+    jt = _jacobian_transpose(ipm, system, xi)
     rhs = np.concatenate([-ev["r_theta"] - jt[0], -ev["r_u"] - jt[1], -ev["r_tau"] - jt[2]])
     applied = np.concatenate(ipm.operator(system, ev["curv"], (direction.theta, direction.u,
                                                                 direction.tau)))
