@@ -8,8 +8,8 @@ that Dask reduces over partitions (X w, X^T c), so that only p-sized and p x p r
   are one weighted Gram product each);
 - ``lbfgs`` of the robust-learning pattern: the exact objective, gradient (6), inner
   maximization and certificate are reductions over partitions with the margins and weights
-  kept there (:mod:`ratecons.solvers.dro_dask`; chi-square and KL balls, logistic and squared
-  losses; the hinge loss and custom phi bring the margins to the client);
+  kept there (:mod:`ratecons.solvers.dro_dask`; chi-square and KL balls with the logistic,
+  squared and hinge losses; a custom phi brings the margins to the client);
 - ``ccg`` of the minimax-risk pattern (LP (4)): the moment estimates, the centroid start, the
   separation scans and the upper bound (2.2) are reductions over partitions, and only the most
   violated rows of each partition travel (:mod:`ratecons.solvers.mrc_dask`).
