@@ -283,8 +283,12 @@ class _ChainRun:
         last = self.at_point or step  # the last convex step solved: at the point, or to it
         details["step_objective"] = last.objective
         details["step_bounds"] = self.step_bounds.copy()  # the last step's (after any repair)
+        # a convex composition (one step, no MM): the step's certified bound is the problem's
+        lower = (last.lower_bound if not self.analysis.needs_mm and self.at_point is None
+                 else None)
         sol = tracker.solution({"w": step.w, "b": np.float64(step.b)}, objective=value,
                                status=status, dual={"v": last.duals}, upper=value,
+                               lower=lower, gap=None if lower is None else value - lower,
                                max_violation=float(missed.max(initial=0.0)), details=details,
                                history=self.history, solve_time=elapsed, advice=advice)
         return sol, scorer, LastStep(self.step_anchor, self.step_bounds, last.objective)

@@ -120,6 +120,13 @@ def _solve_mm_step(form: Any, tol: float, anchor: Any, previous: dict[str, Any],
     return answer
 
 
+def lagrangian_bound(answer: Any) -> float:
+    """The certified step's lower bound f - lam^T c(x) = f - gap max(1, |f|) (the Lagrangian
+    at the answer's multipliers; it is their dual value g(lam) up to the stationarity
+    residual, which the certificate holds below the step tolerance with the gap)."""
+    return float(answer.objective - answer.rel_gap * max(1.0, abs(answer.objective)))
+
+
 def _same(a: Any, b: Any) -> bool:
     """Whether two lowered steps (:class:`StructuredForm`, or parts of them) are the same
     convex problem: equal arrays, the same stacked rows."""
@@ -170,7 +177,8 @@ def structured_step(analysis: Analysis, tol: float = DEFAULT_TOL,
             solved = ConvexStep(answer.status, answer.objective, answer.w, answer.b,
                                 answer.duals, "structured", answer.solve_time,
                                 f"{answer.iterations} interior-point iterations, relative gap "
-                                f"{answer.rel_gap:.1e} ({answer.message})")
+                                f"{answer.rel_gap:.1e} ({answer.message})",
+                                lower_bound=lagrangian_bound(answer))
             previous["solved"] = (form, solved) if previous["tight"] else None
             return solved
         if answer.status == settings.TIME_LIMIT:

@@ -63,7 +63,9 @@ __all__ = ["ConvexStep", "CvxpyBuilder", "TIGHT_CLARABEL", "folded_rows", "is_lp
 
 @dataclass
 class ConvexStep:
-    """The solved convex problem at one anchor."""
+    """The solved convex problem at one anchor. ``lower_bound``: a lower bound on the step's
+    optimal value that its solver certified (the structured interior point's Lagrangian
+    bound, :mod:`ratecons.structured_chain`), None when the solver reports only a status."""
 
     status: str
     objective: float
@@ -73,6 +75,7 @@ class ConvexStep:
     solver: str = ""
     solve_time: float = 0.0
     message: str = ""
+    lower_bound: float | None = None
 
 
 def is_lp(analysis: Analysis) -> bool:
