@@ -46,12 +46,18 @@ Python loop runs over the examples.
 Robust losses (chi-square and KL balls) enter the objective in the dual form of eq. (5) of
 Ghosh & Squillante with two free variables (eta, lam) and per-example perspective terms
 (:mod:`.structured_robust`); lam >= 0 is the inequality group (L). The loop is Mehrotra's
-predictor-corrector with Gondzio's centrality correctors (:mod:`.structured_correctors`).
+predictor-corrector with Gondzio's centrality correctors (:mod:`.structured_correctors`). On a
+step without smooth or robust parts (linear rows, a quadratic objective: rates, the hinge
+loss, TPR@K) the primal and the dual variables take separate step lengths, as
+:mod:`.top_ipm` does (:func:`.structured_correctors.primal_dual_steps`): at the degenerate
+optimum of a TPR@K step (the negatives tied at the sum_largest row's threshold, positives at
+the hinge's kink) one slack or one multiplier blocked the common step at 0.05-0.3 in every
+iteration and mu fell by 5-30% an iteration.
 
 The answer carries its certificate: the relative duality gap |lam^T c(x)| / max(1, |f|)
-(the Lagrangian gap; equal to f - g(lam) when stationarity holds), the relative stationarity
-and feasibility residuals, and the status ``optimal`` only when all three are below the
-tolerance.
+(the Lagrangian gap; equal to f - g(lam) when stationarity holds), both in the form's units
+(not the scaled rows'), the relative stationarity and feasibility residuals, and the status
+``optimal`` only when all three are below the tolerance.
 """
 
 from __future__ import annotations
@@ -63,7 +69,7 @@ from scipy.linalg import lu_factor, lu_solve
 
 from .. import settings
 from ..loss_functions import margin_loss
-from .interior import single_blas_thread, step_to_boundary
+from .interior import single_blas_thread
 from .margin_curvature import SMOOTH_LOSSES
 from .structured_centre import (
     expected_inactive,
@@ -72,7 +78,13 @@ from .structured_centre import (
     weighted_mu,
     weighted_start,
 )
-from .structured_correctors import all_pairs, centrality_correctors, halve_at_most
+from .structured_correctors import (
+    boundary_steps,
+    centrality_correctors,
+    halve_at_most,
+    moved_apart,
+    primal_dual_steps,
+)
 from .structured_form import Iterate, ScaledForm, StructuredForm, StructuredSolution, WarmStart
 from .structured_free import free_block
 from .structured_robust import RobustRows, RobustTerms, halved_lams, robust_start, robust_terms
@@ -100,6 +112,12 @@ STALL_FACTOR = 0.5
 #: its merit first rises while the iterates centre (checked from the start, the rule ended
 #: warm-started hinge-loss steps on 200,000 rows after 13 iterations)
 STALL_AFTER = 24
+#: once the best iterate is certified (merit <= :data:`CERTIFIED_TOL`), this many iterations
+#: without a better one end the loop: at the degenerate optimum of a TPR@K step on the whole
+#: Adult split (every negative tied at the threshold) the multipliers' directions grew without
+#: bound below a gap of 4e-8 and the dual residual jumped to 0.3; the 12 iterations of
+#: :data:`STALL_WINDOW` after the best were spent for nothing
+CERTIFIED_STALL = 3
 #: a predictor step (to the boundary) shorter than this gets no second-order correction: at a
 #: chi-square robust loss's start (w = 0, every loss equal) the predictor reached 0.02 and the
 #: corrected direction sent lam from 1 to 1.7e3, from where the loop never came back
@@ -152,6 +170,9 @@ class _IPM:
         self.curved_lam = np.array([self.p1 + p.lam for p in form.robust if p.row > 0],
                                    dtype=np.int64)
         self.halved_lam = halved_lams(form.robust, self.p1)  # KL too (:func:`halved_lams`)
+        #: separate primal and dual steps: linear rows, quadratic objective
+        #: (:func:`.structured_correctors.primal_dual_steps`)
+        self.separate = not form.smooth and not form.robust
         #: the weighted path s lam = omega mu of the rows ``weighted`` (structured_centre)
         self.omega = (np.ones(self.K) if weighted is None
                       else piece_weights(self.sc.C, form.robust, self.K, weighted))
@@ -497,18 +518,27 @@ class _IPM:
             return x
         return warm_iterate(self, warm, groups)
 
-    def step_length(self, x: Iterate, d: Iterate) -> float:
-        """:data:`STEP_FRACTION` of the step to the boundary along d, at most 1, and at most
-        halfway to 0 for the ball's lam of a constraint row or of KL (:func:`halved_lams`)."""
-        step = min(1.0, STEP_FRACTION * step_to_boundary(*all_pairs(x, d, self.positive)))
-        return halve_at_most(x.theta[self.halved_lam], d.theta[self.halved_lam], step)
+    def step_length(self, x: Iterate, d: Iterate, ev: dict, merit: float
+                    ) -> tuple[float, float]:
+        """(primal, dual) steps: :data:`STEP_FRACTION` of the step to the boundary along d, at
+        most 1, and at most halfway to 0 for the ball's lam of a constraint row or of KL
+        (:func:`halved_lams`); separate on a step without smooth or robust parts while the
+        dual residual stays within ``merit``
+        (:func:`.structured_correctors.primal_dual_steps`), else one common step."""
+        if self.separate:
+            return primal_dual_steps(self, x, d, ev, STEP_FRACTION, merit)
+        step = min(1.0, STEP_FRACTION * boundary_steps(x, d, self.positive, False)[0])
+        step = halve_at_most(x.theta[self.halved_lam], d.theta[self.halved_lam], step)
+        return step, step
 
     def measures(self, x: Iterate, ev: dict) -> tuple[float, float, float, float]:
         """(relative gap, relative primal residual, relative dual residual, mu)."""
         comp = sum(float(x.s[g] @ x.lam[g]) for g in x.s)
         lag_gap = abs(sum(float(x.lam[g] @ ev["c"][g]) for g in x.s))
-        obj = abs(ev["objective"])
-        rel_gap = max(comp, lag_gap) / max(1.0, obj)
+        # relative to max(1, |f|) in the form's units (the scaled objective is kappa_0 f):
+        # with max(1, kappa_0 |f|) a TPR@K step (kappa_0 = n_+, f* ~ 0) was held to an
+        # absolute gap of 1e-8 / n_+, and its gap stayed at 1-2 while the objective went to 0
+        rel_gap = max(comp, lag_gap) / max(float(self.sc.kappa[0]), abs(ev["objective"]))
         pres = max((float(np.max(np.abs(ev["c"][g] - x.s[g]), initial=0.0)) for g in x.s),
                    default=0.0) / (1.0 + float(np.max(np.abs(self.sc.bounds), initial=0.0)))
         dres = max(float(np.max(np.abs(ev["r_theta"]), initial=0.0)),
@@ -597,11 +627,12 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
             status = settings.TIME_LIMIT
             break
         merits.append(merit)
-        if len(merits) > STALL_AFTER and min(merits[-STALL_WINDOW:]) > STALL_FACTOR * min(
-                merits[:-STALL_WINDOW]):
+        certified = best[0] <= CERTIFIED_TOL and min(merits[-CERTIFIED_STALL:]) > best[0]
+        if certified or (len(merits) > STALL_AFTER and min(
+                merits[-STALL_WINDOW:]) > STALL_FACTOR * min(merits[:-STALL_WINDOW])):
             status = settings.NUMERICAL_ERROR
-            message = (f"no progress in {STALL_WINDOW} iterations (infeasible or badly "
-                       "conditioned step)")
+            message = (f"no progress in {CERTIFIED_STALL if certified else STALL_WINDOW} "
+                       "iterations (infeasible or badly conditioned step)")
             break
         try:
             system = ipm.factor(x, ev, ROBUST_DAMPING * min(1.0, merit), single=(
@@ -612,9 +643,10 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
         # Mehrotra predictor-corrector
         refine = merit < REFINE_BELOW
         affine = ipm.direction(x, ev, system, {g: x.s[g] * x.lam[g] for g in x.s}, False)
-        a_aff = step_to_boundary(*all_pairs(x, affine, ipm.positive))
-        mu_aff = weighted_mu({g: x.s[g] + a_aff * affine.s[g] for g in x.s},
-                             {g: x.lam[g] + a_aff * affine.lam[g] for g in x.s}, ipm.weights)
+        p_aff, d_aff = boundary_steps(x, affine, ipm.positive, ipm.separate)
+        mu_aff = weighted_mu({g: x.s[g] + p_aff * affine.s[g] for g in x.s},
+                             {g: x.lam[g] + d_aff * affine.lam[g] for g in x.s}, ipm.weights)
+        a_aff = min(p_aff, d_aff)
         # centring: Mehrotra's (mu_aff / mu)^3, but at least (1 - a_aff)^3 (a blocked predictor
         # centres even when its one blocking pair has mu_aff = 0), and the second-order term
         # only where the predictor gets some way: a blocked predictor's products ds dlam are
@@ -629,11 +661,12 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
                for g in x.s}
         d = ipm.direction(x, ev, system, r_c, refine)
         d = centrality_correctors(ipm, x, ev, system, d, r_c, target, refine)
-        step = ipm.step_length(x, d)
+        primal, dual = ipm.step_length(x, d, ev, merit)
+        step = min(primal, dual)
         if not np.isfinite(step) or step < MIN_STEP:
             status, message = settings.NUMERICAL_ERROR, f"stalled (step {step:.1e})"
             break
-        x = x.moved(d, step)
+        x = moved_apart(x, d, primal, dual)
     else:
         ev = ipm.evaluate(x)
         merit = max(ipm.measures(x, ev)[:3])

@@ -1,8 +1,10 @@
 """Step lengths and Gondzio's centrality correctors of the structured interior point
 (:mod:`.structured`): which values must stay positive along a direction, how a direction
 is corrected so that the step along it gets longer (Gondzio 1996, multiple centrality
-correctors, as :mod:`.top_ipm` does for its problem), and how far the ball's lam of a
-constraint row's support function may move in one step (:func:`halve_at_most`)."""
+correctors, as :mod:`.top_ipm` does for its problem), how far the ball's lam of a
+constraint row's support function may move in one step (:func:`halve_at_most`), and the
+separate primal and dual step lengths of a step without smooth or robust parts
+(:func:`primal_dual_steps`)."""
 
 from __future__ import annotations
 
@@ -11,9 +13,10 @@ from typing import Any
 import numpy as np
 
 from .interior import step_to_boundary
+from .structured_form import Iterate
 
 __all__ = ["CORRECTORS", "CORRECTOR_REACH", "all_pairs", "centrality_correctors",
-           "halve_at_most"]
+           "halve_at_most", "boundary_steps", "primal_dual_steps", "moved_apart"]
 
 #: Gondzio's centrality correctors per iteration (:func:`centrality_correctors`) and how
 #: much longer than the direction's step they aim
@@ -71,3 +74,51 @@ def halve_at_most(values: np.ndarray, direction: np.ndarray, step: float) -> flo
     if not np.any(shrinking):
         return step
     return min(step, float(np.min(-0.5 * values[shrinking] / direction[shrinking])))
+
+
+def boundary_steps(x: Any, d: Any, positive: np.ndarray, separate: bool
+                   ) -> tuple[float, float]:
+    """The steps to the boundary along d: (primal, dual), over the slacks and over the
+    multipliers when ``separate``, else the common step over every pair twice."""
+    if not separate:
+        step = step_to_boundary(*all_pairs(x, d, positive))
+        return step, step
+    return (step_to_boundary(*[(x.s[g], d.s[g]) for g in x.s]),
+            step_to_boundary(*[(x.lam[g], d.lam[g]) for g in x.lam]))
+
+
+def primal_dual_steps(ipm: Any, x: Any, d: Any, ev: dict, fraction: float, allowed: float
+                      ) -> tuple[float, float]:
+    """Separate primal and dual step lengths (``fraction`` of the way to the boundary) on a
+    step whose rows are linear and whose objective is quadratic (no smooth or robust parts),
+    as :mod:`.top_ipm` takes them: a slack that blocks the primal step no longer holds back
+    the multipliers, and the other way round.
+
+    The primal residual c(x) - s is then (1 - a_p) times what it was and complementarity
+    moves as usual; stationarity l2 w + c_0 - J^T lam, linear in both, becomes
+    (1 - a_d) r + (a_p - a_d) l2 dw (the Newton equation l2 dw - J^T dlam = -r). When that
+    relative dual residual would exceed ``allowed`` (the iterate's merit), both take the
+    common step min(a_p, a_d): on the 5,000-row Adult TPR@K step the separate steps drove
+    the dual residual from 1e-11 to 1e-2 once the gap was below 1e-8.
+    """
+    primal, dual = (min(1.0, fraction * a) for a in boundary_steps(x, d, ipm.positive, True))
+    if primal == dual:
+        return primal, dual
+    r_theta = (1.0 - dual) * ev["r_theta"]
+    r_theta[:ipm.p] += (primal - dual) * ipm.sc.l2 * d.theta[:ipm.p]
+    after = max(float(np.max(np.abs(r_theta), initial=0.0)),
+                (1.0 - dual) * float(np.max(np.abs(ev["r_u"]), initial=0.0)),
+                (1.0 - dual) * float(np.max(np.abs(ev["r_tau"]), initial=0.0))
+                ) / ev["dual_scale"]
+    if after > allowed:
+        common = min(primal, dual)
+        return common, common
+    return primal, dual
+
+
+def moved_apart(x: Iterate, d: Iterate, primal: float, dual: float) -> Iterate:
+    """x moved by ``primal`` along d's primal parts (theta, u, tau, slacks, scores) and by
+    ``dual`` along its multipliers."""
+    moved = x.moved(d, primal)
+    moved.lam = {g: x.lam[g] + dual * d.lam[g] for g in x.lam}
+    return moved
