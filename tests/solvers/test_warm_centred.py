@@ -49,7 +49,7 @@ def test_the_warm_start_is_centred(second_step):
     x = ipm.start(warm)
     ev = ipm.evaluate(x)
     pairs = sum(x.s[g].size for g in x.s)
-    mu0 = WARM_GAP * max(1.0, abs(ev["objective"])) / pairs
+    mu0 = WARM_GAP * max(float(ipm.sc.kappa[0]), abs(ev["objective"])) / pairs
     for g in x.s:
         assert np.all(x.s[g] > 0) and np.all(x.lam[g] > 0)
         assert np.all(x.s[g] * x.lam[g] >= mu0 * ipm.weights[g] * (1 - 1e-9)), g
