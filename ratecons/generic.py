@@ -46,7 +46,11 @@ chain is
    model that no continuation could start from (a budget was spent) is returned with status
    ``iteration_limit`` (``time_limit`` past the limit), never ``optimal``. A constraint still
    missed after that is named with its violation in the certificate and the status is
-   ``iteration_limit``.
+   ``iteration_limit``. A repair whose tightened step is infeasible at the current point (the
+   bound of eq. 4 is an inner approximation too) restarts phase one (:func:`find_feasible_start`)
+   from that point under the tightened rows (``details["phase1_restarts"]``), and MM goes on
+   from the start it finds; when it finds none, the threshold search still runs (no budget was
+   spent), and its model is returned with status ``iteration_limit``.
 
 With no ramp part the problem is one convex solve.
 """
@@ -191,8 +195,11 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
     phase1: dict[str, Any] = {}
     if phase_one and analysis.needs_mm and only_step is None:
         run.elastic = elastic_solver or _cvxpy_elastic(analysis, solver, solver_options)
-    if step.status == settings.INFEASIBLE and run.elastic is not None:
-        # the hinge relaxation is only an inner approximation: search for a feasible start
+    if (run.elastic is not None and step.status not in settings.SOLVED_STATUSES
+            and step.status not in settings.LIMIT_STATUSES):
+        # the hinge relaxation is only an inner approximation (infeasible), or its step
+        # could not be solved: search for a feasible start
+        after = step.status
         start, feasible = _phase_one(analysis, fmap, psi, run.elastic, bounds,
                                      settings.PHASE1_MAX_ITERATIONS, callback)
         run.history += start.history
@@ -200,7 +207,7 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
             return run.finish(start.status, None, dict(start.certificate.details))
         step = feasible
         phase1 = {"phase1_iterations": start.certificate.details["phase1_iterations"],
-                  "phase1_solver": start.solver}
+                  "phase1_solver": start.solver, "phase1_after": after}
     if step.status not in settings.SOLVED_STATUSES:
         return run.finish(step.status, None, {"message": _unsolved_message(analysis, step)})
     scores = _scores(psi, step)
@@ -504,20 +511,29 @@ def find_feasible_start(analysis: Analysis, *, solver: str | None = None,
     the surrogate rows and are tight at the anchor, so the stage's merit never increases):
 
     1. the exact penalty P(w, b) = objective + ``settings.PHASE1_PENALTY`` * V(w, b), with
-       V = sum_j max(0, row_j - bound_j) the total surrogate violation: it keeps the objective
+       V = sum_j max(0, row_j - bound_j + margin) the total surrogate violation past the rows
+       lowered by ``settings.PHASE1_MARGIN`` (a start strictly inside the surrogate rows gives
+       the first MM step an interior): it keeps the objective
        and the regularizer in view, so the feasible point it reaches is a good start for Alg 1
        (the objective-free stage alone left a large-norm w on the full Adult split with five
        rate constraints, from which Alg 1 ended at a ramp objective of 3.0);
-    2. when P stops decreasing with V > 0 (a penalty below the multipliers can settle there),
-       V alone, from that point.
+    2. when P stops decreasing with V > 0, or V falls by less than ``settings.PHASE1_CRAWL``
+       of itself in a step (a penalty below the multipliers settles at V > 0, and MM crawls
+       towards it: 1-2% a step on the Adult split with churn and the 80% rule), the penalty
+       grows by ``settings.PHASE1_PENALTY_GROWTH`` up to ``settings.PHASE1_PENALTY_MAX``, and
+       after that V + ``settings.PHASE1_NORM_WEIGHT`` * regularizer (stage 2; the regularizer
+       keeps the step's optimal face bounded), from that point.
 
     It starts from the elastic hinge relaxation and stops as soon as V = 0 (status optimal: a
-    feasible start) or when V stops decreasing in stage 2 (status infeasible, with the smallest
-    violation found: the problem may still be feasible, but no feasible point was reached from
-    here). After ``max_iterations`` steps (its own cap,
+    feasible start) or when stage 2 stops decreasing: at a point meeting the rows without the
+    margin (status optimal), else with status infeasible and the smallest violation found (the
+    problem may still be feasible, but no feasible point was reached from here). After
+    ``max_iterations`` steps (its own cap,
     :data:`ratecons.settings.PHASE1_MAX_ITERATIONS`, not the solve's ``max_iterations``) or at
     the solve's ``time_limit`` it stops with status ``iteration_limit`` / ``time_limit`` and no
-    model. Steps are solved by CLARABEL unless ``solver`` names another (on the objective-free
+    model. Steps are solved by CLARABEL unless ``solver`` names another (``method="structured"``
+    solves them by the structured interior point, :mod:`ratecons.structured_phase_one`; on the
+    objective-free
     elastic LP HiGHS' default simplex was 18x slower than CLARABEL: 5,000 Adult rows, three
     constraints, 18.3 s against 1.0 s; it did not finish in 20 minutes on the full split).
     ``callback`` receives every step's record (stage "phase1": iteration, violation, penalty,
@@ -559,7 +575,7 @@ def _phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
 
     tracker = Tracker("phase1")
     step = solve(anchor)
-    best, smallest = np.inf, np.inf
+    best, smallest, last = np.inf, np.inf, np.inf
     history: list[dict[str, Any]] = []
     status = settings.INFEASIBLE
 
@@ -586,17 +602,18 @@ def _phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
             callback(dict(history[-1]))
         if violation <= FEASIBILITY_TOL * 1e-3:
             return found(t, plain)
-        merit = (violation + settings.PHASE1_NORM_WEIGHT * _regularizer(analysis, step.w)
-                 if penalty is None
-                 else _surrogate_objective(analysis, table, step.w) + penalty * violation)
-        if merit >= best - settings.PHASE1_RELATIVE_TOL * abs(best):
+        merit = _merit(analysis, table, step.w, violation, penalty)
+        crawling = penalty is not None and violation > (1.0 - settings.PHASE1_CRAWL) * last
+        if crawling or merit >= best - settings.PHASE1_RELATIVE_TOL * abs(best):
             if penalty is None:
                 if plain <= FEASIBILITY_TOL * 1e-3:
                     return found(t, plain)  # feasible, short of the margin
                 break
-            penalty = None  # stage 2 from here
-            merit = violation + settings.PHASE1_NORM_WEIGHT * _regularizer(analysis, step.w)
-        best = merit
+            # a larger penalty, then stage 2 from here
+            penalty = (penalty * settings.PHASE1_PENALTY_GROWTH
+                       if penalty < settings.PHASE1_PENALTY_MAX else None)
+            merit = _merit(analysis, table, step.w, violation, penalty)
+        best, last = merit, violation
         if limits.active().expired():
             status = settings.TIME_LIMIT
             break
@@ -619,6 +636,15 @@ def _phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
     return tracker.solution({}, objective=float("nan"), status=status, history=history,
                             details={"smallest_violation": smallest, "message": message},
                             advice=message), None
+
+
+def _merit(analysis: Analysis, table: ScoreTable, w: np.ndarray, violation: float,
+           penalty: float | None) -> float:
+    """Phase one's merit at a point of total violation ``violation``: the exact penalty
+    (stage 1), or the violation and the weighted regularizer (stage 2, ``penalty`` None)."""
+    if penalty is None:
+        return violation + settings.PHASE1_NORM_WEIGHT * _regularizer(analysis, w)
+    return _surrogate_objective(analysis, table, w) + penalty * violation
 
 
 #: intercepts the threshold search tries next to the solution's, on each side

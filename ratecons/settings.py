@@ -88,3 +88,11 @@ PHASE1_NORM_WEIGHT = 1e-2
 #: Adult rows, logistic loss + churn + 80% rule) and the chain fell back to CLARABEL steps; a
 #: start that meets the rows only without the margin is still taken when phase 1 stalls
 PHASE1_MARGIN = 1e-4
+#: phase 1's exact penalty grows by PHASE1_PENALTY_GROWTH, up to PHASE1_PENALTY_MAX, whenever a
+#: step lowers the total violation by less than PHASE1_CRAWL of itself (or the merit stalls),
+#: before stage 2 (``generic.find_feasible_start``): below the rows' multipliers (160 and 54 at
+#: the first MM step on 2,000 Adult rows, logistic loss + churn + 80% rule) the penalty's
+#: minimizer is infeasible and MM crawled towards it, 1-2% of the violation a step, for 20 steps
+PHASE1_PENALTY_GROWTH = 10.0
+PHASE1_PENALTY_MAX = 1e4
+PHASE1_CRAWL = 0.1

@@ -39,7 +39,7 @@ from .result import Result
 from .scans import Rows
 from .solvers.structured import CERTIFIED_TOL, DEFAULT_TOL, solve_structured
 from .solvers.structured_form import WarmStart
-from .structured_phase_one import structured_elastic_step
+from .structured_phase_one import step_by_elastic, structured_elastic_step
 
 __all__ = ["structured_method", "structured_step", "structured_support"]
 
@@ -163,6 +163,12 @@ def structured_step(analysis: Analysis, tol: float = DEFAULT_TOL,
         deadline = (None if budget.time_limit is None
                     else budget.started + budget.time_limit)
         answer = _solve_mm_step(form, tol, anchor, previous, deadline, counts)
+        unsolved = answer.status not in (settings.OPTIMAL, settings.TIME_LIMIT)
+        if unsolved and anchor is None and analysis.needs_mm:  # phase one takes it (generic)
+            return ConvexStep(answer.status, float("nan"), solver="structured",
+                              solve_time=answer.solve_time, message=answer.message)
+        if unsolved:  # a thin interior: by way of the elastic step
+            answer = step_by_elastic(form, tol, deadline, answer, counts)
         counts["structured"] = counts.get("structured", 0) + 1
         if answer.status == settings.OPTIMAL:
             counts["failed_in_a_row"] = 0
@@ -217,6 +223,7 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
     solution.certificate.details["tightened_steps"] = counts.get("tightened", 0)
     solution.certificate.details["reused_steps"] = counts.get("reused", 0)
     solution.certificate.details["phase1_reference_steps"] = counts.get("phase1_reference", 0)
+    solution.certificate.details["elastic_steps"] = counts.get("rescued", 0)
     objective = form.objective.to_user(solution.objective)
     return Result(problem, settings.STRUCTURED_METHOD, solution, scorer, objective,
                   extras={"last_step": last_step})
