@@ -335,10 +335,9 @@ class _ChainRun:
         return Step(nxt.status, found, found_value, nxt.objective, info=info)
 
     def restart(self, anchor: dict[int, np.ndarray], failed: ConvexStep) -> ConvexStep:
-        """Phase one (:func:`_phase_one`) from ``anchor`` under the bounds in force, for a
-        repair whose tightened step is infeasible there (the bound of eq. 4 is an inner
-        approximation, and the anchor misses the tightened row): its feasible point is the
-        step's answer, from which MM goes on; ``failed`` when it finds none."""
+        """Phase one from ``anchor`` under the bounds in force, for a repair whose tightened
+        step is infeasible there (module docstring): its feasible point is the step's answer,
+        from which MM goes on; ``failed`` when it finds none."""
         start, feasible = _phase_one(self.analysis, self.fmap, self.psi, self.elastic,
                                      self.bounds, settings.PHASE1_MAX_ITERATIONS,
                                      self.callback, anchor)
@@ -580,9 +579,8 @@ def _phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
     status = settings.INFEASIBLE
 
     def found(t: int, violation: float) -> tuple[Solution, ConvexStep]:
-        return tracker.solution({"w": step.w, "b": np.float64(step.b)},
-                                objective=step.objective, status=settings.OPTIMAL,
-                                max_violation=violation, history=history,
+        return tracker.solution({"w": step.w, "b": np.float64(step.b)}, objective=step.objective,
+                                status=settings.OPTIMAL, max_violation=violation, history=history,
                                 details={"phase1_iterations": t},
                                 solver=f"phase1({step.solver})"), step
 
@@ -640,8 +638,7 @@ def _phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
 
 def _merit(analysis: Analysis, table: ScoreTable, w: np.ndarray, violation: float,
            penalty: float | None) -> float:
-    """Phase one's merit at a point of total violation ``violation``: the exact penalty
-    (stage 1), or the violation and the weighted regularizer (stage 2, ``penalty`` None)."""
+    """Phase one's merit: the exact penalty, or (``penalty`` None) V + nu * regularizer."""
     if penalty is None:
         return violation + settings.PHASE1_NORM_WEIGHT * _regularizer(analysis, w)
     return _surrogate_objective(analysis, table, w) + penalty * violation

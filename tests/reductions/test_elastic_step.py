@@ -23,7 +23,8 @@ from ratecons.reductions.to_cvxpy import solve_step
 from ratecons.reductions.to_elastic import elastic_form, objective_free
 from ratecons.reductions.to_structured import lower_structured
 from ratecons.solvers.structured import CERTIFIED_TOL, solve_structured
-from ratecons.structured_phase_one import structured_elastic_step
+from ratecons.solvers.structured_form import StructuredSolution
+from ratecons.structured_phase_one import step_by_elastic, structured_elastic_step
 from ratecons.testing import tight_churn_recall_problem
 from tests.shared_data import standardized
 
@@ -174,3 +175,35 @@ def test_elastic_form_adds_one_slack_and_one_sign_row_per_user_row():
         assert values[1:plain.m + 1] == pytest.approx(plain.row_values(w, 0.3)[1:])
     stage_two = elastic_form(plain, None)
     assert stage_two.l2 == pytest.approx(settings.PHASE1_NORM_WEIGHT * plain.l2)
+
+
+def _failed(form) -> StructuredSolution:
+    """A stand-in for a plain step the interior point could not certify."""
+    return StructuredSolution("numerical_error", float("nan"), np.zeros(form.rows.p), 0.0,
+                              np.zeros(form.m), np.zeros(form.extra), 7, 1.0, 1.0, 1.0, 1.0,
+                              0.5, "stalled")
+
+
+@pytest.mark.parametrize("name", ["synthetic churn + recall", "adult 800 churn + 80% rule"])
+def test_a_step_by_way_of_its_elastic_step_is_the_plain_step(name):
+    analysis = PROBLEMS[name]().analysis
+    bounds = np.array([row.bound for row in analysis.constraints])
+    fmap, psi = kernelized(analysis, 500, 0)
+    _, start = _phase_one(analysis, fmap, psi, structured_elastic_step(analysis), bounds,
+                          settings.PHASE1_MAX_ITERATIONS, None)
+    anchor = _scores(psi, start)  # the first MM step's anchor: just inside the rows
+    expected = solve_step(analysis, psi, anchor, bounds, "CLARABEL", tight=True)
+    assert expected.status == "optimal"
+    form = lower_structured(analysis, psi, anchor, bounds)
+    counts: dict[str, int] = {}
+    got = step_by_elastic(form, 1e-8, None, _failed(form), counts)
+    assert got.status == "optimal" and counts["rescued"] == 1
+    assert got.message.startswith("by way of the elastic step")
+    assert abs(got.objective - expected.objective) <= 1e-6 * max(1.0, abs(expected.objective))
+    assert max(got.rel_gap, got.primal_residual, got.dual_residual) <= CERTIFIED_TOL
+    assert got.max_violation <= 1e-9 and got.iterations > 7
+    assert got.duals.size == len(analysis.constraints) and got.extra.size == form.extra
+    # rows out of reach: every penalty leaves a slack, and the failure is returned
+    far = lower_structured(analysis, psi, anchor, bounds - 0.5)
+    failed = _failed(far)
+    assert step_by_elastic(far, 1e-8, None, failed, {}) is failed
