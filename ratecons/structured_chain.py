@@ -169,6 +169,9 @@ def structured_step(analysis: Analysis, tol: float = DEFAULT_TOL,
                               solve_time=answer.solve_time, message=answer.message)
         if unsolved:  # a thin interior: by way of the elastic step
             answer = step_by_elastic(form, tol, deadline, answer, counts)
+            if answer.status == settings.INFEASIBLE:  # a repair's tightened step: phase one
+                return ConvexStep(answer.status, float("nan"), solver="structured",
+                                  solve_time=answer.solve_time, message=answer.message)
         counts["structured"] = counts.get("structured", 0) + 1
         if answer.status == settings.OPTIMAL:
             counts["failed_in_a_row"] = 0

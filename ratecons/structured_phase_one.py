@@ -120,9 +120,11 @@ def step_by_elastic(form: StructuredForm, tol: float, deadline: float | None,
     at an exact penalty P (:data:`RESCUE_PENALTIES`) ends with every slack at most
     :data:`RESCUE_SLACK`, its model is feasible for the plain step (up to that slack) and no
     plain-feasible point does better, since there the two objectives agree: it is the plain
-    step's answer, with the elastic step's certificate (gap and residuals). Otherwise
-    ``failed`` is returned (a slack stays positive: P below the multipliers, or no feasible
-    point).
+    step's answer, with the elastic step's certificate (gap and residuals). When a slack
+    stays positive at the largest P, no point meets the rows with multipliers below P: the
+    answer has status ``infeasible`` (a repair's tightened step: the chain restarts phase one
+    from there, :meth:`ratecons.generic._ChainRun.restart`). Otherwise (an elastic step not
+    certified either) ``failed`` is returned.
     """
     user = form.m if form.user_rows is None else form.user_rows
     for penalty in RESCUE_PENALTIES:
@@ -142,4 +144,6 @@ def step_by_elastic(form: StructuredForm, tol: float, deadline: float | None,
                            iterations=failed.iterations, solve_time=failed.solve_time,
                            max_violation=float(slack.max(initial=0.0)),
                            message=f"by way of the elastic step at penalty {penalty:g}")
-    return failed
+    return replace(failed, status=settings.INFEASIBLE, message=(
+        f"the elastic step at penalty {penalty:g} keeps a slack of {slack.max():.3g}: no point "
+        f"meets the rows with multipliers below {penalty:g}"))

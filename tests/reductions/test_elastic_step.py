@@ -203,7 +203,8 @@ def test_a_step_by_way_of_its_elastic_step_is_the_plain_step(name):
     assert max(got.rel_gap, got.primal_residual, got.dual_residual) <= CERTIFIED_TOL
     assert got.max_violation <= 1e-9 and got.iterations > 7
     assert got.duals.size == len(analysis.constraints) and got.extra.size == form.extra
-    # rows out of reach: every penalty leaves a slack, and the failure is returned
-    far = lower_structured(analysis, psi, anchor, bounds - 0.5)
-    failed = _failed(far)
-    assert step_by_elastic(far, 1e-8, None, failed, {}) is failed
+    # rows out of reach: every penalty leaves a slack, and the step is called infeasible
+    far = lower_structured(analysis, psi, anchor, bounds - 0.05)
+    out_of_reach = step_by_elastic(far, 1e-8, None, _failed(far), {})
+    assert out_of_reach.status == "infeasible"
+    assert "no point meets the rows with multipliers below 100000" in out_of_reach.message
