@@ -46,7 +46,11 @@ chain is
    model that no continuation could start from (a budget was spent) is returned with status
    ``iteration_limit`` (``time_limit`` past the limit), never ``optimal``. A constraint still
    missed after that is named with its violation in the certificate and the status is
-   ``iteration_limit``.
+   ``iteration_limit``. A repair whose tightened step is infeasible at the current point (the
+   bound of eq. 4 is an inner approximation too) restarts phase one (:func:`find_feasible_start`)
+   from that point under the tightened rows (``details["phase1_restarts"]``), and MM goes on
+   from the start it finds; when it finds none, the threshold search still runs (no budget was
+   spent), and its model is returned with status ``iteration_limit``.
 
 With no ramp part the problem is one convex solve.
 """
@@ -84,6 +88,9 @@ EXTRAPOLATION_MAX = 16.0
 EXTRAPOLATION_MIN = 0.125
 #: one convex step of the chain: (psi by dataset, anchor scores or None, bounds) -> ConvexStep
 StepSolver = Callable[[dict[int, Any], Any, np.ndarray], ConvexStep]
+#: one elastic step of phase one: (psi, anchor scores or None, bounds, penalty or None) ->
+#: ConvexStep (:func:`~ratecons.reductions.to_cvxpy.lower_step` with ``elastic=True``)
+ElasticSolver = Callable[[dict[int, Any], Any, np.ndarray, "float | None"], ConvexStep]
 
 
 @dataclass
@@ -121,10 +128,14 @@ def _table(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
     return ScoreTable(by_matrix, fmap.invert(step.w, step.b))
 
 
-def _surrogate_objective(analysis: Analysis, scorer: Any, w: np.ndarray) -> float:
+def _regularizer(analysis: Analysis, w: np.ndarray) -> float:
+    """(l2/2) ||w||^2 + l1 ||w||_1 of the score model."""
     model = analysis.model
-    reg = 0.5 * model.l2 * float(w @ w) + getattr(model, "l1", 0.0) * float(np.abs(w).sum())
-    return analysis.objective.value(scorer, "surrogate") + reg
+    return 0.5 * model.l2 * float(w @ w) + getattr(model, "l1", 0.0) * float(np.abs(w).sum())
+
+
+def _surrogate_objective(analysis: Analysis, scorer: Any, w: np.ndarray) -> float:
+    return analysis.objective.value(scorer, "surrogate") + _regularizer(analysis, w)
 
 
 def _surrogate_rows(analysis: Analysis, scorer: Any) -> np.ndarray:
@@ -146,7 +157,8 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
                   callback: Callable[[dict[str, Any]], None] | None = None,
                   only_step: LastStep | None = None, step_solver: StepSolver | None = None,
                   step_solver_name: str = "", phase_one: bool | None = None,
-                  extrapolate: bool = True) -> tuple[Solution, Any, LastStep | None]:
+                  extrapolate: bool = True, elastic_solver: ElasticSolver | None = None
+                  ) -> tuple[Solution, Any, LastStep | None]:
     """Run the chain (module docstring); returns the Solution, the user's scorer and the
     last convex step. With ``only_step`` it solves that one step and nothing else.
 
@@ -154,7 +166,9 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
     form on HiGHS, :mod:`ratecons.matrix_chain`; the structured interior point,
     :mod:`ratecons.structured_chain`), named ``step_solver_name``. ``phase_one`` (default: only
     with CVXPY steps) searches for a feasible start by :func:`find_feasible_start` when the
-    hinge relaxation is infeasible.
+    hinge relaxation is infeasible; ``elastic_solver`` solves its elastic steps (default: the
+    CVXPY elastic step, on CLARABEL unless ``solver`` names another; the structured one,
+    :mod:`ratecons.structured_phase_one`).
     """
     start_time = time.perf_counter()
     if phase_one is None:
@@ -179,16 +193,21 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
     step = step_solver(psi, anchor, bounds)
     run.step_anchor, run.step_bounds = anchor, bounds  # what produced ``step``
     phase1: dict[str, Any] = {}
-    if (step.status == settings.INFEASIBLE and analysis.needs_mm and only_step is None
-            and phase_one):
-        # the hinge relaxation is only an inner approximation: search for a feasible start
-        start, feasible = _phase_one(analysis, fmap, psi, solver, solver_options,
+    if phase_one and analysis.needs_mm and only_step is None:
+        run.elastic = elastic_solver or _cvxpy_elastic(analysis, solver, solver_options)
+    if (run.elastic is not None and step.status not in settings.SOLVED_STATUSES
+            and step.status not in settings.LIMIT_STATUSES):
+        # the hinge relaxation is only an inner approximation (infeasible), or its step
+        # could not be solved: search for a feasible start
+        after = step.status
+        start, feasible = _phase_one(analysis, fmap, psi, run.elastic, bounds,
                                      settings.PHASE1_MAX_ITERATIONS, callback)
         run.history += start.history
         if feasible is None:
             return run.finish(start.status, None, dict(start.certificate.details))
         step = feasible
-        phase1 = {"phase1_iterations": start.certificate.details["phase1_iterations"]}
+        phase1 = {"phase1_iterations": start.certificate.details["phase1_iterations"],
+                  "phase1_solver": start.solver, "phase1_after": after}
     if step.status not in settings.SOLVED_STATUSES:
         return run.finish(step.status, None, {"message": _unsolved_message(analysis, step)})
     scores = _scores(psi, step)
@@ -254,6 +273,11 @@ class _ChainRun:
         # the last extrapolated anchor and the plain MM step it extends: (x_beta, y, f(y))
         self.retreat: tuple[tuple, tuple, float] | None = None
         self.retreated = ""  # why the run went back to a plain MM step (certificate details)
+        self.elastic: ElasticSolver | None = None  # phase one's steps, when it may run
+        self.restarts = 0  # repairs whose infeasible step phase one restarted (:meth:`solve`)
+        #: a repair's tightened rows had no feasible point that MM or phase one could reach:
+        #: its round ended without a budget spent, so the threshold search still runs
+        self.no_start = False
 
     def record(self, event: dict[str, Any]) -> None:
         """One history event (with the time since the start), passed to the callback."""
@@ -300,15 +324,31 @@ class _ChainRun:
         """The MM step at ``point`` under the bounds in force."""
         anchor_scores = point[1]
         nxt = self.step_solver(self.psi, anchor_scores, self.bounds)
+        restarted = (nxt.status == settings.INFEASIBLE and value == np.inf
+                     and self.elastic is not None)
+        if restarted:
+            nxt = self.restart(anchor_scores, nxt)
         info = (nxt, anchor_scores, self.bounds)
         if nxt.status not in settings.SOLVED_STATUSES or nxt.w is None:
             return Step(nxt.status, None, float("nan"), float("nan"), info=info)
         found = self.point_of(nxt, _scores(self.psi, nxt))
         found_value = _surrogate_objective(self.analysis, found[2], nxt.w)
-        if (self.extrapolate and anchor_scores is not None
+        if (self.extrapolate and anchor_scores is not None and not restarted
                 and (value - nxt.objective) / max(1.0, abs(value)) > self.tol):
             found, found_value = self.extrapolated(point, found, found_value)
         return Step(nxt.status, found, found_value, nxt.objective, info=info)
+
+    def restart(self, anchor: dict[int, np.ndarray], failed: ConvexStep) -> ConvexStep:
+        """Phase one from ``anchor`` under the bounds in force, for a repair whose tightened
+        step is infeasible there (module docstring): its feasible point is the step's answer,
+        from which MM goes on; ``failed`` when it finds none."""
+        start, feasible = _phase_one(self.analysis, self.fmap, self.psi, self.elastic,
+                                     self.bounds, settings.PHASE1_MAX_ITERATIONS,
+                                     self.callback, anchor)
+        self.history += start.history
+        self.restarts += 1
+        self.no_start = feasible is None
+        return failed if feasible is None else feasible
 
     def extrapolated(self, anchor: tuple, found: tuple, value: float) -> tuple[tuple, float]:
         """The MM step from ``anchor`` to ``found`` continued along its own direction,
@@ -385,8 +425,8 @@ class _ChainRun:
 
     def intercept(self, point: tuple, last: bool) -> tuple | None:
         """The threshold search (module docstring), the last resort of the repair."""
-        if self.status in settings.LIMIT_STATUSES:  # no search past a budget
-            return None
+        if self.status in settings.LIMIT_STATUSES and not self.no_start:
+            return None  # no search past a budget
         found, scores, table = point
         shift = _threshold_search(self.analysis, table, self.fmap, found)
         if shift is None:
@@ -421,6 +461,7 @@ class _ChainRun:
         status becomes ``iteration_limit`` unless the time limit ended the run."""
         analysis = self.analysis
         details: dict[str, Any] = {"mm_iterations": self.iterations,
+                                   "phase1_restarts": self.restarts,
                                    "extrapolated_steps": len(self.extrapolations),
                                    "repair_rounds": self.rounds, "local": analysis.needs_mm,
                                    "step_status": (self.at_point or step).status, **phase1}
@@ -440,8 +481,9 @@ class _ChainRun:
                      "every constraint; ")
             if self.intercepted:  # off the certified fixed point: no continuation could run
                 details["message"] = moved + (
-                    "no continuation could run from the moved model (a budget was spent), so "
-                    "it is not a certified fixed point")
+                    "no continuation could run from the moved model ("
+                    + ("phase one found no point meeting the tightened rows" if self.no_start
+                       else "a budget was spent") + "), so it is not a certified fixed point")
                 if self.status not in settings.LIMIT_STATUSES:
                     self.status = settings.ITERATION_LIMIT
             else:
@@ -472,75 +514,108 @@ def find_feasible_start(analysis: Analysis, *, solver: str | None = None,
     the surrogate rows and are tight at the anchor, so the stage's merit never increases):
 
     1. the exact penalty P(w, b) = objective + ``settings.PHASE1_PENALTY`` * V(w, b), with
-       V = sum_j max(0, row_j - bound_j) the total surrogate violation: it keeps the objective
+       V = sum_j max(0, row_j - bound_j + margin) the total surrogate violation past the rows
+       lowered by ``settings.PHASE1_MARGIN`` (a start strictly inside the surrogate rows gives
+       the first MM step an interior): it keeps the objective
        and the regularizer in view, so the feasible point it reaches is a good start for Alg 1
        (the objective-free stage alone left a large-norm w on the full Adult split with five
        rate constraints, from which Alg 1 ended at a ramp objective of 3.0);
-    2. when P stops decreasing with V > 0 (a penalty below the multipliers can settle there),
-       V alone, from that point.
+    2. when P stops decreasing with V > 0, or V falls by less than ``settings.PHASE1_CRAWL``
+       of itself in a step (a penalty below the multipliers settles at V > 0, and MM crawls
+       towards it: 1-2% a step on the Adult split with churn and the 80% rule), the penalty
+       grows by ``settings.PHASE1_PENALTY_GROWTH`` up to ``settings.PHASE1_PENALTY_MAX``, and
+       after that V + ``settings.PHASE1_NORM_WEIGHT`` * regularizer (stage 2; the regularizer
+       keeps the step's optimal face bounded), from that point.
 
     It starts from the elastic hinge relaxation and stops as soon as V = 0 (status optimal: a
-    feasible start) or when V stops decreasing in stage 2 (status infeasible, with the smallest
-    violation found: the problem may still be feasible, but no feasible point was reached from
-    here). After ``max_iterations`` steps (its own cap,
+    feasible start) or when stage 2 stops decreasing: at a point meeting the rows without the
+    margin (status optimal), else with status infeasible and the smallest violation found (the
+    problem may still be feasible, but no feasible point was reached from here). After
+    ``max_iterations`` steps (its own cap,
     :data:`ratecons.settings.PHASE1_MAX_ITERATIONS`, not the solve's ``max_iterations``) or at
     the solve's ``time_limit`` it stops with status ``iteration_limit`` / ``time_limit`` and no
-    model. Steps are solved by CLARABEL unless ``solver`` names another (on the objective-free
+    model. Steps are solved by CLARABEL unless ``solver`` names another (``method="structured"``
+    solves them by the structured interior point, :mod:`ratecons.structured_phase_one`; on the
+    objective-free
     elastic LP HiGHS' default simplex was 18x slower than CLARABEL: 5,000 Adult rows, three
     constraints, 18.3 s against 1.0 s; it did not finish in 20 minutes on the full split).
     ``callback`` receives every step's record (stage "phase1": iteration, violation, penalty,
     or None in stage 2).
     """
     fmap, psi = kernelized(analysis, kernel_points, seed)
-    return _phase_one(analysis, fmap, psi, solver, solver_options, max_iterations, callback)[0]
+    bounds = np.array([row.bound for row in analysis.constraints])
+    return _phase_one(analysis, fmap, psi, _cvxpy_elastic(analysis, solver, solver_options),
+                      bounds, max_iterations, callback)[0]
 
 
-def _phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any], solver: str | None,
-               solver_options: dict[str, Any] | None, max_iterations: int,
-               callback: Callable[[dict[str, Any]], None] | None
-               ) -> tuple[Solution, ConvexStep | None]:
-    """:func:`find_feasible_start` on a kernelized problem; also returns the feasible step."""
+def _cvxpy_elastic(analysis: Analysis, solver: str | None,
+                   solver_options: dict[str, Any] | None) -> ElasticSolver:
+    """The CVXPY elastic step (CLARABEL unless ``solver`` names another)."""
     name = (settings.DEFAULT_CONIC_SOLVER if solver is None
             else pick_solver(analysis, solver))
-    bounds = np.array([row.bound for row in analysis.constraints])
-    penalty: float | None = settings.PHASE1_PENALTY
 
-    def solve(anchor: dict[int, np.ndarray] | None) -> ConvexStep:
+    def solve(psi: dict[int, Any], anchor: Any, bounds: np.ndarray,
+              penalty: float | None) -> ConvexStep:
         return solve_step(analysis, psi, anchor, bounds, name, solver_options, elastic=True,
                           penalty=penalty)
 
-    tracker = Tracker(f"phase1({name})")
-    step = solve(None)
-    best, smallest = np.inf, np.inf
+    return solve
+
+
+def _phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
+               elastic: ElasticSolver, bounds: np.ndarray, max_iterations: int,
+               callback: Callable[[dict[str, Any]], None] | None,
+               anchor: dict[int, np.ndarray] | None = None
+               ) -> tuple[Solution, ConvexStep | None]:
+    """:func:`find_feasible_start` on a kernelized problem under the row bounds ``bounds``,
+    its steps solved by ``elastic``, from the elastic step at ``anchor`` (None: the elastic
+    hinge relaxation); also returns the feasible step."""
+    penalty: float | None = settings.PHASE1_PENALTY
+    target = bounds - settings.PHASE1_MARGIN
+
+    def solve(anchor: dict[int, np.ndarray] | None) -> ConvexStep:
+        return elastic(psi, anchor, target, penalty)
+
+    tracker = Tracker("phase1")
+    step = solve(anchor)
+    best, smallest, last = np.inf, np.inf, np.inf
     history: list[dict[str, Any]] = []
     status = settings.INFEASIBLE
+
+    def found(t: int, violation: float) -> tuple[Solution, ConvexStep]:
+        return tracker.solution({"w": step.w, "b": np.float64(step.b)}, objective=step.objective,
+                                status=settings.OPTIMAL, max_violation=violation, history=history,
+                                details={"phase1_iterations": t},
+                                solver=f"phase1({step.solver})"), step
+
     for t in range(max_iterations + 1):
         if step.status not in settings.SOLVED_STATUSES or step.w is None:
             status = step.status
             break
         scores = _scores(psi, step)
         table = _table(analysis, fmap, psi, scores, step)
-        excess = [max(0.0, row.value(table, "surrogate") - row.bound)
-                  for row in analysis.constraints]
-        violation = float(sum(excess))
-        smallest = min(smallest, violation)
+        rows = _surrogate_rows(analysis, table)
+        violation = float(np.maximum(rows - target, 0.0).sum())
+        plain = float(np.maximum(rows - bounds, 0.0).sum())  # without the margin
+        smallest = min(smallest, plain)
         history.append({"iteration": t, "stage": "phase1", "violation": violation,
                         "penalty": penalty})
         if callback is not None:
             callback(dict(history[-1]))
         if violation <= FEASIBILITY_TOL * 1e-3:
-            return tracker.solution({"w": step.w, "b": np.float64(step.b)},
-                                    objective=step.objective, status=settings.OPTIMAL,
-                                    max_violation=violation, history=history,
-                                    details={"phase1_iterations": t},
-                                    solver=f"phase1({step.solver})"), step
-        merit = (violation if penalty is None
-                 else _surrogate_objective(analysis, table, step.w) + penalty * violation)
-        if merit >= best - settings.PHASE1_RELATIVE_TOL * abs(best):
+            return found(t, plain)
+        merit = _merit(analysis, table, step.w, violation, penalty)
+        crawling = penalty is not None and violation > (1.0 - settings.PHASE1_CRAWL) * last
+        if crawling or merit >= best - settings.PHASE1_RELATIVE_TOL * abs(best):
             if penalty is None:
+                if plain <= FEASIBILITY_TOL * 1e-3:
+                    return found(t, plain)  # feasible, short of the margin
                 break
-            penalty, merit = None, violation  # stage 2 from here
-        best = merit
+            # a larger penalty, then stage 2 from here
+            penalty = (penalty * settings.PHASE1_PENALTY_GROWTH
+                       if penalty < settings.PHASE1_PENALTY_MAX else None)
+            merit = _merit(analysis, table, step.w, violation, penalty)
+        best, last = merit, violation
         if limits.active().expired():
             status = settings.TIME_LIMIT
             break
@@ -563,6 +638,14 @@ def _phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any], solver
     return tracker.solution({}, objective=float("nan"), status=status, history=history,
                             details={"smallest_violation": smallest, "message": message},
                             advice=message), None
+
+
+def _merit(analysis: Analysis, table: ScoreTable, w: np.ndarray, violation: float,
+           penalty: float | None) -> float:
+    """Phase one's merit: the exact penalty, or (``penalty`` None) V + nu * regularizer."""
+    if penalty is None:
+        return violation + settings.PHASE1_NORM_WEIGHT * _regularizer(analysis, w)
+    return _surrogate_objective(analysis, table, w) + penalty * violation
 
 
 #: intercepts the threshold search tries next to the solution's, on each side

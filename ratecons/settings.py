@@ -76,3 +76,23 @@ RATE_STRUCTURED_MIN_EXAMPLES = 2000
 #: time 0.05-0.99 on 15 instances of 2,000-20,000 rows (Adult samples, letter, Gaussian;
 #: chi2 and KL, rho 0.1 and 1), 0.40-1.22 below 1,000 rows (docs/robust.md)
 DRO_STRUCTURED_MIN_EXAMPLES = 2000
+#: stage 2 of phase 1 (``generic.find_feasible_start``) minimizes the total violation plus this
+#: times the regularizer: with the violation alone the step's optimal face is unbounded in w
+#: (every model scaled up meets the hinge rows as well), and the structured interior point,
+#: which goes to that face's centre, returned a start of ramp objective 8.8e5 (2,000 Adult
+#: rows, logistic loss + churn + 80% rule; MM then spent its first step coming back)
+PHASE1_NORM_WEIGHT = 1e-2
+#: phase 1 searches for a point that meets every surrogate row with this much to spare (the
+#: rows' bounds lowered by it), so that the first MM step has an interior: at a start right on
+#: the rows' boundary the structured interior point could not certify the MM steps (2,000
+#: Adult rows, logistic loss + churn + 80% rule) and the chain fell back to CLARABEL steps; a
+#: start that meets the rows only without the margin is still taken when phase 1 stalls
+PHASE1_MARGIN = 1e-4
+#: phase 1's exact penalty grows by PHASE1_PENALTY_GROWTH, up to PHASE1_PENALTY_MAX, whenever a
+#: step lowers the total violation by less than PHASE1_CRAWL of itself (or the merit stalls),
+#: before stage 2 (``generic.find_feasible_start``): below the rows' multipliers (160 and 54 at
+#: the first MM step on 2,000 Adult rows, logistic loss + churn + 80% rule) the penalty's
+#: minimizer is infeasible and MM crawled towards it, 1-2% of the violation a step, for 20 steps
+PHASE1_PENALTY_GROWTH = 10.0
+PHASE1_PENALTY_MAX = 1e4
+PHASE1_CRAWL = 0.1

@@ -39,6 +39,7 @@ from .result import Result
 from .scans import Rows
 from .solvers.structured import CERTIFIED_TOL, DEFAULT_TOL, solve_structured
 from .solvers.structured_form import WarmStart
+from .structured_phase_one import step_by_elastic, structured_elastic_step
 
 __all__ = ["structured_method", "structured_step", "structured_support"]
 
@@ -169,6 +170,15 @@ def structured_step(analysis: Analysis, tol: float = DEFAULT_TOL,
         deadline = (None if budget.time_limit is None
                     else budget.started + budget.time_limit)
         answer = _solve_mm_step(form, tol, anchor, previous, deadline, counts)
+        unsolved = answer.status not in (settings.OPTIMAL, settings.TIME_LIMIT)
+        if unsolved and anchor is None and analysis.needs_mm:  # phase one takes it (generic)
+            return ConvexStep(answer.status, float("nan"), solver="structured",
+                              solve_time=answer.solve_time, message=answer.message)
+        if unsolved:  # a thin interior: by way of the elastic step
+            answer = step_by_elastic(form, tol, deadline, answer, counts)
+            if answer.status == settings.INFEASIBLE:  # a repair's tightened step: phase one
+                return ConvexStep(answer.status, float("nan"), solver="structured",
+                                  solve_time=answer.solve_time, message=answer.message)
         counts["structured"] = counts.get("structured", 0) + 1
         if answer.status == settings.OPTIMAL:
             counts["failed_in_a_row"] = 0
@@ -215,13 +225,16 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
         form, max_iterations=max_iterations, tol=tol, repair_rounds=repair_rounds,
         kernel_points=kernel_points, seed=0 if seed is None else seed, callback=callback,
         only_step=only_step, step_solver=structured_step(form, step_tol, counts),
-        step_solver_name=settings.STRUCTURED_METHOD, phase_one=True, extrapolate=extrapolate)
+        step_solver_name=settings.STRUCTURED_METHOD, phase_one=True, extrapolate=extrapolate,
+        elastic_solver=structured_elastic_step(form, step_tol, counts))
     solution.certificate.details["structured_steps"] = counts.get("structured", 0)
     solution.certificate.details["reference_steps"] = counts.get("reference", 0)
     solution.certificate.details["uncertified_steps"] = counts.get("uncertified", 0)
     solution.certificate.details["interior_iterations"] = counts.get("interior_iterations", 0)
     solution.certificate.details["tightened_steps"] = counts.get("tightened", 0)
     solution.certificate.details["reused_steps"] = counts.get("reused", 0)
+    solution.certificate.details["phase1_reference_steps"] = counts.get("phase1_reference", 0)
+    solution.certificate.details["elastic_steps"] = counts.get("rescued", 0)
     objective = form.objective.to_user(solution.objective)
     return Result(problem, settings.STRUCTURED_METHOD, solution, scorer, objective,
                   extras={"last_step": last_step})

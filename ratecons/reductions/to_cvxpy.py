@@ -292,8 +292,9 @@ def lower_step(analysis: Analysis, psi: dict[int, Any], anchor: dict[int, np.nda
     """The convex problem at ``anchor`` (None: the hinge relaxation) with row bounds ``bounds``.
 
     With ``elastic`` it is the phase-1 problem instead: slacks s_j >= 0 on the constraint rows
-    (row_j <= bound_j + s_j) and the objective sum_j s_j (``penalty`` None) or the exact penalty
-    objective + regularizer + penalty * sum_j s_j.
+    (row_j <= bound_j + s_j) and the objective sum_j s_j + ``settings.PHASE1_NORM_WEIGHT`` *
+    regularizer (``penalty`` None) or the exact penalty objective + regularizer + penalty *
+    sum_j s_j.
 
     Returns ``(problem, w, b, row_constraints)``.
     """
@@ -309,8 +310,8 @@ def lower_step(analysis: Analysis, psi: dict[int, Any], anchor: dict[int, np.nda
     if elastic:
         slack = cp.Variable(len(lhs), nonneg=True, name="s")
         rows = [expr <= bound + slack[j] for j, (expr, bound) in enumerate(zip(lhs, bounds))]
-        objective = (cp.sum(slack) if penalty is None
-                     else objective + float(penalty) * cp.sum(slack))
+        objective = (cp.sum(slack) + settings.PHASE1_NORM_WEIGHT * builder.regularizer()
+                     if penalty is None else objective + float(penalty) * cp.sum(slack))
     else:
         rows = [expr <= bound for expr, bound in zip(lhs, bounds, strict=True)]
     problem = cp.Problem(cp.Minimize(objective), rows + builder.constraints)
