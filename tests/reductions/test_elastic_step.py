@@ -106,7 +106,9 @@ def test_elastic_steps_match_clarabel_with_a_certified_gap(name):
             plain = lower_structured(analysis if penalty else objective_free(analysis), psi,
                                      anchor, bounds)
             exact = _elastic_value(plain, got, bounds, penalty)
-            assert exact == pytest.approx(got.objective, rel=1e-7, abs=1e-9), (where, penalty)
+            # to the step's certified accuracy (gap 1e-6 relative to max(1, |f|)): a slack may
+            # sit that far above its row's violation (2.6e-9 seen on Adult, f = 0.013)
+            assert exact == pytest.approx(got.objective, rel=1e-7, abs=1e-7), (where, penalty)
             assert got.duals.size == len(analysis.constraints)
             # the certificate of the interior point itself
             answer = solve_structured(elastic_form(plain, penalty))
@@ -132,7 +134,9 @@ def test_phase_one_reaches_the_reference_start(name):
     assert [e["violation"] for e in got.history] == pytest.approx(
         [e["violation"] for e in ref.history], abs=1e-4)
     assert got_step.objective == pytest.approx(ref_step.objective, rel=1e-4)
-    assert np.abs(got_step.w - ref_step.w).max() <= 1e-4 * max(1.0, np.abs(ref_step.w).max())
+    # w only to what the weak curvature fixes: l2 = 1e-3 (1e-2 of it in stage 2) leaves a
+    # direction along which an objective gap of 1e-10 moves w by about 4e-4
+    assert np.abs(got_step.w - ref_step.w).max() <= 1e-3 * max(1.0, np.abs(ref_step.w).max())
     # a start that meets every surrogate row with the margin to spare
     table = _table(analysis, fmap, psi, _scores(psi, got_step), got_step)
     assert np.all(_surrogate_rows(analysis, table) <= bounds - settings.PHASE1_MARGIN + 1e-9)
