@@ -218,8 +218,7 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
     if only_step is not None:
         return run.finish(step.status, step, {"only_step": True}, table)
     if analysis.needs_mm:
-        step, scores, table = run.majorize_and_repair((step, scores, table), value,
-                                                      repair_rounds)
+        step, scores, table = run.majorize_and_repair((step, scores, table), value, repair_rounds)
     elif step.status != settings.OPTIMAL:
         run.status = step.status  # the one convex step was solved only to reduced accuracy
     details = run.details(step, table, phase1)  # may lower the status: before finish
@@ -287,8 +286,7 @@ class _ChainRun:
 
     def finish(self, status: str, step: ConvexStep | None, details: dict[str, Any],
                table: ScoreTable | None = None) -> tuple:
-        """The Solution, the user's scorer and the :class:`LastStep` (None, None without a
-        model)."""
+        """The Solution, the user's scorer and the :class:`LastStep` (None, None if no model)."""
         details.update(self.run_details)
         name = self.run_details["solver"]
         tracker = Tracker(f"generic/{name}")
@@ -307,9 +305,8 @@ class _ChainRun:
         last = self.at_point or step  # the last convex step solved: at the point, or to it
         details["step_objective"] = last.objective
         details["step_bounds"] = self.step_bounds.copy()  # the last step's (after any repair)
-        # a convex composition (one step, no MM): the step's certified bound is the problem's
-        lower = (last.lower_bound if not self.analysis.needs_mm and self.at_point is None
-                 else None)
+        convex = not self.analysis.needs_mm and self.at_point is None  # one step, no MM
+        lower = last.lower_bound if convex else None  # the step's certified bound is ours
         sol = tracker.solution({"w": step.w, "b": np.float64(step.b)}, objective=value,
                                status=status, dual={"v": last.duals}, upper=value,
                                lower=lower, gap=None if lower is None else value - lower,
@@ -504,7 +501,8 @@ def find_feasible_start(analysis: Analysis, *, solver: str | None = None,
                         solver_options: dict[str, Any] | None = None,
                         max_iterations: int = settings.PHASE1_MAX_ITERATIONS,
                         kernel_points: int = MAX_EXACT_KERNEL_POINTS, seed: int | None = 0,
-                        callback: Callable[[dict[str, Any]], None] | None = None) -> Solution:
+                        callback: Callable[[dict[str, Any]], None] | None = None,
+                        margin: float = settings.PHASE1_MARGIN) -> Solution:
     """Phase 1: a point meeting every constraint's surrogate (ramp) row when the hinge
     relaxation has none; ``primal`` holds (w, b) over the feature map of the score model (the
     user's w for a linear model).
@@ -515,11 +513,11 @@ def find_feasible_start(analysis: Analysis, *, solver: str | None = None,
 
     1. the exact penalty P(w, b) = objective + ``settings.PHASE1_PENALTY`` * V(w, b), with
        V = sum_j max(0, row_j - bound_j + margin) the total surrogate violation past the rows
-       lowered by ``settings.PHASE1_MARGIN`` (a start strictly inside the surrogate rows gives
-       the first MM step an interior): it keeps the objective
-       and the regularizer in view, so the feasible point it reaches is a good start for Alg 1
-       (the objective-free stage alone left a large-norm w on the full Adult split with five
-       rate constraints, from which Alg 1 ended at a ramp objective of 3.0);
+       lowered by ``margin`` (a start strictly inside the surrogate rows gives the first MM
+       step an interior): it keeps the objective and the regularizer in view, so the feasible
+       point it reaches is a good start for Alg 1 (the objective-free stage alone left a
+       large-norm w on the full Adult split with five rate constraints, from which Alg 1
+       ended at a ramp objective of 3.0);
     2. when P stops decreasing with V > 0, or V falls by less than ``settings.PHASE1_CRAWL``
        of itself in a step (a penalty below the multipliers settles at V > 0, and MM crawls
        towards it: 1-2% a step on the Adult split with churn and the 80% rule), the penalty
@@ -531,21 +529,20 @@ def find_feasible_start(analysis: Analysis, *, solver: str | None = None,
     feasible start) or when stage 2 stops decreasing: at a point meeting the rows without the
     margin (status optimal), else with status infeasible and the smallest violation found (the
     problem may still be feasible, but no feasible point was reached from here). After
-    ``max_iterations`` steps (its own cap,
-    :data:`ratecons.settings.PHASE1_MAX_ITERATIONS`, not the solve's ``max_iterations``) or at
-    the solve's ``time_limit`` it stops with status ``iteration_limit`` / ``time_limit`` and no
-    model. Steps are solved by CLARABEL unless ``solver`` names another (``method="structured"``
-    solves them by the structured interior point, :mod:`ratecons.structured_phase_one`; on the
-    objective-free
-    elastic LP HiGHS' default simplex was 18x slower than CLARABEL: 5,000 Adult rows, three
-    constraints, 18.3 s against 1.0 s; it did not finish in 20 minutes on the full split).
+    ``max_iterations`` steps (its own cap, :data:`ratecons.settings.PHASE1_MAX_ITERATIONS`,
+    not the solve's ``max_iterations``) or at the solve's ``time_limit`` it stops with status
+    ``iteration_limit`` / ``time_limit`` and no model. Steps are solved by CLARABEL unless
+    ``solver`` names another (``method="structured"`` solves them by the structured interior
+    point, :mod:`ratecons.structured_phase_one`; on the objective-free elastic LP HiGHS'
+    default simplex was 18x slower than CLARABEL: 5,000 Adult rows, three constraints, 18.3 s
+    against 1.0 s; it did not finish in 20 minutes on the full split).
     ``callback`` receives every step's record (stage "phase1": iteration, violation, penalty,
     or None in stage 2).
     """
     fmap, psi = kernelized(analysis, kernel_points, seed)
     bounds = np.array([row.bound for row in analysis.constraints])
     return _phase_one(analysis, fmap, psi, _cvxpy_elastic(analysis, solver, solver_options),
-                      bounds, max_iterations, callback)[0]
+                      bounds, max_iterations, callback, margin=margin)[0]
 
 
 def _cvxpy_elastic(analysis: Analysis, solver: str | None,
@@ -565,13 +562,13 @@ def _cvxpy_elastic(analysis: Analysis, solver: str | None,
 def _phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
                elastic: ElasticSolver, bounds: np.ndarray, max_iterations: int,
                callback: Callable[[dict[str, Any]], None] | None,
-               anchor: dict[int, np.ndarray] | None = None
-               ) -> tuple[Solution, ConvexStep | None]:
+               anchor: dict[int, np.ndarray] | None = None,
+               margin: float = settings.PHASE1_MARGIN) -> tuple[Solution, ConvexStep | None]:
     """:func:`find_feasible_start` on a kernelized problem under the row bounds ``bounds``,
     its steps solved by ``elastic``, from the elastic step at ``anchor`` (None: the elastic
     hinge relaxation); also returns the feasible step."""
     penalty: float | None = settings.PHASE1_PENALTY
-    target = bounds - settings.PHASE1_MARGIN
+    target = bounds - margin
 
     def solve(anchor: dict[int, np.ndarray] | None) -> ConvexStep:
         return elastic(psi, anchor, target, penalty)

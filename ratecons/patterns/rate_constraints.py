@@ -281,7 +281,10 @@ def solve_ramp(
     if start is None:
         start = _hinge_start(program, solve_bound)
     if start.status == settings.INFEASIBLE:  # phase 1, on the same rows (the linear model's w)
-        start = find_feasible_start(problem.analysis, callback=callback)
+        # on the rows themselves: its MM repairs by the exact bias search, whose continuation
+        # from a start 1e-4 inside them (the chain's margin) ended uncertified on a 5-rule grid
+        # instance of benchmarks.rate_constraints (synthetic, 299 rows, l2 = 1e-2)
+        start = find_feasible_start(problem.analysis, callback=callback, margin=0.0)
     if start.status not in settings.SOLVED_STATUSES or "w" not in start.primal:
         return rate_result(problem, method, start)
     cold = warm is None or warm["cold_fallback"]

@@ -6,13 +6,13 @@ The steps of one MM run differ only in the bounds that switch between hinge and 
 close to the next step's. From them every epigraph variable starts on its piece and the piece
 multipliers are split by which side of the hinge is active (lam_A + lam_B is what
 stationarity in u asks). The start is then **centred**: every slack-multiplier pair is lifted
-to a product of at least mu_0 (the smaller of the two is raised: an inactive piece's
-multiplier to mu_0 / s, an active piece's slack to mu_0 / lam), with mu_0 chosen so that
-the pairs at that floor sum to :data:`WARM_GAP` times max(kappa_0, |f|) in the scaled rows
-(the interior point's relative gap, :meth:`~.structured._IPM.measures`). The former start pushed every slack and multiplier up by a fixed
-shift of 0.3 instead: products of 0.3 s on inactive pieces, a first relative gap of about 4
-on the whole Adult split (error rate + recall floor), where the centred start begins at
-:data:`WARM_GAP` and needs about a fifth fewer iterations.
+to a product of at least mu_0 (the smaller of the two is raised: an inactive piece's multiplier
+to mu_0 / s, an active piece's slack to mu_0 / lam), with mu_0 chosen so that the pairs at that
+floor sum to :data:`WARM_GAP` times max(kappa_0, |f|) in the scaled rows (the interior point's
+relative gap, :meth:`~.structured._IPM.measures`). The former start pushed every slack and
+multiplier up by a fixed shift of 0.3 instead: products of 0.3 s on inactive pieces, a first
+relative gap of about 4 on the whole Adult split (error rate + recall floor), where the centred
+start begins at :data:`WARM_GAP` and needs about a fifth fewer iterations.
 """
 
 from __future__ import annotations
