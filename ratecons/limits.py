@@ -64,6 +64,11 @@ class Limits:
             return math.inf
         return max(0.0, self.time_limit - (time.perf_counter() - self.started))
 
+    @property
+    def deadline(self) -> float | None:
+        """The ``time.perf_counter()`` reading at which the budget ends (None: no budget)."""
+        return None if self.time_limit is None else self.started + self.time_limit
+
     def expired(self) -> bool:
         """Whether the budget is used up."""
         return self.time_limit is not None and self.remaining() <= 0.0

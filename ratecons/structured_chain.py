@@ -166,9 +166,7 @@ def structured_step(analysis: Analysis, tol: float = DEFAULT_TOL,
             return replace(last[1], solve_time=0.0, message=(
                 "the same convex problem as the last step (the bounds of eq. 4 at this anchor "
                 "are those at the last one): its certified answer, not solved again"))
-        budget = limits.active()
-        deadline = (None if budget.time_limit is None
-                    else budget.started + budget.time_limit)
+        deadline = limits.active().deadline
         answer = _solve_mm_step(form, tol, anchor, previous, deadline, counts)
         unsolved = answer.status not in (settings.OPTIMAL, settings.TIME_LIMIT)
         if unsolved and anchor is None and analysis.needs_mm:  # phase one takes it (generic)

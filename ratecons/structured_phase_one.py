@@ -35,11 +35,6 @@ __all__ = ["ElasticSolver", "step_by_elastic", "structured_elastic_step"]
 ElasticSolver = Callable[[dict[int, Any], Any, np.ndarray, "float | None"], ConvexStep]
 
 
-def _deadline() -> float | None:
-    budget = limits.active()
-    return None if budget.time_limit is None else budget.started + budget.time_limit
-
-
 def _fits(warm: WarmStart | None, form: StructuredForm) -> bool:
     """Whether ``warm`` (a step's answer with every row's multiplier) fits ``form``."""
     return (warm is not None and warm.extra.size == form.extra
@@ -74,7 +69,7 @@ def structured_elastic_step(analysis: Analysis, tol: float = DEFAULT_TOL,
                                  caches[staged])
         form = elastic_form(plain, penalty)
         start = warm.get("last")
-        deadline = _deadline()
+        deadline = limits.active().deadline
         answer = solve_structured(form, tol=tol, deadline=deadline,
                                   warm=start if _fits(start, form) else None)
         if _fits(start, form) and answer.status not in (settings.OPTIMAL,
