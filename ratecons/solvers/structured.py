@@ -82,7 +82,6 @@ from .structured_correctors import (
     boundary_steps,
     centrality_correctors,
     halve_at_most,
-    moved_apart,
     primal_dual_steps,
 )
 from .structured_form import Iterate, ScaledForm, StructuredForm, StructuredSolution, WarmStart
@@ -666,7 +665,7 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
         if not np.isfinite(step) or step < MIN_STEP:
             status, message = settings.NUMERICAL_ERROR, f"stalled (step {step:.1e})"
             break
-        x = moved_apart(x, d, primal, dual)
+        x = x.moved(d, primal, dual)
     else:
         ev = ipm.evaluate(x)
         merit = max(ipm.measures(x, ev)[:3])

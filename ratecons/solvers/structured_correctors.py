@@ -13,10 +13,9 @@ from typing import Any
 import numpy as np
 
 from .interior import step_to_boundary
-from .structured_form import Iterate
 
 __all__ = ["CORRECTORS", "CORRECTOR_REACH", "all_pairs", "centrality_correctors",
-           "halve_at_most", "boundary_steps", "primal_dual_steps", "moved_apart"]
+           "halve_at_most", "boundary_steps", "primal_dual_steps"]
 
 #: Gondzio's centrality correctors per iteration (:func:`centrality_correctors`) and how
 #: much longer than the direction's step they aim
@@ -114,11 +113,3 @@ def primal_dual_steps(ipm: Any, x: Any, d: Any, ev: dict, fraction: float, allow
         common = min(primal, dual)
         return common, common
     return primal, dual
-
-
-def moved_apart(x: Iterate, d: Iterate, primal: float, dual: float) -> Iterate:
-    """x moved by ``primal`` along d's primal parts (theta, u, tau, slacks, scores) and by
-    ``dual`` along its multipliers."""
-    moved = x.moved(d, primal)
-    moved.lam = {g: x.lam[g] + dual * d.lam[g] for g in x.lam}
-    return moved

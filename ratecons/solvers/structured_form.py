@@ -162,11 +162,14 @@ class Iterate:
                  z: np.ndarray | None = None) -> None:
         self.theta, self.u, self.tau, self.s, self.lam, self.z = theta, u, tau, s, lam, z
 
-    def moved(self, d: Iterate, step: float) -> Iterate:
+    def moved(self, d: Iterate, step: float, dual: float | None = None) -> Iterate:
+        """The iterate moved by ``step`` along d (its multipliers by ``dual`` when given: the
+        separate primal and dual steps of :func:`.structured_correctors.primal_dual_steps`)."""
+        dual = step if dual is None else dual
         z = None if self.z is None or d.z is None else self.z + step * d.z
         return Iterate(self.theta + step * d.theta, self.u + step * d.u,
                        self.tau + step * d.tau, {g: self.s[g] + step * d.s[g] for g in self.s},
-                       {g: self.lam[g] + step * d.lam[g] for g in self.lam}, z)
+                       {g: self.lam[g] + dual * d.lam[g] for g in self.lam}, z)
 
     def exact(self) -> Iterate:
         """The same iterate with its scores dropped (evaluated afresh from theta)."""

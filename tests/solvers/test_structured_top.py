@@ -17,7 +17,7 @@ import pytest
 
 import ratecons as rc
 from ratecons.solvers.structured import _IPM
-from ratecons.solvers.structured_correctors import moved_apart, primal_dual_steps
+from ratecons.solvers.structured_correctors import primal_dual_steps
 from tests.shared_data import standardized
 from tests.solvers.test_structured import _check_step, _random_form, _steps
 
@@ -77,7 +77,7 @@ def test_separate_steps_predict_the_dual_residual(seed):
     d = ipm.direction(x, ev, system, {g: x.s[g] * x.lam[g] - 0.1 for g in x.s}, True)
     primal, dual = primal_dual_steps(ipm, x, d, ev, 0.99, np.inf)
     assert 0.0 < primal <= 1.0 and 0.0 < dual <= 1.0
-    after = ipm.evaluate(moved_apart(x, d, primal, dual).exact())
+    after = ipm.evaluate(x.moved(d, primal, dual).exact())
     predicted = (1.0 - dual) * ev["r_theta"]
     predicted[:ipm.p] += (primal - dual) * ipm.sc.l2 * d.theta[:ipm.p]
     scale = max(1.0, float(np.abs(ev["r_theta"]).max()))
