@@ -23,6 +23,10 @@ the chi-square robust logistic loss and the KL robust hinge loss) by the pattern
 method and by the chain with the structured steps where it applies (``method="structured"``,
 else the CVXPY chain): a pattern should earn its place by a measured margin.
 
+Where a problem ran on several sizes, a table gives its time's growth against the rows' growth
+from the smallest size to the largest (``--sizes synthetic34189,200000`` compares the same
+generator at the whole Adult split's row count and at 200,000 rows).
+
 Run: ``python -m benchmarks.composition [--sizes 2000,adult,200000] [--only NAME,NAME]
 [--cvxpy-max-rows N] [--cvxpy-time-limit S] [--skip-b]``.
 """
@@ -280,6 +284,35 @@ def part_b(D: rc.Dataset) -> list[dict]:
     return rows
 
 
+def _print_growth(rows: list[dict]) -> None:
+    """For problems timed on several sizes: the time's growth against the rows' growth from the
+    smallest to the largest size (at most linear: a ratio <= 1). Only sizes of one kind of data
+    compare cleanly (``--sizes synthetic34189,200000``: the same generator at the whole Adult
+    split's row count and at 200,000 rows)."""
+    by_problem: dict[str, list[dict]] = {}
+    for r in rows:
+        by_problem.setdefault(r["problem"], []).append(r)
+    growth = []
+    for name, timed in by_problem.items():
+        if len(timed) < 2:
+            continue
+        small, large = min(timed, key=lambda r: r["n"]), max(timed, key=lambda r: r["n"])
+        time_growth = large["auto"] / small["auto"]
+        rows_growth = large["n"] / small["n"]
+        growth.append((time_growth / rows_growth, name, small["n"], large["n"], time_growth,
+                       rows_growth))
+    if not growth:
+        return
+    print(f"\n{'problem':30s} {'from n':>7s} {'to n':>7s} {'time x':>7s} {'rows x':>7s} "
+          f"{'time x / rows x':>15s}")
+    for ratio, name, n_small, n_large, time_growth, rows_growth in growth:
+        print(f"{name:30s} {n_small:7d} {n_large:7d} {time_growth:7.2f} {rows_growth:7.2f} "
+              f"{ratio:15.2f}")
+    worst = max(growth)
+    print(f"worst growth of auto's time against the rows' (1 = linear): {worst[0]:.2f} "
+          f"({worst[1]}, n = {worst[2]} -> {worst[3]})")
+
+
 def run(sizes: list[str], only: list[str] | None = None, cvxpy_max_rows: int = 40_000,
         cvxpy_time_limit: float = 600.0, skip_b: bool = False) -> dict[str, list[dict]]:
     data = datasets(sizes)
@@ -289,6 +322,7 @@ def run(sizes: list[str], only: list[str] | None = None, cvxpy_max_rows: int = 4
         worst = max(b_rows, key=lambda r: r["ratio"])
         print(f"worst chain/pattern time ratio: {worst['ratio']:.2f} ({worst['problem']})")
     if rows:
+        _print_growth(rows)
         worst = max(rows, key=lambda r: r["to_floor"])
         print(f"\nworst ratio of auto's time to the logistic fit: {worst['to_floor']:.1f}x "
               f"({worst['problem']}, n={worst['n']}, {worst['method']})")
