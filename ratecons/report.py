@@ -406,7 +406,6 @@ def score_metrics(result: Any, data: Dataset) -> dict[str, float]:
     robust loss over ``data``'s own ball: same phi and rho).
     """
     from .expr.analysis import analyse
-    from .metrics import auc
 
     if not isinstance(data, Dataset):
         raise SpecError(f"metrics(data) takes a labelled rc.Dataset; got {type(data).__name__}.")
@@ -415,15 +414,11 @@ def score_metrics(result: Any, data: Dataset) -> dict[str, float]:
     if problem is None:
         raise SpecError("this Result was loaded from JSON without its problem; it predicts "
                         "but cannot evaluate its objective (pickle the Result to keep both).")
-    y = data.require_labels("metrics", binary=True).astype(bool)
-    s = np.asarray(scorer.decision_function(data), dtype=np.float64)
-    weights = np.ones(data.n) if data.weights is None else np.asarray(data.weights, float)
-    weights = weights / weights.sum()
-    predicted = s > 0
-    error = float(weights @ (predicted != y))
-    out = {"objective": float("nan"), "error": error, "accuracy": 1.0 - error,
-           "auc": auc(s, y) if 0 < y.sum() < y.size else float("nan"),
-           "positive_rate": float(weights @ predicted)}
+    data.require_labels("metrics", binary=True)
+    workers = _worker_scores(scorer, data)
+    out = {"objective": float("nan"),
+           **(_memory_classification(scorer, data) if workers is None
+              else _worker_classification(workers))}
     analysis = problem.analysis
     sources = {id(d): d for _, part in analysis.objective.parts for d in _part_datasets(part)}
     if len(sources) != 1:
@@ -434,9 +429,43 @@ def score_metrics(result: Any, data: Dataset) -> dict[str, float]:
                       analysis.model).objective
     except (EmptySubsetError, SpecError):  # a subset empty on data; a ball too small for rho
         return out
-    out["objective"] = row.user_value(scorer, "exact")
-    out.update(_family_metrics(row, scorer))
+    out["objective"] = (row.user_value(scorer, "exact") if workers is None
+                        else row.to_user(workers.row_value(row, "exact")))
+    out.update(_family_metrics(row, scorer, workers))
     return out
+
+
+def _worker_scores(scorer: Any, data: Dataset) -> Any:
+    """The scores on the workers (:class:`ratecons.dask_metrics.WorkerScores`) for a
+    Dask-backed ``data``; None in memory."""
+    if not data.in_dask:
+        return None
+    from .dask_metrics import WorkerScores
+
+    return WorkerScores(scorer, data)
+
+
+def _memory_classification(scorer: Any, data: Dataset) -> dict[str, float]:
+    """``error``, ``accuracy``, ``auc`` and ``positive_rate`` from the scores in memory."""
+    from .metrics import auc
+
+    y = data.y.astype(bool)
+    s = np.asarray(scorer.decision_function(data), dtype=np.float64)
+    weights = np.ones(data.n) if data.weights is None else np.asarray(data.weights, float)
+    weights = weights / weights.sum()
+    predicted = s > 0
+    error = float(weights @ (predicted != y))
+    return {"error": error, "accuracy": 1.0 - error,
+            "auc": auc(s, y) if 0 < y.sum() < y.size else float("nan"),
+            "positive_rate": float(weights @ predicted)}
+
+
+def _worker_classification(workers: Any) -> dict[str, float]:
+    """The same keys by reductions over the partitions (the AUC by Dask's sort)."""
+    sums = workers.classification()
+    positives = sums.pop("positives")
+    sums["auc"] = workers.auc() if 0 < positives < workers.data.n else float("nan")
+    return {key: sums[key] for key in ("error", "accuracy", "auc", "positive_rate")}
 
 
 def _part_datasets(part: Any) -> list[Dataset]:
@@ -444,20 +473,21 @@ def _part_datasets(part: Any) -> list[Dataset]:
     return part.datasets() if callable(part.datasets) else part.datasets
 
 
-def _family_metrics(row: Any, scorer: Any) -> dict[str, float]:
+def _family_metrics(row: Any, scorer: Any, workers: Any = None) -> dict[str, float]:
     """The metrics of :func:`score_metrics` named by the objective's family parts, told apart
     by what they declare (no switch on their types): TPR at the top is the concave term, a
-    loss has ``kind == "loss"``, a robust loss its per-example ``losses`` besides."""
+    loss has ``kind == "loss"``, a robust loss its per-example ``losses`` besides. With
+    ``workers`` (Dask data) TPR and mean losses are reductions over the partitions."""
     out: dict[str, float] = {}
     for _, part in row.parts:
         if getattr(part, "curvature", "rate") == "concave":
             key = f"tpr@{part.k}" if part.tau is None else f"tpr@{part.tau:g}"
-            out[key] = part.value(scorer)
+            out[key] = part.value(scorer) if workers is None else workers.tpr_at_top(part)
         elif getattr(part, "kind", "") == "loss" and hasattr(part, "losses"):
             out["mean_loss"] = float(np.mean(part.losses(scorer)))
             out["robust_loss"] = part.value(scorer)
         elif getattr(part, "kind", "") == "loss":
-            out["mean_loss"] = part.value(scorer)
+            out["mean_loss"] = part.value(scorer) if workers is None else workers.mean_loss(part)
     return out
 
 
