@@ -21,7 +21,9 @@ reduction over them, so that no N-sized vector of scores reaches the client:
   :mod:`ratecons.dask_robust`.
 
 Worst-case rates (:class:`ratecons.expr.robust.WorstCaseRate`) have no such reduction here:
-:meth:`WorkerScores.part_value` returns None for them and the caller evaluates them in memory.
+:class:`WorkerEvaluation` evaluates them in memory (their scores gathered), as it does the
+surrogate (convex) threshold of TPR at the top in a report's "expected" column. The report's
+tables by group level are one more reduction (:meth:`WorkerScores.level_sums`).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from .numerics.inner_max_dask import computed, per_partition
 from .scans import count_pass
 from .thresholds import quantile_count, top_k_mean
 
-__all__ = ["WorkerScores", "lazy_scores"]
+__all__ = ["WorkerEvaluation", "WorkerScores", "lazy_scores"]
 
 #: the columns of the sorted frame's per-partition rank sums (:func:`_rank_sums`)
 RANK_COLUMNS = ("n", "positives", "ranks")
@@ -238,25 +240,88 @@ class WorkerScores:
                                             self.column(C), loss=part.loss).sum(axis=0),
                               features=False)[0])
 
-    def part_value(self, part: Any, kind: str, coef: float) -> float | None:
-        """A row part's value by the reductions above (``kind`` "exact" or "surrogate", as
-        :meth:`ratecons.expr.analysis.Row.value`), told apart by what the part declares; None
-        for a part without one here (worst-case rates, surrogate TPR thresholds)."""
-        if getattr(part, "curvature", "") == "concave":
-            return self.tpr_at_top(part) if kind == "exact" else None
+    def evaluation(self) -> WorkerEvaluation:
+        """A :class:`WorkerEvaluation` of rows and rates that starts from these scores."""
+        return WorkerEvaluation(self.scorer, self)
+
+    def level_sums(self, fn: Any, codes: np.ndarray, y: np.ndarray, levels: int) -> np.ndarray:
+        """``fn(pred, y, w, codes, levels)`` (the sums by group level of
+        :func:`ratecons.report.level_sums`, shape (8, levels)) on every partition, summed: the
+        group codes, the coded labels ``y`` and the example weights sent once."""
+        w = np.ones(self.data.n) if self.data.weights is None else self.data.weights
+        parts = per_partition(_level_block, 8 * levels, self.s, self.column(y),
+                              self.column(np.asarray(w, dtype=np.float64)),
+                              self.column(np.asarray(codes, dtype=np.int64)), sums=fn,
+                              levels=levels)
+        return computed(parts.sum(axis=0), features=False).reshape(8, levels)
+
+
+def _level_block(s: np.ndarray, y: np.ndarray, w: np.ndarray, codes: np.ndarray, sums: Any,
+                 levels: int) -> np.ndarray:
+    return sums((s > 0).astype(np.int8), y, w, codes, levels).reshape(1, -1)
+
+
+def _datasets(part: Any) -> list[Any]:
+    """A part's datasets: a method of terms, an attribute of rate expressions."""
+    return part.datasets() if callable(part.datasets) else part.datasets
+
+
+class WorkerEvaluation:
+    """Values of report rows and rate expressions for a scorer, each part over a Dask dataset
+    by the reductions of that dataset's :class:`WorkerScores` (made once per dataset); parts
+    over data in memory, over several datasets, or without a reduction here (worst-case rates,
+    surrogate TPR thresholds) by their own in-memory evaluation."""
+
+    def __init__(self, scorer: Any, scores: WorkerScores | None = None) -> None:
+        self.scorer = scorer
+        self.by_data: dict[int, WorkerScores] = {}
+        if scores is not None:
+            self.by_data[id(scores.data)] = scores
+        self._rates: dict[int, np.ndarray] = {}
+
+    def scores_for(self, part: Any) -> WorkerScores | None:
+        """The scores on the workers of the part's one Dask dataset, or None."""
+        datasets = _datasets(part)
+        if len(datasets) != 1 or not datasets[0].in_dask:
+            return None
+        return self.scores_on(datasets[0])
+
+    def scores_on(self, data: Any) -> WorkerScores:
+        """The scores on the workers of the Dask dataset ``data`` (computed once)."""
+        if id(data) not in self.by_data:
+            self.by_data[id(data)] = WorkerScores(self.scorer, data)
+        return self.by_data[id(data)]
+
+    def rate(self, expr: Any, kind: str) -> float:
+        """A rate expression's ``indicator`` or ``ramp`` value (a ratio: of its numerator and
+        denominator, NaN when the denominator is 0); both kinds from one pass."""
+        if hasattr(expr, "numerator"):
+            den = self.rate(expr.denominator, kind)
+            return float("nan") if den == 0 else self.rate(expr.numerator, kind) / den
+        workers = self.scores_for(expr)
+        if workers is None:
+            return float(expr.value(self.scorer, kind))
+        if id(expr) not in self._rates:
+            self._rates[id(expr)] = workers.rate_values([expr])[0]
+        return float(self._rates[id(expr)][0 if kind == "indicator" else 1])
+
+    def part_value(self, part: Any, kind: str, coef: float) -> float:
+        """A row part's value (``kind`` "exact" or "surrogate", as
+        :meth:`ratecons.expr.analysis.Row.value`), told apart by what the part declares."""
+        workers = self.scores_for(part)
+        concave = getattr(part, "curvature", "") == "concave"
+        if workers is None or concave and kind != "exact":
+            return float(part.evaluate(self.scorer, kind, coef))
+        if concave:
+            return workers.tpr_at_top(part)
         if getattr(part, "mergeable", False):
-            return float(self.rate_values([part])[0, 0 if kind == "exact" else 1])
+            return self.rate(part, "indicator" if kind == "exact" else "ramp")
         if getattr(part, "kind", "") == "loss" and hasattr(part, "ball"):
             return float(part.value(self.scorer))
         if getattr(part, "kind", "") == "loss" and hasattr(part, "subset"):
-            return self.mean_loss(part)
-        return None
+            return workers.mean_loss(part)
+        return float(part.evaluate(self.scorer, kind, coef))
 
     def row_value(self, row: Any, kind: str) -> float:
-        """A canonical row's value (:meth:`ratecons.expr.analysis.Row.value`): its parts by
-        :meth:`part_value`, any other part by its own in-memory evaluation."""
-        total = row.constant
-        for coef, part in row.parts:
-            value = self.part_value(part, kind, coef)
-            total += coef * (part.evaluate(self.scorer, kind, coef) if value is None else value)
-        return total
+        """A canonical row's value (:meth:`ratecons.expr.analysis.Row.value`)."""
+        return row.constant + sum(c * self.part_value(p, kind, c) for c, p in row.parts)

@@ -110,20 +110,38 @@ def test_auc_of_distinct_scores_and_one_class(client, no_vectors):
 
 
 def test_real_data_metrics_and_report(client, monkeypatch):
-    """Diabetes (UCI), logistic loss with a recall floor solved in memory: metrics and the
-    report on the Dask copy equal the in-memory ones, under the tripwire."""
+    """Diabetes (UCI, 768 rows, z-scored, grouped by age), logistic loss with a recall floor
+    and the 80% rule between the age groups, solved in memory: the metrics and the whole
+    report on the Dask copy (objective, constraints, the ratio, the rate rows, the table by
+    group) equal the in-memory ones, under the tripwire."""
     from tests.data.conftest import install_tripwire
 
-    real = standardized("diabetes")
-    lazy = rc.Dataset(da.from_array(real.X, chunks=(200, real.d)), real.y)
-    result = rc.Problem(minimize=rc.mean_loss(real, "logistic"),
-                        subject_to=[rc.recall(real) >= 0.8],
-                        model=rc.LinearModel(l2=1e-2)).solve()
+    real = standardized("diabetes", group_of=lambda X: {
+        "age": np.where(X[:, 7] >= 30, "30+", "under 30")})
+    lazy = rc.Dataset(da.from_array(real.X, chunks=(200, real.d)), real.y,
+                      groups=real.groups, name="diabetes")
+
+    def problem(data):
+        old, young = data.group("age", "30+"), data.group("age", "under 30")
+        return rc.Problem(minimize=rc.mean_loss(data, "logistic"),
+                          subject_to=[rc.recall(data) >= 0.7,
+                                      rc.positive_rate_ratio(young, old) >= 0.8],
+                          model=rc.LinearModel(l2=1e-2))
+
+    result = problem(real).solve()
+    assert result.has_model
     theirs, report = result.metrics(real), result.report(real)
     install_tripwire(monkeypatch)
     _agree(result.metrics(lazy), theirs)
     mine = result.report(lazy)
     assert [r.name for r in mine.rows] == [r.name for r in report.rows]
+    assert any(r.linear_indicator is not None for r in mine.rows)  # the ratio's row
     for a, b in zip(mine.rows, report.rows):
-        assert abs(a.indicator - b.indicator) <= TOL and abs(a.ramp - b.ramp) <= TOL
+        for field in ("indicator", "ramp", "slack", "linear_indicator", "linear_ramp"):
+            x, y = getattr(a, field), getattr(b, field)
+            assert (x is None) == (y is None) and (x is None or abs(x - y) <= TOL), field
         assert a.satisfied == b.satisfied
+    table, want = mine.groups["age"], report.groups["age"]
+    assert table.levels == want.levels and table.columns == want.columns
+    assert np.allclose(table.values, want.values, rtol=0, atol=TOL)
+    assert np.allclose(table.overall, want.overall, rtol=0, atol=TOL)
