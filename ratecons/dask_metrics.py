@@ -80,12 +80,13 @@ def _positives_above(s: np.ndarray, y: np.ndarray, t: float) -> np.ndarray:
     return np.array([[float(np.count_nonzero(s[pos] >= t)), float(np.count_nonzero(pos))]])
 
 
-def _weighted_values(s: np.ndarray, y: np.ndarray, C: np.ndarray, loss: str | None
-                     ) -> np.ndarray:
-    """C^T [1[s > 0], clip(1/2 + s, 0, 1)] for rate coefficients (``loss`` None), or
-    C^T l(y~ s) for a margin loss, one row per partition."""
-    if loss is None:
-        return np.concatenate([C.T @ (s > 0), C.T @ np.clip(0.5 + s, 0.0, 1.0)])[None]
+def _rate_values(s: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """C^T [1[s > 0], clip(1/2 + s, 0, 1)] (indicator and ramp rates), one row."""
+    return np.concatenate([C.T @ (s > 0), C.T @ np.clip(0.5 + s, 0.0, 1.0)])[None]
+
+
+def _loss_values(s: np.ndarray, y: np.ndarray, C: np.ndarray, loss: str) -> np.ndarray:
+    """C^T l(y~ s) for a margin loss, one row."""
     values, _ = margin_loss(loss, (2.0 * y - 1.0) * s)
     return (C.T @ values)[None]
 
@@ -228,15 +229,15 @@ class WorkerScores:
         """[indicator (eq. 1), ramp (eq. 3)] of each linear rate expression, shape (r, 2), in
         one pass."""
         C = np.column_stack([self.coefficients(list(e.terms.values())) for e in exprs])
-        sums = computed(per_partition(_weighted_values, 2 * len(exprs), self.s, self.labels,
-                                      self.column(C), loss=None).sum(axis=0), features=False)
+        sums = computed(per_partition(_rate_values, 2 * len(exprs), self.s, self.column(C))
+                        .sum(axis=0), features=False)
         constants = np.array([e.constant for e in exprs])
         return np.column_stack([constants + sums[: len(exprs)], constants + sums[len(exprs):]])
 
     def mean_loss(self, part: Any) -> float:
         """The weighted mean margin loss of a :class:`ratecons.expr.mean_loss.MeanLoss`."""
         C = self.coefficients([(part.subset, 1.0)])[:, None]
-        return float(computed(per_partition(_weighted_values, 1, self.s, self.labels,
+        return float(computed(per_partition(_loss_values, 1, self.s, self.labels,
                                             self.column(C), loss=part.loss).sum(axis=0),
                               features=False)[0])
 
