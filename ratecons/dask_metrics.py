@@ -58,9 +58,11 @@ def lazy_scores(scorer: Any, X: Any) -> Any:
 
 
 # ------------------------------------------------------------------ work on one partition
-def _classification_sums(s: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """sum w 1[pred != y], sum w 1[pred], sum w, #positives; pred = 1[s > 0]."""
+def _classification_sums(s: np.ndarray, y: np.ndarray, *weights: np.ndarray) -> np.ndarray:
+    """sum w 1[pred != y], sum w 1[pred], sum w, #positives; pred = 1[s > 0] (w = 1 when no
+    weights are given)."""
     pred = s > 0
+    w = weights[0] if weights else np.ones(s.size)
     return np.array([[float(w @ (pred != (y > 0))), float(w @ pred), float(w.sum()),
                       float(np.count_nonzero(y))]])
 
@@ -132,12 +134,21 @@ class WorkerScores:
         self.chunks = self.s.chunks[0]
         self._from_array = da.from_array
         self._labels: Any = None
+        self._weights: Any = None
         self._sorted: tuple[Any, Any] | None = None
 
     def column(self, values: np.ndarray) -> Any:
         """A per-example client vector (or N x r matrix) cut into the scores' partitions."""
         values = np.asarray(values)
         return self._from_array(values, chunks=(self.chunks, *values.shape[1:]))
+
+    def weight_column(self) -> list[Any]:
+        """The example weights on the workers (sent once), or nothing when they are all 1."""
+        if self.data.weights is None:
+            return []
+        if self._weights is None:
+            self._weights = self.column(np.asarray(self.data.weights, dtype=np.float64))
+        return [self._weights]
 
     @property
     def labels(self) -> Any:
@@ -151,9 +162,8 @@ class WorkerScores:
     def classification(self) -> dict[str, float]:
         """``error``, ``accuracy`` and ``positive_rate`` of the predictions 1[f(x) > 0],
         weighted by the dataset's example weights (one pass)."""
-        w = np.ones(self.data.n) if self.data.weights is None else self.data.weights
         sums = computed(per_partition(_classification_sums, 4, self.s, self.labels,
-                                      self.column(np.asarray(w, dtype=np.float64))).sum(axis=0))
+                                      *self.weight_column()).sum(axis=0))
         error = float(sums[0] / sums[2])
         return {"error": error, "accuracy": 1.0 - error,
                 "positive_rate": float(sums[1] / sums[2]), "positives": float(sums[3])}
@@ -248,17 +258,16 @@ class WorkerScores:
     def level_sums(self, fn: Any, codes: np.ndarray, y: np.ndarray, levels: int) -> np.ndarray:
         """``fn(pred, y, w, codes, levels)`` (the sums by group level of
         :func:`ratecons.report.level_sums`, shape (8, levels)) on every partition, summed: the
-        group codes, the coded labels ``y`` and the example weights sent once."""
-        w = np.ones(self.data.n) if self.data.weights is None else self.data.weights
+        group codes and the coded labels ``y`` sent (the example weights once, if any)."""
         parts = per_partition(_level_block, 8 * levels, self.s, self.column(y),
-                              self.column(np.asarray(w, dtype=np.float64)),
-                              self.column(np.asarray(codes, dtype=np.int64)), sums=fn,
-                              levels=levels)
+                              self.column(np.asarray(codes, dtype=np.int64)),
+                              *self.weight_column(), sums=fn, levels=levels)
         return computed(parts.sum(axis=0), features=False).reshape(8, levels)
 
 
-def _level_block(s: np.ndarray, y: np.ndarray, w: np.ndarray, codes: np.ndarray, sums: Any,
-                 levels: int) -> np.ndarray:
+def _level_block(s: np.ndarray, y: np.ndarray, codes: np.ndarray, *weights: np.ndarray,
+                 sums: Any, levels: int) -> np.ndarray:
+    w = weights[0] if weights else np.ones(s.size)
     return sums((s > 0).astype(np.int8), y, w, codes, levels).reshape(1, -1)
 
 
