@@ -22,7 +22,7 @@ reduction over them, so that no N-sized vector of scores reaches the client:
 
 Worst-case rates (:class:`ratecons.expr.robust.WorstCaseRate`) have no such reduction here:
 :class:`WorkerEvaluation` evaluates them in memory (their scores gathered), as it does the
-surrogate (convex) threshold of TPR at the top in a report's "expected" column. The report's
+surrogate (convex) threshold of TPR@tau (Pat&Mat) in a report's "expected" column. The report's
 tables by group level are one more reduction (:meth:`WorkerScores.level_sums`).
 """
 
@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .loss_functions import margin_loss
+from .loss_functions import margin_loss, surrogate
 from .numerics.inner_max_dask import computed, per_partition
 from .scans import count_pass
 from .thresholds import quantile_count, top_k_mean
@@ -91,6 +91,11 @@ def _loss_values(s: np.ndarray, y: np.ndarray, C: np.ndarray, loss: str) -> np.n
     """C^T l(y~ s) for a margin loss, one row."""
     values, _ = margin_loss(loss, (2.0 * y - 1.0) * s)
     return (C.T @ values)[None]
+
+
+def _surrogate_sums(s: np.ndarray, y: np.ndarray, t: float, which: str) -> np.ndarray:
+    pos = y > 0
+    return np.array([[float(surrogate(which, t - s[pos]).sum()), float(np.count_nonzero(pos))]])
 
 
 def _rank_sums(frame: Any) -> Any:
@@ -226,6 +231,19 @@ class WorkerScores:
              else self.quantile_threshold(part.tau, negatives))
         return self.tpr_above(t)
 
+    def tpr_surrogate(self, part: Any) -> float | None:
+        """The concave lower bound 1 - (1/n_+) sum_{I_+} l(t - s_i) of a TPR@K objective
+        (:meth:`ratecons.expr.ranking.RankingObjective.surrogate_value`; its threshold the mean
+        of the K largest, as the exact one); None for the Pat&Mat family (its threshold
+        solves an equation over the sorted scores)."""
+        if part.family != "toppushk":
+            return None
+        t = self.top_k_threshold(int(part.k), part.among != "all")
+        total, positives = computed(per_partition(_surrogate_sums, 2, self.s, self.labels,
+                                                  t=t, which=part.surrogate).sum(axis=0),
+                                    features=False)
+        return 1.0 - float(total / positives)
+
     # ------------------------------------------------------------------ rows of a report
     def coefficients(self, subsets: list[tuple[Any, float]]) -> np.ndarray:
         """sum_j coef_j (subset_j's example weights, scattered to its examples): the per-example
@@ -280,7 +298,7 @@ class WorkerEvaluation:
     """Values of report rows and rate expressions for a scorer, each part over a Dask dataset
     by the reductions of that dataset's :class:`WorkerScores` (made once per dataset); parts
     over data in memory, over several datasets, or without a reduction here (worst-case rates,
-    surrogate TPR thresholds) by their own in-memory evaluation."""
+    the Pat&Mat surrogate threshold of TPR@tau) by their own in-memory evaluation."""
 
     def __init__(self, scorer: Any, scores: WorkerScores | None = None) -> None:
         self.scorer = scorer
@@ -319,11 +337,11 @@ class WorkerEvaluation:
         """A row part's value (``kind`` "exact" or "surrogate", as
         :meth:`ratecons.expr.analysis.Row.value`), told apart by what the part declares."""
         workers = self.scores_for(part)
-        concave = getattr(part, "curvature", "") == "concave"
-        if workers is None or concave and kind != "exact":
+        if workers is None:
             return float(part.evaluate(self.scorer, kind, coef))
-        if concave:
-            return workers.tpr_at_top(part)
+        if getattr(part, "curvature", "") == "concave":
+            value = workers.tpr_at_top(part) if kind == "exact" else workers.tpr_surrogate(part)
+            return float(part.evaluate(self.scorer, kind, coef)) if value is None else value
         if getattr(part, "mergeable", False):
             return self.rate(part, "indicator" if kind == "exact" else "ramp")
         if getattr(part, "kind", "") == "loss" and hasattr(part, "ball"):

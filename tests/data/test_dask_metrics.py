@@ -44,7 +44,7 @@ def _problem(name, data):
                           subject_to=[rc.recall(data) >= 0.8], model=rc.LinearModel(l2=1e-2))
     if name == "error rate":
         return rc.Problem(minimize=rc.error_rate(data), model=rc.LinearModel(l2=1e-2))
-    top = rc.tpr_at_top(data, k=20) if name == "tpr@K" else rc.tpr_at_quantile(data, tau=0.1)
+    top = rc.tpr_at_top(data, k=100) if name == "tpr@K" else rc.tpr_at_quantile(data, tau=0.1)
     return rc.Problem(maximize=top, model=rc.LinearModel(l2=1e-3))
 
 
@@ -71,6 +71,20 @@ def test_metrics_agree_on_tied_scores(client, name, weights, monkeypatch):
     assert np.unique(s).size < s.size // 4  # many ties
     install_tripwire(monkeypatch)
     _agree(result.metrics(lazy), theirs)
+
+
+def test_tpr_at_top_report(client, monkeypatch):
+    """A TPR@K problem's report on the Dask copy: the exact TPR and its concave surrogate
+    (the "expected" column) are the in-memory ones, under the tripwire."""
+    from tests.data.conftest import install_tripwire
+
+    memory, lazy = _tied(seed=2)
+    result = _problem("tpr@K", memory).solve()
+    want = result.report(memory).rows[0]
+    install_tripwire(monkeypatch)
+    got = result.report(lazy).rows[0]
+    assert got.name == want.name and 0.0 < want.indicator < 1.0
+    assert abs(got.indicator - want.indicator) <= TOL and abs(got.ramp - want.ramp) <= TOL
 
 
 def test_auc_and_thresholds_with_ties_across_partitions(client, no_vectors):
