@@ -176,6 +176,21 @@ def problems(data):
             "binary MRC": (mrc, "ccg", "mrc")}
 
 
+def metrics_line(client, result, data) -> str:
+    """``result.metrics(data)`` timed, with its passes and the client's memory growth."""
+    from ratecons.scans import dask_passes, dask_state_passes
+
+    start, passes, state = time.perf_counter(), dask_passes(), dask_state_passes()
+    with PeakMemory(client) as peak, CountConversions() as conversions:
+        found = result.metrics(data)
+    return (f"  metrics(data): {time.perf_counter() - start:.1f} s, "
+            f"{dask_passes() - passes + conversions.count} passes over the features, "
+            f"{dask_state_passes() - state} over state, client +"
+            f"{peak.client_growth / 2**20:.0f} MiB, worker peak "
+            f"{max(peak.peak.values(), default=0.0) / 2**20:.0f} MiB; "
+            + ", ".join(f"{k} {v:.6f}" for k, v in found.items()))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=2_000_000)
@@ -194,6 +209,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--arrow-pool", default="system",
                         help="ARROW_DEFAULT_MEMORY_POOL of the workers ('default' keeps "
                              "pyarrow's own, which holds on to freed Parquet buffers)")
+    parser.add_argument("--metrics", action="store_true",
+                        help="after each solve, time result.metrics(data) and measure the "
+                             "client's memory growth during it")
     args = parser.parse_args(argv)
 
     import dask
@@ -258,6 +276,8 @@ def main(argv: list[str] | None = None) -> None:
                       f"{passes:>6} {state:>6} {per_pass:>7.3f} {per_pass / floor:>7.2f} "
                       f"{worst_worker:>16.0f} {peak.client_growth / 2**20:>10.0f} "
                       f"{result.objective:>12.6f} {compared}")
+                if args.metrics and result.has_model:
+                    print(metrics_line(client, result, data))
     if ratios:
         ratio, label = max(ratios)
         print(f"WORST time per pass / floor: {ratio:.2f} ({label})")

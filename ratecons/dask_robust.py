@@ -27,14 +27,12 @@ __all__ = ["constant_robust_value", "dask_losses", "dask_robust_value", "on_dask
 
 
 def on_dask(ball: PhiDivergenceBall, scorer: Any) -> bool:
-    """Whether :func:`dask_robust_value` applies: Dask features and a constant score (any phi)
-    or a linear one with a chi-square or KL ball (the dual searches of
-    :mod:`ratecons.numerics.inner_max_dask`)."""
-    from .numerics.phi import CHI2, KL
-
+    """Whether :func:`dask_robust_value` applies: Dask features and a constant or linear score
+    (any phi: the dual searches of :mod:`ratecons.numerics.inner_max_dask` and
+    :mod:`ratecons.numerics.inner_max_dask_phi`)."""
     if not is_dask(ball.support.data.X):
         return False
-    return hasattr(scorer, "score") or (hasattr(scorer, "w") and ball.phi in (CHI2, KL))
+    return hasattr(scorer, "score") or hasattr(scorer, "w")
 
 
 #: iterations of the root search of :func:`constant_robust_value` (Brent's method)
@@ -72,10 +70,13 @@ def dask_robust_value(ball: PhiDivergenceBall, loss: str, scorer: Any) -> float:
         f(x) = <w, x> - b, or the constant ``score``.
     """
     from .numerics.inner_max_dask import robust_value, worst_case_rule
+    from .numerics.inner_max_dask_phi import phi_worst_case_rule
+    from .numerics.phi import CHI2, KL
 
     if not hasattr(scorer, "w"):
         return constant_robust_value(ball, loss, float(scorer.score))
-    state, rule, summ = worst_case_rule(_margins(ball, scorer), loss, ball.phi, ball.rho)
+    rule_of = worst_case_rule if ball.phi in (CHI2, KL) else phi_worst_case_rule
+    state, rule, summ = rule_of(_margins(ball, scorer), loss, ball.phi, ball.rho)
     return robust_value(state, loss, rule, summ)
 
 

@@ -27,7 +27,7 @@ from .solution import _jsonable
 
 __all__ = ["COLUMNS", "METRIC_KEYS", "GroupTable", "RateReport", "ReportRow",
            "analysis_report", "group_table", "group_tables", "make_rebinder",
-           "minimax_report", "score_metrics"]
+           "level_sums", "minimax_report", "score_metrics"]
 
 #: the columns of :meth:`RateReport.to_records` / :meth:`RateReport.to_frame`, in order
 COLUMNS = ("data", "status", "method", "kind", "name", "target", "achieved", "expected",
@@ -136,62 +136,95 @@ class GroupTable:
         return "\n".join(lines)
 
 
+def level_sums(pred: np.ndarray, y: np.ndarray, w: np.ndarray, codes: np.ndarray,
+               levels: int) -> np.ndarray:
+    """The sums a :class:`GroupTable` is made of, per level (shape (8, levels)): the count,
+    then the weighted sums of 1, pred, 1[pred != y], 1[y = 1], pred 1[y = 1], 1[y = 0] and
+    pred 1[y = 0] (``pred`` 0/1; ``y`` coded 0/1, or 2 for another class)."""
+    hit = pred == 1
+    pos, neg = y == 1, y == 0
+    columns = [np.ones(pred.size), w, w * hit, w * (pred != y), w * pos, w * (hit & pos),
+               w * neg, w * (hit & neg)]
+    return np.stack([np.bincount(codes, weights=c, minlength=levels) for c in columns])
+
+
+def _coded_labels(data: Dataset) -> np.ndarray:
+    """The labels as :func:`level_sums` reads them: 0 and 1, any other class 2 (never a
+    prediction), all 0 without labels (then only the selection rate is read)."""
+    if data.y is None:
+        return np.zeros(data.n, dtype=np.int8)
+    y = np.asarray(data.y)
+    with np.errstate(all="ignore"):
+        return np.where(y == 0, 0, np.where(y == 1, 1, 2)).astype(np.int8)
+
+
+def _levels(data: Dataset, feature: str) -> tuple[np.ndarray, np.ndarray]:
+    if feature not in data.groups:
+        raise SpecError(f"dataset {data.name!r} has no group attribute {feature!r}; it has "
+                        f"{sorted(data.groups) or 'none'}.")
+    return np.unique(data.groups[feature], return_inverse=True)
+
+
 def group_table(predictions: np.ndarray, data: Dataset, feature: str) -> GroupTable:
     """The :class:`GroupTable` of ``predictions`` (one per example of ``data``) by the levels
     of the group attribute ``feature``.
 
     Counts and rates are sums over the examples of each level, computed at once for every
-    level (``np.bincount`` over the level codes)."""
-    if feature not in data.groups:
-        raise SpecError(f"dataset {data.name!r} has no group attribute {feature!r}; it has "
-                        f"{sorted(data.groups) or 'none'}.")
+    level (``np.bincount`` over the level codes, :func:`level_sums`)."""
+    levels, codes = _levels(data, feature)
     pred = np.asarray(predictions)
     if pred.shape != (data.n,):
         raise SpecError(f"group_table needs one prediction per example of {data.name!r} "
                         f"({data.n}); got shape {pred.shape}.")
-    levels, codes = np.unique(data.groups[feature], return_inverse=True)
-    k = levels.size
     w = np.ones(data.n) if data.weights is None else data.weights
-    count = np.bincount(codes, minlength=k).astype(np.float64)
+    sums = level_sums(pred.astype(np.int8), _coded_labels(data), w, codes, levels.size)
+    return _table_of_sums(feature, levels, sums, data)
 
-    def rate(hit: np.ndarray, among: np.ndarray) -> tuple[np.ndarray, float]:
-        num = np.bincount(codes, weights=w * (hit & among), minlength=k)
-        den = np.bincount(codes, weights=w * among, minlength=k)
+
+def _table_of_sums(feature: str, levels: np.ndarray, sums: np.ndarray, data: Dataset
+                   ) -> GroupTable:
+    """The :class:`GroupTable` from the sums of :func:`level_sums`."""
+
+    def rate(num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, float]:
         with np.errstate(invalid="ignore", divide="ignore"):
             by_level = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
         total = float(den.sum())
         return by_level, (float(num.sum()) / total if total > 0 else float("nan"))
 
-    everyone = np.ones(data.n, dtype=bool)
-    columns, by_level, overall = ["count"], [count], [float(data.n)]
+    wanted = []
     if data.y is None or data.is_binary:
-        columns.append("selection_rate")
-        part, whole = rate(pred == 1, everyone)
+        wanted.append(("selection_rate", 2, 1))
+    if data.y is not None:
+        wanted.append(("error_rate", 3, 1))
+        if data.is_binary:
+            wanted += [("true_positive_rate", 5, 4), ("false_positive_rate", 7, 6)]
+    columns, by_level, overall = ["count"], [sums[0]], [float(data.n)]
+    for name, num, den in wanted:
+        part, whole = rate(sums[num], sums[den])
+        columns.append(name)
         by_level.append(part)
         overall.append(whole)
-    if data.y is not None:
-        y = data.y
-        wanted = [("error_rate", pred != y, everyone)]
-        if data.is_binary:
-            wanted += [("true_positive_rate", pred == 1, y == 1),
-                       ("false_positive_rate", pred == 1, y == 0)]
-        for name, hit, among in wanted:
-            part, whole = rate(hit, among)
-            columns.append(name)
-            by_level.append(part)
-            overall.append(whole)
     values = np.column_stack(by_level)
     return GroupTable(feature, [str(v) for v in levels], columns, values.tolist(), overall)
 
 
-def group_tables(model: Any, data: Dataset) -> dict[str, GroupTable]:
+def group_tables(model: Any, data: Dataset, workers: Any = None) -> dict[str, GroupTable]:
     """A :class:`GroupTable` of the deterministic predictions of ``model`` (any Result with a
     model, or a scorer) on ``data`` for every group attribute of ``data`` with at most
-    :data:`MAX_GROUP_LEVELS` levels."""
+    :data:`MAX_GROUP_LEVELS` levels. On Dask data (``workers``, the scores on the workers:
+    :class:`ratecons.dask_metrics.WorkerScores`) each table is one reduction over the
+    partitions of :func:`level_sums`."""
     features = [name for name, values in data.groups.items()
                 if np.unique(values).size <= MAX_GROUP_LEVELS]
     if not features:
         return {}
+    if workers is not None:
+        out = {}
+        for name in features:
+            levels, codes = _levels(data, name)
+            sums = workers.level_sums(level_sums, codes, _coded_labels(data), levels.size)
+            out[name] = _table_of_sums(name, levels, sums, data)
+        return out
     predictions = np.asarray(model.predict(data)).ravel()
     return {name: group_table(predictions, data, name) for name in features}
 
@@ -333,11 +366,40 @@ def make_rebinder(
     return rebind, label
 
 
-def _with_groups(report: RateReport, scorer: Any, datasets: list[Dataset]) -> RateReport:
-    """Attach the tables by group (:func:`group_tables`) when the report is on one dataset."""
+def _with_groups(report: RateReport, scorer: Any, datasets: list[Dataset],
+                 evaluation: Any = None) -> RateReport:
+    """Attach the tables by group (:func:`group_tables`) when the report is on one dataset
+    (on Dask data by reductions over its partitions)."""
     if len(datasets) == 1:
-        report.groups = group_tables(scorer, datasets[0])
+        workers = None
+        if evaluation is not None and datasets[0].in_dask:
+            workers = evaluation.scores_on(datasets[0])
+        report.groups = group_tables(scorer, datasets[0], workers)
     return report
+
+
+class _InMemory:
+    """Row and rate values from the scores in memory (the parts' own evaluation); Dask data
+    has :class:`ratecons.dask_metrics.WorkerEvaluation` with the same two methods."""
+
+    def __init__(self, scorer: Any) -> None:
+        self.scorer = scorer
+
+    def row_value(self, row: Any, kind: str) -> float:
+        return row.value(self.scorer, kind)
+
+    def rate(self, expr: Any, kind: str) -> float:
+        return expr.value(self.scorer, kind)
+
+
+def _evaluation(scorer: Any, datasets: list[Dataset]) -> Any:
+    """:class:`ratecons.dask_metrics.WorkerEvaluation` when some dataset is Dask-backed,
+    else :class:`_InMemory`."""
+    if not any(d.in_dask for d in datasets):
+        return _InMemory(scorer)
+    from .dask_metrics import WorkerEvaluation
+
+    return WorkerEvaluation(scorer)
 
 
 def analysis_report(result: Any, data: Dataset | Mapping[Dataset, Dataset] | None = None
@@ -345,7 +407,8 @@ def analysis_report(result: Any, data: Dataset | Mapping[Dataset, Dataset] | Non
     """The report of any score-model problem from its composition analysis
     (:mod:`ratecons.expr.analysis`): the objective and every constraint with its target, exact
     value (deterministic predictions), surrogate value, slack and met / not met, on the training
-    data or on ``data`` (see :func:`make_rebinder`)."""
+    data or on ``data`` (see :func:`make_rebinder`). On Dask data the values are reductions
+    over the partitions (:mod:`ratecons.dask_metrics`)."""
     from .expr.analysis import analyse
 
     scorer = result._require_model()
@@ -356,29 +419,32 @@ def analysis_report(result: Any, data: Dataset | Mapping[Dataset, Dataset] | Non
     rebound = analysis if data is None else analyse(
         problem.objective.rebind(rebind), analysis.sense,
         [c.rebind(rebind) for c in problem.constraints], analysis.model)
+    ev = _evaluation(scorer, rebound.datasets)
     row = rebound.objective
     report.rows.append(ReportRow("objective", row.name, analysis.sense,
-                                 row.user_value(scorer, "exact"),
-                                 row.user_value(scorer, "surrogate")))
+                                 row.to_user(ev.row_value(row, "exact")),
+                                 row.to_user(ev.row_value(row, "surrogate"))))
     for con in rebound.constraints:
-        slack = con.bound - con.value(scorer, "exact")
+        exact = ev.row_value(con, "exact")
+        slack = con.bound - exact
         sense = "<=" if con.sign > 0 else ">="
         line = ReportRow("constraint", con.name, f"{sense} {con.sign * con.bound:.4g}",
-                         con.user_value(scorer, "exact"), con.user_value(scorer, "surrogate"),
+                         con.to_user(exact), con.to_user(ev.row_value(con, "surrogate")),
                          slack, slack >= -FEASIBILITY_TOL)
         ratio = getattr(con.source, "ratio", None)
         if ratio is not None:  # show the ratio itself next to its multiplied-through form
             line.linear_indicator, line.linear_ramp = line.indicator, line.ramp
-            line.indicator = ratio.value(scorer, "indicator")
-            line.ramp = ratio.value(scorer, "ramp")
+            line.indicator = ev.rate(ratio, "indicator")
+            line.ramp = ev.rate(ratio, "ramp")
             line.target = f"{sense} {con.source.target:.4g}"
             line.note = "ratio constraint, multiplied through by its denominator (App. B)"
         report.rows.append(line)
-    _rate_rows(report, rebound, scorer)
-    return _with_groups(report, scorer, rebound.datasets)
+    _rate_rows(report, rebound, ev)
+    return _with_groups(report, scorer, rebound.datasets,
+                        None if isinstance(ev, _InMemory) else ev)
 
 
-def _rate_rows(report: RateReport, analysis: Any, scorer: Any) -> None:
+def _rate_rows(report: RateReport, analysis: Any, ev: Any) -> None:
     """One ``rate`` row for every distinct rate the rate parts of the rows are built from
     (ratio constraints: the rates of numerator and denominator), after the rows."""
     atoms: dict[str, Any] = {}
@@ -389,8 +455,8 @@ def _rate_rows(report: RateReport, analysis: Any, scorer: Any) -> None:
         for expr in exprs:
             atoms.update((a.name, a) for a in expr.atoms)
     for name, atom in atoms.items():
-        report.rows.append(ReportRow("rate", name, "", atom.value(scorer, "indicator"),
-                                     atom.value(scorer, "ramp")))
+        report.rows.append(ReportRow("rate", name, "", ev.rate(atom, "indicator"),
+                                     ev.rate(atom, "ramp")))
 
 
 def score_metrics(result: Any, data: Dataset) -> dict[str, float]:
@@ -406,7 +472,6 @@ def score_metrics(result: Any, data: Dataset) -> dict[str, float]:
     robust loss over ``data``'s own ball: same phi and rho).
     """
     from .expr.analysis import analyse
-    from .metrics import auc
 
     if not isinstance(data, Dataset):
         raise SpecError(f"metrics(data) takes a labelled rc.Dataset; got {type(data).__name__}.")
@@ -415,15 +480,11 @@ def score_metrics(result: Any, data: Dataset) -> dict[str, float]:
     if problem is None:
         raise SpecError("this Result was loaded from JSON without its problem; it predicts "
                         "but cannot evaluate its objective (pickle the Result to keep both).")
-    y = data.require_labels("metrics", binary=True).astype(bool)
-    s = np.asarray(scorer.decision_function(data), dtype=np.float64)
-    weights = np.ones(data.n) if data.weights is None else np.asarray(data.weights, float)
-    weights = weights / weights.sum()
-    predicted = s > 0
-    error = float(weights @ (predicted != y))
-    out = {"objective": float("nan"), "error": error, "accuracy": 1.0 - error,
-           "auc": auc(s, y) if 0 < y.sum() < y.size else float("nan"),
-           "positive_rate": float(weights @ predicted)}
+    data.require_labels("metrics", binary=True)
+    workers = _worker_scores(scorer, data)
+    out = {"objective": float("nan"),
+           **(_memory_classification(scorer, data) if workers is None
+              else _worker_classification(workers))}
     analysis = problem.analysis
     sources = {id(d): d for _, part in analysis.objective.parts for d in _part_datasets(part)}
     if len(sources) != 1:
@@ -434,9 +495,43 @@ def score_metrics(result: Any, data: Dataset) -> dict[str, float]:
                       analysis.model).objective
     except (EmptySubsetError, SpecError):  # a subset empty on data; a ball too small for rho
         return out
-    out["objective"] = row.user_value(scorer, "exact")
-    out.update(_family_metrics(row, scorer))
+    out["objective"] = (row.user_value(scorer, "exact") if workers is None
+                        else row.to_user(workers.evaluation().row_value(row, "exact")))
+    out.update(_family_metrics(row, scorer, workers))
     return out
+
+
+def _worker_scores(scorer: Any, data: Dataset) -> Any:
+    """The scores on the workers (:class:`ratecons.dask_metrics.WorkerScores`) for a
+    Dask-backed ``data``; None in memory."""
+    if not data.in_dask:
+        return None
+    from .dask_metrics import WorkerScores
+
+    return WorkerScores(scorer, data)
+
+
+def _memory_classification(scorer: Any, data: Dataset) -> dict[str, float]:
+    """``error``, ``accuracy``, ``auc`` and ``positive_rate`` from the scores in memory."""
+    from .metrics import auc
+
+    y = data.y.astype(bool)
+    s = np.asarray(scorer.decision_function(data), dtype=np.float64)
+    weights = np.ones(data.n) if data.weights is None else np.asarray(data.weights, float)
+    weights = weights / weights.sum()
+    predicted = s > 0
+    error = float(weights @ (predicted != y))
+    return {"error": error, "accuracy": 1.0 - error,
+            "auc": auc(s, y) if 0 < y.sum() < y.size else float("nan"),
+            "positive_rate": float(weights @ predicted)}
+
+
+def _worker_classification(workers: Any) -> dict[str, float]:
+    """The same keys by reductions over the partitions (the AUC by Dask's sort)."""
+    sums = workers.classification()
+    positives = sums.pop("positives")
+    sums["auc"] = workers.auc() if 0 < positives < workers.data.n else float("nan")
+    return {key: sums[key] for key in ("error", "accuracy", "auc", "positive_rate")}
 
 
 def _part_datasets(part: Any) -> list[Dataset]:
@@ -444,20 +539,21 @@ def _part_datasets(part: Any) -> list[Dataset]:
     return part.datasets() if callable(part.datasets) else part.datasets
 
 
-def _family_metrics(row: Any, scorer: Any) -> dict[str, float]:
+def _family_metrics(row: Any, scorer: Any, workers: Any = None) -> dict[str, float]:
     """The metrics of :func:`score_metrics` named by the objective's family parts, told apart
     by what they declare (no switch on their types): TPR at the top is the concave term, a
-    loss has ``kind == "loss"``, a robust loss its per-example ``losses`` besides."""
+    loss has ``kind == "loss"``, a robust loss its per-example ``losses`` besides. With
+    ``workers`` (Dask data) TPR and mean losses are reductions over the partitions."""
     out: dict[str, float] = {}
     for _, part in row.parts:
         if getattr(part, "curvature", "rate") == "concave":
             key = f"tpr@{part.k}" if part.tau is None else f"tpr@{part.tau:g}"
-            out[key] = part.value(scorer)
+            out[key] = part.value(scorer) if workers is None else workers.tpr_at_top(part)
         elif getattr(part, "kind", "") == "loss" and hasattr(part, "losses"):
             out["mean_loss"] = float(np.mean(part.losses(scorer)))
             out["robust_loss"] = part.value(scorer)
         elif getattr(part, "kind", "") == "loss":
-            out["mean_loss"] = part.value(scorer)
+            out["mean_loss"] = part.value(scorer) if workers is None else workers.mean_loss(part)
     return out
 
 

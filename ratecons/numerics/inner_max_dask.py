@@ -40,7 +40,7 @@ from .phi import CHI2, KL, Phi
 
 __all__ = ["CANDIDATES", "BRACKET_CAP", "LossSummary", "WeightRule", "computed", "dual_rule",
            "margin_summary", "per_partition", "persist_with", "robust_value", "signed_margins",
-           "summary_width", "worst_case_rule"]
+           "summary_width", "trivial_rule", "worst_case_rule"]
 
 #: candidate thresholds per chi-square bracketing pass (quantiles of the losses)
 CANDIDATES = 1024
@@ -329,15 +329,24 @@ def _kl_rule(state: Any, loss: str, rho: float, summ: LossSummary,
     raise RuntimeError(f"the KL dual search did not end in {MAX_DUAL_PASSES} passes")
 
 
+def trivial_rule(summ: LossSummary, phi: Phi, rho: float) -> WeightRule | None:
+    """The IM procedure's first cases from the summary alone: all losses tie (P* = U_N), or
+    alpha* = 0 (P* uniform on the largest losses, when it lies in the ball); else None."""
+    if summ.zmax - summ.zmin <= 1e-12 * max(1.0, abs(summ.zmax)):
+        return WeightRule("uniform", summ.zmax)
+    if alpha_zero_divergence(phi, summ.n, summ.mtop) <= rho:
+        return WeightRule("top", summ.zmax)
+    return None
+
+
 def dual_rule(state: Any, loss: str, phi_name: str, rho: float, summ: LossSummary,
               beta0: float | None = None) -> WeightRule | None:
     """The worst-case weights' rule for the margins ``state`` (persisted Dask array): the
     IM procedure's cases in its order (ties, alpha* = 0, then the dual search); None when the
     chi-square scan found no consistent support."""
-    if summ.zmax - summ.zmin <= 1e-12 * max(1.0, abs(summ.zmax)):
-        return WeightRule("uniform", summ.zmax)
-    if alpha_zero_divergence(KL if phi_name == "kl" else CHI2, summ.n, summ.mtop) <= rho:
-        return WeightRule("top", summ.zmax)
+    trivial = trivial_rule(summ, KL if phi_name == "kl" else CHI2, rho)
+    if trivial is not None:
+        return trivial
     if phi_name == "kl":
         return _kl_rule(state, loss, rho, summ, beta0)
     return _chi2_rule(state, loss, rho, summ)

@@ -8,7 +8,8 @@ partitions instead. Per evaluation of F(theta) (eq. 2) and its gradient (6):
 1. one pass over the features persists the margins m_n(theta) on the workers and returns their
    summary (largest loss and its count, moments, quantiles);
 2. the IM procedure's dual (alpha*, lambda*) is found from per-partition sums at batches of
-   candidate duals (:func:`ratecons.numerics.inner_max_dask.dual_rule`), reading only the
+   candidate duals (:func:`ratecons.numerics.inner_max_dask.dual_rule`; any other phi:
+   :func:`ratecons.numerics.inner_max_dask_phi.phi_worst_case_rule`), reading only the
    persisted margins;
 3. one pass over the features forms P* = s / sum s on the workers and returns the gradient
    X^T (p l' y~) split by label, the divergence, the dual value and the sums that the
@@ -16,9 +17,10 @@ partitions instead. Per evaluation of F(theta) (eq. 2) and its gradient (6):
 
 Only p-sized results and scalars travel; the signed labels are sent to the workers once per
 solve. The answers are the in-memory ones (``tests/data/test_dask_robust.py``: 1e-8 in w, b
-and F). Chi-square and KL balls with the logistic, squared or hinge loss run here (the hinge's
-kink-set phase and refitted certificate bring only the rows nearest the kink); any other phi
-evaluates through the in-memory procedure (the N-vectors travel).
+and F). Every phi with the logistic, squared or hinge loss runs here (the hinge's kink-set
+phase and refitted certificate bring only the rows nearest the kink): chi-square and KL by
+their one-dimensional dual searches, a custom phi by the nested searches of
+:mod:`ratecons.numerics.inner_max_dask_phi` (``tests/data/test_dask_phi.py``).
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ from ..numerics.inner_max_dask import (
     signed_margins,
     worst_case_rule,
 )
+from ..numerics.inner_max_dask_phi import phi_worst_case_rule
+from ..numerics.phi import CHI2, KL
 from .dro_hinge import nearest_kink
 from .dro_point import Evaluation
 
@@ -48,14 +52,15 @@ __all__ = ["DaskEvaluation", "DaskPasses"]
 #: columns of X^T C formed by the gradient pass (C below, per example)
 GRAD_COLUMNS = 6
 #: scalars returned by the gradient pass (:func:`_gradient_block`)
-GRAD_SCALARS = 11
+GRAD_SCALARS = 12
 
 
 def _gradient_block(X: np.ndarray, m: np.ndarray, y: np.ndarray, loss: str,
                     rule: WeightRule) -> np.ndarray:
     """X^T C for C = [s v y~ 1{y~>0}, s v y~ 1{y~<0}, v y~ 1{y~>0}, v y~ 1{y~<0}, s, 1] (s the
     unnormalized weights, v = l'(m)) and the scalars sum s, s z, s v y~, s v over each label,
-    v over each label, s^2, s (z - zmax), the chi-square conjugate sum, and v y~."""
+    v over each label, s^2, s (z - zmax), the conjugate sum (chi-square or a custom phi), v y~
+    and (a custom phi) the divergence's sum of :meth:`PhiRule.dual_sums`."""
     z, v = margin_loss(loss, m)
     y = y.astype(np.float64)
     s = rule.weights(z)
@@ -63,12 +68,14 @@ def _gradient_block(X: np.ndarray, m: np.ndarray, y: np.ndarray, loss: str,
     svy, vy = s * v * y, v * y
     C = np.column_stack([np.where(pos, svy, 0.0), np.where(pos, 0.0, svy),
                          np.where(pos, vy, 0.0), np.where(pos, 0.0, vy), s, np.ones_like(s)])
-    conj = 0.0
+    conj, div = 0.0, 0.0
     if rule.kind == "chi2":
         t = 2.0 * rule.c * (z - rule.lam) + 2.0
         conj = float(np.sum(-1.0 + 0.25 * np.maximum(t, 0.0) ** 2))
+    elif rule.kind == "phi":
+        conj, div = rule.dual_sums(z, s)
     scalars = [s.sum(), s @ z, svy.sum(), (s * v)[pos].sum(), (s * v)[~pos].sum(),
-               v[pos].sum(), v[~pos].sum(), s @ s, s @ (z - rule.zmax), conj, vy.sum()]
+               v[pos].sum(), v[~pos].sum(), s @ s, s @ (z - rule.zmax), conj, vy.sum(), div]
     return np.concatenate([(X.T @ C).ravel(), scalars])[None]
 
 
@@ -107,6 +114,7 @@ class DaskPasses:
         self.y = da.from_array(form.y.astype(np.int8), chunks=(rows,)).persist()
         self.index = da.arange(form.n, chunks=(rows,))  # global row numbers, made by the workers
         self.beta: float | None = None  # the last KL beta*, the next search's start
+        self.duals: tuple[float, float] | None = None  # the same for a custom phi
 
     def margins(self, theta: np.ndarray) -> Any:
         """The lazy margins m_n(theta), with the features' row partitions."""
@@ -118,7 +126,13 @@ class DaskPasses:
         form = self.form
         theta = np.asarray(theta, dtype=np.float64)
         lazy = self.margins(theta)
-        state, rule, summ = worst_case_rule(lazy, form.loss, form.phi, form.rho, self.beta)
+        if form.phi in (CHI2, KL):
+            state, rule, summ = worst_case_rule(lazy, form.loss, form.phi, form.rho, self.beta)
+        else:
+            state, rule, summ = phi_worst_case_rule(lazy, form.loss, form.phi, form.rho,
+                                                    self.duals)
+            if rule.kind == "phi":
+                self.duals = (rule.alpha, rule.lam)
         if rule.kind == "kl":
             self.beta = rule.beta
         return self._finish(theta, state, lazy, rule, summ)
@@ -136,9 +150,9 @@ class DaskPasses:
         out = self.gradient_sums(state, rule)
         cols = out[: d * GRAD_COLUMNS].reshape(d, GRAD_COLUMNS)
         (total, sz, svy, sv_pos, sv_neg, v_pos, v_neg, ss, su, conj,
-         vy) = out[d * GRAD_COLUMNS:]
+         vy, div) = out[d * GRAD_COLUMNS:]
         value = sz / total
-        inner = self._inner(rule, summ, total, value, ss, su, conj)
+        inner = self._inner(rule, summ, total, value, ss, su, conj, div)
         parts = cols[:, :2] / total
         grad = np.empty(form.dim)
         w, _ = form.split(theta)
@@ -157,7 +171,7 @@ class DaskPasses:
                               rule=rule, sums=sums, lazy_margins=lazy)
 
     def _inner(self, rule: WeightRule, summ: LossSummary, total: float, value: float,
-               ss: float, su: float, conj: float) -> InnerSolution:
+               ss: float, su: float, conj: float, div: float) -> InnerSolution:
         """The InnerSolution of the IM procedure's case, from the gradient pass's sums (P*
         itself is set by the caller, lazily)."""
         n, rho, zmax = summ.n, self.form.rho, summ.zmax
@@ -175,6 +189,10 @@ class DaskPasses:
             return InnerSolution(p=None, alpha=alpha, lam=float(lam), value=value,
                                  dual_value=float(alpha * rho + lam), divergence=float(div),
                                  case="kl")
+        if rule.kind == "phi":  # as the in-memory bisection (_finish) reports it
+            return InnerSolution(p=None, alpha=rule.alpha, lam=rule.lam, value=value,
+                                 dual_value=rule.alpha * rho + rule.lam + rule.alpha * conj / n,
+                                 divergence=float(div / n), case="bisection")
         alpha = 0.5 / rule.c
         div = n * ss / total ** 2 - 1.0
         return InnerSolution(p=None, alpha=alpha, lam=rule.lam, value=value,

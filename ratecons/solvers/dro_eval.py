@@ -16,7 +16,6 @@ from ..canonical.dro import DROProgram
 from ..dask_types import is_dask
 from ..loss_functions import margin_loss
 from ..numerics.inner_max import InnerSolution, inner_maximize
-from ..numerics.phi import CHI2, KL
 from .dro_point import Evaluation
 
 __all__ = ["class_parts", "equal_margins", "evaluate", "full_objective",
@@ -49,10 +48,9 @@ def full_objective(
 
 def on_workers(form: DROProgram) -> bool:
     """Whether F is evaluated with the per-example vectors on the Dask workers
-    (:mod:`ratecons.solvers.dro_dask`): Dask features and a chi-square or KL ball (any margin
-    loss; the hinge's kink rows travel, :mod:`ratecons.solvers.dro_hinge`); otherwise
-    :func:`evaluate` runs on them too (the margins and weights travel)."""
-    return is_dask(form.X) and form.phi in (CHI2, KL)
+    (:mod:`ratecons.solvers.dro_dask`): Dask features, any ball and margin loss (the hinge's
+    kink rows travel, :mod:`ratecons.solvers.dro_hinge`)."""
+    return is_dask(form.X)
 
 
 def evaluate(form: DROProgram, theta: np.ndarray) -> Evaluation:

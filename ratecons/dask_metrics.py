@@ -1,0 +1,355 @@
+"""Metrics and report values of a fitted score model on Dask data, by reductions over partitions.
+
+``result.metrics(data)`` and ``result.report(data)`` on a Dask-backed dataset evaluate the model
+where the examples are: :class:`WorkerScores` persists the scores f(x_n) with the features'
+partitions (8 bytes per row on the workers, one pass over the features) and every metric is a
+reduction over them, so that no N-sized vector of scores reaches the client:
+
+* error, accuracy and the positive rate: one pass returning four sums per partition;
+* the AUC, exactly (mid-ranks, ties count one half; :func:`ratecons.metrics.auc`): the scores
+  and labels are sorted by Dask's distributed sort (``DataFrame.sort_values``, which sends
+  every value to the partition its divisions assign it, so equal scores share a partition);
+  each sorted partition returns its size, its positives and the sum of their mid-ranks within
+  it, and the client adds the partitions' offsets;
+* TPR@K (Section 4.4 of the ranking paper): the threshold, the mean of the K largest reference
+  scores, from each partition's K largest merged on the client (K numbers per partition), then
+  one counting pass; TPR@tau's threshold, the ceil(tau n)-th largest reference score, is read
+  from the one sorted partition that holds it;
+* rates (eq. 1 and the ramp of eq. 3) and mean losses: weighted sums over the partitions with
+  the rows' coefficients (each subset's example weights, summed by example on the client from
+  its index arrays, which the client already holds) sent once; the robust loss by
+  :mod:`ratecons.dask_robust`.
+
+Worst-case rates (:class:`ratecons.expr.robust.WorstCaseRate`) have no such reduction here:
+:class:`WorkerEvaluation` evaluates them in memory (their scores gathered), as it does the
+surrogate (convex) threshold of TPR@tau (Pat&Mat) in a report's "expected" column. The report's
+tables by group level are one more reduction (:meth:`WorkerScores.level_sums`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .loss_functions import margin_loss, surrogate
+from .numerics.inner_max_dask import computed, per_partition
+from .scans import count_pass
+from .thresholds import quantile_count, top_k_mean
+
+__all__ = ["WorkerEvaluation", "WorkerScores", "lazy_scores"]
+
+#: the columns of the sorted frame's per-partition rank sums (:func:`_rank_sums`)
+RANK_COLUMNS = ("n", "positives", "ranks")
+
+
+def _block_scores(block: np.ndarray, scorer: Any) -> np.ndarray:
+    return np.asarray(scorer.decision_function(block), dtype=np.float64).ravel()
+
+
+def lazy_scores(scorer: Any, X: Any) -> Any:
+    """f(x_n) for Dask features ``X`` (lazy, with X's row partitions): the scorer's own
+    ``decision_function`` on every partition, so any score model (linear, kernel, feature map)
+    scores each row as it does in memory."""
+    if len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})
+    return X.map_blocks(_block_scores, scorer=scorer, drop_axis=1, dtype=np.float64,
+                        meta=np.empty(0))
+
+
+# ------------------------------------------------------------------ work on one partition
+def _classification_sums(s: np.ndarray, y: np.ndarray, *weights: np.ndarray) -> np.ndarray:
+    """sum w 1[pred != y], sum w 1[pred], sum w, #positives; pred = 1[s > 0] (w = 1 when no
+    weights are given)."""
+    pred = s > 0
+    w = weights[0] if weights else np.ones(s.size)
+    return np.array([[float(w @ (pred != (y > 0))), float(w @ pred), float(w.sum()),
+                      float(np.count_nonzero(y))]])
+
+
+def _top_scores(s: np.ndarray, y: np.ndarray, k: int, negatives: bool) -> np.ndarray:
+    """The partition's k largest reference scores (descending), NaN-padded to k."""
+    ref = s[y == 0] if negatives else s
+    out = np.full((1, k), np.nan)
+    take = min(k, ref.size)
+    if take:
+        out[0, :take] = -np.sort(-np.partition(ref, ref.size - take)[ref.size - take:])
+    return out
+
+
+def _positives_above(s: np.ndarray, y: np.ndarray, t: float) -> np.ndarray:
+    pos = y > 0
+    return np.array([[float(np.count_nonzero(s[pos] >= t)), float(np.count_nonzero(pos))]])
+
+
+def _rate_values(s: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """C^T [1[s > 0], clip(1/2 + s, 0, 1)] (indicator and ramp rates), one row."""
+    return np.concatenate([C.T @ (s > 0), C.T @ np.clip(0.5 + s, 0.0, 1.0)])[None]
+
+
+def _loss_values(s: np.ndarray, y: np.ndarray, C: np.ndarray, loss: str) -> np.ndarray:
+    """C^T l(y~ s) for a margin loss, one row."""
+    values, _ = margin_loss(loss, (2.0 * y - 1.0) * s)
+    return (C.T @ values)[None]
+
+
+def _surrogate_sums(s: np.ndarray, y: np.ndarray, t: float, which: str) -> np.ndarray:
+    pos = y > 0
+    return np.array([[float(surrogate(which, t - s[pos]).sum()), float(np.count_nonzero(pos))]])
+
+
+def _rank_sums(frame: Any) -> Any:
+    """Size, positives and the sum of the positives' mid-ranks within one sorted partition."""
+    import pandas as pd
+    from scipy.stats import rankdata
+
+    s, pos = frame["s"].to_numpy(), frame["y"].to_numpy() > 0.5
+    ranks = float(rankdata(s)[pos].sum()) if s.size else 0.0
+    return pd.DataFrame([[float(s.size), float(np.count_nonzero(pos)), ranks]],
+                        columns=list(RANK_COLUMNS))
+
+
+def _kth_largest(frame: Any, r: int, negatives: bool) -> Any:
+    """The r-th largest reference score of one sorted partition (ascending by score)."""
+    import pandas as pd
+
+    s = frame["s"].to_numpy()
+    ref = s[frame["y"].to_numpy() < 0.5] if negatives else s
+    return pd.Series([float(ref[ref.size - r])] if ref.size >= r > 0 else [], dtype=float)
+
+
+class WorkerScores:
+    """A fitted model's scores on a Dask dataset, persisted with its partitions, and the
+    reductions over them (module docstring).
+
+    Parameters
+    ----------
+    scorer : LinearScorer, KernelScorer or FeatureScorer
+        Anything with ``decision_function`` on a NumPy block of rows.
+    data : Dataset
+        Dask-backed; its labels, weights and subsets' index arrays are the client's.
+    """
+
+    def __init__(self, scorer: Any, data: Any) -> None:
+        import dask.array as da
+
+        self.scorer, self.data = scorer, data
+        self.s = lazy_scores(scorer, data.X).persist()
+        count_pass()
+        self.chunks = self.s.chunks[0]
+        self._from_array = da.from_array
+        self._labels: Any = None
+        self._weights: Any = None
+        self._sorted: tuple[Any, Any] | None = None
+
+    def column(self, values: np.ndarray) -> Any:
+        """A per-example client vector (or N x r matrix) cut into the scores' partitions."""
+        values = np.asarray(values)
+        return self._from_array(values, chunks=(self.chunks, *values.shape[1:]))
+
+    def weight_column(self) -> list[Any]:
+        """The example weights on the workers (sent once), or nothing when they are all 1."""
+        if self.data.weights is None:
+            return []
+        if self._weights is None:
+            self._weights = self.column(np.asarray(self.data.weights, dtype=np.float64))
+        return [self._weights]
+
+    @property
+    def labels(self) -> Any:
+        """The 0/1 labels on the workers (one byte per row, sent once)."""
+        if self._labels is None:
+            y = self.data.require_labels("metrics", binary=True).astype(bool)
+            self._labels = self.column(y.astype(np.int8)).persist()
+        return self._labels
+
+    # ------------------------------------------------------------------ the metrics
+    def classification(self) -> dict[str, float]:
+        """``error``, ``accuracy`` and ``positive_rate`` of the predictions 1[f(x) > 0],
+        weighted by the dataset's example weights (one pass)."""
+        sums = computed(per_partition(_classification_sums, 4, self.s, self.labels,
+                                      *self.weight_column()).sum(axis=0))
+        error = float(sums[0] / sums[2])
+        return {"error": error, "accuracy": 1.0 - error,
+                "positive_rate": float(sums[1] / sums[2]), "positives": float(sums[3])}
+
+    def sorted_ranks(self) -> tuple[Any, np.ndarray]:
+        """The (score, label) frame sorted by score by Dask's distributed sort (persisted),
+        and each sorted partition's :data:`RANK_COLUMNS` (partitions x 3, in order)."""
+        if self._sorted is None:
+            import dask.array as da
+            import dask.dataframe as dd
+
+            pairs = da.stack([self.s, self.labels.astype(np.float64)], axis=1)
+            frame = dd.from_dask_array(pairs, columns=["s", "y"]).sort_values("s").persist()
+            meta = {name: np.float64 for name in RANK_COLUMNS}
+            sums = frame.map_partitions(_rank_sums, meta=meta).compute()
+            count_pass(features=False)
+            self._sorted = frame, sums[list(RANK_COLUMNS)].to_numpy(dtype=np.float64)
+        return self._sorted
+
+    def auc(self) -> float:
+        """P(s_+ > s_-) + P(s_+ = s_-)/2 exactly: the positives' global mid-ranks are their
+        mid-ranks within a sorted partition plus the sizes of the partitions before it."""
+        _, sums = self.sorted_ranks()
+        n, positives, ranks = sums.T
+        offsets = np.concatenate([[0.0], np.cumsum(n)[:-1]])
+        n_pos, n_neg = float(positives.sum()), float(n.sum() - positives.sum())
+        total = float(ranks.sum() + positives @ offsets)
+        return float((total - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+
+    def top_k_threshold(self, k: int, negatives: bool) -> float:
+        """The mean of the K largest reference scores: each partition's K largest, merged."""
+        tops = computed(per_partition(_top_scores, k, self.s, self.labels, k=k,
+                                      negatives=negatives), features=False)
+        return top_k_mean(tops[np.isfinite(tops)], k)
+
+    def quantile_threshold(self, tau: float, negatives: bool) -> float:
+        """The ceil(tau n)-th largest reference score (:func:`ratecons.thresholds.top_quantile`),
+        read from the one sorted partition that holds it."""
+        frame, sums = self.sorted_ranks()
+        n, positives, _ = sums.T
+        counts = n - positives if negatives else n
+        m = quantile_count(int(counts.sum()), tau)
+        above = np.concatenate([np.cumsum(counts[::-1])[::-1][1:], [0.0]])  # after each one
+        part = int(np.flatnonzero((above < m) & (above + counts >= m))[-1])
+        value = frame.partitions[part].map_partitions(
+            _kth_largest, int(m - above[part]), negatives, meta=(None, np.float64)).compute()
+        count_pass(features=False)
+        return float(value.iloc[0])
+
+    def tpr_above(self, t: float) -> float:
+        """(1/n_+) #{positives scored >= t} (one pass)."""
+        above, total = computed(per_partition(_positives_above, 2, self.s, self.labels, t=t)
+                                .sum(axis=0), features=False)
+        return float(above / total)
+
+    def tpr_at_top(self, part: Any) -> float:
+        """The exact TPR above the threshold of a TPR@K or TPR@tau objective."""
+        negatives = part.among != "all"
+        t = (self.top_k_threshold(int(part.k), negatives) if part.tau is None
+             else self.quantile_threshold(part.tau, negatives))
+        return self.tpr_above(t)
+
+    def tpr_surrogate(self, part: Any) -> float | None:
+        """The concave lower bound 1 - (1/n_+) sum_{I_+} l(t - s_i) of a TPR@K objective
+        (:meth:`ratecons.expr.ranking.RankingObjective.surrogate_value`; its threshold the mean
+        of the K largest, as the exact one); None for the Pat&Mat family (its threshold
+        solves an equation over the sorted scores)."""
+        if part.family != "toppushk":
+            return None
+        t = self.top_k_threshold(int(part.k), part.among != "all")
+        total, positives = computed(per_partition(_surrogate_sums, 2, self.s, self.labels,
+                                                  t=t, which=part.surrogate).sum(axis=0),
+                                    features=False)
+        return 1.0 - float(total / positives)
+
+    # ------------------------------------------------------------------ rows of a report
+    def coefficients(self, subsets: list[tuple[Any, float]]) -> np.ndarray:
+        """sum_j coef_j (subset_j's example weights, scattered to its examples): the per-example
+        coefficients of a linear combination of subset averages."""
+        c = np.zeros(self.data.n)
+        for subset, coef in subsets:
+            np.add.at(c, subset.index, coef * np.asarray(subset.weights, dtype=np.float64))
+        return c
+
+    def rate_values(self, exprs: list[Any]) -> np.ndarray:
+        """[indicator (eq. 1), ramp (eq. 3)] of each linear rate expression, shape (r, 2), in
+        one pass."""
+        C = np.column_stack([self.coefficients(list(e.terms.values())) for e in exprs])
+        sums = computed(per_partition(_rate_values, 2 * len(exprs), self.s, self.column(C))
+                        .sum(axis=0), features=False)
+        constants = np.array([e.constant for e in exprs])
+        return np.column_stack([constants + sums[: len(exprs)], constants + sums[len(exprs):]])
+
+    def mean_loss(self, part: Any) -> float:
+        """The weighted mean margin loss of a :class:`ratecons.expr.mean_loss.MeanLoss`."""
+        C = self.coefficients([(part.subset, 1.0)])[:, None]
+        return float(computed(per_partition(_loss_values, 1, self.s, self.labels,
+                                            self.column(C), loss=part.loss).sum(axis=0),
+                              features=False)[0])
+
+    def evaluation(self) -> WorkerEvaluation:
+        """A :class:`WorkerEvaluation` of rows and rates that starts from these scores."""
+        return WorkerEvaluation(self.scorer, self)
+
+    def level_sums(self, fn: Any, codes: np.ndarray, y: np.ndarray, levels: int) -> np.ndarray:
+        """``fn(pred, y, w, codes, levels)`` (the sums by group level of
+        :func:`ratecons.report.level_sums`, shape (8, levels)) on every partition, summed: the
+        group codes and the coded labels ``y`` sent (the example weights once, if any)."""
+        parts = per_partition(_level_block, 8 * levels, self.s, self.column(y),
+                              self.column(np.asarray(codes, dtype=np.int64)),
+                              *self.weight_column(), sums=fn, levels=levels)
+        return computed(parts.sum(axis=0), features=False).reshape(8, levels)
+
+
+def _level_block(s: np.ndarray, y: np.ndarray, codes: np.ndarray, *weights: np.ndarray,
+                 sums: Any, levels: int) -> np.ndarray:
+    w = weights[0] if weights else np.ones(s.size)
+    return sums((s > 0).astype(np.int8), y, w, codes, levels).reshape(1, -1)
+
+
+def _datasets(part: Any) -> list[Any]:
+    """A part's datasets: a method of terms, an attribute of rate expressions."""
+    return part.datasets() if callable(part.datasets) else part.datasets
+
+
+class WorkerEvaluation:
+    """Values of report rows and rate expressions for a scorer, each part over a Dask dataset
+    by the reductions of that dataset's :class:`WorkerScores` (made once per dataset); parts
+    over data in memory, over several datasets, or without a reduction here (worst-case rates,
+    the Pat&Mat surrogate threshold of TPR@tau) by their own in-memory evaluation."""
+
+    def __init__(self, scorer: Any, scores: WorkerScores | None = None) -> None:
+        self.scorer = scorer
+        self.by_data: dict[int, WorkerScores] = {}
+        if scores is not None:
+            self.by_data[id(scores.data)] = scores
+        self._rates: dict[int, np.ndarray] = {}
+
+    def scores_for(self, part: Any) -> WorkerScores | None:
+        """The scores on the workers of the part's one Dask dataset, or None."""
+        datasets = _datasets(part)
+        if len(datasets) != 1 or not datasets[0].in_dask:
+            return None
+        return self.scores_on(datasets[0])
+
+    def scores_on(self, data: Any) -> WorkerScores:
+        """The scores on the workers of the Dask dataset ``data`` (computed once)."""
+        if id(data) not in self.by_data:
+            self.by_data[id(data)] = WorkerScores(self.scorer, data)
+        return self.by_data[id(data)]
+
+    def rate(self, expr: Any, kind: str) -> float:
+        """A rate expression's ``indicator`` or ``ramp`` value (a ratio: of its numerator and
+        denominator, NaN when the denominator is 0); both kinds from one pass."""
+        if hasattr(expr, "numerator"):
+            den = self.rate(expr.denominator, kind)
+            return float("nan") if den == 0 else self.rate(expr.numerator, kind) / den
+        workers = self.scores_for(expr)
+        if workers is None:
+            return float(expr.value(self.scorer, kind))
+        if id(expr) not in self._rates:
+            self._rates[id(expr)] = workers.rate_values([expr])[0]
+        return float(self._rates[id(expr)][0 if kind == "indicator" else 1])
+
+    def part_value(self, part: Any, kind: str, coef: float) -> float:
+        """A row part's value (``kind`` "exact" or "surrogate", as
+        :meth:`ratecons.expr.analysis.Row.value`), told apart by what the part declares."""
+        workers = self.scores_for(part)
+        if workers is None:
+            return float(part.evaluate(self.scorer, kind, coef))
+        if getattr(part, "curvature", "") == "concave":
+            value = workers.tpr_at_top(part) if kind == "exact" else workers.tpr_surrogate(part)
+            return float(part.evaluate(self.scorer, kind, coef)) if value is None else value
+        if getattr(part, "mergeable", False):
+            return self.rate(part, "indicator" if kind == "exact" else "ramp")
+        if getattr(part, "kind", "") == "loss" and hasattr(part, "ball"):
+            return float(part.value(self.scorer))
+        if getattr(part, "kind", "") == "loss" and hasattr(part, "subset"):
+            return workers.mean_loss(part)
+        return float(part.evaluate(self.scorer, kind, coef))
+
+    def row_value(self, row: Any, kind: str) -> float:
+        """A canonical row's value (:meth:`ratecons.expr.analysis.Row.value`)."""
+        return row.constant + sum(c * self.part_value(p, kind, c) for c, p in row.parts)
