@@ -1,7 +1,7 @@
 """The structured phase one: the elastic steps of the chain's search for a feasible start
 solved by the structured interior point.
 
-Phase one (:func:`ratecons.generic.find_feasible_start`) is majorization-minimization on the
+Phase one (:func:`ratecons.phase_one.find_feasible_start`) is majorization-minimization on the
 elastic problem; each of its steps is the chain's step with a slack on every constraint row
 (:mod:`ratecons.reductions.to_elastic`). :func:`structured_elastic_step` lowers such a step to
 the structured form and solves it by :func:`~ratecons.solvers.structured.solve_structured`,
@@ -15,7 +15,6 @@ the step's ``message`` says so and ``counts["phase1_reference"]`` counts such st
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -23,16 +22,15 @@ import numpy as np
 
 from . import limits, settings
 from .expr.analysis import Analysis
+from .phase_one import ElasticSolver
 from .reductions.to_cvxpy import ConvexStep, solve_step
 from .reductions.to_elastic import elastic_form, objective_free
 from .reductions.to_structured import lower_structured
 from .solvers.structured import DEFAULT_TOL, solve_structured
 from .solvers.structured_form import StructuredForm, StructuredSolution, WarmStart
+from .structured_fallback import by_reference, certified, warm_then_cold
 
-__all__ = ["ElasticSolver", "step_by_elastic", "structured_elastic_step"]
-
-#: one elastic step: (psi by dataset, anchor scores or None, bounds, penalty or None) -> step
-ElasticSolver = Callable[[dict[int, Any], Any, np.ndarray, "float | None"], ConvexStep]
+__all__ = ["step_by_elastic", "structured_elastic_step"]
 
 
 def _fits(warm: WarmStart | None, form: StructuredForm) -> bool:
@@ -43,7 +41,9 @@ def _fits(warm: WarmStart | None, form: StructuredForm) -> bool:
 
 def structured_elastic_step(analysis: Analysis, tol: float = DEFAULT_TOL,
                             counts: dict[str, int] | None = None) -> ElasticSolver:
-    """An elastic step solver for :func:`ratecons.generic.solve_generic` (module docstring).
+    """An elastic step solver for :func:`ratecons.generic.solve_generic` (module docstring),
+    whose start phase one puts ``settings.PHASE1_MARGIN`` inside the rows (the MM steps of the
+    interior point need an interior, :class:`~ratecons.phase_one.ElasticSolver`).
 
     Parameters
     ----------
@@ -70,13 +70,9 @@ def structured_elastic_step(analysis: Analysis, tol: float = DEFAULT_TOL,
         form = elastic_form(plain, penalty)
         start = warm.get("last")
         deadline = limits.active().deadline
-        answer = solve_structured(form, tol=tol, deadline=deadline,
-                                  warm=start if _fits(start, form) else None)
-        if _fits(start, form) and answer.status not in (settings.OPTIMAL,
-                                                        settings.TIME_LIMIT):
-            answer = solve_structured(form, tol=tol, deadline=deadline)  # a cold start
+        answer = warm_then_cold(form, tol, deadline, start if _fits(start, form) else None)
         counts["interior_iterations"] = counts.get("interior_iterations", 0) + answer.iterations
-        if answer.status in (settings.OPTIMAL, settings.TIME_LIMIT):
+        if certified(answer):
             if answer.status == settings.OPTIMAL:
                 counts["phase1_structured"] = counts.get("phase1_structured", 0) + 1
                 warm["last"] = WarmStart(answer.w, answer.b, answer.duals, answer.extra)
@@ -86,13 +82,11 @@ def structured_elastic_step(analysis: Analysis, tol: float = DEFAULT_TOL,
                               f"{answer.rel_gap:.1e}" + (f" ({answer.message})"
                                                          if answer.message else ""))
         counts["phase1_reference"] = counts.get("phase1_reference", 0) + 1
-        fallback = solve_step(analysis, psi, anchor, bounds, settings.DEFAULT_CONIC_SOLVER,
-                              elastic=True, penalty=penalty)
-        fallback.message = (f"structured elastic step: {answer.status} ({answer.message}); "
-                            "solved by the CVXPY elastic step instead. " + fallback.message)
-        return fallback
+        return by_reference(answer, lambda: solve_step(
+            analysis, psi, anchor, bounds, settings.DEFAULT_CONIC_SOLVER, elastic=True,
+            penalty=penalty), "elastic step")
 
-    return step
+    return ElasticSolver(step, margin=settings.PHASE1_MARGIN)
 
 
 #: the exact penalties tried, in turn, by :func:`step_by_elastic`: the elastic step's slacks
