@@ -1,0 +1,42 @@
+"""One ladder for a structured step that fails: warm start, cold start, the CVXPY step
+(:mod:`ratecons.structured_fallback`), used by the chain's MM steps and phase one's elastic
+steps alike (before, each had its own copy, and the failed warm attempt's iterations were not
+counted)."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+
+import pytest
+
+from ratecons import settings, structured_fallback
+from ratecons.testing import tight_churn_recall_problem
+
+
+def test_every_failed_warm_start_is_solved_cold_and_counted(monkeypatch):
+    problem = tight_churn_recall_problem(l2=1e-3)
+    plain = problem.solve(method="structured")
+    assert plain.status == settings.OPTIMAL
+    real = structured_fallback.solve_structured
+    callers: list[str] = []
+    spent = {"iterations": 0}  # by every attempt of the ladder, warm and cold
+
+    def warm_fails(form, *, tol, deadline, warm=None):
+        answer = real(form, tol=tol, deadline=deadline, warm=warm)
+        spent["iterations"] += answer.iterations
+        if warm is None:
+            return answer
+        callers.append(sys._getframe(2).f_code.co_filename.rsplit("/", 1)[-1])
+        return replace(answer, status=settings.NUMERICAL_ERROR, message="stalled (test)")
+
+    monkeypatch.setattr(structured_fallback, "solve_structured", warm_fails)
+    result = problem.solve(method="structured")
+    details = result.certificate.details
+    # both kinds of step went through the one ladder, and each warm failure was solved cold
+    assert {"structured_chain.py", "structured_phase_one.py"} <= set(callers)
+    assert result.status == settings.OPTIMAL
+    assert details["reference_steps"] == 0 and details["phase1_reference_steps"] == 0
+    assert result.objective == pytest.approx(plain.objective, rel=1e-4)
+    # the failed warm attempts' iterations are counted with the cold ones
+    assert details["interior_iterations"] >= spent["iterations"]
