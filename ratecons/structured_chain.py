@@ -229,6 +229,7 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
     solution.certificate.details["tightened_steps"] = counts.get("tightened", 0)
     solution.certificate.details["reused_steps"] = counts.get("reused", 0)
     solution.certificate.details["phase1_reference_steps"] = counts.get("phase1_reference", 0)
+    solution.certificate.details["phase1_inexact_steps"] = counts.get("phase1_inexact", 0)
     solution.certificate.details["elastic_steps"] = counts.get("rescued", 0)
     objective = form.objective.to_user(solution.objective)
     return Result(problem, settings.STRUCTURED_METHOD, solution, scorer, objective,
