@@ -424,7 +424,9 @@ class _ChainRun:
         """Tighten the missed rows by what they miss, doubling each round (the indicator's gap
         to the ramp, and the adversary's reweighting for worst-case rates, need not shrink in
         step), and run MM again (the tightened problem has another surrogate objective: value
-        inf, so a step is taken)."""
+        inf, so a step is taken). After a round whose tightened rows phase one could not reach
+        (:meth:`restart`), the threshold search's moved model is continued instead: MM from it
+        under the last reachable bounds raised to its own surrogate rows (module docstring)."""
         if self.continuing:
             self.continuing = self.no_start = False
             self.bounds = np.maximum(self.reachable, _surrogate_rows(self.analysis, point[2]))
