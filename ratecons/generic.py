@@ -47,10 +47,20 @@ chain is
    ``iteration_limit`` (``time_limit`` past the limit), never ``optimal``. A constraint still
    missed after that is named with its violation in the certificate and the status is
    ``iteration_limit``. A repair whose tightened step is infeasible at the current point (the
-   bound of eq. 4 is an inner approximation too) restarts phase one (:func:`find_feasible_start`)
-   from that point under the tightened rows (``details["phase1_restarts"]``), and MM goes on
-   from the start it finds; when it finds none, the threshold search still runs (no budget was
-   spent), and its model is returned with status ``iteration_limit``.
+   bound of eq. 4 is an inner approximation too) restarts phase one
+   (:func:`~ratecons.phase_one.find_feasible_start`) from that point under the tightened rows
+   (``details["phase1_restarts"]``), and MM goes on from the start it finds. When it finds
+   none (``details["unreached_repairs"]``), the tightening is undone (the bounds return to
+   those of the last round MM ran under), the threshold search moves the intercept of the
+   current point (no budget was spent), and MM continues from the moved model under those
+   bounds raised, row by row, to the moved model's surrogate values: the moved model meets
+   its own step (eq. 4 is tight at the anchor), so the continuation is Alg 1 from a feasible
+   anchor, and an ``optimal`` status is its certified fixed point, whose deterministic model
+   meets every constraint (``details["step_bounds"]`` are the bounds it is certified for; a
+   row's may exceed the user's bound, which only the deterministic model must meet). Before,
+   such a run ended ``iteration_limit`` at the moved model: on 2,000 Adult rows (logistic loss,
+   churn and the 80% rule) at 1.296, where it now ends ``optimal`` at 0.851 (the CVXPY
+   chain, whose one repair phase one met: ``optimal`` at 1.385).
 
 With no ramp part the problem is one convex solve.
 """
@@ -66,9 +76,18 @@ from typing import Any
 
 import numpy as np
 
-from . import limits, settings
+from . import settings
+from .chain_points import (
+    ScoreTable,
+    _missed,
+    _scores,
+    _surrogate_objective,
+    _surrogate_rows,
+    _table,
+)
 from .expr.analysis import Analysis
 from .patterns.pattern import MethodSpec
+from .phase_one import ElasticSolver, _phase_one, cvxpy_elastic
 from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, FeatureMap, kernelized
 from .reductions.to_cvxpy import ConvexStep, is_lp, pick_solver, solve_step
 from .result import Result
@@ -77,7 +96,7 @@ from .solution import Solution
 from .solvers.mm import Step, fixed_point, repair_ladder
 from .solvers.tracker import Tracker
 
-__all__ = ["find_feasible_start", "generic_method", "solve_generic"]
+__all__ = ["generic_method", "solve_generic"]
 
 #: how far past a missed constraint the repair step tightens it
 REPAIR_MARGIN = 1e-6
@@ -88,9 +107,6 @@ EXTRAPOLATION_MAX = 16.0
 EXTRAPOLATION_MIN = 0.125
 #: one convex step of the chain: (psi by dataset, anchor scores or None, bounds) -> ConvexStep
 StepSolver = Callable[[dict[int, Any], Any, np.ndarray], ConvexStep]
-#: one elastic step of phase one: (psi, anchor scores or None, bounds, penalty or None) ->
-#: ConvexStep (:func:`~ratecons.reductions.to_cvxpy.lower_step` with ``elastic=True``)
-ElasticSolver = Callable[[dict[int, Any], Any, np.ndarray, "float | None"], ConvexStep]
 
 
 @dataclass
@@ -103,50 +119,6 @@ class LastStep:
     anchor: dict[int, np.ndarray] | None
     bounds: np.ndarray
     bound_objective: float
-
-
-class ScoreTable:
-    """A scorer that answers for the training feature matrices from stored scores (MM
-    evaluates every part at every iterate without recomputing psi(X) w)."""
-
-    def __init__(self, scores: dict[int, np.ndarray], fallback: Any) -> None:
-        self.scores = scores
-        self.fallback = fallback
-
-    def decision_function(self, X: Any) -> np.ndarray:
-        found = self.scores.get(id(X))
-        return found if found is not None else self.fallback.decision_function(X)
-
-
-def _scores(psi: dict[int, Any], step: ConvexStep) -> dict[int, np.ndarray]:
-    return {key: np.asarray(P @ step.w).ravel() - step.b for key, P in psi.items()}
-
-
-def _table(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
-           scores: dict[int, np.ndarray], step: ConvexStep) -> ScoreTable:
-    by_matrix = {id(d.X): scores[id(d)] for d in analysis.datasets}
-    return ScoreTable(by_matrix, fmap.invert(step.w, step.b))
-
-
-def _regularizer(analysis: Analysis, w: np.ndarray) -> float:
-    """(l2/2) ||w||^2 + l1 ||w||_1 of the score model."""
-    model = analysis.model
-    return 0.5 * model.l2 * float(w @ w) + getattr(model, "l1", 0.0) * float(np.abs(w).sum())
-
-
-def _surrogate_objective(analysis: Analysis, scorer: Any, w: np.ndarray) -> float:
-    return analysis.objective.value(scorer, "surrogate") + _regularizer(analysis, w)
-
-
-def _surrogate_rows(analysis: Analysis, scorer: Any) -> np.ndarray:
-    """The surrogate (ramp) value of every constraint row."""
-    return np.array([row.value(scorer, "surrogate") for row in analysis.constraints])
-
-
-def _missed(analysis: Analysis, scorer: Any) -> np.ndarray:
-    """max(0, exact row value - bound) for every constraint (deterministic predictions)."""
-    return np.array([max(0.0, row.value(scorer, "exact") - row.bound)
-                     for row in analysis.constraints])
 
 
 def solve_generic(analysis: Analysis, *, solver: str | None = None,
@@ -165,8 +137,9 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
     ``step_solver(psi, anchor, bounds) -> ConvexStep`` replaces the CVXPY step (the matrix
     form on HiGHS, :mod:`ratecons.matrix_chain`; the structured interior point,
     :mod:`ratecons.structured_chain`), named ``step_solver_name``. ``phase_one`` (default: only
-    with CVXPY steps) searches for a feasible start by :func:`find_feasible_start` when the
-    hinge relaxation is infeasible; ``elastic_solver`` solves its elastic steps (default: the
+    with CVXPY steps) searches for a feasible start by
+    :func:`~ratecons.phase_one.find_feasible_start` when the hinge relaxation is infeasible;
+    ``elastic_solver`` solves its elastic steps (default: the
     CVXPY elastic step, on CLARABEL unless ``solver`` names another; the structured one,
     :mod:`ratecons.structured_phase_one`).
     """
@@ -194,7 +167,7 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
     run.step_anchor, run.step_bounds = anchor, bounds  # what produced ``step``
     phase1: dict[str, Any] = {}
     if phase_one and analysis.needs_mm and only_step is None:
-        run.elastic = elastic_solver or _cvxpy_elastic(analysis, solver, solver_options)
+        run.elastic = elastic_solver or cvxpy_elastic(analysis, solver, solver_options)
     if (run.elastic is not None and step.status not in settings.SOLVED_STATUSES
             and step.status not in settings.LIMIT_STATUSES):
         # the hinge relaxation is only an inner approximation (infeasible), or its step
@@ -229,6 +202,12 @@ def _unsolved_message(analysis: Analysis, step: ConvexStep) -> str:
     """Why the first step (hinge relaxation or ``only_step``) has no solution."""
     if step.status != settings.INFEASIBLE:
         return step.message or ""
+    if not any(row.rate_parts for row in analysis.constraints):
+        names = "; ".join(f"'{row.name}'" for row in analysis.constraints)
+        return ("no model meets the constraints together on the training data: " + names
+                + ". Every constraint is convex in the model (none is replaced by a "
+                "surrogate), so this is exact: loosen a bound (a loss is never below 0), "
+                "drop a constraint, or check them with problem.describe().")
     return ("the hinge relaxation (every rate replaced by its hinge upper bound) is "
             "infeasible: the targets are out of reach of the convex relaxation. "
             "Relax the constraints, or check them with problem.describe()"
@@ -277,6 +256,9 @@ class _ChainRun:
         #: a repair's tightened rows had no feasible point that MM or phase one could reach:
         #: its round ended without a budget spent, so the threshold search still runs
         self.no_start = False
+        self.reachable = bounds  # the bounds of the last round that MM could run under
+        self.continuing = False  # MM continues from a moved model after a round with no start
+        self.unreached = 0  # repairs whose tightened rows phase one found no point for
 
     def record(self, event: dict[str, Any]) -> None:
         """One history event (with the time since the start), passed to the callback."""
@@ -345,6 +327,9 @@ class _ChainRun:
         self.history += start.history
         self.restarts += 1
         self.no_start = feasible is None
+        if feasible is None:  # undo the tightening no start could meet
+            self.bounds = self.reachable
+            self.unreached += 1
         return failed if feasible is None else feasible
 
     def extrapolated(self, anchor: tuple, found: tuple, value: float) -> tuple[tuple, float]:
@@ -407,6 +392,8 @@ class _ChainRun:
             out = fixed_point(plain, plain_value, self.solve, tol=self.tol, accept=self.accept,
                               max_iterations=self.max_iterations - self.iterations)
         self.iterations += out.steps
+        if not out.failed:
+            self.reachable = self.bounds
         self.status, self.last_decrease = out.status, out.last_relative_decrease
         self.mm_message = out.message or self.mm_message
         if out.at_point is not None:  # a fixed point: its step is the last step
@@ -429,6 +416,7 @@ class _ChainRun:
         if shift is None:
             return None
         self.shifts.append(shift)
+        self.continuing = self.no_start
         return self.point_of(replace(found, b=found.b + shift),
                              {key: z - shift for key, z in scores.items()})
 
@@ -436,7 +424,13 @@ class _ChainRun:
         """Tighten the missed rows by what they miss, doubling each round (the indicator's gap
         to the ramp, and the adversary's reweighting for worst-case rates, need not shrink in
         step), and run MM again (the tightened problem has another surrogate objective: value
-        inf, so a step is taken)."""
+        inf, so a step is taken). After a round whose tightened rows phase one could not reach
+        (:meth:`restart`), the threshold search's moved model is continued instead: MM from it
+        under the last reachable bounds raised to its own surrogate rows (module docstring)."""
+        if self.continuing:
+            self.continuing = self.no_start = False
+            self.bounds = np.maximum(self.reachable, _surrogate_rows(self.analysis, point[2]))
+            return self.run_round(point, _surrogate_objective(self.analysis, point[2], point[0].w))
         if self.status in settings.LIMIT_STATUSES:
             return None
         self.bounds = self.bounds - np.where(miss > 0.0,
@@ -459,6 +453,7 @@ class _ChainRun:
         analysis = self.analysis
         details: dict[str, Any] = {"mm_iterations": self.iterations,
                                    "phase1_restarts": self.restarts,
+                                   "unreached_repairs": self.unreached,
                                    "extrapolated_steps": len(self.extrapolations),
                                    "repair_rounds": self.rounds, "local": analysis.needs_mm,
                                    "step_status": (self.at_point or step).status, **phase1}
@@ -495,154 +490,6 @@ class _ChainRun:
             if self.status != settings.TIME_LIMIT:
                 self.status = settings.ITERATION_LIMIT  # finish() warns with the message
         return details
-
-
-def find_feasible_start(analysis: Analysis, *, solver: str | None = None,
-                        solver_options: dict[str, Any] | None = None,
-                        max_iterations: int = settings.PHASE1_MAX_ITERATIONS,
-                        kernel_points: int = MAX_EXACT_KERNEL_POINTS, seed: int | None = 0,
-                        callback: Callable[[dict[str, Any]], None] | None = None,
-                        margin: float = settings.PHASE1_MARGIN) -> Solution:
-    """Phase 1: a point meeting every constraint's surrogate (ramp) row when the hinge
-    relaxation has none; ``primal`` holds (w, b) over the feature map of the score model (the
-    user's w for a linear model).
-
-    Majorization-minimization in two stages, each step an elastic problem (slacks s_j >= 0 on
-    the constraint rows, :func:`~ratecons.reductions.to_cvxpy.lower_step`; its rows upper-bound
-    the surrogate rows and are tight at the anchor, so the stage's merit never increases):
-
-    1. the exact penalty P(w, b) = objective + ``settings.PHASE1_PENALTY`` * V(w, b), with
-       V = sum_j max(0, row_j - bound_j + margin) the total surrogate violation past the rows
-       lowered by ``margin`` (a start strictly inside the surrogate rows gives the first MM
-       step an interior): it keeps the objective and the regularizer in view, so the feasible
-       point it reaches is a good start for Alg 1 (the objective-free stage alone left a
-       large-norm w on the full Adult split with five rate constraints, from which Alg 1
-       ended at a ramp objective of 3.0);
-    2. when P stops decreasing with V > 0, or V falls by less than ``settings.PHASE1_CRAWL``
-       of itself in a step (a penalty below the multipliers settles at V > 0, and MM crawls
-       towards it: 1-2% a step on the Adult split with churn and the 80% rule), the penalty
-       grows by ``settings.PHASE1_PENALTY_GROWTH`` up to ``settings.PHASE1_PENALTY_MAX``, and
-       after that V + ``settings.PHASE1_NORM_WEIGHT`` * regularizer (stage 2; the regularizer
-       keeps the step's optimal face bounded), from that point.
-
-    It starts from the elastic hinge relaxation and stops as soon as V = 0 (status optimal: a
-    feasible start) or when stage 2 stops decreasing: at a point meeting the rows without the
-    margin (status optimal), else with status infeasible and the smallest violation found (the
-    problem may still be feasible, but no feasible point was reached from here). After
-    ``max_iterations`` steps (its own cap, :data:`ratecons.settings.PHASE1_MAX_ITERATIONS`,
-    not the solve's ``max_iterations``) or at the solve's ``time_limit`` it stops with status
-    ``iteration_limit`` / ``time_limit`` and no model. Steps are solved by CLARABEL unless
-    ``solver`` names another (``method="structured"`` solves them by the structured interior
-    point, :mod:`ratecons.structured_phase_one`; on the objective-free elastic LP HiGHS'
-    default simplex was 18x slower than CLARABEL: 5,000 Adult rows, three constraints, 18.3 s
-    against 1.0 s; it did not finish in 20 minutes on the full split).
-    ``callback`` receives every step's record (stage "phase1": iteration, violation, penalty,
-    or None in stage 2).
-    """
-    fmap, psi = kernelized(analysis, kernel_points, seed)
-    bounds = np.array([row.bound for row in analysis.constraints])
-    return _phase_one(analysis, fmap, psi, _cvxpy_elastic(analysis, solver, solver_options),
-                      bounds, max_iterations, callback, margin=margin)[0]
-
-
-def _cvxpy_elastic(analysis: Analysis, solver: str | None,
-                   solver_options: dict[str, Any] | None) -> ElasticSolver:
-    """The CVXPY elastic step (CLARABEL unless ``solver`` names another)."""
-    name = (settings.DEFAULT_CONIC_SOLVER if solver is None
-            else pick_solver(analysis, solver))
-
-    def solve(psi: dict[int, Any], anchor: Any, bounds: np.ndarray,
-              penalty: float | None) -> ConvexStep:
-        return solve_step(analysis, psi, anchor, bounds, name, solver_options, elastic=True,
-                          penalty=penalty)
-
-    return solve
-
-
-def _phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
-               elastic: ElasticSolver, bounds: np.ndarray, max_iterations: int,
-               callback: Callable[[dict[str, Any]], None] | None,
-               anchor: dict[int, np.ndarray] | None = None,
-               margin: float = settings.PHASE1_MARGIN) -> tuple[Solution, ConvexStep | None]:
-    """:func:`find_feasible_start` on a kernelized problem under the row bounds ``bounds``,
-    its steps solved by ``elastic``, from the elastic step at ``anchor`` (None: the elastic
-    hinge relaxation); also returns the feasible step."""
-    penalty: float | None = settings.PHASE1_PENALTY
-    target = bounds - margin
-
-    def solve(anchor: dict[int, np.ndarray] | None) -> ConvexStep:
-        return elastic(psi, anchor, target, penalty)
-
-    tracker = Tracker("phase1")
-    step = solve(anchor)
-    best, smallest, last = np.inf, np.inf, np.inf
-    history: list[dict[str, Any]] = []
-    status = settings.INFEASIBLE
-
-    def found(t: int, violation: float) -> tuple[Solution, ConvexStep]:
-        return tracker.solution({"w": step.w, "b": np.float64(step.b)}, objective=step.objective,
-                                status=settings.OPTIMAL, max_violation=violation, history=history,
-                                details={"phase1_iterations": t},
-                                solver=f"phase1({step.solver})"), step
-
-    for t in range(max_iterations + 1):
-        if step.status not in settings.SOLVED_STATUSES or step.w is None:
-            status = step.status
-            break
-        scores = _scores(psi, step)
-        table = _table(analysis, fmap, psi, scores, step)
-        rows = _surrogate_rows(analysis, table)
-        violation = float(np.maximum(rows - target, 0.0).sum())
-        plain = float(np.maximum(rows - bounds, 0.0).sum())  # without the margin
-        smallest = min(smallest, plain)
-        history.append({"iteration": t, "stage": "phase1", "violation": violation,
-                        "penalty": penalty})
-        if callback is not None:
-            callback(dict(history[-1]))
-        if violation <= FEASIBILITY_TOL * 1e-3:
-            return found(t, plain)
-        merit = _merit(analysis, table, step.w, violation, penalty)
-        crawling = penalty is not None and violation > (1.0 - settings.PHASE1_CRAWL) * last
-        if crawling or merit >= best - settings.PHASE1_RELATIVE_TOL * abs(best):
-            if penalty is None:
-                if plain <= FEASIBILITY_TOL * 1e-3:
-                    return found(t, plain)  # feasible, short of the margin
-                break
-            # a larger penalty, then stage 2 from here
-            penalty = (penalty * settings.PHASE1_PENALTY_GROWTH
-                       if penalty < settings.PHASE1_PENALTY_MAX else None)
-            merit = _merit(analysis, table, step.w, violation, penalty)
-        best, last = merit, violation
-        if limits.active().expired():
-            status = settings.TIME_LIMIT
-            break
-        if t == max_iterations:
-            status = settings.ITERATION_LIMIT
-            break
-        tracker.iterations = t + 1
-        step = solve(scores)
-    if status == settings.INFEASIBLE:
-        message = (
-            "no point satisfying the constraints was found: the hinge relaxation is "
-            "infeasible, and minimizing the total ramp violation by majorization-"
-            f"minimization stopped at {smallest:.4g} > 0. The targets are likely out of reach "
-            "(relax them), or this local search missed a feasible region.")
-    else:
-        message = (
-            "the hinge relaxation is infeasible, and the search for a feasible point "
-            f"(phase 1) stopped with status {status} at a total violation of {smallest:.4g} "
-            "before it found one; raise time_limit / max_iterations, or relax the targets.")
-    return tracker.solution({}, objective=float("nan"), status=status, history=history,
-                            details={"smallest_violation": smallest, "message": message},
-                            advice=message), None
-
-
-def _merit(analysis: Analysis, table: ScoreTable, w: np.ndarray, violation: float,
-           penalty: float | None) -> float:
-    """Phase one's merit: the exact penalty, or (``penalty`` None) V + nu * regularizer."""
-    if penalty is None:
-        return violation + settings.PHASE1_NORM_WEIGHT * _regularizer(analysis, w)
-    return _surrogate_objective(analysis, table, w) + penalty * violation
 
 
 #: intercepts the threshold search tries next to the solution's, on each side

@@ -39,6 +39,7 @@ from .result import Result
 from .scans import Rows
 from .solvers.structured import CERTIFIED_TOL, DEFAULT_TOL, solve_structured
 from .solvers.structured_form import WarmStart
+from .structured_fallback import by_reference, warm_then_cold
 from .structured_phase_one import step_by_elastic, structured_elastic_step
 
 __all__ = ["structured_method", "structured_step", "structured_support"]
@@ -97,9 +98,7 @@ def _solve_mm_step(form: Any, tol: float, anchor: Any, previous: dict[str, Any],
     tolerance of :func:`_step_tolerance`, tightened per :data:`INEXACT_SAFETY`."""
     warm = previous.get("warm") if anchor is not None else None
     step_tol = _step_tolerance(tol, anchor, previous)
-    answer = solve_structured(form, tol=step_tol, deadline=deadline, warm=warm)
-    if warm is not None and answer.status not in (settings.OPTIMAL, settings.TIME_LIMIT):
-        answer = solve_structured(form, tol=step_tol, deadline=deadline)  # a cold start
+    answer = warm_then_cold(form, step_tol, deadline, warm)
     decrease = _decrease(previous, answer.objective)
     loose_solved_again = (answer.status == settings.OPTIMAL and step_tol > CERTIFIED_TOL and (
         decrease == float("inf") or decrease < INEXACT_SAFETY * step_tol))
@@ -200,10 +199,8 @@ def structured_step(analysis: Analysis, tol: float = DEFAULT_TOL,
                               solve_time=answer.solve_time, message=answer.message)
         counts["reference"] = counts.get("reference", 0) + 1
         counts["failed_in_a_row"] = counts.get("failed_in_a_row", 0) + 1
-        fallback = solve_step(analysis, psi, anchor, bounds, pick_solver(analysis, None))
-        fallback.message = (f"structured step: {answer.status} ({answer.message}); solved by "
-                            f"the CVXPY step instead. " + fallback.message)
-        return fallback
+        return by_reference(answer, lambda: solve_step(analysis, psi, anchor, bounds,
+                                                       pick_solver(analysis, None)))
 
     return step
 
@@ -232,6 +229,7 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
     solution.certificate.details["tightened_steps"] = counts.get("tightened", 0)
     solution.certificate.details["reused_steps"] = counts.get("reused", 0)
     solution.certificate.details["phase1_reference_steps"] = counts.get("phase1_reference", 0)
+    solution.certificate.details["phase1_inexact_steps"] = counts.get("phase1_inexact", 0)
     solution.certificate.details["elastic_steps"] = counts.get("rescued", 0)
     objective = form.objective.to_user(solution.objective)
     return Result(problem, settings.STRUCTURED_METHOD, solution, scorer, objective,

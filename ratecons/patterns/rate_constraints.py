@@ -38,8 +38,8 @@ from .. import limits, settings
 from ..canonical.rate_program import RateProgram, program_of_rows
 from ..comparison import objective_rel_gap
 from ..errors import DataError, NotLinearError, SolverError, SpecError, parameter_error
-from ..generic import find_feasible_start
 from ..models import LinearModel
+from ..phase_one import find_feasible_start
 from ..problem import Problem
 from ..rates import RateExpr, RatioExpr
 from ..reductions.to_cvxpy import solve_bound_cvxpy
@@ -284,7 +284,7 @@ def solve_ramp(
         # on the rows themselves: its MM repairs by the exact bias search, whose continuation
         # from a start 1e-4 inside them (the chain's margin) ended uncertified on a 5-rule grid
         # instance of benchmarks.rate_constraints (synthetic, 299 rows, l2 = 1e-2)
-        start = find_feasible_start(problem.analysis, callback=callback, margin=0.0)
+        start = find_feasible_start(problem.analysis, callback=callback)
     if start.status not in settings.SOLVED_STATUSES or "w" not in start.primal:
         return rate_result(problem, method, start)
     cold = warm is None or warm["cold_fallback"]

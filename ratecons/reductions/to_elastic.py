@@ -1,6 +1,6 @@
 """The elastic step of phase one in the structured form (:mod:`ratecons.solvers.structured`).
 
-Phase one (:func:`ratecons.generic.find_feasible_start`) solves, at each anchor, the step of
+Phase one (:func:`ratecons.phase_one.find_feasible_start`) solves, at each anchor, the step of
 the chain with a slack s_j >= 0 on every constraint row the user wrote,
 
     minimize    row_0(w, b) + reg(w) + penalty * sum_j s_j        (stage 1, the exact penalty)

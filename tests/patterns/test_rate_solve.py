@@ -109,7 +109,7 @@ def test_phase_one_finds_a_start_when_the_hinge_relaxation_is_infeasible():
 @pytest.mark.parametrize("budget", [{"max_iterations": 0}, {"time_limit": 1e-9}])
 def test_phase_one_stopped_by_a_budget_says_so_not_infeasible(budget):
     from ratecons import limits
-    from ratecons.generic import find_feasible_start
+    from ratecons.phase_one import find_feasible_start
     from ratecons.testing import tight_churn_recall_problem
 
     analysis = tight_churn_recall_problem(l2=1e-3).analysis

@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 import ratecons as rc
-from ratecons import settings
-from ratecons.generic import _phase_one, _scores, _surrogate_rows, _table
+from ratecons import phase_one, settings
+from ratecons.chain_points import _scores, _surrogate_rows, _table
+from ratecons.phase_one import ElasticSolver, _phase_one, find_feasible_start
 from ratecons.reductions.kernelize import kernelized
 from ratecons.reductions.to_cvxpy import solve_step
 from ratecons.reductions.to_elastic import elastic_form, objective_free
@@ -65,12 +66,13 @@ PROBLEMS = {
 }
 
 
-def _clarabel(analysis):
-    """The reference elastic step: CVXPY on CLARABEL at tight tolerances."""
+def _clarabel(analysis) -> ElasticSolver:
+    """The reference elastic step: CVXPY on CLARABEL at tight tolerances, with the structured
+    step's margin (so that the two phase ones aim at the same rows)."""
     def solve(psi, anchor, bounds, penalty):
         return solve_step(analysis, psi, anchor, bounds, "CLARABEL", tight=True,
                           elastic=True, penalty=penalty)
-    return solve
+    return ElasticSolver(solve, margin=settings.PHASE1_MARGIN)
 
 
 def _elastic_value(plain, step, bounds, penalty) -> float:
@@ -91,13 +93,13 @@ def test_elastic_steps_match_clarabel_with_a_certified_gap(name):
     fmap, psi = kernelized(analysis, 500, 0)
     bounds = np.array([row.bound for row in analysis.constraints])
     reference, ours = _clarabel(analysis), structured_elastic_step(analysis)
-    first = reference(psi, None, bounds, settings.PHASE1_PENALTY)
+    first = reference.solve(psi, None, bounds, settings.PHASE1_PENALTY)
     assert first.status == "optimal"
     anchors = {"hinge relaxation": None, "reference's next anchor": _scores(psi, first)}
     for where, anchor in anchors.items():
         for penalty in (settings.PHASE1_PENALTY, None):
-            expected = reference(psi, anchor, bounds, penalty)
-            got = ours(psi, anchor, bounds, penalty)
+            expected = reference.solve(psi, anchor, bounds, penalty)
+            got = ours.solve(psi, anchor, bounds, penalty)
             assert expected.status == got.status == "optimal", (where, penalty, got.message)
             assert got.solver == "structured"
             gap = abs(got.objective - expected.objective) / max(1.0, abs(expected.objective))
@@ -212,3 +214,31 @@ def test_a_step_by_way_of_its_elastic_step_is_the_plain_step(name):
     out_of_reach = step_by_elastic(far, 1e-8, None, _failed(far), {})
     assert out_of_reach.status == "infeasible"
     assert "no point meets the rows with multipliers below 100000" in out_of_reach.message
+
+
+def test_the_start_s_margin_is_the_step_solver_s(monkeypatch):
+    """Phase one aims ``settings.PHASE1_MARGIN`` inside the rows for the structured steps
+    (their MM steps need an interior) and at the rows for the CVXPY steps, whichever caller
+    runs it: no caller passes a margin. Before, every caller but the rate pattern's got the
+    margin, the CVXPY chain's phase one included."""
+    analysis = tight_churn_recall_problem(l2=1e-3).analysis
+    fmap, psi = kernelized(analysis, 500, 0)
+    bounds = np.array([row.bound for row in analysis.constraints])
+    structured = structured_elastic_step(analysis)
+    _, inside = _phase_one(analysis, fmap, psi, structured, bounds,
+                           settings.PHASE1_MAX_ITERATIONS, None)
+    rows = _surrogate_rows(analysis, _table(analysis, fmap, psi, _scores(psi, inside), inside))
+    assert np.all(rows <= bounds - settings.PHASE1_MARGIN + 1e-9)
+    aimed: list[np.ndarray] = []
+    real = phase_one.solve_step
+
+    def spy(analysis, psi, anchor, rows, *args, **kwargs):
+        aimed.append(np.array(rows, dtype=float))
+        return real(analysis, psi, anchor, rows, *args, **kwargs)
+
+    monkeypatch.setattr(phase_one, "solve_step", spy)
+    for run in (lambda: find_feasible_start(analysis),  # the rate pattern's phase one
+                lambda: tight_churn_recall_problem(l2=1e-3).solve(method="generic")):
+        aimed.clear()
+        run()
+        assert aimed and np.array_equal(aimed[0], bounds)  # the first step of phase one

@@ -1,0 +1,202 @@
+"""Phase one of the chain: a point meeting every constraint's surrogate (ramp) row when the
+hinge relaxation has none (:func:`find_feasible_start`), by majorization-minimization on the
+elastic problem. Its steps come from an :class:`ElasticSolver`: the CVXPY elastic step
+(:func:`cvxpy_elastic`, CLARABEL) or the structured one
+(:func:`ratecons.structured_phase_one.structured_elastic_step`); the solver also says how far
+inside the rows the start must lie (an interior point method's MM steps need an interior)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import limits, settings
+from .chain_points import (
+    ScoreTable,
+    _regularizer,
+    _scores,
+    _surrogate_objective,
+    _surrogate_rows,
+    _table,
+)
+from .expr.analysis import Analysis
+from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, FeatureMap, kernelized
+from .reductions.to_cvxpy import ConvexStep, pick_solver, solve_step
+from .settings import FEASIBILITY_TOL
+from .solution import Solution
+from .solvers.tracker import Tracker
+
+__all__ = ["ElasticSolver", "cvxpy_elastic", "find_feasible_start"]
+
+
+@dataclass(frozen=True)
+class ElasticSolver:
+    """One elastic step of phase one and the start it needs.
+
+    Attributes
+    ----------
+    solve : callable
+        (psi by dataset, anchor scores or None, bounds, penalty or None) -> ConvexStep: the
+        step with a slack on every row (:func:`~ratecons.reductions.to_cvxpy.lower_step` with
+        ``elastic=True``, or its structured form).
+    margin : float
+        How far inside the rows phase one's start must lie for this solver's MM steps: an
+        interior point method needs an interior (the structured steps stalled from a start on
+        the rows: ``settings.PHASE1_MARGIN``); CLARABEL's steps and the rate pattern's do not
+        (0: from 1e-4 inside them the rate pattern's exact-bias-repair continuation ended
+        uncertified on a five-rule instance of ``benchmarks.rate_constraints``).
+    """
+
+    solve: Callable[[dict[int, Any], Any, np.ndarray, float | None], ConvexStep]
+    margin: float = 0.0
+
+
+def find_feasible_start(analysis: Analysis, *, solver: str | None = None,
+                        solver_options: dict[str, Any] | None = None,
+                        max_iterations: int = settings.PHASE1_MAX_ITERATIONS,
+                        kernel_points: int = MAX_EXACT_KERNEL_POINTS, seed: int | None = 0,
+                        callback: Callable[[dict[str, Any]], None] | None = None) -> Solution:
+    """Phase 1: a point meeting every constraint's surrogate (ramp) row when the hinge
+    relaxation has none; ``primal`` holds (w, b) over the feature map of the score model (the
+    user's w for a linear model).
+
+    Majorization-minimization in two stages, each step an elastic problem (slacks s_j >= 0 on
+    the constraint rows, :func:`~ratecons.reductions.to_cvxpy.lower_step`; its rows upper-bound
+    the surrogate rows and are tight at the anchor, so the stage's merit never increases):
+
+    1. the exact penalty P(w, b) = objective + ``settings.PHASE1_PENALTY`` * V(w, b), with
+       V = sum_j max(0, row_j - bound_j + margin) the total surrogate violation past the rows
+       lowered by the elastic solver's ``margin`` (0 for these CVXPY steps; the structured
+       steps' start lies strictly inside the rows, :class:`ElasticSolver`): it keeps the
+       objective and the regularizer in view, so the feasible point it reaches is a good
+       start for Alg 1 (the objective-free stage alone left a large-norm w on the full Adult
+       split with five rate constraints, from which Alg 1 ended at a ramp objective of 3.0);
+    2. when P stops decreasing with V > 0, or V falls by less than ``settings.PHASE1_CRAWL``
+       of itself in a step (a penalty below the multipliers settles at V > 0, and MM crawls
+       towards it: 1-2% a step on the Adult split with churn and the 80% rule), the penalty
+       grows by ``settings.PHASE1_PENALTY_GROWTH`` up to ``settings.PHASE1_PENALTY_MAX``, and
+       after that V + ``settings.PHASE1_NORM_WEIGHT`` * regularizer (stage 2; the regularizer
+       keeps the step's optimal face bounded), from that point.
+
+    It starts from the elastic hinge relaxation and stops as soon as V = 0 (status optimal: a
+    feasible start) or when stage 2 stops decreasing: at a point meeting the rows without the
+    margin (status optimal), else with status infeasible and the smallest violation found (the
+    problem may still be feasible, but no feasible point was reached from here). After
+    ``max_iterations`` steps (its own cap, :data:`ratecons.settings.PHASE1_MAX_ITERATIONS`,
+    not the solve's ``max_iterations``) or at the solve's ``time_limit`` it stops with status
+    ``iteration_limit`` / ``time_limit`` and no model. Steps are solved by CLARABEL unless
+    ``solver`` names another (``method="structured"`` solves them by the structured interior
+    point, :mod:`ratecons.structured_phase_one`; on the objective-free elastic LP HiGHS'
+    default simplex was 18x slower than CLARABEL: 5,000 Adult rows, three constraints, 18.3 s
+    against 1.0 s; it did not finish in 20 minutes on the full split).
+    ``callback`` receives every step's record (stage "phase1": iteration, violation, penalty,
+    or None in stage 2).
+    """
+    fmap, psi = kernelized(analysis, kernel_points, seed)
+    bounds = np.array([row.bound for row in analysis.constraints])
+    return _phase_one(analysis, fmap, psi, cvxpy_elastic(analysis, solver, solver_options),
+                      bounds, max_iterations, callback)[0]
+
+
+def cvxpy_elastic(analysis: Analysis, solver: str | None,
+                   solver_options: dict[str, Any] | None) -> ElasticSolver:
+    """The CVXPY elastic step (CLARABEL unless ``solver`` names another), started on the
+    rows (margin 0)."""
+    name = (settings.DEFAULT_CONIC_SOLVER if solver is None
+            else pick_solver(analysis, solver))
+
+    def solve(psi: dict[int, Any], anchor: Any, bounds: np.ndarray,
+              penalty: float | None) -> ConvexStep:
+        return solve_step(analysis, psi, anchor, bounds, name, solver_options, elastic=True,
+                          penalty=penalty)
+
+    return ElasticSolver(solve, margin=0.0)
+
+
+def _phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
+               elastic: ElasticSolver, bounds: np.ndarray, max_iterations: int,
+               callback: Callable[[dict[str, Any]], None] | None,
+               anchor: dict[int, np.ndarray] | None = None
+               ) -> tuple[Solution, ConvexStep | None]:
+    """:func:`find_feasible_start` on a kernelized problem under the row bounds ``bounds``,
+    its steps solved by ``elastic``, from the elastic step at ``anchor`` (None: the elastic
+    hinge relaxation); also returns the feasible step."""
+    penalty: float | None = settings.PHASE1_PENALTY
+    target = bounds - elastic.margin
+
+    def solve(anchor: dict[int, np.ndarray] | None) -> ConvexStep:
+        return elastic.solve(psi, anchor, target, penalty)
+
+    tracker = Tracker("phase1")
+    step = solve(anchor)
+    best, smallest, last = np.inf, np.inf, np.inf
+    history: list[dict[str, Any]] = []
+    status = settings.INFEASIBLE
+
+    def found(t: int, violation: float) -> tuple[Solution, ConvexStep]:
+        return tracker.solution({"w": step.w, "b": np.float64(step.b)}, objective=step.objective,
+                                status=settings.OPTIMAL, max_violation=violation, history=history,
+                                details={"phase1_iterations": t},
+                                solver=f"phase1({step.solver})"), step
+
+    for t in range(max_iterations + 1):
+        if step.status not in settings.SOLVED_STATUSES or step.w is None:
+            status = step.status
+            break
+        scores = _scores(psi, step)
+        table = _table(analysis, fmap, psi, scores, step)
+        rows = _surrogate_rows(analysis, table)
+        violation = float(np.maximum(rows - target, 0.0).sum())
+        plain = float(np.maximum(rows - bounds, 0.0).sum())  # without the margin
+        smallest = min(smallest, plain)
+        history.append({"iteration": t, "stage": "phase1", "violation": violation,
+                        "penalty": penalty})
+        if callback is not None:
+            callback(dict(history[-1]))
+        if violation <= FEASIBILITY_TOL * 1e-3:
+            return found(t, plain)
+        merit = _merit(analysis, table, step.w, violation, penalty)
+        crawling = penalty is not None and violation > (1.0 - settings.PHASE1_CRAWL) * last
+        if crawling or merit >= best - settings.PHASE1_RELATIVE_TOL * abs(best):
+            if penalty is None:
+                if plain <= FEASIBILITY_TOL * 1e-3:
+                    return found(t, plain)  # feasible, short of the margin
+                break
+            # a larger penalty, then stage 2 from here
+            penalty = (penalty * settings.PHASE1_PENALTY_GROWTH
+                       if penalty < settings.PHASE1_PENALTY_MAX else None)
+            merit = _merit(analysis, table, step.w, violation, penalty)
+        best, last = merit, violation
+        if limits.active().expired():
+            status = settings.TIME_LIMIT
+            break
+        if t == max_iterations:
+            status = settings.ITERATION_LIMIT
+            break
+        tracker.iterations = t + 1
+        step = solve(scores)
+    if status == settings.INFEASIBLE:
+        message = (
+            "no point satisfying the constraints was found: the hinge relaxation is "
+            "infeasible, and minimizing the total ramp violation by majorization-"
+            f"minimization stopped at {smallest:.4g} > 0. The targets are likely out of reach "
+            "(relax them), or this local search missed a feasible region.")
+    else:
+        message = (
+            "the hinge relaxation is infeasible, and the search for a feasible point "
+            f"(phase 1) stopped with status {status} at a total violation of {smallest:.4g} "
+            "before it found one; raise time_limit / max_iterations, or relax the targets.")
+    return tracker.solution({}, objective=float("nan"), status=status, history=history,
+                            details={"smallest_violation": smallest, "message": message},
+                            advice=message), None
+
+
+def _merit(analysis: Analysis, table: ScoreTable, w: np.ndarray, violation: float,
+           penalty: float | None) -> float:
+    """Phase one's merit: the exact penalty, or (``penalty`` None) V + nu * regularizer."""
+    if penalty is None:
+        return violation + settings.PHASE1_NORM_WEIGHT * _regularizer(analysis, w)
+    return _surrogate_objective(analysis, table, w) + penalty * violation

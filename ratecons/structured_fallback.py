@@ -1,0 +1,67 @@
+"""How a structured step is solved when its first attempt fails: a warm start from the last
+certified step, then a cold start, then the CVXPY reference step.
+
+The chain's MM steps (:func:`ratecons.structured_chain.structured_step`) and phase one's
+elastic steps (:func:`ratecons.structured_phase_one.structured_elastic_step`) both start the
+structured interior point (:func:`~ratecons.solvers.structured.solve_structured`) warm from the
+last certified answer; a warm start that ends without a certificate (a stall, a numerical
+error; not the time limit) is solved again from the cold start, and a step still uncertified
+is handed to its CVXPY lowering (:func:`~ratecons.reductions.to_cvxpy.solve_step`), so the
+structured chain never ends worse than ``method="cvxpy"``. The step's ``message`` says which
+solved it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from . import settings
+from .reductions.to_cvxpy import ConvexStep
+from .solvers.structured import solve_structured
+from .solvers.structured_form import StructuredForm, StructuredSolution, WarmStart
+
+__all__ = ["by_reference", "certified", "warm_then_cold"]
+
+#: the statuses a structured answer is kept with (no further attempt)
+_KEPT = (settings.OPTIMAL, settings.TIME_LIMIT)
+
+
+def certified(answer: StructuredSolution) -> bool:
+    """Whether the answer ends the ladder: certified, or stopped by the time limit."""
+    return answer.status in _KEPT
+
+
+def warm_then_cold(form: StructuredForm, tol: float, deadline: float | None,
+                   warm: WarmStart | None) -> StructuredSolution:
+    """``form`` solved from ``warm`` (None: the cold start), and again from the cold start
+    when the warm start ends uncertified; the answer counts both attempts' iterations and
+    time.
+
+    Parameters
+    ----------
+    form : StructuredForm
+        The lowered step.
+    tol : float
+        The relative gap and residual tolerance.
+    deadline : float or None
+        The solve's deadline (``time.perf_counter()`` seconds).
+    warm : WarmStart or None
+        The last certified answer of the same shape, or None.
+    """
+    answer = solve_structured(form, tol=tol, deadline=deadline, warm=warm)
+    if warm is None or certified(answer):
+        return answer
+    cold = solve_structured(form, tol=tol, deadline=deadline)
+    cold.iterations += answer.iterations
+    cold.solve_time += answer.solve_time
+    return cold
+
+
+def by_reference(answer: StructuredSolution, reference: Callable[[], ConvexStep],
+                 step: str = "step") -> ConvexStep:
+    """The CVXPY ``step`` (``reference()``) for a structured ``answer`` left uncertified,
+    its message saying why."""
+    fallback = reference()
+    fallback.message = (f"structured {step}: {answer.status} ({answer.message}); solved by "
+                        f"the CVXPY {step} instead. " + fallback.message)
+    return fallback

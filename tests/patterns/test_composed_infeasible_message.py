@@ -1,0 +1,50 @@
+"""The message of an infeasible composition says what is wrong for that problem.
+
+A composition whose constraints are losses only is convex: when its one step is infeasible no
+model meets the rows, and the message names them without speaking of rates or of a hinge
+relaxation (before, it said "every rate replaced by its hinge upper bound" for such problems
+too). A problem with rate constraints keeps the relaxation's message.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+import ratecons as rc
+from ratecons import settings
+from tests.shared_data import standardized
+
+
+@pytest.fixture(scope="module")
+def diabetes() -> rc.Dataset:
+    return standardized("diabetes")
+
+
+def _solve(problem: rc.Problem, method: str) -> rc.Result:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return problem.solve(method, verbose=False)
+
+
+@pytest.mark.parametrize("method", ["structured", "generic"])
+def test_an_infeasible_loss_constraint_is_named_without_rates(diabetes, method):
+    problem = rc.Problem(minimize=rc.logistic_loss(diabetes),
+                         subject_to=[rc.hinge_loss(diabetes) <= -0.1],
+                         model=rc.LinearModel(l2=1e-3))
+    result = _solve(problem, method)
+    message = result.certificate.details["message"]
+    assert result.status == settings.INFEASIBLE and not result.has_model
+    assert "hinge" in message and "<= -0.1" in message and "exact" in message
+    assert "rate" not in message and "relaxation" not in message
+
+
+def test_an_infeasible_rate_constraint_keeps_the_relaxation_message(diabetes):
+    problem = rc.Problem(minimize=rc.logistic_loss(diabetes),
+                         subject_to=[rc.recall(diabetes) >= 0.5,
+                                     rc.hinge_loss(diabetes) <= -0.1],
+                         model=rc.LinearModel(l2=1e-3))
+    result = _solve(problem, "generic")
+    assert result.status not in settings.SOLVED_STATUSES and not result.has_model
+    assert "hinge relaxation" in result.certificate.details["message"]
