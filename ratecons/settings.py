@@ -46,7 +46,7 @@ MM_MAX_ITERATIONS = 100
 #: relative decrease of phase 1's merit below which a stage of phase 1 ends
 PHASE1_RELATIVE_TOL = 1e-4
 #: cap on phase 1 (the search for a feasible start when the hinge relaxation is infeasible,
-#: ``generic.find_feasible_start``): its own loop, not capped by
+#: ``phase_one.find_feasible_start``): its own loop, not capped by
 #: ``max_iterations`` (on 300 diabetes rows with four constraints it needed 22 steps to stall)
 PHASE1_MAX_ITERATIONS = 100
 #: weight of the total violation in phase 1's first stage (the exact penalty objective +
@@ -76,7 +76,7 @@ RATE_STRUCTURED_MIN_EXAMPLES = 2000
 #: time 0.05-0.99 on 15 instances of 2,000-20,000 rows (Adult samples, letter, Gaussian;
 #: chi2 and KL, rho 0.1 and 1), 0.40-1.22 below 1,000 rows (docs/robust.md)
 DRO_STRUCTURED_MIN_EXAMPLES = 2000
-#: stage 2 of phase 1 (``generic.find_feasible_start``) minimizes the total violation plus this
+#: stage 2 of phase 1 (``phase_one.find_feasible_start``) minimizes the total violation plus this
 #: times the regularizer: with the violation alone the step's optimal face is unbounded in w
 #: (every model scaled up meets the hinge rows as well), and the structured interior point,
 #: which goes to that face's centre, returned a start of ramp objective 8.8e5 (2,000 Adult
@@ -90,7 +90,7 @@ PHASE1_NORM_WEIGHT = 1e-2
 PHASE1_MARGIN = 1e-4
 #: phase 1's exact penalty grows by PHASE1_PENALTY_GROWTH, up to PHASE1_PENALTY_MAX, whenever a
 #: step lowers the total violation by less than PHASE1_CRAWL of itself (or the merit stalls),
-#: before stage 2 (``generic.find_feasible_start``): below the rows' multipliers (160 and 54 at
+#: before stage 2 (``phase_one.find_feasible_start``): below the rows' multipliers (160 and 54 at
 #: the first MM step on 2,000 Adult rows, logistic loss + churn + 80% rule) the penalty's
 #: minimizer is infeasible and MM crawled towards it, 1-2% of the violation a step, for 20 steps
 PHASE1_PENALTY_GROWTH = 10.0
