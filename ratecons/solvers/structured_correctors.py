@@ -16,7 +16,7 @@ import numpy as np
 from .interior import step_to_boundary
 from .structured_centre import weighted_mu
 
-__all__ = ["CORRECTORS", "CORRECTOR_REACH", "PREDICTOR_BLOCKERS", "all_pairs",
+__all__ = ["BLOCKED_BELOW", "CORRECTORS", "CORRECTOR_REACH", "PREDICTOR_BLOCKERS", "all_pairs",
            "centrality_correctors", "halve_at_most", "boundary_steps", "primal_dual_steps",
            "predictor_sigma"]
 
@@ -27,9 +27,16 @@ CORRECTOR_REACH = 1.5
 #: the pairs left out of the predictor's step when sigma is chosen (:func:`predictor_sigma`).
 #: Interior-point iterations of cold elastic steps of logistic + churn + 80% rule (Adult;
 #: three steps of the whole split / two of 5,000 rows / one rebuilt at a 5,000-row anchor),
-#: 0 (the plain step) / 10 / 30 / p + 1 + r + m = 115: 100 (no certificate), 64, 38 / 53,
+#: left out at every step (before :data:`BLOCKED_BELOW`), 0 (the plain step) / 10 / 30 /
+#: p + 1 + r + m = 115: 100 (no certificate), 64, 38 / 53,
 #: 43, 31 / 55, 44, 28 / 56, 60, 35; 69, 75 / 50, 56 / 52, 49 / 53, 53; 32 / 35 / 45 / 62
 PREDICTOR_BLOCKERS = 10
+#: ... only when the predictor's true step is below this. Left out at every step, they moved
+#: the elastic steps' last digits enough that phase one on 800 Adult rows (logistic + churn +
+#: 80% rule) took another MM path than the CVXPY phase one (last step 0.4135 against 0.4055;
+#: tests/reductions/test_elastic_step.py); below 0.1 it takes the same path, and the whole
+#: split's three cold elastic steps take 61, 50 and 39 iterations, the 5,000-row ones 50, 60
+BLOCKED_BELOW = 0.1
 
 
 def all_pairs(x: Any, d: Any, positive: np.ndarray
@@ -140,7 +147,8 @@ def predictor_sigma(x: Any, affine: Any, weights: dict[str, np.ndarray], mu: flo
     """Mehrotra's centring sigma = (mu_aff / mu)^3, at least (1 - a)^3 (a blocked predictor
     centres even when its one blocking pair has mu_aff = 0), where the predictor's step a is
     the step to the boundary of every pair but the ``blockers`` that block it first
-    (:data:`PREDICTOR_BLOCKERS`; at least the true step) and mu_aff the
+    (:data:`PREDICTOR_BLOCKERS`, when the true step is below :data:`BLOCKED_BELOW`; at least
+    the true step) and mu_aff the
     complementarity there (the products of the pairs past the boundary counted as 0); and that
     step a, which also decides whether the corrector gets the predictor's second-order term
     (:data:`.structured.CORRECT_FROM_STEP`). Gondzio's correctors
@@ -152,7 +160,7 @@ def predictor_sigma(x: Any, affine: Any, weights: dict[str, np.ndarray], mu: flo
     10 times their size) blocked the predictor at 0.02-0.3 in every iteration. With sigma
     from that step (0.5-0.95) the corrected direction took steps of 0.5-0.99 and mu still
     fell 5-20% an iteration: 98 iterations and no certificate on the whole split (gap 1.8e-2),
-    where 10 blockers left out give 53 iterations to a gap of 7.5e-10 (with the second-order
+    where 10 blockers left out give 61 iterations to a gap of 6.9e-10 (with the second-order
     term still cut by the true step: 100 iterations, no certificate).
 
     Parameters
@@ -172,7 +180,8 @@ def predictor_sigma(x: Any, affine: Any, weights: dict[str, np.ndarray], mu: flo
         (:func:`primal_dual_steps`) and robust pieces' starts (the second-order term) were
         tuned with it.
     """
-    past = _past_blockers(x, affine, blockers) if blockers else 0.0
+    blocked = blockers and min(steps) < BLOCKED_BELOW
+    past = _past_blockers(x, affine, blockers) if blocked else 0.0
     step = max(min(steps), past)
     primal, dual = steps if past <= min(steps) else (past, past)
     if mu <= 0:
