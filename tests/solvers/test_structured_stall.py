@@ -22,7 +22,7 @@ import scipy.sparse as sp
 
 from ratecons.scans import Rows
 from ratecons.solvers.structured import CERTIFIED_TOL, solve_structured
-from ratecons.solvers.structured_correctors import predictor_sigma
+from ratecons.solvers.structured_correctors import BLOCKED_BELOW, predictor_sigma
 from ratecons.solvers.structured_form import Iterate, SmoothPieces, StructuredForm
 from ratecons.solvers.structured_stop import STALL_AFTER, STALL_WINDOW, stalled
 from tests.reductions.test_elastic_step import _adult_churn_rule
@@ -68,17 +68,20 @@ def _pairs(s: list[float], lam: list[float], ds: list[float], dlam: list[float])
 
 
 def test_predictor_sigma_leaves_out_the_first_blockers():
-    """Ten pairs; the predictor halves nine products and drives one to 0 at step 0.1. Without
-    blockers left out sigma is (1 - 0.1)^3; with one, the step is 1 and mu_aff counts the
-    products of the nine pairs that step reaches (the blocker's, past the boundary, as 0)."""
-    x, d = _pairs([1.0] * 10, [1.0] * 10, [-0.5] * 9 + [-10.0], [0.0] * 10)
+    """Ten pairs; the predictor halves nine products and drives one to 0 at step 0.05. Without
+    blockers left out sigma is (1 - 0.05)^3; with one, the step is 1 and mu_aff counts the
+    products of the nine pairs that step reaches (the blocker's, past the boundary, as 0); a
+    predictor whose true step is not below BLOCKED_BELOW keeps it."""
+    x, d = _pairs([1.0] * 10, [1.0] * 10, [-0.5] * 9 + [-20.0], [0.0] * 10)
     weights = {"A": np.ones(10)}
-    sigma, step = predictor_sigma(x, d, weights, 1.0, (0.1, 0.1), 0)
-    assert step == pytest.approx(0.1)
-    assert sigma == pytest.approx(max((9 * 0.95 / 10) ** 3, 0.9 ** 3))
-    sigma, step = predictor_sigma(x, d, weights, 1.0, (0.1, 0.1), 1)
+    sigma, step = predictor_sigma(x, d, weights, 1.0, (0.05, 0.05), 0)
+    assert step == pytest.approx(0.05)
+    assert sigma == pytest.approx(max((9 * 0.975 / 10) ** 3, 0.95 ** 3))
+    sigma, step = predictor_sigma(x, d, weights, 1.0, (0.05, 0.05), 1)
     assert step == pytest.approx(1.0)
     assert sigma == pytest.approx((9 * 0.5 / 10) ** 3)
+    x, d = _pairs([1.0] * 10, [1.0] * 10, [-0.5] * 9 + [-1.0 / BLOCKED_BELOW], [0.0] * 10)
+    assert predictor_sigma(x, d, weights, 1.0, (BLOCKED_BELOW,) * 2, 1)[1] == BLOCKED_BELOW
     # separate steps without blockers: the slacks move by the primal step, the multipliers by
     # the dual one (Mehrotra's rule as before)
     x, d = _pairs([1.0] * 2, [1.0] * 2, [-0.5, 0.0], [0.0, -0.5])
