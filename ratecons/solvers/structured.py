@@ -89,7 +89,7 @@ from .structured_correctors import (
 from .structured_form import Iterate, ScaledForm, StructuredForm, StructuredSolution, WarmStart
 from .structured_free import free_block
 from .structured_robust import RobustRows, RobustTerms, halved_lams, robust_start, robust_terms
-from .structured_stop import CERTIFIED_STALL, STALL_WINDOW, stalled
+from .structured_stop import CERTIFIED_STALL, STALL_WINDOW, stalled, warm_blocked
 from .structured_warm import warm_iterate
 
 __all__ = ["solve_structured", "DEFAULT_TOL", "CERTIFIED_TOL"]
@@ -603,6 +603,7 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
     best: tuple[float, Iterate] | None = None
     merits: list[float] = []
     parts: list[tuple[float, float, float]] = []  # (gap, primal, dual residual) by iteration
+    steps: list[float] = []
     iterations = 0
     for iterations in range(1, max_iterations + 1):  # noqa: B007 - read after the loop
         ev = ipm.evaluate(x)
@@ -653,6 +654,10 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
             status, message = settings.NUMERICAL_ERROR, f"stalled (step {step:.1e})"
             break
         x = x.moved(d, primal, dual)
+        steps.append(step)
+        if warm_blocked(warm is not None, steps):
+            status, message = settings.NUMERICAL_ERROR, "warm start blocked (every step < 0.1)"
+            break
     else:
         ev = ipm.evaluate(x)
         merit = max(ipm.measures(x, ev)[:3])

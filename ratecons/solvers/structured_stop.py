@@ -4,7 +4,8 @@ no better iterate for a few iterations (:data:`CERTIFIED_STALL`)."""
 
 from __future__ import annotations
 
-__all__ = ["CERTIFIED_STALL", "STALL_AFTER", "STALL_FACTOR", "STALL_WINDOW", "stalled"]
+__all__ = ["CERTIFIED_STALL", "STALL_AFTER", "STALL_FACTOR", "STALL_WINDOW", "WARM_BLOCKED",
+           "stalled", "warm_blocked"]
 
 #: the loop stops (``numerical_error``) when none of the gap and the residuals fell below
 #: STALL_FACTOR times its best within the last STALL_WINDOW iterations (:func:`stalled`): on
@@ -32,3 +33,17 @@ def stalled(parts: list[tuple[float, float, float]]) -> bool:
         return False
     return all(min(q[i] for q in parts[-STALL_WINDOW:])
                > STALL_FACTOR * min(q[i] for q in parts[:-STALL_WINDOW]) for i in range(3))
+
+
+#: a warm start whose first WARM_BLOCKED[0] steps are all shorter than WARM_BLOCKED[1] is given
+#: up (:func:`warm_blocked`; the chain then starts the step cold): on the warm elastic steps of
+#: logistic + churn + 80% rule on the whole Adult split the multipliers blocked every step at
+#: 0.02-0.05 from the start (dual residual 7.5e-2 at a mu_0 of 2.4e-3), and with the stall rule
+#: watching each measure alone those runs went on for 80-94 iterations before the cold start
+WARM_BLOCKED = (8, 0.1)
+
+
+def warm_blocked(warm: bool, steps: list[float]) -> bool:
+    """Whether a warm-started run's first steps were all blocked (:data:`WARM_BLOCKED`)."""
+    count, short = WARM_BLOCKED
+    return warm and len(steps) == count and max(steps) < short
