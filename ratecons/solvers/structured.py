@@ -669,8 +669,10 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
     ev = ipm.evaluate(x)
     rel_gap, pres, dres, _ = ipm.measures(x, ev)
     exact_merit = max(rel_gap, pres, dres)
-    if status == settings.NUMERICAL_ERROR and exact_merit <= CERTIFIED_TOL:
-        status, message = settings.OPTIMAL, f"stopped short of {tol:.0e}: {message}"
+    if status in (settings.NUMERICAL_ERROR, settings.ITERATION_LIMIT) and (
+            exact_merit <= CERTIFIED_TOL):  # an MM step on the Adult split: 100 its, gap 7e-9
+        status, message = settings.OPTIMAL, (f"stopped short of {tol:.0e}: "
+                                             f"{message or f'{iterations} iterations'}")
     elif status == settings.OPTIMAL and exact_merit > max(tol, CERTIFIED_TOL):
         status, message = settings.NUMERICAL_ERROR, "the updated scores drifted from P w - b"
     w, b = ipm.w_b(x.theta)
