@@ -119,6 +119,10 @@ class Rows:
     def __new__(cls, P: Any, block_rows: int = BLOCK_ROWS) -> Rows:
         return super().__new__(DaskRows if is_dask(P) else cls)
 
+    def __getnewargs__(self) -> tuple[Any]:
+        """Pickling passes P back to :meth:`__new__` (which picks the class from it)."""
+        return (self.P,)
+
     def __init__(self, P: Any, block_rows: int = BLOCK_ROWS) -> None:
         if sp.issparse(P):
             self.P = sp.csr_matrix(P, dtype=np.float64)

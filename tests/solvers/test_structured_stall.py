@@ -1,0 +1,102 @@
+"""The structured step on elastic (phase one) steps of logistic loss + churn + 80% rule, whose
+cold runs stalled: a smooth objective beside hinge rows, 20-100 pieces at their kinks blocking
+Mehrotra's predictor in every iteration (:func:`.structured_correctors.predictor_sigma`), and
+a gap that held still while the primal residual fell (:func:`.structured_stop.stalled`).
+
+The step is one that the structured chain's phase one met on the benchmark's 5,000 Adult rows
+(``benchmarks.composition``, "logistic + churn + 80%", after a repair's tightened rows
+restarted phase one), captured from the chain: its arrays are stored (an anchor alone does not
+rebuild it, and one example sits within 1e-14 of a ramp's end, where eq. 4's bound switches).
+Before the two changes its cold run ended ``numerical_error`` after 55 iterations with a
+relative gap of 1.0 and the chain handed it to CLARABEL; on the whole split such steps took
+CLARABEL 100-200 s each.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from ratecons.scans import Rows
+from ratecons.solvers.structured import CERTIFIED_TOL, solve_structured
+from ratecons.solvers.structured_correctors import BLOCKED_BELOW, predictor_sigma
+from ratecons.solvers.structured_form import Iterate, SmoothPieces, StructuredForm
+from ratecons.solvers.structured_stop import STALL_AFTER, STALL_WINDOW, stalled
+from tests.reductions.test_elastic_step import _adult_churn_rule
+from tests.solvers.structured_reference import form_reference
+
+STEP = Path(__file__).parent / "data" / "adult5000_churn_rule_elastic_step.npz"
+
+
+def _captured_step() -> StructuredForm:
+    """The captured elastic step: its arrays from :data:`STEP`, its features the 5,000 Adult
+    rows of the benchmark's sample (P is those rows' X, checked when it was captured)."""
+    X = _adult_churn_rule(5000).analysis.datasets[0].X
+    a = np.load(STEP)
+    G = sp.csr_matrix((a["G_data"], (a["G_row"], a["G_col"])),
+                      shape=(a["hinge_index"].size, a["row_extra"].shape[1]))
+    smooth = SmoothPieces("logistic", a["smooth_index"].astype(np.int64), a["smooth_label"],
+                          a["smooth_coef"])
+    return StructuredForm(Rows(X), True, float(a["l2"]), 0.0, a["hinge_index"].astype(np.int64),
+                          a["hinge_slope"], a["hinge_offset"], a["hinge_coef"], [smooth],
+                          a["constant"], a["bounds"], extra=a["row_extra"].shape[1],
+                          hinge_extra=G, row_extra=a["row_extra"])
+
+
+@pytest.mark.slow
+def test_captured_elastic_step_is_certified_and_matches_clarabel():
+    form = _captured_step()
+    answer = solve_structured(form)
+    assert answer.status == "optimal", answer.message
+    assert max(answer.rel_gap, answer.primal_residual, answer.dual_residual) <= CERTIFIED_TOL
+    assert answer.iterations <= 60  # 50 measured (69 with the stall rule alone)
+    status, objective, rows = form_reference(form)
+    assert status == "optimal"
+    assert abs(answer.objective - objective) <= 1e-6 * max(1.0, abs(objective))
+    assert answer.max_violation <= 1e-6
+    assert np.all(rows[1:] <= form.bounds + 1e-6)
+
+
+def _pairs(s: list[float], lam: list[float], ds: list[float], dlam: list[float]) -> tuple:
+    x = Iterate(np.zeros(1), np.zeros(0), np.zeros(0), {"A": np.array(s)}, {"A": np.array(lam)})
+    d = Iterate(np.zeros(1), np.zeros(0), np.zeros(0), {"A": np.array(ds)},
+                {"A": np.array(dlam)})
+    return x, d
+
+
+def test_predictor_sigma_leaves_out_the_first_blockers():
+    """Ten pairs; the predictor halves nine products and drives one to 0 at step 0.05. Without
+    blockers left out sigma is (1 - 0.05)^3; with one, the step is 1 and mu_aff counts the
+    products of the nine pairs that step reaches (the blocker's, past the boundary, as 0); a
+    predictor whose true step is not below BLOCKED_BELOW keeps it."""
+    x, d = _pairs([1.0] * 10, [1.0] * 10, [-0.5] * 9 + [-20.0], [0.0] * 10)
+    weights = {"A": np.ones(10)}
+    sigma, step = predictor_sigma(x, d, weights, 1.0, (0.05, 0.05), 0)
+    assert step == pytest.approx(0.05)
+    assert sigma == pytest.approx(max((9 * 0.975 / 10) ** 3, 0.95 ** 3))
+    sigma, step = predictor_sigma(x, d, weights, 1.0, (0.05, 0.05), 1)
+    assert step == pytest.approx(1.0)
+    assert sigma == pytest.approx((9 * 0.5 / 10) ** 3)
+    x, d = _pairs([1.0] * 10, [1.0] * 10, [-0.5] * 9 + [-1.0 / BLOCKED_BELOW], [0.0] * 10)
+    assert predictor_sigma(x, d, weights, 1.0, (BLOCKED_BELOW,) * 2, 1)[1] == BLOCKED_BELOW
+    # separate steps without blockers: the slacks move by the primal step, the multipliers by
+    # the dual one (Mehrotra's rule as before)
+    x, d = _pairs([1.0] * 2, [1.0] * 2, [-0.5, 0.0], [0.0, -0.5])
+    sigma, step = predictor_sigma(x, d, {"A": np.ones(2)}, 1.0, (1.0, 0.4), 0)
+    assert step == pytest.approx(0.4)
+    assert sigma == pytest.approx(max(((0.5 + 0.8) / 2) ** 3, 0.6 ** 3))
+
+
+def test_stall_watches_each_measure_alone():
+    """A run whose gap holds still while its primal residual keeps halving has not stalled;
+    one where all three hold still has."""
+    n = STALL_AFTER + 1
+    falling = [(2.0, 0.9 * 0.8 ** k, 1e-3) for k in range(n)]
+    assert not stalled(falling)
+    still = [(2.0, 0.9, 1e-3)] * n
+    assert stalled(still)
+    assert not stalled(still[:STALL_AFTER])
+    assert STALL_WINDOW < STALL_AFTER
