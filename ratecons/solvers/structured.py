@@ -160,8 +160,8 @@ class _IPM:
         #: separate primal and dual steps: linear rows, quadratic objective
         #: (:func:`.structured_correctors.primal_dual_steps`)
         self.separate = not form.smooth and not form.robust
-        #: pairs left out of the predictor's step (:func:`predictor_sigma`): smooth parts only
-        self.blockers = PREDICTOR_BLOCKERS if form.smooth and not form.robust else 0
+        #: pairs left out of the predictor's step (:func:`predictor_sigma`): not on robust steps
+        self.blockers = 0 if form.robust else PREDICTOR_BLOCKERS
         #: the weighted path s lam = omega mu of the rows ``weighted`` (structured_centre)
         self.omega = (np.ones(self.K) if weighted is None
                       else piece_weights(self.sc.C, form.robust, self.K, weighted))
