@@ -1,16 +1,36 @@
 """The CLARABEL reference of a structured step form (hinge and smooth pieces, l1, l2, free
 variables in the pieces and the rows; no robust pieces), built from the form itself: for the
-captured and the small forms of the tests (the chain's own CVXPY step needs the problem)."""
+captured and the small forms of the tests (the chain's own CVXPY step needs the problem); and
+a captured step form rebuilt from its stored arrays."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
-from ratecons.solvers.structured_form import StructuredForm
+from ratecons.scans import Rows
+from ratecons.solvers.structured_form import SmoothPieces, StructuredForm
 
-__all__ = ["form_reference"]
+__all__ = ["form_reference", "stored_step"]
+
+
+def stored_step(path: Path, X: np.ndarray | sp.spmatrix, loss: str = "logistic") -> StructuredForm:
+    """A step form captured from the chain: its arrays from the ``.npz`` at ``path`` (l2,
+    hinge pieces, constants, bounds, the free variables' G (as COO triplets) and F, and the
+    smooth pieces of ``loss`` when stored), its features ``X`` (the rows it was captured on:
+    the stored arrays hold no features)."""
+    a = np.load(path)
+    G = sp.csr_matrix((a["G_data"], (a["G_row"].astype(np.int64), a["G_col"].astype(np.int64))),
+                      shape=(a["hinge_index"].size, a["row_extra"].shape[1]))
+    smooth = ([SmoothPieces(loss, a["smooth_index"].astype(np.int64), a["smooth_label"],
+                            a["smooth_coef"])] if "smooth_index" in a else [])
+    return StructuredForm(Rows(X), True, float(a["l2"]), 0.0, a["hinge_index"].astype(np.int64),
+                          a["hinge_slope"], a["hinge_offset"], a["hinge_coef"], smooth,
+                          a["constant"], a["bounds"], extra=a["row_extra"].shape[1],
+                          hinge_extra=G, row_extra=a["row_extra"])
 
 
 def _smooth(loss: str, margins: cp.Expression) -> cp.Expression:

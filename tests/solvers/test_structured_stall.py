@@ -18,15 +18,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
-from ratecons.scans import Rows
 from ratecons.solvers.structured import CERTIFIED_TOL, solve_structured
 from ratecons.solvers.structured_correctors import BLOCKED_BELOW, predictor_sigma
-from ratecons.solvers.structured_form import Iterate, SmoothPieces, StructuredForm
+from ratecons.solvers.structured_form import Iterate, StructuredForm
 from ratecons.solvers.structured_stop import STALL_AFTER, STALL_WINDOW, stalled
 from tests.reductions.test_elastic_step import _adult_churn_rule
-from tests.solvers.structured_reference import form_reference
+from tests.solvers.structured_reference import form_reference, stored_step
 
 STEP = Path(__file__).parent / "data" / "adult5000_churn_rule_elastic_step.npz"
 
@@ -34,16 +32,7 @@ STEP = Path(__file__).parent / "data" / "adult5000_churn_rule_elastic_step.npz"
 def _captured_step() -> StructuredForm:
     """The captured elastic step: its arrays from :data:`STEP`, its features the 5,000 Adult
     rows of the benchmark's sample (P is those rows' X, checked when it was captured)."""
-    X = _adult_churn_rule(5000).analysis.datasets[0].X
-    a = np.load(STEP)
-    G = sp.csr_matrix((a["G_data"], (a["G_row"], a["G_col"])),
-                      shape=(a["hinge_index"].size, a["row_extra"].shape[1]))
-    smooth = SmoothPieces("logistic", a["smooth_index"].astype(np.int64), a["smooth_label"],
-                          a["smooth_coef"])
-    return StructuredForm(Rows(X), True, float(a["l2"]), 0.0, a["hinge_index"].astype(np.int64),
-                          a["hinge_slope"], a["hinge_offset"], a["hinge_coef"], [smooth],
-                          a["constant"], a["bounds"], extra=a["row_extra"].shape[1],
-                          hinge_extra=G, row_extra=a["row_extra"])
+    return stored_step(STEP, _adult_churn_rule(5000).analysis.datasets[0].X)
 
 
 @pytest.mark.slow

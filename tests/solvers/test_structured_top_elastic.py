@@ -18,26 +18,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 from benchmarks.composition import synthetic
-from ratecons.scans import Rows
 from ratecons.solvers.structured import CERTIFIED_TOL, solve_structured
 from ratecons.solvers.structured_form import StructuredForm
-from tests.solvers.structured_reference import form_reference
+from tests.solvers.structured_reference import form_reference, stored_step
 
 STEP = Path(__file__).parent / "data" / "synthetic34189_top_rule_elastic_step.npz"
 
 
 def _captured_step() -> StructuredForm:
-    a = np.load(STEP)
-    X = synthetic(34189).X
-    G = sp.csr_matrix((a["G_data"], (a["G_row"], a["G_col"].astype(np.int64))),
-                      shape=(a["hinge_index"].size, a["row_extra"].shape[1]))
-    return StructuredForm(Rows(X), True, float(a["l2"]), 0.0, a["hinge_index"].astype(np.int64),
-                          a["hinge_slope"], a["hinge_offset"], a["hinge_coef"], [],
-                          a["constant"], a["bounds"], extra=a["row_extra"].shape[1],
-                          hinge_extra=G, row_extra=a["row_extra"])
+    return stored_step(STEP, synthetic(34189).X)
 
 
 @pytest.mark.slow
