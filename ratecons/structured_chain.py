@@ -37,7 +37,7 @@ from .reductions.to_cvxpy import ConvexStep, pick_solver, solve_step
 from .reductions.to_structured import lower_structured, structured_support
 from .result import Result
 from .scans import Rows
-from .solvers.structured import CERTIFIED_TOL, DEFAULT_TOL, solve_structured
+from .solvers.structured import CERTIFIED_TOL, DEFAULT_TOL
 from .solvers.structured_form import WarmStart
 from .structured_fallback import by_reference, warm_then_cold
 from .structured_phase_one import step_by_elastic, structured_elastic_step
@@ -105,7 +105,7 @@ def _solve_mm_step(form: Any, tol: float, anchor: Any, previous: dict[str, Any],
     if loose_solved_again:
         counts["tightened"] = counts.get("tightened", 0) + 1
         loose = answer
-        answer = solve_structured(form, tol=tol, deadline=deadline, warm=WarmStart(
+        answer = warm_then_cold(form, tol, deadline, WarmStart(
             loose.w, loose.b, loose.duals, loose.extra))
         answer.iterations += loose.iterations
         answer.solve_time += loose.solve_time

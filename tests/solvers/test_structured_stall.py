@@ -89,3 +89,38 @@ def test_stall_watches_each_measure_alone():
     assert stalled(still)
     assert not stalled(still[:STALL_AFTER])
     assert STALL_WINDOW < STALL_AFTER
+
+
+def test_a_failed_warm_run_leaves_both_cold_paths_to_its_caller(monkeypatch):
+    """A cold call that stalls tries the weighted path of every row; a warm call that stalls
+    returns at once (its caller's cold start, ``warm_then_cold``, runs both cold paths: run
+    after the warm one too, the weighted run came twice, 686 of 2,083 iterations on the whole
+    split's logistic + churn + 80% rule)."""
+    from ratecons import settings
+    from ratecons.solvers import structured
+    from ratecons.solvers.structured_form import WarmStart
+    from tests.solvers.test_structured import _random_form
+
+    form = _random_form(0, 60, 3, 2, False, True)
+    answer = solve_structured(form)
+    assert answer.status == "optimal"
+    warm = WarmStart(answer.w, answer.b, answer.duals, answer.extra)
+    every_row_runs: list[bool] = []
+    ipm_init, run = structured._IPM.__init__, structured._run
+
+    def recorded(self, form, weighted=None):
+        every_row_runs.append(weighted is not None and bool(np.all(weighted)))
+        ipm_init(self, form, weighted)
+
+    def stalls(*args):
+        out = run(*args)
+        out.status = settings.NUMERICAL_ERROR
+        return out
+
+    monkeypatch.setattr(structured._IPM, "__init__", recorded)
+    monkeypatch.setattr(structured, "_run", stalls)
+    assert solve_structured(form).status == settings.NUMERICAL_ERROR
+    assert every_row_runs[-1]  # the cold call's last resort: the weighted path of every row
+    every_row_runs.clear()
+    assert solve_structured(form, warm=warm).status == settings.NUMERICAL_ERROR
+    assert every_row_runs and not any(every_row_runs)
