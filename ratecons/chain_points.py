@@ -13,7 +13,8 @@ from .expr.analysis import Analysis
 from .reductions.kernelize import FeatureMap
 from .reductions.to_cvxpy import ConvexStep
 
-__all__ = ["ScoreTable"]
+__all__ = ["ScoreTable", "missed_rows", "regularizer", "score_table", "step_scores",
+           "surrogate_objective", "surrogate_rows"]
 
 
 class ScoreTable:
@@ -29,32 +30,32 @@ class ScoreTable:
         return found if found is not None else self.fallback.decision_function(X)
 
 
-def _scores(psi: dict[int, Any], step: ConvexStep) -> dict[int, np.ndarray]:
+def step_scores(psi: dict[int, Any], step: ConvexStep) -> dict[int, np.ndarray]:
     return {key: np.asarray(P @ step.w).ravel() - step.b for key, P in psi.items()}
 
 
-def _table(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
+def score_table(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
            scores: dict[int, np.ndarray], step: ConvexStep) -> ScoreTable:
     by_matrix = {id(d.X): scores[id(d)] for d in analysis.datasets}
     return ScoreTable(by_matrix, fmap.invert(step.w, step.b))
 
 
-def _regularizer(analysis: Analysis, w: np.ndarray) -> float:
+def regularizer(analysis: Analysis, w: np.ndarray) -> float:
     """(l2/2) ||w||^2 + l1 ||w||_1 of the score model."""
     model = analysis.model
     return 0.5 * model.l2 * float(w @ w) + getattr(model, "l1", 0.0) * float(np.abs(w).sum())
 
 
-def _surrogate_objective(analysis: Analysis, scorer: Any, w: np.ndarray) -> float:
-    return analysis.objective.value(scorer, "surrogate") + _regularizer(analysis, w)
+def surrogate_objective(analysis: Analysis, scorer: Any, w: np.ndarray) -> float:
+    return analysis.objective.value(scorer, "surrogate") + regularizer(analysis, w)
 
 
-def _surrogate_rows(analysis: Analysis, scorer: Any) -> np.ndarray:
+def surrogate_rows(analysis: Analysis, scorer: Any) -> np.ndarray:
     """The surrogate (ramp) value of every constraint row."""
     return np.array([row.value(scorer, "surrogate") for row in analysis.constraints])
 
 
-def _missed(analysis: Analysis, scorer: Any) -> np.ndarray:
+def missed_rows(analysis: Analysis, scorer: Any) -> np.ndarray:
     """max(0, exact row value - bound) for every constraint (deterministic predictions)."""
     return np.array([max(0.0, row.value(scorer, "exact") - row.bound)
                      for row in analysis.constraints])

@@ -79,15 +79,15 @@ import numpy as np
 from . import settings
 from .chain_points import (
     ScoreTable,
-    _missed,
-    _scores,
-    _surrogate_objective,
-    _surrogate_rows,
-    _table,
+    missed_rows,
+    score_table,
+    step_scores,
+    surrogate_objective,
+    surrogate_rows,
 )
 from .expr.analysis import Analysis
 from .patterns.pattern import MethodSpec
-from .phase_one import ElasticSolver, _phase_one, cvxpy_elastic
+from .phase_one import ElasticSolver, cvxpy_elastic, run_phase_one
 from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, FeatureMap, kernelized
 from .reductions.to_cvxpy import ConvexStep, is_lp, pick_solver, solve_step
 from .result import Result
@@ -173,8 +173,8 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
         # the hinge relaxation is only an inner approximation (infeasible), or its step
         # could not be solved: search for a feasible start
         after = step.status
-        start, feasible = _phase_one(analysis, fmap, psi, run.elastic, bounds,
-                                     settings.PHASE1_MAX_ITERATIONS, callback)
+        start, feasible = run_phase_one(analysis, fmap, psi, run.elastic, bounds,
+                                        settings.PHASE1_MAX_ITERATIONS, callback)
         run.history += start.history
         if feasible is None:
             return run.finish(start.status, None, dict(start.certificate.details))
@@ -183,9 +183,9 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
                   "phase1_solver": start.solver, "phase1_after": after}
     if step.status not in settings.SOLVED_STATUSES:
         return run.finish(step.status, None, {"message": _unsolved_message(analysis, step)})
-    scores = _scores(psi, step)
-    table = _table(analysis, fmap, psi, scores, step)
-    value = _surrogate_objective(analysis, table, step.w)
+    scores = step_scores(psi, step)
+    table = score_table(analysis, fmap, psi, scores, step)
+    value = surrogate_objective(analysis, table, step.w)
     run.record({"iteration": 0, "stage": ("start" if phase1 else "hinge") if anchor is None
                 else "step", "objective": value, "bound_objective": step.objective})
     if only_step is not None:
@@ -280,8 +280,8 @@ class _ChainRun:
                                     history=self.history, solver=name, solve_time=elapsed,
                                     advice=advice), None, None
         scorer = self.fmap.invert(step.w, step.b)
-        value = _surrogate_objective(self.analysis, table, step.w)
-        missed = _missed(self.analysis, table)
+        value = surrogate_objective(self.analysis, table, step.w)
+        missed = missed_rows(self.analysis, table)
         details["indicator_violations"] = {row.name: float(v) for row, v in
                                            zip(self.analysis.constraints, missed)}
         last = self.at_point or step  # the last convex step solved: at the point, or to it
@@ -297,7 +297,7 @@ class _ChainRun:
         return sol, scorer, LastStep(self.step_anchor, self.step_bounds, last.objective)
 
     def point_of(self, step: ConvexStep, scores: dict[int, np.ndarray]) -> tuple:
-        return step, scores, _table(self.analysis, self.fmap, self.psi, scores, step)
+        return step, scores, score_table(self.analysis, self.fmap, self.psi, scores, step)
 
     def solve(self, point: tuple, value: float) -> Step:
         """The MM step at ``point`` under the bounds in force."""
@@ -310,8 +310,8 @@ class _ChainRun:
         info = (nxt, anchor_scores, self.bounds)
         if nxt.status not in settings.SOLVED_STATUSES or nxt.w is None:
             return Step(nxt.status, None, float("nan"), float("nan"), info=info)
-        found = self.point_of(nxt, _scores(self.psi, nxt))
-        found_value = _surrogate_objective(self.analysis, found[2], nxt.w)
+        found = self.point_of(nxt, step_scores(self.psi, nxt))
+        found_value = surrogate_objective(self.analysis, found[2], nxt.w)
         if (self.extrapolate and anchor_scores is not None and not restarted
                 and (value - nxt.objective) / max(1.0, abs(value)) > self.tol):
             found, found_value = self.extrapolated(point, found, found_value)
@@ -321,9 +321,9 @@ class _ChainRun:
         """Phase one from ``anchor`` under the bounds in force, for a repair whose tightened
         step is infeasible there (module docstring): its feasible point is the step's answer,
         from which MM goes on; ``failed`` when it finds none."""
-        start, feasible = _phase_one(self.analysis, self.fmap, self.psi, self.elastic,
-                                     self.bounds, settings.PHASE1_MAX_ITERATIONS,
-                                     self.callback, anchor)
+        start, feasible = run_phase_one(self.analysis, self.fmap, self.psi, self.elastic,
+                                        self.bounds, settings.PHASE1_MAX_ITERATIONS,
+                                        self.callback, anchor)
         self.history += start.history
         self.restarts += 1
         self.no_start = feasible is None
@@ -347,15 +347,15 @@ class _ChainRun:
         base, base_scores = anchor[0], anchor[1]
         dw, db = step.w - base.w, step.b - base.b
         dz = {key: z - base_scores[key] for key, z in scores.items()}
-        allowed = np.maximum(self.bounds, _surrogate_rows(self.analysis, found[2]))
+        allowed = np.maximum(self.bounds, surrogate_rows(self.analysis, found[2]))
 
         def trial(beta: float) -> tuple[tuple, float] | None:
             w = step.w + beta * dw
             point = self.point_of(replace(step, w=w, b=step.b + beta * db),
                                   {key: z + beta * dz[key] for key, z in scores.items()})
-            if np.any(_surrogate_rows(self.analysis, point[2]) > allowed):
+            if np.any(surrogate_rows(self.analysis, point[2]) > allowed):
                 return None
-            return point, _surrogate_objective(self.analysis, point[2], w)
+            return point, surrogate_objective(self.analysis, point[2], w)
 
         best, best_value, chosen = found, value, 0.0
         betas = [1.0]
@@ -404,7 +404,7 @@ class _ChainRun:
         return out.point
 
     def missed(self, point: tuple) -> np.ndarray:
-        miss = _missed(self.analysis, point[2])
+        miss = missed_rows(self.analysis, point[2])
         return np.where(miss > FEASIBILITY_TOL, miss, 0.0)
 
     def intercept(self, point: tuple, last: bool) -> tuple | None:
@@ -429,8 +429,8 @@ class _ChainRun:
         under the last reachable bounds raised to its own surrogate rows (module docstring)."""
         if self.continuing:
             self.continuing = self.no_start = False
-            self.bounds = np.maximum(self.reachable, _surrogate_rows(self.analysis, point[2]))
-            return self.run_round(point, _surrogate_objective(self.analysis, point[2], point[0].w))
+            self.bounds = np.maximum(self.reachable, surrogate_rows(self.analysis, point[2]))
+            return self.run_round(point, surrogate_objective(self.analysis, point[2], point[0].w))
         if self.status in settings.LIMIT_STATUSES:
             return None
         self.bounds = self.bounds - np.where(miss > 0.0,
@@ -481,7 +481,7 @@ class _ChainRun:
             else:
                 details["message"] = moved + (
                     "MM continued from the moved model and certified the fixed point returned")
-        missed = _missed(analysis, table)
+        missed = missed_rows(analysis, table)
         if missed.max(initial=0.0) > FEASIBILITY_TOL:
             worst = int(np.argmax(missed))
             details["message"] = (
@@ -515,7 +515,7 @@ def _threshold_search(analysis: Analysis, table: ScoreTable, fmap: FeatureMap,
     for shift in candidates[np.argsort(np.abs(candidates), kind="stable")]:
         moved = ScoreTable({key: z - shift for key, z in table.scores.items()},
                            fmap.invert(step.w, step.b + shift))
-        if _missed(analysis, moved).max(initial=0.0) <= FEASIBILITY_TOL:
+        if missed_rows(analysis, moved).max(initial=0.0) <= FEASIBILITY_TOL:
             return float(shift)
     return None
 

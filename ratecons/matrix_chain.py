@@ -31,9 +31,10 @@ from . import settings
 from .backends.highs import HighsLP
 from .backends.mps import read_solution_file, write_mps
 from .caller import user_stacklevel
+from .chain_points import missed_rows, surrogate_objective
 from .errors import SlowMethodWarning, SpecError
 from .expr.analysis import Analysis
-from .generic import LastStep, _missed, _surrogate_objective, solve_generic
+from .generic import LastStep, solve_generic
 from .patterns.pattern import MethodSpec
 from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, kernelize, kernelized
 from .reductions.to_cvxpy import ConvexStep, is_lp
@@ -319,8 +320,8 @@ def read_solution(problem: Any, source: Any, kernel_points: int = MAX_EXACT_KERN
     fmap = kernelize(analysis.model, analysis.datasets, kernel_points, seed)
     w, b = _parameters(analysis, fmap, source)
     scorer = fmap.invert(w, b)
-    value = _surrogate_objective(analysis, scorer, w)
-    missed = _missed(analysis, scorer)
+    value = surrogate_objective(analysis, scorer, w)
+    missed = missed_rows(analysis, scorer)
     details: dict[str, Any] = {"source": label, "external_status": status,
                                "indicator_violations": {row.name: float(v) for row, v in
                                                         zip(analysis.constraints, missed)}}

@@ -16,11 +16,11 @@ import numpy as np
 from . import limits, settings
 from .chain_points import (
     ScoreTable,
-    _regularizer,
-    _scores,
-    _surrogate_objective,
-    _surrogate_rows,
-    _table,
+    regularizer,
+    score_table,
+    step_scores,
+    surrogate_objective,
+    surrogate_rows,
 )
 from .expr.analysis import Analysis
 from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, FeatureMap, kernelized
@@ -29,7 +29,7 @@ from .settings import FEASIBILITY_TOL
 from .solution import Solution
 from .solvers.tracker import Tracker
 
-__all__ = ["ElasticSolver", "cvxpy_elastic", "find_feasible_start"]
+__all__ = ["ElasticSolver", "cvxpy_elastic", "find_feasible_start", "run_phase_one"]
 
 
 @dataclass(frozen=True)
@@ -97,8 +97,8 @@ def find_feasible_start(analysis: Analysis, *, solver: str | None = None,
     """
     fmap, psi = kernelized(analysis, kernel_points, seed)
     bounds = np.array([row.bound for row in analysis.constraints])
-    return _phase_one(analysis, fmap, psi, cvxpy_elastic(analysis, solver, solver_options),
-                      bounds, max_iterations, callback)[0]
+    return run_phase_one(analysis, fmap, psi, cvxpy_elastic(analysis, solver, solver_options),
+                         bounds, max_iterations, callback)[0]
 
 
 def cvxpy_elastic(analysis: Analysis, solver: str | None,
@@ -116,11 +116,11 @@ def cvxpy_elastic(analysis: Analysis, solver: str | None,
     return ElasticSolver(solve, margin=0.0)
 
 
-def _phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
-               elastic: ElasticSolver, bounds: np.ndarray, max_iterations: int,
-               callback: Callable[[dict[str, Any]], None] | None,
-               anchor: dict[int, np.ndarray] | None = None
-               ) -> tuple[Solution, ConvexStep | None]:
+def run_phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
+                  elastic: ElasticSolver, bounds: np.ndarray, max_iterations: int,
+                  callback: Callable[[dict[str, Any]], None] | None,
+                  anchor: dict[int, np.ndarray] | None = None
+                  ) -> tuple[Solution, ConvexStep | None]:
     """:func:`find_feasible_start` on a kernelized problem under the row bounds ``bounds``,
     its steps solved by ``elastic``, from the elastic step at ``anchor`` (None: the elastic
     hinge relaxation); also returns the feasible step."""
@@ -146,9 +146,9 @@ def _phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
         if step.status not in settings.SOLVED_STATUSES or step.w is None:
             status = step.status
             break
-        scores = _scores(psi, step)
-        table = _table(analysis, fmap, psi, scores, step)
-        rows = _surrogate_rows(analysis, table)
+        scores = step_scores(psi, step)
+        table = score_table(analysis, fmap, psi, scores, step)
+        rows = surrogate_rows(analysis, table)
         violation = float(np.maximum(rows - target, 0.0).sum())
         plain = float(np.maximum(rows - bounds, 0.0).sum())  # without the margin
         smallest = min(smallest, plain)
@@ -198,5 +198,5 @@ def _merit(analysis: Analysis, table: ScoreTable, w: np.ndarray, violation: floa
            penalty: float | None) -> float:
     """Phase one's merit: the exact penalty, or (``penalty`` None) V + nu * regularizer."""
     if penalty is None:
-        return violation + settings.PHASE1_NORM_WEIGHT * _regularizer(analysis, w)
-    return _surrogate_objective(analysis, table, w) + penalty * violation
+        return violation + settings.PHASE1_NORM_WEIGHT * regularizer(analysis, w)
+    return surrogate_objective(analysis, table, w) + penalty * violation

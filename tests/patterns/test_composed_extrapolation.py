@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ratecons as rc
+import ratecons.chain_points as chain_points
 import ratecons.generic as generic
 from tests.shared_data import standardized
 
@@ -43,12 +44,12 @@ def watched(monkeypatch):
 
     def checked(self, anchor, found, value):
         best, best_value = plain(self, anchor, found, value)
-        rows = generic._surrogate_rows(self.analysis, best[2])
-        allowed = np.maximum(self.bounds, generic._surrogate_rows(self.analysis, found[2]))
+        rows = chain_points.surrogate_rows(self.analysis, best[2])
+        allowed = np.maximum(self.bounds, chain_points.surrogate_rows(self.analysis, found[2]))
         assert np.all(rows <= allowed + 1e-12)
         assert best_value <= value
         assert best_value == pytest.approx(
-            generic._surrogate_objective(self.analysis, best[2], best[0].w), abs=1e-12)
+            chain_points.surrogate_objective(self.analysis, best[2], best[0].w), abs=1e-12)
         if best is not found:
             moves.append(value - best_value)
             assert best_value < value

@@ -37,7 +37,7 @@ def _solve(problem, **options):
 @pytest.fixture
 def unreachable_repair(monkeypatch):
     """The first tightened step is infeasible and phase one restarted from it finds no point."""
-    real_step, real_phase_one = structured_chain.structured_step, generic._phase_one
+    real_step, real_phase_one = structured_chain.structured_step, generic.run_phase_one
     seen: dict[str, object] = {}
 
     def step_factory(*args, **kwargs):
@@ -59,7 +59,7 @@ def unreachable_repair(monkeypatch):
         return real_phase_one(*args[:5], 0, *args[6:], **kwargs)[0], None  # finds nothing
 
     monkeypatch.setattr(structured_chain, "structured_step", step_factory)
-    monkeypatch.setattr(generic, "_phase_one", phase_one)
+    monkeypatch.setattr(generic, "run_phase_one", phase_one)
     return seen
 
 

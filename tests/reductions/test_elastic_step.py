@@ -17,8 +17,8 @@ import pytest
 
 import ratecons as rc
 from ratecons import phase_one, settings
-from ratecons.chain_points import _scores, _surrogate_rows, _table
-from ratecons.phase_one import ElasticSolver, _phase_one, find_feasible_start
+from ratecons.chain_points import score_table, step_scores, surrogate_rows
+from ratecons.phase_one import ElasticSolver, find_feasible_start, run_phase_one
 from ratecons.reductions.kernelize import kernelized
 from ratecons.reductions.to_cvxpy import solve_step
 from ratecons.reductions.to_elastic import elastic_form, objective_free
@@ -95,7 +95,7 @@ def test_elastic_steps_match_clarabel_with_a_certified_gap(name):
     reference, ours = _clarabel(analysis), structured_elastic_step(analysis)
     first = reference.solve(psi, None, bounds, settings.PHASE1_PENALTY)
     assert first.status == "optimal"
-    anchors = {"hinge relaxation": None, "reference's next anchor": _scores(psi, first)}
+    anchors = {"hinge relaxation": None, "reference's next anchor": step_scores(psi, first)}
     for where, anchor in anchors.items():
         for penalty in (settings.PHASE1_PENALTY, None):
             expected = reference.solve(psi, anchor, bounds, penalty)
@@ -127,8 +127,8 @@ def test_phase_one_reaches_the_reference_start(name):
     runs = {}
     for solver, elastic in (("cvxpy", _clarabel(analysis)),
                             ("structured", structured_elastic_step(analysis))):
-        start, step = _phase_one(analysis, fmap, psi, elastic, bounds,
-                                 settings.PHASE1_MAX_ITERATIONS, None)
+        start, step = run_phase_one(analysis, fmap, psi, elastic, bounds,
+                                    settings.PHASE1_MAX_ITERATIONS, None)
         assert start.status == "optimal" and step is not None
         runs[solver] = (start, step)
     (ref, ref_step), (got, got_step) = runs["cvxpy"], runs["structured"]
@@ -140,8 +140,8 @@ def test_phase_one_reaches_the_reference_start(name):
     # direction along which an objective gap of 1e-10 moves w by about 4e-4
     assert np.abs(got_step.w - ref_step.w).max() <= 1e-3 * max(1.0, np.abs(ref_step.w).max())
     # a start that meets every surrogate row with the margin to spare
-    table = _table(analysis, fmap, psi, _scores(psi, got_step), got_step)
-    assert np.all(_surrogate_rows(analysis, table) <= bounds - settings.PHASE1_MARGIN + 1e-9)
+    table = score_table(analysis, fmap, psi, step_scores(psi, got_step), got_step)
+    assert np.all(surrogate_rows(analysis, table) <= bounds - settings.PHASE1_MARGIN + 1e-9)
 
 
 def test_structured_chain_runs_phase_one_on_structured_steps():
@@ -195,9 +195,9 @@ def test_a_step_by_way_of_its_elastic_step_is_the_plain_step(name):
     analysis = PROBLEMS[name]().analysis
     bounds = np.array([row.bound for row in analysis.constraints])
     fmap, psi = kernelized(analysis, 500, 0)
-    _, start = _phase_one(analysis, fmap, psi, structured_elastic_step(analysis), bounds,
-                          settings.PHASE1_MAX_ITERATIONS, None)
-    anchor = _scores(psi, start)  # the first MM step's anchor: just inside the rows
+    _, start = run_phase_one(analysis, fmap, psi, structured_elastic_step(analysis), bounds,
+                             settings.PHASE1_MAX_ITERATIONS, None)
+    anchor = step_scores(psi, start)  # the first MM step's anchor: just inside the rows
     expected = solve_step(analysis, psi, anchor, bounds, "CLARABEL", tight=True)
     assert expected.status == "optimal"
     form = lower_structured(analysis, psi, anchor, bounds)
@@ -225,9 +225,10 @@ def test_the_start_s_margin_is_the_step_solver_s(monkeypatch):
     fmap, psi = kernelized(analysis, 500, 0)
     bounds = np.array([row.bound for row in analysis.constraints])
     structured = structured_elastic_step(analysis)
-    _, inside = _phase_one(analysis, fmap, psi, structured, bounds,
-                           settings.PHASE1_MAX_ITERATIONS, None)
-    rows = _surrogate_rows(analysis, _table(analysis, fmap, psi, _scores(psi, inside), inside))
+    _, inside = run_phase_one(analysis, fmap, psi, structured, bounds,
+                              settings.PHASE1_MAX_ITERATIONS, None)
+    table = score_table(analysis, fmap, psi, step_scores(psi, inside), inside)
+    rows = surrogate_rows(analysis, table)
     assert np.all(rows <= bounds - settings.PHASE1_MARGIN + 1e-9)
     aimed: list[np.ndarray] = []
     real = phase_one.solve_step

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ratecons as rc
-from ratecons.generic import ScoreTable, _missed, _threshold_search
+from ratecons.chain_points import ScoreTable, missed_rows
+from ratecons.generic import _threshold_search
 from ratecons.reductions.kernelize import kernelize
 from ratecons.reductions.to_cvxpy import ConvexStep
 
@@ -37,12 +38,12 @@ def test_a_mass_of_equal_scores_is_passed_by_the_smallest_move():
     scores = np.concatenate([np.full(40, 0.05), np.linspace(-2.0, -0.1, 50),
                              np.linspace(0.5, 2.0, 10)])
     analysis, fmap, step, table = _setup(scores, cap=0.3)
-    assert abs(_missed(analysis, table)[0] - 0.2) < 1e-12
+    assert abs(missed_rows(analysis, table)[0] - 0.2) < 1e-12
     shift = _threshold_search(analysis, table, fmap, step)
     # the nearest intercept that meets the cap lies between the mass and the next score up
     assert 0.05 < shift < 0.5
     moved = ScoreTable({key: z - shift for key, z in table.scores.items()}, None)
-    assert _missed(analysis, moved).max() == 0.0
+    assert missed_rows(analysis, moved).max() == 0.0
     assert np.mean(scores - shift > 0) == 0.1
 
 
