@@ -91,6 +91,7 @@ from .structured_free import free_block
 from .structured_robust import RobustRows, RobustTerms, halved_lams, robust_start, robust_terms
 from .structured_stop import CERTIFIED_STALL, STALL_WINDOW, stalled, warm_blocked
 from .structured_warm import warm_iterate
+from .thin_products import columns_times, rows_transpose_times, sparse_transpose_times
 
 __all__ = ["solve_structured", "DEFAULT_TOL", "CERTIFIED_TOL"]
 
@@ -268,12 +269,12 @@ class _IPM:
             terms += np.bincount(f.hinge_index, weights=np.abs(x.lam["A"] * f.hinge_slope),
                                  minlength=self.rows.n)
         both = self.q_transpose(np.column_stack([zr, terms]))  # one pass for the two
-        r_theta = np.concatenate([both[:, 0], sc.F[0] + self.G.T @ x.lam["A"]
+        r_theta = np.concatenate([both[:, 0], sc.F[0] + sparse_transpose_times(self.G, x.lam["A"])
                                   + sc.F[1:].T @ lam_R])
         r_theta[:self.p] += sc.l2 * w
         if self.use_l1:
             r_theta[:self.p] += x.lam["T+"] - x.lam["T-"]
-        r_u = sc.C[0] - x.lam["A"] - x.lam["B"] + sc.C[1:].T @ lam_R
+        r_u = sc.C[0] - x.lam["A"] - x.lam["B"] + rows_transpose_times(sc.C[1:], lam_R)
         if rob is not None:
             r_theta[self.p1:] += rob.g_v
             r_theta[self.positive] -= x.lam["L"]
@@ -346,7 +347,7 @@ class _IPM:
             on_z = Jz - np.column_stack([
                 np.bincount(f.hinge_index, weights=f.hinge_slope * through[:, j], minlength=N)
                 for j in range(self.m)]) if self.K else Jz
-            on_v = -ev["Fv"].T - self.G.T @ through
+            on_v = -ev["Fv"].T - sparse_transpose_times(self.G, through)
             if rob is not None:
                 on_v += rob.c_u.T @ (Cu.T / Du[:, None])
             Jh_T = self.theta_of(on_z, on_v)
@@ -375,7 +376,7 @@ class _IPM:
             scatter = W["A"] * f.hinge_slope / Du
             examples = np.bincount(f.hinge_index, weights=scatter * r_u, minlength=system["N"])
             rt = rt + self.theta_of(examples if on_z is None else examples + on_z,
-                                    self.G.T @ (W["A"] / Du * r_u))
+                                    sparse_transpose_times(self.G, W["A"] / Du * r_u))
         elif on_z is not None:
             rt[:self.p1] += self.q_transpose(on_z)
         rob = system["robust"]
@@ -389,7 +390,8 @@ class _IPM:
         d_theta, y = solved[:rt.size], solved[rt.size:]
         dz = self.q_apply(d_theta) if self.K else None
         if self.K:
-            d_u = (r_u + W["A"] * self.pieces(dz, d_theta) + system["Cu"].T @ y) / Du
+            d_u = (r_u + W["A"] * self.pieces(dz, d_theta)
+                   + rows_transpose_times(system["Cu"], y)) / Du
             if rob is not None:
                 d_u -= rob.c_u @ d_theta[self.p1:] / Du
         else:
@@ -425,10 +427,10 @@ class _IPM:
             zr -= np.bincount(f.hinge_index, weights=y["A"] * f.hinge_slope,
                               minlength=self.rows.n)
         if self.m:
-            zr += system["Jz"] @ y["R"]
-        on_v = -(self.G.T @ y["A"]) - system["Fv"].T @ y["R"]
+            zr += columns_times(system["Jz"], y["R"])
+        on_v = -sparse_transpose_times(self.G, y["A"]) - system["Fv"].T @ y["R"]
         t_theta = np.concatenate([np.zeros(self.p1), on_v])
-        t_u = y["A"] + y["B"] + (system["U_u"] @ y["R"] if self.m else 0.0)
+        t_u = y["A"] + y["B"] + (columns_times(system["U_u"], y["R"]) if self.m else 0.0)
         t_tau = np.zeros(0)
         if self.use_l1:
             t_theta[:self.p] += y["T-"] - y["T+"]
