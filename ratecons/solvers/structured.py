@@ -88,6 +88,7 @@ from .structured_correctors import (
 )
 from .structured_form import Iterate, ScaledForm, StructuredForm, StructuredSolution, WarmStart
 from .structured_free import free_block
+from .structured_kernels import newton_rhs, recovered_pairs, scatter_product
 from .structured_robust import RobustRows, RobustTerms, halved_lams, robust_start, robust_terms
 from .structured_stop import CERTIFIED_STALL, STALL_WINDOW, stalled, warm_blocked
 from .structured_warm import warm_iterate
@@ -374,7 +375,7 @@ class _IPM:
         rt = r_theta.copy()
         if self.K:
             scatter = W["A"] * f.hinge_slope / Du
-            examples = np.bincount(f.hinge_index, weights=scatter * r_u, minlength=system["N"])
+            examples = scatter_product(f.hinge_index, scatter, r_u, system["N"])
             rt = rt + self.theta_of(examples if on_z is None else examples + on_z,
                                     sparse_transpose_times(self.G, W["A"] / Du * r_u))
         elif on_z is not None:
@@ -424,8 +425,7 @@ class _IPM:
         f = self.form
         zr = np.zeros(self.rows.n)
         if self.K:
-            zr -= np.bincount(f.hinge_index, weights=y["A"] * f.hinge_slope,
-                              minlength=self.rows.n)
+            zr -= scatter_product(f.hinge_index, y["A"], f.hinge_slope, self.rows.n)
         if self.m:
             zr += columns_times(system["Jz"], y["R"])
         on_v = -sparse_transpose_times(self.G, y["A"]) - system["Fv"].T @ y["R"]
@@ -466,7 +466,7 @@ class _IPM:
         """The Newton direction for complementarity residuals r_c (module docstring), with
         one round of iterative refinement on the unreduced operator if ``refine``."""
         W = system["W"]
-        xi = {g: W[g] * (ev["c"][g] - x.s[g]) + r_c[g] / x.s[g] for g in x.s}
+        xi = {g: newton_rhs(W[g], ev["c"][g], x.s[g], r_c[g]) for g in x.s}
         jt = self.jacobian_transpose_parts(system, xi)  # rhs: Q^T(-jt[3]) left to the solves
         rhs = (-ev["r_theta"] - jt[0], -ev["r_u"] - jt[1], -ev["r_tau"] - jt[2])
         d, dz = self.solve_scored(system, rhs, -jt[3])
@@ -477,8 +477,8 @@ class _IPM:
             d = tuple(a + b for a, b in zip(d, correction, strict=True))
             dz = None if dz is None else dz + dz_c
         jd = self.jacobian_apply(system, d, dz)
-        ds = {g: jd[g] + ev["c"][g] - x.s[g] for g in x.s}
-        dlam = {g: -W[g] * ds[g] - r_c[g] / x.s[g] for g in x.s}
+        pairs = {g: recovered_pairs(W[g], jd[g], ev["c"][g], x.s[g], r_c[g]) for g in x.s}
+        ds, dlam = {g: p[0] for g, p in pairs.items()}, {g: p[1] for g, p in pairs.items()}
         return Iterate(d[0], d[1], d[2], ds, dlam, dz)
 
     # ---------------------------------------------------------------- the loop
