@@ -88,7 +88,7 @@ from .structured_correctors import (
 )
 from .structured_form import Iterate, ScaledForm, StructuredForm, StructuredSolution, WarmStart
 from .structured_free import free_block
-from .structured_kernels import newton_rhs, recovered_pairs, scatter_product
+from .structured_kernels import gather_product, newton_rhs, recovered_pairs, scatter_product
 from .structured_robust import RobustRows, RobustTerms, halved_lams, robust_start, robust_terms
 from .structured_stop import CERTIFIED_STALL, STALL_WINDOW, stalled, warm_blocked
 from .structured_warm import warm_iterate
@@ -192,8 +192,8 @@ class _IPM:
     def pieces(self, z: np.ndarray, theta: np.ndarray) -> np.ndarray:
         """a_k z_{i_k} + G[k] v (without the offsets), or the same for directions."""
         f = self.form
-        slope = f.hinge_slope if z.ndim == 1 else f.hinge_slope[:, None]
-        out = slope * z[f.hinge_index]
+        out = (gather_product(f.hinge_slope, z, f.hinge_index) if z.ndim == 1
+               else f.hinge_slope[:, None] * z[f.hinge_index])
         return out + self.G @ theta[self.p1:] if self.r else out
 
     def q_apply(self, T: np.ndarray) -> np.ndarray:
@@ -262,13 +262,12 @@ class _IPM:
         # stationarity: grad f - J^T lam
         zr = grad.copy()
         if self.K:
-            zr += np.bincount(f.hinge_index, weights=x.lam["A"] * f.hinge_slope,
-                              minlength=self.rows.n)
+            zr += scatter_product(f.hinge_index, x.lam["A"], f.hinge_slope, self.rows.n)
         # the size of the terms that stationarity balances, for the relative residual
         terms = np.abs(grad)
         if self.K:
-            terms += np.bincount(f.hinge_index, weights=np.abs(x.lam["A"] * f.hinge_slope),
-                                 minlength=self.rows.n)
+            terms += scatter_product(f.hinge_index, np.abs(x.lam["A"]), np.abs(f.hinge_slope),
+                                     self.rows.n)
         both = self.q_transpose(np.column_stack([zr, terms]))  # one pass for the two
         r_theta = np.concatenate([both[:, 0], sc.F[0] + sparse_transpose_times(self.G, x.lam["A"])
                                   + sc.F[1:].T @ lam_R])
@@ -316,7 +315,7 @@ class _IPM:
         e = W["A"] * (W["B"] + h_u) / Du  # what eliminating u_k leaves on its piece
         d = ev["curv"].copy()
         if self.K:
-            d += np.bincount(f.hinge_index, weights=f.hinge_slope ** 2 * e, minlength=N)
+            d += scatter_product(f.hinge_index, f.hinge_slope ** 2, e, N)
         G, col = self.rows.gram_and_column(d, column=self.fit_b, single=single)
         diag_w = np.full(self.p, sc.l2)
         if self.use_l1:
@@ -346,7 +345,7 @@ class _IPM:
             U_u = -Cu.T  # d c_R / du, transposed: (K, m)
             through = (W["A"] / Du)[:, None] * Cu.T  # (K, m)
             on_z = Jz - np.column_stack([
-                np.bincount(f.hinge_index, weights=f.hinge_slope * through[:, j], minlength=N)
+                scatter_product(f.hinge_index, f.hinge_slope, through[:, j], N)
                 for j in range(self.m)]) if self.K else Jz
             on_v = -ev["Fv"].T - sparse_transpose_times(self.G, through)
             if rob is not None:

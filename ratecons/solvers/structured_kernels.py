@@ -6,7 +6,8 @@ rows R), the right-hand side xi = W (c - s) + r_c / s of the reduced system and,
 reduced system is solved, the slacks' and multipliers' directions ds = J dx + c - s and
 dlam = -W ds - r_c / s (W = lam / s). In NumPy each is four or five passes over K-vectors with
 as many temporaries; here each is one pass. The pieces' values reach the examples by a
-scatter-add of a product, out[i_k] += a_k b_k (``np.bincount`` of a formed product before).
+scatter-add of a product, out[i_k] += a_k b_k (``np.bincount`` of a formed product before),
+and the examples' scores reach the pieces by a gathered product a_k z_{i_k}.
 Every entry is computed by the same operations in the same order as the NumPy expressions
 they replace, so the directions are the same numbers. On the whole Adult split (error rate +
 80% rule, 43,546 pieces) the three passes took about 0.9, 0.7 and 0.9 ms of a 4-9 ms
@@ -18,7 +19,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["newton_rhs", "recovered_pairs", "scatter_product"]
+__all__ = ["gather_product", "newton_rhs", "recovered_pairs", "scatter_product"]
 
 
 @numba.njit(cache=True)
@@ -62,4 +63,18 @@ def scatter_product(index: np.ndarray, a: np.ndarray, b: np.ndarray, n: int) -> 
     in one pass, summed in the same order (module docstring)."""
     out = np.zeros(n)
     _scatter_product(index, a, b, out)
+    return out
+
+
+@numba.njit(cache=True)
+def _gather_product(a: np.ndarray, z: np.ndarray, index: np.ndarray, out: np.ndarray) -> None:
+    for k in range(index.size):
+        out[k] = a[k] * z[index[k]]
+
+
+def gather_product(a: np.ndarray, z: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """a * z[index] for 1-D a, z, in one pass without the gathered copy (module
+    docstring)."""
+    out = np.empty(index.size)
+    _gather_product(a, z, index, out)
     return out
