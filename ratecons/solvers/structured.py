@@ -88,9 +88,11 @@ from .structured_correctors import (
 )
 from .structured_form import Iterate, ScaledForm, StructuredForm, StructuredSolution, WarmStart
 from .structured_free import free_block
+from .structured_kernels import gather_product, newton_rhs, recovered_pairs, scatter_product
 from .structured_robust import RobustRows, RobustTerms, halved_lams, robust_start, robust_terms
 from .structured_stop import CERTIFIED_STALL, STALL_WINDOW, stalled, warm_blocked
 from .structured_warm import warm_iterate
+from .thin_products import columns_times, rows_transpose_times, sparse_transpose_times
 
 __all__ = ["solve_structured", "DEFAULT_TOL", "CERTIFIED_TOL"]
 
@@ -190,8 +192,8 @@ class _IPM:
     def pieces(self, z: np.ndarray, theta: np.ndarray) -> np.ndarray:
         """a_k z_{i_k} + G[k] v (without the offsets), or the same for directions."""
         f = self.form
-        slope = f.hinge_slope if z.ndim == 1 else f.hinge_slope[:, None]
-        out = slope * z[f.hinge_index]
+        out = (gather_product(f.hinge_slope, z, f.hinge_index) if z.ndim == 1
+               else f.hinge_slope[:, None] * z[f.hinge_index])
         return out + self.G @ theta[self.p1:] if self.r else out
 
     def q_apply(self, T: np.ndarray) -> np.ndarray:
@@ -260,20 +262,19 @@ class _IPM:
         # stationarity: grad f - J^T lam
         zr = grad.copy()
         if self.K:
-            zr += np.bincount(f.hinge_index, weights=x.lam["A"] * f.hinge_slope,
-                              minlength=self.rows.n)
+            zr += scatter_product(f.hinge_index, x.lam["A"], f.hinge_slope, self.rows.n)
         # the size of the terms that stationarity balances, for the relative residual
         terms = np.abs(grad)
         if self.K:
-            terms += np.bincount(f.hinge_index, weights=np.abs(x.lam["A"] * f.hinge_slope),
-                                 minlength=self.rows.n)
+            terms += scatter_product(f.hinge_index, np.abs(x.lam["A"]), np.abs(f.hinge_slope),
+                                     self.rows.n)
         both = self.q_transpose(np.column_stack([zr, terms]))  # one pass for the two
-        r_theta = np.concatenate([both[:, 0], sc.F[0] + self.G.T @ x.lam["A"]
+        r_theta = np.concatenate([both[:, 0], sc.F[0] + sparse_transpose_times(self.G, x.lam["A"])
                                   + sc.F[1:].T @ lam_R])
         r_theta[:self.p] += sc.l2 * w
         if self.use_l1:
             r_theta[:self.p] += x.lam["T+"] - x.lam["T-"]
-        r_u = sc.C[0] - x.lam["A"] - x.lam["B"] + sc.C[1:].T @ lam_R
+        r_u = sc.C[0] - x.lam["A"] - x.lam["B"] + rows_transpose_times(sc.C[1:], lam_R)
         if rob is not None:
             r_theta[self.p1:] += rob.g_v
             r_theta[self.positive] -= x.lam["L"]
@@ -314,7 +315,7 @@ class _IPM:
         e = W["A"] * (W["B"] + h_u) / Du  # what eliminating u_k leaves on its piece
         d = ev["curv"].copy()
         if self.K:
-            d += np.bincount(f.hinge_index, weights=f.hinge_slope ** 2 * e, minlength=N)
+            d += scatter_product(f.hinge_index, f.hinge_slope ** 2, e, N)
         G, col = self.rows.gram_and_column(d, column=self.fit_b, single=single)
         diag_w = np.full(self.p, sc.l2)
         if self.use_l1:
@@ -344,9 +345,9 @@ class _IPM:
             U_u = -Cu.T  # d c_R / du, transposed: (K, m)
             through = (W["A"] / Du)[:, None] * Cu.T  # (K, m)
             on_z = Jz - np.column_stack([
-                np.bincount(f.hinge_index, weights=f.hinge_slope * through[:, j], minlength=N)
+                scatter_product(f.hinge_index, f.hinge_slope, through[:, j], N)
                 for j in range(self.m)]) if self.K else Jz
-            on_v = -ev["Fv"].T - self.G.T @ through
+            on_v = -ev["Fv"].T - sparse_transpose_times(self.G, through)
             if rob is not None:
                 on_v += rob.c_u.T @ (Cu.T / Du[:, None])
             Jh_T = self.theta_of(on_z, on_v)
@@ -373,9 +374,9 @@ class _IPM:
         rt = r_theta.copy()
         if self.K:
             scatter = W["A"] * f.hinge_slope / Du
-            examples = np.bincount(f.hinge_index, weights=scatter * r_u, minlength=system["N"])
+            examples = scatter_product(f.hinge_index, scatter, r_u, system["N"])
             rt = rt + self.theta_of(examples if on_z is None else examples + on_z,
-                                    self.G.T @ (W["A"] / Du * r_u))
+                                    sparse_transpose_times(self.G, W["A"] / Du * r_u))
         elif on_z is not None:
             rt[:self.p1] += self.q_transpose(on_z)
         rob = system["robust"]
@@ -389,7 +390,8 @@ class _IPM:
         d_theta, y = solved[:rt.size], solved[rt.size:]
         dz = self.q_apply(d_theta) if self.K else None
         if self.K:
-            d_u = (r_u + W["A"] * self.pieces(dz, d_theta) + system["Cu"].T @ y) / Du
+            d_u = (r_u + W["A"] * self.pieces(dz, d_theta)
+                   + rows_transpose_times(system["Cu"], y)) / Du
             if rob is not None:
                 d_u -= rob.c_u @ d_theta[self.p1:] / Du
         else:
@@ -422,13 +424,12 @@ class _IPM:
         f = self.form
         zr = np.zeros(self.rows.n)
         if self.K:
-            zr -= np.bincount(f.hinge_index, weights=y["A"] * f.hinge_slope,
-                              minlength=self.rows.n)
+            zr -= scatter_product(f.hinge_index, y["A"], f.hinge_slope, self.rows.n)
         if self.m:
-            zr += system["Jz"] @ y["R"]
-        on_v = -(self.G.T @ y["A"]) - system["Fv"].T @ y["R"]
+            zr += columns_times(system["Jz"], y["R"])
+        on_v = -sparse_transpose_times(self.G, y["A"]) - system["Fv"].T @ y["R"]
         t_theta = np.concatenate([np.zeros(self.p1), on_v])
-        t_u = y["A"] + y["B"] + (system["U_u"] @ y["R"] if self.m else 0.0)
+        t_u = y["A"] + y["B"] + (columns_times(system["U_u"], y["R"]) if self.m else 0.0)
         t_tau = np.zeros(0)
         if self.use_l1:
             t_theta[:self.p] += y["T-"] - y["T+"]
@@ -464,7 +465,7 @@ class _IPM:
         """The Newton direction for complementarity residuals r_c (module docstring), with
         one round of iterative refinement on the unreduced operator if ``refine``."""
         W = system["W"]
-        xi = {g: W[g] * (ev["c"][g] - x.s[g]) + r_c[g] / x.s[g] for g in x.s}
+        xi = {g: newton_rhs(W[g], ev["c"][g], x.s[g], r_c[g]) for g in x.s}
         jt = self.jacobian_transpose_parts(system, xi)  # rhs: Q^T(-jt[3]) left to the solves
         rhs = (-ev["r_theta"] - jt[0], -ev["r_u"] - jt[1], -ev["r_tau"] - jt[2])
         d, dz = self.solve_scored(system, rhs, -jt[3])
@@ -475,8 +476,8 @@ class _IPM:
             d = tuple(a + b for a, b in zip(d, correction, strict=True))
             dz = None if dz is None else dz + dz_c
         jd = self.jacobian_apply(system, d, dz)
-        ds = {g: jd[g] + ev["c"][g] - x.s[g] for g in x.s}
-        dlam = {g: -W[g] * ds[g] - r_c[g] / x.s[g] for g in x.s}
+        pairs = {g: recovered_pairs(W[g], jd[g], ev["c"][g], x.s[g], r_c[g]) for g in x.s}
+        ds, dlam = {g: p[0] for g, p in pairs.items()}, {g: p[1] for g, p in pairs.items()}
         return Iterate(d[0], d[1], d[2], ds, dlam, dz)
 
     # ---------------------------------------------------------------- the loop
