@@ -15,10 +15,10 @@ computed twice, side by side:
   workers, only sums travel).
 
 Each line gives the wall time, the passes over the features and over persisted state
-(:func:`ratecons.scans.dask_passes`, :func:`ratecons.scans.dask_state_passes`), the client's
-memory growth, the time over the floor (one plain Dask reduction, column sums, over the
-persisted features) and the difference between the two values. The worst ratio of ``workers``
-to the floor is printed last.
+(:func:`ratecons.scans.dask_passes`, :func:`ratecons.scans.dask_state_passes`), the peak of
+the memory the client allocated during the call (``tracemalloc``), the time over the floor
+(one plain Dask reduction, column sums, over the persisted features) and the difference
+between the two values. The worst ratio of ``workers`` to the floor is printed last.
 
 Run: ``python -m benchmarks.dask_reports --rows 2000000``.
 """
@@ -28,12 +28,13 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from benchmarks.dask_scale import PeakMemory, write_parquet
+from benchmarks.dask_scale import write_parquet
 
 
 def _values(data: Any) -> dict[str, tuple[Any, str, float]]:
@@ -57,16 +58,19 @@ def _values(data: Any) -> dict[str, tuple[Any, str, float]]:
     }
 
 
-def _timed(client: Any, fn: Any) -> tuple[float, float, int, int, float]:
-    """(value, seconds, passes over the features, over state, client growth in MiB)."""
+def _timed(fn: Any, *args: Any) -> tuple[float, float, int, int, float]:
+    """(value, seconds, passes over the features, over state, the client's peak of memory
+    allocated during the call in MiB, by ``tracemalloc``: what the client holds)."""
     from ratecons.scans import dask_passes, dask_state_passes
 
     passes, state = dask_passes(), dask_state_passes()
+    tracemalloc.start()
     start = time.perf_counter()
-    with PeakMemory(client, every=0.05) as peak:
-        value = float(fn())
-    return (value, time.perf_counter() - start, dask_passes() - passes,
-            dask_state_passes() - state, peak.client_growth / 2**20)
+    value = float(fn(*args))
+    seconds = time.perf_counter() - start
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return (value, seconds, dask_passes() - passes, dask_state_passes() - state, peak / 2**20)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -78,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
 
     import dask
     import dask.array as da
-    from distributed import Client, LocalCluster
+    from distributed import Client, LocalCluster, wait
 
     import ratecons as rc
     from ratecons.dask_metrics import WorkerEvaluation
@@ -91,7 +95,8 @@ def main(argv: list[str] | None = None) -> None:
         folder = Path(tmp)
         write_parquet(folder, args.rows, args.file_rows)
         data = rc.Dataset.from_parquet(folder, label="label", groups=["group"])
-        data.X = data.X.persist()
+        data.X = client.persist(data.X)
+        wait(data.X)
         start = time.perf_counter()
         da.sum(data.X, axis=0).compute()
         floor = time.perf_counter() - start
@@ -102,8 +107,8 @@ def main(argv: list[str] | None = None) -> None:
               f"{'client':>9s} {'/ floor':>8s} {'|diff|':>9s}")
         worst = (0.0, "")
         for name, (part, kind, coef) in _values(data).items():
-            old = _timed(client, lambda: part.evaluate(scorer, kind, coef))
-            new = _timed(client, lambda: WorkerEvaluation(scorer).part_value(part, kind, coef))
+            old = _timed(part.evaluate, scorer, kind, coef)
+            new = _timed(WorkerEvaluation(scorer).part_value, part, kind, coef)
             for method, (value, seconds, passes, state, growth) in (("gathered", old),
                                                                      ("workers", new)):
                 print(f"{name:52s} {method:9s} {seconds:8.2f} {passes:7d} {state:6d} "

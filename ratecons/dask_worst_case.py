@@ -40,25 +40,43 @@ from .numerics.phi import CHI2, KL
 
 __all__ = ["RateValues", "worst_case_value"]
 
-#: the code of an example of the ball's support inside the rate's denominator B
+#: the code of an example of the ball's support inside the rate's denominator B (without a
+#: table of codes)
 IN_B = 2
+#: the most distinct (coefficient, membership) pairs sent as one-byte codes (:class:`RateValues`)
+CODE_TABLE = 255
+#: support entries coded per chunk on the client (:func:`_sent`)
+CODE_CHUNK = 1 << 18
 
 
 @dataclass(frozen=True)
 class RateValues:
-    """Per partition block [score, coefficient, code]: the values sigma g_x - lam over the
-    ball's support (0 off B), in the support's order (module docstring)."""
+    """Per partition block [score, code] (or [score, coefficient, code]): the values
+    sigma g_x - lam over the ball's support (0 off B), in the support's order (module
+    docstring). With a ``table`` (row k: the coefficient and the membership in B of the
+    examples coded k + 1; code 0 off the support) the block carries one small code per
+    example instead of its coefficient."""
 
     adversary: float
     kind: str
     lam: float = 0.0
+    table: tuple[tuple[float, bool], ...] | None = None
 
     def parts(self, block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """h = sigma |B| a_x v_x and the membership in B, over the block's support rows."""
-        s, coef, code = block[:, 0], block[:, 1], block[:, 2]
+        s, code = block[:, 0], block[:, -1]
         keep = code > 0
-        v = (s > 0).astype(np.float64) if self.kind == "indicator" else np.clip(0.5 + s, 0, 1)
-        return (self.adversary * coef * v)[keep], code[keep] == IN_B
+        if self.table is None:
+            coef, inside = block[keep, 1], code[keep] == IN_B
+        else:
+            rows = np.asarray(self.table, dtype=np.float64)[code[keep].astype(np.int64) - 1]
+            coef, inside = rows[:, 0], rows[:, 1] > 0
+        v = (s[keep] > 0).astype(np.float64) if self.kind == "indicator" \
+            else np.clip(0.5 + s[keep], 0.0, 1.0)
+        return self.adversary * coef * v, inside
+
+    def shifted(self, lam: float) -> RateValues:
+        return RateValues(self.adversary, self.kind, lam, self.table)
 
     def __call__(self, block: np.ndarray) -> np.ndarray:
         h, inside = self.parts(block)
@@ -118,19 +136,19 @@ def _dual_value(rule: WeightRule, summ: LossSummary, sums: np.ndarray, rho: floa
     return alpha * rho + lam + alpha * sums[3] / summ.n
 
 
-def _conditional(state: Any, part: Any, adversary: float, kind: str,
-                 tol: float = 1e-9, max_evaluations: int = 200) -> float:
+def _conditional(state: Any, part: Any, base: RateValues, tol: float = 1e-9,
+                 max_evaluations: int = 200) -> float:
     """max_q sum_B q_x h_x / sum_B q_x by Dinkelbach's parameter, the steps of
     :func:`ratecons.expr.robust.conditional_extreme` with each inner maximization on the
     workers."""
     phi, rho = part.ball.phi, part.ball.rho
     total, top, size = computed(per_partition(
-        _start_sums, 3, state, values=RateValues(adversary, kind)), features=False).T
+        _start_sums, 3, state, values=base), features=False).T
     lo, hi = float(total.sum() / size.sum()), float(top.max())
     evaluations = 0
     while hi - lo > tol and evaluations < max_evaluations:
         lam = lo + tol
-        values = RateValues(adversary, kind, lam)
+        values = base.shifted(lam)
         rule, summ = _rule(state, values, phi, rho)
         alpha, dual_lam, conj_phi = _duals(rule, summ)
         sums = computed(per_partition(_step_sums, 4, state, values=values, rule=rule,
@@ -147,6 +165,17 @@ def _conditional(state: Any, part: Any, adversary: float, kind: str,
             hi = min(hi, lam)
             break
     return lo
+
+
+def _distinct(values: np.ndarray, most: int) -> np.ndarray | None:
+    """The sorted distinct values, or None when there are more than ``most`` (found chunk by
+    chunk, so that the client's temporaries stay O(:data:`CODE_CHUNK`))."""
+    distinct = np.empty(0)
+    for start in range(0, values.size, CODE_CHUNK):
+        distinct = np.union1d(distinct, np.unique(values[start:start + CODE_CHUNK]))
+        if distinct.size > most:
+            return None
+    return distinct
 
 
 def worst_case_value(part: Any, workers: Any, adversary: float, kind: str) -> float:
@@ -166,17 +195,33 @@ def worst_case_value(part: Any, workers: Any, adversary: float, kind: str) -> fl
     """
     import dask.array as da
 
-    support = part.ball.support
-    coef = np.zeros(workers.data.n)
-    code = np.zeros(workers.data.n)
-    coef[support.index] = part.coefficients
-    code[support.index] = np.where(part.inside, IN_B, 1)
-    state = da.stack([workers.s, workers.column(coef), workers.column(code)], axis=1)
-    state = state.rechunk({1: -1}).persist()
+    state, base = _sent(part, workers, adversary, kind)
+    state = da.stack([workers.s, *state], axis=1).rechunk({1: -1}).persist()
     if part.conditional:
-        extreme = _conditional(state, part, adversary, kind)
+        extreme = _conditional(state, part, base)
     else:
-        values = RateValues(adversary, kind)
-        rule, summ = _rule(state, values, part.ball.phi, part.ball.rho)
-        extreme = robust_value(state, values, rule, summ)
+        rule, summ = _rule(state, base, part.ball.phi, part.ball.rho)
+        extreme = robust_value(state, base, rule, summ)
     return float(part.expr.constant + adversary * extreme)
+
+
+def _sent(part: Any, workers: Any, adversary: float, kind: str) -> tuple[list[Any], RateValues]:
+    """The per-example columns sent to the workers and the values' rule: one byte per example
+    (a code into a table of (coefficient, membership in B) pairs) when the coefficients take
+    at most :data:`CODE_TABLE` / 2 distinct values (a ball's data carry no example weights, so
+    a rate's coefficients take one or a few), else the coefficients (8 bytes) and a
+    membership code (1 byte)."""
+    index, coefficients = part.ball.support.index, part.coefficients
+    distinct = _distinct(coefficients, CODE_TABLE // 2)
+    code = np.zeros(workers.data.n, dtype=np.uint8)
+    if distinct is not None:
+        for start in range(0, index.size, CODE_CHUNK):  # O(chunk) temporaries on the client
+            part_of = slice(start, start + CODE_CHUNK)
+            code[index[part_of]] = (1 + 2 * np.searchsorted(distinct, coefficients[part_of])
+                                    + part.inside[part_of])
+        rows = tuple((float(c), b) for c in distinct for b in (False, True))
+        return [workers.column(code)], RateValues(adversary, kind, table=rows)
+    coef = np.zeros(workers.data.n)
+    coef[index] = part.coefficients
+    code[index] = np.where(part.inside, IN_B, 1)
+    return [workers.column(coef), workers.column(code)], RateValues(adversary, kind)

@@ -94,6 +94,29 @@ def test_worst_case_values_agree(client, monkeypatch, which, phi, rho):
     assert len(set(np.round(want, 6))) > 1  # the four values are not all one number
 
 
+@pytest.mark.parametrize("which", ["recall over the positives", "recall over all",
+                                   "positive rate - error/2 of a group"])
+def test_worst_case_values_from_a_coefficient_column(client, monkeypatch, which):
+    """More distinct coefficients than one-byte codes can name (forced here: a ball's data
+    carry no example weights, so a rate's coefficients take a few values): the coefficients
+    travel as a column with a membership code, and the values are the same."""
+    from ratecons import dask_worst_case
+
+    monkeypatch.setattr(dask_worst_case, "CODE_TABLE", 0)
+    memory, lazy = _clipped(n=2000, chunk=500)
+    want = _values(_worst(memory, which, "chi2", 0.3),
+                   lambda p, kind, coef: p.evaluate(SCORER, kind, coef))
+    install_tripwire(monkeypatch)
+    _refuse_in_memory(monkeypatch)
+    sent = []
+    original = dask_worst_case._sent
+    monkeypatch.setattr(dask_worst_case, "_sent",
+                        lambda *a: sent.append(original(*a)) or sent[-1])
+    got = _values(_worst(lazy, which, "chi2", 0.3), WorkerEvaluation(SCORER).part_value)
+    assert np.max(np.abs(np.subtract(got, want))) <= TOL, (got, want)
+    assert sent and all(rule.table is None and len(columns) == 2 for columns, rule in sent)
+
+
 def test_worst_case_value_of_a_custom_phi(client, monkeypatch):
     """A Hellinger ball (no closed form; the damped Newton search on the dual in memory it is
     bisection), unconditional, both kinds and adversaries."""
