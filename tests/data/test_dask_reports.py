@@ -160,7 +160,7 @@ def test_pat_mat_surrogate_threshold(client, monkeypatch, formulation, surrogate
     memory, lazy = _tied(seed=2)
     among = "all" if formulation == "pat&mat" else "negatives"
     for theta in (1.0, 2.0):
-        def part(data):
+        def part(data, theta=theta):
             return rc.tpr_at_quantile(data, tau=tau, among=among, formulation=formulation,
                                       surrogate=surrogate, theta=theta)
 
