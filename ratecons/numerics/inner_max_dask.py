@@ -1,18 +1,22 @@
 """The exact inner maximization (problem (4), App. A.1 of Ghosh & Squillante) by reductions.
 
-On Dask data the margins m_n(theta) stay with their partitions (persisted on the workers); the
-IM procedure's one-dimensional dual is found from sums over the partitions evaluated at a batch
-of candidate duals per pass, so that only those sums (and, for chi-square, the few losses in the
-last bracket) travel:
+On Dask data the margins m_n(theta) stay with their partitions (persisted on the workers; or
+any per-example values, :data:`Values`, as a worst-case rate's, :mod:`ratecons.dask_worst_case`);
+the IM procedure's one-dimensional dual is found from sums over the partitions evaluated at a
+batch of candidate duals per pass, so that only those sums (and, for chi-square, the few losses
+in the last bracket) travel:
 
 - **chi-square**: P* = (z - eta)_+ / sum (z - eta)_+ for the threshold eta = lambda - 2 alpha,
   which solves G(eta) = N sum (z - eta)_+^2 / (sum (z - eta)_+)^2 = 1 + rho (steps 2(b)-(c)
   with the support {z > eta}; G is nondecreasing by Cauchy-Schwarz). A pass evaluates G at a
   batch of candidates (quantiles of the losses, from each partition's sorted losses and
   suffix sums), which brackets eta between two consecutive candidates; the losses inside the
-  bracket (at most about N / :data:`CANDIDATES` of them) are fetched and the support is found by
-  the same scan and closed forms as the in-memory kernel
-  (:func:`ratecons.numerics.phi_kernels.chi2_inner`), starting from the sums above the bracket;
+  bracket (at most about N / :data:`CANDIDATES` of them; the ties at its lower end only
+  counted) are fetched and the support is found by the same scan and closed forms as the
+  in-memory kernel (:func:`ratecons.numerics.phi_kernels.chi2_inner`), starting from the sums
+  above the bracket. The bracketing itself (:func:`bracket_root`) serves any root of a
+  monotone function of such suffix sums (Pat&Mat's threshold,
+  :meth:`ratecons.dask_metrics.WorkerScores.surrogate_quantile`);
 - **KL**: P* = softmax(beta z) with beta = 1/alpha* solving KL(P*, U_N) = rho (lambda* in
   closed form); a pass evaluates the log-sum-exp moments at a batch of three betas (a Newton
   point and two around it) and the next Newton point is taken from the closest one, inside the
