@@ -20,20 +20,22 @@ reduction over them, so that no N-sized vector of scores reaches the client:
   its index arrays, which the client already holds) sent once; the robust loss by
   :mod:`ratecons.dask_robust`.
 
-Worst-case rates (:class:`ratecons.expr.robust.WorstCaseRate`) have no such reduction here:
-:class:`WorkerEvaluation` evaluates them in memory (their scores gathered), as it does the
-surrogate (convex) threshold of TPR@tau (Pat&Mat) in a report's "expected" column. The report's
+The surrogate (convex) threshold of TPR@tau (Pat&Mat) in a report's "expected" column is
+found by bracketing passes over the persisted scores (:meth:`WorkerScores.surrogate_quantile`)
+and a worst-case rate's value by the inner maximization's dual search over its per-example
+values on the workers (:mod:`ratecons.dask_worst_case`). The report's
 tables by group level are one more reduction (:meth:`WorkerScores.level_sums`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .loss_functions import margin_loss, surrogate
-from .numerics.inner_max_dask import computed, per_partition
+from .numerics.inner_max_dask import bracket_root, computed, per_partition, summary_of
 from .scans import count_pass
 from .thresholds import quantile_count, top_k_mean
 
@@ -91,6 +93,19 @@ def _loss_values(s: np.ndarray, y: np.ndarray, C: np.ndarray, loss: str) -> np.n
     """C^T l(y~ s) for a margin loss, one row."""
     values, _ = margin_loss(loss, (2.0 * y - 1.0) * s)
     return (C.T @ values)[None]
+
+
+@dataclass(frozen=True)
+class BreakPoints:
+    """Per partition block [score, label]: the breakpoints b = s + 1/theta of the Pat&Mat
+    threshold equation over the reference scores (the negatives, or all)."""
+
+    theta: float
+    negatives: bool
+
+    def __call__(self, block: np.ndarray) -> np.ndarray:
+        s = block[:, 0]
+        return (s[block[:, 1] < 0.5] if self.negatives else s) + 1.0 / self.theta
 
 
 def _surrogate_sums(s: np.ndarray, y: np.ndarray, t: float, which: str) -> np.ndarray:
@@ -231,14 +246,47 @@ class WorkerScores:
              else self.quantile_threshold(part.tau, negatives))
         return self.tpr_above(t)
 
-    def tpr_surrogate(self, part: Any) -> float | None:
-        """The concave lower bound 1 - (1/n_+) sum_{I_+} l(t - s_i) of a TPR@K objective
-        (:meth:`ratecons.expr.ranking.RankingObjective.surrogate_value`; its threshold the mean
-        of the K largest, as the exact one); None for the Pat&Mat family (its threshold
-        solves an equation over the sorted scores)."""
-        if part.family != "toppushk":
-            return None
-        t = self.top_k_threshold(int(part.k), part.among != "all")
+    def surrogate_quantile(self, part: Any) -> float:
+        """Pat&Mat's threshold (:func:`ratecons.thresholds.surrogate_quantile`): the root t of
+        (1/n) sum_j l(theta (s_j - t)) = tau over the reference scores, which depends on them
+        only through the suffix sums of the breakpoints b_j = s_j + 1/theta above t:
+        theta sum_{b > t} (b - t) (hinge) or theta^2 sum_{b > t} (b - t)^2 (quadratic hinge).
+        :func:`ratecons.numerics.inner_max_dask.bracket_root` brackets t between two
+        candidate breakpoints per pass; the exact scan of the in-memory function then runs
+        over the top sets of the few breakpoints in the bracket."""
+        import dask.array as da
+
+        spec = part.threshold
+        theta, hinge = float(spec.theta), spec.surrogate == "hinge"
+        values = BreakPoints(theta, part.among != "all")
+        state = da.stack([self.s, self.labels.astype(np.float64)], axis=1).rechunk({1: -1})
+        summ = summary_of(state, values, quantiles=True)
+        target = spec.tau * summ.n
+
+        def below_root(sums: np.ndarray, cands: np.ndarray) -> np.ndarray:
+            s0, s1, s2 = sums.T
+            f = (theta * (s1 - s0 * cands) if hinge
+                 else theta**2 * (s2 - 2.0 * cands * s1 + s0 * cands * cands))
+            return f > target
+
+        bracket = bracket_root(state, values, below_root, summ)
+        k, s1, s2, _, nxt = bracket.supports()
+        if hinge:
+            t = bracket.shift + (s1 - target / theta) / k
+        else:
+            disc = np.maximum(s1 * s1 - k * (s2 - target / theta**2), 0.0)
+            t = bracket.shift + (s1 - np.sqrt(disc)) / k
+        with np.errstate(invalid="ignore"):
+            ok = t >= nxt - 1e-12 * np.maximum(1.0, np.abs(nxt))
+        return float(t[int(np.argmax(ok))] if ok.any() else t[-1])
+
+    def tpr_surrogate(self, part: Any) -> float:
+        """The concave lower bound 1 - (1/n_+) sum_{I_+} l(t - s_i) of a TPR@K or TPR@tau
+        objective (:meth:`ratecons.expr.ranking.RankingObjective.surrogate_value`), its
+        threshold the mean of the K largest (TopPushK family) or Pat&Mat's surrogate quantile
+        (:meth:`surrogate_quantile`)."""
+        t = (self.top_k_threshold(int(part.k), part.among != "all")
+             if part.family == "toppushk" else self.surrogate_quantile(part))
         total, positives = computed(per_partition(_surrogate_sums, 2, self.s, self.labels,
                                                   t=t, which=part.surrogate).sum(axis=0),
                                     features=False)
@@ -297,8 +345,7 @@ def _datasets(part: Any) -> list[Any]:
 class WorkerEvaluation:
     """Values of report rows and rate expressions for a scorer, each part over a Dask dataset
     by the reductions of that dataset's :class:`WorkerScores` (made once per dataset); parts
-    over data in memory, over several datasets, or without a reduction here (worst-case rates,
-    the Pat&Mat surrogate threshold of TPR@tau) by their own in-memory evaluation."""
+    over data in memory or over several datasets by their own in-memory evaluation."""
 
     def __init__(self, scorer: Any, scores: WorkerScores | None = None) -> None:
         self.scorer = scorer
@@ -340,8 +387,12 @@ class WorkerEvaluation:
         if workers is None:
             return float(part.evaluate(self.scorer, kind, coef))
         if getattr(part, "curvature", "") == "concave":
-            value = workers.tpr_at_top(part) if kind == "exact" else workers.tpr_surrogate(part)
-            return float(part.evaluate(self.scorer, kind, coef)) if value is None else value
+            return workers.tpr_at_top(part) if kind == "exact" else workers.tpr_surrogate(part)
+        if getattr(part, "kind", "") == "rate" and hasattr(part, "ball"):
+            from .dask_worst_case import worst_case_value
+
+            return worst_case_value(part, workers, 1.0 if coef > 0 else -1.0,
+                                    "indicator" if kind == "exact" else "ramp")
         if getattr(part, "mergeable", False):
             return self.rate(part, "indicator" if kind == "exact" else "ramp")
         if getattr(part, "kind", "") == "loss" and hasattr(part, "ball"):

@@ -1,18 +1,22 @@
 """The exact inner maximization (problem (4), App. A.1 of Ghosh & Squillante) by reductions.
 
-On Dask data the margins m_n(theta) stay with their partitions (persisted on the workers); the
-IM procedure's one-dimensional dual is found from sums over the partitions evaluated at a batch
-of candidate duals per pass, so that only those sums (and, for chi-square, the few losses in the
-last bracket) travel:
+On Dask data the margins m_n(theta) stay with their partitions (persisted on the workers; or
+any per-example values, :data:`Values`, as a worst-case rate's, :mod:`ratecons.dask_worst_case`);
+the IM procedure's one-dimensional dual is found from sums over the partitions evaluated at a
+batch of candidate duals per pass, so that only those sums (and, for chi-square, the few losses
+in the last bracket) travel:
 
 - **chi-square**: P* = (z - eta)_+ / sum (z - eta)_+ for the threshold eta = lambda - 2 alpha,
   which solves G(eta) = N sum (z - eta)_+^2 / (sum (z - eta)_+)^2 = 1 + rho (steps 2(b)-(c)
   with the support {z > eta}; G is nondecreasing by Cauchy-Schwarz). A pass evaluates G at a
   batch of candidates (quantiles of the losses, from each partition's sorted losses and
   suffix sums), which brackets eta between two consecutive candidates; the losses inside the
-  bracket (at most about N / :data:`CANDIDATES` of them) are fetched and the support is found by
-  the same scan and closed forms as the in-memory kernel
-  (:func:`ratecons.numerics.phi_kernels.chi2_inner`), starting from the sums above the bracket;
+  bracket (at most about N / :data:`CANDIDATES` of them; the ties at its lower end only
+  counted) are fetched and the support is found by the same scan and closed forms as the
+  in-memory kernel (:func:`ratecons.numerics.phi_kernels.chi2_inner`), starting from the sums
+  above the bracket. The bracketing itself (:func:`bracket_root`) serves any root of a
+  monotone function of such suffix sums (Pat&Mat's threshold,
+  :meth:`ratecons.dask_metrics.WorkerScores.surrogate_quantile`);
 - **KL**: P* = softmax(beta z) with beta = 1/alpha* solving KL(P*, U_N) = rho (lambda* in
   closed form); a pass evaluates the log-sum-exp moments at a batch of three betas (a Newton
   point and two around it) and the next Newton point is taken from the closest one, inside the
@@ -26,6 +30,7 @@ unnormalized weights s_n of its examples (P* = s / sum s) in the later passes.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,9 +43,10 @@ from ..scans import count_pass
 from .inner_max import alpha_zero_divergence, inner_maximize
 from .phi import CHI2, KL, Phi
 
-__all__ = ["CANDIDATES", "BRACKET_CAP", "LossSummary", "WeightRule", "computed", "dual_rule",
-           "margin_summary", "per_partition", "persist_with", "robust_value", "signed_margins",
-           "summary_width", "trivial_rule", "worst_case_rule"]
+__all__ = ["CANDIDATES", "BRACKET_CAP", "Bracket", "LossSummary", "Values", "WeightRule",
+           "bracket_root", "computed", "dual_rule", "margin_summary", "per_partition",
+           "persist_with", "robust_value", "rule_on", "signed_margins", "summary_of",
+           "summary_width", "trivial_rule", "values_of", "worst_case_rule"]
 
 #: candidate thresholds per chi-square bracketing pass (quantiles of the losses)
 CANDIDATES = 1024
@@ -88,6 +94,18 @@ class WeightRule:
         return (1.0 - mix) * self.weights(z) / total + mix / n
 
 
+#: what the searches run over: a margin loss's name (the values l(m) of the persisted margins)
+#: or a picklable callable mapping a persisted partition block to its values
+Values = str | Callable[[np.ndarray], np.ndarray]
+
+
+def values_of(m: np.ndarray, loss: Values) -> np.ndarray:
+    """The values of one persisted partition block ``m`` a search runs over (:data:`Values`)."""
+    if callable(loss):
+        return np.asarray(loss(m), dtype=np.float64)
+    return margin_loss(loss, m)[0]
+
+
 def per_partition(fn: Any, width: int, *args: Any, **kwargs: Any) -> Any:
     """A lazy (partitions x width) Dask array: ``fn`` on each partition of the row-partitioned
     arrays ``args`` (2-D: all columns; 1-D: the partition's entries), one row per partition."""
@@ -109,10 +127,10 @@ def summary_width(quantiles: int) -> int:
     return 8 + quantiles
 
 
-def margin_summary(m: np.ndarray, loss: str, quantiles: int) -> np.ndarray:
+def margin_summary(m: np.ndarray, loss: Values, quantiles: int) -> np.ndarray:
     """Per partition: n, max z, #(z at that max), min z, mean z, sum of squared deviations,
     min and max margin, and ``quantiles`` evenly ranked losses (descending)."""
-    z, _ = margin_loss(loss, m)
+    z = values_of(m, loss)
     out = np.full((1, summary_width(quantiles)), np.nan)
     if z.size == 0:
         out[0, 0] = 0.0
@@ -126,36 +144,40 @@ def margin_summary(m: np.ndarray, loss: str, quantiles: int) -> np.ndarray:
     return out
 
 
-def _chi2_sums(m: np.ndarray, loss: str, cands: np.ndarray) -> np.ndarray:
-    """Per candidate eta: #(z >= eta), sum of z and of z^2 over z >= eta (suffix sums of the
-    sorted losses)."""
-    z, _ = margin_loss(loss, m)
-    z = np.sort(z)
+def _suffix_sums(m: np.ndarray, loss: Values, cands: np.ndarray) -> np.ndarray:
+    """Per candidate c: #(z > c), sum of z and of z^2 over z > c, and #(z >= c) (suffix sums
+    of the sorted values; strictly above c, so that a candidate at a tied value, the largest
+    say, sees sum (z - c)_+ = 0 exactly, not a rounding residue)."""
+    z = np.sort(values_of(m, loss))
     suffix1 = np.concatenate([np.cumsum(z[::-1])[::-1], [0.0]])
     suffix2 = np.concatenate([np.cumsum((z * z)[::-1])[::-1], [0.0]])
     at = np.searchsorted(z, cands, side="left")
-    return np.column_stack([z.size - at, suffix1[at], suffix2[at]]).reshape(1, -1)
+    over = np.searchsorted(z, cands, side="right")
+    return np.column_stack([z.size - over, suffix1[over], suffix2[over],
+                            z.size - at]).reshape(1, -1)
 
 
-def _chi2_bracket(m: np.ndarray, loss: str, lo: float, hi: float, shift: float,
-                  size: int) -> np.ndarray:
+def _bracket_values(m: np.ndarray, loss: Values, lo: float, hi: float, shift: float,
+                    size: int) -> np.ndarray:
     """Above the bracket (z >= hi): count, sum (z - shift), sum (z - shift)^2, min z; the
-    largest z below lo; then the losses in [lo, hi) (padded with NaN to ``width``)."""
-    z, _ = margin_loss(loss, m)
+    largest z below lo; #(z = lo); then the values in (lo, hi) (padded with NaN to ``size``)."""
+    z = values_of(m, loss)
     head = z[z >= hi] - shift
     below = z[z < lo]
-    inside = z[(z >= lo) & (z < hi)]
-    out = np.full((1, 5 + size), np.nan)
-    out[0, :5] = [head.size, head.sum(), np.dot(head, head),
+    inside = z[(z > lo) & (z < hi)]
+    out = np.full((1, 6 + size), np.nan)
+    out[0, :6] = [head.size, head.sum(), np.dot(head, head),
                   head.min() + shift if head.size else np.inf,
-                  below.max() if below.size else -np.inf]
-    out[0, 5:5 + inside.size] = inside
+                  below.max() if below.size else -np.inf, np.count_nonzero(z == lo)]
+    out[0, 6:6 + inside.size] = inside
     return out
 
 
-def _quantiles_inside(m: np.ndarray, loss: str, lo: float, hi: float, k: int) -> np.ndarray:
-    z, _ = margin_loss(loss, m)
-    inside = np.sort(z[(z >= lo) & (z < hi)])[::-1]
+def _quantiles_inside(m: np.ndarray, loss: Values, lo: float, hi: float, k: int) -> np.ndarray:
+    """Per partition: #(lo < z < hi) and ``k`` evenly ranked values among them (descending;
+    the ties at lo are counted apart, by :func:`_bracket_values`)."""
+    z = values_of(m, loss)
+    inside = np.sort(z[(z > lo) & (z < hi)])[::-1]
     out = np.full((1, k + 1), np.nan)
     out[0, 0] = inside.size
     if inside.size:
@@ -163,9 +185,9 @@ def _quantiles_inside(m: np.ndarray, loss: str, lo: float, hi: float, k: int) ->
     return out
 
 
-def _kl_sums(m: np.ndarray, loss: str, zmax: float, betas: np.ndarray) -> np.ndarray:
+def _kl_sums(m: np.ndarray, loss: Values, zmax: float, betas: np.ndarray) -> np.ndarray:
     """Per beta: sum exp(beta u), sum exp(beta u) u, sum exp(beta u) u^2 with u = z - zmax."""
-    z, _ = margin_loss(loss, m)
+    z = values_of(m, loss)
     u = z - zmax
     e = np.exp(np.outer(betas, u))
     return np.column_stack([e.sum(axis=1), e @ u, e @ (u * u)]).reshape(1, -1)
@@ -216,8 +238,8 @@ def _choose_candidates(quantiles: np.ndarray, sizes: np.ndarray, extra: list[flo
 
 
 def sizes_of(each: np.ndarray) -> np.ndarray:
-    """Rows per partition: the count at the smallest candidate (the smallest loss)."""
-    return each[:, 0, 0]
+    """Rows per partition: #(z >= c) at the smallest candidate (the smallest value)."""
+    return each[:, 0, 3]
 
 
 def _g_ratio(sums: np.ndarray, cands: np.ndarray, n: int) -> np.ndarray:
@@ -229,21 +251,107 @@ def _g_ratio(sums: np.ndarray, cands: np.ndarray, n: int) -> np.ndarray:
         return np.where(a1 > 0, n * a2 / (a1 * a1), np.inf)
 
 
-def _chi2_scan(head: np.ndarray, inside: np.ndarray, below: float, shift: float, m: int,
-               rho: float, scale: float) -> tuple[float, float] | None:
-    """The in-memory kernel's support scan from the sums above the bracket: supports
-    head + the top j losses of the bracket (j = 0..J); (c, lambda) of the first consistent
-    one, with its mean and squared deviations polished from shifted sums, or None."""
-    k0, h1, h2, head_min = int(head[0]), head[1], head[2], head[3]
-    x = np.sort(inside)[::-1]
-    t = x - shift
-    k = k0 + np.arange(x.size + 1)
-    s1 = h1 + np.concatenate([[0.0], np.cumsum(t)])
-    s2 = h2 + np.concatenate([[0.0], np.cumsum(t * t)])
-    last = np.concatenate([[head_min], x])
-    nxt = np.concatenate([x, [below]])
-    ok = k > 0
-    k, s1, s2, last, nxt = k[ok], s1[ok], s2[ok], last[ok], nxt[ok]
+@dataclass
+class Bracket:
+    """The last bracket [lo, hi) of :func:`bracket_root`: the values' sums above it, the values
+    inside it and the ties at its lower end.
+
+    Attributes
+    ----------
+    head : ndarray
+        Over z >= hi: count, sum (z - shift), sum (z - shift)^2 and min z.
+    inside : ndarray
+        The values in (lo, hi), descending.
+    lo : float
+    at_lo : int
+        #(z = lo): one block of ties, never split by :meth:`supports`.
+    below : float
+        The largest value below lo (-inf when none).
+    shift : float
+        The shift of the sums (the mean of the values above the bracket), against rounding.
+    """
+
+    head: np.ndarray
+    inside: np.ndarray
+    lo: float
+    at_lo: int
+    below: float
+    shift: float
+
+    def supports(self) -> tuple[np.ndarray, ...]:
+        """The candidate top sets, by size: {z >= hi} plus the top j values in (lo, hi)
+        (j = 0..J), then plus the ties at lo. Returns their sizes k, shifted sums s1 and s2,
+        their smallest value (last) and the largest value outside (next)."""
+        ties = [self.lo] if self.at_lo else []
+        vals = np.concatenate([self.inside, ties])
+        mult = np.concatenate([np.ones(self.inside.size), [float(self.at_lo)] if ties else []])
+        t = vals - self.shift
+        k = self.head[0] + np.concatenate([[0.0], np.cumsum(mult)])
+        s1 = self.head[1] + np.concatenate([[0.0], np.cumsum(mult * t)])
+        s2 = self.head[2] + np.concatenate([[0.0], np.cumsum(mult * t * t)])
+        last = np.concatenate([[self.head[3]], vals])
+        nxt = np.concatenate([vals, [self.below]])
+        ok = k > 0
+        return k[ok], s1[ok], s2[ok], last[ok], nxt[ok]
+
+
+def bracket_root(state: Any, loss: Values, below_root: Any, summ: LossSummary) -> Bracket:
+    """The root of a monotone function of a threshold c that depends on the values z_n only
+    through their suffix sums #(z >= c), sum_{z >= c} z and sum_{z >= c} z^2, by bracketing
+    passes over the persisted ``state``.
+
+    Each pass evaluates the suffix sums at about :data:`CANDIDATES` candidates (quantiles of
+    the values: ``summ.quantiles`` first, then quantiles inside the bracket) and
+    ``below_root(sums, cands)`` (sums: candidates x [#(z > c), sum z, sum z^2 over z > c])
+    says which
+    candidates lie below the root; the root is then bracketed in [lo, hi) between two
+    consecutive candidates. When the values strictly inside, #(lo < z < hi), are at most
+    :data:`BRACKET_CAP` over the partitions they are fetched with the sums above the bracket and
+    the count of the ties at lo (any number of them: 12 bytes), else another round of
+    quantiles inside narrows the bracket. The caller's exact scan over
+    :meth:`Bracket.supports` finishes on the client.
+    """
+    lo, hi = -np.inf, np.inf
+    quantiles, sizes = summ.quantiles, summ.sizes
+    for _ in range(MAX_DUAL_PASSES):
+        extra = [summ.zmin, summ.zmax] + [v for v in (lo, hi) if np.isfinite(v)]
+        cands = _choose_candidates(quantiles, sizes, extra)
+        cands = cands[(cands >= lo) & (cands <= hi)] if np.isfinite(lo + hi) else cands
+        each = computed(per_partition(_suffix_sums, 4 * cands.size, state, loss=loss,
+                                       cands=cands)).reshape(-1, cands.size, 4)
+        sums = each.sum(axis=0)
+        below = below_root(sums[:, :3], cands)
+        j = int(np.flatnonzero(below)[-1]) if below.any() else -1
+        lo = float(cands[j]) if j >= 0 else -np.inf
+        hi = float(cands[j + 1]) if j + 1 < cands.size else np.inf
+        above_lo = each[:, j, 0] if j >= 0 else sizes_of(each)
+        widest = int(np.max(above_lo - (each[:, j + 1, 3] if j + 1 < cands.size else 0)))
+        shift = summ.mean
+        if j + 1 < cands.size and sums[j + 1, 3] > 0:  # the mean of the values >= hi
+            shift = float((sums[j + 1, 1] + hi * (sums[j + 1, 3] - sums[j + 1, 0]))
+                          / sums[j + 1, 3])
+        if widest * each.shape[0] <= BRACKET_CAP:
+            width = max(1, widest)
+            parts = computed(per_partition(_bracket_values, 6 + width, state, loss=loss, lo=lo,
+                                            hi=hi, shift=shift, size=width))
+            head = np.array([parts[:, 0].sum(), parts[:, 1].sum(), parts[:, 2].sum(),
+                             parts[:, 3].min()])
+            inside = parts[:, 6:].ravel()
+            return Bracket(head, np.sort(inside[np.isfinite(inside)])[::-1], lo,
+                           int(parts[:, 5].sum()), float(parts[:, 4].max()), shift)
+        parts = computed(per_partition(_quantiles_inside, PARTITION_QUANTILES + 1, state,
+                                        loss=loss, lo=lo, hi=hi, k=PARTITION_QUANTILES))
+        quantiles, sizes = parts[:, 1:], parts[:, 0]
+    raise RuntimeError(f"the bracketing search did not end in {MAX_DUAL_PASSES} passes")
+
+
+def _chi2_scan(bracket: Bracket, m: int, rho: float, scale: float
+               ) -> tuple[float, float] | None:
+    """The in-memory kernel's support scan over the bracket's supports
+    (:meth:`Bracket.supports`); (c, lambda) of the first consistent one, with its mean and
+    squared deviations polished from shifted sums, or None."""
+    k, s1, s2, last, nxt = bracket.supports()
+    shift = bracket.shift
     mean = shift + s1 / k
     ss = s2 - k * (mean - shift) ** 2
     rhs = m * rho - m + k - (m - k) ** 2 / k
@@ -260,45 +368,17 @@ def _chi2_scan(head: np.ndarray, inside: np.ndarray, below: float, shift: float,
     return float(c[j]), float(lam[j])
 
 
-def _chi2_rule(state: Any, loss: str, rho: float, summ: LossSummary) -> WeightRule | None:
-    """The chi-square threshold by bracketing passes (module docstring); None when rounding
-    left no consistent support (the caller then solves in memory)."""
-    n, lo, hi = summ.n, -np.inf, np.inf
-    quantiles, sizes = summ.quantiles, summ.sizes
-    scale = max(1.0, summ.zmax - summ.zmin)
-    for _ in range(MAX_DUAL_PASSES):
-        extra = [summ.zmin, summ.zmax] + [v for v in (lo, hi) if np.isfinite(v)]
-        cands = _choose_candidates(quantiles, sizes, extra)
-        cands = cands[(cands >= lo) & (cands <= hi)] if np.isfinite(lo + hi) else cands
-        each = computed(per_partition(_chi2_sums, 3 * cands.size, state, loss=loss,
-                                       cands=cands)).reshape(-1, cands.size, 3)
-        sums = each.sum(axis=0)
-        below_root = _g_ratio(sums, cands, n) < 1.0 + rho
-        j = int(np.flatnonzero(below_root)[-1]) if below_root.any() else -1
-        lo = float(cands[j]) if j >= 0 else -np.inf
-        hi = float(cands[j + 1]) if j + 1 < cands.size else np.inf
-        above_lo = each[:, j, 0] if j >= 0 else sizes_of(each)
-        widest = int(np.max(above_lo - (each[:, j + 1, 0] if j + 1 < cands.size else 0)))
-        shift = float(sums[j + 1, 1] / sums[j + 1, 0]) if j + 1 < cands.size and \
-            sums[j + 1, 0] > 0 else summ.mean
-        if widest * each.shape[0] <= BRACKET_CAP:
-            width = max(1, widest)
-            parts = computed(per_partition(_chi2_bracket, 5 + width, state, loss=loss, lo=lo,
-                                            hi=hi, shift=shift, size=width))
-            head = np.array([parts[:, 0].sum(), parts[:, 1].sum(), parts[:, 2].sum(),
-                             parts[:, 3].min()])
-            inside = parts[:, 5:].ravel()
-            found = _chi2_scan(head, inside[np.isfinite(inside)], float(parts[:, 4].max()),
-                               shift, n, rho, scale)
-            return None if found is None else WeightRule("chi2", summ.zmax, c=found[0],
-                                                         lam=found[1])
-        parts = computed(per_partition(_quantiles_inside, PARTITION_QUANTILES + 1, state,
-                                        loss=loss, lo=lo, hi=hi, k=PARTITION_QUANTILES))
-        quantiles, sizes = parts[:, 1:], parts[:, 0]
-    raise RuntimeError(f"the chi-square dual search did not end in {MAX_DUAL_PASSES} passes")
+def _chi2_rule(state: Any, loss: Values, rho: float, summ: LossSummary) -> WeightRule | None:
+    """The chi-square threshold by :func:`bracket_root` on G(eta) < 1 + rho (module
+    docstring); None when rounding left no consistent support (the caller then solves in
+    memory)."""
+    bracket = bracket_root(state, loss, lambda sums, cands: _g_ratio(sums, cands, summ.n)
+                           < 1.0 + rho, summ)
+    found = _chi2_scan(bracket, summ.n, rho, max(1.0, summ.zmax - summ.zmin))
+    return None if found is None else WeightRule("chi2", summ.zmax, c=found[0], lam=found[1])
 
 
-def _kl_rule(state: Any, loss: str, rho: float, summ: LossSummary,
+def _kl_rule(state: Any, loss: Values, rho: float, summ: LossSummary,
              beta0: float | None) -> WeightRule:
     """beta* by batched safeguarded Newton passes (module docstring)."""
     logm = math.log(summ.n)
@@ -339,7 +419,7 @@ def trivial_rule(summ: LossSummary, phi: Phi, rho: float) -> WeightRule | None:
     return None
 
 
-def dual_rule(state: Any, loss: str, phi_name: str, rho: float, summ: LossSummary,
+def dual_rule(state: Any, loss: Values, phi_name: str, rho: float, summ: LossSummary,
               beta0: float | None = None) -> WeightRule | None:
     """The worst-case weights' rule for the margins ``state`` (persisted Dask array): the
     IM procedure's cases in its order (ties, alpha* = 0, then the dual search); None when the
@@ -371,33 +451,48 @@ def signed_margins(X: Any, y: Any, w: np.ndarray, b: float) -> Any:
                         w=w, b=b)
 
 
-def worst_case_rule(margins: Any, loss: str, phi: Phi, rho: float,
+def worst_case_rule(margins: Any, loss: Values, phi: Phi, rho: float,
                     beta0: float | None = None) -> tuple[Any, WeightRule, LossSummary]:
     """The margins persisted on the workers (one pass over the features, with the losses'
-    summary), the worst-case weights' rule (:func:`dual_rule`) and the summary. When rounding
-    left the chi-square scan no consistent support (rare), the IM procedure runs in memory on
-    the gathered losses."""
+    summary), the worst-case weights' rule (:func:`rule_on`) and the summary."""
     quantiles = PARTITION_QUANTILES if phi is CHI2 else 0
     summary = per_partition(margin_summary, summary_width(quantiles), margins, loss=loss,
                             quantiles=quantiles)
     state, parts = persist_with(margins, summary)
     summ = LossSummary.combine(parts)
+    return state, rule_on(state, loss, phi, rho, summ, beta0), summ
+
+
+def summary_of(state: Any, loss: Values, quantiles: bool) -> LossSummary:
+    """The values' :class:`LossSummary` (with :data:`PARTITION_QUANTILES` quantiles per
+    partition when ``quantiles``, for :func:`bracket_root`): one pass over the persisted
+    ``state``."""
+    quantiles = PARTITION_QUANTILES if quantiles else 0
+    return LossSummary.combine(computed(per_partition(
+        margin_summary, summary_width(quantiles), state, loss=loss, quantiles=quantiles)))
+
+
+def rule_on(state: Any, loss: Values, phi: Phi, rho: float, summ: LossSummary,
+            beta0: float | None = None) -> WeightRule:
+    """The chi-square or KL worst-case weights' rule for the persisted ``state``
+    (:func:`dual_rule`). When rounding left the chi-square scan no consistent support (rare),
+    the IM procedure runs in memory on the gathered values."""
     rule = dual_rule(state, loss, "kl" if phi is KL else "chi2", rho, summ, beta0)
     if rule is None:
-        z, _ = margin_loss(loss, np.asarray(state.compute()))
+        z = values_of(np.asarray(state.compute()), loss)
         sol = inner_maximize(z, phi, rho)
         rule = (WeightRule("top", float(z.max())) if sol.alpha == 0.0 else
                 WeightRule("chi2", float(z.max()), c=0.5 / sol.alpha, lam=sol.lam))
-    return state, rule, summ
+    return rule
 
 
-def _weighted_loss_sums(m: np.ndarray, loss: str, rule: WeightRule) -> np.ndarray:
-    z, _ = margin_loss(loss, m)
+def _weighted_loss_sums(m: np.ndarray, loss: Values, rule: WeightRule) -> np.ndarray:
+    z = values_of(m, loss)
     s = rule.weights(z)
     return np.array([[float(s @ z), float(s.sum())]])
 
 
-def robust_value(state: Any, loss: str, rule: WeightRule, summ: LossSummary) -> float:
+def robust_value(state: Any, loss: Values, rule: WeightRule, summ: LossSummary) -> float:
     """R = sum_n P*_n l(m_n) at the persisted margins ``state``: from the summary when P* is
     uniform (all losses tie) or on the largest losses, else one pass over the margins."""
     if rule.kind == "uniform":

@@ -32,9 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from ..loss_functions import margin_loss
 from .inner_max_dask import (
     LossSummary,
+    Values,
     WeightRule,
     computed,
     margin_summary,
@@ -42,10 +42,11 @@ from .inner_max_dask import (
     persist_with,
     summary_width,
     trivial_rule,
+    values_of,
 )
 from .phi import Phi
 
-__all__ = ["PhiRule", "phi_worst_case_rule"]
+__all__ = ["PhiRule", "phi_rule", "phi_worst_case_rule"]
 
 #: points evaluated per pass along the Newton direction (step lengths 1, 1/2, ...); the first
 #: pass evaluates as many starting alphas instead
@@ -89,10 +90,10 @@ def _phi_values(phi: Phi, s: np.ndarray) -> np.ndarray:
         return np.where(s > 0, np.asarray(phi.phi(np.maximum(s, 1e-300))), phi.at_zero)
 
 
-def _candidate_sums(m: np.ndarray, loss: str, phi: Phi, points: np.ndarray) -> np.ndarray:
+def _candidate_sums(m: np.ndarray, loss: Values, phi: Phi, points: np.ndarray) -> np.ndarray:
     """At each (alpha, lambda) of ``points``: sum phi*(t), sum s, sum phi(s), sum s',
     sum s' t and sum s' t^2 over one partition (module docstring), as one row."""
-    z, _ = margin_loss(loss, m)
+    z = values_of(m, loss)
     out = np.zeros((points.shape[0], 6))
     with np.errstate(all="ignore"):
         for i, (alpha, lam) in enumerate(points):
@@ -145,7 +146,7 @@ class _Point:
 class _Search:
     """The damped Newton search on the dual over one persisted margin array."""
 
-    def __init__(self, state: Any, loss: str, phi: Phi, rho: float, summ: LossSummary,
+    def __init__(self, state: Any, loss: Values, phi: Phi, rho: float, summ: LossSummary,
                  start: tuple[float, float] | None) -> None:
         self.state, self.loss, self.phi, self.rho, self.n = state, loss, phi, rho, summ.n
         self.summ, self.start = summ, start
@@ -184,17 +185,20 @@ class _Search:
                        scale=self.n / now.total)
 
 
-def phi_worst_case_rule(margins: Any, loss: str, phi: Phi, rho: float,
+def phi_worst_case_rule(margins: Any, loss: Values, phi: Phi, rho: float,
                         start: tuple[float, float] | None = None
                         ) -> tuple[Any, WeightRule, LossSummary]:
     """The margins persisted on the workers (one pass over the features, with the losses'
-    summary) and the worst-case weights' rule: the IM procedure's cases in its order (ties,
-    alpha* = 0, then the dual search of the module docstring, which also starts from
-    ``start``, the duals (alpha, lambda) of a nearby point, when given)."""
+    summary) and the worst-case weights' rule (:func:`phi_rule`)."""
     summary = per_partition(margin_summary, summary_width(0), margins, loss=loss, quantiles=0)
     state, parts = persist_with(margins, summary)
     summ = LossSummary.combine(parts)
-    rule = trivial_rule(summ, phi, rho)
-    if rule is None:
-        rule = _Search(state, loss, phi, rho, summ, start).run()
-    return state, rule, summ
+    return state, phi_rule(state, loss, phi, rho, summ, start), summ
+
+
+def phi_rule(state: Any, loss: Values, phi: Phi, rho: float, summ: LossSummary,
+             start: tuple[float, float] | None = None) -> WeightRule:
+    """The worst-case weights' rule for the persisted ``state``: the IM procedure's cases in
+    its order (ties, alpha* = 0, then the dual search of the module docstring, which also
+    starts from ``start``, the duals (alpha, lambda) of a nearby point, when given)."""
+    return trivial_rule(summ, phi, rho) or _Search(state, loss, phi, rho, summ, start).run()
