@@ -88,6 +88,7 @@ from .structured_correctors import (
 )
 from .structured_form import Iterate, ScaledForm, StructuredForm, StructuredSolution, WarmStart
 from .structured_free import free_block
+from .structured_infeasible import infeasible_message, violation_proof
 from .structured_robust import RobustRows, RobustTerms, halved_lams, robust_start, robust_terms
 from .structured_stop import CERTIFIED_STALL, STALL_WINDOW, stalled, warm_blocked
 from .structured_warm import warm_iterate
@@ -590,13 +591,15 @@ def _solve(form: StructuredForm, tol: float, max_iterations: int, deadline: floa
         answer = _run(form, _IPM(form, rows), tol, budget, deadline, start)
         answer.iterations += sum(a.iterations for a in spent)
         answer.solve_time += sum(a.solve_time for a in spent)
-        if answer.status in (settings.OPTIMAL, settings.TIME_LIMIT) or (
+        if answer.status in (settings.OPTIMAL, settings.TIME_LIMIT, settings.INFEASIBLE) or (
                 rows is None and answer.status != settings.NUMERICAL_ERROR):
             return answer
         spent.append(answer)
     plain = next(a for a, (rows, _) in zip(spent, runs, strict=False) if rows is None)
     plain.iterations, plain.solve_time = spent[-1].iterations, spent[-1].solve_time
-    return plain
+    proof = violation_proof(form, plain, lambda violation: _run(
+        violation, _IPM(violation), tol, max_iterations, deadline, None))
+    return plain if proof is None else proof
 
 
 def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
@@ -621,6 +624,10 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
             break
         if deadline is not None and time.perf_counter() > deadline:
             status = settings.TIME_LIMIT
+            break
+        message = infeasible_message(ipm, x, pres, tol)  # (:mod:`.structured_infeasible`)
+        if message:
+            status = settings.INFEASIBLE
             break
         merits.append(merit)
         parts.append((rel_gap, pres, dres))
@@ -668,7 +675,7 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
         merit = max(ipm.measures(x, ev)[:3])
         if best is None or merit < best[0]:
             best = (merit, x)
-    if status != settings.OPTIMAL and best is not None:
+    if status not in (settings.OPTIMAL, settings.INFEASIBLE) and best is not None:
         x = best[1]
     x = x.exact()  # the certificate from the scores Q theta afresh (Iterate)
     ev = ipm.evaluate(x)
@@ -687,6 +694,8 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
     kappa = ipm.sc.kappa
     user = form.m if form.user_rows is None else form.user_rows
     duals = (x.lam["R"] * kappa[1:] / kappa[0])[:user] if form.m else np.zeros(0)
+    if status == settings.INFEASIBLE:  # the Farkas ray's row multipliers, summing to 1
+        duals = x.lam["R"][:user] * kappa[1:user + 1] / np.sum(x.lam["R"] * kappa[1:])
     if status != settings.OPTIMAL and not message:
         message = (f"stopped with relative gap {rel_gap:.2e}, primal residual {pres:.2e}, "
                    f"dual residual {dres:.2e} (tolerance {tol:.0e})")
