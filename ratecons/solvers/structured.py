@@ -597,17 +597,15 @@ def _solve(form: StructuredForm, tol: float, max_iterations: int, deadline: floa
         spent.append(answer)
     plain = next(a for a, (rows, _) in zip(spent, runs, strict=False) if rows is None)
     plain.iterations, plain.solve_time = spent[-1].iterations, spent[-1].solve_time
-    proof = violation_proof(form, plain, lambda violation: _run(
-        violation, _IPM(violation), tol, max_iterations, deadline, None))
-    return plain if proof is None else proof
+    return violation_proof(form, plain, lambda violation: _run(  # (.structured_infeasible)
+        violation, _IPM(violation), tol, max_iterations, deadline, None)) or plain
 
 
 def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
          deadline: float | None, warm: WarmStart | None) -> StructuredSolution:
     started = time.perf_counter()
     x = ipm.start(warm)
-    status = settings.ITERATION_LIMIT
-    message = ""
+    status, message = settings.ITERATION_LIMIT, ""
     best: tuple[float, Iterate] | None = None
     merits: list[float] = []
     parts: list[tuple[float, float, float]] = []  # (gap, primal, dual residual) by iteration
@@ -625,8 +623,7 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
         if deadline is not None and time.perf_counter() > deadline:
             status = settings.TIME_LIMIT
             break
-        message = infeasible_message(ipm, x, pres, tol)  # (:mod:`.structured_infeasible`)
-        if message:
+        if message := infeasible_message(ipm, x, pres, tol):  # (.structured_infeasible)
             status = settings.INFEASIBLE
             break
         merits.append(merit)
@@ -689,13 +686,12 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
         status, message = settings.NUMERICAL_ERROR, "the updated scores drifted from P w - b"
     w, b = ipm.w_b(x.theta)
     v = x.theta[ipm.p1:].copy()
-    values = form.row_values(w, b, v)
-    violation = float(np.max(values[1:] - form.bounds, initial=0.0))
+    violation = float(np.max(form.row_values(w, b, v)[1:] - form.bounds, initial=0.0))
     kappa = ipm.sc.kappa
     user = form.m if form.user_rows is None else form.user_rows
     duals = (x.lam["R"] * kappa[1:] / kappa[0])[:user] if form.m else np.zeros(0)
     if status == settings.INFEASIBLE:  # the Farkas ray's row multipliers, summing to 1
-        duals = x.lam["R"][:user] * kappa[1:user + 1] / np.sum(x.lam["R"] * kappa[1:])
+        duals = duals / np.sum(x.lam["R"] * kappa[1:] / kappa[0])
     if status != settings.OPTIMAL and not message:
         message = (f"stopped with relative gap {rel_gap:.2e}, primal residual {pres:.2e}, "
                    f"dual residual {dres:.2e} (tolerance {tol:.0e})")
