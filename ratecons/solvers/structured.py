@@ -598,7 +598,7 @@ def _solve(form: StructuredForm, tol: float, max_iterations: int, deadline: floa
     plain = next(a for a, (rows, _) in zip(spent, runs, strict=False) if rows is None)
     plain.iterations, plain.solve_time = spent[-1].iterations, spent[-1].solve_time
     return violation_proof(form, plain, lambda violation: _run(  # (.structured_infeasible)
-        violation, _IPM(violation), tol, max_iterations, deadline, None)) or plain
+        violation, _IPM(violation), tol, max_iterations, deadline, None), warm is None) or plain
 
 
 def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
