@@ -18,6 +18,12 @@ to the ray's value, tolerance 1e-8 there); here the infeasible-start iterate's o
 play the ray: on an infeasible step they grow without bound while the primal residual stays
 (a 768-row diabetes step with recall >= 0.999 and positive rate <= 0.01: the rows'
 multipliers 2e2 -> 1e11 in ten iterations, primal residual 1.1 throughout).
+
+When the multipliers' rounding ends the run before their ray is good enough (the whole Adult
+split's hinge relaxation of logistic loss + churn + 80% rule: radius at most 4.6e3 at
+||theta||_1 = 17), a cold run that stalls far from feasible is checked by the violation step
+(:func:`violation_form`, an LP solved by the same interior point): its certified positive
+least violation proves infeasibility, its multipliers are the ray.
 """
 
 from __future__ import annotations
@@ -41,8 +47,9 @@ __all__ = ["INFEASIBLE_RADIUS", "SUSPECT_RESIDUAL", "FarkasRay", "farkas_ray",
 #: a feasible point theta gives margin <= ||e||_inf ||theta||_1, so a feasible step is never
 #: called infeasible unless all its points are that far out. On the diabetes step of the
 #: module docstring the ray's radius grew 1, 4, 37, 280, 1.6e3, ..., 4e5, 5.6e6 over the plain
-#: run's iterations before the multipliers' rounding ended it (at 1e11), so 1e6: reached in 12
-#: iterations
+#: run's iterations before the multipliers' rounding ended it (at 1e11); on other bounds it
+#: peaked at 2.4e5. Over 30 bound pairs (recall floor, positive-rate cap), 1e6 proved 16 of
+#: the 27 infeasible steps, 1e4 proved 26 (in 6-13 iterations; the last by the violation step)
 INFEASIBLE_RADIUS = 1e4
 
 
