@@ -88,6 +88,7 @@ from .structured_correctors import (
 )
 from .structured_form import Iterate, ScaledForm, StructuredForm, StructuredSolution, WarmStart
 from .structured_free import free_block
+from .structured_infeasible import infeasible_message, violation_proof
 from .structured_kernels import gather_product, newton_rhs, recovered_pairs, scatter_product
 from .structured_robust import RobustRows, RobustTerms, halved_lams, robust_start, robust_terms
 from .structured_stop import CERTIFIED_STALL, STALL_WINDOW, stalled, warm_blocked
@@ -207,9 +208,7 @@ class _IPM:
         (both scattered to the N examples), every row's loss-derivative vectors
         (S_j y l' per piece, for the Jacobian), and the rows' smooth values."""
         N = self.rows.n
-        grad = np.zeros(N)
-        curv = np.zeros(N)
-        slopes = []
+        grad, curv, slopes = np.zeros(N), np.zeros(N), []
         values = np.zeros(self.m + 1)
         for piece, S in zip(self.form.smooth, self.sc.S, strict=True):
             margins = piece.label * z[piece.index]
@@ -591,21 +590,21 @@ def _solve(form: StructuredForm, tol: float, max_iterations: int, deadline: floa
         answer = _run(form, _IPM(form, rows), tol, budget, deadline, start)
         answer.iterations += sum(a.iterations for a in spent)
         answer.solve_time += sum(a.solve_time for a in spent)
-        if answer.status in (settings.OPTIMAL, settings.TIME_LIMIT) or (
+        if answer.status in (settings.OPTIMAL, settings.TIME_LIMIT, settings.INFEASIBLE) or (
                 rows is None and answer.status != settings.NUMERICAL_ERROR):
             return answer
         spent.append(answer)
     plain = next(a for a, (rows, _) in zip(spent, runs, strict=False) if rows is None)
     plain.iterations, plain.solve_time = spent[-1].iterations, spent[-1].solve_time
-    return plain
+    return violation_proof(form, plain, lambda violation: _run(  # (.structured_infeasible)
+        violation, _IPM(violation), tol, max_iterations, deadline, None), warm is None) or plain
 
 
 def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
          deadline: float | None, warm: WarmStart | None) -> StructuredSolution:
     started = time.perf_counter()
     x = ipm.start(warm)
-    status = settings.ITERATION_LIMIT
-    message = ""
+    status, message = settings.ITERATION_LIMIT, ""
     best: tuple[float, Iterate] | None = None
     merits: list[float] = []
     parts: list[tuple[float, float, float]] = []  # (gap, primal, dual residual) by iteration
@@ -622,6 +621,9 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
             break
         if deadline is not None and time.perf_counter() > deadline:
             status = settings.TIME_LIMIT
+            break
+        if message := infeasible_message(ipm, x, pres, tol):  # (.structured_infeasible)
+            status = settings.INFEASIBLE
             break
         merits.append(merit)
         parts.append((rel_gap, pres, dres))
@@ -669,7 +671,7 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
         merit = max(ipm.measures(x, ev)[:3])
         if best is None or merit < best[0]:
             best = (merit, x)
-    if status != settings.OPTIMAL and best is not None:
+    if status not in (settings.OPTIMAL, settings.INFEASIBLE) and best is not None:
         x = best[1]
     x = x.exact()  # the certificate from the scores Q theta afresh (Iterate)
     ev = ipm.evaluate(x)
@@ -683,11 +685,12 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
         status, message = settings.NUMERICAL_ERROR, "the updated scores drifted from P w - b"
     w, b = ipm.w_b(x.theta)
     v = x.theta[ipm.p1:].copy()
-    values = form.row_values(w, b, v)
-    violation = float(np.max(values[1:] - form.bounds, initial=0.0))
+    violation = float(np.max(form.row_values(w, b, v)[1:] - form.bounds, initial=0.0))
     kappa = ipm.sc.kappa
     user = form.m if form.user_rows is None else form.user_rows
     duals = (x.lam["R"] * kappa[1:] / kappa[0])[:user] if form.m else np.zeros(0)
+    if status == settings.INFEASIBLE:  # the Farkas ray's row multipliers, summing to 1
+        duals = duals / np.sum(x.lam["R"] * kappa[1:] / kappa[0])
     if status != settings.OPTIMAL and not message:
         message = (f"stopped with relative gap {rel_gap:.2e}, primal residual {pres:.2e}, "
                    f"dual residual {dres:.2e} (tolerance {tol:.0e})")
