@@ -101,7 +101,9 @@ def test_branchless_step_to_the_boundary_matches_the_branching_loop(seed, n, spe
     got = interior.step_to_boundary((x, dx))
     if special == "tiny":
         assert got <= expected
-        assert np.all((x + got * dx)[np.isfinite(x + got * dx)] >= 0.0)
+        moved = x + got * dx  # the blocking entry lands on 0 up to one rounding of x
+        finite = np.isfinite(moved)
+        assert np.all(moved[finite] >= -4 * np.finfo(float).eps * x[finite])
     else:
         assert got == expected
 
