@@ -428,7 +428,7 @@ def analysis_report(result: Any, data: Dataset | Mapping[Dataset, Dataset] | Non
     report.rows.append(ReportRow("objective", row.name, analysis.sense,
                                  row.to_user(ev.row_value(row, "exact")),
                                  row.to_user(ev.row_value(row, "surrogate"))))
-    for con in rebound.constraints:
+    for con, trained in zip(rebound.constraints, analysis.constraints):
         exact = ev.row_value(con, "exact")
         slack = con.bound - exact
         sense = "<=" if con.sign > 0 else ">="
@@ -442,8 +442,9 @@ def analysis_report(result: Any, data: Dataset | Mapping[Dataset, Dataset] | Non
             line.ramp = ev.rate(ratio, "ramp")
             line.target = f"{sense} {con.source.target:.4g}"
             line.note = "ratio constraint, multiplied through by its denominator (App. B)"
-        if con.name in loosened:
-            line.note = "; ".join(filter(None, [line.note, _loosened_note(loosened[con.name])]))
+        if trained.name in loosened:  # the certificate's, on the training data
+            line.note = "; ".join(filter(None, [line.note,
+                                                _loosened_note(loosened[trained.name])]))
         report.rows.append(line)
     _rate_rows(report, rebound, ev)
     return _with_groups(report, scorer, rebound.datasets,

@@ -108,6 +108,10 @@ def test_a_loosened_surrogate_bound_is_named_in_the_certificate_and_the_report(
     assert "meets your bound" in row.note and "loosened" not in report.row(
         result.problem.analysis.constraints[1].name).note
     assert "loosened_bounds" in result.to_json()
+    held_out = result.report(adult(300))  # the note names the training certificate's bound
+    assert held_out.status == report.status
+    assert held_out.rows[1].kind == "constraint" and "loosened from your 0.05" in (
+        held_out.rows[1].note)
 
 
 @pytest.mark.slow
