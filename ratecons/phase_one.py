@@ -45,7 +45,8 @@ class ElasticSolver:
     margin : float
         How far inside the rows phase one's start must lie for this solver's MM steps: an
         interior point method needs an interior (the structured steps stalled from a start on
-        the rows: ``settings.PHASE1_MARGIN``); CLARABEL's steps and the rate pattern's do not
+        the rows: ``settings.PHASE1_MARGIN``). The generic chain's CVXPY steps take the same
+        margin, so that both chains start MM from the same point; the rate pattern's do not
         (0: from 1e-4 inside them the rate pattern's exact-bias-repair continuation ended
         uncertified on a five-rule instance of ``benchmarks.rate_constraints``).
     """
@@ -69,8 +70,8 @@ def find_feasible_start(analysis: Analysis, *, solver: str | None = None,
 
     1. the exact penalty P(w, b) = objective + ``settings.PHASE1_PENALTY`` * V(w, b), with
        V = sum_j max(0, row_j - bound_j + margin) the total surrogate violation past the rows
-       lowered by the elastic solver's ``margin`` (0 for these CVXPY steps; the structured
-       steps' start lies strictly inside the rows, :class:`ElasticSolver`): it keeps the
+       lowered by the elastic solver's ``margin`` (0 here, for the rate pattern; the chains'
+       start lies strictly inside the rows, :class:`ElasticSolver`): it keeps the
        objective and the regularizer in view, so the feasible point it reaches is a good
        start for Alg 1 (the objective-free stage alone left a large-norm w on the full Adult
        split with five rate constraints, from which Alg 1 ended at a ramp objective of 3.0);
@@ -102,9 +103,11 @@ def find_feasible_start(analysis: Analysis, *, solver: str | None = None,
 
 
 def cvxpy_elastic(analysis: Analysis, solver: str | None,
-                   solver_options: dict[str, Any] | None) -> ElasticSolver:
-    """The CVXPY elastic step (CLARABEL unless ``solver`` names another), started on the
-    rows (margin 0)."""
+                  solver_options: dict[str, Any] | None, margin: float = 0.0) -> ElasticSolver:
+    """The CVXPY elastic step (CLARABEL unless ``solver`` names another), whose start lies
+    ``margin`` inside the rows: 0 for the rate pattern (:func:`find_feasible_start`),
+    ``settings.PHASE1_MARGIN`` for the generic chain, the structured chain's margin, so that
+    the two chains start MM from the same point (:func:`ratecons.generic.solve_generic`)."""
     name = (settings.DEFAULT_CONIC_SOLVER if solver is None
             else pick_solver(analysis, solver))
 
@@ -113,7 +116,7 @@ def cvxpy_elastic(analysis: Analysis, solver: str | None,
         return solve_step(analysis, psi, anchor, bounds, name, solver_options, elastic=True,
                           penalty=penalty)
 
-    return ElasticSolver(solve, margin=0.0)
+    return ElasticSolver(solve, margin=margin)
 
 
 def run_phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],

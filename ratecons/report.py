@@ -415,7 +415,11 @@ def analysis_report(result: Any, data: Dataset | Mapping[Dataset, Dataset] | Non
     problem = result.problem
     analysis = problem.analysis
     rebind, label = make_rebinder(analysis.datasets, data)
-    report = RateReport(label, status=result.status, method=result.method)
+    loosened = {row["constraint"]: row for row in
+                result.certificate.details.get("loosened_bounds", [])}
+    status = result.status + (" (of the surrogate problem with loosened bounds)" if loosened
+                              else "")
+    report = RateReport(label, status=status, method=result.method)
     rebound = analysis if data is None else analyse(
         problem.objective.rebind(rebind), analysis.sense,
         [c.rebind(rebind) for c in problem.constraints], analysis.model)
@@ -424,7 +428,7 @@ def analysis_report(result: Any, data: Dataset | Mapping[Dataset, Dataset] | Non
     report.rows.append(ReportRow("objective", row.name, analysis.sense,
                                  row.to_user(ev.row_value(row, "exact")),
                                  row.to_user(ev.row_value(row, "surrogate"))))
-    for con in rebound.constraints:
+    for con, trained in zip(rebound.constraints, analysis.constraints):
         exact = ev.row_value(con, "exact")
         slack = con.bound - exact
         sense = "<=" if con.sign > 0 else ">="
@@ -438,10 +442,23 @@ def analysis_report(result: Any, data: Dataset | Mapping[Dataset, Dataset] | Non
             line.ramp = ev.rate(ratio, "ramp")
             line.target = f"{sense} {con.source.target:.4g}"
             line.note = "ratio constraint, multiplied through by its denominator (App. B)"
+        if trained.name in loosened:  # the certificate's, on the training data
+            line.note = "; ".join(filter(None, [line.note,
+                                                _loosened_note(loosened[trained.name])]))
         report.rows.append(line)
     _rate_rows(report, rebound, ev)
     return _with_groups(report, scorer, rebound.datasets,
                         None if isinstance(ev, _InMemory) else ev)
+
+
+def _loosened_note(row: Mapping[str, Any]) -> str:
+    """The note of a constraint whose surrogate bound the certificate loosened (an entry of
+    ``certificate.details["loosened_bounds"]``, :func:`ratecons.generic.loosened_bounds`)."""
+    return (f"certified surrogate bound {row['sense']} {row['certified_bound']:.6g}, loosened "
+            f"from your {row['user_bound']:.6g} after an unreached repair; on the training "
+            f"data the exact value {row['exact']:.6g} "
+            f"{'meets' if row['met'] else 'misses'} your bound (surrogate "
+            f"{row['surrogate']:.6g})")
 
 
 def _rate_rows(report: RateReport, analysis: Any, ev: Any) -> None:

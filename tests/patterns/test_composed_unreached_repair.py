@@ -72,6 +72,46 @@ def test_an_unreached_repair_continues_from_the_moved_model(unreachable_repair):
     assert details["unreached_repairs"] == 1
     assert "certified the fixed point returned" in details["message"]
     assert result.certificate.max_violation == 0.0 and result.report().all_satisfied
+    # the moved model's surrogate rows are within the user's bounds here: nothing loosened
+    assert np.all(details["step_bounds"] <= [row.bound for row in
+                                             result.problem.analysis.constraints])
+    assert "loosened_bounds" not in details and result.report().status == settings.OPTIMAL
+
+
+def test_a_loosened_surrogate_bound_is_named_in_the_certificate_and_the_report(
+        unreachable_repair):
+    """On 200 rows the moved model's surrogate churn is above the user's 0.05, so MM continues
+    under a looser churn bound: ``optimal`` certifies the fixed point of that loosened
+    surrogate problem. The certificate names the bound (constraint, user's bound, bound
+    certified, exact and surrogate values at the model) and the report says so in its status
+    and on the constraint's row, next to the exact rate that meets the user's bound."""
+    result = _solve(_problem(200), repair_rounds=1)
+    details = result.certificate.details
+    assert unreachable_repair.get("restarts") == 1 and details["unreached_repairs"] == 1
+    assert result.status == settings.OPTIMAL, details.get("message")
+    churn = result.problem.analysis.constraints[0]
+    [loosened] = details["loosened_bounds"]
+    assert loosened["constraint"] == churn.name and loosened["sense"] == "<="
+    assert loosened["user_bound"] == 0.05
+    assert loosened["certified_bound"] == details["step_bounds"][0] > 0.05 + 1e-4
+    assert loosened["surrogate"] <= loosened["certified_bound"] + 1e-9
+    assert loosened["met"] and loosened["exact"] <= 0.05 + settings.FEASIBILITY_TOL
+    assert "certifies the fixed point of the surrogate problem with loosened bounds" in (
+        details["message"])
+    assert f"{loosened['certified_bound']:.6g} (yours: 0.05" in details["message"]
+    report = result.report()
+    assert report.all_satisfied
+    assert report.status == "optimal (of the surrogate problem with loosened bounds)"
+    row = report.row(churn.name)
+    assert row.indicator == pytest.approx(loosened["exact"]) and row.satisfied
+    assert f"certified surrogate bound <= {loosened['certified_bound']:.6g}" in row.note
+    assert "meets your bound" in row.note and "loosened" not in report.row(
+        result.problem.analysis.constraints[1].name).note
+    assert "loosened_bounds" in result.to_json()
+    held_out = result.report(adult(300))  # the note names the training certificate's bound
+    assert held_out.status == report.status
+    assert held_out.rows[1].kind == "constraint" and "loosened from your 0.05" in (
+        held_out.rows[1].note)
 
 
 @pytest.mark.slow

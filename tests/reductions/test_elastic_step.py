@@ -218,9 +218,10 @@ def test_a_step_by_way_of_its_elastic_step_is_the_plain_step(name):
 
 def test_the_start_s_margin_is_the_step_solver_s(monkeypatch):
     """Phase one aims ``settings.PHASE1_MARGIN`` inside the rows for the structured steps
-    (their MM steps need an interior) and at the rows for the CVXPY steps, whichever caller
-    runs it: no caller passes a margin. Before, every caller but the rate pattern's got the
-    margin, the CVXPY chain's phase one included."""
+    (their MM steps need an interior) and for the generic chain's CVXPY steps (so that both
+    chains start MM from the same point), and at the rows for the rate pattern's phase one
+    (``find_feasible_start``). Before, the generic chain's CVXPY phase one aimed at the rows
+    and the two chains started apart."""
     analysis = tight_churn_recall_problem(l2=1e-3).analysis
     fmap, psi = kernelized(analysis, 500, 0)
     bounds = np.array([row.bound for row in analysis.constraints])
@@ -238,8 +239,9 @@ def test_the_start_s_margin_is_the_step_solver_s(monkeypatch):
         return real(analysis, psi, anchor, rows, *args, **kwargs)
 
     monkeypatch.setattr(phase_one, "solve_step", spy)
-    for run in (lambda: find_feasible_start(analysis),  # the rate pattern's phase one
-                lambda: tight_churn_recall_problem(l2=1e-3).solve(method="generic")):
+    for run, margin in ((lambda: find_feasible_start(analysis), 0.0),  # the rate pattern's
+                        (lambda: tight_churn_recall_problem(l2=1e-3).solve(method="generic"),
+                         settings.PHASE1_MARGIN)):
         aimed.clear()
         run()
-        assert aimed and np.array_equal(aimed[0], bounds)  # the first step of phase one
+        assert aimed and np.array_equal(aimed[0], bounds - margin)  # phase one's first step
