@@ -12,9 +12,17 @@ import numpy as np
 import scipy.sparse as sp
 
 from ratecons.scans import Rows
-from ratecons.solvers.structured_form import SmoothPieces, StructuredForm
+from ratecons.solvers.structured import CERTIFIED_TOL
+from ratecons.solvers.structured_form import SmoothPieces, StructuredForm, StructuredSolution
 
-__all__ = ["form_reference", "stored_step"]
+__all__ = ["assert_certified", "form_reference", "stored_step"]
+
+
+def assert_certified(answer: StructuredSolution) -> None:
+    """The structured step's answer is ``optimal`` with its gap and both residuals within
+    :data:`ratecons.solvers.structured.CERTIFIED_TOL`."""
+    assert answer.status == "optimal", answer.message
+    assert max(answer.rel_gap, answer.primal_residual, answer.dual_residual) <= CERTIFIED_TOL
 
 
 def stored_step(path: Path, X: np.ndarray | sp.spmatrix, loss: str = "logistic") -> StructuredForm:
