@@ -39,7 +39,7 @@ from .numerics.inner_max_dask import bracket_root, computed, per_partition, summ
 from .scans import count_pass
 from .thresholds import quantile_count, top_k_mean
 
-__all__ = ["WorkerEvaluation", "WorkerScores", "lazy_scores"]
+__all__ = ["WorkerEvaluation", "WorkerScores"]
 
 #: the columns of the sorted frame's per-partition rank sums (:func:`_rank_sums`)
 RANK_COLUMNS = ("n", "positives", "ranks")

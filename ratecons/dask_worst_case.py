@@ -38,7 +38,7 @@ from .numerics.inner_max_dask import (
 from .numerics.inner_max_dask_phi import phi_rule
 from .numerics.phi import CHI2, KL
 
-__all__ = ["RateValues", "worst_case_value"]
+__all__ = ["worst_case_value"]
 
 #: the code of an example of the ball's support inside the rate's denominator B (without a
 #: table of codes)

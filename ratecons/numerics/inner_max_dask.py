@@ -44,9 +44,9 @@ from .inner_max import alpha_zero_divergence, inner_maximize
 from .phi import CHI2, KL, Phi
 
 __all__ = ["CANDIDATES", "BRACKET_CAP", "Bracket", "LossSummary", "Values", "WeightRule",
-           "bracket_root", "computed", "dual_rule", "margin_summary", "per_partition",
-           "persist_with", "robust_value", "rule_on", "signed_margins", "summary_of",
-           "summary_width", "trivial_rule", "values_of", "worst_case_rule"]
+           "bracket_root", "computed", "dual_rule", "per_partition", "persisted_summary",
+           "robust_value", "rule_on", "signed_margins", "summary_of", "trivial_rule",
+           "values_of", "worst_case_rule"]
 
 #: candidate thresholds per chi-square bracketing pass (quantiles of the losses)
 CANDIDATES = 1024
@@ -455,12 +455,17 @@ def worst_case_rule(margins: Any, loss: Values, phi: Phi, rho: float,
                     beta0: float | None = None) -> tuple[Any, WeightRule, LossSummary]:
     """The margins persisted on the workers (one pass over the features, with the losses'
     summary), the worst-case weights' rule (:func:`rule_on`) and the summary."""
-    quantiles = PARTITION_QUANTILES if phi is CHI2 else 0
+    state, summ = persisted_summary(margins, loss, PARTITION_QUANTILES if phi is CHI2 else 0)
+    return state, rule_on(state, loss, phi, rho, summ, beta0), summ
+
+
+def persisted_summary(margins: Any, loss: Values, quantiles: int) -> tuple[Any, LossSummary]:
+    """The margins persisted on the workers and their losses' :class:`LossSummary` (with
+    ``quantiles`` quantiles per partition), in one pass over the features."""
     summary = per_partition(margin_summary, summary_width(quantiles), margins, loss=loss,
                             quantiles=quantiles)
     state, parts = persist_with(margins, summary)
-    summ = LossSummary.combine(parts)
-    return state, rule_on(state, loss, phi, rho, summ, beta0), summ
+    return state, LossSummary.combine(parts)
 
 
 def summary_of(state: Any, loss: Values, quantiles: bool) -> LossSummary:

@@ -37,10 +37,8 @@ from .inner_max_dask import (
     Values,
     WeightRule,
     computed,
-    margin_summary,
     per_partition,
-    persist_with,
-    summary_width,
+    persisted_summary,
     trivial_rule,
     values_of,
 )
@@ -190,9 +188,7 @@ def phi_worst_case_rule(margins: Any, loss: Values, phi: Phi, rho: float,
                         ) -> tuple[Any, WeightRule, LossSummary]:
     """The margins persisted on the workers (one pass over the features, with the losses'
     summary) and the worst-case weights' rule (:func:`phi_rule`)."""
-    summary = per_partition(margin_summary, summary_width(0), margins, loss=loss, quantiles=0)
-    state, parts = persist_with(margins, summary)
-    summ = LossSummary.combine(parts)
+    state, summ = persisted_summary(margins, loss, 0)
     return state, phi_rule(state, loss, phi, rho, summ, start), summ
 
 
