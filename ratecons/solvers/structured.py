@@ -606,7 +606,6 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
     x = ipm.start(warm)
     status, message = settings.ITERATION_LIMIT, ""
     best: tuple[float, Iterate] | None = None
-    merits: list[float] = []
     parts: list[tuple[float, float, float]] = []  # (gap, primal, dual residual) by iteration
     steps: list[float] = []
     iterations = 0
@@ -625,9 +624,9 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
         if message := infeasible_message(ipm, x, pres, tol):  # (.structured_infeasible)
             status = settings.INFEASIBLE
             break
-        merits.append(merit)
         parts.append((rel_gap, pres, dres))
-        certified = best[0] <= CERTIFIED_TOL and min(merits[-CERTIFIED_STALL:]) > best[0]
+        certified = best[0] <= CERTIFIED_TOL and min(
+            max(q) for q in parts[-CERTIFIED_STALL:]) > best[0]
         if certified or stalled(parts):
             status = settings.NUMERICAL_ERROR
             message = (f"no progress in {CERTIFIED_STALL if certified else STALL_WINDOW} "
