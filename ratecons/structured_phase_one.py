@@ -52,9 +52,11 @@ STALLED_ELASTIC_GAP = 0.1
 
 
 def _usable(answer: StructuredSolution) -> bool:
-    """Whether a stalled elastic step's iterate may be phase one's next anchor."""
-    return (answer.status != settings.TIME_LIMIT and answer.rel_gap <= STALLED_ELASTIC_GAP
-            and bool(np.all(np.isfinite(answer.w))) and bool(np.isfinite(answer.b)))
+    """Whether a stalled elastic step's iterate may be phase one's next anchor (asked only of
+    an uncertified answer, never a time limit: :func:`~ratecons.structured_fallback.certified`
+    keeps those)."""
+    return (answer.rel_gap <= STALLED_ELASTIC_GAP and bool(np.all(np.isfinite(answer.w)))
+            and bool(np.isfinite(answer.b)))
 
 
 def _as_step(answer: StructuredSolution, status: str, user: int, message: str) -> ConvexStep:
