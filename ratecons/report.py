@@ -27,7 +27,7 @@ from .solution import _jsonable
 
 __all__ = ["COLUMNS", "METRIC_KEYS", "GroupTable", "RateReport", "ReportRow",
            "analysis_report", "group_table", "group_tables", "make_rebinder",
-           "level_sums", "minimax_report", "score_metrics"]
+           "minimax_report", "score_metrics"]
 
 #: the columns of :meth:`RateReport.to_records` / :meth:`RateReport.to_frame`, in order
 COLUMNS = ("data", "status", "method", "kind", "name", "target", "achieved", "expected",
@@ -447,8 +447,7 @@ def analysis_report(result: Any, data: Dataset | Mapping[Dataset, Dataset] | Non
                                                 _loosened_note(loosened[trained.name])]))
         report.rows.append(line)
     _rate_rows(report, rebound, ev)
-    return _with_groups(report, scorer, rebound.datasets,
-                        None if isinstance(ev, _InMemory) else ev)
+    return _with_groups(report, scorer, rebound.datasets, ev)
 
 
 def _loosened_note(row: Mapping[str, Any]) -> str:

@@ -52,9 +52,18 @@ STALLED_ELASTIC_GAP = 0.1
 
 
 def _usable(answer: StructuredSolution) -> bool:
-    """Whether a stalled elastic step's iterate may be phase one's next anchor."""
-    return (answer.status != settings.TIME_LIMIT and answer.rel_gap <= STALLED_ELASTIC_GAP
-            and bool(np.all(np.isfinite(answer.w))) and bool(np.isfinite(answer.b)))
+    """Whether a stalled elastic step's iterate may be phase one's next anchor (asked only of
+    an uncertified answer, never a time limit: :func:`~ratecons.structured_fallback.certified`
+    keeps those)."""
+    return (answer.rel_gap <= STALLED_ELASTIC_GAP and bool(np.all(np.isfinite(answer.w)))
+            and bool(np.isfinite(answer.b)))
+
+
+def _as_step(answer: StructuredSolution, status: str, user: int, message: str) -> ConvexStep:
+    """The structured ``answer`` as phase one's step of ``status``, with the user's ``user``
+    row multipliers."""
+    return ConvexStep(status, answer.objective, answer.w, answer.b, answer.duals[:user],
+                      "structured", answer.solve_time, message)
 
 
 def structured_elastic_step(analysis: Analysis, tol: float = DEFAULT_TOL,
@@ -95,18 +104,16 @@ def structured_elastic_step(analysis: Analysis, tol: float = DEFAULT_TOL,
             if answer.status == settings.OPTIMAL:
                 counts["phase1_structured"] = counts.get("phase1_structured", 0) + 1
                 warm["last"] = WarmStart(answer.w, answer.b, answer.duals, answer.extra)
-            return ConvexStep(answer.status, answer.objective, answer.w, answer.b,
-                              answer.duals[:user], "structured", answer.solve_time,
-                              f"{answer.iterations} interior-point iterations, relative gap "
-                              f"{answer.rel_gap:.1e}" + (f" ({answer.message})"
-                                                         if answer.message else ""))
+            return _as_step(answer, answer.status, user,
+                            f"{answer.iterations} interior-point iterations, relative gap "
+                            f"{answer.rel_gap:.1e}" + (f" ({answer.message})"
+                                                       if answer.message else ""))
         if _usable(answer):  # phase one's own merit test guards its descent
             counts["phase1_inexact"] = counts.get("phase1_inexact", 0) + 1
-            return ConvexStep(settings.OPTIMAL_INACCURATE, answer.objective, answer.w,
-                              answer.b, answer.duals[:user], "structured", answer.solve_time,
-                              f"{answer.status} after {answer.iterations} interior-point "
-                              f"iterations at a relative gap of {answer.rel_gap:.1e}: its "
-                              "iterate is phase one's next anchor (reduced accuracy)")
+            return _as_step(answer, settings.OPTIMAL_INACCURATE, user,
+                            f"{answer.status} after {answer.iterations} interior-point "
+                            f"iterations at a relative gap of {answer.rel_gap:.1e}: its "
+                            "iterate is phase one's next anchor (reduced accuracy)")
         counts["phase1_reference"] = counts.get("phase1_reference", 0) + 1
         return by_reference(answer, lambda: solve_step(
             analysis, psi, anchor, bounds, settings.DEFAULT_CONIC_SOLVER, elastic=True,

@@ -606,7 +606,6 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
     x = ipm.start(warm)
     status, message = settings.ITERATION_LIMIT, ""
     best: tuple[float, Iterate] | None = None
-    merits: list[float] = []
     parts: list[tuple[float, float, float]] = []  # (gap, primal, dual residual) by iteration
     steps: list[float] = []
     iterations = 0
@@ -625,9 +624,9 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
         if message := infeasible_message(ipm, x, pres, tol):  # (.structured_infeasible)
             status = settings.INFEASIBLE
             break
-        merits.append(merit)
         parts.append((rel_gap, pres, dres))
-        certified = best[0] <= CERTIFIED_TOL and min(merits[-CERTIFIED_STALL:]) > best[0]
+        certified = best[0] <= CERTIFIED_TOL and min(
+            max(q) for q in parts[-CERTIFIED_STALL:]) > best[0]
         if certified or stalled(parts):
             status = settings.NUMERICAL_ERROR
             message = (f"no progress in {CERTIFIED_STALL if certified else STALL_WINDOW} "
@@ -688,9 +687,10 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
     violation = float(np.max(form.row_values(w, b, v)[1:] - form.bounds, initial=0.0))
     kappa = ipm.sc.kappa
     user = form.m if form.user_rows is None else form.user_rows
-    duals = (x.lam["R"] * kappa[1:] / kappa[0])[:user] if form.m else np.zeros(0)
+    rows = x.lam["R"] * kappa[1:] / kappa[0] if form.m else np.zeros(0)
+    duals = rows[:user]
     if status == settings.INFEASIBLE:  # the Farkas ray's row multipliers, summing to 1
-        duals = duals / np.sum(x.lam["R"] * kappa[1:] / kappa[0])
+        duals = duals / np.sum(rows)
     if status != settings.OPTIMAL and not message:
         message = (f"stopped with relative gap {rel_gap:.2e}, primal residual {pres:.2e}, "
                    f"dual residual {dres:.2e} (tolerance {tol:.0e})")

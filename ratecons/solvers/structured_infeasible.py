@@ -37,10 +37,9 @@ import scipy.sparse as sp
 
 from .. import settings
 from .structured_form import Iterate, StructuredForm, StructuredSolution
+from .structured_kernels import scatter_product
 
-__all__ = ["INFEASIBLE_RADIUS", "SUSPECT_RESIDUAL", "FarkasRay", "farkas_ray",
-           "infeasible_message", "linear_rows", "proves_infeasible", "violation_form",
-           "violation_proof"]
+__all__ = ["infeasible_message", "violation_proof"]
 
 #: a ray proves the step infeasible when no point with ||(w, b, v)||_1 below this times
 #: (1 + the iterate's ||(w, b, v)||_1) meets the rows. The test is rigorous (up to rounding):
@@ -78,8 +77,7 @@ def farkas_ray(ipm: Any, x: Iterate) -> FarkasRay | None:
     margin = float(f.hinge_offset @ lam_a + (sc.const[1:] - sc.bounds) @ y)
     if margin <= 0:
         return None
-    on_examples = np.bincount(f.hinge_index, weights=f.hinge_slope * lam_a,
-                              minlength=ipm.rows.n)
+    on_examples = scatter_product(f.hinge_index, f.hinge_slope, lam_a, ipm.rows.n)
     e = ipm.theta_of(on_examples, ipm.G.T @ lam_a + sc.F[1:].T @ y)
     residual = float(np.max(np.abs(e), initial=0.0))
     duals = y * sc.kappa[1:]

@@ -4,8 +4,7 @@ no better iterate for a few iterations (:data:`CERTIFIED_STALL`)."""
 
 from __future__ import annotations
 
-__all__ = ["CERTIFIED_STALL", "STALL_AFTER", "STALL_FACTOR", "STALL_WINDOW", "WARM_BLOCKED",
-           "stalled", "warm_blocked"]
+__all__ = ["CERTIFIED_STALL", "STALL_AFTER", "STALL_WINDOW", "stalled", "warm_blocked"]
 
 #: the loop stops (``numerical_error``) when none of the gap and the residuals fell below
 #: STALL_FACTOR times its best within the last STALL_WINDOW iterations (:func:`stalled`): on
