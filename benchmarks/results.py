@@ -25,6 +25,15 @@ import numpy as np
 import ratecons as rc
 from ratecons.degenerate import check_degenerate
 
+def _eighty_percent_rule(D: rc.Dataset) -> Any:
+    """The 80% rule between the two values of the data's group column (Adult: sex; diabetes:
+    age above its median)."""
+    column = next(iter(D.groups))
+    first, second = np.unique(D.groups[column])[:2]
+    return rc.positive_rate(D.group(column, first)) >= 0.8 * rc.positive_rate(
+        D.group(column, second))
+
+
 #: the families timed: a name and the problem on a Dataset
 FAMILIES: dict[str, Callable[[rc.Dataset], rc.Problem]] = {
     "error rate + recall >= 0.7": lambda D: rc.Problem(
@@ -32,6 +41,9 @@ FAMILIES: dict[str, Callable[[rc.Dataset], rc.Problem]] = {
         model=rc.LinearModel(l2=1e-3)),
     "logistic + recall >= 0.7": lambda D: rc.Problem(
         minimize=rc.logistic_loss(D), subject_to=[rc.recall(D) >= 0.7],
+        model=rc.LinearModel(l2=1e-3)),
+    "hinge + 80% rule": lambda D: rc.Problem(
+        minimize=rc.hinge_loss(D), subject_to=[_eighty_percent_rule(D)],
         model=rc.LinearModel(l2=1e-3)),
     "robust chi2 logistic": lambda D: rc.Problem(
         minimize=rc.robust_loss(rc.PhiDivergenceBall(D, phi="chi2", rho=0.1, strict=False)),
@@ -51,7 +63,9 @@ def _data(size: str) -> rc.Dataset:
 
         raw = load_csv(DATA / "diabetes.csv")
         X = np.asarray(raw.X, dtype=float)
-        return rc.Dataset((X - X.mean(0)) / X.std(0), raw.y, name="diabetes")
+        age = np.where(X[:, 7] > np.median(X[:, 7]), "older", "younger")  # x7: age (Pima)
+        return rc.Dataset((X - X.mean(0)) / X.std(0), raw.y, groups={"age": age},
+                          name="diabetes")
     train, _ = rc.datasets.load_adult().split(0.7, seed=0)
     if size == "adult":
         return train

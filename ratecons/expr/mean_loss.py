@@ -10,6 +10,7 @@ surrogate are the same function, so the report shows one number in both columns.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -53,6 +54,17 @@ class MeanLoss(Term):
         return float(self.subset.weights @ values)
 
     surrogate_value = value
+
+    def value_at_constant(self, score: float) -> float:
+        """The value when every example scores ``score`` (w = 0): W+ l(score) + W- l(-score),
+        with W+ and W- the subset's weight on its positives and its negatives."""
+        (at_positive, at_negative), _ = margin_loss(self.loss, np.array([score, -score]))
+        return self.positive_weight * at_positive + (1.0 - self.positive_weight) * at_negative
+
+    @cached_property
+    def positive_weight(self) -> float:
+        """W+: the subset's (normalized) weight on its positives."""
+        return float(self.subset.weights @ self.subset.y.astype(np.float64))
 
     def rebind(self, rebind: Callable[[Subset], Subset]) -> MeanLoss:
         return MeanLoss(rebind(self.subset), self.loss)
