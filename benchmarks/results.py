@@ -25,6 +25,7 @@ import numpy as np
 import ratecons as rc
 from ratecons.degenerate import check_degenerate
 
+
 def _eighty_percent_rule(D: rc.Dataset) -> Any:
     """The 80% rule between the two values of the data's group column (Adult: sex; diabetes:
     age above its median)."""
