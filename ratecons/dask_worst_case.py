@@ -165,18 +165,34 @@ def _sent(part: Any, workers: Any, adversary: float, kind: str) -> tuple[list[An
     (a code into a table of (coefficient, membership in B) pairs) when the coefficients take
     at most :data:`CODE_TABLE` / 2 distinct values (a ball's data carry no example weights, so
     a rate's coefficients take one or a few), else the coefficients (8 bytes) and a
-    membership code (1 byte)."""
+    membership code (1 byte); each sent once for the ``workers``' kept columns
+    (:meth:`ratecons.dask_metrics.WorkerScores.sent_once`)."""
     index, coefficients = part.ball.support.index, part.coefficients
     distinct = _distinct(coefficients, CODE_TABLE // 2)
-    code = np.zeros(workers.data.n, dtype=np.uint8)
+    n = workers.data.n
     if distinct is not None:
-        for start in range(0, index.size, CODE_CHUNK):  # O(chunk) temporaries on the client
-            part_of = slice(start, start + CODE_CHUNK)
-            code[index[part_of]] = (1 + 2 * np.searchsorted(distinct, coefficients[part_of])
-                                    + part.inside[part_of])
+        def codes() -> np.ndarray:
+            code = np.zeros(n, dtype=np.uint8)
+            for start in range(0, index.size, CODE_CHUNK):  # O(chunk) temporaries
+                part_of = slice(start, start + CODE_CHUNK)
+                code[index[part_of]] = (1 + 2 * np.searchsorted(distinct, coefficients[part_of])
+                                        + part.inside[part_of])
+            return code
+
         rows = tuple((float(c), b) for c in distinct for b in (False, True))
-        return [workers.column(code)], RateValues(adversary, kind, table=rows)
-    coef = np.zeros(workers.data.n)
-    coef[index] = part.coefficients
-    code[index] = np.where(part.inside, IN_B, 1)
-    return [workers.column(coef), workers.column(code)], RateValues(adversary, kind)
+        return ([workers.sent_once(("worst-case codes", id(part)), (part,), codes)],
+                RateValues(adversary, kind, table=rows))
+
+    def coef() -> np.ndarray:
+        out = np.zeros(n)
+        out[index] = part.coefficients
+        return out
+
+    def membership() -> np.ndarray:
+        code = np.zeros(n, dtype=np.uint8)
+        code[index] = np.where(part.inside, IN_B, 1)
+        return code
+
+    return [workers.sent_once(("worst-case coefficients", id(part)), (part,), coef),
+            workers.sent_once(("worst-case membership", id(part)), (part,), membership)], \
+        RateValues(adversary, kind)

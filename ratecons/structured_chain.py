@@ -31,6 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import limits, settings
+from .chain_points import on_client
 from .expr.analysis import Analysis
 from .generic import LastStep, solve_generic
 from .patterns.pattern import MethodSpec
@@ -157,6 +158,7 @@ def structured_step(analysis: Analysis, tol: float = DEFAULT_TOL,
     lowered: dict[str, Any] = {}  # what the lowering keeps over the run's steps
 
     def step(psi: dict[int, Any], anchor: Any, bounds: np.ndarray) -> ConvexStep:
+        anchor = None if anchor is None else on_client(anchor)  # the lowering's, per piece
         if counts.get("failed_in_a_row", 0) >= GIVE_UP_AFTER:
             counts["reference"] = counts.get("reference", 0) + 1
             return solve_step(analysis, psi, anchor, bounds, pick_solver(analysis, None))

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from . import limits, settings
+from .chain_points import on_client
 from .expr.analysis import Analysis
 from .phase_one import ElasticSolver
 from .reductions.to_cvxpy import ConvexStep, solve_step
@@ -93,6 +94,7 @@ def structured_elastic_step(analysis: Analysis, tol: float = DEFAULT_TOL,
     def step(psi: dict[int, Any], anchor: Any, bounds: np.ndarray,
              penalty: float | None) -> ConvexStep:
         staged = penalty is not None
+        anchor = None if anchor is None else on_client(anchor)  # the lowering's, per piece
         plain = lower_structured(analysis if staged else free, psi, anchor, bounds,
                                  caches[staged])
         form = elastic_form(plain, penalty)
