@@ -22,7 +22,7 @@ from .dask_types import is_dask
 from .expr.analysis import Analysis, Row
 from .reductions.kernelize import FeatureMap
 from .reductions.to_cvxpy import ConvexStep
-from .scans import Rows, count_pass
+from .scans import count_pass
 
 __all__ = ["ScoreTable", "missed_rows", "on_client", "regularizer", "score_table",
            "step_scores", "surrogate_objective", "surrogate_rows"]
@@ -73,7 +73,7 @@ def step_scores(psi: dict[int, Any], step: ConvexStep) -> dict[int, Any]:
     for key, P in psi.items():
         if is_dask(P):
             count_pass()
-            out[key] = (Rows(P).P @ np.asarray(step.w, dtype=np.float64) - step.b).persist()
+            out[key] = (P @ np.asarray(step.w, dtype=np.float64) - step.b).persist()
         else:
             out[key] = np.asarray(P @ step.w).ravel() - step.b
     return out

@@ -25,6 +25,11 @@ found by bracketing passes over the persisted scores (:meth:`WorkerScores.surrog
 and a worst-case rate's value by the inner maximization's dual search over its per-example
 values on the workers (:mod:`ratecons.dask_worst_case`). The report's
 tables by group level are one more reduction (:meth:`WorkerScores.level_sums`).
+
+The chain checks its rows at every iterate by the same reductions
+(:func:`ratecons.chain_points.score_table`), from the iterate's scores already on the workers
+(``WorkerScores(..., scores=...)``) and with the columns the rows need sent once per run
+(``kept``, :meth:`WorkerScores.sent_once`).
 """
 
 from __future__ import annotations
