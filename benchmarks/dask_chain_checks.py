@@ -2,11 +2,10 @@
 
 At every point the chain evaluates its surrogate objective, the surrogate value of every
 constraint row and what the deterministic model misses (:mod:`ratecons.chain_points`).
-Synthetic data (:func:`benchmarks.dask_scale.write_parquet`) is read with
-:meth:`ratecons.Dataset.from_parquet` on a ``LocalCluster`` of two worker processes and its
-features persisted. At a fixed linear model the three checks run ``--points`` times (the
-chain checks a new point at every MM step; the first sends the columns the checks need),
-side by side:
+On synthetic Parquet data with its features persisted on two workers
+(:func:`benchmarks.dask_persisted.persisted_parquet`), at a fixed linear model, the three
+checks run ``--points`` times (the chain checks a new point at every MM step; the first sends
+the columns the checks need), side by side:
 
 - ``gathered``: the scores of every example brought to the client and the rows evaluated
   there (what the chain did before; ``on_client`` then the in-memory evaluation);
@@ -25,15 +24,13 @@ Run: ``python -m benchmarks.dask_chain_checks --rows 200000``.
 from __future__ import annotations
 
 import argparse
-import tempfile
 import time
 import tracemalloc
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from benchmarks.dask_scale import write_parquet
+from benchmarks.dask_persisted import persisted_parquet
 
 
 def _problems(data: Any) -> dict[str, Any]:
@@ -89,25 +86,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--points", type=int, default=3)
     args = parser.parse_args(argv)
 
-    import dask
-    import dask.array as da
-    from distributed import Client, LocalCluster, wait
-
-    import ratecons as rc
     from ratecons.reductions.to_cvxpy import ConvexStep
 
-    dask.config.set({"distributed.nanny.pre-spawn-environ.ARROW_DEFAULT_MEMORY_POOL": "system"})
-    with tempfile.TemporaryDirectory() as tmp, \
-            LocalCluster(n_workers=2, threads_per_worker=1, memory_limit=args.worker_memory,
-                         dashboard_address=None) as cluster, Client(cluster) as client:
-        folder = Path(tmp)
-        write_parquet(folder, args.rows, args.file_rows)
-        data = rc.Dataset.from_parquet(folder, label="label", groups=["group"])
-        data.X = client.persist(data.X)
-        wait(data.X)
-        start = time.perf_counter()
-        da.sum(data.X, axis=0).compute()
-        floor = time.perf_counter() - start
+    with persisted_parquet(args.rows, args.file_rows, args.worker_memory) as (data, floor):
         truth = np.random.default_rng(0).normal(size=data.d)
         step = ConvexStep("optimal", 0.0, 0.3 * truth, 0.2)
         print(f"{args.rows:,} rows in {data.X.numblocks[0]} partitions, floor {floor:.2f} s")
