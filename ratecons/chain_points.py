@@ -80,16 +80,21 @@ def step_scores(psi: dict[int, Any], step: ConvexStep) -> dict[int, Any]:
 
 
 #: the columns on the workers of the last analysis whose rows were checked on Dask data, by
-#: dataset (:func:`_kept_columns`); replaced, and so released on the workers, when another
-#: analysis is checked, as :func:`ratecons.scans.persisted` keeps only the last features
+#: dataset (:func:`_kept_columns`), with the scheduler that holds them; replaced, and so
+#: released on the workers, when another analysis is checked or another scheduler is active,
+#: as :func:`ratecons.scans.persisted` keeps only the last features
 _KEPT: dict[str, Any] = {}
 
 
 def _kept_columns(analysis: Analysis, data: Any) -> dict[Any, Any]:
     """Where the worker columns of ``data``'s rows are kept over one run of the chain."""
-    if _KEPT.get("analysis") is not analysis:
+    from dask.base import get_scheduler
+
+    scheduler = get_scheduler()
+    scheduler = getattr(scheduler, "__self__", scheduler)  # a Client's ``get``: the Client
+    if _KEPT.get("analysis") is not analysis or _KEPT.get("scheduler") is not scheduler:
         _KEPT.clear()
-        _KEPT.update(analysis=analysis, by_data={})
+        _KEPT.update(analysis=analysis, scheduler=scheduler, by_data={})
     return _KEPT["by_data"].setdefault(id(data), {})
 
 
