@@ -26,15 +26,13 @@ Run: ``python -m benchmarks.dask_reports --rows 2000000``.
 from __future__ import annotations
 
 import argparse
-import tempfile
 import time
 import tracemalloc
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from benchmarks.dask_scale import write_parquet
+from benchmarks.dask_persisted import persisted_parquet
 
 
 def _values(data: Any) -> dict[str, tuple[Any, str, float]]:
@@ -80,26 +78,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--worker-memory", default="1GB")
     args = parser.parse_args(argv)
 
-    import dask
-    import dask.array as da
-    from distributed import Client, LocalCluster, wait
-
-    import ratecons as rc
     from ratecons.dask_metrics import WorkerEvaluation
     from ratecons.result import LinearScorer
 
-    dask.config.set({"distributed.nanny.pre-spawn-environ.ARROW_DEFAULT_MEMORY_POOL": "system"})
-    with tempfile.TemporaryDirectory() as tmp, \
-            LocalCluster(n_workers=2, threads_per_worker=1, memory_limit=args.worker_memory,
-                         dashboard_address=None) as cluster, Client(cluster) as client:
-        folder = Path(tmp)
-        write_parquet(folder, args.rows, args.file_rows)
-        data = rc.Dataset.from_parquet(folder, label="label", groups=["group"])
-        data.X = client.persist(data.X)
-        wait(data.X)
-        start = time.perf_counter()
-        da.sum(data.X, axis=0).compute()
-        floor = time.perf_counter() - start
+    with persisted_parquet(args.rows, args.file_rows, args.worker_memory) as (data, floor):
         truth = np.random.default_rng(0).normal(size=data.d)
         scorer = LinearScorer(0.3 * truth, 0.2)
         print(f"{args.rows:,} rows in {data.X.numblocks[0]} partitions, floor {floor:.2f} s")

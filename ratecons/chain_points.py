@@ -1,7 +1,16 @@
 """The chain's points in the user's terms: the scores of a step's model on every training set
 (:class:`ScoreTable`, so that MM evaluates every part at every iterate without recomputing
 psi(X) w) and what the chain measures there: the surrogate objective with the regularizer, the
-surrogate value of every constraint row and what the deterministic model misses."""
+surrogate value of every constraint row and what the deterministic model misses.
+
+On Dask data (issue 33) a point's scores stay on the workers, persisted with the features'
+partitions (:func:`step_scores`), and its rows are checked there: the table's
+:class:`~ratecons.dask_metrics.WorkerEvaluation` returns a few numbers per partition for each
+row, and the columns those checks need (labels, example weights, the rows' coefficients) are
+sent once per run (:func:`_kept_columns`), not at every iterate. The scores reach the client
+only where the next step is lowered at the point (its per-piece arrays are the client's:
+:func:`on_client`) and in the threshold search of the repair (:attr:`ScoreTable.scores`).
+"""
 
 from __future__ import annotations
 
@@ -9,35 +18,103 @@ from typing import Any
 
 import numpy as np
 
-from .expr.analysis import Analysis
+from .dask_types import is_dask
+from .expr.analysis import Analysis, Row
 from .reductions.kernelize import FeatureMap
 from .reductions.to_cvxpy import ConvexStep
+from .scans import count_pass
 
-__all__ = ["ScoreTable", "missed_rows", "regularizer", "score_table", "step_scores",
-           "surrogate_objective", "surrogate_rows"]
+__all__ = ["ScoreTable", "missed_rows", "on_client", "regularizer", "score_table",
+           "step_scores", "surrogate_objective", "surrogate_rows"]
 
 
 class ScoreTable:
     """A scorer that answers for the training feature matrices from stored scores (MM
-    evaluates every part at every iterate without recomputing psi(X) w)."""
+    evaluates every part at every iterate without recomputing psi(X) w).
 
-    def __init__(self, scores: dict[int, np.ndarray], fallback: Any) -> None:
-        self.scores = scores
+    ``stored`` holds each matrix's scores, NumPy or (Dask data) a Dask vector on the workers;
+    ``evaluation``, when some are on the workers, checks the rows there (module docstring).
+    """
+
+    def __init__(self, stored: dict[int, Any], fallback: Any, evaluation: Any = None) -> None:
+        self.stored = stored
         self.fallback = fallback
+        self.evaluation = evaluation
+        self._gathered: dict[int, np.ndarray] | None = None
+
+    @property
+    def scores(self) -> dict[int, np.ndarray]:
+        """The stored scores as NumPy vectors (those on the workers gathered, once)."""
+        if self._gathered is None:
+            self._gathered = on_client(self.stored)
+        return self._gathered
 
     def decision_function(self, X: Any) -> np.ndarray:
         found = self.scores.get(id(X))
         return found if found is not None else self.fallback.decision_function(X)
 
 
-def step_scores(psi: dict[int, Any], step: ConvexStep) -> dict[int, np.ndarray]:
-    return {key: np.asarray(P @ step.w).ravel() - step.b for key, P in psi.items()}
+def on_client(scores: dict[int, Any]) -> dict[int, np.ndarray]:
+    """Per-example scores as NumPy vectors: those on the workers gathered (one pass over them
+    each), the others as they are."""
+    out = {}
+    for key, z in scores.items():
+        if is_dask(z):
+            count_pass(features=False)
+            z = np.asarray(z.compute())
+        out[key] = z
+    return out
+
+
+def step_scores(psi: dict[int, Any], step: ConvexStep) -> dict[int, Any]:
+    """psi w - b on every training set: NumPy in memory, persisted on the workers (one pass
+    over the features) for Dask features."""
+    out = {}
+    for key, P in psi.items():
+        if is_dask(P):
+            count_pass()
+            out[key] = (P @ np.asarray(step.w, dtype=np.float64) - step.b).persist()
+        else:
+            out[key] = np.asarray(P @ step.w).ravel() - step.b
+    return out
+
+
+#: the columns on the workers of the last analysis whose rows were checked on Dask data, by
+#: dataset (:func:`_kept_columns`), with the scheduler that holds them; replaced, and so
+#: released on the workers, when another analysis is checked or another scheduler is active,
+#: as :func:`ratecons.scans.persisted` keeps only the last features
+_KEPT: dict[str, Any] = {}
+
+
+def _kept_columns(analysis: Analysis, data: Any) -> dict[Any, Any]:
+    """Where the worker columns of ``data``'s rows are kept over one run of the chain."""
+    from dask.base import get_scheduler
+
+    scheduler = get_scheduler()
+    scheduler = getattr(scheduler, "__self__", scheduler)  # a Client's ``get``: the Client
+    if _KEPT.get("analysis") is not analysis or _KEPT.get("scheduler") is not scheduler:
+        _KEPT.clear()
+        _KEPT.update(analysis=analysis, scheduler=scheduler, by_data={})
+    return _KEPT["by_data"].setdefault(id(data), {})
 
 
 def score_table(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
-           scores: dict[int, np.ndarray], step: ConvexStep) -> ScoreTable:
+                scores: dict[int, Any], step: ConvexStep) -> ScoreTable:
     by_matrix = {id(d.X): scores[id(d)] for d in analysis.datasets}
-    return ScoreTable(by_matrix, fmap.invert(step.w, step.b))
+    scorer = fmap.invert(step.w, step.b)
+    lazy = [d for d in analysis.datasets if is_dask(scores[id(d)])]
+    if not lazy:
+        return ScoreTable(by_matrix, scorer)
+    from .dask_metrics import WorkerEvaluation, WorkerScores
+
+    return ScoreTable(by_matrix, scorer, WorkerEvaluation(scorer, *(
+        WorkerScores(scorer, d, scores[id(d)], _kept_columns(analysis, d)) for d in lazy)))
+
+
+def _row_value(row: Row, scorer: Any, kind: str) -> float:
+    """``row``'s value at a point: on the workers for a table of Dask scores."""
+    evaluation = getattr(scorer, "evaluation", None)
+    return row.value(scorer, kind) if evaluation is None else evaluation.row_value(row, kind)
 
 
 def regularizer(analysis: Analysis, w: np.ndarray) -> float:
@@ -47,15 +124,15 @@ def regularizer(analysis: Analysis, w: np.ndarray) -> float:
 
 
 def surrogate_objective(analysis: Analysis, scorer: Any, w: np.ndarray) -> float:
-    return analysis.objective.value(scorer, "surrogate") + regularizer(analysis, w)
+    return _row_value(analysis.objective, scorer, "surrogate") + regularizer(analysis, w)
 
 
 def surrogate_rows(analysis: Analysis, scorer: Any) -> np.ndarray:
     """The surrogate (ramp) value of every constraint row."""
-    return np.array([row.value(scorer, "surrogate") for row in analysis.constraints])
+    return np.array([_row_value(row, scorer, "surrogate") for row in analysis.constraints])
 
 
 def missed_rows(analysis: Analysis, scorer: Any) -> np.ndarray:
     """max(0, exact row value - bound) for every constraint (deterministic predictions)."""
-    return np.array([max(0.0, row.value(scorer, "exact") - row.bound)
+    return np.array([max(0.0, _row_value(row, scorer, "exact") - row.bound)
                      for row in analysis.constraints])

@@ -25,6 +25,11 @@ found by bracketing passes over the persisted scores (:meth:`WorkerScores.surrog
 and a worst-case rate's value by the inner maximization's dual search over its per-example
 values on the workers (:mod:`ratecons.dask_worst_case`). The report's
 tables by group level are one more reduction (:meth:`WorkerScores.level_sums`).
+
+The chain checks its rows at every iterate by the same reductions
+(:func:`ratecons.chain_points.score_table`), from the iterate's scores already on the workers
+(``WorkerScores(..., scores=...)``) and with the columns the rows need sent once per run
+(``kept``, :meth:`WorkerScores.sent_once`).
 """
 
 from __future__ import annotations
@@ -143,18 +148,27 @@ class WorkerScores:
         Anything with ``decision_function`` on a NumPy block of rows.
     data : Dataset
         Dask-backed; its labels, weights and subsets' index arrays are the client's.
+    scores : dask.array.Array, optional
+        The scores already computed on the workers (a Dask vector with the features' row
+        partitions; the chain's iterates, :func:`ratecons.chain_points.step_scores`), else
+        ``scorer``'s, by one pass over the features.
+    kept : dict, optional
+        Where the columns sent to the workers (labels, example weights, the rows'
+        coefficients) are kept, persisted, for every other :class:`WorkerScores` of the same
+        dataset given the same dict (the chain checks its rows at every iterate: each check
+        then sends nothing N-sized); else this object's own.
     """
 
-    def __init__(self, scorer: Any, data: Any) -> None:
+    def __init__(self, scorer: Any, data: Any, scores: Any = None,
+                 kept: dict[Any, Any] | None = None) -> None:
         import dask.array as da
 
         self.scorer, self.data = scorer, data
-        self.s = lazy_scores(scorer, data.X).persist()
-        count_pass()
+        self.s = (lazy_scores(scorer, data.X) if scores is None else scores).persist()
+        count_pass(features=scores is None)
         self.chunks = self.s.chunks[0]
         self._from_array = da.from_array
-        self._labels: Any = None
-        self._weights: Any = None
+        self.kept = {} if kept is None else kept
         self._sorted: tuple[Any, Any] | None = None
 
     def column(self, values: np.ndarray) -> Any:
@@ -162,21 +176,29 @@ class WorkerScores:
         values = np.asarray(values)
         return self._from_array(values, chunks=(self.chunks, *values.shape[1:]))
 
+    def sent_once(self, key: Any, owners: tuple[Any, ...], make: Any) -> Any:
+        """The column ``make()`` (a client vector or N x r matrix) on the workers, persisted and
+        kept under ``key`` in :attr:`kept`, made for the objects ``owners`` (kept with it, so
+        that a key of their ids never names another object's column)."""
+        found = self.kept.get(key)
+        if found is None or len(found[0]) != len(owners) or any(
+                a is not b for a, b in zip(found[0], owners, strict=True)):
+            found = (owners, self.column(make()).persist())
+            self.kept[key] = found
+        return found[1]
+
     def weight_column(self) -> list[Any]:
         """The example weights on the workers (sent once), or nothing when they are all 1."""
         if self.data.weights is None:
             return []
-        if self._weights is None:
-            self._weights = self.column(np.asarray(self.data.weights, dtype=np.float64))
-        return [self._weights]
+        return [self.sent_once("weights", (), lambda: np.asarray(self.data.weights,
+                                                                  dtype=np.float64))]
 
     @property
     def labels(self) -> Any:
         """The 0/1 labels on the workers (one byte per row, sent once)."""
-        if self._labels is None:
-            y = self.data.require_labels("metrics", binary=True).astype(bool)
-            self._labels = self.column(y.astype(np.int8)).persist()
-        return self._labels
+        return self.sent_once("labels", (), lambda: self.data.require_labels(
+            "metrics", binary=True).astype(bool).astype(np.int8))
 
     # ------------------------------------------------------------------ the metrics
     def classification(self) -> dict[str, float]:
@@ -304,18 +326,19 @@ class WorkerScores:
     def rate_values(self, exprs: list[Any]) -> np.ndarray:
         """[indicator (eq. 1), ramp (eq. 3)] of each linear rate expression, shape (r, 2), in
         one pass."""
-        C = np.column_stack([self.coefficients(list(e.terms.values())) for e in exprs])
-        sums = computed(per_partition(_rate_values, 2 * len(exprs), self.s, self.column(C))
+        C = self.sent_once(("rates", *map(id, exprs)), tuple(exprs), lambda: np.column_stack(
+            [self.coefficients(list(e.terms.values())) for e in exprs]))
+        sums = computed(per_partition(_rate_values, 2 * len(exprs), self.s, C)
                         .sum(axis=0), features=False)
         constants = np.array([e.constant for e in exprs])
         return np.column_stack([constants + sums[: len(exprs)], constants + sums[len(exprs):]])
 
     def mean_loss(self, part: Any) -> float:
         """The weighted mean margin loss of a :class:`ratecons.expr.mean_loss.MeanLoss`."""
-        C = self.coefficients([(part.subset, 1.0)])[:, None]
-        return float(computed(per_partition(_loss_values, 1, self.s, self.labels,
-                                            self.column(C), loss=part.loss).sum(axis=0),
-                              features=False)[0])
+        C = self.sent_once(("loss", id(part)), (part,),
+                           lambda: self.coefficients([(part.subset, 1.0)])[:, None])
+        return float(computed(per_partition(_loss_values, 1, self.s, self.labels, C,
+                                            loss=part.loss).sum(axis=0), features=False)[0])
 
     def evaluation(self) -> WorkerEvaluation:
         """A :class:`WorkerEvaluation` of rows and rates that starts from these scores."""
@@ -345,13 +368,12 @@ def _datasets(part: Any) -> list[Any]:
 class WorkerEvaluation:
     """Values of report rows and rate expressions for a scorer, each part over a Dask dataset
     by the reductions of that dataset's :class:`WorkerScores` (made once per dataset); parts
-    over data in memory or over several datasets by their own in-memory evaluation."""
+    over data in memory or over several datasets by their own in-memory evaluation; ``scores``:
+    the :class:`WorkerScores` already made for some of the datasets."""
 
-    def __init__(self, scorer: Any, scores: WorkerScores | None = None) -> None:
+    def __init__(self, scorer: Any, *scores: WorkerScores) -> None:
         self.scorer = scorer
-        self.by_data: dict[int, WorkerScores] = {}
-        if scores is not None:
-            self.by_data[id(scores.data)] = scores
+        self.by_data: dict[int, WorkerScores] = {id(each.data): each for each in scores}
         self._rates: dict[int, np.ndarray] = {}
 
     def scores_for(self, part: Any) -> WorkerScores | None:

@@ -28,8 +28,7 @@ __all__ = ["constant_robust_value", "dask_losses", "dask_robust_value", "on_dask
 
 def on_dask(ball: PhiDivergenceBall, scorer: Any) -> bool:
     """Whether :func:`dask_robust_value` applies: Dask features and a constant or linear score
-    (any phi: the dual searches of :mod:`ratecons.numerics.inner_max_dask` and
-    :mod:`ratecons.numerics.inner_max_dask_phi`)."""
+    (any phi: the dual searches of :mod:`ratecons.numerics.inner_max_dask_rule`)."""
     if not is_dask(ball.support.data.X):
         return False
     return hasattr(scorer, "score") or hasattr(scorer, "w")
@@ -69,14 +68,12 @@ def dask_robust_value(ball: PhiDivergenceBall, loss: str, scorer: Any) -> float:
     scorer : LinearScorer or ConstantScore
         f(x) = <w, x> - b, or the constant ``score``.
     """
-    from .numerics.inner_max_dask import robust_value, worst_case_rule
-    from .numerics.inner_max_dask_phi import phi_worst_case_rule
-    from .numerics.phi import CHI2, KL
+    from .numerics.inner_max_dask import robust_value
+    from .numerics.inner_max_dask_rule import worst_case_rule
 
     if not hasattr(scorer, "w"):
         return constant_robust_value(ball, loss, float(scorer.score))
-    rule_of = worst_case_rule if ball.phi in (CHI2, KL) else phi_worst_case_rule
-    state, rule, summ = rule_of(_margins(ball, scorer), loss, ball.phi, ball.rho)
+    state, rule, summ = worst_case_rule(_margins(ball, scorer), loss, ball.phi, ball.rho)
     return robust_value(state, loss, rule, summ)
 
 

@@ -12,10 +12,10 @@ Here the values stay on the workers. :class:`RateValues` is what a worker comput
 partition of [f(x), |B| a_x, code] (code 0 off S, 1 in S off B, 2 in B): the model's scores
 persisted by :class:`ratecons.dask_metrics.WorkerScores`, the coefficients and codes sent once
 (from the spec object's support-sized arrays, which the client holds). Each inner maximization
-is the one-dimensional dual search of the robust loss over persisted values
-(:func:`ratecons.numerics.inner_max_dask.rule_on` for chi-square and KL: the bracketing passes
-keep any number of tied values, which indicator values are, in one block;
-:func:`ratecons.numerics.inner_max_dask_phi.phi_rule` for another phi), then one pass of sums.
+is the dual search of the robust loss over persisted values
+(:func:`ratecons.numerics.inner_max_dask_rule.summarized_rule`; for chi-square the bracketing
+passes keep any number of tied values, which indicator values are, in one block), then one
+pass of sums.
 Only scalars and each pass's per-partition sums travel.
 """
 
@@ -26,17 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from .numerics.inner_max_dask import (
-    LossSummary,
-    WeightRule,
-    computed,
-    per_partition,
-    robust_value,
-    rule_on,
-    summary_of,
-)
-from .numerics.inner_max_dask_phi import phi_rule
-from .numerics.phi import CHI2, KL
+from .numerics.inner_max_dask import WeightRule, computed, per_partition, robust_value
+from .numerics.inner_max_dask_rule import summarized_rule
 
 __all__ = ["worst_case_value"]
 
@@ -90,50 +81,14 @@ def _start_sums(block: np.ndarray, values: RateValues) -> np.ndarray:
     return np.array([[hb.sum(), hb.max() if hb.size else -np.inf, hb.size]])
 
 
-def _step_sums(block: np.ndarray, values: RateValues, rule: WeightRule, alpha: float,
-               lam: float, phi: Any) -> np.ndarray:
-    """sum s over B, sum s h over B, sum s, and sum phi*((z - lam) / alpha) (the dual value's
-    term; 0 when ``phi`` is None) for the unnormalized worst-case weights s = rule(z)."""
+def _step_sums(block: np.ndarray, values: RateValues, rule: WeightRule) -> np.ndarray:
+    """sum s over B, sum s h over B, sum s, and the dual value's conjugate term
+    (:meth:`~ratecons.numerics.inner_max_dask.WeightRule.conjugate_sum`) for the unnormalized
+    worst-case weights s = rule(z)."""
     h, inside = values.parts(block)
     z = np.where(inside, h - values.lam, 0.0)
     s = rule.weights(z)
-    conj = 0.0
-    if phi is not None:
-        with np.errstate(over="ignore"):
-            conj = float(np.sum(phi.conjugate((z - lam) / alpha)))
-    return np.array([[s[inside].sum(), s[inside] @ h[inside], s.sum(), conj]])
-
-
-def _rule(state: Any, values: RateValues, phi: Any, rho: float
-          ) -> tuple[WeightRule, LossSummary]:
-    """The worst-case weights' rule over the values (a summary pass, then the dual search)."""
-    summ = summary_of(state, values, quantiles=phi is CHI2)
-    if phi in (CHI2, KL):
-        return rule_on(state, values, phi, rho, summ), summ
-    return phi_rule(state, values, phi, rho, summ), summ
-
-
-def _duals(rule: WeightRule, summ: LossSummary) -> tuple[float, float, Any]:
-    """(alpha, lambda) of the rule and the phi whose conjugate sum the dual value needs (None
-    when the dual value follows from the rule alone)."""
-    if rule.kind == "chi2":
-        return 0.5 / rule.c, rule.lam, CHI2
-    if rule.kind == "phi":
-        return rule.alpha, rule.lam, rule.phi
-    return 1.0, summ.zmax, None
-
-
-def _dual_value(rule: WeightRule, summ: LossSummary, sums: np.ndarray, rho: float) -> float:
-    """The inner maximization's dual value (an upper bound of F), as the in-memory procedure
-    gives it: max z for ties and alpha* = 0; alpha rho + lambda for KL, lambda =
-    max z + alpha log(sum s / N); alpha rho + lambda + (alpha/N) sum phi*(t) otherwise."""
-    if rule.kind in ("uniform", "top"):
-        return summ.zmax
-    if rule.kind == "kl":
-        alpha = 1.0 / rule.beta
-        return alpha * rho + summ.zmax + alpha * (np.log(sums[2]) - np.log(summ.n))
-    alpha, lam, _ = _duals(rule, summ)
-    return alpha * rho + lam + alpha * sums[3] / summ.n
+    return np.array([[s[inside].sum(), s[inside] @ h[inside], s.sum(), rule.conjugate_sum(z)]])
 
 
 def _conditional(state: Any, part: Any, base: RateValues, tol: float = 1e-9,
@@ -149,13 +104,13 @@ def _conditional(state: Any, part: Any, base: RateValues, tol: float = 1e-9,
     while hi - lo > tol and evaluations < max_evaluations:
         lam = lo + tol
         values = base.shifted(lam)
-        rule, summ = _rule(state, values, phi, rho)
-        alpha, dual_lam, conj_phi = _duals(rule, summ)
-        sums = computed(per_partition(_step_sums, 4, state, values=values, rule=rule,
-                                      alpha=alpha, lam=dual_lam, phi=conj_phi).sum(axis=0))
+        rule, summ = summarized_rule(state, values, phi, rho)
+        sums = computed(per_partition(_step_sums, 4, state, values=values, rule=rule)
+                        .sum(axis=0))
         evaluations += 1
         mass = sums[0] / sums[2]
-        if _dual_value(rule, summ, sums, rho) <= 1e-12 * max(1.0, abs(lam)) or mass <= 0.0:
+        dual = rule.dual_value(summ.n, sums[2], sums[3], rho)  # F(lam) <= dual
+        if dual <= 1e-12 * max(1.0, abs(lam)) or mass <= 0.0:
             hi = min(hi, lam)
             break
         ratio = float(sums[1] / sums[0])
@@ -200,7 +155,7 @@ def worst_case_value(part: Any, workers: Any, adversary: float, kind: str) -> fl
     if part.conditional:
         extreme = _conditional(state, part, base)
     else:
-        rule, summ = _rule(state, base, part.ball.phi, part.ball.rho)
+        rule, summ = summarized_rule(state, base, part.ball.phi, part.ball.rho)
         extreme = robust_value(state, base, rule, summ)
     return float(part.expr.constant + adversary * extreme)
 
@@ -210,18 +165,34 @@ def _sent(part: Any, workers: Any, adversary: float, kind: str) -> tuple[list[An
     (a code into a table of (coefficient, membership in B) pairs) when the coefficients take
     at most :data:`CODE_TABLE` / 2 distinct values (a ball's data carry no example weights, so
     a rate's coefficients take one or a few), else the coefficients (8 bytes) and a
-    membership code (1 byte)."""
+    membership code (1 byte); each sent once for the ``workers``' kept columns
+    (:meth:`ratecons.dask_metrics.WorkerScores.sent_once`)."""
     index, coefficients = part.ball.support.index, part.coefficients
     distinct = _distinct(coefficients, CODE_TABLE // 2)
-    code = np.zeros(workers.data.n, dtype=np.uint8)
+    n = workers.data.n
     if distinct is not None:
-        for start in range(0, index.size, CODE_CHUNK):  # O(chunk) temporaries on the client
-            part_of = slice(start, start + CODE_CHUNK)
-            code[index[part_of]] = (1 + 2 * np.searchsorted(distinct, coefficients[part_of])
-                                    + part.inside[part_of])
+        def codes() -> np.ndarray:
+            code = np.zeros(n, dtype=np.uint8)
+            for start in range(0, index.size, CODE_CHUNK):  # O(chunk) temporaries
+                part_of = slice(start, start + CODE_CHUNK)
+                code[index[part_of]] = (1 + 2 * np.searchsorted(distinct, coefficients[part_of])
+                                        + part.inside[part_of])
+            return code
+
         rows = tuple((float(c), b) for c in distinct for b in (False, True))
-        return [workers.column(code)], RateValues(adversary, kind, table=rows)
-    coef = np.zeros(workers.data.n)
-    coef[index] = part.coefficients
-    code[index] = np.where(part.inside, IN_B, 1)
-    return [workers.column(coef), workers.column(code)], RateValues(adversary, kind)
+        return ([workers.sent_once(("worst-case codes", id(part)), (part,), codes)],
+                RateValues(adversary, kind, table=rows))
+
+    def coef() -> np.ndarray:
+        out = np.zeros(n)
+        out[index] = part.coefficients
+        return out
+
+    def membership() -> np.ndarray:
+        code = np.zeros(n, dtype=np.uint8)
+        code[index] = np.where(part.inside, IN_B, 1)
+        return code
+
+    return [workers.sent_once(("worst-case coefficients", id(part)), (part,), coef),
+            workers.sent_once(("worst-case membership", id(part)), (part,), membership)], \
+        RateValues(adversary, kind)

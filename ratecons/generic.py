@@ -316,7 +316,10 @@ class _ChainRun:
             nxt = self.restart(anchor_scores, nxt)
         info = (nxt, anchor_scores, self.bounds)
         if nxt.status not in settings.SOLVED_STATUSES or nxt.w is None:
-            return Step(nxt.status, None, float("nan"), float("nan"), info=info)
+            return Step(nxt.status, None, float("nan"), float("nan"), info=info, handled=(
+                "phase one, restarted there under the tightened rows, found no point meeting "
+                "them: the tightening is undone and the repair goes on from the last iterate"
+                if restarted else ""))
         found = self.point_of(nxt, step_scores(self.psi, nxt))
         found_value = surrogate_objective(self.analysis, found[2], nxt.w)
         if (self.extrapolate and anchor_scores is not None and not restarted

@@ -10,7 +10,9 @@ the CVXPY reference step, so the chain never ends worse than ``method="cvxpy"``;
 ``message`` says so and the result's certificate counts such steps (``reference_steps``).
 After :data:`GIVE_UP_AFTER` such steps in a row the run keeps the CVXPY steps; on more than
 :data:`REFERENCE_FALLBACK_MAX_ROWS` rows an uncertified MM step ends the run at its last
-certified iterate instead.
+certified iterate instead. A step the interior point proves infeasible (a Farkas ray) is not
+solved again, nor by way of its elastic step: the first step and a repair's tightened step go
+to phase one, and a problem without ramp parts ends ``infeasible``.
 
 A step whose lowered problem is the last one's (the anchor moved, but no example crossed an
 end of a ramp, so the bounds of eq. 4 are the same; typically the step that certifies the
@@ -29,6 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import limits, settings
+from .chain_points import on_client
 from .expr.analysis import Analysis
 from .generic import LastStep, solve_generic
 from .patterns.pattern import MethodSpec
@@ -155,6 +158,7 @@ def structured_step(analysis: Analysis, tol: float = DEFAULT_TOL,
     lowered: dict[str, Any] = {}  # what the lowering keeps over the run's steps
 
     def step(psi: dict[int, Any], anchor: Any, bounds: np.ndarray) -> ConvexStep:
+        anchor = None if anchor is None else on_client(anchor)  # the lowering's, per piece
         if counts.get("failed_in_a_row", 0) >= GIVE_UP_AFTER:
             counts["reference"] = counts.get("reference", 0) + 1
             return solve_step(analysis, psi, anchor, bounds, pick_solver(analysis, None))
@@ -171,11 +175,11 @@ def structured_step(analysis: Analysis, tol: float = DEFAULT_TOL,
         if unsolved and anchor is None and analysis.needs_mm:  # phase one takes it (generic)
             return ConvexStep(answer.status, float("nan"), solver="structured",
                               solve_time=answer.solve_time, message=answer.message)
-        if unsolved:  # a thin interior: by way of the elastic step
+        if unsolved and answer.status != settings.INFEASIBLE:  # a thin interior
             answer = step_by_elastic(form, tol, deadline, answer, counts)
-            if answer.status == settings.INFEASIBLE:  # a repair's tightened step: phase one
-                return ConvexStep(answer.status, float("nan"), solver="structured",
-                                  solve_time=answer.solve_time, message=answer.message)
+        if answer.status == settings.INFEASIBLE:  # proved (a Farkas ray): phase one, if any
+            return ConvexStep(answer.status, float("nan"), solver="structured",
+                              solve_time=answer.solve_time, message=answer.message)
         counts["structured"] = counts.get("structured", 0) + 1
         if answer.status == settings.OPTIMAL:
             counts["failed_in_a_row"] = 0

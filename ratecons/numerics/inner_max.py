@@ -26,7 +26,8 @@ from scipy.optimize import brentq
 from ..errors import parameter_error
 from .phi import CHI2, KL, Phi
 
-__all__ = ["InnerSolution", "alpha_zero_divergence", "inner_maximize"]
+__all__ = ["InnerSolution", "alpha_zero_divergence", "conjugate_sum", "dual_objective",
+           "inner_maximize"]
 
 
 @dataclass
@@ -60,10 +61,22 @@ class InnerSolution:
     case: str
 
 
-def _dual_value(z: np.ndarray, phi: Phi, rho: float, alpha: float, lam: float) -> float:
+def dual_objective(alpha: float, lam: float, rho: float, conjugate_mean: float) -> float:
+    """The dual (5) of problem (4), g(alpha, lambda) = alpha rho + lambda + alpha (1/M)
+    sum_m phi*((z_m - lambda) / alpha), from the conjugate's mean ``conjugate_mean`` (an upper
+    bound of the inner maximum at any alpha > 0, by weak duality)."""
+    return float(alpha * rho + lam + alpha * conjugate_mean)
+
+
+def conjugate_sum(phi: Phi, z: np.ndarray, alpha: float, lam: float) -> float:
+    """sum_m phi*((z_m - lambda) / alpha), the conjugate term of :func:`dual_objective` (over
+    one partition of the values, on Dask data)."""
     with np.errstate(over="ignore"):
-        conj = np.asarray(phi.conjugate((z - lam) / alpha), dtype=np.float64)
-    return float(alpha * rho + lam + alpha * np.mean(conj))
+        return float(np.sum(np.asarray(phi.conjugate((z - lam) / alpha), dtype=np.float64)))
+
+
+def _dual_value(z: np.ndarray, phi: Phi, rho: float, alpha: float, lam: float) -> float:
+    return dual_objective(alpha, lam, rho, conjugate_sum(phi, z, alpha, lam) / z.size)
 
 
 def _finish(z: np.ndarray, phi: Phi, rho: float, s: np.ndarray, alpha: float, lam: float,

@@ -40,13 +40,13 @@ import numpy as np
 
 from ..loss_functions import margin_loss
 from ..scans import count_pass
-from .inner_max import alpha_zero_divergence, inner_maximize
+from .inner_max import alpha_zero_divergence, conjugate_sum, dual_objective, inner_maximize
 from .phi import CHI2, KL, Phi
 
 __all__ = ["CANDIDATES", "BRACKET_CAP", "Bracket", "LossSummary", "Values", "WeightRule",
            "bracket_root", "computed", "dual_rule", "per_partition", "persisted_summary",
            "robust_value", "rule_on", "signed_margins", "summary_of", "trivial_rule",
-           "values_of", "worst_case_rule"]
+           "values_of"]
 
 #: candidate thresholds per chi-square bracketing pass (quantiles of the losses)
 CANDIDATES = 1024
@@ -87,6 +87,35 @@ class WeightRule:
         if self.kind == "chi2":
             return np.maximum(1.0 + self.c * (z - self.lam), 0.0)
         return np.exp(self.beta * (z - self.zmax))
+
+    def duals(self, total: float, n: int) -> tuple[float, float]:
+        """(alpha, lambda) of the dual (5) at this rule, for weights summing to ``total`` over
+        ``n`` values: (0, max z) for ties and alpha* = 0, (1 / (2 c), lam) for chi-square,
+        (1 / beta, max z + log(total / n) / beta) for KL."""
+        if self.kind == "chi2":
+            return 0.5 / self.c, self.lam
+        if self.kind == "kl":
+            alpha = 1.0 / self.beta
+            return alpha, self.zmax + alpha * (math.log(total) - math.log(n))
+        return 0.0, self.zmax
+
+    def conjugate_sum(self, z: np.ndarray) -> float:
+        """sum phi*((z - lambda) / alpha) over the values ``z`` of one partition, the dual
+        value's term (:meth:`dual_value`); 0 where that term vanishes (ties, alpha* = 0, and
+        KL at its lambda: there sum exp(t) = N)."""
+        if self.kind != "chi2":
+            return 0.0
+        return conjugate_sum(CHI2, z, 0.5 / self.c, self.lam)
+
+    def dual_value(self, n: int, total: float, conj: float, rho: float) -> float:
+        """The inner maximization's dual value g(alpha, lambda) at this rule's duals (an upper
+        bound of R; max z for ties and alpha* = 0, as the in-memory procedure gives it), from
+        the sums over the ``n`` values of the weights (``total``) and of :meth:`conjugate_sum`
+        (``conj``)."""
+        if self.kind in ("uniform", "top"):
+            return self.zmax
+        alpha, lam = self.duals(total, n)
+        return dual_objective(alpha, lam, rho, conj / n)
 
     def mixed(self, z: np.ndarray, total: float, mix: float, n: int) -> np.ndarray:
         """p' = (1 - mix) P* + mix / N (P* = s / ``total``): the certificate's pmf moved into
@@ -451,17 +480,11 @@ def signed_margins(X: Any, y: Any, w: np.ndarray, b: float) -> Any:
                         w=w, b=b)
 
 
-def worst_case_rule(margins: Any, loss: Values, phi: Phi, rho: float,
-                    beta0: float | None = None) -> tuple[Any, WeightRule, LossSummary]:
-    """The margins persisted on the workers (one pass over the features, with the losses'
-    summary), the worst-case weights' rule (:func:`rule_on`) and the summary."""
-    state, summ = persisted_summary(margins, loss, PARTITION_QUANTILES if phi is CHI2 else 0)
-    return state, rule_on(state, loss, phi, rho, summ, beta0), summ
-
-
-def persisted_summary(margins: Any, loss: Values, quantiles: int) -> tuple[Any, LossSummary]:
+def persisted_summary(margins: Any, loss: Values, quantiles: bool) -> tuple[Any, LossSummary]:
     """The margins persisted on the workers and their losses' :class:`LossSummary` (with
-    ``quantiles`` quantiles per partition), in one pass over the features."""
+    :data:`PARTITION_QUANTILES` quantiles per partition when ``quantiles``, for
+    :func:`bracket_root`), in one pass over the features."""
+    quantiles = PARTITION_QUANTILES if quantiles else 0
     summary = per_partition(margin_summary, summary_width(quantiles), margins, loss=loss,
                             quantiles=quantiles)
     state, parts = persist_with(margins, summary)

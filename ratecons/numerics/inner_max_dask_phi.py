@@ -32,19 +32,19 @@ from typing import Any
 
 import numpy as np
 
+from .inner_max import conjugate_sum, dual_objective
 from .inner_max_dask import (
     LossSummary,
     Values,
     WeightRule,
     computed,
     per_partition,
-    persisted_summary,
     trivial_rule,
     values_of,
 )
 from .phi import Phi
 
-__all__ = ["PhiRule", "phi_rule", "phi_worst_case_rule"]
+__all__ = ["PhiRule", "phi_rule"]
 
 #: points evaluated per pass along the Newton direction (step lengths 1, 1/2, ...); the first
 #: pass evaluates as many starting alphas instead
@@ -74,12 +74,16 @@ class PhiRule(WeightRule):
     def weights(self, z: np.ndarray) -> np.ndarray:
         return self.phi.weights_from_dual((z - self.lam) / self.alpha)
 
-    def dual_sums(self, z: np.ndarray, s: np.ndarray) -> tuple[float, float]:
-        """sum phi*((z - lam) / alpha) (the dual value's term) and sum phi(scale s) (the
-        divergence) over one partition."""
-        with np.errstate(over="ignore"):
-            conj = np.asarray(self.phi.conjugate((z - self.lam) / self.alpha), dtype=np.float64)
-        return float(conj.sum()), float(_phi_values(self.phi, self.scale * s).sum())
+    def duals(self, total: float, n: int) -> tuple[float, float]:
+        return self.alpha, self.lam
+
+    def conjugate_sum(self, z: np.ndarray) -> float:
+        return conjugate_sum(self.phi, z, self.alpha, self.lam)
+
+    def divergence_sum(self, s: np.ndarray) -> float:
+        """sum phi(scale s) over one partition's weights ``s``: N times the divergence of
+        P* = s / sum s."""
+        return float(_phi_values(self.phi, self.scale * s).sum())
 
 
 def _phi_values(phi: Phi, s: np.ndarray) -> np.ndarray:
@@ -99,9 +103,8 @@ def _candidate_sums(m: np.ndarray, loss: Values, phi: Phi, points: np.ndarray) -
             s = phi.weights_from_dual(t)
             h = DIFFERENCE_STEP * np.maximum(1.0, np.abs(t))
             ds = (phi.weights_from_dual(t + h) - phi.weights_from_dual(t - h)) / (2.0 * h)
-            conj = np.asarray(phi.conjugate(t), dtype=np.float64)
-            out[i] = [conj.sum(), s.sum(), _phi_values(phi, s).sum(), ds.sum(), ds @ t,
-                      ds @ (t * t)]
+            out[i] = [conjugate_sum(phi, z, alpha, lam), s.sum(), _phi_values(phi, s).sum(),
+                      ds.sum(), ds @ t, ds @ (t * t)]
     return out.reshape(1, -1)
 
 
@@ -119,7 +122,7 @@ class _Point:
     def of(cls, x: np.ndarray, sums: np.ndarray, n: int, rho: float) -> _Point:
         conj, total, phis, d0, d1, d2 = sums
         alpha, lam = x
-        g = alpha * rho + lam + alpha * conj / n
+        g = dual_objective(alpha, lam, rho, conj / n)
         grad = np.array([rho - phis / n, 1.0 - total / n])
         hess = np.array([[d2, d1], [d1, d0]]) / (alpha * n)
         return cls(x, float(g) if np.isfinite(g) else np.inf, grad, hess, float(total))
@@ -181,15 +184,6 @@ class _Search:
         alpha, lam = now.x
         return PhiRule("phi", self.summ.zmax, lam=float(lam), phi=self.phi, alpha=float(alpha),
                        scale=self.n / now.total)
-
-
-def phi_worst_case_rule(margins: Any, loss: Values, phi: Phi, rho: float,
-                        start: tuple[float, float] | None = None
-                        ) -> tuple[Any, WeightRule, LossSummary]:
-    """The margins persisted on the workers (one pass over the features, with the losses'
-    summary) and the worst-case weights' rule (:func:`phi_rule`)."""
-    state, summ = persisted_summary(margins, loss, 0)
-    return state, phi_rule(state, loss, phi, rho, summ, start), summ
 
 
 def phi_rule(state: Any, loss: Values, phi: Phi, rho: float, summ: LossSummary,

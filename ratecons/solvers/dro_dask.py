@@ -8,9 +8,8 @@ partitions instead. Per evaluation of F(theta) (eq. 2) and its gradient (6):
 1. one pass over the features persists the margins m_n(theta) on the workers and returns their
    summary (largest loss and its count, moments, quantiles);
 2. the IM procedure's dual (alpha*, lambda*) is found from per-partition sums at batches of
-   candidate duals (:func:`ratecons.numerics.inner_max_dask.dual_rule`; any other phi:
-   :func:`ratecons.numerics.inner_max_dask_phi.phi_worst_case_rule`), reading only the
-   persisted margins;
+   candidate duals (:func:`ratecons.numerics.inner_max_dask_rule.worst_case_rule`), reading
+   only the persisted margins;
 3. one pass over the features forms P* = s / sum s on the workers and returns the gradient
    X^T (p l' y~) split by label, the divergence, the dual value and the sums that the
    certificate (:mod:`ratecons.solvers.dro_dask_bound`) reuses.
@@ -40,10 +39,8 @@ from ..numerics.inner_max_dask import (
     computed,
     per_partition,
     signed_margins,
-    worst_case_rule,
 )
-from ..numerics.inner_max_dask_phi import phi_worst_case_rule
-from ..numerics.phi import CHI2, KL
+from ..numerics.inner_max_dask_rule import worst_case_rule
 from .dro_hinge import nearest_kink
 from .dro_point import Evaluation
 
@@ -59,8 +56,8 @@ def _gradient_block(X: np.ndarray, m: np.ndarray, y: np.ndarray, loss: str,
                     rule: WeightRule) -> np.ndarray:
     """X^T C for C = [s v y~ 1{y~>0}, s v y~ 1{y~<0}, v y~ 1{y~>0}, v y~ 1{y~<0}, s, 1] (s the
     unnormalized weights, v = l'(m)) and the scalars sum s, s z, s v y~, s v over each label,
-    v over each label, s^2, s (z - zmax), the conjugate sum (chi-square or a custom phi), v y~
-    and (a custom phi) the divergence's sum of :meth:`PhiRule.dual_sums`."""
+    v over each label, s^2, s (z - zmax), the conjugate sum (:meth:`WeightRule.conjugate_sum`),
+    v y~ and (a custom phi) the divergence's sum (:meth:`PhiRule.divergence_sum`)."""
     z, v = margin_loss(loss, m)
     y = y.astype(np.float64)
     s = rule.weights(z)
@@ -68,14 +65,10 @@ def _gradient_block(X: np.ndarray, m: np.ndarray, y: np.ndarray, loss: str,
     svy, vy = s * v * y, v * y
     C = np.column_stack([np.where(pos, svy, 0.0), np.where(pos, 0.0, svy),
                          np.where(pos, vy, 0.0), np.where(pos, 0.0, vy), s, np.ones_like(s)])
-    conj, div = 0.0, 0.0
-    if rule.kind == "chi2":
-        t = 2.0 * rule.c * (z - rule.lam) + 2.0
-        conj = float(np.sum(-1.0 + 0.25 * np.maximum(t, 0.0) ** 2))
-    elif rule.kind == "phi":
-        conj, div = rule.dual_sums(z, s)
+    div = rule.divergence_sum(s) if rule.kind == "phi" else 0.0
     scalars = [s.sum(), s @ z, svy.sum(), (s * v)[pos].sum(), (s * v)[~pos].sum(),
-               v[pos].sum(), v[~pos].sum(), s @ s, s @ (z - rule.zmax), conj, vy.sum(), div]
+               v[pos].sum(), v[~pos].sum(), s @ s, s @ (z - rule.zmax), rule.conjugate_sum(z),
+               vy.sum(), div]
     return np.concatenate([(X.T @ C).ravel(), scalars])[None]
 
 
@@ -113,8 +106,7 @@ class DaskPasses:
         rows = form.X.chunks[0]
         self.y = da.from_array(form.y.astype(np.int8), chunks=(rows,)).persist()
         self.index = da.arange(form.n, chunks=(rows,))  # global row numbers, made by the workers
-        self.beta: float | None = None  # the last KL beta*, the next search's start
-        self.duals: tuple[float, float] | None = None  # the same for a custom phi
+        self.last: WeightRule | None = None  # the last rule, the next dual search's start
 
     def margins(self, theta: np.ndarray) -> Any:
         """The lazy margins m_n(theta), with the features' row partitions."""
@@ -126,15 +118,9 @@ class DaskPasses:
         form = self.form
         theta = np.asarray(theta, dtype=np.float64)
         lazy = self.margins(theta)
-        if form.phi in (CHI2, KL):
-            state, rule, summ = worst_case_rule(lazy, form.loss, form.phi, form.rho, self.beta)
-        else:
-            state, rule, summ = phi_worst_case_rule(lazy, form.loss, form.phi, form.rho,
-                                                    self.duals)
-            if rule.kind == "phi":
-                self.duals = (rule.alpha, rule.lam)
-        if rule.kind == "kl":
-            self.beta = rule.beta
+        state, rule, summ = worst_case_rule(lazy, form.loss, form.phi, form.rho, self.last)
+        if rule.kind in ("kl", "phi"):
+            self.last = rule
         return self._finish(theta, state, lazy, rule, summ)
 
     def gradient_sums(self, state: Any, rule: WeightRule) -> np.ndarray:
@@ -174,7 +160,7 @@ class DaskPasses:
                ss: float, su: float, conj: float, div: float) -> InnerSolution:
         """The InnerSolution of the IM procedure's case, from the gradient pass's sums (P*
         itself is set by the caller, lazily)."""
-        n, rho, zmax = summ.n, self.form.rho, summ.zmax
+        n, zmax = summ.n, summ.zmax
         if rule.kind == "uniform":
             return InnerSolution(p=None, alpha=0.0, lam=zmax, value=summ.mean, dual_value=zmax,
                                  divergence=0.0, case="alpha=0")
@@ -182,22 +168,17 @@ class DaskPasses:
             d0 = alpha_zero_divergence(self.form.phi, n, summ.mtop)
             return InnerSolution(p=None, alpha=0.0, lam=zmax, value=zmax, dual_value=zmax,
                                  divergence=float(d0), case="alpha=0")
+        alpha, lam = rule.duals(total, n)
+        dual = rule.dual_value(n, total, conj, self.form.rho)
         if rule.kind == "kl":
-            alpha = 1.0 / rule.beta
-            lam = zmax + alpha * (np.log(total) - np.log(n))
             div = rule.beta * su / total + np.log(n) - np.log(total)
-            return InnerSolution(p=None, alpha=alpha, lam=float(lam), value=value,
-                                 dual_value=float(alpha * rho + lam), divergence=float(div),
-                                 case="kl")
-        if rule.kind == "phi":  # as the in-memory bisection (_finish) reports it
-            return InnerSolution(p=None, alpha=rule.alpha, lam=rule.lam, value=value,
-                                 dual_value=rule.alpha * rho + rule.lam + rule.alpha * conj / n,
-                                 divergence=float(div / n), case="bisection")
-        alpha = 0.5 / rule.c
-        div = n * ss / total ** 2 - 1.0
-        return InnerSolution(p=None, alpha=alpha, lam=rule.lam, value=value,
-                             dual_value=alpha * rho + rule.lam + alpha * conj / n,
-                             divergence=float(div), case="chi2")
+            case = "kl"
+        elif rule.kind == "phi":  # as the in-memory bisection (_finish) reports it
+            div, case = div / n, "bisection"
+        else:
+            div, case = n * ss / total ** 2 - 1.0, "chi2"
+        return InnerSolution(p=None, alpha=float(alpha), lam=float(lam), value=value,
+                             dual_value=dual, divergence=float(div), case=case)
 
     def nearest_kink(self, ev: DaskEvaluation, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Each partition's :func:`~ratecons.solvers.dro_hinge.nearest_kink` (one pass over the

@@ -85,6 +85,9 @@ class Step:
         Whether ``lower`` is a dual bound, valid whatever accuracy the step reached.
     info : Any
         The step solver's own answer (a :class:`Solution`, a ``ConvexStep``, ...).
+    handled : str
+        For a step without a solution: what the caller did or does instead (e.g. phase one
+        restarted from the point); "" when nothing did, so the last iterate is kept.
     """
 
     status: str
@@ -93,6 +96,7 @@ class Step:
     lower: float
     certified: bool = False
     info: Any = None
+    handled: str = ""
 
 
 @dataclass
@@ -129,7 +133,9 @@ def fixed_point(point: Any, value: float, solve_step: Callable[[Any, float], Ste
     ends the run with ``iteration_limit``. The loop also stops after ``max_iterations`` steps
     (``iteration_limit``), at the solve's time limit (``time_limit``), when ``exhausted()``
     (the step solver's own budget, ``iteration_limit``), on a failed step (its limit status or
-    ``iteration_limit``) and after a step that a spent budget stopped.
+    ``iteration_limit``) and after a step that a spent budget stopped. A failed step is
+    logged as a warning that the last iterate is kept, unless the step says what its caller
+    did instead (:attr:`Step.handled`, logged at info level: the caller reports it).
     """
     status = settings.ITERATION_LIMIT
     steps = 0
@@ -149,9 +155,9 @@ def fixed_point(point: Any, value: float, solve_step: Callable[[Any, float], Ste
         if step.status not in settings.SOLVED_STATUSES or step.point is None:
             status = (step.status if step.status in settings.LIMIT_STATUSES
                       else settings.ITERATION_LIMIT)
-            message = (f"MM step {steps} ended with status {step.status}; the last iterate "
-                       "is kept")
-            log.warning(message)
+            message = (f"MM step {steps} ended with status {step.status}; "
+                       + (step.handled or "the last iterate is kept"))
+            (log.info if step.handled else log.warning)(message)
             failed = True
             break
         scale = max(1.0, abs(value))

@@ -1,5 +1,6 @@
 """The robust loss with a custom phi on Dask data, its per-example vectors on the workers
-(issue 33; :mod:`ratecons.numerics.inner_max_dask_phi`).
+(issue 33; :mod:`ratecons.numerics.inner_max_dask_phi`, by way of
+:mod:`ratecons.numerics.inner_max_dask_rule`).
 
 The inner maximization's dual is found by a damped Newton search on the dual, one batch of
 candidate multipliers per pass over the persisted margins; the answers are the in-memory
@@ -22,7 +23,7 @@ pytest.importorskip("distributed")
 import ratecons as rc  # noqa: E402
 from ratecons.canonical.dro import DROProgram  # noqa: E402
 from ratecons.numerics.inner_max import inner_maximize  # noqa: E402
-from ratecons.numerics.inner_max_dask_phi import phi_worst_case_rule  # noqa: E402
+from ratecons.numerics.inner_max_dask_rule import worst_case_rule  # noqa: E402
 from ratecons.scans import dask_state_passes  # noqa: E402
 from ratecons.solvers.dro_certificate import lower_bound  # noqa: E402
 from ratecons.solvers.dro_dask import DaskPasses  # noqa: E402
@@ -74,7 +75,7 @@ def test_inner_maximization_matches_the_bisection(client, no_vectors, phi, rho):
     memory = inner_maximize(z, phi, rho)
     assert memory.case == "bisection"
     margins = da.from_array(1.0 - z, chunks=400)  # hinge losses max(0, 1 - m) = z > 0
-    _, rule, _ = phi_worst_case_rule(margins, "hinge", phi, rho)
+    _, rule, _ = worst_case_rule(margins, "hinge", phi, rho)
     s = rule.weights(z)
     p = s / s.sum()
     assert rule.kind == "phi"

@@ -114,6 +114,22 @@ def test_a_loosened_surrogate_bound_is_named_in_the_certificate_and_the_report(
         held_out.rows[1].note)
 
 
+def test_an_unreached_repair_does_not_warn_that_the_last_iterate_is_kept(
+        unreachable_repair, caplog):
+    """The repair's tightened step is infeasible and phase one, restarted from it, finds
+    nothing: the log says so (info), not that the last iterate is kept (a warning before)."""
+    with caplog.at_level("INFO", logger="ratecons.solvers.mm"):
+        _solve(_problem(200), repair_rounds=1)
+    assert unreachable_repair.get("restarts") == 1
+    said = [r for r in caplog.records if r.name == "ratecons.solvers.mm"
+            and "ended with status infeasible" in r.getMessage()]
+    assert [r.levelname for r in said] == ["INFO"]
+    assert said[0].getMessage() == (
+        "MM step 1 ended with status infeasible; phase one, restarted there under the "
+        "tightened rows, found no point meeting them: the tightening is undone and the repair "
+        "goes on from the last iterate")
+
+
 @pytest.mark.slow
 def test_the_2000_row_adult_instance_ends_certified():
     """The benchmark's instance itself (no fault injected): its third repair round is the one

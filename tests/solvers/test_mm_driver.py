@@ -69,6 +69,24 @@ def test_an_uphill_or_failed_step_keeps_the_last_point():
     assert "numerical_error" in failed.message
 
 
+def test_a_failed_step_the_caller_handles_says_what_happens_instead(caplog):
+    """A failed step warns that the last iterate is kept only when nothing else took over;
+    a step whose caller did something else (phase one restarted from it) says that, at info
+    level, and never claims the last iterate is kept."""
+    instead = "phase one restarted from the point and found none"
+    with caplog.at_level("INFO", logger="ratecons.solvers.mm"):
+        handled = fixed_point(1.0, 1.0, lambda x, v: Step(
+            settings.INFEASIBLE, None, math.nan, math.nan, handled=instead),
+            max_iterations=100, tol=1e-6)
+        plain = fixed_point(1.0, 1.0, lambda x, v: Step(settings.INFEASIBLE, None, math.nan,
+                                                         math.nan), max_iterations=100, tol=1e-6)
+    assert handled.failed and handled.point == 1.0
+    assert handled.message == f"MM step 1 ended with status infeasible; {instead}"
+    assert plain.message == "MM step 1 ended with status infeasible; the last iterate is kept"
+    levels = {r.getMessage(): r.levelname for r in caplog.records}
+    assert levels == {handled.message: "INFO", plain.message: "WARNING"}
+
+
 def test_a_step_after_changed_bounds_is_always_taken():
     out = fixed_point(0.0, math.inf, lambda x, v: Step(settings.OPTIMAL, 5.0, 25.0, 25.0),
                       max_iterations=1, tol=1e-6)
