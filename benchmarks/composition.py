@@ -20,9 +20,10 @@ structured steps, the interior-point iterations over the whole run.
 
 Part B times the structures a pattern accepts (error rate + 80% rule and + recall floor;
 TPR@K at k = n/200, l2 = 1e-2, where w = 0 is optimal on Adult, and at k = n/50, l2 = 1e-3;
-TPR@tau at tau = 0.05 by Pat&Mat and Pat&Mat-NP, l2 = 1e-3; the chi-square robust logistic loss and the KL robust hinge loss) by the pattern's ``auto``
-method and by the chain with the structured steps where it applies (``method="structured"``,
-else the CVXPY chain): a pattern should earn its place by a measured margin.
+TPR@tau at tau = 0.05 by Pat&Mat and Pat&Mat-NP, l2 = 1e-3; the chi-square robust logistic
+loss and the KL robust hinge loss) by the pattern's ``auto`` method and by the chain with the
+structured steps where it applies (``method="structured"``, else the CVXPY chain): a pattern
+should earn its place by a measured margin.
 
 Where a problem ran on several sizes, a table gives its time's growth against the rows' growth
 from the smallest size to the largest (``--sizes synthetic34189,200000`` compares the same

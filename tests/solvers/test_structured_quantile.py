@@ -1,6 +1,6 @@
 """The structured step on TPR@tau parts (Pat&Mat on all examples and Pat&Mat-NP on the
-negatives, Macha et al. problems (6) and (9) with the hinge surrogate) against CLARABEL, on
-real data (an Adult subsample, diabetes).
+negatives, Macha et al. problems (6) and (9) with the hinge surrogate; one tau-FPL instance,
+which shares their lowering) against CLARABEL, on real data (an Adult subsample, diabetes).
 
 Every instance is a composition the chain lowers with the threshold's own row
 sum_j max(0, 1 + theta (z_j - t)) <= n~ tau (:mod:`ratecons.reductions.to_structured`): with a
@@ -66,6 +66,11 @@ def _diabetes_problems() -> dict[str, rc.Problem]:
         "Pat&Mat tau=0.2 + 80% rule": rc.Problem(
             maximize=_quantile(diabetes, 0.2, "all"), model=rc.LinearModel(l2=1e-3),
             subject_to=[rc.positive_rate(young) >= 0.8 * rc.positive_rate(old)]),
+        # tau-FPL (the mean of the ceil(tau n-) largest negative scores) shares the lowering
+        "tau-FPL tau=0.05 + recall floor + 80% rule": rc.Problem(
+            maximize=rc.tpr_at_quantile(diabetes, tau=0.05), model=rc.LinearModel(l2=1e-3),
+            subject_to=[rc.recall(diabetes) >= 0.6,
+                        rc.positive_rate(young) >= 0.8 * rc.positive_rate(old)]),
     }
 
 
