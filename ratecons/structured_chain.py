@@ -41,7 +41,6 @@ from .reductions.to_structured import lower_structured, structured_support
 from .result import Result
 from .scans import Rows
 from .solvers.structured import CERTIFIED_TOL, DEFAULT_TOL
-from .solvers.structured_form import WarmStart
 from .structured_fallback import by_reference, warm_then_cold
 from .structured_phase_one import step_by_elastic, structured_elastic_step
 
@@ -108,8 +107,7 @@ def _solve_mm_step(form: Any, tol: float, anchor: Any, previous: dict[str, Any],
     if loose_solved_again:
         counts["tightened"] = counts.get("tightened", 0) + 1
         loose = answer
-        answer = warm_then_cold(form, tol, deadline, WarmStart(
-            loose.w, loose.b, loose.duals, loose.extra))
+        answer = warm_then_cold(form, tol, deadline, loose.warm_start(form.m))
         answer.iterations += loose.iterations
         answer.solve_time += loose.solve_time
         decrease = _decrease(previous, answer.objective)
@@ -183,7 +181,7 @@ def structured_step(analysis: Analysis, tol: float = DEFAULT_TOL,
         counts["structured"] = counts.get("structured", 0) + 1
         if answer.status == settings.OPTIMAL:
             counts["failed_in_a_row"] = 0
-            previous["warm"] = WarmStart(answer.w, answer.b, answer.duals, answer.extra)
+            previous["warm"] = answer.warm_start(form.m)
         if answer.status == settings.OPTIMAL:
             solved = ConvexStep(answer.status, answer.objective, answer.w, answer.b,
                                 answer.duals, "structured", answer.solve_time,

@@ -254,19 +254,12 @@ class Lowering:
     objective_only: bool = False
 
 
-#: TPR@tau (and Pat&Mat) keep the CVXPY steps in ``auto``: measured when TPR@K's steps were
-#: slower (1.3-1.9x), not since its degenerate steps were fixed (benchmarks.composition has no
-#: TPR@tau row); TPR@K's structured steps are now faster (TPR@K + 80% rule: 1.1 against 3.6 s
-#: on 2,000 Adult rows, 7.8 against 21.8 s on the whole training split)
-_QUANTILE = Lowering(_ranking, _ranking_support, slower=(
-    "TPR@tau steps: the structured interior point's were not measured against the CVXPY "
-    "steps since TPR@K's became faster (benchmarks.composition has no TPR@tau row)"))
 #: part type -> its :class:`Lowering`
 LOWERINGS: dict[type, Lowering] = {
     RateExpr: Lowering(_folded),
     MeanLoss: Lowering(_mean_loss),
     TPRAtTop: Lowering(_ranking, _ranking_support),
-    TPRAtQuantile: _QUANTILE,
+    TPRAtQuantile: Lowering(_ranking, _ranking_support),
     RobustLoss: Lowering(_robust_loss, _ball_support, objective_only=True),
     WorstCaseRate: Lowering(_worst_case, _ball_support),
 }

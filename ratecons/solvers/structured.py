@@ -696,4 +696,4 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
                    f"dual residual {dres:.2e} (tolerance {tol:.0e})")
     return StructuredSolution(status, form.objective(w, b, v), w.copy(), b, duals, v, iterations,
                               rel_gap, pres, dres, max(0.0, violation),
-                              time.perf_counter() - started, message)
+                              time.perf_counter() - started, message, row_duals=rows)

@@ -178,7 +178,9 @@ class Iterate:
 
 @dataclass
 class WarmStart:
-    """A previous step's answer to start from: (w, b, v) and the rows' multipliers."""
+    """A previous step's answer to start from: (w, b, v) and the multipliers of every
+    constraint row (the user's rows first, then the rows the lowering adds, such as the
+    threshold row of TPR@K and TPR@tau; :meth:`StructuredSolution.warm_start`)."""
 
     w: np.ndarray
     b: float
@@ -203,3 +205,16 @@ class StructuredSolution:
     max_violation: float
     solve_time: float
     message: str = ""
+    #: multipliers of every constraint row (the user's, then the lowering's own), form units
+    row_duals: np.ndarray | None = None
+
+    def warm_start(self, rows: int) -> WarmStart:
+        """The answer as the start of the next step, a form of ``rows`` constraint rows (the
+        same rows, or the plain step of the elastic step that answered): the multipliers of
+        its rows, the lowering's own included (zero where the answer has none). Without the
+        threshold row's multiplier of TPR@K and TPR@tau, a step with two user rows failed on
+        the size and one with a single user row started that row's multiplier there."""
+        duals = self.duals if self.row_duals is None else self.row_duals
+        out = np.zeros(rows)
+        out[:min(rows, duals.size)] = duals[:rows]
+        return WarmStart(self.w, self.b, out, self.extra)
