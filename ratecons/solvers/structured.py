@@ -71,6 +71,7 @@ from .. import settings
 from ..loss_functions import margin_loss
 from .interior import single_blas_thread
 from .margin_curvature import SMOOTH_LOSSES
+from .structured_answer import CERTIFIED_TOL, run_answer
 from .structured_centre import (
     expected_inactive,
     group_weights,
@@ -101,9 +102,6 @@ __all__ = ["solve_structured", "DEFAULT_TOL", "CERTIFIED_TOL"]
 STEP_FRACTION = 0.99
 #: relative tolerance of the certificate for status ``optimal`` (gap and both residuals)
 DEFAULT_TOL = 1e-8
-#: the certificate's tolerance: a run that stalls short of ``tol`` (rounding in the reduced
-#: Newton systems) is still ``optimal`` when its best iterate's gap and residuals are below this
-CERTIFIED_TOL = 1e-6
 #: below this merit (largest of gap and residuals) every direction gets one round of iterative
 #: refinement: without it the rounding of the reduced system held the dual residual near 1e-8
 #: on Adult steps, with it the runs reach 1e-10
@@ -672,28 +670,4 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
             best = (merit, x)
     if status not in (settings.OPTIMAL, settings.INFEASIBLE) and best is not None:
         x = best[1]
-    x = x.exact()  # the certificate from the scores Q theta afresh (Iterate)
-    ev = ipm.evaluate(x)
-    rel_gap, pres, dres, _ = ipm.measures(x, ev)
-    exact_merit = max(rel_gap, pres, dres)
-    if status in (settings.NUMERICAL_ERROR, settings.ITERATION_LIMIT) and (
-            exact_merit <= CERTIFIED_TOL):  # an MM step on the Adult split: 100 its, gap 7e-9
-        status, message = settings.OPTIMAL, (f"stopped short of {tol:.0e}: "
-                                             f"{message or f'{iterations} iterations'}")
-    elif status == settings.OPTIMAL and exact_merit > max(tol, CERTIFIED_TOL):
-        status, message = settings.NUMERICAL_ERROR, "the updated scores drifted from P w - b"
-    w, b = ipm.w_b(x.theta)
-    v = x.theta[ipm.p1:].copy()
-    violation = float(np.max(form.row_values(w, b, v)[1:] - form.bounds, initial=0.0))
-    kappa = ipm.sc.kappa
-    user = form.m if form.user_rows is None else form.user_rows
-    rows = x.lam["R"] * kappa[1:] / kappa[0] if form.m else np.zeros(0)
-    duals = rows[:user]
-    if status == settings.INFEASIBLE:  # the Farkas ray's row multipliers, summing to 1
-        duals = duals / np.sum(rows)
-    if status != settings.OPTIMAL and not message:
-        message = (f"stopped with relative gap {rel_gap:.2e}, primal residual {pres:.2e}, "
-                   f"dual residual {dres:.2e} (tolerance {tol:.0e})")
-    return StructuredSolution(status, form.objective(w, b, v), w.copy(), b, duals, v, iterations,
-                              rel_gap, pres, dres, max(0.0, violation),
-                              time.perf_counter() - started, message)
+    return run_answer(form, ipm, x, status, message, tol, iterations, started)
