@@ -81,6 +81,7 @@ from .structured_centre import (
 )
 from .structured_correctors import (
     PREDICTOR_BLOCKERS,
+    CorrectorBudget,
     boundary_steps,
     centrality_correctors,
     halve_at_most,
@@ -91,6 +92,7 @@ from .structured_form import Iterate, ScaledForm, StructuredForm, StructuredSolu
 from .structured_free import free_block
 from .structured_infeasible import infeasible_message, violation_proof
 from .structured_kernels import gather_product, newton_rhs, recovered_pairs, scatter_product
+from .structured_retry import RETRY_ITERATIONS, cold_retry
 from .structured_robust import RobustRows, RobustTerms, halved_lams, robust_start, robust_terms
 from .structured_stop import CERTIFIED_STALL, STALL_WINDOW, stalled, warm_blocked
 from .structured_warm import warm_iterate
@@ -142,7 +144,8 @@ SINGLE_GRAM_COLUMNS = 256
 class _IPM:
     """The interior point of :func:`solve_structured` (module docstring)."""
 
-    def __init__(self, form: StructuredForm, weighted: np.ndarray | None = None) -> None:
+    def __init__(self, form: StructuredForm, weighted: np.ndarray | None = None,
+                 adaptive: bool = False) -> None:
         self.form = form
         self.sc = ScaledForm(form)
         self.rows = form.rows
@@ -167,6 +170,8 @@ class _IPM:
         self.omega = (np.ones(self.K) if weighted is None
                       else piece_weights(self.sc.C, form.robust, self.K, weighted))
         self.weights: dict[str, np.ndarray] = {}  # by group, set by :meth:`start`
+        #: correctors per iteration: fixed, or adaptive on a cold retry (.structured_retry)
+        self.budget = CorrectorBudget() if adaptive else None
 
     # ---------------------------------------------------------------- scores and pieces
     def w_b(self, theta: np.ndarray) -> tuple[np.ndarray, float]:
@@ -564,6 +569,18 @@ def solve_structured(form: StructuredForm, *, tol: float = DEFAULT_TOL,
 
 def _solve(form: StructuredForm, tol: float, max_iterations: int, deadline: float | None,
            warm: WarmStart | None) -> StructuredSolution:
+    """The runs of :func:`_attempts`; a cold call they leave uncertified and not proved
+    infeasible is run once more cold with the adaptive corrector budget
+    (:func:`.structured_retry.cold_retry`), unless its caller set a smaller allowance than
+    :data:`DEFAULT_MAX_ITERATIONS` (a limit, not a stall)."""
+    cold = warm is None and max_iterations >= DEFAULT_MAX_ITERATIONS
+    return cold_retry(_attempts(form, tol, max_iterations, deadline, warm), cold,
+                      deadline, lambda: _run(form, _IPM(form, adaptive=True), tol,
+                                             RETRY_ITERATIONS, deadline, None))
+
+
+def _attempts(form: StructuredForm, tol: float, max_iterations: int, deadline: float | None,
+              warm: WarmStart | None) -> StructuredSolution:
     """Cold on the weighted path (:mod:`.structured_centre`) when a warm start says every
     row is inactive (:func:`weighted_start`); else, or when that fails, from ``warm`` on the
     plain path, and when that stalls, cold on the weighted path of every row (if some piece
@@ -652,7 +669,7 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
         r_c = {g: x.s[g] * x.lam[g] + second * affine.s[g] * affine.lam[g] - target[g]
                for g in x.s}
         d = ipm.direction(x, ev, system, r_c, refine)
-        d = centrality_correctors(ipm, x, ev, system, d, r_c, target, refine)
+        d = centrality_correctors(ipm, x, ev, system, d, r_c, target, refine, mu)
         primal, dual = ipm.step_length(x, d, ev, merit)
         step = min(primal, dual)
         if not np.isfinite(step) or step < MIN_STEP:
