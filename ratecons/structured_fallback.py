@@ -5,7 +5,9 @@ The chain's MM steps (:func:`ratecons.structured_chain.structured_step`) and pha
 elastic steps (:func:`ratecons.structured_phase_one.structured_elastic_step`) both start the
 structured interior point (:func:`~ratecons.solvers.structured.solve_structured`) warm from the
 last certified answer; a warm start that ends without a certificate (a stall, a numerical
-error; not the time limit) is solved again from the cold start, and a step still uncertified
+error; not the time limit, nor a Farkas ray proving the step infeasible, which does not depend
+on the start) is solved again from the cold start (itself retried once with the adaptive
+corrector budget, :mod:`ratecons.solvers.structured_retry`), and a step still uncertified
 is handed to its CVXPY lowering (:func:`~ratecons.reductions.to_cvxpy.solve_step`), so the
 structured chain never ends worse than ``method="cvxpy"``. The step's ``message`` says which
 solved it.
@@ -34,8 +36,9 @@ def certified(answer: StructuredSolution) -> bool:
 def warm_then_cold(form: StructuredForm, tol: float, deadline: float | None,
                    warm: WarmStart | None) -> StructuredSolution:
     """``form`` solved from ``warm`` (None: the cold start), and again from the cold start
-    when the warm start ends uncertified; the answer counts both attempts' iterations and
-    time.
+    when the warm start ends uncertified and not proved infeasible (its Farkas ray,
+    :mod:`ratecons.solvers.structured_infeasible`, holds whatever the start: a cold re-solve
+    would prove it again); the answer counts both attempts' iterations and time.
 
     Parameters
     ----------
@@ -49,7 +52,7 @@ def warm_then_cold(form: StructuredForm, tol: float, deadline: float | None,
         The last certified answer of the same shape, or None.
     """
     answer = solve_structured(form, tol=tol, deadline=deadline, warm=warm)
-    if warm is None or certified(answer):
+    if warm is None or certified(answer) or answer.status == settings.INFEASIBLE:
         return answer
     cold = solve_structured(form, tol=tol, deadline=deadline)
     cold.iterations += answer.iterations

@@ -71,6 +71,7 @@ from .. import settings
 from ..loss_functions import margin_loss
 from .interior import single_blas_thread
 from .margin_curvature import SMOOTH_LOSSES
+from .structured_answer import CERTIFIED_TOL, run_answer
 from .structured_centre import (
     expected_inactive,
     group_weights,
@@ -80,6 +81,7 @@ from .structured_centre import (
 )
 from .structured_correctors import (
     PREDICTOR_BLOCKERS,
+    CorrectorBudget,
     boundary_steps,
     centrality_correctors,
     halve_at_most,
@@ -90,6 +92,7 @@ from .structured_form import Iterate, ScaledForm, StructuredForm, StructuredSolu
 from .structured_free import free_block
 from .structured_infeasible import infeasible_message, violation_proof
 from .structured_kernels import gather_product, newton_rhs, recovered_pairs, scatter_product
+from .structured_retry import RETRY_ITERATIONS, cold_retry
 from .structured_robust import RobustRows, RobustTerms, halved_lams, robust_start, robust_terms
 from .structured_stop import CERTIFIED_STALL, STALL_WINDOW, stalled, warm_blocked
 from .structured_warm import warm_iterate
@@ -101,9 +104,6 @@ __all__ = ["solve_structured", "DEFAULT_TOL", "CERTIFIED_TOL"]
 STEP_FRACTION = 0.99
 #: relative tolerance of the certificate for status ``optimal`` (gap and both residuals)
 DEFAULT_TOL = 1e-8
-#: the certificate's tolerance: a run that stalls short of ``tol`` (rounding in the reduced
-#: Newton systems) is still ``optimal`` when its best iterate's gap and residuals are below this
-CERTIFIED_TOL = 1e-6
 #: below this merit (largest of gap and residuals) every direction gets one round of iterative
 #: refinement: without it the rounding of the reduced system held the dual residual near 1e-8
 #: on Adult steps, with it the runs reach 1e-10
@@ -144,7 +144,8 @@ SINGLE_GRAM_COLUMNS = 256
 class _IPM:
     """The interior point of :func:`solve_structured` (module docstring)."""
 
-    def __init__(self, form: StructuredForm, weighted: np.ndarray | None = None) -> None:
+    def __init__(self, form: StructuredForm, weighted: np.ndarray | None = None,
+                 adaptive: bool = False) -> None:
         self.form = form
         self.sc = ScaledForm(form)
         self.rows = form.rows
@@ -169,6 +170,8 @@ class _IPM:
         self.omega = (np.ones(self.K) if weighted is None
                       else piece_weights(self.sc.C, form.robust, self.K, weighted))
         self.weights: dict[str, np.ndarray] = {}  # by group, set by :meth:`start`
+        #: correctors per iteration: fixed, or adaptive on a cold retry (.structured_retry)
+        self.budget = CorrectorBudget() if adaptive else None
 
     # ---------------------------------------------------------------- scores and pieces
     def w_b(self, theta: np.ndarray) -> tuple[np.ndarray, float]:
@@ -566,6 +569,18 @@ def solve_structured(form: StructuredForm, *, tol: float = DEFAULT_TOL,
 
 def _solve(form: StructuredForm, tol: float, max_iterations: int, deadline: float | None,
            warm: WarmStart | None) -> StructuredSolution:
+    """The runs of :func:`_attempts`; a cold call they leave uncertified and not proved
+    infeasible is run once more cold with the adaptive corrector budget
+    (:func:`.structured_retry.cold_retry`), unless its caller set a smaller allowance than
+    :data:`DEFAULT_MAX_ITERATIONS` (a limit, not a stall)."""
+    cold = warm is None and max_iterations >= DEFAULT_MAX_ITERATIONS
+    return cold_retry(_attempts(form, tol, max_iterations, deadline, warm), cold,
+                      deadline, lambda: _run(form, _IPM(form, adaptive=True), tol,
+                                             RETRY_ITERATIONS, deadline, None))
+
+
+def _attempts(form: StructuredForm, tol: float, max_iterations: int, deadline: float | None,
+              warm: WarmStart | None) -> StructuredSolution:
     """Cold on the weighted path (:mod:`.structured_centre`) when a warm start says every
     row is inactive (:func:`weighted_start`); else, or when that fails, from ``warm`` on the
     plain path, and when that stalls, cold on the weighted path of every row (if some piece
@@ -654,7 +669,7 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
         r_c = {g: x.s[g] * x.lam[g] + second * affine.s[g] * affine.lam[g] - target[g]
                for g in x.s}
         d = ipm.direction(x, ev, system, r_c, refine)
-        d = centrality_correctors(ipm, x, ev, system, d, r_c, target, refine)
+        d = centrality_correctors(ipm, x, ev, system, d, r_c, target, refine, mu)
         primal, dual = ipm.step_length(x, d, ev, merit)
         step = min(primal, dual)
         if not np.isfinite(step) or step < MIN_STEP:
@@ -672,28 +687,4 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
             best = (merit, x)
     if status not in (settings.OPTIMAL, settings.INFEASIBLE) and best is not None:
         x = best[1]
-    x = x.exact()  # the certificate from the scores Q theta afresh (Iterate)
-    ev = ipm.evaluate(x)
-    rel_gap, pres, dres, _ = ipm.measures(x, ev)
-    exact_merit = max(rel_gap, pres, dres)
-    if status in (settings.NUMERICAL_ERROR, settings.ITERATION_LIMIT) and (
-            exact_merit <= CERTIFIED_TOL):  # an MM step on the Adult split: 100 its, gap 7e-9
-        status, message = settings.OPTIMAL, (f"stopped short of {tol:.0e}: "
-                                             f"{message or f'{iterations} iterations'}")
-    elif status == settings.OPTIMAL and exact_merit > max(tol, CERTIFIED_TOL):
-        status, message = settings.NUMERICAL_ERROR, "the updated scores drifted from P w - b"
-    w, b = ipm.w_b(x.theta)
-    v = x.theta[ipm.p1:].copy()
-    violation = float(np.max(form.row_values(w, b, v)[1:] - form.bounds, initial=0.0))
-    kappa = ipm.sc.kappa
-    user = form.m if form.user_rows is None else form.user_rows
-    rows = x.lam["R"] * kappa[1:] / kappa[0] if form.m else np.zeros(0)
-    duals = rows[:user]
-    if status == settings.INFEASIBLE:  # the Farkas ray's row multipliers, summing to 1
-        duals = duals / np.sum(rows)
-    if status != settings.OPTIMAL and not message:
-        message = (f"stopped with relative gap {rel_gap:.2e}, primal residual {pres:.2e}, "
-                   f"dual residual {dres:.2e} (tolerance {tol:.0e})")
-    return StructuredSolution(status, form.objective(w, b, v), w.copy(), b, duals, v, iterations,
-                              rel_gap, pres, dres, max(0.0, violation),
-                              time.perf_counter() - started, message, row_duals=rows)
+    return run_answer(form, ipm, x, status, message, tol, iterations, started)

@@ -15,7 +15,7 @@ STALL_FACTOR = 0.5
 #: its merit first rises while the iterates centre (checked from the start, the rule ended
 #: warm-started hinge-loss steps on 200,000 rows after 13 iterations)
 STALL_AFTER = 24
-#: once the best iterate is certified (merit <= :data:`.structured.CERTIFIED_TOL`), this many
+#: once the best iterate is certified (merit <= :data:`.structured_answer.CERTIFIED_TOL`), this many
 #: iterations without a better one end the loop: at the degenerate optimum of a TPR@K step on
 #: the whole Adult split (every negative tied at the threshold) the multipliers' directions grew
 #: without bound below a gap of 4e-8 and the dual residual jumped to 0.3; the 12 iterations of

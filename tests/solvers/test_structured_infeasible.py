@@ -85,3 +85,29 @@ def test_infeasible_relaxations_are_certified_as_clarabel_finds_them(diabetes):
     assert found["fp"] == 0  # a ray never proves a feasible step infeasible
     assert found["tp"] >= 0.9 * (found["tp"] + found["fn"]) and found["tp"] >= 5, found
     assert found["tn"] >= 2, found  # the grid holds feasible steps too
+
+
+def test_a_warm_step_proved_infeasible_is_not_solved_again_cold(diabetes, monkeypatch):
+    """``warm_then_cold`` returns a warm run's Farkas ray: it proves the rows infeasible
+    whatever the start (before, the step was solved again from the cold start: 37 + 9
+    iterations to a second ray). Recall >= 0.999 with positive rate <= 0.01, warm from the
+    certified step of recall >= 0.5 with positive rate <= 0.5."""
+    from ratecons import structured_fallback
+    from ratecons.solvers.structured_form import WarmStart
+
+    start = solve_structured(_relaxation(diabetes, 0.5, 0.5))
+    assert start.status == settings.OPTIMAL
+    form = _relaxation(diabetes, 0.999, 0.01)
+    calls: list[bool] = []  # warm or cold, by call
+
+    def counted(form, **options):
+        calls.append(options.get("warm") is not None)
+        return solve_structured(form, **options)
+
+    monkeypatch.setattr(structured_fallback, "solve_structured", counted)
+    answer = structured_fallback.warm_then_cold(form, 1e-8, None, WarmStart(
+        start.w, start.b, start.duals, start.extra))
+    assert calls == [True]
+    assert answer.status == settings.INFEASIBLE and "Farkas" in answer.message
+    assert np.all(answer.duals >= 0) and answer.duals.sum() == pytest.approx(1.0)
+    assert _combined_minimum(form, answer.duals) > 1e-3  # CLARABEL: no model meets both rows

@@ -91,10 +91,11 @@ def test_stall_watches_each_measure_alone():
 
 
 def test_a_failed_warm_run_leaves_both_cold_paths_to_its_caller(monkeypatch):
-    """A cold call that stalls tries the weighted path of every row; a warm call that stalls
-    returns at once (its caller's cold start, ``warm_then_cold``, runs both cold paths: run
-    after the warm one too, the weighted run came twice, 686 of 2,083 iterations on the whole
-    split's logistic + churn + 80% rule)."""
+    """A cold call that stalls tries the weighted path of every row, then the plain path once
+    more with the adaptive corrector budget (:mod:`.structured_retry`); a warm call that stalls
+    returns at once (its caller's cold start, ``warm_then_cold``, runs both cold paths and the
+    retry: run after the warm one too, the weighted run came twice, 686 of 2,083 iterations on
+    the whole split's logistic + churn + 80% rule)."""
     from ratecons import settings
     from ratecons.solvers import structured
     from ratecons.solvers.structured_form import WarmStart
@@ -104,12 +105,12 @@ def test_a_failed_warm_run_leaves_both_cold_paths_to_its_caller(monkeypatch):
     answer = solve_structured(form)
     assert answer.status == "optimal"
     warm = WarmStart(answer.w, answer.b, answer.duals, answer.extra)
-    every_row_runs: list[bool] = []
+    runs: list[tuple[bool, bool]] = []  # (the weighted path of every row, adaptive budget)
     ipm_init, run = structured._IPM.__init__, structured._run
 
-    def recorded(self, form, weighted=None):
-        every_row_runs.append(weighted is not None and bool(np.all(weighted)))
-        ipm_init(self, form, weighted)
+    def recorded(self, form, weighted=None, adaptive=False):
+        runs.append((weighted is not None and bool(np.all(weighted)), adaptive))
+        ipm_init(self, form, weighted, adaptive)
 
     def stalls(*args):
         out = run(*args)
@@ -118,8 +119,15 @@ def test_a_failed_warm_run_leaves_both_cold_paths_to_its_caller(monkeypatch):
 
     monkeypatch.setattr(structured._IPM, "__init__", recorded)
     monkeypatch.setattr(structured, "_run", stalls)
-    assert solve_structured(form).status == settings.NUMERICAL_ERROR
-    assert every_row_runs[-1]  # the cold call's last resort: the weighted path of every row
-    every_row_runs.clear()
+    stalled = solve_structured(form)
+    assert stalled.status == settings.NUMERICAL_ERROR
+    # the weighted path of every row, then the plain path with the adaptive budget, last
+    assert runs[-2:] == [(True, False), (False, True)]
+    assert "a cold retry with the adaptive corrector budget ended numerical_error" in (
+        stalled.message)
+    runs.clear()
     assert solve_structured(form, warm=warm).status == settings.NUMERICAL_ERROR
-    assert every_row_runs and not any(every_row_runs)
+    assert runs and not any(every or adaptive for every, adaptive in runs)
+    runs.clear()  # a caller's own smaller allowance is a limit: no retry
+    assert solve_structured(form, max_iterations=99).status == settings.NUMERICAL_ERROR
+    assert runs and not any(adaptive for _, adaptive in runs)
