@@ -25,12 +25,12 @@ and compares the returned model with the best *constant* model that meets the sa
   sign. The regularizer is left out: a constant pays none, so the model is compared on what
   it is fitted for. The search evaluates each row at 20-40 constants per side: the parts that
   depend on the sign of c only (rates, worst-case rates, ranking surrogates) once per side,
-  a mean loss by its closed form W+ l(c) + W- l(-c), other losses (robust ones: O(n log n))
-  at each c. On the whole Adult split (34,189 rows; the old and this search alternating in
-  one process, median of 5, load 5-7): hinge loss + 80% rule 0.87-3.16 s -> 0.17 s, hinge
-  loss + FPR parity 0.35-0.65 -> 0.01-0.29 s, logistic loss + 80% rule 0.34-2.39 -> 0.02 s,
-  robust KL loss + 80% rule 2.3-3.3 -> 1.0-1.2 s (its robust loss is still evaluated at
-  each c).
+  a mean loss by its closed form W+ l(c) + W- l(-c) and a robust loss by its worst case over
+  one weight per class (a 1-D root; ``value_at_constant`` of each), any other part at each
+  c. On the whole Adult split (34,189 rows; the old and this search alternating in one
+  process, median of 5, load 3-7): hinge loss + 80% rule 0.87-3.16 s -> 0.17 s, hinge loss +
+  FPR parity 0.35-0.65 -> 0.01-0.29 s, logistic loss + 80% rule 0.34-2.39 -> 0.02 s, robust
+  KL loss + 80% rule 2.3-3.3 -> 0.08 s.
 - **minimax risk classifiers**: the rule that predicts the most frequent training label for
   every example; the MRC's training error (argmax rule) and its minimax risk R* are compared
   with that rule's training error.
@@ -117,9 +117,10 @@ class _RowsAtConstants:
 
     A part that is not a loss depends on the sign of c only (rates and worst-case rates:
     indicators of c > 0; ranking surrogates: invariant under a common shift of the scores),
-    so its value is computed once per sign; a mean loss takes its closed form
-    (:meth:`~ratecons.expr.mean_loss.MeanLoss.value_at_constant`), any other loss is
-    evaluated at c. Each search step is then O(1) per mean loss, not O(n) per part."""
+    so its value is computed once per sign; a mean or robust loss takes its closed form
+    (:meth:`~ratecons.expr.mean_loss.MeanLoss.value_at_constant`,
+    :meth:`~ratecons.expr.robust_loss.RobustLoss.value_at_constant`), any other part is
+    evaluated at c. Each search step is then O(1) per loss, not O(n) per part."""
 
     def __init__(self, analysis: Analysis) -> None:
         self.analysis = analysis

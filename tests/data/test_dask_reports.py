@@ -25,8 +25,8 @@ from ratecons.numerics import inner_max_dask  # noqa: E402
 from ratecons.result import LinearScorer  # noqa: E402
 from ratecons.thresholds import SurrogateQuantile  # noqa: E402
 from tests.data.conftest import install_tripwire  # noqa: E402
-from tests.data.test_dask_phi import HELLINGER  # noqa: E402
 from tests.shared_data import standardized  # noqa: E402
+from tests.shared_phi import HELLINGER  # noqa: E402
 
 TOL = 1e-10
 SCORER = LinearScorer(np.array([0.8, -0.4, 0.1, 0.05]), 0.1)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import ratecons as rc
 from ratecons.degenerate import ConstantScore, _RowsAtConstants, comparison_value
 from tests.shared_data import standardized
+from tests.shared_phi import HELLINGER
 
 
 def _diabetes(weighted: bool) -> rc.Dataset:
@@ -19,6 +20,10 @@ def _diabetes(weighted: bool) -> rc.Dataset:
     weights = np.random.default_rng(0).uniform(0.2, 3.0, data.n) if weighted else None
     return rc.Dataset(data.X, data.y, groups={"g": (np.arange(data.n) % 3 == 0).astype(int)},
                       weights=weights)
+
+
+#: unweighted (a phi-divergence ball takes no example weights)
+_PLAIN = _diabetes(weighted=False)
 
 
 @pytest.fixture(scope="module")
@@ -58,9 +63,24 @@ def test_rows_at_constant_scores_are_their_exact_values(which):
     """Every row (objective and constraints) of four compositions -- rates, a ratio, a
     worst-case rate, mean and robust losses, TPR@K's surrogate -- at constant scores on both
     sides of 0, including the smallest ones the search tries."""
-    analysis = _problems(_diabetes(weighted=False))[which].analysis
+    analysis = _problems(_PLAIN)[which].analysis
     at = _RowsAtConstants(analysis)
     for c in (-50.0, -3.2, -1e-9, 0.0, 1e-9, 0.37, 12.0, 50.0):
         for row in analysis.rows:
             assert at.value(row, c) == pytest.approx(
                 comparison_value(row, ConstantScore(c)), rel=1e-12, abs=1e-12), (row.name, c)
+
+
+@settings(max_examples=40, deadline=None)
+@given(phi=st.sampled_from(["chi2", "kl", HELLINGER]),
+       rho=st.sampled_from([0.005, 0.1, 0.5, 1.5]),
+       loss=st.sampled_from(["logistic", "hinge"]),
+       score=st.floats(-50.0, 50.0, allow_nan=False))
+def test_a_robust_loss_at_a_constant_score_is_its_two_class_worst_case(phi, rho, loss, score):
+    """The worst case over the ball of a loss that takes one value per class (one weight per
+    class, a 1-D root) equals the inner maximization over every example's weight, for
+    chi-square, KL and the squared Hellinger distance, up to the ball's radius where every
+    weight moves to one class."""
+    term = rc.robust_loss(rc.PhiDivergenceBall(_PLAIN, phi=phi, rho=rho), loss=loss)
+    exact = term.value(ConstantScore(score))
+    assert term.value_at_constant(score) == pytest.approx(exact, rel=1e-10, abs=1e-12)
