@@ -58,13 +58,9 @@ class ScoreTable:
 def on_client(scores: dict[int, Any]) -> dict[int, np.ndarray]:
     """Per-example scores as NumPy vectors: those on the workers gathered (one pass over them
     each), the others as they are."""
-    out = {}
-    for key, z in scores.items():
-        if is_dask(z):
-            count_pass(features=False)
-            z = np.asarray(z.compute())
-        out[key] = z
-    return out
+    from .numerics.inner_max_dask import computed
+
+    return {key: computed(z) if is_dask(z) else z for key, z in scores.items()}
 
 
 def step_scores(psi: dict[int, Any], step: ConvexStep) -> dict[int, Any]:
