@@ -48,10 +48,11 @@ def _problems(data: Any) -> dict[str, Any]:
     }
 
 
-def _checks(problem: Any, step: Any, gathered: bool) -> tuple[np.ndarray, float, int, int,
-                                                                float]:
+def _checks(problem: Any, step: Any, gathered: bool, kept: dict[int, Any]
+            ) -> tuple[np.ndarray, float, int, int, float]:
     """(objective and rows, seconds, passes, state passes, client peak in bytes) of one
-    point's checks."""
+    point's checks; ``kept``: the worker columns over the points, as a run of the chain
+    holds them."""
     from ratecons.chain_points import (
         missed_rows,
         on_client,
@@ -69,7 +70,8 @@ def _checks(problem: Any, step: Any, gathered: bool) -> tuple[np.ndarray, float,
     tracemalloc.start()
     start = time.perf_counter()
     scores = step_scores(psi, step)
-    table = score_table(analysis, fmap, psi, on_client(scores) if gathered else scores, step)
+    table = score_table(analysis, fmap, psi, on_client(scores) if gathered else scores, step,
+                        kept)
     values = np.concatenate([[surrogate_objective(analysis, table, step.w)],
                              surrogate_rows(analysis, table), missed_rows(analysis, table)])
     seconds = time.perf_counter() - start
@@ -97,8 +99,11 @@ def main(argv: list[str] | None = None) -> None:
         worst_time, worst_memory = (0.0, ""), (0.0, "")
         for name, problem in _problems(data).items():
             problem.plan()
-            runs = {method: [_checks(problem, step, method == "gathered")
-                             for _ in range(args.points)] for method in ("gathered", "workers")}
+            runs = {}
+            for method in ("gathered", "workers"):
+                kept: dict[int, Any] = {}
+                runs[method] = [_checks(problem, step, method == "gathered", kept)
+                                for _ in range(args.points)]
             for method, points in runs.items():
                 for k, (values, seconds, passes, state, peak) in enumerate(points):
                     diff = float(np.max(np.abs(values - runs["gathered"][k][0])))

@@ -7,9 +7,10 @@ On Dask data (issue 33) a point's scores stay on the workers, persisted with the
 partitions (:func:`step_scores`), and its rows are checked there: the table's
 :class:`~ratecons.dask_metrics.WorkerEvaluation` returns a few numbers per partition for each
 row, and the columns those checks need (labels, example weights, the rows' coefficients) are
-sent once per run (:func:`_kept_columns`), not at every iterate. The scores reach the client
-only where the next step is lowered at the point (its per-piece arrays are the client's:
-:func:`on_client`) and in the threshold search of the repair (:attr:`ScoreTable.scores`).
+sent once per run (the run holds them: ``kept`` of :func:`score_table`), not at every iterate.
+The scores reach the client only where the next step is lowered at the point (its per-piece
+arrays are the client's: :func:`on_client`) and in the threshold search of the repair
+(:attr:`ScoreTable.scores`).
 """
 
 from __future__ import annotations
@@ -57,13 +58,9 @@ class ScoreTable:
 def on_client(scores: dict[int, Any]) -> dict[int, np.ndarray]:
     """Per-example scores as NumPy vectors: those on the workers gathered (one pass over them
     each), the others as they are."""
-    out = {}
-    for key, z in scores.items():
-        if is_dask(z):
-            count_pass(features=False)
-            z = np.asarray(z.compute())
-        out[key] = z
-    return out
+    from .numerics.inner_max_dask import computed
+
+    return {key: computed(z) if is_dask(z) else z for key, z in scores.items()}
 
 
 def step_scores(psi: dict[int, Any], step: ConvexStep) -> dict[int, Any]:
@@ -79,27 +76,11 @@ def step_scores(psi: dict[int, Any], step: ConvexStep) -> dict[int, Any]:
     return out
 
 
-#: the columns on the workers of the last analysis whose rows were checked on Dask data, by
-#: dataset (:func:`_kept_columns`), with the scheduler that holds them; replaced, and so
-#: released on the workers, when another analysis is checked or another scheduler is active,
-#: as :func:`ratecons.scans.persisted` keeps only the last features
-_KEPT: dict[str, Any] = {}
-
-
-def _kept_columns(analysis: Analysis, data: Any) -> dict[Any, Any]:
-    """Where the worker columns of ``data``'s rows are kept over one run of the chain."""
-    from dask.base import get_scheduler
-
-    scheduler = get_scheduler()
-    scheduler = getattr(scheduler, "__self__", scheduler)  # a Client's ``get``: the Client
-    if _KEPT.get("analysis") is not analysis or _KEPT.get("scheduler") is not scheduler:
-        _KEPT.clear()
-        _KEPT.update(analysis=analysis, scheduler=scheduler, by_data={})
-    return _KEPT["by_data"].setdefault(id(data), {})
-
-
 def score_table(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
-                scores: dict[int, Any], step: ConvexStep) -> ScoreTable:
+                scores: dict[int, Any], step: ConvexStep,
+                kept: dict[int, dict[Any, Any]] | None = None) -> ScoreTable:
+    """The table of a point's ``scores``; ``kept``: the run's worker columns by dataset (held
+    by the run, so that its every point sends them once; None: sent for this point alone)."""
     by_matrix = {id(d.X): scores[id(d)] for d in analysis.datasets}
     scorer = fmap.invert(step.w, step.b)
     lazy = [d for d in analysis.datasets if is_dask(scores[id(d)])]
@@ -107,8 +88,9 @@ def score_table(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
         return ScoreTable(by_matrix, scorer)
     from .dask_metrics import WorkerEvaluation, WorkerScores
 
-    return ScoreTable(by_matrix, scorer, WorkerEvaluation(scorer, *(
-        WorkerScores(scorer, d, scores[id(d)], _kept_columns(analysis, d)) for d in lazy)))
+    return ScoreTable(by_matrix, scorer, WorkerEvaluation(scorer, *(WorkerScores(
+        scorer, d, scores[id(d)], None if kept is None else kept.setdefault(id(d), {}))
+        for d in lazy)))
 
 
 def _row_value(row: Row, scorer: Any, kind: str) -> float:

@@ -181,7 +181,8 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
         # could not be solved: search for a feasible start
         after = step.status
         start, feasible = run_phase_one(analysis, fmap, psi, run.elastic, bounds,
-                                        settings.PHASE1_MAX_ITERATIONS, callback)
+                                        settings.PHASE1_MAX_ITERATIONS, callback,
+                                        kept=run.kept)
         run.history += start.history
         if feasible is None:
             return run.finish(start.status, None, dict(start.certificate.details))
@@ -190,8 +191,7 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
                   "phase1_solver": start.solver, "phase1_after": after}
     if step.status not in settings.SOLVED_STATUSES:
         return run.finish(step.status, None, {"message": _unsolved_message(analysis, step)})
-    scores = step_scores(psi, step)
-    table = score_table(analysis, fmap, psi, scores, step)
+    _, scores, table = run.point_of(step, step_scores(psi, step))
     value = surrogate_objective(analysis, table, step.w)
     run.record({"iteration": 0, "stage": ("start" if phase1 else "hinge") if anchor is None
                 else "step", "objective": value, "bound_objective": step.objective})
@@ -266,6 +266,9 @@ class _ChainRun:
         self.reachable = bounds  # the bounds of the last round that MM could run under
         self.continuing = False  # MM continues from a moved model after a round with no start
         self.unreached = 0  # repairs whose tightened rows phase one found no point for
+        #: the columns the row checks keep on the workers over the run, by dataset (Dask data:
+        #: :func:`~ratecons.chain_points.score_table`), released with the run
+        self.kept: dict[int, dict[Any, Any]] = {}
 
     def record(self, event: dict[str, Any]) -> None:
         """One history event (with the time since the start), passed to the callback."""
@@ -304,7 +307,8 @@ class _ChainRun:
         return sol, scorer, LastStep(self.step_anchor, self.step_bounds, last.objective)
 
     def point_of(self, step: ConvexStep, scores: dict[int, np.ndarray]) -> tuple:
-        return step, scores, score_table(self.analysis, self.fmap, self.psi, scores, step)
+        return step, scores, score_table(self.analysis, self.fmap, self.psi, scores, step,
+                                         self.kept)
 
     def solve(self, point: tuple, value: float) -> Step:
         """The MM step at ``point`` under the bounds in force."""
@@ -333,7 +337,7 @@ class _ChainRun:
         from which MM goes on; ``failed`` when it finds none."""
         start, feasible = run_phase_one(self.analysis, self.fmap, self.psi, self.elastic,
                                         self.bounds, settings.PHASE1_MAX_ITERATIONS,
-                                        self.callback, anchor)
+                                        self.callback, anchor, kept=self.kept)
         self.history += start.history
         self.restarts += 1
         self.no_start = feasible is None

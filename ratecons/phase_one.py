@@ -122,11 +122,14 @@ def cvxpy_elastic(analysis: Analysis, solver: str | None,
 def run_phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
                   elastic: ElasticSolver, bounds: np.ndarray, max_iterations: int,
                   callback: Callable[[dict[str, Any]], None] | None,
-                  anchor: dict[int, np.ndarray] | None = None
+                  anchor: dict[int, np.ndarray] | None = None, *,
+                  kept: dict[int, dict[Any, Any]] | None = None
                   ) -> tuple[Solution, ConvexStep | None]:
     """:func:`find_feasible_start` on a kernelized problem under the row bounds ``bounds``,
     its steps solved by ``elastic``, from the elastic step at ``anchor`` (None: the elastic
-    hinge relaxation); also returns the feasible step."""
+    hinge relaxation); also returns the feasible step. ``kept``: the run's worker columns of
+    the row checks (:func:`~ratecons.chain_points.score_table`; None: this search's own)."""
+    kept = {} if kept is None else kept
     penalty: float | None = settings.PHASE1_PENALTY
     target = bounds - elastic.margin
 
@@ -150,7 +153,7 @@ def run_phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
             status = step.status
             break
         scores = step_scores(psi, step)
-        table = score_table(analysis, fmap, psi, scores, step)
+        table = score_table(analysis, fmap, psi, scores, step, kept)
         rows = surrogate_rows(analysis, table)
         violation = float(np.maximum(rows - target, 0.0).sum())
         plain = float(np.maximum(rows - bounds, 0.0).sum())  # without the margin

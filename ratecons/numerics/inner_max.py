@@ -26,8 +26,8 @@ from scipy.optimize import brentq
 from ..errors import parameter_error
 from .phi import CHI2, KL, Phi
 
-__all__ = ["InnerSolution", "alpha_zero_divergence", "conjugate_sum", "dual_objective",
-           "inner_maximize"]
+__all__ = ["InnerSolution", "alpha_zero_divergence", "conjugate_sum", "conjugate_total",
+           "dual_objective", "inner_maximize"]
 
 
 @dataclass
@@ -71,8 +71,13 @@ def dual_objective(alpha: float, lam: float, rho: float, conjugate_mean: float) 
 def conjugate_sum(phi: Phi, z: np.ndarray, alpha: float, lam: float) -> float:
     """sum_m phi*((z_m - lambda) / alpha), the conjugate term of :func:`dual_objective` (over
     one partition of the values, on Dask data)."""
+    return conjugate_total(phi, (z - lam) / alpha)
+
+
+def conjugate_total(phi: Phi, t: np.ndarray) -> float:
+    """sum_m phi*(t_m), for a caller that already holds t = (z - lambda) / alpha."""
     with np.errstate(over="ignore"):
-        return float(np.sum(np.asarray(phi.conjugate((z - lam) / alpha), dtype=np.float64)))
+        return float(np.sum(np.asarray(phi.conjugate(t), dtype=np.float64)))
 
 
 def _dual_value(z: np.ndarray, phi: Phi, rho: float, alpha: float, lam: float) -> float:

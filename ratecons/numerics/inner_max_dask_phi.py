@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .inner_max import conjugate_sum, dual_objective
+from .inner_max import conjugate_sum, conjugate_total, dual_objective
 from .inner_max_dask import (
     LossSummary,
     Values,
@@ -103,7 +103,7 @@ def _candidate_sums(m: np.ndarray, loss: Values, phi: Phi, points: np.ndarray) -
             s = phi.weights_from_dual(t)
             h = DIFFERENCE_STEP * np.maximum(1.0, np.abs(t))
             ds = (phi.weights_from_dual(t + h) - phi.weights_from_dual(t - h)) / (2.0 * h)
-            out[i] = [conjugate_sum(phi, z, alpha, lam), s.sum(), _phi_values(phi, s).sum(),
+            out[i] = [conjugate_total(phi, t), s.sum(), _phi_values(phi, s).sum(),
                       ds.sum(), ds @ t, ds @ (t * t)]
     return out.reshape(1, -1)
 

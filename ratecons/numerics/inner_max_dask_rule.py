@@ -6,8 +6,8 @@ rule_on`: the bracketing passes for chi-square, whose summary carries the partit
 batched Newton passes for KL); any other phi has the damped Newton search on the two duals
 (:func:`ratecons.numerics.inner_max_dask_phi.phi_rule`). The robust loss's evaluations
 (:mod:`ratecons.solvers.dro_dask`), its value in the reports (:mod:`ratecons.dask_robust`) and
-the worst-case rates (:mod:`ratecons.dask_worst_case`) all call :func:`rule_for` or
-:func:`worst_case_rule`; a search may start from the rule found at a nearby point (``start``:
+the worst-case rates (:mod:`ratecons.dask_worst_case`) all call :func:`worst_case_rule` or
+:func:`summarized_rule`; a search may start from the rule found at a nearby point (``start``:
 its beta for KL, its (alpha, lambda) for another phi).
 """
 
@@ -26,13 +26,13 @@ from .inner_max_dask import (
 from .inner_max_dask_phi import PhiRule, phi_rule
 from .phi import CHI2, KL, Phi
 
-__all__ = ["rule_for", "summarized_rule", "worst_case_rule"]
+__all__ = ["summarized_rule", "worst_case_rule"]
 
 
-def rule_for(state: Any, values: Values, phi: Phi, rho: float, summ: LossSummary,
-             start: WeightRule | None = None) -> WeightRule:
+def _rule_for(state: Any, values: Values, phi: Phi, rho: float, summ: LossSummary,
+              start: WeightRule | None = None) -> WeightRule:
     """The worst-case weights' rule over the persisted ``state`` (module docstring), from the
-    values' summary ``summ`` (with quantiles for chi-square: :func:`quantiles_for`)."""
+    values' summary ``summ`` (with quantiles for chi-square: :func:`_quantiles_for`)."""
     if phi in (CHI2, KL):
         beta0 = start.beta if start is not None and start.kind == "kl" else None
         return rule_on(state, values, phi, rho, summ, beta0)
@@ -40,7 +40,7 @@ def rule_for(state: Any, values: Values, phi: Phi, rho: float, summ: LossSummary
     return phi_rule(state, values, phi, rho, summ, duals)
 
 
-def quantiles_for(phi: Phi) -> bool:
+def _quantiles_for(phi: Phi) -> bool:
     """Whether the summary must carry the partitions' quantiles (chi-square's bracketing)."""
     return phi is CHI2
 
@@ -48,14 +48,14 @@ def quantiles_for(phi: Phi) -> bool:
 def worst_case_rule(margins: Any, loss: Values, phi: Phi, rho: float,
                     start: WeightRule | None = None) -> tuple[Any, WeightRule, LossSummary]:
     """The lazy ``margins`` persisted on the workers with their losses' summary (one pass over
-    the features), the worst-case weights' rule (:func:`rule_for`) and the summary."""
-    state, summ = persisted_summary(margins, loss, quantiles_for(phi))
-    return state, rule_for(state, loss, phi, rho, summ, start), summ
+    the features), the worst-case weights' rule (:func:`_rule_for`) and the summary."""
+    state, summ = persisted_summary(margins, loss, _quantiles_for(phi))
+    return state, _rule_for(state, loss, phi, rho, summ, start), summ
 
 
 def summarized_rule(state: Any, values: Values, phi: Phi, rho: float
                     ) -> tuple[WeightRule, LossSummary]:
     """The rule over values of an already persisted ``state``: a summary pass over it, then
-    :func:`rule_for`."""
-    summ = summary_of(state, values, quantiles_for(phi))
-    return rule_for(state, values, phi, rho, summ), summ
+    :func:`_rule_for`."""
+    summ = summary_of(state, values, _quantiles_for(phi))
+    return _rule_for(state, values, phi, rho, summ), summ
