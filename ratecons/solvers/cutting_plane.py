@@ -41,7 +41,6 @@ from ..caller import user_stacklevel
 from ..canonical.matrix_lp import MatrixLP
 from ..canonical.rate_fold import FoldedBound
 from ..errors import ConvergenceWarning, SolverError, SpecError, parameter_error
-from .cut_max_1d import max_of_cuts_1d
 from .sdca import require_l2, sdca, sdca_work
 
 __all__ = [
@@ -342,8 +341,7 @@ class MultiplierResult:
 
 
 class _UpperModel:
-    """The LP max z s.t. z <= u_s + <g_s, v - v_s>, v in [0, V_max]^m, kept in HiGHS
-    (m >= 2) or solved exactly in closed form (m = 1, :func:`max_of_cuts_1d`)."""
+    """The LP max z s.t. z <= u_s + <g_s, v - v_s>, v in [0, V_max]^m, kept in HiGHS."""
 
     def __init__(self, m: int, v_max: float) -> None:
         self.m = m
@@ -367,12 +365,10 @@ class _UpperModel:
         return other
 
     def _add_row(self, g_s: np.ndarray, offset: float) -> None:
-        self.slopes.append(g_s)
-        self.offsets.append(offset)
-        if self.m == 1:
-            return
         row = sp.csr_matrix(np.concatenate([-g_s, [1.0]])[None, :])
         rhs = np.array([offset])
+        self.slopes.append(g_s)
+        self.offsets.append(offset)
         if self.lp is None:
             c = np.zeros(self.m + 1)
             c[-1] = 1.0
@@ -414,10 +410,6 @@ class _UpperModel:
 
     def solve(self) -> tuple[np.ndarray, float, np.ndarray]:
         """(argmax v, U_t, mu) with mu >= 0 summing to 1: the dual weights of the cuts."""
-        if self.m == 1:
-            v, top, mu = max_of_cuts_1d(np.array(self.slopes)[:, 0], np.array(self.offsets),
-                                        self.v_max)
-            return np.array([v]), top, mu
         res = self.lp.solve()
         if res.status != "optimal":
             raise SolverError(f"HiGHS could not solve the U_t LP of Alg 2: {res.raw_status}")
