@@ -101,8 +101,13 @@ class RateProgram:
     def rates(self, w: np.ndarray, b: float, kind: str = "indicator") -> np.ndarray:
         """Positive rates of every block, shape (k,): indicator s_p (eq. 1), ramp r_p (eq. 3),
         or hinge max(0, 1/2 + z) (its convex upper bound)."""
+        return self.rates_at_scores(self.block_scores(w, b), kind)
+
+    def rates_at_scores(self, scores: list[np.ndarray], kind: str = "indicator") -> np.ndarray:
+        """:meth:`rates` at the scores z of every block (:meth:`block_scores`), so that one
+        product X w serves several kinds of rates and the bound masks of one point."""
         out = np.empty(self.k)
-        for i, (blk, z) in enumerate(zip(self.blocks, self.block_scores(w, b))):
+        for i, (blk, z) in enumerate(zip(self.blocks, scores)):
             if kind == "indicator":
                 v = (z > 0).astype(np.float64)
             elif kind == "ramp":
@@ -114,7 +119,11 @@ class RateProgram:
 
     def row_values(self, w: np.ndarray, b: float, kind: str = "indicator") -> np.ndarray:
         """Value of every row in canonical form: alpha @ s_p + beta @ s_n, shape (m+1,)."""
-        sp_ = self.rates(w, b, kind)
+        return self.rows_at_scores(self.block_scores(w, b), kind)
+
+    def rows_at_scores(self, scores: list[np.ndarray], kind: str = "indicator") -> np.ndarray:
+        """:meth:`row_values` at the scores z of every block (:meth:`block_scores`)."""
+        sp_ = self.rates_at_scores(scores, kind)
         return self.alpha @ sp_ + self.beta @ (1.0 - sp_)
 
     def bound_masks(
@@ -129,13 +138,19 @@ class RateProgram:
         """
         if w_anchor is None:
             return [(np.ones(blk.n, bool), np.ones(blk.n, bool)) for blk in self.blocks]
-        return [(z <= 0.5, z >= -0.5) for z in self.block_scores(w_anchor, b_anchor)]
+        return self.masks_at_block_scores(self.block_scores(w_anchor, b_anchor))
 
     def masks_at_scores(self, scores: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
         """:meth:`bound_masks` at an anchor given by its scores z' on every source (one
         array per entry of ``sources``) instead of (w', b')."""
-        return [(z <= 0.5, z >= -0.5) for z in
-                (scores[blk.source][blk.index] for blk in self.blocks)]
+        return self.masks_at_block_scores([scores[blk.source][blk.index]
+                                           for blk in self.blocks])
+
+    @staticmethod
+    def masks_at_block_scores(scores: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """:meth:`bound_masks` at an anchor given by its scores z' on every block
+        (:meth:`block_scores`)."""
+        return [(z <= 0.5, z >= -0.5) for z in scores]
 
     def bound_row_values(
         self, w: np.ndarray, b: float, masks: list[tuple[np.ndarray, np.ndarray]]

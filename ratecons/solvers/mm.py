@@ -40,9 +40,12 @@ BoundSolver = Callable[[RateProgram, list, dict | None], Solution]
 
 
 def _iterate_record(program: RateProgram, w: np.ndarray, b: float, t: int,
-                    sub: Solution | None, elapsed: float) -> dict[str, Any]:
-    ramp = program.row_values(w, b, "ramp")
-    indicator = program.row_values(w, b, "indicator")
+                    sub: Solution | None, elapsed: float) -> tuple[dict[str, Any], list]:
+    """The history record of the iterate (w, b) and the bound masks of Problem 3 anchored at
+    it (:meth:`RateProgram.bound_masks`), all from one product of the features with w."""
+    scores = program.block_scores(w, b)
+    ramp = program.rows_at_scores(scores, "ramp")
+    indicator = program.rows_at_scores(scores, "indicator")
     return {
         "iteration": t,
         "objective": float(ramp[0]) + program.regularizer(w),
@@ -54,7 +57,7 @@ def _iterate_record(program: RateProgram, w: np.ndarray, b: float, t: int,
         "subproblem_time": None if sub is None else sub.solve_time,
         "subproblem_certificate": None if sub is None else sub.certificate.to_dict(),
         "time": elapsed,
-    }
+    }, program.masks_at_block_scores(scores)
 
 
 def limit_reached(exhausted: Callable[[], bool] | None = None) -> str | None:
@@ -230,7 +233,7 @@ def majorize_minimize(
     began = tracker.start
     offset = float(start.solve_time or 0.0)
     w, b = np.asarray(start.primal["w"], dtype=np.float64), float(start.primal["b"])
-    record = _iterate_record(program, w, b, 0, start, offset)
+    record, masks = _iterate_record(program, w, b, 0, start, offset)
     history = [record]
     if callback:
         callback(dict(record, stage="mm"))
@@ -240,18 +243,18 @@ def majorize_minimize(
     seeds = {k: v for k, v in start.dual.items() if k in ("xi", "v")}
 
     def solve(point: tuple, value: float) -> Step:
-        w, b, _ = point
+        w, b, _, masks = point
         warm = {"w": w, "b": b, "objective": value, **seeds}
         seeds.clear()
-        sub = solve_bound(program, program.bound_masks(w, b), warm)
+        sub = solve_bound(program, masks, warm)
         if sub.status not in settings.SOLVED_STATUSES:
             return Step(sub.status, None, float("nan"), float("nan"), info=sub)
         lower = sub.certificate.lower_bound
         certified = lower is not None and bool(np.isfinite(lower))
         w_new, b_new = np.asarray(sub.primal["w"]), float(sub.primal["b"])
-        new = _iterate_record(program, w_new, b_new, len(history), sub,
-                              offset + time.perf_counter() - began)
-        return Step(sub.status, (w_new, b_new, new), new["objective"],
+        new, masks = _iterate_record(program, w_new, b_new, len(history), sub,
+                                     offset + time.perf_counter() - began)
+        return Step(sub.status, (w_new, b_new, new, masks), new["objective"],
                     float(lower) if certified else sub.objective, certified, sub)
 
     def accept(step: Step) -> None:
@@ -259,10 +262,10 @@ def majorize_minimize(
         if callback:
             callback(dict(step.point[2], stage="mm"))
 
-    out = fixed_point((w, b, record), record["objective"], solve,
+    out = fixed_point((w, b, record, masks), record["objective"], solve,
                       max_iterations=max_iterations, tol=tol, exhausted=exhausted,
                       accept=accept)
-    w, b, record = out.point
+    w, b, record, _ = out.point
     last = out.at_point or out.accepted
     last_sub = start if last is None else last.info
     details: dict[str, Any] = {"mm_iterations": len(history) - 1, "mm_steps": out.steps,
