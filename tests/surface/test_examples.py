@@ -55,7 +55,7 @@ def test_composition_benchmark_runs_both_paths(capsys):
     # the same chain with two step solvers: the same steps from the same start
     assert all(r["gap"] <= 1e-3 for r in out["grid"])
     # a pattern's MM and the chain's may end at different local fixed points: timed only
-    assert len(out["patterns"]) == 6
+    assert len(out["patterns"]) == 8  # six patterns and the two TPR@tau formulations
     methods = {r["problem"]: r["method"] for r in out["grid"]}
     assert methods["logistic + 80% rule"] == methods["hinge + FPR parity"] == "structured"
     lines = capsys.readouterr().out.splitlines()
