@@ -120,7 +120,8 @@ class _RowsAtConstants:
     so its value is computed once per sign; a mean or robust loss takes its closed form
     (:meth:`~ratecons.expr.mean_loss.MeanLoss.value_at_constant`,
     :meth:`~ratecons.expr.robust_loss.RobustLoss.value_at_constant`), any other part is
-    evaluated at c. Each search step is then O(1) per loss, not O(n) per part."""
+    evaluated at c. Each search step then evaluates no scores: O(1) per mean loss, one count
+    of the labels per robust loss."""
 
     def __init__(self, analysis: Analysis) -> None:
         self.analysis = analysis
