@@ -44,6 +44,7 @@ import numpy as np
 
 import ratecons as rc
 from ratecons.errors import NotLinearError
+from ratecons.expr.ranking import TPRAtQuantile
 
 #: Problem builders of the grid: name -> (data -> Problem)
 Builder = Callable[[rc.Dataset], rc.Problem]
@@ -51,6 +52,11 @@ Builder = Callable[[rc.Dataset], rc.Problem]
 
 def _linear(l2: float = 1e-3) -> rc.LinearModel:
     return rc.LinearModel(l2=l2)
+
+
+def _pat_mat(D: rc.Dataset, among: str = "negatives") -> TPRAtQuantile:
+    """The TPR@tau rows' objective: tau = 0.05 by Pat&Mat (``among="all"``) or Pat&Mat-NP."""
+    return rc.tpr_at_quantile(D, tau=0.05, among=among, formulation="pat&mat")
 
 
 def _kernel() -> rc.KernelModel:
@@ -105,12 +111,10 @@ def grid() -> dict[str, tuple[Builder, bool]]:
             lambda D: [rule(D)]), False),
         "TPR@K + 80% rule": (problem(lambda D: rc.tpr_at_top(D, k=max(1, D.n // 200)),
                                      lambda D: [rule(D)], maximize=True), False),
-        "TPR@tau + 80% rule": (problem(lambda D: rc.tpr_at_quantile(
-            D, tau=0.05, among="all", formulation="pat&mat"), lambda D: [rule(D)],
-            maximize=True), False),
-        "TPR@tau NP + recall + parity": (problem(lambda D: rc.tpr_at_quantile(
-            D, tau=0.05, formulation="pat&mat"), lambda D: [rc.recall(D) >= 0.7, parity(D)],
-            maximize=True), False),
+        "TPR@tau + 80% rule": (problem(lambda D: _pat_mat(D, "all"), lambda D: [rule(D)],
+                                       maximize=True), False),
+        "TPR@tau NP + recall + parity": (problem(_pat_mat, lambda D: [
+            rc.recall(D) >= 0.7, parity(D)], maximize=True), False),
         "logistic + worst-case recall": (problem(rc.logistic_loss,
                                                  lambda D: [worst_recall(D)]), False),
         "error + worst-case recall (KL)": (problem(rc.error_rate, lambda D: [
@@ -260,10 +264,8 @@ def pattern_problems(D: rc.Dataset) -> dict[str, rc.Problem]:
                             model=_linear(1e-2)),
         "TPR@K (k = n/50)": rc.Problem(maximize=rc.tpr_at_top(D, k=max(1, D.n // 50)),
                                        model=_linear(1e-3)),
-        "TPR@tau (Pat&Mat)": rc.Problem(maximize=rc.tpr_at_quantile(
-            D, tau=0.05, among="all", formulation="pat&mat"), model=_linear()),
-        "TPR@tau (Pat&Mat-NP)": rc.Problem(maximize=rc.tpr_at_quantile(
-            D, tau=0.05, formulation="pat&mat"), model=_linear()),
+        "TPR@tau (Pat&Mat)": rc.Problem(maximize=_pat_mat(D, "all"), model=_linear()),
+        "TPR@tau (Pat&Mat-NP)": rc.Problem(maximize=_pat_mat(D), model=_linear()),
         "robust loss (chi2)": rc.Problem(
             minimize=rc.robust_loss(rc.PhiDivergenceBall(D, phi="chi2", rho=0.1)),
             model=_linear()),

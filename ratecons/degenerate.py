@@ -120,7 +120,8 @@ class _RowsAtConstants:
     so its value is computed once per sign; a mean or robust loss takes its closed form
     (:meth:`~ratecons.expr.mean_loss.MeanLoss.value_at_constant`,
     :meth:`~ratecons.expr.robust_loss.RobustLoss.value_at_constant`), any other part is
-    evaluated at c. Each search step is then O(1) per loss, not O(n) per part."""
+    evaluated at c. Each search step then evaluates no scores: O(1) per mean loss, one count
+    of the labels per robust loss."""
 
     def __init__(self, analysis: Analysis) -> None:
         self.analysis = analysis
@@ -170,18 +171,18 @@ def _best_constant(at: _RowsAtConstants, ends: tuple[float, float], near: float
     if not any(_level_dependent(p) for row in analysis.constraints for _, p in row.parts) \
             and at.excess(side).max(initial=0.0) > FEASIBILITY_TOL:
         return None  # the constraints depend on the sign of c only: none is met on this side
-    if any(_level_dependent(p) for row in analysis.rows for _, p in row.parts):
-        def penalized(c: float) -> float:
-            return (at.value(analysis.objective, c)
-                    + PENALTY * float(at.excess(c).sum()))
+    if not any(_level_dependent(p) for row in analysis.rows for _, p in row.parts):
+        # every row depends on the sign only: its value at +-1 is exact and checked above
+        return at.value(analysis.objective, side), ConstantScore(side)
 
-        low, high = sorted(ends)
-        found = minimize_scalar(penalized, bounds=(low, high), method="bounded",
-                                options={"xatol": 1e-5, "maxiter": 200})
-        candidates = [float(found.x)] + ([near] if low < near < high else [])
-        constant = ConstantScore(min(candidates, key=penalized))
-    else:
-        constant = ConstantScore(side)
+    def penalized(c: float) -> float:
+        return at.value(analysis.objective, c) + PENALTY * float(at.excess(c).sum())
+
+    low, high = sorted(ends)
+    found = minimize_scalar(penalized, bounds=(low, high), method="bounded",
+                            options={"xatol": 1e-5, "maxiter": 200})
+    candidates = [float(found.x)] + ([near] if low < near < high else [])
+    constant = ConstantScore(min(candidates, key=penalized))
     if _excess(analysis, constant).max(initial=0.0) > FEASIBILITY_TOL:
         return None
     return comparison_value(analysis.objective, constant), constant

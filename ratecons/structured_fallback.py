@@ -54,10 +54,7 @@ def warm_then_cold(form: StructuredForm, tol: float, deadline: float | None,
     answer = solve_structured(form, tol=tol, deadline=deadline, warm=warm)
     if warm is None or certified(answer) or answer.status == settings.INFEASIBLE:
         return answer
-    cold = solve_structured(form, tol=tol, deadline=deadline)
-    cold.iterations += answer.iterations
-    cold.solve_time += answer.solve_time
-    return cold
+    return solve_structured(form, tol=tol, deadline=deadline).after(answer)
 
 
 def by_reference(answer: StructuredSolution, reference: Callable[[], ConvexStep],

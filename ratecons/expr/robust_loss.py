@@ -10,13 +10,11 @@ supremum of convex functions of the scores). Users build it with ``rc.robust_los
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cached_property
 from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq
 
-from ..dask_robust import dask_losses, dask_robust_value, on_dask
+from ..dask_robust import constant_robust_value, dask_losses, dask_robust_value, on_dask
 from ..data import Dataset, Subset
 from ..errors import parameter_error
 from ..loss_functions import MARGIN_LOSSES
@@ -76,36 +74,9 @@ class RobustLoss(Term):
     surrogate_value = value
 
     def value_at_constant(self, score: float) -> float:
-        """R at the constant score ``score`` (w = 0).
-
-        The losses take two values, a = l(score) on the positives and b = l(-score) on the
-        negatives. Averaging a reweighting q within each class keeps its expected loss and,
-        phi being convex, keeps it in the ball, so the worst case puts one weight on each
-        class: with p the share of the examples in the class of the larger loss h (the other
-        loss g), R = s h + (1 - s) g for the largest s in [p, 1] with
-        p phi(s / p) + (1 - p) phi((1 - s) / (1 - p)) <= rho, a root of a convex function
-        increasing on [p, 1].
-        """
-        (on_positives, on_negatives), _ = MARGIN_LOSSES[self.loss](np.array([score, -score]))
-        share = self.positive_share
-        high, low, p = ((on_positives, on_negatives, share) if on_positives >= on_negatives
-                        else (on_negatives, on_positives, 1.0 - share))
-        if p <= 0.0 or p >= 1.0 or high == low:
-            return float(high if p > 0.0 else low)
-        phi, rho = self.ball.phi, self.ball.rho
-
-        def excess(s: float) -> float:
-            rest = (1.0 - s) / (1.0 - p)
-            at_rest = float(phi.phi(np.array([rest]))[0]) if rest > 0.0 else phi.at_zero
-            return p * float(phi.phi(np.array([s / p]))[0]) + (1.0 - p) * at_rest - rho
-
-        s = 1.0 if excess(1.0) <= 0.0 else brentq(excess, p, 1.0, xtol=1e-15, rtol=1e-15)
-        return float(s * high + (1.0 - s) * low)
-
-    @cached_property
-    def positive_share(self) -> float:
-        """The share of positives among the ball's examples (the ball takes no weights)."""
-        return float(np.mean(self.ball.support.y))
+        """R at the constant score ``score`` (w = 0), from the class shares alone: one
+        weight per class, a 1-D root (:func:`ratecons.dask_robust.constant_robust_value`)."""
+        return constant_robust_value(self.ball, self.loss, score)
 
     def rebind(self, rebind: Callable[[Subset], Subset]) -> RobustLoss:
         ball = self.ball

@@ -21,7 +21,6 @@ from ..expr.analysis import Analysis
 from ..generic import generic_method
 from ..reductions.kernelize import approximation_of
 from ..reductions.to_cvxpy import is_lp, pick_solver
-from ..reductions.to_structured import structured_slower
 from ..result import Result
 from ..structured_chain import structured_method, structured_support
 from .pattern import MethodSpec, Pattern
@@ -50,7 +49,7 @@ class GenericChain(Pattern):
         chain = "the generic chain: " + ("hinge relaxation, then majorization-minimization "
                                          "(Alg 1) over the ramp parts" if form.needs_mm else
                                          "one convex problem")
-        unsupported = structured_support(form) or structured_slower(form)
+        unsupported = structured_support(form)
         small = form.n_examples < settings.STRUCTURED_AUTO_MIN_EXAMPLES
         if unsupported is None and not small:
             name = settings.STRUCTURED_METHOD

@@ -43,7 +43,7 @@ from ..phase_one import find_feasible_start
 from ..problem import Problem
 from ..rates import RateExpr, RatioExpr
 from ..reductions.to_cvxpy import solve_bound_cvxpy
-from ..reductions.to_structured import structured_slower, structured_support
+from ..reductions.to_structured import structured_support
 from ..result import LinearScorer, Result
 from ..solution import Solution
 from ..solvers.bias_repair import ROW_TOL, repair_bias
@@ -499,7 +499,7 @@ def _structured_reason(problem: Problem) -> str | None:
     analysis = problem.analysis
     if analysis is None or analysis.n_examples < settings.RATE_STRUCTURED_MIN_EXAMPLES:
         return None
-    if structured_support(analysis) or structured_slower(analysis):
+    if structured_support(analysis):
         return None
     return (f"{analysis.n_examples} examples, at least the "
             f"{settings.RATE_STRUCTURED_MIN_EXAMPLES} from which the generic chain with "

@@ -57,8 +57,7 @@ from ..solvers.margin_curvature import SMOOTH_LOSSES
 from ..solvers.structured_form import SmoothPieces, StructuredForm
 from ..solvers.structured_robust import RobustPieces
 
-__all__ = ["LOWERINGS", "Lowering", "lower_structured", "structured_slower",
-           "structured_support"]
+__all__ = ["LOWERINGS", "Lowering", "lower_structured", "structured_support"]
 
 #: row coefficients of a group of pieces: row -> per-piece values (or one value for all)
 RowCoef = dict[int, Any]
@@ -244,13 +243,11 @@ def _worst_case(pieces: _Pieces, j: int, coef: float, part: WorstCaseRate,
 @dataclass(frozen=True)
 class Lowering:
     """How one part type enters the structured form: ``lower(pieces, row j, coefficient,
-    part, pinned threshold)``, ``refuses(part)`` (why a part of that type cannot be lowered,
-    or None) and ``slower`` (why ``auto`` keeps the CVXPY steps for it although it can be
-    lowered, measured in benchmarks.composition; None when the structured steps are faster)."""
+    part, pinned threshold)`` and ``refuses(part)`` (why a part of that type cannot be
+    lowered, or None)."""
 
     lower: Callable[[_Pieces, int, float, Any, bool], None]
     refuses: Callable[[Any], str | None] = lambda part: None
-    slower: str | None = None
     objective_only: bool = False
 
 
@@ -282,17 +279,6 @@ def structured_support(analysis: Analysis) -> str | None:
             if entry.objective_only and (j != 0 or coef <= 0):
                 return (f"the structured step solver takes {part.name} only as a minimized "
                         "objective term")
-    return None
-
-
-def structured_slower(analysis: Analysis) -> str | None:
-    """Why ``auto`` should keep the CVXPY steps for a problem the structured form takes
-    (:attr:`Lowering.slower`), or None."""
-    for row in analysis.rows:
-        for _, part in row.parts:
-            entry = LOWERINGS.get(type(part))
-            if entry is not None and entry.slower:
-                return entry.slower
     return None
 
 

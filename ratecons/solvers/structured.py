@@ -602,9 +602,7 @@ def _attempts(form: StructuredForm, tol: float, max_iterations: int, deadline: f
         if rows is every and spent[-1].status != settings.NUMERICAL_ERROR:
             break
         budget = max(1, max_iterations - sum(a.iterations for a in spent))
-        answer = _run(form, _IPM(form, rows), tol, budget, deadline, start)
-        answer.iterations += sum(a.iterations for a in spent)
-        answer.solve_time += sum(a.solve_time for a in spent)
+        answer = _run(form, _IPM(form, rows), tol, budget, deadline, start).after(*spent)
         if answer.status in (settings.OPTIMAL, settings.TIME_LIMIT, settings.INFEASIBLE) or (
                 rows is None and answer.status != settings.NUMERICAL_ERROR):
             return answer

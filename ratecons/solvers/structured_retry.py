@@ -56,9 +56,7 @@ def cold_retry(answer: StructuredSolution, cold: bool, deadline: float | None,
     if not cold or answer.status not in _RETRIED or (
             deadline is not None and time.perf_counter() > deadline):
         return answer
-    again = retry()
-    again.iterations += answer.iterations
-    again.solve_time += answer.solve_time
+    again = retry().after(answer)
     first = f"{answer.status} ({answer.message})"
     if again.status in _ENDS:
         again.message = ("a cold retry with the adaptive corrector budget after "

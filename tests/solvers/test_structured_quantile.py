@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 import ratecons as rc
+from ratecons.expr.ranking import TPRAtQuantile
 from tests.solvers.test_structured import (
     _adult_sample,
     _check_step,
@@ -33,7 +34,7 @@ from tests.solvers.test_structured import (
 )
 
 
-def _quantile(D: rc.Dataset, tau: float, among: str, theta: float = 1.0) -> rc.Term:
+def _quantile(D: rc.Dataset, tau: float, among: str, theta: float = 1.0) -> TPRAtQuantile:
     return rc.tpr_at_quantile(D, tau=tau, among=among, formulation="pat&mat", theta=theta)
 
 
