@@ -105,7 +105,7 @@ def structured_elastic_step(analysis: Analysis, tol: float = DEFAULT_TOL,
         if certified(answer):
             if answer.status == settings.OPTIMAL:
                 counts["phase1_structured"] = counts.get("phase1_structured", 0) + 1
-                warm["last"] = WarmStart(answer.w, answer.b, answer.duals, answer.extra)
+                warm["last"] = answer.warm_start(form.m)
             return _as_step(answer, answer.status, user,
                             f"{answer.iterations} interior-point iterations, relative gap "
                             f"{answer.rel_gap:.1e}" + (f" ({answer.message})"
