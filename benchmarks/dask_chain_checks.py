@@ -70,7 +70,7 @@ def _checks(problem: Any, step: Any, gathered: bool, kept: dict[int, Any]
     tracemalloc.start()
     start = time.perf_counter()
     scores = step_scores(psi, step)
-    table = score_table(analysis, fmap, psi, on_client(scores) if gathered else scores, step,
+    table = score_table(analysis, fmap, on_client(scores) if gathered else scores, step,
                         kept)
     values = np.concatenate([[surrogate_objective(analysis, table, step.w)],
                              surrogate_rows(analysis, table), missed_rows(analysis, table)])

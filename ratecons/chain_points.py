@@ -76,8 +76,7 @@ def step_scores(psi: dict[int, Any], step: ConvexStep) -> dict[int, Any]:
     return out
 
 
-def score_table(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
-                scores: dict[int, Any], step: ConvexStep,
+def score_table(analysis: Analysis, fmap: FeatureMap, scores: dict[int, Any], step: ConvexStep,
                 kept: dict[int, dict[Any, Any]] | None = None) -> ScoreTable:
     """The table of a point's ``scores``; ``kept``: the run's worker columns by dataset (held
     by the run, so that its every point sends them once; None: sent for this point alone)."""

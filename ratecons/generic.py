@@ -307,7 +307,7 @@ class _ChainRun:
         return sol, scorer, LastStep(self.step_anchor, self.step_bounds, last.objective)
 
     def point_of(self, step: ConvexStep, scores: dict[int, np.ndarray]) -> tuple:
-        return step, scores, score_table(self.analysis, self.fmap, self.psi, scores, step,
+        return step, scores, score_table(self.analysis, self.fmap, scores, step,
                                          self.kept)
 
     def solve(self, point: tuple, value: float) -> Step:

@@ -153,7 +153,7 @@ def run_phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
             status = step.status
             break
         scores = step_scores(psi, step)
-        table = score_table(analysis, fmap, psi, scores, step, kept)
+        table = score_table(analysis, fmap, scores, step, kept)
         rows = surrogate_rows(analysis, table)
         violation = float(np.maximum(rows - target, 0.0).sum())
         plain = float(np.maximum(rows - bounds, 0.0).sum())  # without the margin

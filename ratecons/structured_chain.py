@@ -107,9 +107,7 @@ def _solve_mm_step(form: Any, tol: float, anchor: Any, previous: dict[str, Any],
     if loose_solved_again:
         counts["tightened"] = counts.get("tightened", 0) + 1
         loose = answer
-        answer = warm_then_cold(form, tol, deadline, loose.warm_start(form.m))
-        answer.iterations += loose.iterations
-        answer.solve_time += loose.solve_time
+        answer = warm_then_cold(form, tol, deadline, loose.warm_start(form.m)).after(loose)
         decrease = _decrease(previous, answer.objective)
     previous["tight"] = step_tol <= tol or loose_solved_again
     if answer.status == settings.OPTIMAL and anchor is not None:

@@ -162,8 +162,7 @@ def step_by_elastic(form: StructuredForm, tol: float, deadline: float | None,
     for penalty in RESCUE_PENALTIES:
         answer = solve_structured(elastic_form(form, penalty), tol=tol, deadline=deadline)
         counts["interior_iterations"] = counts.get("interior_iterations", 0) + answer.iterations
-        failed.iterations += answer.iterations
-        failed.solve_time += answer.solve_time
+        failed.after(answer)
         if answer.status != settings.OPTIMAL:
             return failed
         slack = np.maximum(form.row_values(answer.w, answer.b, answer.extra[:form.extra])[1:]

@@ -147,8 +147,7 @@ def violation_proof(form: StructuredForm, failed: StructuredSolution,
         return None
     answer = solve(violation_form(form))
     bound = answer.objective - answer.rel_gap * max(1.0, abs(answer.objective))
-    failed.iterations += answer.iterations
-    failed.solve_time += answer.solve_time
+    failed.after(answer)
     if answer.status != settings.OPTIMAL or bound <= 0:
         return None
     user = form.m if form.user_rows is None else form.user_rows

@@ -140,7 +140,7 @@ def test_phase_one_reaches_the_reference_start(name):
     # direction along which an objective gap of 1e-10 moves w by about 4e-4
     assert np.abs(got_step.w - ref_step.w).max() <= 1e-3 * max(1.0, np.abs(ref_step.w).max())
     # a start that meets every surrogate row with the margin to spare
-    table = score_table(analysis, fmap, psi, step_scores(psi, got_step), got_step)
+    table = score_table(analysis, fmap, step_scores(psi, got_step), got_step)
     assert np.all(surrogate_rows(analysis, table) <= bounds - settings.PHASE1_MARGIN + 1e-9)
 
 
@@ -228,7 +228,7 @@ def test_the_start_s_margin_is_the_step_solver_s(monkeypatch):
     structured = structured_elastic_step(analysis)
     _, inside = run_phase_one(analysis, fmap, psi, structured, bounds,
                               settings.PHASE1_MAX_ITERATIONS, None)
-    table = score_table(analysis, fmap, psi, step_scores(psi, inside), inside)
+    table = score_table(analysis, fmap, step_scores(psi, inside), inside)
     rows = surrogate_rows(analysis, table)
     assert np.all(rows <= bounds - settings.PHASE1_MARGIN + 1e-9)
     aimed: list[np.ndarray] = []
