@@ -45,6 +45,7 @@ constraints with no slack at the model, the ones that force it -- and a
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -149,14 +150,12 @@ class _RowsAtConstants:
 
     def excess(self, c: float) -> np.ndarray:
         """max(0, row - bound) of every constraint at the constant score c."""
-        return np.array([max(0.0, self.value(row, c) - row.bound)
-                         for row in self.analysis.constraints])
+        return _excess(self.analysis, lambda row: self.value(row, c))
 
 
-def _excess(analysis: Analysis, scorer: Any) -> np.ndarray:
-    """max(0, row - bound) of every constraint at ``scorer``."""
-    return np.array([max(0.0, comparison_value(row, scorer) - row.bound)
-                     for row in analysis.constraints])
+def _excess(analysis: Analysis, value: Callable[[Row], float]) -> np.ndarray:
+    """max(0, value(row) - bound) of every constraint."""
+    return np.array([max(0.0, value(row) - row.bound) for row in analysis.constraints])
 
 
 def _best_constant(at: _RowsAtConstants, ends: tuple[float, float], near: float
@@ -183,7 +182,8 @@ def _best_constant(at: _RowsAtConstants, ends: tuple[float, float], near: float
                             options={"xatol": 1e-5, "maxiter": 200})
     candidates = [float(found.x)] + ([near] if low < near < high else [])
     constant = ConstantScore(min(candidates, key=penalized))
-    if _excess(analysis, constant).max(initial=0.0) > FEASIBILITY_TOL:
+    if _excess(analysis, lambda row: comparison_value(row, constant)).max(
+            initial=0.0) > FEASIBILITY_TOL:
         return None
     return comparison_value(analysis.objective, constant), constant
 
