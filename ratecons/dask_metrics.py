@@ -149,9 +149,9 @@ class WorkerScores:
     data : Dataset
         Dask-backed; its labels, weights and subsets' index arrays are the client's.
     scores : dask.array.Array, optional
-        The scores already computed on the workers (a Dask vector with the features' row
-        partitions; the chain's iterates, :func:`ratecons.chain_points.step_scores`), else
-        ``scorer``'s, by one pass over the features.
+        The scores already persisted on the workers (a Dask vector with the features' row
+        partitions; the chain's iterates, :func:`ratecons.chain_points.step_scores`): used as
+        they are, no pass; else ``scorer``'s, persisted by one pass over the features.
     kept : dict, optional
         Where the columns sent to the workers (labels, example weights, the rows'
         coefficients) are kept, persisted, for every other :class:`WorkerScores` of the same
@@ -164,8 +164,10 @@ class WorkerScores:
         import dask.array as da
 
         self.scorer, self.data = scorer, data
-        self.s = (lazy_scores(scorer, data.X) if scores is None else scores).persist()
-        count_pass(features=scores is None)
+        if scores is None:
+            scores = lazy_scores(scorer, data.X).persist()
+            count_pass()
+        self.s = scores
         self.chunks = self.s.chunks[0]
         self._from_array = da.from_array
         self.kept = {} if kept is None else kept

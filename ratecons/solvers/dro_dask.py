@@ -32,7 +32,7 @@ import numpy as np
 
 from ..canonical.dro import DROProgram
 from ..loss_functions import LOSS_CONJUGATES, margin_loss
-from ..numerics.inner_max import InnerSolution, alpha_zero_divergence
+from ..numerics.inner_max import InnerSolution, alpha_zero_divergence, dual_objective
 from ..numerics.inner_max_dask import (
     LossSummary,
     WeightRule,
@@ -169,7 +169,7 @@ class DaskPasses:
             return InnerSolution(p=None, alpha=0.0, lam=zmax, value=zmax, dual_value=zmax,
                                  divergence=float(d0), case="alpha=0")
         alpha, lam = rule.duals(total, n)
-        dual = rule.dual_value(n, total, conj, self.form.rho)
+        dual = dual_objective(alpha, lam, self.form.rho, conj / n)
         if rule.kind == "kl":
             div = rule.beta * su / total + np.log(n) - np.log(total)
             case = "kl"
