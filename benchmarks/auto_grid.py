@@ -10,8 +10,9 @@ group the floor model gives the higher FPR. Frames: Adult's sparse one-hot featu
 entries nonzero per row) from 500 rows to the whole training split (34,189 rows), the same rows
 densified, and synthetic dense frames (``ratecons.testing.synthetic_groups``) including the
 issue's 3,000 x 100. Every instance is solved by each rate method side by side in one run:
-``mm``, ``cvxpy`` and ``highs`` (the generic chain on the matrix form; ``hinge`` is left out: it
-solves the hinge relaxation, another problem), each with ``time_limit`` seconds (``highs`` with
+``mm``, ``cvxpy``, ``structured`` (Alg 1 with every bound solved by the structured interior
+point) and ``highs`` (the generic chain on the matrix form; ``hinge`` is left out: it solves the
+hinge relaxation, another problem), each with ``time_limit`` seconds (``highs`` with
 at most ``HIGHS_CAP`` times the faster of the other two); the floor is
 scikit-learn's LogisticRegression (C = 1 / (n l2)) on the same rows. The table gives the
 quantities ``auto`` reads (example-terms n, features d, density nnz / (n d), their product the
@@ -37,7 +38,8 @@ from ratecons.patterns.rate_auto import RateSize, rate_size
 from ratecons.testing import synthetic_groups
 
 #: the rate methods timed side by side (``hinge`` solves another problem)
-METHODS = ("mm", "cvxpy", "highs")
+STRUCTURED = settings.STRUCTURED_METHOD
+METHODS = ("mm", "cvxpy", STRUCTURED, "highs")
 #: (name, training rows) of Adult's sparse frame; 0 = the whole training split
 ADULT_ROWS = (500, 2000, 8000, 0)
 #: training rows of the densified Adult frame
@@ -102,11 +104,11 @@ def constraints(data: rc.Dataset, m: int, floor: np.ndarray) -> list[Any]:
 
 
 def grid(quick: bool) -> Iterator[Instance]:
-    """Every instance: each frame with 1-3 constraints at l2 = 1e-3, and l2 = 1e-2 with one
-    (quick: one constraint at l2 = 1e-3)."""
+    """Every instance: each frame with 1-3 constraints at l2 = 1e-3, and l2 = 1e-4 and 1e-2
+    with one (quick: one constraint at l2 = 1e-3)."""
     for label, data in frames(quick):
-        for m, l2 in (((1, 1e-3),) if quick else ((1, 1e-3), (2, 1e-3), (3, 1e-3),
-                                                  (1, 1e-2))):
+        for m, l2 in (((1, 1e-3),) if quick else ((1, 1e-4), (1, 1e-3), (2, 1e-3),
+                                                  (3, 1e-3), (1, 1e-2))):
             yield Instance(label, data, m, l2)
 
 
@@ -132,8 +134,9 @@ def run_instance(inst: Instance, limit: float) -> dict[str, Any]:
 
 
 def fit_cost_model(records: list[tuple[RateSize, float]]) -> np.ndarray:
-    """Least squares of log10(time(mm) / time(cvxpy)) on (1, log10 nnz, log10 l2n, [m > 1]):
-    the coefficients of ``settings.MM_COST_MODEL``."""
+    """Least squares of log10(time(mm) / time(other)) on (1, log10 nnz, log10 l2n, [m > 1]):
+    the coefficients of ``settings.MM_COST_MODEL`` (other = cvxpy) and
+    ``settings.MM_STRUCTURED_COST_MODEL`` (other = structured)."""
     A = np.array([[1.0, np.log10(z.nnz), np.log10(z.l2n), float(z.m > 1)] for z, _ in records])
     y = np.log10([ratio for _, ratio in records])
     return np.linalg.lstsq(A, y, rcond=None)[0]
@@ -150,7 +153,7 @@ def main(argv: list[str] | None = None) -> float:
           f"{'l2n':>7s} {'auto':>6s} | " + " | ".join(f"{m:>30s}" for m in METHODS)
           + f" | {'floor s':>7s} {'auto/best':>9s}")
     worst, where = 0.0, ""
-    records = []
+    records: dict[str, list[tuple[RateSize, float]]] = {"cvxpy": [], STRUCTURED: []}
     for inst in grid(args.quick):
         out = run_instance(inst, limit)
         choice, z = out["plan"].method, out["size"]
@@ -158,8 +161,9 @@ def main(argv: list[str] | None = None) -> float:
                  if status in settings.SOLVED_STATUSES}
         best = min(times.values())
         ratio = out["rows"][choice][0] / best
-        if "mm" in times and "cvxpy" in times:
-            records.append((z, times["mm"] / times["cvxpy"]))
+        for other, found in records.items():
+            if "mm" in times and other in times:
+                found.append((z, times["mm"] / times[other]))
         cells = " | ".join(f"{t:8.2f} s {status[:12]:>12s} {obj:7.4f}"
                            for t, status, obj in out["rows"].values())
         print(f"{inst.frame:>22s} {z.m:2d} {inst.l2:6.0e} {z.n:7d} {z.d:4d} {z.density:5.2f} "
@@ -167,10 +171,11 @@ def main(argv: list[str] | None = None) -> float:
               f"{ratio:9.2f}", flush=True)
         if ratio > worst:
             worst, where = ratio, f"{inst.frame}, m = {inst.m}, l2 = {inst.l2:g}"
-    if len(records) >= 4:
-        fitted = ", ".join(f"{c:.3g}" for c in fit_cost_model(records))
-        print(f"cost model fitted on this run: MM_COST_MODEL = ({fitted}); in use: "
-              f"{settings.MM_COST_MODEL}")
+    for other, name in (("cvxpy", "MM_COST_MODEL"), (STRUCTURED, "MM_STRUCTURED_COST_MODEL")):
+        if len(records[other]) >= 4:
+            fitted = ", ".join(f"{c:.3g}" for c in fit_cost_model(records[other]))
+            print(f"cost model fitted on this run: {name} = ({fitted}); in use: "
+                  f"{getattr(settings, name)}")
     print(f"WORST time(auto) / time(best method) = {worst:.2f} ({where}); target <= 1.2: "
           f"{'yes' if worst <= 1.2 else 'NO'}")
     return worst

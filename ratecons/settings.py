@@ -60,6 +60,13 @@ FEASIBILITY_TOL = 1e-6
 #: ``python -m benchmarks.auto_grid`` (sparse and dense frames, 500 to 34,189 rows, 1-3
 #: constraints; docs/mm.md "When auto picks mm"); ``auto`` picks ``mm`` where it is below 0
 MM_COST_MODEL = (3.23, -0.745, -0.259, 0.620)
+#: the same form for log10(time(mm) / time(structured)) (the structured chain: Alg 1 with every
+#: bound by the structured interior point), fitted on the same grid with ``structured`` timed
+#: beside ``mm`` (39 instances, 2026-11-27; residual sd 0.24 in log10): ``mm`` is faster only
+#: with one constraint on large or strongly regularized data (the whole Adult split with the
+#: 80% rule: 7.3 s against 15.0 s), the structured chain elsewhere (two constraints on the whole
+#: split: 19.4 s against 48.6 s; 2,000 Adult rows with l2 = 1e-4: 5.2 s against 44.3 s)
+MM_STRUCTURED_COST_MODEL = (1.143, -0.146, -0.365, 0.551)
 
 #: continuations of an MM run after the exact bias repair moved its certified fixed point's bias
 #: (issue 32, :func:`ratecons.patterns.rate_constraints.make_deterministic`): Alg 1 re-run from

