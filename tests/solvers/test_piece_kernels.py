@@ -2,8 +2,9 @@
 (:func:`~ratecons.solvers.structured_kernels.pieces_transposed`, ``scattered_rhs``,
 ``recovered_pieces``, ``pulled_products``): each gives, to the last bit, the numbers of the
 NumPy expressions it replaced (with no pieces, one piece, many pieces on one example, and
-complementarity products tied at the corrector's box), and a whole Adult step solved with
-them is the step solved with those expressions."""
+complementarity products tied at the corrector's box), and whole steps solved with them (an
+Adult step, random steps with smooth losses, several rows, free variables and l1) are the
+steps solved with those expressions."""
 
 from __future__ import annotations
 
@@ -12,9 +13,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import ratecons as rc
-from ratecons.reductions.kernelize import kernelized
-from ratecons.reductions.to_structured import lower_structured
 from ratecons.solvers import structured as S
 from ratecons.solvers import structured_correctors as SC
 from ratecons.solvers.structured_form import StructuredForm, WarmStart
@@ -24,6 +22,8 @@ from ratecons.solvers.structured_kernels import (
     recovered_pieces,
     scattered_rhs,
 )
+from tests.solvers.test_direction_kernels import _adult_step
+from tests.solvers.test_structured import _random_form
 
 
 def _vectors(rng: np.random.Generator, n: int, count: int) -> list[np.ndarray]:
@@ -108,20 +108,6 @@ def test_the_pulled_products_are_the_numpy_expression(seed, n, trial, ties, spec
     _bits(pulled_products(s, ds, lam, dlam, trial, target, r_c), expected)
 
 
-def _adult_step(objective: str, n: int = 1500) -> StructuredForm:
-    """The hinge relaxation of ``objective`` + 80% rule on an Adult sample (one row)."""
-    adult = rc.datasets.load_adult()
-    D, _ = adult.split(n / adult.n, seed=5)
-    a, b = D.group("sex", "Female"), D.group("sex", "Male")
-    problem = rc.Problem(minimize=getattr(rc, objective)(D), model=rc.LinearModel(l2=1e-3),
-                         subject_to=[rc.positive_rate(a) >= 0.8 * rc.positive_rate(b)])
-    problem.plan()
-    analysis = problem.analysis
-    _, psi = kernelized(analysis)
-    bounds = np.array([row.bound for row in analysis.constraints])
-    return lower_structured(analysis, psi, None, bounds)
-
-
 def _numpy_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
     """Put the NumPy expressions the compiled pieces' passes replaced back."""
     def transposed(index, slope, y_a, y_b, column, coef, n):
@@ -146,19 +132,36 @@ def _numpy_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(SC, "pulled_products", pulled)
 
 
-@pytest.mark.parametrize("objective", ["error_rate", "logistic_loss"])
-def test_a_real_step_is_the_numpy_step_to_the_last_bit(monkeypatch, objective):
-    """Adult, error rate (hinge pieces only) and logistic loss (a smooth loss beside the
-    rule's pieces) + 80% rule: the cold step and a warm step from its answer."""
-    form = _adult_step(objective)
-    cold = S.solve_structured(form)
-    warm = S.solve_structured(form, warm=WarmStart(cold.w, cold.b, cold.duals, cold.extra))
-    assert cold.status == warm.status == "optimal"
-    _numpy_pieces(monkeypatch)
-    cold_ref = S.solve_structured(form)
-    warm_ref = S.solve_structured(form, warm=WarmStart(cold_ref.w, cold_ref.b,
-                                                         cold_ref.duals, cold_ref.extra))
-    for ours, ref in ((cold, cold_ref), (warm, warm_ref)):
-        assert ours.iterations == ref.iterations
-        _bits(ours.w, ref.w)
-        assert ours.b == ref.b and ours.objective == ref.objective
+def _same_solves(form: StructuredForm, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cold solve of ``form`` and a warm one from its answer, with the compiled passes
+    and then with the NumPy expressions: the same iterations and bitwise the same answers."""
+    def both() -> list:
+        cold = S.solve_structured(form)
+        return [cold, S.solve_structured(form, warm=WarmStart(cold.w, cold.b, cold.duals,
+                                                              cold.extra))]
+    ours = both()
+    with monkeypatch.context() as patched:
+        _numpy_pieces(patched)
+        reference = both()
+    for a, b in zip(ours, reference, strict=True):
+        assert a.status == b.status and a.iterations == b.iterations
+        _bits(a.w, b.w)
+        _bits(np.asarray(a.extra, dtype=float), np.asarray(b.extra, dtype=float))
+        assert a.b == b.b and a.objective == b.objective
+
+
+def test_a_real_step_is_the_numpy_step_to_the_last_bit(monkeypatch):
+    """Adult, error rate + 80% rule (hinge pieces, one row)."""
+    form = _adult_step()
+    assert S.solve_structured(form).status == "optimal"
+    _same_solves(form, monkeypatch)
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 10_000), m=st.integers(0, 3), l1=st.booleans(),
+       extra=st.integers(0, 2))
+def test_random_steps_are_the_numpy_steps_to_the_last_bit(seed, m, l1, extra):
+    """Random forms with a logistic loss in every row (d c_R / dz used), zero to three rows
+    (the rows' column and coefficient of every kind), free variables on the pieces and l1."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _same_solves(_random_form(seed, 12, 3, m, l1, True, extra), monkeypatch)
