@@ -68,9 +68,7 @@ import numpy as np
 from scipy.linalg import lu_factor, lu_solve
 
 from .. import settings
-from ..loss_functions import margin_loss
 from .interior import single_blas_thread
-from .margin_curvature import SMOOTH_LOSSES
 from .structured_answer import CERTIFIED_TOL, run_answer
 from .structured_centre import (
     expected_inactive,
@@ -102,9 +100,15 @@ from .structured_kernels import (
 )
 from .structured_retry import RETRY_ITERATIONS, cold_retry
 from .structured_robust import RobustRows, RobustTerms, halved_lams, robust_start, robust_terms
+from .structured_smooth import row_jacobian_z, smooth_terms
 from .structured_stop import CERTIFIED_STALL, STALL_WINDOW, stalled, warm_blocked
 from .structured_warm import warm_iterate
-from .thin_products import columns_times, rows_transpose_times, sparse_transpose_times
+from .thin_products import (
+    column_and_coefficient,
+    columns_times,
+    rows_transpose_times,
+    sparse_transpose_times,
+)
 
 __all__ = ["solve_structured", "DEFAULT_TOL", "CERTIFIED_TOL"]
 
@@ -216,35 +220,6 @@ class _IPM:
         out = self.rows.apply(T[:self.p])
         return out - T[self.p] if self.fit_b else out
 
-    def smooth_terms(self, z: np.ndarray, weights: np.ndarray
-                     ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray], np.ndarray]:
-        """Per-example gradient sum_j weights_j S_j y l' and curvature sum_j weights_j S_j l''
-        (both scattered to the N examples), every row's loss-derivative vectors
-        (S_j y l' per piece, for the Jacobian), and the rows' smooth values."""
-        N = self.rows.n
-        grad, curv, slopes = np.zeros(N), np.zeros(N), []
-        values = np.zeros(self.m + 1)
-        for piece, S in zip(self.form.smooth, self.sc.S, strict=True):
-            margins = piece.label * z[piece.index]
-            loss, d1 = margin_loss(piece.loss, margins)
-            d2 = SMOOTH_LOSSES[piece.loss](margins)
-            values += S @ loss
-            grad += np.bincount(piece.index, weights=(weights @ S) * piece.label * d1,
-                                minlength=N)
-            curv += np.bincount(piece.index, weights=(weights @ S) * d2, minlength=N)
-            slopes.append(piece.label * d1)
-        return grad, curv, slopes, values
-
-    def row_jacobian_z(self, slopes: list[np.ndarray]) -> np.ndarray:
-        """d(smooth part of rows 1..m)/dz as an (N, m) matrix."""
-        N = self.rows.n
-        out = np.zeros((N, self.m))
-        for piece, S, slope in zip(self.form.smooth, self.sc.S, slopes, strict=True):
-            for j in range(self.m):
-                if np.any(S[j + 1]):
-                    out[:, j] += np.bincount(piece.index, weights=S[j + 1] * slope, minlength=N)
-        return out
-
     # ---------------------------------------------------------------- residuals
     def evaluate(self, x: Iterate) -> dict[str, object]:
         """Constraint values c(x), objective, gradient pieces and residuals at x."""
@@ -253,7 +228,7 @@ class _IPM:
         w, _ = self.w_b(x.theta)
         lam_R = x.lam["R"]
         weights = np.concatenate([[1.0], lam_R])
-        grad, curv, slopes, smooth_values = self.smooth_terms(z, weights)
+        grad, curv, slopes, smooth_values = smooth_terms(self, z, weights)
         v = x.theta[self.p1:]
         rob, rob_rows = self.robust_at(z, x.u, v, lam_R)
         Cu, Fv = sc.C[1:], sc.F[1:]  # -(d c_R / du), -(d c_R / dv)
@@ -354,7 +329,7 @@ class _IPM:
             # the rows stay in the system as multipliers y = W_R J_R dx (quasi-definite):
             # [[S, Jh^T], [Jh, -W_R^-1 - C_R diag(1/Du) C_R^T]] with Jh the rows' Jacobian
             # after the pieces' elimination (module docstring)
-            Jz = -self.row_jacobian_z(ev["slopes"])  # d c_R / dz, (N, m)
+            Jz = -row_jacobian_z(self, ev["slopes"])  # d c_R / dz, (N, m)
             Cu = ev["Cu"]
             U_u = -Cu.T  # d c_R / du, transposed: (K, m)
             through = (W["A"] / Du)[:, None] * Cu.T  # (K, m)
@@ -417,7 +392,7 @@ class _IPM:
         dz = self.q_apply(d_theta) if self.K else None
         pieces = None
         if self.K:
-            column, coef = _column_and_coefficient(system["Cu"].T, y, self.K)
+            column, coef = column_and_coefficient(system["Cu"].T, y, self.K)
             pieces, d_u = recovered_pieces(
                 f.hinge_index, f.hinge_slope, dz,
                 self.G @ d_theta[self.p1:] if self.r else np.zeros(0), r_u, W["A"], column,
@@ -460,7 +435,7 @@ class _IPM:
                                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """J^T y with its theta part split: the rest, and zr with Q^T zr the remainder."""
         f = self.form
-        column, coef = _column_and_coefficient(system.get("U_u"), y["R"], self.K)
+        column, coef = column_and_coefficient(system.get("U_u"), y["R"], self.K)
         zr, t_u = pieces_transposed(f.hinge_index, f.hinge_slope, y["A"], y["B"], column, coef,
                                     self.rows.n)
         if self.m and system["Jz"] is not None:  # (None: d c_R / dz = 0)
@@ -723,16 +698,3 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
         x = best[1]
     return run_answer(form, ipm, x, status, message, tol, iterations, started)
 
-
-def _column_and_coefficient(A: np.ndarray | None, y: np.ndarray, K: int
-                            ) -> tuple[np.ndarray, float]:
-    """A tall (K, m) matrix A times y (the rows' few multipliers) as a column and a
-    coefficient for the compiled pieces' passes (:mod:`.structured_kernels`), whose column
-    coef is then the entry of A y as :mod:`.thin_products` forms it: (A[:, 0], y[0]) for one
-    row, (A y, 1.0) for several, and (zeros, 0.0) for none (A None or m = 0: the NumPy
-    expressions added 0.0 there)."""
-    if A is None or A.shape[1] == 0:
-        return np.zeros(K), 0.0
-    if A.shape[1] == 1:
-        return A[:, 0], float(y[0])
-    return A @ y, 1.0

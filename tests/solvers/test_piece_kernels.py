@@ -22,6 +22,7 @@ from ratecons.solvers.structured_kernels import (
     recovered_pieces,
     scattered_rhs,
 )
+from ratecons.solvers.thin_products import column_and_coefficient
 from tests.solvers.test_direction_kernels import _adult_step
 from tests.solvers.test_structured import _random_form
 
@@ -49,7 +50,7 @@ def test_the_pieces_transposed_are_the_numpy_expressions(seed, k, n, rows, crowd
     index = _index(rng, k, n, crowded)
     slope, y_a, y_b = _vectors(rng, k, 3)
     U_u, y_r = rng.normal(size=(k, rows)), rng.normal(size=rows)
-    column, coef = S._column_and_coefficient(U_u if rows else None, y_r, k)
+    column, coef = column_and_coefficient(U_u if rows else None, y_r, k)
     on_z, on_u = pieces_transposed(index, slope, y_a, y_b, column, coef, n)
     expected_z = np.zeros(n)
     expected_z -= np.bincount(index, weights=y_a * slope, minlength=n)
@@ -77,7 +78,7 @@ def test_the_solves_pieces_are_the_numpy_expressions(seed, k, n, rows, extra, cr
     dz, y = rng.normal(size=n), rng.normal(size=rows)
     Cu = rng.normal(size=(rows, k))
     Gv = rng.normal(size=k) if extra else np.zeros(0)
-    column, coef = S._column_and_coefficient(Cu.T, y, k)
+    column, coef = column_and_coefficient(Cu.T, y, k)
     pieces, d_u = recovered_pieces(index, slope, dz, Gv, r_u, W_a, column, coef, Du)
     expected = slope * dz[index] + Gv if extra else slope * dz[index]
     rows_term = Cu[0] * y[0] if rows == 1 else Cu.T @ y
