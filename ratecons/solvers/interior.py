@@ -31,7 +31,7 @@ single_blas_thread = threadpool_limits.wrap(limits=1, user_api="blas")
 BRANCHLESS_FLOOR = 1e-300
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")  # no zero-divisor check: vectorized
 def _step_to_boundary_one(x: np.ndarray, dx: np.ndarray, step: float) -> float:
     """min(step, min over dx_i < 0 of -x_i / dx_i): one branchless pass, no temporaries
     (:data:`BRANCHLESS_FLOOR`)."""

@@ -68,9 +68,7 @@ import numpy as np
 from scipy.linalg import lu_factor, lu_solve
 
 from .. import settings
-from ..loss_functions import margin_loss
 from .interior import single_blas_thread
-from .margin_curvature import SMOOTH_LOSSES
 from .structured_answer import CERTIFIED_TOL, run_answer
 from .structured_centre import (
     expected_inactive,
@@ -91,12 +89,26 @@ from .structured_correctors import (
 from .structured_form import Iterate, ScaledForm, StructuredForm, StructuredSolution, WarmStart
 from .structured_free import free_block
 from .structured_infeasible import infeasible_message, violation_proof
-from .structured_kernels import gather_product, newton_rhs, recovered_pairs, scatter_product
+from .structured_kernels import (
+    gather_product,
+    newton_rhs,
+    pieces_transposed,
+    recovered_pairs,
+    recovered_pieces,
+    scatter_product,
+    scattered_rhs,
+)
 from .structured_retry import RETRY_ITERATIONS, cold_retry
 from .structured_robust import RobustRows, RobustTerms, halved_lams, robust_start, robust_terms
+from .structured_smooth import row_jacobian_z, smooth_terms
 from .structured_stop import CERTIFIED_STALL, STALL_WINDOW, stalled, warm_blocked
 from .structured_warm import warm_iterate
-from .thin_products import columns_times, rows_transpose_times, sparse_transpose_times
+from .thin_products import (
+    column_and_coefficient,
+    columns_times,
+    rows_transpose_times,
+    sparse_transpose_times,
+)
 
 __all__ = ["solve_structured", "DEFAULT_TOL", "CERTIFIED_TOL"]
 
@@ -156,6 +168,9 @@ class _IPM:
         self.use_l1, self.p1 = form.l1 > 0, self.p + (1 if self.fit_b else 0)
         self.r = form.extra
         self.G = form.G
+        #: whether a smooth loss enters a constraint row (else d c_R / dz = 0 and the
+        #: directions skip their products with it, :meth:`factor`)
+        self.smooth_rows = any(bool(np.any(S[1:])) for S in self.sc.S)
         self.positive = self.p1 + form.positive_extra  # theta entries kept > 0
         #: the ball lam of every support function in a constraint row (:func:`halve_at_most`)
         self.curved_lam = np.array([self.p1 + p.lam for p in form.robust if p.row > 0],
@@ -205,35 +220,6 @@ class _IPM:
         out = self.rows.apply(T[:self.p])
         return out - T[self.p] if self.fit_b else out
 
-    def smooth_terms(self, z: np.ndarray, weights: np.ndarray
-                     ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray], np.ndarray]:
-        """Per-example gradient sum_j weights_j S_j y l' and curvature sum_j weights_j S_j l''
-        (both scattered to the N examples), every row's loss-derivative vectors
-        (S_j y l' per piece, for the Jacobian), and the rows' smooth values."""
-        N = self.rows.n
-        grad, curv, slopes = np.zeros(N), np.zeros(N), []
-        values = np.zeros(self.m + 1)
-        for piece, S in zip(self.form.smooth, self.sc.S, strict=True):
-            margins = piece.label * z[piece.index]
-            loss, d1 = margin_loss(piece.loss, margins)
-            d2 = SMOOTH_LOSSES[piece.loss](margins)
-            values += S @ loss
-            grad += np.bincount(piece.index, weights=(weights @ S) * piece.label * d1,
-                                minlength=N)
-            curv += np.bincount(piece.index, weights=(weights @ S) * d2, minlength=N)
-            slopes.append(piece.label * d1)
-        return grad, curv, slopes, values
-
-    def row_jacobian_z(self, slopes: list[np.ndarray]) -> np.ndarray:
-        """d(smooth part of rows 1..m)/dz as an (N, m) matrix."""
-        N = self.rows.n
-        out = np.zeros((N, self.m))
-        for piece, S, slope in zip(self.form.smooth, self.sc.S, slopes, strict=True):
-            for j in range(self.m):
-                if np.any(S[j + 1]):
-                    out[:, j] += np.bincount(piece.index, weights=S[j + 1] * slope, minlength=N)
-        return out
-
     # ---------------------------------------------------------------- residuals
     def evaluate(self, x: Iterate) -> dict[str, object]:
         """Constraint values c(x), objective, gradient pieces and residuals at x."""
@@ -242,7 +228,7 @@ class _IPM:
         w, _ = self.w_b(x.theta)
         lam_R = x.lam["R"]
         weights = np.concatenate([[1.0], lam_R])
-        grad, curv, slopes, smooth_values = self.smooth_terms(z, weights)
+        grad, curv, slopes, smooth_values = smooth_terms(self, z, weights)
         v = x.theta[self.p1:]
         rob, rob_rows = self.robust_at(z, x.u, v, lam_R)
         Cu, Fv = sc.C[1:], sc.F[1:]  # -(d c_R / du), -(d c_R / dv)
@@ -337,12 +323,13 @@ class _IPM:
             M = np.block([[M, cross], [cross.T, own]])
         scale = max(1.0, float(np.max(np.abs(np.diag(M)))))
         M[np.diag_indices(M.shape[0])] += 1e-13 * scale
-        system = {"W": W, "Du": Du, "N": N, "robust": rob, "Cu": ev["Cu"], "Fv": ev["Fv"]}
+        system = {"W": W, "Du": Du, "N": N, "robust": rob, "Cu": ev["Cu"], "Fv": ev["Fv"],
+                  "scatter": W["A"] * f.hinge_slope / Du}  # r_u's weight on its example
         if self.m:
             # the rows stay in the system as multipliers y = W_R J_R dx (quasi-definite):
             # [[S, Jh^T], [Jh, -W_R^-1 - C_R diag(1/Du) C_R^T]] with Jh the rows' Jacobian
             # after the pieces' elimination (module docstring)
-            Jz = -self.row_jacobian_z(ev["slopes"])  # d c_R / dz, (N, m)
+            Jz = -row_jacobian_z(self, ev["slopes"])  # d c_R / dz, (N, m)
             Cu = ev["Cu"]
             U_u = -Cu.T  # d c_R / du, transposed: (K, m)
             through = (W["A"] / Du)[:, None] * Cu.T  # (K, m)
@@ -355,7 +342,7 @@ class _IPM:
             Jh_T = self.theta_of(on_z, on_v)
             corner = -np.diag(1.0 / W["R"]) - (Cu / Du) @ Cu.T
             M = np.block([[M, Jh_T], [Jh_T.T, corner]])
-            system.update(Jz=Jz, U_u=U_u)
+            system.update(Jz=Jz if self.smooth_rows else None, U_u=U_u)
         system["lu"] = lu_factor(M, check_finite=False)
         return system
 
@@ -363,37 +350,53 @@ class _IPM:
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(H + J^T W J)^{-1} r: the pieces' and l1 blocks eliminated, the rows kept as
         multipliers (:meth:`factor`), then the eliminated blocks recovered."""
-        return self.solve_scored(system, r)[0]
+        return self.solve_pieces(system, r)[0]
 
     def solve_scored(self, system: dict, r: tuple[np.ndarray, np.ndarray, np.ndarray],
                      on_z: np.ndarray | None = None
                      ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray | None]:
         """:meth:`solve` of r + (Q^T on_z, 0, 0), with the scores' direction Q d_theta where
         it was formed (else None): one product with P^T for both per-example parts."""
+        return self.solve_pieces(system, r, on_z)[:2]
+
+    def solve_pieces(self, system: dict, r: tuple[np.ndarray, np.ndarray, np.ndarray],
+                     on_z: np.ndarray | None = None
+                     ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray | None,
+                                np.ndarray | None]:
+        """:meth:`solve_scored`, and the pieces' a Q d_theta + G d_v where they were formed
+        (else None; :meth:`jacobian_apply` takes them). The pieces' passes before and after
+        the small solve are compiled (:func:`.structured_kernels.scattered_rhs`,
+        :func:`.structured_kernels.recovered_pieces`)."""
         f = self.form
         W, Du = system["W"], system["Du"]
         r_theta, r_u, r_tau = r
         rt = r_theta.copy()
+        per_du = r_u / Du if not self.K else None
         if self.K:
-            scatter = W["A"] * f.hinge_slope / Du
-            examples = scatter_product(f.hinge_index, scatter, r_u, system["N"])
+            examples, per_du = scattered_rhs(f.hinge_index, system["scatter"], r_u, Du,
+                                             system["N"])
             rt = rt + self.theta_of(examples if on_z is None else examples + on_z,
-                                    sparse_transpose_times(self.G, W["A"] / Du * r_u))
+                                    sparse_transpose_times(self.G, W["A"] / Du * r_u)
+                                    if self.r else np.zeros(0))
         elif on_z is not None:
             rt[:self.p1] += self.q_transpose(on_z)
         rob = system["robust"]
         if rob is not None:
-            rt[self.p1:] -= rob.c_u.T @ (r_u / Du)
+            rt[self.p1:] -= rob.c_u.T @ per_du
         if self.use_l1:
             wp, wm = W["T+"], W["T-"]
             rt[:self.p] -= (wm - wp) / (wp + wm) * r_tau
-        rhs = np.concatenate([rt, system["Cu"] @ (r_u / Du)]) if self.m else rt
+        rhs = np.concatenate([rt, system["Cu"] @ per_du]) if self.m else rt
         solved = lu_solve(system["lu"], rhs, check_finite=False)
         d_theta, y = solved[:rt.size], solved[rt.size:]
         dz = self.q_apply(d_theta) if self.K else None
+        pieces = None
         if self.K:
-            d_u = (r_u + W["A"] * self.pieces(dz, d_theta)
-                   + rows_transpose_times(system["Cu"], y)) / Du
+            column, coef = column_and_coefficient(system["Cu"].T, y, self.K)
+            pieces, d_u = recovered_pieces(
+                f.hinge_index, f.hinge_slope, dz,
+                self.G @ d_theta[self.p1:] if self.r else np.zeros(0), r_u, W["A"], column,
+                coef, Du)
             if rob is not None:
                 d_u -= rob.c_u @ d_theta[self.p1:] / Du
         else:
@@ -403,16 +406,24 @@ class _IPM:
             d_tau = (r_tau - (wm - wp) * d_theta[:self.p]) / (wp + wm)
         else:
             d_tau = r_tau.copy()
-        return (d_theta, d_u, d_tau), dz
+        return (d_theta, d_u, d_tau), dz, pieces
 
     def jacobian_apply(self, system: dict, d: tuple[np.ndarray, np.ndarray, np.ndarray],
-                       dz: np.ndarray | None = None) -> dict[str, np.ndarray]:
-        """J dx per group (``dz``: Q d_theta if known)."""
+                       dz: np.ndarray | None = None, pieces: np.ndarray | None = None
+                       ) -> dict[str, np.ndarray]:
+        """J dx per group (``dz``: Q d_theta if known; ``pieces``: the pieces' a dz + G d_v
+        if known). Group B's entry is d_u itself (read only)."""
         d_theta, d_u, d_tau = d
         dz = self.q_apply(d_theta) if dz is None else dz
-        out = {"A": d_u - self.pieces(dz, d_theta), "B": d_u.copy()}
-        out["R"] = (system["Jz"].T @ dz + system["U_u"].T @ d_u
-                    - system["Fv"] @ d_theta[self.p1:]) if self.m else np.zeros(0)
+        pieces = self.pieces(dz, d_theta) if pieces is None else pieces
+        out = {"A": d_u - pieces, "B": d_u}
+        if self.m:
+            rows = system["U_u"].T @ d_u
+            if system["Jz"] is not None:  # None: no smooth loss in a row, d c_R / dz = 0
+                rows = system["Jz"].T @ dz + rows
+            out["R"] = rows - system["Fv"] @ d_theta[self.p1:]
+        else:
+            out["R"] = np.zeros(0)
         if self.use_l1:
             dw = d_theta[:self.p]
             out["T+"], out["T-"] = d_tau - dw, d_tau + dw
@@ -424,14 +435,13 @@ class _IPM:
                                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """J^T y with its theta part split: the rest, and zr with Q^T zr the remainder."""
         f = self.form
-        zr = np.zeros(self.rows.n)
-        if self.K:
-            zr -= scatter_product(f.hinge_index, y["A"], f.hinge_slope, self.rows.n)
-        if self.m:
+        column, coef = column_and_coefficient(system.get("U_u"), y["R"], self.K)
+        zr, t_u = pieces_transposed(f.hinge_index, f.hinge_slope, y["A"], y["B"], column, coef,
+                                    self.rows.n)
+        if self.m and system["Jz"] is not None:  # (None: d c_R / dz = 0)
             zr += columns_times(system["Jz"], y["R"])
         on_v = -sparse_transpose_times(self.G, y["A"]) - system["Fv"].T @ y["R"]
         t_theta = np.concatenate([np.zeros(self.p1), on_v])
-        t_u = y["A"] + y["B"] + (columns_times(system["U_u"], y["R"]) if self.m else 0.0)
         t_tau = np.zeros(0)
         if self.use_l1:
             t_theta[:self.p] += y["T-"] - y["T+"]
@@ -441,14 +451,15 @@ class _IPM:
         return t_theta, t_u, t_tau, zr
 
     def operator(self, system: dict, curv: np.ndarray,
-                 v: tuple[np.ndarray, np.ndarray, np.ndarray], dz: np.ndarray | None = None
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 v: tuple[np.ndarray, np.ndarray, np.ndarray], dz: np.ndarray | None = None,
+                 pieces: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """M v = (H + J^T W J) v, applied without the reduction (for iterative refinement;
-        ``dz``: Q v_theta if known). Its per-example parts (J^T W J and the curvature on z)
-        reach theta space through one product with Q^T (one pass over the examples)."""
+        ``dz``, ``pieces``: Q v_theta and the pieces' values along v if known). Its
+        per-example parts (J^T W J and the curvature on z) reach theta space through one
+        product with Q^T (one pass over the examples)."""
         W = system["W"]
         dz = self.q_apply(v[0]) if dz is None else dz
-        jv = self.jacobian_apply(system, v, dz)
+        jv = self.jacobian_apply(system, v, dz, pieces)
         t_theta, t_u, t_tau, on_z = self.jacobian_transpose_parts(
             system, {g: W[g] * jv[g] for g in W})
         on_z = on_z + curv * dz
@@ -470,14 +481,14 @@ class _IPM:
         xi = {g: newton_rhs(W[g], ev["c"][g], x.s[g], r_c[g]) for g in x.s}
         jt = self.jacobian_transpose_parts(system, xi)  # rhs: Q^T(-jt[3]) left to the solves
         rhs = (-ev["r_theta"] - jt[0], -ev["r_u"] - jt[1], -ev["r_tau"] - jt[2])
-        d, dz = self.solve_scored(system, rhs, -jt[3])
+        d, dz, pieces = self.solve_pieces(system, rhs, -jt[3])
         if refine:  # the scores' directions are linear in d: Q (d + c) = Q d + Q c
-            applied = self.operator(system, ev["curv"], d, dz)
+            applied = self.operator(system, ev["curv"], d, dz, pieces)
             correction, dz_c = self.solve_scored(system, tuple(
                 r - a for r, a in zip(rhs, applied, strict=True)), -jt[3])
             d = tuple(a + b for a, b in zip(d, correction, strict=True))
-            dz = None if dz is None else dz + dz_c
-        jd = self.jacobian_apply(system, d, dz)
+            dz, pieces = None if dz is None else dz + dz_c, None
+        jd = self.jacobian_apply(system, d, dz, pieces)
         pairs = {g: recovered_pairs(W[g], jd[g], ev["c"][g], x.s[g], r_c[g]) for g in x.s}
         ds, dlam = {g: p[0] for g, p in pairs.items()}, {g: p[1] for g, p in pairs.items()}
         return Iterate(d[0], d[1], d[2], ds, dlam, dz)
@@ -686,3 +697,4 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
     if status not in (settings.OPTIMAL, settings.INFEASIBLE) and best is not None:
         x = best[1]
     return run_answer(form, ipm, x, status, message, tol, iterations, started)
+

@@ -15,6 +15,7 @@ import numpy as np
 
 from .interior import step_to_boundary
 from .structured_centre import weighted_mu
+from .structured_kernels import pulled_products
 
 __all__ = ["BLOCKED_BELOW", "CORRECTORS", "CORRECTOR_REACH", "PREDICTOR_BLOCKERS",
            "CorrectorBudget", "all_pairs", "centrality_correctors", "halve_at_most",
@@ -99,11 +100,8 @@ def centrality_correctors(ipm: Any, x: Any, ev: dict, system: dict, d: Any,
         if step >= 1.0:
             break
         trial = min(1.0, CORRECTOR_REACH * step + 0.1)
-        pulled = {}
-        for g in x.s:
-            low, high = 0.1 * target[g], 10.0 * target[g]
-            v = (x.s[g] + trial * d.s[g]) * (x.lam[g] + trial * d.lam[g])
-            pulled[g] = r_c[g] - np.maximum(np.clip(v, low, high) - v, -high)
+        pulled = {g: pulled_products(x.s[g], d.s[g], x.lam[g], d.lam[g], trial, target[g],
+                                     r_c[g]) for g in x.s}
         corrected = ipm.direction(x, ev, system, pulled, refine)
         longer = step_to_boundary(*all_pairs(x, corrected, ipm.positive))
         if longer < 1.01 * step:

@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["columns_times", "rows_transpose_times", "sparse_transpose_times"]
+__all__ = ["column_and_coefficient", "columns_times", "rows_transpose_times",
+           "sparse_transpose_times"]
 
 
 def columns_times(A: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -44,3 +45,17 @@ def sparse_transpose_times(G: Any, a: np.ndarray) -> np.ndarray:
     if G.shape[1] == 0:
         return np.zeros((0,) + np.shape(a)[1:])
     return G.T @ a
+
+
+def column_and_coefficient(A: np.ndarray | None, y: np.ndarray, K: int
+                           ) -> tuple[np.ndarray, float]:
+    """A tall (K, m) matrix A times y (the rows' few multipliers) as a column and a
+    coefficient for the compiled pieces' passes (:mod:`.structured_kernels`), whose column
+    coef is then the entry of A y as :func:`columns_times` forms it: (A[:, 0], y[0]) for one
+    row, (A y, 1.0) for several, and (zeros, 0.0) for none (A None or m = 0: the NumPy
+    expressions added 0.0 there)."""
+    if A is None or A.shape[1] == 0:
+        return np.zeros(K), 0.0
+    if A.shape[1] == 1:
+        return A[:, 0], float(y[0])
+    return A @ y, 1.0
