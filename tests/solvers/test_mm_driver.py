@@ -69,6 +69,27 @@ def test_an_uphill_or_failed_step_keeps_the_last_point():
     assert "numerical_error" in failed.message
 
 
+def test_a_step_above_its_own_point_is_not_a_fixed_point():
+    """The step at a point is tight there, so its optimum is at most the point's objective; a
+    step whose optimal value (or bound) lies above it is an inexact step, not the fixed point.
+    Numbers of the whole Adult split, logistic loss + churn + 80% rule at 1657153: the step at
+    0.96602912 came back at 2.02e-2 above it and the run ended ``optimal`` there, 4 MM steps
+    in, while MM from that point goes on down (below 0.80)."""
+    value = 0.96602912
+    out = fixed_point(1.0, value, lambda x, v: Step(settings.OPTIMAL, 0.5, value + 0.0202,
+                                                     value + 0.0202), max_iterations=100,
+                      tol=1e-6)
+    assert out.status == settings.ITERATION_LIMIT and out.point == 1.0 and out.at_point is None
+    assert out.last_relative_decrease == pytest.approx(-0.0202)
+    assert "not certified as a fixed point" in out.message
+    # overshoots within a step solver's accuracy still certify the point (CLARABEL's
+    # exponential-cone steps: 5.5e-6 and 1.1e-5 above their points on 2,000 Adult rows)
+    for above in (1e-7, 1.1e-5):
+        within = fixed_point(1.0, value, lambda x, v, above=above: Step(
+            settings.OPTIMAL, 0.5, value, value + above), max_iterations=100, tol=1e-6)
+        assert within.status == settings.OPTIMAL and within.point == 1.0
+
+
 def test_a_failed_step_the_caller_handles_says_what_happens_instead(caplog):
     """A failed step warns that the last iterate is kept only when nothing else took over;
     a step whose caller did something else (phase one restarted from it) says that, at info
