@@ -28,9 +28,9 @@ def smooth_terms(ipm: Any, z: np.ndarray, weights: np.ndarray
         loss, d1 = margin_loss(piece.loss, margins)
         d2 = SMOOTH_LOSSES[piece.loss](margins)
         values += S @ loss
-        grad += np.bincount(piece.index, weights=(weights @ S) * piece.label * d1,
-                            minlength=N)
-        curv += np.bincount(piece.index, weights=(weights @ S) * d2, minlength=N)
+        weighted = weights @ S  # the multiplier-weighted coefficient of each example's loss
+        grad += np.bincount(piece.index, weights=weighted * piece.label * d1, minlength=N)
+        curv += np.bincount(piece.index, weights=weighted * d2, minlength=N)
         slopes.append(piece.label * d1)
     return grad, curv, slopes, values
 
