@@ -53,7 +53,7 @@ def hinge_masks(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     tolerance tol of a kink onto it was measured and not kept: for the bound to stay an upper
     bound, a snapped example off the kink by d <= tol exceeds its ramp at the anchor by d, so
     a constraint row tight at the anchor is exceeded there by up to tol times the weight of
-    such examples (at tol = 1e-3 about 3e-6 on 2,000 Adult rows, above the steps' 1e-8), which
+    such examples (at tol = 1e-3 about 3e-6 on 1,000 Adult rows, above the steps' 1e-8), which
     made a step infeasible (logistic + churn + 80% rule), while the chains agreed to 1e-4 on
     all measured instances only with tol = 1e-3 (docs/composition.md, "Examples on the ramp's
     kinks").
