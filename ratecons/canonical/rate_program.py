@@ -24,7 +24,8 @@ import scipy.sparse as sp
 
 from ..data import Features
 
-__all__ = ["RateBlock", "RateProgram", "RateRow", "program_of_rows", "weighted_sum"]
+__all__ = ["RateBlock", "RateProgram", "RateRow", "hinge_masks", "program_of_rows",
+           "weighted_sum"]
 
 
 def weighted_sum(weights: np.ndarray, values: np.ndarray) -> float:
@@ -32,6 +33,32 @@ def weighted_sum(weights: np.ndarray, values: np.ndarray) -> float:
     for two 1-D arrays) took ~8 ms instead of ~0.01 ms for 26k entries on a loaded 2-core
     machine, which made evaluating the rates of Adult cost more than a pass over its rows."""
     return float(np.einsum("i,i->", weights, values))
+
+
+def hinge_masks(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which examples take the hinge in the bounds of eq. (4) of Goh et al. at anchor scores z'.
+
+    Returns ``(upper, lower)`` boolean masks: the bound u+ on sigma(z) is the hinge
+    max(0, 1/2 + z) where ``upper`` (z' <= 1/2) and the constant 1 elsewhere; the bound u- on
+    1 - sigma(z) is max(0, 1/2 - z) where ``lower`` (z' >= -1/2) and 1 elsewhere. Either is
+    an upper bound of the ramp everywhere; these are the ones tight at the anchor (at the
+    switch point itself, z' = 1/2 for u+ and -1/2 for u-, both are). The one rule of every
+    lowering (the rate program's masks; the CVXPY, matrix and structured lowerings of
+    worst-case rates).
+
+    The rule is exact, with no tolerance around the kinks, although steps whose objective is
+    piecewise linear put many examples on a kink (50-60 of 1,000 Adult rows at every MM step of
+    error rate + 80% rule) and the step solvers return those scores only to 1e-5..1e-4, so that
+    two chains put a few of them on either side (issue #29). Snapping the scores within a
+    tolerance tol of a kink onto it was measured and not kept: for the bound to stay an upper
+    bound, a snapped example off the kink by d <= tol exceeds its ramp at the anchor by d, so
+    a constraint row tight at the anchor is exceeded there by up to tol times the weight of
+    such examples (at tol = 1e-3 about 3e-6 on 1,000 Adult rows, above the steps' 1e-8), which
+    made a step infeasible (logistic + churn + 80% rule), while the chains agreed to 1e-4 on
+    all measured instances only with tol = 1e-3 (docs/composition.md, "Examples on the ramp's
+    kinks").
+    """
+    return z <= 0.5, z >= -0.5
 
 
 @dataclass
@@ -150,7 +177,7 @@ class RateProgram:
     def masks_at_block_scores(scores: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
         """:meth:`bound_masks` at an anchor given by its scores z' on every block
         (:meth:`block_scores`)."""
-        return [(z <= 0.5, z >= -0.5) for z in scores]
+        return [hinge_masks(z) for z in scores]
 
     def bound_row_values(
         self, w: np.ndarray, b: float, masks: list[tuple[np.ndarray, np.ndarray]]

@@ -46,7 +46,7 @@ from ..backends.cvxpy_run import checked_solver, solve_cvxpy
 from ..backends.cvxpy_status import status_of
 from ..canonical.mrc import MRCForm, all_subset_masks
 from ..canonical.rate_fold import ExampleDesign, FoldedBound, fold_bound
-from ..canonical.rate_program import RateProgram, program_of_rows
+from ..canonical.rate_program import RateProgram, hinge_masks, program_of_rows
 from ..canonical.top import TopForm
 from ..errors import SolverError, SpecError, UnknownOptionError
 from ..expr.analysis import Analysis, Row
@@ -170,7 +170,7 @@ class CvxpyBuilder:
             mask = np.ones(rows.size, dtype=bool)
         else:
             z0 = self.anchor[id(data)][rows]
-            mask = z0 <= 0.5 if sign > 0 else z0 >= -0.5
+            mask = hinge_masks(z0)[0 if sign > 0 else 1]
         const = (~mask).astype(np.float64)
         if not mask.any():
             return cp.Constant(const)

@@ -47,6 +47,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..canonical.matrix_lp import MatrixLP
+from ..canonical.rate_program import hinge_masks
 from ..errors import NotLinearError
 from ..expr.analysis import Analysis, Row
 from ..expr.atom import label_of
@@ -295,7 +296,7 @@ def _rate(builder: MatrixBuilder, coef: float, expr: RateExpr, acc: Linear, obje
             mask = np.ones(index.size, dtype=bool)
         else:
             z0 = builder.anchor[id(subset.data)][index]
-            mask = z0 <= 0.5 if cc > 0 else z0 >= -0.5
+            mask = hinge_masks(z0)[0 if cc > 0 else 1]
         if cc < 0:
             acc.constant += cc
         acc.constant += abs(cc) * float(omega[~mask].sum())

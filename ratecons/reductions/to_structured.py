@@ -43,7 +43,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..canonical.rate_fold import fold_bound
-from ..canonical.rate_program import program_of_rows
+from ..canonical.rate_program import hinge_masks, program_of_rows
 from ..errors import NotLinearError
 from ..expr.analysis import Analysis
 from ..expr.mean_loss import MeanLoss
@@ -227,7 +227,11 @@ def _worst_case(pieces: _Pieces, j: int, coef: float, part: WorstCaseRate,
     support = part.ball.support
     z0 = pieces.anchor[id(support.data)][support.index] if pieces.anchor is not None else None
     # u+ of eq. 4 where h > 0 (a hinge while the anchor's score is <= 1/2), u- where h < 0
-    on_piece = (h != 0) if z0 is None else (((h > 0) & (z0 <= 0.5)) | ((h < 0) & (z0 >= -0.5)))
+    if z0 is None:
+        on_piece = h != 0
+    else:
+        upper, lower = hinge_masks(z0)
+        on_piece = ((h > 0) & upper) | ((h < 0) & lower)
     base = const + np.minimum(h, 0.0)  # h u+ where h > 0, h - h u- = h + |h| u- where h < 0
     at = np.flatnonzero(on_piece)
     group = None

@@ -48,15 +48,18 @@ def test_composition_example_solves_all_four_and_meets_them(capsys):
 def test_composition_benchmark_runs_both_paths(capsys):
     from benchmarks.composition import run
 
-    # (not the error-rate rows: at 600 rows a few examples on the ramp's kinks part the two
-    # chains' MM paths, 2-3e-3 apart; docs/mm.md "When auto picks mm")
+    # not error + 80% rule and error + churn: at 600 rows a few examples on the ramp's kinks
+    # land on either side in the two chains and part their MM paths, 2.1e-3 and 2.9e-3 apart
+    # (issue #29 open; docs/composition.md "Examples on the ramp's kinks"), nor the kernel
+    # error row, whose CVXPY chain alone takes 10-40 s here
     only = ["logistic + 80% rule", "hinge + FPR parity", "robust chi2 + recall",
-            "logistic + recall floor"]
+            "logistic + recall floor", "error + recall (l1)", "error + worst-case recall (KL)"]
     out = run(["600"], only=only)
     assert sorted(r["problem"] for r in out["grid"]) == sorted(only)
     assert all(r["status"] == r["ref_status"] == "optimal" for r in out["grid"])
     # the same chain with two step solvers: the same steps from the same start
-    assert all(r["gap"] <= 1e-3 for r in out["grid"])
+    gaps = {r["problem"]: r["gap"] for r in out["grid"]}
+    assert all(gap <= 1e-4 for gap in gaps.values()), gaps
     # a pattern's MM and the chain's may end at different local fixed points: timed only
     assert len(out["patterns"]) == 8  # six patterns and the two TPR@tau formulations
     methods = {r["problem"]: r["method"] for r in out["grid"]}
