@@ -146,13 +146,16 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def structured_step(analysis: Analysis, tol: float = DEFAULT_TOL,
-                    counts: dict[str, int] | None = None):
+                    counts: dict[str, int] | None = None,
+                    previous: dict[str, Any] | None = None):
     """A step solver for :func:`ratecons.generic.solve_generic` (the seam of
     :func:`ratecons.matrix_chain.highs_step`): lower, solve by the structured interior point,
-    and fall back to the CVXPY step when it ends without a certificate."""
+    and fall back to the CVXPY step when it ends without a certificate. ``previous`` holds
+    over the run the last certified step (``"warm"``: the next MM step starts there) and the
+    last MM steps' decrease; given, it is the caller's (the chain on a row sample hands its
+    last step's warm start, p + m numbers, to the first MM step on all rows)."""
     counts = counts if counts is not None else {}
-    # the last certified step (the next one starts there) and the last MM steps' decrease
-    previous: dict[str, Any] = {}
+    previous = {} if previous is None else previous
     lowered: dict[str, Any] = {}  # what the lowering keeps over the run's steps
 
     def step(psi: dict[int, Any], anchor: Any, bounds: np.ndarray) -> ConvexStep:
@@ -220,20 +223,29 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
         raise NotLinearError(reason + ". Use method='cvxpy' (the reference chain) instead.")
     counts: dict[str, int] = {}
 
-    def chain(analysis: Analysis, counted: dict[str, int], start: SampleStart | None = None
-              ) -> tuple[Solution, Any, LastStep | None]:
+    def chain(analysis: Analysis, counted: dict[str, int], previous: dict[str, Any],
+              start: SampleStart | None = None) -> tuple[Solution, Any, LastStep | None]:
         return solve_generic(
             analysis, max_iterations=max_iterations, tol=tol, repair_rounds=repair_rounds,
             kernel_points=kernel_points, seed=0 if seed is None else seed,
-            callback=callback if analysis is form else None,
-            only_step=only_step, step_solver=structured_step(analysis, step_tol, counted),
+            callback=callback if analysis is form else None, only_step=only_step,
+            step_solver=structured_step(analysis, step_tol, counted, previous),
             step_solver_name=settings.STRUCTURED_METHOD, phase_one=True,
             extrapolate=extrapolate, start=start,
             elastic_solver=structured_elastic_step(analysis, step_tol, counted))
 
+    on_sample: dict[str, Any] = {}  # the last sample solve's steps
+
+    def solve_sample(sample: Analysis) -> tuple[Solution, Any]:
+        on_sample.clear()
+        return chain(sample, {}, on_sample)[:2]
+
     start, skipped = (None, {}) if only_step is not None else start_from_sample(
-        form, sample_start, lambda sample: chain(sample, {})[:2])
-    solution, scorer, last_step = chain(form, counts, start)
+        form, sample_start, solve_sample)
+    # the first MM step on all rows starts from the sample's last certified step (w, b and
+    # the rows' multipliers: the rates are means on both, so the multipliers carry over)
+    carried = {"warm": on_sample["warm"]} if start is not None and "warm" in on_sample else {}
+    solution, scorer, last_step = chain(form, counts, carried, start)
     solution.certificate.details.update(skipped)
     solution.certificate.details["structured_steps"] = counts.get("structured", 0)
     solution.certificate.details["reference_steps"] = counts.get("reference", 0)
