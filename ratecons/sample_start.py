@@ -43,8 +43,9 @@ import numpy as np
 from . import settings
 from .dask_types import is_dask
 from .data import Dataset, Subset
-from .errors import DataError, parameter_error
+from .errors import EmptySubsetError, SpecError, parameter_error
 from .expr.analysis import Analysis, analyse
+from .expr.ranking import TPRAtTop
 from .options import RULES
 from .solution import Solution
 
@@ -111,8 +112,9 @@ def check_sample_start(value: Any, owner: str) -> None:
 
 def sample_size(analysis: Analysis, value: Any) -> int | None:
     """The sample's rows per dataset that ``sample_start=value`` asks for on this problem, or
-    None when there is no sample start (off, a problem without ramp parts or with a kernel
-    model, or no dataset larger than the sample)."""
+    None when there is no sample start (off, a problem without ramp parts, with a kernel
+    model (its feature map is drawn from the rows) or with TPR@K (its k counts examples: on
+    a sample the same k is another share of them), or no dataset larger than the sample)."""
     check_sample_start(value, "the chain")
     if value is None:
         largest = max(d.n for d in analysis.datasets)
@@ -121,7 +123,8 @@ def sample_size(analysis: Analysis, value: Any) -> int | None:
         size = settings.SAMPLE_START_ROWS if value else 0
     else:
         size = int(value)
-    if size == 0 or not analysis.needs_mm or analysis.kernel:
+    counted = any(isinstance(part, TPRAtTop) for part in analysis.parts())
+    if size == 0 or not analysis.needs_mm or analysis.kernel or counted:
         return None
     return size if any(d.n > size for d in analysis.datasets) else None
 
@@ -146,9 +149,9 @@ def _sampled_dataset(data: Dataset, rows: np.ndarray) -> Dataset:
 def sampled_analysis(analysis: Analysis, size: int) -> tuple[Analysis, int]:
     """The problem's declarations on the sample (module docstring) and the sample's rows.
 
-    Raises :class:`~ratecons.errors.DataError` (an
-    :class:`~ratecons.errors.EmptySubsetError`) when a subset the problem averages over has no
-    row in the sample."""
+    Raises :class:`~ratecons.errors.SpecError` when a declaration does not hold on the sample
+    (an :class:`~ratecons.errors.EmptySubsetError`: a subset the problem averages over has no
+    row in it)."""
     taken = {id(d): sample_rows(d.n, size) for d in analysis.datasets}
     samples = {key: _sampled_dataset(d, taken[key]) for key, d in
                ((id(d), d) for d in analysis.datasets)}
@@ -158,6 +161,9 @@ def sampled_analysis(analysis: Analysis, size: int) -> tuple[Analysis, int]:
         where = np.searchsorted(rows, subset.index)
         inside = where < rows.size
         inside[inside] = rows[where[inside]] == subset.index[inside]
+        if subset.n and not inside.any():
+            raise EmptySubsetError(f"{subset.name} has no row among the {rows.size} rows of "
+                                   "the sample")
         return Subset(samples[id(subset.data)], where[inside], subset.selector)
 
     objective = analysis.objective.source.rebind(rebind)
@@ -178,7 +184,7 @@ def start_from_sample(analysis: Analysis, value: Any,
     began = time.perf_counter()
     try:
         sampled, rows = sampled_analysis(analysis, size)
-    except DataError as error:  # a subset with no row in the sample
+    except SpecError as error:  # a subset with no row in the sample
         return None, {"sample_start": {"used": f"no: {error}"}}
 
     def solve_at(shift: np.ndarray, since: float) -> SampleStart | None:

@@ -121,3 +121,14 @@ def test_bad_sample_start_values_raise(bad):
         problem.solve("structured", sample_start=bad)
     with pytest.raises(SpecError, match="'sample_start' parameter of method 'cvxpy'"):
         problem.plan("cvxpy", sample_start=bad)
+
+
+def test_a_subset_with_no_row_in_the_sample_keeps_the_default_start():
+    D = _data(1000)
+    odd = D.where(np.arange(D.n) % 2 == 1, name="odd rows")  # the sample (k = 2) has none
+    problem = rc.Problem(minimize=rc.logistic_loss(D), model=rc.LinearModel(l2=1e-3),
+                         subject_to=[rc.positive_rate(odd) >= 0.5])
+    result = problem.solve("structured", sample_start=500)
+    used = result.certificate.details["sample_start"]["used"]
+    assert used.startswith("no: ") and "odd rows" in used
+    assert result.status == "optimal"
