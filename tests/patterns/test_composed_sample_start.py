@@ -93,6 +93,17 @@ def test_a_missed_row_is_tightened_on_the_sample_first():
     assert result.status == "optimal" and result.report().all_satisfied
 
 
+def test_phase_one_repairs_a_sample_model_that_misses_a_row(monkeypatch):
+    """Without the tightening on the sample, phase one starts from the sample's scores on
+    all rows and MM from the feasible point it finds."""
+    monkeypatch.setattr(settings, "SAMPLE_START_TIGHTENINGS", 0)
+    result = _rule(_data(3000, seed=0)).solve("structured", sample_start=100)
+    details = result.certificate.details
+    assert details["sample_start"]["used"].startswith("as the anchor of phase one")
+    assert details["phase1_after"] == "sample start" and details["phase1_iterations"] >= 1
+    assert result.status == "optimal" and result.report().all_satisfied
+
+
 def test_the_cvxpy_chain_takes_the_same_start():
     problem = _rule(_data(1500, seed=1))
     structured = problem.solve("structured", sample_start=500)
