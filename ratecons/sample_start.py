@@ -45,7 +45,6 @@ from .dask_types import is_dask
 from .data import Dataset, Subset
 from .errors import EmptySubsetError, SpecError, parameter_error
 from .expr.analysis import Analysis, analyse
-from .expr.ranking import TPRAtTop
 from .options import RULES
 from .solution import Solution
 
@@ -123,7 +122,9 @@ def sample_size(analysis: Analysis, value: Any) -> int | None:
         size = settings.SAMPLE_START_ROWS if value else 0
     else:
         size = int(value)
-    counted = any(isinstance(part, TPRAtTop) for part in analysis.parts())
+    # TPR@K: a K declared as a count (TPR@tau's K, where it has one, follows its quantile)
+    counted = any(getattr(part, "k", None) is not None and getattr(part, "tau", 0.0) is None
+                  for part in analysis.parts())
     if size == 0 or not analysis.needs_mm or analysis.kernel or counted:
         return None
     return size if any(d.n > size for d in analysis.datasets) else None

@@ -17,7 +17,7 @@ import pytest
 import ratecons as rc
 from ratecons import settings
 from ratecons.errors import SpecError
-from ratecons.sample_start import sample_rows, sampled_analysis
+from ratecons.sample_start import sample_rows, sample_size, sampled_analysis
 
 
 def _data(n: int, seed: int = 0) -> rc.Dataset:
@@ -143,3 +143,14 @@ def test_a_subset_with_no_row_in_the_sample_keeps_the_default_start():
     used = result.certificate.details["sample_start"]["used"]
     assert used.startswith("no: ") and "odd rows" in used
     assert result.status == "optimal"
+
+
+def test_tpr_at_k_has_no_sample_start_and_tpr_at_tau_has_one():
+    D = _data(1000)
+    rule = rc.positive_rate(D.group("g", "F")) >= 0.8 * rc.positive_rate(D.group("g", "M"))
+    at_k = rc.Problem(maximize=rc.tpr_at_top(D, k=20), subject_to=[rule],
+                      model=rc.LinearModel(l2=1e-2))
+    at_tau = rc.Problem(maximize=rc.tpr_at_quantile(D, tau=0.05), subject_to=[rule],
+                        model=rc.LinearModel(l2=1e-2))
+    assert sample_size(at_k.analysis, 500) is None  # k counts examples
+    assert sample_size(at_tau.analysis, 500) == 500
