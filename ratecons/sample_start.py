@@ -2,8 +2,8 @@
 every k-th row, its model the start of the chain on all rows.
 
 Most of the structured chain's passes over large data are interior-point iterations of phase
-one and of the MM steps, each step started far from its fixed point (1,143 passes for logistic
-loss + the 80% rule on 200,000 rows, ``docs/cluster.md``). Above
+one and of the MM steps, each step started far from its fixed point (611 passes for logistic
+loss + the 80% rule on 200,000 rows on Dask, 282 from a sample, ``docs/cluster.md``). Above
 :data:`~ratecons.settings.SAMPLE_START_MIN_ROWS` rows the chain therefore solves the SAME
 declarations first on a deterministic sample of at most
 :data:`~ratecons.settings.SAMPLE_START_ROWS` rows of each dataset: the rows whose global index
@@ -16,12 +16,17 @@ chain (structured or CVXPY steps) with no sample start of its own.
 
 The sample's model (w, b) then starts the chain on all rows
 (:func:`ratecons.generic.solve_generic`, ``start=``): when it meets every surrogate row on all
-rows with the phase-one margin, MM starts at it; otherwise phase one
-(:func:`~ratecons.phase_one.run_phase_one`) starts from its scores and MM from the point it
-finds; when phase one finds none, the chain starts as without a sample (the hinge
-relaxation). The sample changes only the start: every step, the fixed-point test, the repair
-and the certificate are on all rows, as before. MM's fixed points are local, so the answer can
-differ from the default start's (``certificate.details["sample_start"]`` says what was used).
+rows with the phase-one margin, MM starts at it; when it misses a row by m (the sample's
+rates are estimates of the full data's), the sample is solved again with that row's bound
+lowered by 2m (:meth:`SampleStart.tightened`, at most
+:data:`~ratecons.settings.SAMPLE_START_TIGHTENINGS` times: in memory, one pass over all rows
+to check each); after that phase one (:func:`~ratecons.phase_one.run_phase_one`) starts from
+its scores and MM from the point it finds; when phase one finds none, the chain starts as
+without a sample (the hinge relaxation). The structured steps also start the first MM step on
+all rows from the sample's last certified step (w, b and the rows' multipliers). The sample
+changes only the start: every step, the fixed-point test, the repair and the certificate are
+on all rows, as before. MM's fixed points are local, so the answer can differ from the default
+start's (``certificate.details["sample_start"]`` says what was used).
 
 The option ``sample_start`` of the chains (``method="structured"``, ``"cvxpy"``,
 ``"generic"``; ``problem.plan(sample_start=...)`` states it): None (the default) samples
@@ -50,6 +55,7 @@ from .solution import Solution
 
 __all__ = ["SampleStart", "check_sample_start", "sample_rows", "sample_size",
            "sample_start_note", "sampled_analysis", "start_from_sample"]
+
 
 @dataclass(frozen=True)
 class SampleStart:
