@@ -57,18 +57,32 @@ def test_the_sample_holds_the_declared_subsets_among_its_rows():
     assert sampled.constraints[0].bound == _rule(D).analysis.constraints[0].bound
 
 
+def _parity(n: int = 20_000, d: int = 20, seed: int = 0) -> tuple[rc.Dataset, rc.Problem]:
+    """Hinge loss + FPR parity on the dense synthetic rows of ``benchmarks.composition``."""
+    rng = np.random.default_rng(seed)
+    group = rng.random(n) < 0.4
+    X = rng.normal(size=(n, d))
+    X[:, 0] -= np.where(group, 1.0, 0.0)
+    y = (X @ rng.normal(size=d) + 0.5 * rng.normal(size=n) > 0).astype(int)
+    D = rc.Dataset(X, y, groups={"g": np.where(group, "a", "b")})
+    a, b = D.group("g", "a"), D.group("g", "b")
+    return D, rc.Problem(minimize=rc.hinge_loss(D), model=rc.LinearModel(l2=1e-3),
+                         subject_to=[rc.false_positive_rate(a) - rc.false_positive_rate(b)
+                                     <= 0.02])
+
+
 def test_the_start_saves_steps_and_the_answer_is_certified_on_all_rows():
-    D = _data(20_000, seed=3)
-    problem = _rule(D, l2=1e-4)
+    D, problem = _parity()
     off = problem.solve("structured", sample_start=False)
-    on = problem.solve("structured", sample_start=4_000)
+    on = problem.solve("structured", sample_start=5_000)
     used = on.certificate.details["sample_start"]
-    assert used["used"] == "as the start of MM" and used["rows"] == 4_000
+    assert used["used"] == "as the start of MM" and used["rows"] == 5_000
     assert "sample_start" not in off.certificate.details
     assert on.status == off.status == "optimal"
     # fewer MM steps and interior-point iterations on all rows than from the hinge relaxation
+    # (measured: 3 -> 2 steps, 117 -> 35 iterations)
     assert on.certificate.details["mm_iterations"] < off.certificate.details["mm_iterations"]
-    assert (on.certificate.details["interior_iterations"]
+    assert (2 * on.certificate.details["interior_iterations"]
             < off.certificate.details["interior_iterations"])
     # the certificate is the full data's: the last step's anchor scores every row, and that
     # step solved again reproduces its optimal value; the deterministic model meets the rule
@@ -78,8 +92,8 @@ def test_the_start_saves_steps_and_the_answer_is_certified_on_all_rows():
     assert abs(again.last_step.bound_objective - on.last_step.bound_objective) <= 1e-6
     assert on.certificate.max_violation <= settings.FEASIBILITY_TOL
     assert on.report().all_satisfied
-    # MM's fixed points are local: the two starts end at nearby objectives
-    assert abs(on.objective - off.objective) <= 1e-3
+    # here both starts end at the same fixed point (MM's fixed points are local in general)
+    assert abs(on.objective - off.objective) <= 1e-8
 
 
 def test_a_missed_row_is_tightened_on_the_sample_first():
