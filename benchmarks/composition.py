@@ -29,8 +29,11 @@ Where a problem ran on several sizes, a table gives its time's growth against th
 from the smallest size to the largest (``--sizes synthetic34189,200000`` compares the same
 generator at the whole Adult split's row count and at 200,000 rows).
 
+Above 100,000 rows the chains start from a solve on a row sample (:mod:`ratecons.sample_start`);
+``--no-sample-start`` runs part A without it, for the comparison.
+
 Run: ``python -m benchmarks.composition [--sizes 2000,adult,200000] [--only NAME,NAME]
-[--cvxpy-max-rows N] [--cvxpy-time-limit S] [--skip-b]``.
+[--cvxpy-max-rows N] [--cvxpy-time-limit S] [--skip-b] [--no-sample-start]``.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from collections.abc import Callable
 import numpy as np
 
 import ratecons as rc
+from ratecons import dispatch
 from ratecons.errors import NotLinearError
 from ratecons.expr.ranking import TPRAtQuantile
 
@@ -207,7 +211,7 @@ def _compile(D: rc.Dataset, only: list[str] | None) -> None:
 
 
 def part_a(data: list[rc.Dataset], only: list[str] | None, cvxpy_max_rows: int,
-           cvxpy_time_limit: float) -> list[dict]:
+           cvxpy_time_limit: float, sample_start: bool | None = None) -> list[dict]:
     head = (f"{'problem':30s} {'n':>7s} {'auto method':>16s} {'auto (s)':>9s} "
             f"{'cvxpy (s)':>10s} {'logreg (s)':>10s} {'auto/logreg':>11s} {'cvxpy/auto':>10s} "
             f"{'obj gap':>9s} {'auto status':>12s} {'cvxpy status':>13s} {'mm':>4s} {'ipm':>5s}")
@@ -222,8 +226,10 @@ def part_a(data: list[rc.Dataset], only: list[str] | None, cvxpy_max_rows: int,
             problem = build(D)
             options = {"kernel_points": 500} if kernel else {}
             floor = logistic_floor(D)
+            chosen = {"sample_start": sample_start} if sample_start is not None and (
+                "sample_start" in dispatch.resolve(problem, "auto")[0].options) else {}
             ours, t_ours, status = _solve(problem, "auto", time_limit=cvxpy_time_limit,
-                                          **options)
+                                          **options, **chosen)
             method = "-" if ours is None else (
                 ours.method if problem.pattern.name.startswith("composed")
                 else f"{problem.pattern.name.split()[0]}:{ours.method}")
@@ -328,9 +334,10 @@ def _print_growth(rows: list[dict]) -> None:
 
 
 def run(sizes: list[str], only: list[str] | None = None, cvxpy_max_rows: int = 40_000,
-        cvxpy_time_limit: float = 600.0, skip_b: bool = False) -> dict[str, list[dict]]:
+        cvxpy_time_limit: float = 600.0, skip_b: bool = False,
+        sample_start: bool | None = None) -> dict[str, list[dict]]:
     data = datasets(sizes)
-    rows = part_a(data, only, cvxpy_max_rows, cvxpy_time_limit)
+    rows = part_a(data, only, cvxpy_max_rows, cvxpy_time_limit, sample_start)
     b_rows = [] if skip_b else part_b(data[0])
     if b_rows:
         worst = max(b_rows, key=lambda r: r["ratio"])
@@ -360,7 +367,12 @@ if __name__ == "__main__":
     parser.add_argument("--cvxpy-max-rows", type=int, default=40_000)
     parser.add_argument("--cvxpy-time-limit", type=float, default=600.0)
     parser.add_argument("--skip-b", action="store_true", help="skip part B")
+    parser.add_argument("--no-sample-start", action="store_true",
+                        help="part A's chains without the start from a row sample "
+                             "(sample_start=False; by default they sample above "
+                             "100,000 rows)")
     args = parser.parse_args()
     run([s.strip() for s in args.sizes.split(",") if s.strip()],
         [s.strip() for s in args.only.split(",") if s.strip()] or None,
-        args.cvxpy_max_rows, args.cvxpy_time_limit, args.skip_b)
+        args.cvxpy_max_rows, args.cvxpy_time_limit, args.skip_b,
+        False if args.no_sample_start else None)

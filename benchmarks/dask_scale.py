@@ -24,7 +24,9 @@ evaluations at 2M rows and kept 1 GB workers paused at 20M rows)
 and the client's memory growth during the solve (per-example vectors held by the client),
 the time per pass divided by the floor: one plain Dask reduction (column sums) over the same
 Parquet files, and (unless ``--no-memory``) the time of the same solve in memory and the gap
-between the two objectives. The worst ratio is printed last.
+between the two objectives. The worst ratio is printed last. ``--sample-start off,default``
+solves the composition twice in the same cluster, without and with the start from a row
+sample (:mod:`ratecons.sample_start`), and prints how the sample was used.
 
 Run: ``python -m benchmarks.dask_scale --rows 2000000`` (``--rows 20000000`` and
 ``50000000`` need the disk space: 3.4 GB and 8.5 GB of float64 before compression).
@@ -191,6 +193,13 @@ def metrics_line(client, result, data) -> str:
             + ", ".join(f"{k} {v:.6f}" for k, v in found.items()))
 
 
+def _sample_start(value: str) -> bool | int | None:
+    """``--sample-start``'s value as the solve's option."""
+    if value == "default":
+        return None
+    return False if value == "off" else int(value)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=2_000_000)
@@ -209,6 +218,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--arrow-pool", default="system",
                         help="ARROW_DEFAULT_MEMORY_POOL of the workers ('default' keeps "
                              "pyarrow's own, which holds on to freed Parquet buffers)")
+    parser.add_argument("--sample-start", default="default",
+                        help="comma-separated sample_start values of the composition's solves, "
+                             "run in turn in the same cluster: 'default' (the chain's own "
+                             "threshold), 'off', or a sample's rows (e.g. 'off,default')")
     parser.add_argument("--metrics", action="store_true",
                         help="after each solve, time result.metrics(data) and measure the "
                              "client's memory growth during it")
@@ -252,13 +265,20 @@ def main(argv: list[str] | None = None) -> None:
                       f"{'objective':>12} {'memory s':>9} {'obj gap':>8}")
             print(header)
             ratios = []
-            for label, (build, method, name) in problems(data).items():
-                if args.only and args.only != name:
-                    continue
+            runs = [(label, build, method, {})
+                    for label, (build, method, name) in problems(data).items()
+                    if not args.only or args.only == name]
+            runs = [(f"{label} [{value}]" if method == "structured" else label, build, method,
+                     {"sample_start": _sample_start(value)} if method == "structured" else {})
+                    for label, build, method, _ in runs
+                    for value in (args.sample_start.split(",") if method == "structured"
+                                  else ["-"])]
+            for label, build, method, options in runs:
                 start, passes = time.perf_counter(), dask_passes()
                 state = dask_state_passes()
                 with PeakMemory(client) as peak, CountConversions() as conversions:
-                    result = build().solve(method=method, time_limit=args.time_limit)
+                    result = build().solve(method=method, time_limit=args.time_limit,
+                                           **options)
                 elapsed = time.perf_counter() - start
                 passes = dask_passes() - passes + conversions.count
                 state = dask_state_passes() - state
@@ -269,13 +289,21 @@ def main(argv: list[str] | None = None) -> None:
                 if in_memory is not None:
                     start = time.perf_counter()
                     with distributed_off():
-                        reference = in_memory[label][0]().solve(method=method)
+                        reference = in_memory[label.split(" [")[0]][0]().solve(
+                            method=method, **options)
                     gap = abs(reference.objective - result.objective)
                     compared = f"{time.perf_counter() - start:>9.1f} {gap:>8.1e}"
                 print(f"{label:<22} {method:<10} {result.status:<16} {elapsed:>8.1f} "
                       f"{passes:>6} {state:>6} {per_pass:>7.3f} {per_pass / floor:>7.2f} "
                       f"{worst_worker:>16.0f} {peak.client_growth / 2**20:>10.0f} "
                       f"{result.objective:>12.6f} {compared}")
+                used = result.certificate.details.get("sample_start")
+                if used:
+                    print(f"  sample start: {used.get('rows')} rows, "
+                          f"{used.get('seconds', 0.0):.1f} s, {used.get('used')}; "
+                          f"MM steps on all rows {result.certificate.details['mm_iterations']}, "
+                          "interior-point iterations "
+                          f"{result.certificate.details['interior_iterations']}")
                 if args.metrics and result.has_model:
                     print(metrics_line(client, result, data))
     if ratios:

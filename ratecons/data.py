@@ -381,11 +381,14 @@ class Dataset(ExampleShape):
         return Subset._build(self, Baseline(int(prediction)))
 
     # ------------------------------------------------------------------ derived datasets
-    def take(self, index: np.ndarray, name: str | None = None) -> Dataset:
-        """A new Dataset holding the rows ``index`` (all attributes sliced alike)."""
+    def take(self, index: np.ndarray, name: str | None = None,
+             features: Features | None = None) -> Dataset:
+        """A new Dataset holding the rows ``index`` (all attributes sliced alike);
+        ``features``: those rows' features when the caller holds them already (a sample
+        gathered from Dask, :mod:`ratecons.sample_start`)."""
         index = np.asarray(index)
         out = Dataset(
-            self.X[index],
+            self.X[index] if features is None else features,
             None if self.y is None else self.y[index],
             {k: v[index] for k, v in self.groups.items()},
             None if self.baseline is None else self.baseline[index],

@@ -120,9 +120,22 @@ def pattern_for(problem: Any) -> Pattern:
     return GenericChain()
 
 
-def resolve(problem: Any, method: str) -> tuple[MethodSpec, list[str]]:
+def resolve(problem: Any, method: str, sample_start: Any = None
+            ) -> tuple[MethodSpec, list[str]]:
     """Resolve ``method`` (``"auto"`` or a name) for a problem, with the reasons; on data
-    that live in Dask, only the methods of :mod:`ratecons.dask_methods`."""
+    that live in Dask, only the methods of :mod:`ratecons.dask_methods`. A chain that starts
+    from a row sample (``sample_start``, :mod:`ratecons.sample_start`) says so last."""
+    spec, reasons = _resolve_where(problem, method)
+    if "sample_start" in spec.options:
+        from .sample_start import sample_start_note
+
+        note = sample_start_note(problem.analysis, sample_start, spec.name)
+        reasons = reasons if note is None else [*reasons, note]
+    return spec, reasons
+
+
+def _resolve_where(problem: Any, method: str) -> tuple[MethodSpec, list[str]]:
+    """:func:`resolve` before the sample start's note."""
     partitions = dask_partitions(problem)
     if partitions is None:
         return _resolve(problem, method)
@@ -196,7 +209,7 @@ def run_method(
     terminal; see :mod:`ratecons.progress`)."""
     from .progress import solve_progress
 
-    spec, reasons = resolve(problem, method)
+    spec, reasons = resolve(problem, method, options.get("sample_start"))
     accepted = (*spec.options, *(o for o in COMMON_OPTIONS if o not in spec.options))
     unknown = sorted(set(options) - set(accepted))
     if unknown:

@@ -94,6 +94,7 @@ from .phase_one import ElasticSolver, cvxpy_elastic, run_phase_one
 from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, FeatureMap, kernelized
 from .reductions.to_cvxpy import ConvexStep, is_lp, pick_solver, solve_step
 from .result import Result
+from .sample_start import SampleStart, start_from_sample
 from .settings import FEASIBILITY_TOL
 from .solution import Solution
 from .solvers.mm import Step, fixed_point, repair_ladder
@@ -108,6 +109,9 @@ REPAIR_MARGIN = 1e-6
 EXTRAPOLATION_MAX = 16.0
 #: the smallest multiple tried when the whole step's continuation fails
 EXTRAPOLATION_MIN = 0.125
+#: a sample's model that misses a surrogate row on all rows by m is solved again on the
+#: sample with that row's bound lowered by this times m (:meth:`_ChainRun.from_sample`)
+SAMPLE_TIGHTENING = 2.0
 #: one convex step of the chain: (psi by dataset, anchor scores or None, bounds) -> ConvexStep
 StepSolver = Callable[[dict[int, Any], Any, np.ndarray], ConvexStep]
 
@@ -132,8 +136,8 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
                   callback: Callable[[dict[str, Any]], None] | None = None,
                   only_step: LastStep | None = None, step_solver: StepSolver | None = None,
                   step_solver_name: str = "", phase_one: bool | None = None,
-                  extrapolate: bool = True, elastic_solver: ElasticSolver | None = None
-                  ) -> tuple[Solution, Any, LastStep | None]:
+                  extrapolate: bool = True, elastic_solver: ElasticSolver | None = None,
+                  start: SampleStart | None = None) -> tuple[Solution, Any, LastStep | None]:
     """Run the chain (module docstring); returns the Solution, the user's scorer and the
     last convex step. With ``only_step`` it solves that one step and nothing else.
 
@@ -144,7 +148,9 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
     :func:`~ratecons.phase_one.find_feasible_start` when the hinge relaxation is infeasible;
     ``elastic_solver`` solves its elastic steps (default: the
     CVXPY elastic step, on CLARABEL unless ``solver`` names another; the structured one,
-    :mod:`ratecons.structured_phase_one`).
+    :mod:`ratecons.structured_phase_one`). ``start``: a model solved on a row sample, from
+    which MM (or phase one) starts instead of the hinge relaxation
+    (:meth:`_ChainRun.from_sample`, :mod:`ratecons.sample_start`).
     """
     start_time = time.perf_counter()
     if phase_one is None:
@@ -166,8 +172,6 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
                     run_details={"solver": name, "feature_map": fmap.describe(),
                                  "kernel_points": kernel_points, "seed": seed,
                                  "steps_are_lps": is_lp(analysis)}, extrapolate=extrapolate)
-    step = step_solver(psi, anchor, bounds)
-    run.step_anchor, run.step_bounds = anchor, bounds  # what produced ``step``
     phase1: dict[str, Any] = {}
     if phase_one and analysis.needs_mm and only_step is None:
         # the structured chain's margin: the two chains start MM from the same point (with
@@ -175,26 +179,36 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
         # rule ended at fixed points 0.34 apart, both certified)
         run.elastic = elastic_solver or cvxpy_elastic(analysis, solver, solver_options,
                                                       margin=settings.PHASE1_MARGIN)
-    if (run.elastic is not None and step.status not in settings.SOLVED_STATUSES
+    sampled = (run.from_sample(start) if start is not None and only_step is None
+               and analysis.needs_mm else None)
+    if sampled is not None:
+        (step, scores, table), phase1 = sampled
+    else:
+        step = step_solver(psi, anchor, bounds)
+        run.step_anchor, run.step_bounds = anchor, bounds  # what produced ``step``
+    if (sampled is None and run.elastic is not None
+            and step.status not in settings.SOLVED_STATUSES
             and step.status not in settings.LIMIT_STATUSES):
         # the hinge relaxation is only an inner approximation (infeasible), or its step
         # could not be solved: search for a feasible start
         after = step.status
-        start, feasible = run_phase_one(analysis, fmap, psi, run.elastic, bounds,
+        found, feasible = run_phase_one(analysis, fmap, psi, run.elastic, bounds,
                                         settings.PHASE1_MAX_ITERATIONS, callback,
                                         kept=run.kept)
-        run.history += start.history
+        run.history += found.history
         if feasible is None:
-            return run.finish(start.status, None, dict(start.certificate.details))
+            return run.finish(found.status, None, dict(found.certificate.details))
         step = feasible
-        phase1 = {"phase1_iterations": start.certificate.details["phase1_iterations"],
-                  "phase1_solver": start.solver, "phase1_after": after}
+        phase1 = {"phase1_iterations": found.certificate.details["phase1_iterations"],
+                  "phase1_solver": found.solver, "phase1_after": after}
     if step.status not in settings.SOLVED_STATUSES:
         return run.finish(step.status, None, {"message": _unsolved_message(analysis, step)})
-    _, scores, table = run.point_of(step, step_scores(psi, step))
+    if sampled is None:
+        _, scores, table = run.point_of(step, step_scores(psi, step))
     value = surrogate_objective(analysis, table, step.w)
-    run.record({"iteration": 0, "stage": ("start" if phase1 else "hinge") if anchor is None
-                else "step", "objective": value, "bound_objective": step.objective})
+    stage = "start" if phase1 else ("sample" if sampled else "hinge")
+    run.record({"iteration": 0, "stage": stage if anchor is None else "step",
+                "objective": value, "bound_objective": step.objective})
     if only_step is not None:
         return run.finish(step.status, step, {"only_step": True}, table)
     if analysis.needs_mm:
@@ -345,6 +359,45 @@ class _ChainRun:
             self.bounds = self.reachable
             self.unreached += 1
         return failed if feasible is None else feasible
+
+    def from_sample(self, start: SampleStart) -> tuple[tuple, dict[str, Any]] | None:
+        """The first point from a model solved on a row sample (:mod:`ratecons.sample_start`):
+        the model itself when it meets every surrogate row on all rows with the phase-one
+        margin (the anchor of MM's first step then has an interior), else the point phase one
+        finds from its scores; None (the chain starts from the hinge relaxation) when phase
+        one finds none or the chain has none. Also phase one's details (empty without it);
+        ``run_details["sample_start"]`` says how the sample was used."""
+        margin = 0.0 if self.elastic is None else self.elastic.margin
+        for tightenings in itertools.count():
+            step = ConvexStep(settings.OPTIMAL, float("nan"), start.w, start.b, solver="sample",
+                              message=f"the model solved on a {start.rows}-row sample")
+            point = self.point_of(step, step_scores(self.psi, step))
+            miss = surrogate_rows(self.analysis, point[2]) - (self.bounds - margin)
+            if np.all(miss <= 0.0):
+                self.run_details["sample_start"] = start.details("as the start of MM")
+                return point, {}
+            tighter = (start.tightened(SAMPLE_TIGHTENING * np.maximum(miss, 0.0))
+                       if tightenings < settings.SAMPLE_START_TIGHTENINGS else None)
+            if tighter is None:
+                break
+            start = tighter
+        if self.elastic is None:
+            self.run_details["sample_start"] = start.details(
+                "no: it misses a surrogate row on all rows and this chain has no phase one")
+            return None
+        found, feasible = run_phase_one(self.analysis, self.fmap, self.psi, self.elastic,
+                                        self.bounds, settings.PHASE1_MAX_ITERATIONS,
+                                        self.callback, point[1], kept=self.kept)
+        self.history += found.history
+        if feasible is None:
+            self.run_details["sample_start"] = start.details(
+                f"no: phase one from it ended {found.status} without a feasible point")
+            return None
+        self.run_details["sample_start"] = start.details(
+            "as the anchor of phase one (it misses a surrogate row on all rows)")
+        return self.point_of(feasible, step_scores(self.psi, feasible)), {
+            "phase1_iterations": found.certificate.details["phase1_iterations"],
+            "phase1_solver": found.solver, "phase1_after": "sample start"}
 
     def extrapolated(self, anchor: tuple, found: tuple, value: float) -> tuple[tuple, float]:
         """The MM step from ``anchor`` to ``found`` continued along its own direction,
@@ -587,12 +640,21 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
          max_iterations: int = settings.MM_MAX_ITERATIONS,
          tol: float = settings.MM_RELATIVE_TOL, repair_rounds: int = 5,
          kernel_points: int = MAX_EXACT_KERNEL_POINTS,
-         only_step: LastStep | None = None, extrapolate: bool = True) -> Result:
-    solution, scorer, last_step = solve_generic(
-        form, solver=solver, solver_options=solver_options, max_iterations=max_iterations,
-        tol=tol, repair_rounds=repair_rounds, kernel_points=kernel_points,
-        seed=0 if seed is None else seed, callback=callback, only_step=only_step,
-        extrapolate=extrapolate)
+         only_step: LastStep | None = None, extrapolate: bool = True,
+         sample_start: bool | int | None = None) -> Result:
+    def chain(analysis: Analysis, start: SampleStart | None = None
+              ) -> tuple[Solution, Any, LastStep | None]:
+        return solve_generic(
+            analysis, solver=solver, solver_options=solver_options,
+            max_iterations=max_iterations, tol=tol, repair_rounds=repair_rounds,
+            kernel_points=kernel_points, seed=0 if seed is None else seed,
+            callback=callback if analysis is form else None, only_step=only_step,
+            extrapolate=extrapolate, start=start)
+
+    start, skipped = (None, {}) if only_step is not None else start_from_sample(
+        form, sample_start, lambda sample: chain(sample)[:2])
+    solution, scorer, last_step = chain(form, start)
+    solution.certificate.details.update(skipped)
     objective = form.objective.to_user(solution.objective)  # the surrogate E at the solution
     return Result(problem, "cvxpy", solution, scorer, objective,
                   extras={"last_step": last_step})

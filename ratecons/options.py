@@ -16,6 +16,7 @@ import numbers
 from collections.abc import Callable
 from typing import Any
 
+from . import settings
 from .errors import UnknownOptionError, parameter_error
 
 __all__ = ["METHOD_RULES", "RULES", "SOLVERS", "validate_options"]
@@ -36,6 +37,12 @@ def _real(strict: bool) -> Rule:
 
 
 _BOOL: Rule = ("a bool", lambda v: isinstance(v, bool))
+#: ``sample_start`` of the chains (:mod:`ratecons.sample_start`): on/off, or the sample's rows
+_SAMPLE_START: Rule = (
+    f"a bool, or 0 or an int >= {settings.SAMPLE_START_MIN_SAMPLE} (the sample's rows per "
+    "dataset)",
+    lambda v: isinstance(v, bool) or (isinstance(v, numbers.Integral) and (
+        v == 0 or v >= settings.SAMPLE_START_MIN_SAMPLE)))
 _DICT: Rule = ("a dict of option names to values", lambda v: isinstance(v, dict))
 
 #: option name -> (what it must be, check)
@@ -50,6 +57,7 @@ RULES: dict[str, Rule] = {
     **{name: _BOOL for name in ("warn", "shrinking", "group_moves", "check_feasibility",
                                 "remove_slack")},
     **{name: _DICT for name in ("solver_options", "highs_options", "step_params")},
+    "sample_start": _SAMPLE_START,
 }
 
 #: method -> the values its ``solver`` option takes

@@ -93,9 +93,11 @@ class Problem:
         """The compiled canonical form as a table, to check what was compiled."""
         return self.canonical().describe()
 
-    def plan(self, method: str = "auto") -> dispatch.Plan:
-        """Which lowering and solver ``solve(method)`` will use, and why."""
-        spec, reasons = dispatch.resolve(self, method)
+    def plan(self, method: str = "auto", sample_start: bool | int | None = None
+             ) -> dispatch.Plan:
+        """Which lowering and solver ``solve(method)`` will use, and why; ``sample_start``
+        as the chains' option of that name (whether they start from a row sample)."""
+        spec, reasons = dispatch.resolve(self, method, sample_start)
         return dispatch.Plan(
             pattern=self.pattern.name,
             method=spec.name,

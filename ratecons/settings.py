@@ -103,3 +103,15 @@ PHASE1_MARGIN = 1e-4
 PHASE1_PENALTY_GROWTH = 10.0
 PHASE1_PENALTY_MAX = 1e4
 PHASE1_CRAWL = 0.1
+
+# --- the chain's start from a row sample (:mod:`ratecons.sample_start`) -----------------------
+#: the structured and CVXPY chains first solve the problem on a row sample when a dataset of
+#: the problem has more rows than this (``sample_start=None``, the default)
+SAMPLE_START_MIN_ROWS = 100_000
+#: the sample's rows per dataset (every k-th row, k = ceil(n / SAMPLE_START_ROWS))
+SAMPLE_START_ROWS = 20_000
+#: the smallest sample ``sample_start=n`` takes
+SAMPLE_START_MIN_SAMPLE = 100
+#: times a sample's model that misses a surrogate row on all rows is solved again on the
+#: sample with the row tightened, before phase one starts from it on all rows
+SAMPLE_START_TIGHTENINGS = 2

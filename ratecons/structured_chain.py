@@ -39,7 +39,9 @@ from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS
 from .reductions.to_cvxpy import ConvexStep, pick_solver, solve_step
 from .reductions.to_structured import lower_structured, structured_support
 from .result import Result
+from .sample_start import SampleStart, start_from_sample
 from .scans import Rows
+from .solution import Solution
 from .solvers.structured import CERTIFIED_TOL, DEFAULT_TOL
 from .structured_fallback import by_reference, warm_then_cold
 from .structured_phase_one import step_by_elastic, structured_elastic_step
@@ -144,13 +146,16 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def structured_step(analysis: Analysis, tol: float = DEFAULT_TOL,
-                    counts: dict[str, int] | None = None):
+                    counts: dict[str, int] | None = None,
+                    previous: dict[str, Any] | None = None):
     """A step solver for :func:`ratecons.generic.solve_generic` (the seam of
     :func:`ratecons.matrix_chain.highs_step`): lower, solve by the structured interior point,
-    and fall back to the CVXPY step when it ends without a certificate."""
+    and fall back to the CVXPY step when it ends without a certificate. ``previous`` holds
+    over the run the last certified step (``"warm"``: the next MM step starts there) and the
+    last MM steps' decrease; given, it is the caller's (the chain on a row sample hands its
+    last step's warm start, p + m numbers, to the first MM step on all rows)."""
     counts = counts if counts is not None else {}
-    # the last certified step (the next one starts there) and the last MM steps' decrease
-    previous: dict[str, Any] = {}
+    previous = {} if previous is None else previous
     lowered: dict[str, Any] = {}  # what the lowering keeps over the run's steps
 
     def step(psi: dict[int, Any], anchor: Any, bounds: np.ndarray) -> ConvexStep:
@@ -209,19 +214,39 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
          tol: float = settings.MM_RELATIVE_TOL, step_tol: float = DEFAULT_TOL,
          max_iterations: int = settings.MM_MAX_ITERATIONS, repair_rounds: int = 5,
          kernel_points: int = MAX_EXACT_KERNEL_POINTS,
-         only_step: LastStep | None = None, extrapolate: bool = True) -> Result:
+         only_step: LastStep | None = None, extrapolate: bool = True,
+         sample_start: bool | int | None = None) -> Result:
     reason = structured_support(form)
     if reason is not None:
         from .errors import NotLinearError
 
         raise NotLinearError(reason + ". Use method='cvxpy' (the reference chain) instead.")
     counts: dict[str, int] = {}
-    solution, scorer, last_step = solve_generic(
-        form, max_iterations=max_iterations, tol=tol, repair_rounds=repair_rounds,
-        kernel_points=kernel_points, seed=0 if seed is None else seed, callback=callback,
-        only_step=only_step, step_solver=structured_step(form, step_tol, counts),
-        step_solver_name=settings.STRUCTURED_METHOD, phase_one=True, extrapolate=extrapolate,
-        elastic_solver=structured_elastic_step(form, step_tol, counts))
+
+    def chain(analysis: Analysis, counted: dict[str, int], previous: dict[str, Any],
+              start: SampleStart | None = None) -> tuple[Solution, Any, LastStep | None]:
+        return solve_generic(
+            analysis, max_iterations=max_iterations, tol=tol, repair_rounds=repair_rounds,
+            kernel_points=kernel_points, seed=0 if seed is None else seed,
+            callback=callback if analysis is form else None, only_step=only_step,
+            step_solver=structured_step(analysis, step_tol, counted, previous),
+            step_solver_name=settings.STRUCTURED_METHOD, phase_one=True,
+            extrapolate=extrapolate, start=start,
+            elastic_solver=structured_elastic_step(analysis, step_tol, counted))
+
+    on_sample: dict[str, Any] = {}  # the last sample solve's steps
+
+    def solve_sample(sample: Analysis) -> tuple[Solution, Any]:
+        on_sample.clear()
+        return chain(sample, {}, on_sample)[:2]
+
+    start, skipped = (None, {}) if only_step is not None else start_from_sample(
+        form, sample_start, solve_sample)
+    # the first MM step on all rows starts from the sample's last certified step (w, b and
+    # the rows' multipliers: the rates are means on both, so the multipliers carry over)
+    carried = {"warm": on_sample["warm"]} if start is not None and "warm" in on_sample else {}
+    solution, scorer, last_step = chain(form, counts, carried, start)
+    solution.certificate.details.update(skipped)
     solution.certificate.details["structured_steps"] = counts.get("structured", 0)
     solution.certificate.details["reference_steps"] = counts.get("reference", 0)
     solution.certificate.details["uncertified_steps"] = counts.get("uncertified", 0)
@@ -242,7 +267,8 @@ def structured_method() -> MethodSpec:
 
     Options: ``step_tol`` (the steps' relative gap and residual tolerance, default 1e-8; MM
     steps far from the fixed point are solved more loosely, :data:`INEXACT_FRACTION`) and the
-    chain's ``max_iterations``, ``tol``, ``repair_rounds``, ``kernel_points``, ``only_step``.
+    chain's ``max_iterations``, ``tol``, ``repair_rounds``, ``kernel_points``, ``only_step``,
+    ``sample_start`` (the start from a row sample on large data, :mod:`ratecons.sample_start`).
     """
     def run(problem: Any, form: Analysis, **kwargs: Any) -> Result:
         return _run(problem, form, **kwargs)

@@ -1,0 +1,229 @@
+"""The chain's start from a row sample (issues 29 and 33): the same problem solved first on
+every k-th row, its model the start of the chain on all rows.
+
+Most of the structured chain's passes over large data are interior-point iterations of phase
+one and of the MM steps, each step started far from its fixed point (611 passes for logistic
+loss + the 80% rule on 200,000 rows on Dask, 282 from a sample, ``docs/cluster.md``). Above
+:data:`~ratecons.settings.SAMPLE_START_MIN_ROWS` rows the chain therefore solves the SAME
+declarations first on a deterministic sample of at most
+:data:`~ratecons.settings.SAMPLE_START_ROWS` rows of each dataset: the rows whose global index
+is a multiple of k = ceil(n / size) (:func:`sample_rows`), so that in-memory data and Dask
+data pick the same rows and the two paths start from the same model. Every subset (a group,
+the positives, a mask) is the subset's own rows among the sampled ones and every rate is the
+mean over them, as declared (:func:`sampled_analysis`). On Dask data only the sample's rows
+travel to the client (one pass, O(sample x p)); the sample is solved in memory by the same
+chain (structured or CVXPY steps) with no sample start of its own.
+
+The sample's model (w, b) then starts the chain on all rows
+(:func:`ratecons.generic.solve_generic`, ``start=``): when it meets every surrogate row on all
+rows with the phase-one margin, MM starts at it; when it misses a row by m (the sample's
+rates are estimates of the full data's), the sample is solved again with that row's bound
+lowered by 2m (:meth:`SampleStart.tightened`, at most
+:data:`~ratecons.settings.SAMPLE_START_TIGHTENINGS` times: in memory, one pass over all rows
+to check each); after that phase one (:func:`~ratecons.phase_one.run_phase_one`) starts from
+its scores and MM from the point it finds; when phase one finds none, the chain starts as
+without a sample (the hinge relaxation). The structured steps also start the first MM step on
+all rows from the sample's last certified step (w, b and the rows' multipliers). The sample
+changes only the start: every step, the fixed-point test, the repair and the certificate are
+on all rows, as before. MM's fixed points are local, so the answer can differ from the default
+start's (``certificate.details["sample_start"]`` says what was used).
+
+The option ``sample_start`` of the chains (``method="structured"``, ``"cvxpy"``,
+``"generic"``; ``problem.plan(sample_start=...)`` states it): None (the default) samples
+above the threshold, False or 0 never, True always (when a dataset has more rows than the
+sample), an int n >= :data:`~ratecons.settings.SAMPLE_START_MIN_SAMPLE` samples n rows of each
+dataset larger than that.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from . import settings
+from .dask_types import is_dask
+from .data import Dataset, Subset
+from .errors import EmptySubsetError, SpecError, parameter_error
+from .expr.analysis import Analysis, analyse
+from .options import RULES
+from .solution import Solution
+
+__all__ = ["SampleStart", "check_sample_start", "sample_rows", "sample_size",
+           "sample_start_note", "sampled_analysis", "start_from_sample"]
+
+
+@dataclass(frozen=True)
+class SampleStart:
+    """A model solved on a row sample, the start of the chain on all rows.
+
+    Attributes
+    ----------
+    w, b : the sample's model over the feature map (the user's w for a linear model)
+    rows : int
+        The sample's rows (summed over the datasets).
+    status : str
+        The sample solve's status.
+    objective : float
+        Its surrogate objective on the sample (canonical: minimized).
+    mm_iterations : int
+        Its MM steps.
+    seconds : float
+        The wall time of the sample solves so far, the gathering of the rows included.
+    shift : ndarray
+        How far each constraint's (canonical) bound was lowered on the sample
+        (:meth:`tightened`; zeros at first).
+    again : callable
+        shift -> the sample solved again with its bounds lowered by ``shift`` (None when that
+        solve finds no model).
+    """
+
+    w: np.ndarray
+    b: float
+    rows: int
+    status: str
+    objective: float
+    mm_iterations: int
+    seconds: float
+    shift: np.ndarray
+    again: Callable[[np.ndarray], SampleStart | None] = field(repr=False, compare=False)
+
+    def tightened(self, extra: np.ndarray) -> SampleStart | None:
+        """The sample solved again with every bound lowered by ``extra`` more: a sample model
+        that misses a surrogate row on all rows (the sample's rows are estimates) is moved
+        inside it on the sample, in memory, before the chain spends passes over all rows on
+        phase one (:meth:`ratecons.generic._ChainRun.from_sample`)."""
+        found = self.again(self.shift + extra)
+        return None if found is None else replace(found, seconds=self.seconds + found.seconds)
+
+    def details(self, used: str) -> dict[str, Any]:
+        """The certificate's ``sample_start`` entry; ``used`` says how the chain used it."""
+        return {"rows": self.rows, "status": self.status, "objective": self.objective,
+                "mm_iterations": self.mm_iterations, "seconds": self.seconds,
+                "tightened_by": self.shift.tolist(), "used": used}
+
+
+def check_sample_start(value: Any, owner: str) -> None:
+    """Raise :class:`~ratecons.errors.SpecError` unless ``value`` is a valid ``sample_start``
+    (None, or the rule of :data:`ratecons.options.RULES`)."""
+    expected, valid = RULES["sample_start"]
+    if value is not None and not valid(value):
+        raise parameter_error("sample_start", owner, "None, " + expected, value)
+
+
+def sample_size(analysis: Analysis, value: Any) -> int | None:
+    """The sample's rows per dataset that ``sample_start=value`` asks for on this problem, or
+    None when there is no sample start (off, a problem without ramp parts, with a kernel
+    model (its feature map is drawn from the rows) or with TPR@K (its k counts examples: on
+    a sample the same k is another share of them), or no dataset larger than the sample)."""
+    check_sample_start(value, "the chain")
+    if value is None:
+        largest = max(d.n for d in analysis.datasets)
+        size = settings.SAMPLE_START_ROWS if largest > settings.SAMPLE_START_MIN_ROWS else 0
+    elif isinstance(value, bool):
+        size = settings.SAMPLE_START_ROWS if value else 0
+    else:
+        size = int(value)
+    # TPR@K: a K declared as a count (TPR@tau's K, where it has one, follows its quantile)
+    counted = any(getattr(part, "k", None) is not None and getattr(part, "tau", 0.0) is None
+                  for part in analysis.parts())
+    if size == 0 or not analysis.needs_mm or analysis.kernel or counted:
+        return None
+    return size if any(d.n > size for d in analysis.datasets) else None
+
+
+def sample_rows(n: int, size: int) -> np.ndarray:
+    """The sample of ``size`` rows of ``n``: the global row indices that are multiples of
+    k = ceil(n / size) (all rows when n <= size), the same on every backend."""
+    return np.arange(0, n, max(1, math.ceil(n / size)), dtype=np.int64)
+
+
+def _sampled_dataset(data: Dataset, rows: np.ndarray) -> Dataset:
+    """``data``'s rows ``rows`` as an in-memory Dataset; from Dask only these rows travel
+    (one pass over the partitions)."""
+    if not is_dask(data.X):
+        return data.take(rows, f"{data.name}[sample]")
+    from .numerics.inner_max_dask import computed
+
+    return data.take(rows, f"{data.name}[sample]",
+                     features=computed(data.X[rows], features=True))
+
+
+def sampled_analysis(analysis: Analysis, size: int) -> tuple[Analysis, int]:
+    """The problem's declarations on the sample (module docstring) and the sample's rows.
+
+    Raises :class:`~ratecons.errors.SpecError` when a declaration does not hold on the sample
+    (an :class:`~ratecons.errors.EmptySubsetError`: a subset the problem averages over has no
+    row in it)."""
+    taken = {id(d): sample_rows(d.n, size) for d in analysis.datasets}
+    samples = {key: _sampled_dataset(d, taken[key]) for key, d in
+               ((id(d), d) for d in analysis.datasets)}
+
+    def rebind(subset: Subset) -> Subset:
+        rows = taken[id(subset.data)]
+        where = np.searchsorted(rows, subset.index)
+        inside = where < rows.size
+        inside[inside] = rows[where[inside]] == subset.index[inside]
+        if subset.n and not inside.any():
+            raise EmptySubsetError(f"{subset.name} has no row among the {rows.size} rows of "
+                                   "the sample")
+        return Subset(samples[id(subset.data)], where[inside], subset.selector)
+
+    objective = analysis.objective.source.rebind(rebind)
+    constraints = [row.source.rebind(rebind) for row in analysis.constraints]
+    sampled = analyse(objective, analysis.sense, constraints, analysis.model)
+    return sampled, int(sum(d.n for d in samples.values()))
+
+
+def start_from_sample(analysis: Analysis, value: Any,
+                      solve: Callable[[Analysis], tuple[Solution, Any]]
+                      ) -> tuple[SampleStart | None, dict[str, Any]]:
+    """The :class:`SampleStart` that ``sample_start=value`` asks for, by ``solve`` (the
+    chain on the sampled analysis: its Solution over the feature map, and anything), or None;
+    with the certificate's details when the sample start was asked for but not used."""
+    size = sample_size(analysis, value)
+    if size is None:
+        return None, {}
+    began = time.perf_counter()
+    try:
+        sampled, rows = sampled_analysis(analysis, size)
+    except SpecError as error:  # a subset with no row in the sample
+        return None, {"sample_start": {"used": f"no: {error}"}}
+
+    def solve_at(shift: np.ndarray, since: float) -> SampleStart | None:
+        lowered = [replace(row, bound=row.bound - s) for row, s in zip(sampled.constraints,
+                                                                        shift)]
+        solution, _ = solve(replace(sampled, constraints=lowered))
+        if solution.status not in settings.SOLVED_STATUSES or "w" not in solution.primal:
+            return None
+        return SampleStart(np.asarray(solution.primal["w"], dtype=np.float64),
+                           float(solution.primal["b"]), rows, solution.status,
+                           float(solution.objective),
+                           int(solution.certificate.details.get("mm_iterations", 0)),
+                           time.perf_counter() - since, shift,
+                           lambda more: solve_at(more, time.perf_counter()))
+
+    found = solve_at(np.zeros(len(sampled.constraints)), began)
+    if found is None:
+        return None, {"sample_start": {"rows": rows,
+                                       "used": "no: the sample solve found no model"}}
+    return found, {}
+
+
+def sample_start_note(analysis: Analysis | None, value: Any, method: str) -> str | None:
+    """The plan's line for the chain ``method`` with ``sample_start=value`` (None when it has
+    no sample start); a bad value raises, naming the method."""
+    check_sample_start(value, f"method {method!r}")
+    if analysis is None:
+        return None
+    size = sample_size(analysis, value)
+    if size is None:
+        return None
+    rows = sum(sample_rows(d.n, size).size for d in analysis.datasets)
+    return (f"starts from a solve on a {rows:,}-row sample (every k-th row of each dataset "
+            f"with more than {size:,} rows; sample_start=False turns it off): MM on all rows "
+            "then starts near its fixed point")

@@ -1,0 +1,170 @@
+"""The chain's start from a row sample (issues 29 and 33, :mod:`ratecons.sample_start`).
+
+Above a row threshold the structured and CVXPY chains solve the same declarations on every
+k-th row first and start MM on all rows from that model. Checked here: the sample's rows and
+subsets are the declared ones among every k-th row; the start is used and saves MM steps and
+interior-point iterations on an instance where the sample is large enough; the answer is
+still certified on all rows (the last step's anchor is the full data's, and the step solved
+again at it reproduces its value); a sample model that misses a row on all rows is tightened
+on the sample first; ``plan()`` says it; bad option values raise a clear error.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ratecons as rc
+from ratecons import settings
+from ratecons.errors import SpecError
+from ratecons.sample_start import sample_rows, sample_size, sampled_analysis
+
+
+def _data(n: int, seed: int = 0) -> rc.Dataset:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    g = np.where(rng.random(n) < 0.4, "F", "M")
+    y = (X[:, 0] - 0.5 * X[:, 1] + 0.8 * rng.normal(size=n) > 0).astype(int)
+    X[:, 0] -= 0.8 * (g == "F")
+    return rc.Dataset(X, y, groups={"g": g})
+
+
+def _rule(D: rc.Dataset, l2: float = 1e-3) -> rc.Problem:
+    return rc.Problem(minimize=rc.logistic_loss(D), model=rc.LinearModel(l2=l2),
+                      subject_to=[rc.positive_rate(D.group("g", "F"))
+                                  >= 0.8 * rc.positive_rate(D.group("g", "M"))])
+
+
+def test_sample_rows_are_every_kth_global_row():
+    assert sample_rows(10, 3).tolist() == [0, 4, 8]  # k = ceil(10 / 3) = 4
+    assert sample_rows(9, 3).tolist() == [0, 3, 6]
+    assert sample_rows(5, 10).tolist() == [0, 1, 2, 3, 4]
+
+
+def test_the_sample_holds_the_declared_subsets_among_its_rows():
+    D = _data(1000)
+    sampled, rows = sampled_analysis(_rule(D).analysis, 300)
+    taken = sample_rows(1000, 300)  # k = 4
+    assert rows == taken.size == 250
+    [sample] = sampled.datasets
+    np.testing.assert_array_equal(sample.X, D.X[taken])
+    np.testing.assert_array_equal(sample.y, D.y[taken])
+    women = np.flatnonzero(D.groups["g"][taken] == "F")
+    [(_, part)] = sampled.constraints[0].rate_parts
+    indices = sorted(subset.index.tolist() for subset, _ in part.terms.values())
+    assert women.tolist() in indices
+    # the same declaration with the same bound, its rates means over the sample
+    assert sampled.constraints[0].bound == _rule(D).analysis.constraints[0].bound
+
+
+def _parity(n: int = 20_000, d: int = 20, seed: int = 0) -> tuple[rc.Dataset, rc.Problem]:
+    """Hinge loss + FPR parity on the dense synthetic rows of ``benchmarks.composition``."""
+    rng = np.random.default_rng(seed)
+    group = rng.random(n) < 0.4
+    X = rng.normal(size=(n, d))
+    X[:, 0] -= np.where(group, 1.0, 0.0)
+    y = (X @ rng.normal(size=d) + 0.5 * rng.normal(size=n) > 0).astype(int)
+    D = rc.Dataset(X, y, groups={"g": np.where(group, "a", "b")})
+    a, b = D.group("g", "a"), D.group("g", "b")
+    return D, rc.Problem(minimize=rc.hinge_loss(D), model=rc.LinearModel(l2=1e-3),
+                         subject_to=[rc.false_positive_rate(a) - rc.false_positive_rate(b)
+                                     <= 0.02])
+
+
+def test_the_start_saves_steps_and_the_answer_is_certified_on_all_rows():
+    D, problem = _parity()
+    off = problem.solve("structured", sample_start=False)
+    on = problem.solve("structured", sample_start=5_000)
+    used = on.certificate.details["sample_start"]
+    assert used["used"] == "as the start of MM" and used["rows"] == 5_000
+    assert "sample_start" not in off.certificate.details
+    assert on.status == off.status == "optimal"
+    # fewer MM steps and interior-point iterations on all rows than from the hinge relaxation
+    # (measured: 3 -> 2 steps, 117 -> 35 iterations)
+    assert on.certificate.details["mm_iterations"] < off.certificate.details["mm_iterations"]
+    assert (2 * on.certificate.details["interior_iterations"]
+            < off.certificate.details["interior_iterations"])
+    # the certificate is the full data's: the last step's anchor scores every row, and that
+    # step solved again reproduces its optimal value; the deterministic model meets the rule
+    anchor = on.last_step.anchor
+    assert [z.shape for z in anchor.values()] == [(D.n,)]
+    again = problem.solve("structured", only_step=on.last_step)
+    assert abs(again.last_step.bound_objective - on.last_step.bound_objective) <= 1e-6
+    assert on.certificate.max_violation <= settings.FEASIBILITY_TOL
+    assert on.report().all_satisfied
+    # here both starts end at the same fixed point (MM's fixed points are local in general)
+    assert abs(on.objective - off.objective) <= 1e-8
+
+
+def test_a_missed_row_is_tightened_on_the_sample_first():
+    """A 100-row sample's model misses the 80% rule on all 3,000 rows (seed 0); the sample is
+    solved again with the rule tightened by twice the miss, and MM starts from that model."""
+    problem = _rule(_data(3000, seed=0))
+    result = problem.solve("structured", sample_start=100)
+    used = result.certificate.details["sample_start"]
+    assert used["used"] == "as the start of MM"
+    assert used["tightened_by"][0] > 0.0
+    assert result.status == "optimal" and result.report().all_satisfied
+
+
+def test_phase_one_repairs_a_sample_model_that_misses_a_row(monkeypatch):
+    """Without the tightening on the sample, phase one starts from the sample's scores on
+    all rows and MM from the feasible point it finds."""
+    monkeypatch.setattr(settings, "SAMPLE_START_TIGHTENINGS", 0)
+    result = _rule(_data(3000, seed=0)).solve("structured", sample_start=100)
+    details = result.certificate.details
+    assert details["sample_start"]["used"].startswith("as the anchor of phase one")
+    assert details["phase1_after"] == "sample start" and details["phase1_iterations"] >= 1
+    assert result.status == "optimal" and result.report().all_satisfied
+
+
+def test_the_cvxpy_chain_takes_the_same_start():
+    problem = _rule(_data(1500, seed=1))
+    structured = problem.solve("structured", sample_start=500)
+    reference = problem.solve("cvxpy", sample_start=500)
+    for result in (structured, reference):
+        assert result.certificate.details["sample_start"]["rows"] == 500
+        assert result.status == "optimal"
+    assert abs(structured.objective - reference.objective) <= 1e-4
+
+
+def test_plan_says_when_the_chain_starts_from_a_sample(monkeypatch):
+    problem = _rule(_data(3000))
+    assert not any("sample" in r for r in problem.plan("structured").reasons)
+    monkeypatch.setattr(settings, "SAMPLE_START_MIN_ROWS", 2000)
+    monkeypatch.setattr(settings, "SAMPLE_START_ROWS", 1000)
+    said = [r for r in problem.plan("structured").reasons if "sample" in r]
+    assert said and said[0].startswith("starts from a solve on a 1,000-row sample")
+    assert "1,500-row sample" in "\n".join(problem.plan("cvxpy", sample_start=1500).reasons)
+    assert not any("sample" in r for r in problem.plan("structured", sample_start=False).reasons)
+
+
+@pytest.mark.parametrize("bad", [-1, 50, 1.5, "yes", [100]])
+def test_bad_sample_start_values_raise(bad):
+    problem = _rule(_data(600))
+    with pytest.raises(SpecError, match="'sample_start' parameter of method 'structured'"):
+        problem.solve("structured", sample_start=bad)
+    with pytest.raises(SpecError, match="'sample_start' parameter of method 'cvxpy'"):
+        problem.plan("cvxpy", sample_start=bad)
+
+
+def test_a_subset_with_no_row_in_the_sample_keeps_the_default_start():
+    D = _data(1000)
+    odd = D.where(np.arange(D.n) % 2 == 1, name="odd rows")  # the sample (k = 2) has none
+    problem = rc.Problem(minimize=rc.logistic_loss(D), model=rc.LinearModel(l2=1e-3),
+                         subject_to=[rc.positive_rate(odd) >= 0.5])
+    result = problem.solve("structured", sample_start=500)
+    used = result.certificate.details["sample_start"]["used"]
+    assert used.startswith("no: ") and "odd rows" in used
+    assert result.status == "optimal"
+
+
+def test_tpr_at_k_has_no_sample_start_and_tpr_at_tau_has_one():
+    D = _data(1000)
+    rule = rc.positive_rate(D.group("g", "F")) >= 0.8 * rc.positive_rate(D.group("g", "M"))
+    at_k = rc.Problem(maximize=rc.tpr_at_top(D, k=20), subject_to=[rule],
+                      model=rc.LinearModel(l2=1e-2))
+    at_tau = rc.Problem(maximize=rc.tpr_at_quantile(D, tau=0.05), subject_to=[rule],
+                        model=rc.LinearModel(l2=1e-2))
+    assert sample_size(at_k.analysis, 500) is None  # k counts examples
+    assert sample_size(at_tau.analysis, 500) == 500
