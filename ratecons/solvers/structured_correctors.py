@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .interior import step_to_boundary
+from .interior import step_past_blockers, step_to_boundary
 from .structured_centre import weighted_mu
 from .structured_kernels import pulled_products
 
@@ -183,17 +183,6 @@ def primal_dual_steps(ipm: Any, x: Any, d: Any, ev: dict, fraction: float, allow
     return primal, dual
 
 
-def _past_blockers(x: Any, d: Any, blockers: int) -> float:
-    """The step to the boundary along d of every slack and multiplier but the ``blockers``
-    that block it first (at most 1)."""
-    ratios = [-v[dv < 0] / dv[dv < 0] for g in x.s
-              for v, dv in ((x.s[g], d.s[g]), (x.lam[g], d.lam[g]))]
-    ratios = np.concatenate(ratios) if ratios else np.zeros(0)
-    if ratios.size <= blockers:
-        return 1.0
-    return min(1.0, float(np.partition(ratios, blockers)[blockers]))
-
-
 def predictor_blockers(separate: bool, robust: bool, weighted: bool) -> tuple[int, float]:
     """(blockers, below) of :func:`predictor_sigma` for a run of the structured interior point:
     none on a step with robust parts; :data:`PREDICTOR_BLOCKERS` below
@@ -254,7 +243,8 @@ def predictor_sigma(x: Any, affine: Any, weights: dict[str, np.ndarray], mu: flo
         :data:`BLOCKED_BELOW_SEPARATE` on the plain path of a step with separate steps.
     """
     blocked = blockers and min(steps) < below
-    past = _past_blockers(x, affine, blockers) if blocked else 0.0
+    past = step_past_blockers(blockers, *[p for g in x.s for p in (
+        (x.s[g], affine.s[g]), (x.lam[g], affine.lam[g]))]) if blocked else 0.0
     step = max(min(steps), past)
     primal, dual = steps if past <= min(steps) else (past, past)
     if mu <= 0:
