@@ -17,6 +17,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import ratecons as rc
 from ratecons.reductions.kernelize import kernelized
@@ -40,7 +41,8 @@ def _problem() -> rc.Problem:
                       subject_to=[rc.positive_rate(women) >= 0.8 * rc.positive_rate(men)])
 
 
-def _steps() -> list[tuple[StructuredForm, WarmStart]]:
+@pytest.fixture(scope="module")
+def steps() -> list[tuple[StructuredForm, WarmStart]]:
     """Each stored answer's next MM step (anchored at it) and the warm start from it."""
     problem = _problem()
     problem.plan()
@@ -49,17 +51,17 @@ def _steps() -> list[tuple[StructuredForm, WarmStart]]:
     bounds = np.array([row.bound for row in analysis.constraints])
     stored = np.load(STARTS)
     cache: dict = {}
-    steps = []
+    out = []
     for w, b, duals, extra in zip(stored["w"], stored["b"], stored["duals"], stored["extra"],
                                   strict=True):
         anchor = {key: np.asarray(P @ w).ravel() - float(b) for key, P in psi.items()}
         form = lower_structured(analysis, psi, anchor, bounds, cache)
-        steps.append((form, WarmStart(w, float(b), duals, extra)))
-    return steps
+        out.append((form, WarmStart(w, float(b), duals, extra)))
+    return out
 
 
-def test_warm_mm_steps_take_fewer_iterations_to_the_clarabel_optimum():
-    steps = _steps()
+@pytest.mark.slow
+def test_warm_mm_steps_take_fewer_iterations_to_the_clarabel_optimum(steps):
     iterations = 0
     for k, (form, warm) in enumerate(steps):
         answer = solve_structured(form, warm=warm)
@@ -76,8 +78,8 @@ def test_warm_mm_steps_take_fewer_iterations_to_the_clarabel_optimum():
     assert iterations <= ITERATIONS, iterations
 
 
-def test_the_longer_rule_is_for_the_plain_path_of_linear_steps_only():
-    form, _ = _steps()[0]
+def test_the_longer_rule_is_for_the_plain_path_of_linear_steps_only(steps):
+    form, _ = steps[0]
     assert form.hinge_index.size and not form.smooth and not form.robust
     assert _IPM(form).blockers[1] == BLOCKED_BELOW_SEPARATE
     # the weighted path (and so the infeasible steps' last cold run) keeps the former rule
