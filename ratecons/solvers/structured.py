@@ -179,8 +179,8 @@ class _IPM:
         #: separate primal and dual steps: linear rows, quadratic objective
         #: (:func:`.structured_correctors.primal_dual_steps`)
         self.separate = not form.smooth and not form.robust
-        #: pairs left out of the predictor's step, below which true step (:func:`predictor_sigma`)
-        self.blockers = predictor_blockers(self.separate, bool(form.robust), weighted is not None)
+        #: pairs left out of the predictor's step, below which step (:func:`predictor_blockers`)
+        self.blockers = predictor_blockers(self.sc.C[0], self.separate, form.robust, weighted)
         #: the weighted path s lam = omega mu of the rows ``weighted`` (structured_centre)
         self.omega = (np.ones(self.K) if weighted is None
                       else piece_weights(self.sc.C, form.robust, self.K, weighted))

@@ -49,15 +49,18 @@ PREDICTOR_BLOCKERS = 10
 BLOCKED_BELOW = 0.1
 #: ... and below BLOCKED_BELOW_SEPARATE on the plain path of a step with separate primal and
 #: dual step lengths (linear rows, a quadratic objective: :func:`primal_dual_steps`; the
-#: elastic steps above have smooth losses). There the predictor's steps of 0.1-0.5 are held
-#: back by a few pieces' multipliers at their kinks as well, and sigma from the true step
-#: (0.3-0.7) let mu fall by 10-30% an iteration. The recorded calls of four whole-split rows
-#: (hinge + 80% rule, hinge + FPR parity, TPR@K + 80% rule, part B's error rate + 80% rule),
-#: interior-point iterations at 0.1 / 0.3 / 0.5 / 1.0: 602 / 548 / 492 / 486 (0.3 and 1.0 on
-#: every path), to the same objectives within the steps' tolerances. 1.0 and 0.3 moved the
-#: README's verify example to another MM path (0.15436 against the CVXPY chain's 0.15448);
-#: on the weighted path 0.5 sent an infeasible diabetes relaxation's doomed weighted run from
-#: 25 to 36 iterations (tests/solvers/test_structured_infeasible.py)
+#: elastic steps above have smooth losses) and hinge pieces in its objective row. There the
+#: predictor's steps of 0.1-0.5 are held back by a few pieces' multipliers at their kinks as
+#: well, and sigma from the true step (0.3-0.7) let mu fall by 10-30% an iteration. The
+#: recorded calls of four whole-split rows (hinge + 80% rule, hinge + FPR parity, TPR@K + 80%
+#: rule, part B's error rate + 80% rule), interior-point iterations at 0.1 / 0.3 / 0.5 / 1.0:
+#: 602 / 548 / 492 / 486 (0.3 and 1.0 on every path), to the same objectives within the steps'
+#: tolerances. 1.0 and 0.3 moved the README's verify example to another MM path (0.15436
+#: against the CVXPY chain's 0.15448); on the weighted path 0.5 sent an infeasible diabetes
+#: relaxation's doomed weighted run from 25 to 36 iterations
+#: (tests/solvers/test_structured_infeasible.py); on phase one's objective-free elastic steps
+#: (no pieces in the objective) it took logistic + recall + positive rate on diabetes to
+#: another MM path (tests/patterns/test_composed_proved_infeasible.py)
 BLOCKED_BELOW_SEPARATE = 0.5
 
 
@@ -183,16 +186,17 @@ def primal_dual_steps(ipm: Any, x: Any, d: Any, ev: dict, fraction: float, allow
     return primal, dual
 
 
-def predictor_blockers(separate: bool, robust: bool, weighted: bool) -> tuple[int, float]:
+def predictor_blockers(objective: np.ndarray, separate: bool, robust: list,
+                       weighted: np.ndarray | None) -> tuple[int, float]:
     """(blockers, below) of :func:`predictor_sigma` for a run of the structured interior point:
-    none on a step with robust parts; :data:`PREDICTOR_BLOCKERS` below
-    :data:`BLOCKED_BELOW_SEPARATE` on the plain (not ``weighted``) path of a step with
-    ``separate`` primal and dual steps; else :data:`PREDICTOR_BLOCKERS` below
-    :data:`BLOCKED_BELOW`."""
+    none on a step with ``robust`` pieces; :data:`PREDICTOR_BLOCKERS` below
+    :data:`BLOCKED_BELOW_SEPARATE` on the plain path (``weighted`` None) of a step with
+    ``separate`` primal and dual steps and hinge pieces in its objective row (``objective``:
+    their coefficients there); else :data:`PREDICTOR_BLOCKERS` below :data:`BLOCKED_BELOW`."""
     if robust:
         return 0, BLOCKED_BELOW
-    return PREDICTOR_BLOCKERS, (BLOCKED_BELOW_SEPARATE if separate and not weighted
-                                else BLOCKED_BELOW)
+    longer = separate and weighted is None and bool(np.any(objective > 0))
+    return PREDICTOR_BLOCKERS, BLOCKED_BELOW_SEPARATE if longer else BLOCKED_BELOW
 
 
 def predictor_sigma(x: Any, affine: Any, weights: dict[str, np.ndarray], mu: float,

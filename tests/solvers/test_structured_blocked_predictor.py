@@ -14,6 +14,7 @@ objectives within the certificate's tolerance.
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -78,13 +79,17 @@ def test_warm_mm_steps_take_fewer_iterations_to_the_clarabel_optimum(steps):
     assert iterations <= ITERATIONS, iterations
 
 
-def test_the_longer_rule_is_for_the_plain_path_of_linear_steps_only(steps):
+def test_the_longer_rule_is_for_the_plain_path_of_linear_steps_with_objective_pieces(steps):
     form, _ = steps[0]
     assert form.hinge_index.size and not form.smooth and not form.robust
     assert _IPM(form).blockers[1] == BLOCKED_BELOW_SEPARATE
     # the weighted path (and so the infeasible steps' last cold run) keeps the former rule
     assert _IPM(form, np.ones(form.m, dtype=bool)).blockers[1] == BLOCKED_BELOW
     assert BLOCKED_BELOW < BLOCKED_BELOW_SEPARATE <= 1.0
+    # no pieces in the objective row (phase one's objective-free elastic steps): the former rule
+    in_rows = form.hinge_coef * (np.arange(form.m + 1) > 0)[:, None]
+    objective_free = replace(form, hinge_coef=in_rows)
+    assert _IPM(objective_free).blockers[1] == BLOCKED_BELOW
     with_smooth = lower_structured(*_logistic_step())
     assert with_smooth.smooth and _IPM(with_smooth).blockers[1] == BLOCKED_BELOW
 
