@@ -7,12 +7,14 @@ hinge + FPR parity, TPR@K + 80% rule, logistic + 80% rule by ``auto``; part B's 
 80% rule by ``method="structured"``) is recorded with its warm start. Each row's calls are
 then solved by this tree's ratecons and by another tree's (``--old``: a directory holding a
 ``ratecons`` package, imported under another name), alternating in one process, ``--repeats``
-times; the table gives the medians of the CPU time of the process (wall times under load are
-a multiple of it) per interior-point iteration and per Newton direction, the wall medians,
-and whether both trees took the same iterations to bitwise the same answers.
+times; the table gives each tree's interior-point iterations and Newton directions, the
+medians of the CPU time of the process (wall times under load are a multiple of it) per
+iteration and in all, the wall medians, and whether both trees took the same iterations to
+bitwise the same answers. ``--calls`` reads calls recorded before (a pickle of the list
+:func:`recorded_calls` returns; extra keys of a call are ignored) instead of recording them.
 
 Run: ``python -m benchmarks.structured_iteration --old /path/to/other/tree [--repeats 3]
-[--only NAME,NAME]``.
+[--only NAME,NAME] [--calls calls.pkl]``.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ from ratecons.solvers import structured
 
 ROWS = ["hinge + 80% rule", "hinge + FPR parity", "TPR@K + 80% rule", "logistic + 80% rule"]
 PART_B = "B: error rate + 80% rule"
+#: the options of a recorded call passed on to ``solve_structured``
+OPTIONS = ("tol", "max_iterations", "warm")
 
 
 def recorded_calls(only: list[str] | None) -> list[tuple[str, list[dict]]]:
@@ -99,7 +103,7 @@ def _timed(module: Any, calls: list[dict]) -> tuple[float, float, list[int], lis
     cpu, wall = time.process_time(), time.perf_counter()
     try:
         answers = [module.solve_structured(c["form"], **{k: v for k, v in c.items()
-                                                          if k != "form"}) for c in calls]
+                                                          if k in OPTIONS}) for c in calls]
     finally:
         module._IPM.direction = direction
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
@@ -108,13 +112,18 @@ def _timed(module: Any, calls: list[dict]) -> tuple[float, float, list[int], lis
     return cpu, wall, [a.iterations for a in answers], values, count[0]
 
 
-def run(old: str, repeats: int, only: list[str] | None) -> None:
-    calls = recorded_calls(only)
+def run(old: str, repeats: int, only: list[str] | None, stored: str | None = None) -> None:
+    if stored:  # calls recorded before (a pickle of the list recorded_calls returns)
+        with open(stored, "rb") as handle:
+            calls = [(name, row) for name, row in pickle.load(handle)
+                     if not only or name in only]
+    else:
+        calls = recorded_calls(only)
     raw = pickle.dumps(calls)
     old_module = other_tree(old)
     old_calls = _Renamed(io.BytesIO(raw)).load()
-    print(f"{'row':26s} {'its':>4s} {'dirs':>5s} {'same':>5s} {'ms/it old':>9s} "
-          f"{'new':>6s} {'ms/dir old':>10s} {'new':>6s} {'cpu old/new':>11s} "
+    print(f"{'row':26s} {'its old':>7s} {'new':>4s} {'dirs old':>8s} {'new':>5s} {'same':>5s} "
+          f"{'ms/it old':>9s} {'new':>6s} {'cpu old (s)':>11s} {'new':>6s} {'cpu old/new':>11s} "
           f"{'wall old (s)':>12s} {'new':>6s}")
     for (name, new), (_, old_row) in zip(calls, old_calls, strict=True):
         _timed(structured, new[:1]), _timed(old_module, old_row[:1])  # compile, warm caches
@@ -126,12 +135,12 @@ def run(old: str, repeats: int, only: list[str] | None) -> None:
         a, b = runs["old"][0], runs["new"][0]
         same = a[2] == b[2] and all(np.array_equal(x, y) for x, y in zip(a[3], b[3],
                                                                           strict=True))
-        its, dirs = sum(a[2]), a[4]
+        its = {"old": sum(a[2]), "new": sum(b[2])}
         cpu = {k: statistics.median(t[0] for t in v) for k, v in runs.items()}
         wall = {k: statistics.median(t[1] for t in v) for k, v in runs.items()}
-        print(f"{name:26s} {its:4d} {dirs:5d} {str(same):>5s} {1e3 * cpu['old'] / its:9.1f} "
-              f"{1e3 * cpu['new'] / its:6.1f} {1e3 * cpu['old'] / dirs:10.2f} "
-              f"{1e3 * cpu['new'] / b[4]:6.2f} {cpu['old'] / cpu['new']:11.2f} "
+        print(f"{name:26s} {its['old']:7d} {its['new']:4d} {a[4]:8d} {b[4]:5d} {str(same):>5s} "
+              f"{1e3 * cpu['old'] / its['old']:9.1f} {1e3 * cpu['new'] / its['new']:6.1f} "
+              f"{cpu['old']:11.2f} {cpu['new']:6.2f} {cpu['old'] / cpu['new']:11.2f} "
               f"{wall['old']:12.2f} {wall['new']:6.2f}", flush=True)
 
 
@@ -140,6 +149,8 @@ if __name__ == "__main__":
     parser.add_argument("--old", required=True, help="a directory holding another ratecons")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--only", default="", help="comma-separated row names")
+    parser.add_argument("--calls", default=None,
+                        help="a pickle of calls recorded before (else recorded now)")
     args = parser.parse_args()
     run(args.old, args.repeats,
-        [s.strip() for s in args.only.split(",") if s.strip()] or None)
+        [s.strip() for s in args.only.split(",") if s.strip()] or None, args.calls)

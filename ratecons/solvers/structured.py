@@ -78,11 +78,11 @@ from .structured_centre import (
     weighted_start,
 )
 from .structured_correctors import (
-    PREDICTOR_BLOCKERS,
     CorrectorBudget,
     boundary_steps,
     centrality_correctors,
     halve_at_most,
+    predictor_blockers,
     predictor_sigma,
     primal_dual_steps,
 )
@@ -179,8 +179,8 @@ class _IPM:
         #: separate primal and dual steps: linear rows, quadratic objective
         #: (:func:`.structured_correctors.primal_dual_steps`)
         self.separate = not form.smooth and not form.robust
-        #: pairs left out of the predictor's step (:func:`predictor_sigma`): not on robust steps
-        self.blockers = 0 if form.robust else PREDICTOR_BLOCKERS
+        #: pairs left out of the predictor's step, below which step (:func:`predictor_blockers`)
+        self.blockers = predictor_blockers(self.sc.C[0], self.separate, form.robust, weighted)
         #: the weighted path s lam = omega mu of the rows ``weighted`` (structured_centre)
         self.omega = (np.ones(self.K) if weighted is None
                       else piece_weights(self.sc.C, form.robust, self.K, weighted))
@@ -670,7 +670,7 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
         # predictor's products ds dlam are huge and its corrector leaves the region where the
         # Newton model holds (the robust pieces' start: every loss equal, R linear in (eta, lam))
         sigma, a_aff = predictor_sigma(x, affine, ipm.weights, mu, boundary_steps(
-            x, affine, ipm.positive, ipm.separate), ipm.blockers)
+            x, affine, ipm.positive, ipm.separate), *ipm.blockers)
         if ipm.curved_lam.size and pres > FEASIBILITY_FIRST * rel_gap:
             sigma = max(sigma, FEASIBILITY_SIGMA)
         second = 1.0 if a_aff >= CORRECT_FROM_STEP else 0.0

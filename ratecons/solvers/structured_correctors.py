@@ -13,13 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from .interior import step_to_boundary
+from .interior import step_past_blockers, step_to_boundary
 from .structured_centre import weighted_mu
 from .structured_kernels import pulled_products
 
-__all__ = ["BLOCKED_BELOW", "CORRECTORS", "CORRECTOR_REACH", "PREDICTOR_BLOCKERS",
-           "CorrectorBudget", "all_pairs", "centrality_correctors", "halve_at_most",
-           "boundary_steps", "primal_dual_steps", "predictor_sigma"]
+__all__ = ["BLOCKED_BELOW", "BLOCKED_BELOW_SEPARATE", "CORRECTORS", "CORRECTOR_REACH",
+           "PREDICTOR_BLOCKERS", "CorrectorBudget", "all_pairs", "centrality_correctors",
+           "halve_at_most", "boundary_steps", "primal_dual_steps", "predictor_blockers",
+           "predictor_sigma"]
 
 #: Gondzio's centrality correctors per iteration (:func:`centrality_correctors`) and how
 #: much longer than the direction's step they aim
@@ -46,6 +47,21 @@ PREDICTOR_BLOCKERS = 10
 #: tests/reductions/test_elastic_step.py); below 0.1 it takes the same path, and the whole
 #: split's three cold elastic steps take 61, 50 and 39 iterations, the 5,000-row ones 50, 60
 BLOCKED_BELOW = 0.1
+#: ... and below BLOCKED_BELOW_SEPARATE on the plain path of a step with separate primal and
+#: dual step lengths (linear rows, a quadratic objective: :func:`primal_dual_steps`; the
+#: elastic steps above have smooth losses) and hinge pieces in its objective row. There the
+#: predictor's steps of 0.1-0.5 are held back by a few pieces' multipliers at their kinks as
+#: well, and sigma from the true step (0.3-0.7) let mu fall by 10-30% an iteration. The
+#: recorded calls of four whole-split rows (hinge + 80% rule, hinge + FPR parity, TPR@K + 80%
+#: rule, part B's error rate + 80% rule), interior-point iterations at 0.1 / 0.3 / 0.5 / 1.0:
+#: 602 / 548 / 492 / 486 (0.3 and 1.0 on every path), to the same objectives within the steps'
+#: tolerances. 1.0 and 0.3 moved the README's verify example to another MM path (0.15436
+#: against the CVXPY chain's 0.15448); on the weighted path 0.5 sent an infeasible diabetes
+#: relaxation's doomed weighted run from 25 to 36 iterations
+#: (tests/solvers/test_structured_infeasible.py); on phase one's objective-free elastic steps
+#: (no pieces in the objective) it took logistic + recall + positive rate on diabetes to
+#: another MM path (tests/patterns/test_composed_proved_infeasible.py)
+BLOCKED_BELOW_SEPARATE = 0.5
 
 
 def all_pairs(x: Any, d: Any, positive: np.ndarray
@@ -170,23 +186,26 @@ def primal_dual_steps(ipm: Any, x: Any, d: Any, ev: dict, fraction: float, allow
     return primal, dual
 
 
-def _past_blockers(x: Any, d: Any, blockers: int) -> float:
-    """The step to the boundary along d of every slack and multiplier but the ``blockers``
-    that block it first (at most 1)."""
-    ratios = [-v[dv < 0] / dv[dv < 0] for g in x.s
-              for v, dv in ((x.s[g], d.s[g]), (x.lam[g], d.lam[g]))]
-    ratios = np.concatenate(ratios) if ratios else np.zeros(0)
-    if ratios.size <= blockers:
-        return 1.0
-    return min(1.0, float(np.partition(ratios, blockers)[blockers]))
+def predictor_blockers(objective: np.ndarray, separate: bool, robust: list,
+                       weighted: np.ndarray | None) -> tuple[int, float]:
+    """(blockers, below) of :func:`predictor_sigma` for a run of the structured interior point:
+    none on a step with ``robust`` pieces; :data:`PREDICTOR_BLOCKERS` below
+    :data:`BLOCKED_BELOW_SEPARATE` on the plain path (``weighted`` None) of a step with
+    ``separate`` primal and dual steps and hinge pieces in its objective row (``objective``:
+    their coefficients there); else :data:`PREDICTOR_BLOCKERS` below :data:`BLOCKED_BELOW`."""
+    if robust:
+        return 0, BLOCKED_BELOW
+    longer = separate and weighted is None and bool(np.any(objective > 0))
+    return PREDICTOR_BLOCKERS, BLOCKED_BELOW_SEPARATE if longer else BLOCKED_BELOW
 
 
 def predictor_sigma(x: Any, affine: Any, weights: dict[str, np.ndarray], mu: float,
-                    steps: tuple[float, float], blockers: int) -> tuple[float, float]:
+                    steps: tuple[float, float], blockers: int, below: float = BLOCKED_BELOW
+                    ) -> tuple[float, float]:
     """Mehrotra's centring sigma = (mu_aff / mu)^3, at least (1 - a)^3 (a blocked predictor
     centres even when its one blocking pair has mu_aff = 0), where the predictor's step a is
     the step to the boundary of every pair but the ``blockers`` that block it first
-    (:data:`PREDICTOR_BLOCKERS`, when the true step is below :data:`BLOCKED_BELOW`; at least
+    (:data:`PREDICTOR_BLOCKERS`, when the true step is below ``below``; at least
     the true step) and mu_aff the
     complementarity there (the products of the pairs past the boundary counted as 0); and that
     step a, which also decides whether the corrector gets the predictor's second-order term
@@ -223,9 +242,13 @@ def predictor_sigma(x: Any, affine: Any, weights: dict[str, np.ndarray], mu: flo
         How many pairs' steps are left out: :data:`PREDICTOR_BLOCKERS` on steps without
         robust parts; 0 (Mehrotra's rule at the true steps) on steps with them, whose robust
         pieces' starts (the second-order term) were tuned with it.
+    below : float
+        The true step below which they are left out: :data:`BLOCKED_BELOW`, or
+        :data:`BLOCKED_BELOW_SEPARATE` on the plain path of a step with separate steps.
     """
-    blocked = blockers and min(steps) < BLOCKED_BELOW
-    past = _past_blockers(x, affine, blockers) if blocked else 0.0
+    blocked = blockers and min(steps) < below
+    past = step_past_blockers(blockers, *[p for g in x.s for p in (
+        (x.s[g], affine.s[g]), (x.lam[g], affine.lam[g]))]) if blocked else 0.0
     step = max(min(steps), past)
     primal, dual = steps if past <= min(steps) else (past, past)
     if mu <= 0:

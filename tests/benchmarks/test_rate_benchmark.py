@@ -38,7 +38,9 @@ def test_every_ci_size_grid_instance_meets_its_constraints_on_training_data(name
             assert slacks.shape == (inst.constraints,)
             assert np.all(slacks >= -ROW_TOL), (inst.name, slacks)  # rows: sums of weights
             assert result.status == "optimal", inst.name
-            assert result.certificate.max_violation == 0.0
+            # to the rows' rounding, as the slacks above (adult-sex: 2.8e-17, a rate tied at
+            # its bound, on the MM path of the structured interior point of issue #29)
+            assert result.certificate.max_violation <= ROW_TOL
             assert result.report().all_satisfied, inst.name
     assert models >= 3 * len(CI_GRID[name])
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from ratecons import scans
 from ratecons.scans import SPARSE_GRAM_MAX_FILL, Rows, sparse_weighted_gram, weighted_gram
-from ratecons.solvers.interior import step_to_boundary
+from ratecons.solvers.interior import step_past_blockers, step_to_boundary
 
 
 @settings(max_examples=40, deadline=None)
@@ -100,3 +100,21 @@ def test_step_to_boundary_is_the_longest_feasible_step(seed, sizes):
 
 def test_step_to_boundary_is_one_without_decreasing_components():
     assert step_to_boundary((np.ones(3), np.array([0.0, 1.0, 2.0])), (np.ones(0), np.ones(0))) == 1
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), sizes=st.lists(st.integers(0, 30), min_size=1,
+                                                      max_size=4),
+       blockers=st.integers(0, 12), tied=st.booleans())
+def test_step_past_blockers_is_the_partitioned_ratio(seed, sizes, blockers, tied):
+    """The (blockers + 1)-th smallest ratio -x / dx over dx < 0, as the concatenated ratios'
+    np.partition gives it (1 with no more than ``blockers`` of them), at most 1."""
+    rng = np.random.default_rng(seed)
+    pairs = [(rng.random(k) + 1e-3, rng.normal(size=k)) for k in sizes]
+    if tied:  # equal ratios across and within the pairs
+        pairs = [(np.full(x.size, 0.5), np.where(dx < 0, -2.0, dx)) for x, dx in pairs]
+    ratios = np.concatenate([-x[dx < 0] / dx[dx < 0] for x, dx in pairs])
+    expected = (1.0 if ratios.size <= blockers
+                else min(1.0, float(np.partition(ratios, blockers)[blockers])))
+    assert step_past_blockers(blockers, *pairs) == expected
+    assert step_past_blockers(0, *pairs) == step_to_boundary(*pairs)
