@@ -71,14 +71,22 @@ def test_every_cell_solves_meets_its_constraints_and_verifies(data, objective, c
                                                                model):
     problem = rc.Problem(**OBJECTIVES[objective](data), subject_to=CONSTRAINTS[constraint](data),
                          model=MODELS[model]())
-    result = problem.solve()
+    check = None
+    if problem.pattern.name == GENERIC:
+        # auto takes the reference (the CVXPY chain) on every generic cell of this size, and
+        # verify solves it with that method first: its reference result is the solve auto
+        # returns (a deterministic chain), so it is not solved a second time
+        assert problem.plan().method == problem.pattern.reference_method == "cvxpy"
+        check = rc.verify(problem)
+        result = check.reference_result
+    else:
+        result = problem.solve()
     assert result.status in ("optimal", "optimal_inaccurate"), result.certificate.details
     if problem.constraints:
         report = result.report()
         assert report.all_satisfied, str(report)
-    if problem.pattern.name == GENERIC:
+    if check is not None:
         assert result.status == "optimal"
-        check = rc.verify(problem)
         assert check.agrees, str(check)
     else:  # a pattern accepted the cell: it agrees with the generic chain
         generic = problem.solve("generic")

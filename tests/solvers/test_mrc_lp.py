@@ -68,13 +68,28 @@ def test_fixed_marginals_is_never_above_the_general_mrc():
     assert fixed <= general + 1e-9
 
 
+#: redwine (six classes, 63 label subsets per row) on a seeded 400-row subsample that keeps all
+#: six classes: the CVXPY reference on all 1,599 rows took 25 s and the LP 15 s, on 400 rows 4.7 s
+#: and 2.8 s; the full 1,599-row LP still runs in the thesis test below
+REDWINE_ROWS = 400
 REAL = ["haberman", "credit", "iris", "glass",
         pytest.param("redwine", marks=pytest.mark.slow)]
 
 
+def _real(name: str) -> rc.Dataset:
+    """``name``.csv; redwine as its seeded REDWINE_ROWS-row subsample (every class kept)."""
+    data = load(name)
+    if name != "redwine":
+        return data
+    rows = np.sort(np.random.default_rng(0).choice(data.n, REDWINE_ROWS, replace=False))
+    sample = rc.Dataset(np.asarray(data.X)[rows], np.asarray(data.y)[rows], name=name)
+    assert np.unique(sample.y).size == np.unique(data.y).size == 6
+    return sample
+
+
 @pytest.mark.parametrize("name", REAL)
 def test_lp_ccg_and_cvxpy_agree_on_real_data(name):
-    data = load(name)
+    data = _real(name)
     problem = rc.Problem(minimize=rc.minimax_risk(rc.MomentSet(data)))
     lp = problem.solve("lp")
     ccg = problem.solve("ccg", eps1=0.0)
