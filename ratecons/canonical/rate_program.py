@@ -55,7 +55,7 @@ def hinge_masks(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     a constraint row tight at the anchor is exceeded there by up to tol times the weight of
     such examples (at tol = 1e-3 about 3e-6 on 1,000 Adult rows, above the steps' 1e-8), which
     made a step infeasible (logistic + churn + 80% rule), while the chains agreed to 1e-4 on
-    all measured instances only with tol = 1e-3 (docs/composition.md, "Examples on the ramp's
+    all measured instances only with tol = 1e-3 (docs/composition_log.md, "Examples on the ramp's
     kinks").
     """
     return z <= 0.5, z >= -0.5

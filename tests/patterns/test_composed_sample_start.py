@@ -168,3 +168,20 @@ def test_tpr_at_k_has_no_sample_start_and_tpr_at_tau_has_one():
                         model=rc.LinearModel(l2=1e-2))
     assert sample_size(at_k.analysis, 500) is None  # k counts examples
     assert sample_size(at_tau.analysis, 500) == 500
+
+
+def test_on_adult_the_structured_and_cvxpy_chains_agree_from_the_same_sample():
+    """Real data: 2,000 Adult rows, logistic loss + 80% rule, both chains from one 500-row
+    sample; the same start and the same steps give the same fixed point (1e-4, #29)."""
+    train, _ = rc.datasets.load_adult().split(0.7, seed=0)
+    train = train.take(np.random.default_rng(0).choice(train.n, 2000, replace=False))
+    women, men = train.group("sex", "Female"), train.group("sex", "Male")
+    problem = rc.Problem(minimize=rc.logistic_loss(train), model=rc.LinearModel(l2=1e-3),
+                         subject_to=[rc.positive_rate(women) >= 0.8 * rc.positive_rate(men)])
+    structured = problem.solve("structured", sample_start=500)
+    reference = problem.solve("cvxpy", sample_start=500)
+    for result in (structured, reference):
+        assert result.certificate.details["sample_start"]["rows"] == 500
+        assert result.status == "optimal" and result.report().all_satisfied
+    assert abs(structured.objective - reference.objective) <= 1e-4 * max(1.0, abs(
+        reference.objective))

@@ -171,7 +171,7 @@ def test_reduced_newton_solve_with_a_worst_case_row_equals_the_dense_solve(
 
 def test_auto_picks_the_structured_steps_and_plan_says_so():
     """benchmarks.composition at 2,000 Adult rows: the structured chain took 2.5-3.9x less
-    time than the CVXPY chain on the three worst-case rows (docs/composition.md)."""
+    time than the CVXPY chain on the three worst-case rows (docs/composition_log.md)."""
     data = small_composition_data(600, baseline=True)
     problem = rc.Problem(minimize=rc.logistic_loss(data), model=rc.LinearModel(l2=1e-2),
                          subject_to=_constraint(data, "80% rule", "chi2"))

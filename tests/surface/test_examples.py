@@ -50,7 +50,7 @@ def test_composition_benchmark_runs_both_paths(capsys):
 
     # not error + 80% rule and error + churn: at 600 rows a few examples on the ramp's kinks
     # land on either side in the two chains and part their MM paths, 2.1e-3 and 2.9e-3 apart
-    # (issue #29 open; docs/composition.md "Examples on the ramp's kinks"), nor the kernel
+    # (issue #29 open; docs/composition_log.md "Examples on the ramp's kinks"), nor the kernel
     # error row, whose CVXPY chain alone takes 10-40 s here
     only = ["logistic + 80% rule", "hinge + FPR parity", "robust chi2 + recall",
             "logistic + recall floor", "error + recall (l1)", "error + worst-case recall (KL)"]
