@@ -19,14 +19,15 @@ from typing import Any
 
 import numpy as np
 
+from .canonical.rate_program import hinge_ties, program_of_rows
 from .dask_types import is_dask
 from .expr.analysis import Analysis, Row
 from .reductions.kernelize import FeatureMap
 from .reductions.to_cvxpy import ConvexStep
 from .scans import count_pass
 
-__all__ = ["ScoreTable", "missed_rows", "on_client", "regularizer", "score_table",
-           "step_scores", "surrogate_objective", "surrogate_rows"]
+__all__ = ["ScoreTable", "bound_sides", "missed_rows", "on_client", "regularizer", "score_table",
+           "step_scores", "surrogate_objective", "surrogate_rows", "tied_examples"]
 
 
 class ScoreTable:
@@ -90,6 +91,54 @@ def score_table(analysis: Analysis, fmap: FeatureMap, scores: dict[int, Any], st
     return ScoreTable(by_matrix, scorer, WorkerEvaluation(scorer, *(WorkerScores(
         scorer, d, scores[id(d)], None if kept is None else kept.setdefault(id(d), {}))
         for d in lazy)))
+
+
+#: which examples have a u+ and which a u- bound of eq. (4), by feature matrix (its id)
+Sides = dict[int, tuple[np.ndarray, np.ndarray]]
+
+
+def bound_sides(analysis: Analysis) -> Sides:
+    """Which training examples have a u+ bound of eq. (4) in some row and which a u- bound,
+    keyed by the id of their dataset's feature matrix (as :class:`ScoreTable`): those of the
+    rates (:meth:`~ratecons.canonical.rate_program.RateProgram.bound_sides`) and of the
+    worst-case rates (u+ where the indicator's coefficient, signed by the adversary, is
+    positive; u- where it is negative)."""
+    sides = {id(d.X): (np.zeros(d.n, dtype=bool), np.zeros(d.n, dtype=bool))
+             for d in analysis.datasets}
+    rows = analysis.rate_rows()
+    if any(terms for terms, _, _ in rows):
+        sources: list[int] = []  # the keys of the program's sources
+
+        def features(data: Any) -> Any:
+            sources.append(id(data.X))
+            return data.X
+
+        program = program_of_rows(rows, features, [row.name for row in analysis.rows])
+        for key, (upper, lower) in zip(sources, program.bound_sides(), strict=True):
+            sides[key][0][:] |= upper
+            sides[key][1][:] |= lower
+    for row in analysis.rows:
+        for coef, part in row.parts:
+            reweighted = getattr(part, "reweighted_indicators", None)
+            if reweighted is not None:
+                support, coefficients = reweighted
+                h = np.sign(coef) * coefficients
+                upper, lower = sides[id(support.data.X)]
+                upper[support.index[h > 0]] = True
+                lower[support.index[h < 0]] = True
+    return sides
+
+
+def tied_examples(sides: Sides, table: ScoreTable) -> int | None:
+    """How many training examples are at a tie of the bounds of eq. (4) at the point
+    ``table`` (an anchor): :func:`~ratecons.canonical.rate_program.hinge_ties` over the
+    bounds ``sides`` (:func:`bound_sides`); an example of several rows counts once. None when
+    the scores are on Dask workers (not counted: gathering them would cost a pass over the
+    data at every step)."""
+    if any(is_dask(z) for z in table.stored.values()):
+        return None
+    return int(sum(int(np.sum(hinge_ties(np.asarray(z), *sides[key])))
+                   for key, z in table.scores.items()))
 
 
 def _row_value(row: Row, scorer: Any, kind: str) -> float:

@@ -65,6 +65,19 @@ chain is
    churn and the 80% rule) at 1.296, where it now ends ``optimal`` at 0.851 (the CVXPY
    chain, whose one repair phase one met: ``optimal`` at 1.385).
 
+**Ties.** At an anchor where an example's score is at the switch point of one of its
+bounds of eq. (4) (z' = 1/2 for u+, -1/2 for u-), both bounds are tight and Alg 1 may take
+either; the step solver's rounding decides (``hinge_masks``). An example with a u+ term in one
+row and a u- term in another (churn against the baseline beside a group's positive rate, an
+error-rate objective beside the 80% rule) is pinned there by the kink of its other hinge, so
+such ties recur at most anchors, and one tie taken the other way moved the next step's w by
+0.1 (2,000 Adult rows, logistic loss + churn + 80% rule): two step solvers then follow
+different MM paths to different local fixed points (docs/composition_log.md, "Where the two
+chains part"). ``details["tied_anchors"]`` counts the MM steps whose anchor had such a tie
+and ``details["tied_examples"]`` the tied examples at the returned point
+(:func:`~ratecons.chain_points.tied_examples`; both None on Dask data); with none, the bounds
+chosen along the path do not depend on the step solvers' rounding at a switch point.
+
 With no ramp part the problem is one convex solve.
 """
 
@@ -82,11 +95,13 @@ import numpy as np
 from . import settings
 from .chain_points import (
     ScoreTable,
+    bound_sides,
     missed_rows,
     score_table,
     step_scores,
     surrogate_objective,
     surrogate_rows,
+    tied_examples,
 )
 from .expr.analysis import Analysis
 from .patterns.pattern import MethodSpec
@@ -283,6 +298,9 @@ class _ChainRun:
         #: the columns the row checks keep on the workers over the run, by dataset (Dask data:
         #: :func:`~ratecons.chain_points.score_table`), released with the run
         self.kept: dict[int, dict[Any, Any]] = {}
+        #: MM steps whose anchor had an example at a tie of eq. 4 (None: not counted)
+        self.tied_anchors: int | None = 0
+        self.sides = bound_sides(analysis)  # the bounds of eq. 4 each example has
 
     def record(self, event: dict[str, Any]) -> None:
         """One history event (with the time since the start), passed to the callback."""
@@ -327,6 +345,11 @@ class _ChainRun:
     def solve(self, point: tuple, value: float) -> Step:
         """The MM step at ``point`` under the bounds in force."""
         anchor_scores = point[1]
+        ties = tied_examples(self.sides, point[2])
+        if ties is None or self.tied_anchors is None:
+            self.tied_anchors = None  # not counted (Dask data)
+        else:
+            self.tied_anchors += ties > 0
         nxt = self.step_solver(self.psi, anchor_scores, self.bounds)
         restarted = (nxt.status == settings.INFEASIBLE and value == np.inf
                      and self.elastic is not None)
@@ -531,6 +554,8 @@ class _ChainRun:
         if analysis.needs_mm:
             details["last_relative_decrease"] = self.last_decrease
             details["tol"] = self.tol
+            details["tied_examples"] = tied_examples(self.sides, table)
+            details["tied_anchors"] = self.tied_anchors
         if self.mm_message:
             details["message"] = self.mm_message
         if self.shifts:

@@ -24,8 +24,8 @@ import scipy.sparse as sp
 
 from ..data import Features
 
-__all__ = ["RateBlock", "RateProgram", "RateRow", "hinge_masks", "program_of_rows",
-           "weighted_sum"]
+__all__ = ["TIE_TOL", "RateBlock", "RateProgram", "RateRow", "hinge_masks", "hinge_ties",
+           "program_of_rows", "weighted_sum"]
 
 
 def weighted_sum(weights: np.ndarray, values: np.ndarray) -> float:
@@ -59,6 +59,24 @@ def hinge_masks(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     kinks").
     """
     return z <= 0.5, z >= -0.5
+
+
+#: how close to a switch point of eq. (4) an anchor score counts as a tie (:func:`hinge_ties`):
+#: the step solvers place the examples pinned there to 1e-12 (the structured interior point)
+#: and 1e-9..1e-5 (CLARABEL at a relative gap of 1e-6)
+TIE_TOL = 1e-6
+
+
+def hinge_ties(z: np.ndarray, upper: np.ndarray, lower: np.ndarray,
+               tol: float = TIE_TOL) -> np.ndarray:
+    """Which examples are at a tie of :func:`hinge_masks` at anchor scores z': those with a
+    u+ bound (``upper``) within ``tol`` of its switch point 1/2, or with a u- bound
+    (``lower``) within ``tol`` of -1/2. There both bounds of eq. (4) are tight (to ``tol``),
+    so Alg 1 may take either, and the step solver's rounding picks one. Ties recur: an example
+    with a u+ bound in one row and a u- bound in another (churn against the baseline beside a
+    group's positive rate) is pinned at the kink -1/2 of its u+ hinge, the switch point of its
+    u- bound (issue #29; :mod:`ratecons.generic`, "Ties")."""
+    return (upper & (np.abs(z - 0.5) <= tol)) | (lower & (np.abs(z + 0.5) <= tol))
 
 
 @dataclass
@@ -178,6 +196,17 @@ class RateProgram:
         """:meth:`bound_masks` at an anchor given by its scores z' on every block
         (:meth:`block_scores`)."""
         return [hinge_masks(z) for z in scores]
+
+    def bound_sides(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per source, which examples have a u+ bound of eq. (4) (a block with alpha > 0) and
+        which a u- bound (beta > 0) in some row: the input of :func:`hinge_ties`."""
+        sides = [(np.zeros(X.shape[0], dtype=bool), np.zeros(X.shape[0], dtype=bool))
+                 for X in self.sources]
+        upper, lower = np.any(self.alpha != 0.0, axis=0), np.any(self.beta != 0.0, axis=0)
+        for i, blk in enumerate(self.blocks):
+            sides[blk.source][0][blk.index] |= upper[i]
+            sides[blk.source][1][blk.index] |= lower[i]
+        return sides
 
     def bound_row_values(
         self, w: np.ndarray, b: float, masks: list[tuple[np.ndarray, np.ndarray]]

@@ -163,6 +163,14 @@ class Term(Composable):
         """The same definition on other data (``rebind`` maps each training subset)."""
         raise NotImplementedError
 
+    @property
+    def reweighted_indicators(self) -> tuple[Any, np.ndarray] | None:
+        """For a term whose indicators 1(f(x) > 0) are reweighted example by example (a
+        worst-case rate, :mod:`ratecons.expr.robust`): the subset of examples and each one's
+        indicator coefficient; None for the others (a rate expression gives its indicators
+        by ``terms``)."""
+        return None
+
     def refuse_combination(self) -> None:
         """Raise the error that says why this term cannot be combined (``combinable`` False)."""
         raise NotLinearError(f"{self.label} cannot be added to, scaled or compared with other "

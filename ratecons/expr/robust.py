@@ -129,6 +129,10 @@ class WorstCaseRate(Term):
     def datasets(self) -> list[Dataset]:
         return [self.ball.support.data]
 
+    @property
+    def reweighted_indicators(self) -> tuple[Subset, np.ndarray]:
+        return self.ball.support, self.coefficients
+
     def evaluate(self, scorer: Any, kind: str, coef: float = 1.0) -> float:
         """The reweighting that hurts the canonical row: max over U for a positive coefficient,
         min for a negative one."""

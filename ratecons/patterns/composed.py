@@ -91,8 +91,13 @@ class GenericChain(Pattern):
         solvers; for the structured chain, the reference's last step (same anchor, same
         bounds) solved again by the structured step solver. The two chains' own objectives
         are shown beside it: MM's fixed points are local, and two step solvers that stop at
-        different accuracies may end at different ones."""
+        different accuracies may end at different ones; ``tied_anchors`` (when either chain met
+        one) counts the MM steps at a tie of eq. (4), where the paths may part
+        (:mod:`ratecons.generic`, "Ties")."""
         rows: dict[str, Any] = {"objective": (result.objective, reference.objective)}
+        ties = tuple(r.certificate.details.get("tied_anchors") for r in (result, reference))
+        if any(ties):  # MM steps at a tie of eq. 4: the chains' paths may part there
+            rows["tied_anchors"] = ties
         if not (result.has_model and reference.has_model):
             rows["objective_rel_gap"] = None
             return rows
