@@ -1,0 +1,75 @@
+"""Passes over Dask-backed examples of the structured interior point (issue #33): on rows
+whose every pass is a round trip over partitions, an iteration's evaluation, its Gram
+product, the Gram product's column and the rows' Jacobian through P^T share one pass
+(:func:`ratecons.solvers.structured._evaluated`, :meth:`ratecons.scans.DaskRows.
+gram_and_products`), so that an iteration costs 1 + 2 passes up to its predictor's direction
+(5 before: evaluation, Gram product, the rows' P^T product, then the predictor's P^T and P);
+and the step comes out as in memory."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+dask = pytest.importorskip("dask")
+da = pytest.importorskip("dask.array")
+
+from ratecons.scans import Rows, dask_passes  # noqa: E402
+from ratecons.solvers import structured as S  # noqa: E402
+from tests.solvers.test_direction_kernels import _adult_step  # noqa: E402
+from tests.solvers.test_structured import _random_form  # noqa: E402
+
+
+def _lazy(form):
+    """The same step over its features as a (dense) Dask array in three partitions."""
+    P = form.rows.P.toarray() if sp.issparse(form.rows.P) else form.rows.P
+    return dataclasses.replace(form, rows=Rows(da.from_array(P, chunks=(P.shape[0] // 3 + 1,
+                                                                          P.shape[1]))))
+
+
+@pytest.mark.parametrize("m", [1, 2])
+def test_an_iteration_makes_three_passes_up_to_its_predictor(monkeypatch, m):
+    """From the end of one iteration's last direction to the end of the next iteration's
+    predictor: one pass for the residuals, the Gram product and the rows' Jacobian, two for
+    the predictor's solve (P^T of its right-hand side, P of its direction)."""
+    form = _lazy(_random_form(3, 60, 4, m, l1=False, intercept=True))
+    marks: list[tuple[str, int]] = []
+    measures, direction = S._IPM.measures, S._IPM.direction
+
+    def measured(self, *args):
+        marks.append(("measures", dask_passes()))
+        return measures(self, *args)
+
+    def directed(self, *args):
+        out = direction(self, *args)
+        marks.append(("direction", dask_passes()))
+        return out
+
+    monkeypatch.setattr(S._IPM, "measures", measured)
+    monkeypatch.setattr(S._IPM, "direction", directed)
+    with dask.config.set(scheduler="synchronous"):
+        answer = S.solve_structured(form)
+    assert answer.status == "optimal" and answer.iterations >= 5
+    spans = []  # passes from the previous iteration's last direction to this predictor's end
+    for at, (kind, _) in enumerate(marks):
+        if kind == "measures" and 0 < at < len(marks) - 1 and marks[at + 1][0] == "direction":
+            spans.append(marks[at + 1][1] - marks[at - 1][1])
+    assert len(spans) >= 4
+    assert spans == [3] * len(spans)
+
+
+def test_the_dask_step_is_the_step_in_memory():
+    """A real step (Adult, the hinge relaxation of error rate + 80% rule): the same
+    iterations and the same answer to rounding (the products are summed over the partitions,
+    in another order)."""
+    form = _adult_step()
+    memory = S.solve_structured(form)
+    with dask.config.set(scheduler="synchronous"):
+        lazy = S.solve_structured(_lazy(form))
+    assert memory.status == lazy.status == "optimal"
+    assert abs(memory.iterations - lazy.iterations) <= 1
+    np.testing.assert_allclose(lazy.w, memory.w, atol=1e-7)
+    assert abs(lazy.objective - memory.objective) <= 1e-8 * max(1.0, abs(memory.objective))
