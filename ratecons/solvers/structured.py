@@ -254,14 +254,19 @@ class _IPM(NewtonSystem):
         if self.K:
             terms += scatter_product(f.hinge_index, np.abs(x.lam["A"]), np.abs(f.hinge_slope),
                                      self.rows.n)
+        r_u = sc.C[0] - x.lam["A"] - x.lam["B"] + rows_transpose_times(sc.C[1:], lam_R)
+        if rob is not None:
+            r_u += rob.g_u
+        r_tau = (sc.l1 - x.lam["T+"] - x.lam["T-"]) if self.use_l1 else np.zeros(0)
         ev = {"c": c, "objective": objective, "curv": curv, "slopes": slopes, "robust": rob,
-              "Cu": Cu, "Fv": Fv, "pending": np.column_stack([zr, terms])}
+              "Cu": Cu, "Fv": Fv, "r_u": r_u, "r_tau": r_tau,
+              "pending": np.column_stack([zr, terms])}
         return ev if pending else self.stationarity(x, ev)
 
     def stationarity(self, x: Iterate, ev: dict, top: np.ndarray | None = None
                      ) -> dict[str, object]:
-        """``ev`` of :meth:`evaluate` completed with the stationarity residuals (r_theta, r_u,
-        r_tau) and their scale, from its pending per-example columns (``top``: their product
+        """``ev`` of :meth:`evaluate` completed with the stationarity residual on theta and
+        the residuals' scale, from its pending per-example columns (``top``: their product
         with P^T when a pass formed it, else one pass here for the two)."""
         sc, rob, lam_R = self.sc, ev["robust"], x.lam["R"]
         w, _ = self.w_b(x.theta)
@@ -271,12 +276,9 @@ class _IPM(NewtonSystem):
         r_theta[:self.p] += sc.l2 * w
         if self.use_l1:
             r_theta[:self.p] += x.lam["T+"] - x.lam["T-"]
-        r_u = sc.C[0] - x.lam["A"] - x.lam["B"] + rows_transpose_times(sc.C[1:], lam_R)
         if rob is not None:
             r_theta[self.p1:] += rob.g_v
             r_theta[self.positive] -= x.lam["L"]
-            r_u += rob.g_u
-        r_tau = (sc.l1 - x.lam["T+"] - x.lam["T-"]) if self.use_l1 else np.zeros(0)
         scale_theta = np.abs(both[:, 1]).max(initial=0.0)
         scale = 1.0 + max(scale_theta, sc.l2 * float(np.abs(w).max(initial=0.0)),
                           float(np.abs(sc.C[0]).max(initial=0.0)),
@@ -284,7 +286,7 @@ class _IPM(NewtonSystem):
                           float(np.abs(x.lam["B"]).max(initial=0.0)), sc.l1,
                           float(np.abs(sc.F).max(initial=0.0)),
                           0.0 if rob is None else float(np.abs(rob.g_v).max(initial=0.0)))
-        ev.update(r_theta=r_theta, r_u=r_u, r_tau=r_tau, dual_scale=scale)
+        ev.update(r_theta=r_theta, dual_scale=scale)
         return ev
 
     def robust_at(self, z: np.ndarray, u: np.ndarray, v: np.ndarray, lam_R: np.ndarray
@@ -429,17 +431,21 @@ def _attempts(form: StructuredForm, tol: float, max_iterations: int, deadline: f
 
 def _evaluated(ipm: _IPM, x: Iterate) -> tuple[dict, tuple | None]:
     """The residuals at x (:meth:`_IPM.evaluate`), and None; on rows whose every pass is a
-    round trip over partitions (``rows.remote``, Dask) the stationarity residual's product with
-    P^T is formed in the pass of the iteration's Gram product (:meth:`_IPM.gram_pass`), which
-    is then made before the iterate is measured, and the products of that pass are returned
-    for :meth:`_IPM.factored`: one pass where there were two (the Gram product of the last
-    iterate of a run, which needs none, is the price)."""
+    round trip over partitions (``rows.remote``, Dask) the iteration's Gram product is made
+    before the iterate is measured, in one pass with the stationarity residual's product
+    with P^T and the predictor's (:meth:`_IPM.gram_pass`), and (the products of that pass
+    for :meth:`_IPM.factored`, the predictor's right-hand side) is returned: one pass where
+    there were three (the Gram product of a run's last iterate, which needs none, is the
+    price)."""
     if not ipm.rows.remote:
         return ipm.evaluate(x), None
     ev = ipm.evaluate(x, pending=True)
     system = ipm.weights_at(x, ev)
-    G, col, rows_top, top = ipm.gram_pass(system, ev["pending"])
-    return ipm.stationarity(x, ev, top), (system, G, col, rows_top)
+    right = ipm.right_side(x, ev, system, {g: x.s[g] * x.lam[g] for g in x.s})
+    G, col, rows_top, top = ipm.gram_pass(system, np.column_stack([
+        ev["pending"], ipm.solve_column(right)]))
+    right["top"] = top[:, 2]
+    return ipm.stationarity(x, ev, top[:, :2]), (system, G, col, rows_top, right)
 
 
 def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
@@ -478,13 +484,14 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
             damping = ROBUST_DAMPING * min(1.0, merit)
             system = ipm.factor(x, ev, damping, single=(
                 merit >= SINGLE_GRAM_ABOVE and ipm.p >= SINGLE_GRAM_COLUMNS)
-            ) if formed is None else ipm.factored(*formed, damping)
+            ) if formed is None else ipm.factored(*formed[:4], damping)
         except (np.linalg.LinAlgError, ValueError) as exc:
             status, message = settings.NUMERICAL_ERROR, f"reduced system not definite: {exc}"
             break
         # Mehrotra predictor-corrector
         refine = merit < REFINE_BELOW
-        affine = ipm.direction(x, ev, system, {g: x.s[g] * x.lam[g] for g in x.s}, False)
+        affine = ipm.direction(x, ev, system, {g: x.s[g] * x.lam[g] for g in x.s}, False,
+                               None if formed is None else formed[4])
         # centring from the predictor past its few blocking pairs (:func:`predictor_sigma`),
         # and the second-order term only where the predictor gets some way: a blocked
         # predictor's products ds dlam are huge and its corrector leaves the region where the

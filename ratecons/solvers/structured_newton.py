@@ -68,7 +68,9 @@ class NewtonSystem:
         if self.m:  # the rows' Jacobian after the pieces' elimination, on the examples
             Jz = -row_jacobian_z(self, ev["slopes"])  # d c_R / dz, (N, m)
             through = (W["A"] / Du)[:, None] * ev["Cu"].T  # (K, m)
-            system.update(Jz=Jz if self.smooth_rows else None, through=through, on_z=Jz - (
+            system.update(Jz=Jz if self.smooth_rows else None, through=through,
+                          U_u=-ev["Cu"].T,  # d c_R / du, transposed: (K, m)
+                          on_z=Jz - (
                 np.column_stack([scatter_product(f.hinge_index, f.hinge_slope, through[:, j], N)
                                  for j in range(self.m)]) if self.K else 0.0))
         return system
@@ -119,7 +121,6 @@ class NewtonSystem:
             Jh_T = self.theta_of(system["on_z"], on_v, rows_top)
             corner = -np.diag(1.0 / W["R"]) - (Cu / Du) @ Cu.T
             M = np.block([[M, Jh_T], [Jh_T.T, corner]])
-            system["U_u"] = -Cu.T  # d c_R / du, transposed: (K, m)
         system["lu"] = lu_factor(M, check_finite=False)
         return system
 
@@ -138,14 +139,16 @@ class NewtonSystem:
 
     def solve_pieces(self, system: dict, r: tuple[np.ndarray, np.ndarray, np.ndarray],
                      on_z: np.ndarray | None = None,
-                     scattered: tuple[np.ndarray, np.ndarray] | None = None
+                     scattered: tuple[np.ndarray, np.ndarray] | None = None,
+                     top: np.ndarray | None = None
                      ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray | None,
                                 np.ndarray | None]:
         """:meth:`solve_scored`, and the pieces' a Q d_theta + G d_v where they were formed
         (else None; :meth:`jacobian_apply` takes them). The pieces' passes before and after
         the small solve are compiled (:func:`.structured_kernels.scattered_rhs`, whose
         (examples, per_du) a direction may give as ``scattered``, and
-        :func:`.structured_kernels.recovered_pieces`)."""
+        :func:`.structured_kernels.recovered_pieces`); ``top``: the P^T product of the
+        per-example part (:meth:`solve_column`) when a pass formed it."""
         f = self.form
         W, Du = system["W"], system["Du"]
         r_theta, r_u, r_tau = r
@@ -156,9 +159,9 @@ class NewtonSystem:
                                                           Du, system["N"])
             rt = rt + self.theta_of(examples if on_z is None else examples + on_z,
                                     sparse_transpose_times(self.G, W["A"] / Du * r_u)
-                                    if self.r else np.zeros(0))
+                                    if self.r else np.zeros(0), top)
         elif on_z is not None:
-            rt[:self.p1] += self.q_transpose(on_z)
+            rt[:self.p1] += self.q_transpose(on_z, top)
         rob = system["robust"]
         if rob is not None:
             rt[self.p1:] -= rob.c_u.T @ per_du
@@ -261,10 +264,14 @@ class NewtonSystem:
         t_theta[:self.p] += self.sc.l2 * v[0][:self.p]
         return t_theta, t_u, t_tau
 
-    def direction(self, x: Iterate, ev: dict, system: dict,
-                  r_c: dict[str, np.ndarray], refine: bool) -> Iterate:
-        """The Newton direction for complementarity residuals r_c (module docstring), with
-        one round of iterative refinement on the unreduced operator if ``refine``."""
+    def right_side(self, x: Iterate, ev: dict, system: dict, r_c: dict[str, np.ndarray]
+                   ) -> dict[str, object]:
+        """What the Newton right-hand side for complementarity residuals r_c brings before the
+        small solve (:meth:`direction`): J^T xi off the examples (``t_theta``, ``t_tau``),
+        the pieces' right-hand side ``rhs_u``, the per-example values ``on_z`` whose product
+        with Q^T the solve adds, the pieces' (examples, per_du) of
+        :func:`.structured_kernels.scattered_rhs` (``scattered``), and ``top``: the P^T
+        product of :meth:`solve_column` when a pass formed it (None: the solve forms it)."""
         W, c, f = system["W"], ev["c"], self.form
         apart = [g for g in x.s if not self.K or g not in PIECE_GROUPS]
         xi = {g: newton_rhs(W[g], c[g], x.s[g], r_c[g]) for g in apart}
@@ -280,8 +287,26 @@ class NewtonSystem:
         else:
             t_theta, t_u, t_tau, zr = self.jacobian_transpose_parts(system, xi)
             rhs_u = -ev["r_u"] - t_u
-        rhs = (-ev["r_theta"] - t_theta, rhs_u, -ev["r_tau"] - t_tau)
-        d, dz, pieces = self.solve_pieces(system, rhs, -zr, scattered)  # Q^T(-zr) there
+        return {"t_theta": t_theta, "rhs_u": rhs_u, "t_tau": t_tau, "on_z": -zr,
+                "scattered": scattered, "top": None}
+
+    def solve_column(self, right: dict) -> np.ndarray:
+        """The per-example values whose product with P^T the solve of a right-hand side
+        (:meth:`right_side`) adds to its theta part (:meth:`solve_pieces`)."""
+        return right["scattered"][0] + right["on_z"] if self.K else right["on_z"]
+
+    def direction(self, x: Iterate, ev: dict, system: dict, r_c: dict[str, np.ndarray],
+                  refine: bool, right: dict | None = None) -> Iterate:
+        """The Newton direction for complementarity residuals r_c (module docstring), with
+        one round of iterative refinement on the unreduced operator if ``refine`` (``right``:
+        its :meth:`right_side` if formed before)."""
+        W, c = system["W"], ev["c"]
+        apart = [g for g in x.s if not self.K or g not in PIECE_GROUPS]
+        right = self.right_side(x, ev, system, r_c) if right is None else right
+        rhs = (-ev["r_theta"] - right["t_theta"], right["rhs_u"], -ev["r_tau"] - right["t_tau"])
+        zr = -right["on_z"]  # Q^T(-zr) in the solves
+        d, dz, pieces = self.solve_pieces(system, rhs, right["on_z"], right["scattered"],
+                                          right["top"])
         if refine:  # the scores' directions are linear in d: Q (d + c) = Q d + Q c
             applied = self.operator(system, ev["curv"], d, dz, pieces)
             correction, dz_c = self.solve_scored(system, tuple(
