@@ -243,11 +243,12 @@ class NewtonSystem:
 
     def operator(self, system: dict, curv: np.ndarray,
                  v: tuple[np.ndarray, np.ndarray, np.ndarray], dz: np.ndarray | None = None,
-                 pieces: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 pieces: np.ndarray | None = None, pending: bool = False) -> tuple:
         """M v = (H + J^T W J) v, applied without the reduction (for iterative refinement;
         ``dz``, ``pieces``: Q v_theta and the pieces' values along v if known). Its
         per-example parts (J^T W J and the curvature on z) reach theta space through one
-        product with Q^T (one pass over the examples)."""
+        product with Q^T (one pass over the examples); ``pending``: without that product,
+        their values returned fourth for a later one."""
         W = system["W"]
         dz = self.q_apply(v[0]) if dz is None else dz
         jv = self.jacobian_apply(system, v, dz, pieces)
@@ -260,9 +261,10 @@ class NewtonSystem:
             rob_z, rob_u, on_v = rob.hessian_apply(dz, v[1], v[0][self.p1:])
             on_z += rob_z
             t_u = t_u + rob_u
-        t_theta = t_theta + self.theta_of(on_z, on_v)
+        t_theta = t_theta + (np.concatenate([np.zeros(self.p1), on_v]) if pending
+                             else self.theta_of(on_z, on_v))
         t_theta[:self.p] += self.sc.l2 * v[0][:self.p]
-        return t_theta, t_u, t_tau
+        return (t_theta, t_u, t_tau, on_z) if pending else (t_theta, t_u, t_tau)
 
     def right_side(self, x: Iterate, ev: dict, system: dict, r_c: dict[str, np.ndarray]
                    ) -> dict[str, object]:
@@ -308,9 +310,14 @@ class NewtonSystem:
         d, dz, pieces = self.solve_pieces(system, rhs, right["on_z"], right["scattered"],
                                           right["top"])
         if refine:  # the scores' directions are linear in d: Q (d + c) = Q d + Q c
-            applied = self.operator(system, ev["curv"], d, dz, pieces)
+            if self.rows.remote:  # the operator's product with Q^T and the correction's
+                # in one pass: Q^T a - Q^T b = Q^T (a - b), another rounding
+                *applied, op_z = self.operator(system, ev["curv"], d, dz, pieces, pending=True)
+                on_z = -zr - op_z
+            else:
+                applied, on_z = self.operator(system, ev["curv"], d, dz, pieces), -zr
             correction, dz_c = self.solve_scored(system, tuple(
-                r - a for r, a in zip(rhs, applied, strict=True)), -zr)
+                r - a for r, a in zip(rhs, applied, strict=True)), on_z)
             d = tuple(a + b for a, b in zip(d, correction, strict=True))
             dz, pieces = None if dz is None else dz + dz_c, None
         if self.K and pieces is None:

@@ -73,3 +73,20 @@ def test_the_dask_step_is_the_step_in_memory():
     assert abs(memory.iterations - lazy.iterations) <= 1
     np.testing.assert_allclose(lazy.w, memory.w, atol=1e-7)
     assert abs(lazy.objective - memory.objective) <= 1e-8 * max(1.0, abs(memory.objective))
+
+
+def test_a_refined_direction_makes_four_passes():
+    """A direction with its round of iterative refinement: P^T and P of the solve, one P^T
+    for the operator's and the correction's right-hand sides together, P of the correction
+    (five before: the operator's P^T product apart)."""
+    form = _lazy(_random_form(3, 60, 4, 1, l1=False, intercept=True))
+    ipm = S._IPM(form)
+    with dask.config.set(scheduler="synchronous"):
+        x = ipm.start()
+        ev = ipm.evaluate(x)
+        system = ipm.factor(x, ev)
+        before = dask_passes()
+        refined = ipm.direction(x, ev, system, {g: x.s[g] * x.lam[g] for g in x.s}, True)
+        assert dask_passes() - before == 4
+        plain = ipm.direction(x, ev, system, {g: x.s[g] * x.lam[g] for g in x.s}, False)
+    np.testing.assert_allclose(refined.theta, plain.theta, rtol=1e-6, atol=1e-9)
