@@ -38,7 +38,7 @@ s lam - sigma mu). After the slacks and multipliers are eliminated the Newton sy
   the rows lost the free variables' accuracy as the pieces' weights went to zero).
 
 So each iteration costs one weighted Gram product Q^T diag(d) Q over the examples
-(Q = [P, -1]; O(N p^2), :meth:`ratecons.scans.Rows.gram_and_column`: P^T diag(d) P and P^T d
+(Q = [P, -1]; O(N p^2), :meth:`ratecons.scans.Rows.gram_and_products`: P^T diag(d) P and P^T d
 in one pass), one LU factorization of the small system, and O(N (m + 2)) vector work -- as
 :mod:`.top_ipm` and :mod:`.mrc_ipm` do for their problems. Nothing N x N is formed and no
 Python loop runs over the examples.
@@ -134,7 +134,7 @@ MIN_STEP = 1e-8
 DEFAULT_MAX_ITERATIONS = 100
 #: an iteration whose merit is at least SINGLE_GRAM_ABOVE, on at least SINGLE_GRAM_COLUMNS
 #: dense columns, gets its Gram product in single precision (summed in double over blocks,
-#: :meth:`ratecons.scans.Rows.gram_and_column`; the certificate always comes from the exact
+#: :meth:`ratecons.scans.Rows.gram_and_products`; the certificate always comes from the exact
 #: residuals): the product's relative error (~1e-7 per block) moves a direction far less
 #: than the iterate is from the optimum there; below it the directions are refined
 #: (:data:`REFINE_BELOW`) against a double product. 500 Nystrom features on the Adult split:
@@ -162,7 +162,7 @@ class _IPM(NewtonSystem):
         self.r = form.extra
         self.G = form.G
         #: whether a smooth loss enters a constraint row (else d c_R / dz = 0 and the
-        #: directions skip their products with it, :meth:`factor`)
+        #: directions skip their products with it, :class:`.structured_newton.NewtonSystem`)
         self.smooth_rows = any(bool(np.any(S[1:])) for S in self.sc.S)
         self.positive = self.p1 + form.positive_extra  # theta entries kept > 0
         #: the ball lam of every support function in a constraint row (:func:`halve_at_most`)

@@ -40,10 +40,11 @@ class NewtonSystem:
 
     def factor(self, x: Iterate, ev: dict, damping: float = 0.0, single: bool = False
                ) -> dict[str, object]:
-        """The reduced matrix (module docstring) and what its solves need; ``damping`` times
-        the robust pieces' weights is added on their (eta, lam) (:data:`ROBUST_DAMPING`);
-        ``single``: the Gram product in single precision (:data:`SINGLE_GRAM_ABOVE`). One pass
-        over the examples (:meth:`gram_pass`)."""
+        """The reduced matrix (:mod:`.structured`'s module docstring) and what its solves
+        need; ``damping`` times the robust pieces' weights is added on their (eta, lam)
+        (:data:`.structured.ROBUST_DAMPING`); ``single``: the Gram product in single
+        precision (:data:`.structured.SINGLE_GRAM_ABOVE`). One pass over the examples
+        (:meth:`gram_pass`)."""
         system = self.weights_at(x, ev)
         G, col, rows_top, _ = self.gram_pass(system, None, single)
         return self.factored(system, G, col, rows_top, damping)
