@@ -45,10 +45,9 @@ def _step_to_boundary_one(x: np.ndarray, dx: np.ndarray, step: float) -> float:
     return best if best < step else step
 
 
-def step_to_boundary(*pairs: tuple[np.ndarray, np.ndarray], start: float = 1.0) -> float:
-    """Largest a in (0, ``start``] (``start`` <= 1) with x + a dx >= 0 for every pair (x, dx)
-    given (x >= 0)."""
-    step = start
+def step_to_boundary(*pairs: tuple[np.ndarray, np.ndarray]) -> float:
+    """Largest a in (0, 1] with x + a dx >= 0 for every pair (x, dx) given (x >= 0)."""
+    step = 1.0
     for x, dx in pairs:
         if x.size:
             step = _step_to_boundary_one(np.ascontiguousarray(x, dtype=np.float64),

@@ -18,7 +18,7 @@ from .structured_centre import weighted_mu
 from .structured_kernels import pulled_products
 
 __all__ = ["BLOCKED_BELOW", "BLOCKED_BELOW_SEPARATE", "CORRECTORS", "CORRECTOR_REACH",
-           "PIECE_GROUPS", "PREDICTOR_BLOCKERS", "CorrectorBudget", "centrality_correctors",
+           "PREDICTOR_BLOCKERS", "CorrectorBudget", "all_pairs", "centrality_correctors",
            "halve_at_most", "boundary_steps", "primal_dual_steps", "predictor_blockers",
            "predictor_sigma"]
 
@@ -62,9 +62,14 @@ BLOCKED_BELOW = 0.1
 #: (no pieces in the objective) it took logistic + recall + positive rate on diabetes to
 #: another MM path (tests/patterns/test_composed_proved_infeasible.py)
 BLOCKED_BELOW_SEPARATE = 0.5
-#: the pieces' groups, whose steps to the boundary a direction carries when its solve formed
-#: them (``Iterate.limits``, :func:`.structured_kernels.piece_pairs`)
-PIECE_GROUPS = ("A", "B")
+
+
+def all_pairs(x: Any, d: Any, positive: np.ndarray
+              ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Every (value, direction) pair that must stay positive: slacks, multipliers and the
+    theta entries ``positive`` (the robust pieces' lam)."""
+    return ([(x.s[g], d.s[g]) for g in x.s] + [(x.lam[g], d.lam[g]) for g in x.lam]
+            + [(x.theta[positive], d.theta[positive])])
 
 
 class CorrectorBudget:
@@ -105,7 +110,7 @@ def centrality_correctors(ipm: Any, x: Any, ev: dict, system: dict, d: Any,
     [0.1, 10] times their target sigma mu omega (``target``, per group; ``mu`` the iterate's
     weighted complementarity) are pulled into that box by one more solve with the same
     factorization; a corrected direction is kept while it lengthens the step by 1%."""
-    step = boundary_steps(x, d, ipm.positive, False)[0]
+    step = step_to_boundary(*all_pairs(x, d, ipm.positive))
     budget = ipm.budget
     for _ in range(CORRECTORS if budget is None else budget.next(mu)):
         if step >= 1.0:
@@ -114,7 +119,7 @@ def centrality_correctors(ipm: Any, x: Any, ev: dict, system: dict, d: Any,
         pulled = {g: pulled_products(x.s[g], d.s[g], x.lam[g], d.lam[g], trial, target[g],
                                      r_c[g]) for g in x.s}
         corrected = ipm.direction(x, ev, system, pulled, refine)
-        longer = boundary_steps(x, corrected, ipm.positive, False)[0]
+        longer = step_to_boundary(*all_pairs(x, corrected, ipm.positive))
         if longer < 1.01 * step:
             break
         d, step, r_c = corrected, longer, pulled
@@ -144,19 +149,12 @@ def halve_at_most(values: np.ndarray, direction: np.ndarray, step: float) -> flo
 def boundary_steps(x: Any, d: Any, positive: np.ndarray, separate: bool
                    ) -> tuple[float, float]:
     """The steps to the boundary along d: (primal, dual), over the slacks and over the
-    multipliers when ``separate``, else the common step over every pair (and the theta
-    entries ``positive``, the robust pieces' lam) twice. The pieces' groups
-    (:data:`PIECE_GROUPS`) enter by the steps ``d.limits`` when d carries them."""
-    known = () if d.limits is None else PIECE_GROUPS
-    start = (1.0, 1.0) if d.limits is None else (min(1.0, d.limits[0]), min(1.0, d.limits[1]))
-    primal = step_to_boundary(*[(x.s[g], d.s[g]) for g in x.s if g not in known],
-                              start=start[0])
-    dual = step_to_boundary(*[(x.lam[g], d.lam[g]) for g in x.lam if g not in known],
-                            start=start[1])
-    if separate:
-        return primal, dual
-    step = step_to_boundary((x.theta[positive], d.theta[positive]), start=min(primal, dual))
-    return step, step
+    multipliers when ``separate``, else the common step over every pair twice."""
+    if not separate:
+        step = step_to_boundary(*all_pairs(x, d, positive))
+        return step, step
+    return (step_to_boundary(*[(x.s[g], d.s[g]) for g in x.s]),
+            step_to_boundary(*[(x.lam[g], d.lam[g]) for g in x.lam]))
 
 
 def primal_dual_steps(ipm: Any, x: Any, d: Any, ev: dict, fraction: float, allowed: float

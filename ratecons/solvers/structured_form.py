@@ -155,16 +155,12 @@ class Iterate:
     slacks ``s`` and multipliers ``lam`` by group (A, B, R, T+, T-, L), and the scores
     z = Q theta when known (a direction's Q d_theta, which its solve forms anyway; an iterate
     moved along it keeps z + step dz, one product with P per iteration fewer; the certificate
-    is evaluated from z = Q theta afresh, :func:`.structured._run`). A direction whose solve
-    formed its pieces' pairs in one pass also carries ``limits``: the steps to the boundary
-    of the pieces' slacks and of their multipliers (groups A and B; inf where none blocks),
-    which :func:`.structured_correctors.boundary_steps` then need not form again."""
+    is evaluated from z = Q theta afresh, :func:`.structured._run`)."""
 
     def __init__(self, theta: np.ndarray, u: np.ndarray, tau: np.ndarray,
                  s: dict[str, np.ndarray], lam: dict[str, np.ndarray],
-                 z: np.ndarray | None = None, limits: np.ndarray | None = None) -> None:
+                 z: np.ndarray | None = None) -> None:
         self.theta, self.u, self.tau, self.s, self.lam, self.z = theta, u, tau, s, lam, z
-        self.limits = limits
 
     def moved(self, d: Iterate, step: float, dual: float | None = None) -> Iterate:
         """The iterate moved by ``step`` along d (its multipliers by ``dual`` when given: the

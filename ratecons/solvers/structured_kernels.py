@@ -19,17 +19,14 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .interior import BRANCHLESS_FLOOR
-
 #: the kernels' compilation: NumPy's error model, under which a division by 0 gives inf or nan
 #: as the NumPy expression does (Python's model raises ZeroDivisionError) and, with no check
 #: before every division, the loops are vectorized: on 68,378 pieces of the whole Adult split
 #: (hinge + 80% rule) the reduced right-hand side took 0.058 ms against 0.185 ms
 _compiled = numba.njit(cache=True, error_model="numpy")
 
-__all__ = ["gather_product", "newton_rhs", "piece_pairs", "pieces_rhs", "pieces_transposed",
-           "pulled_products", "recovered_pairs", "recovered_pieces", "scatter_product",
-           "scattered_rhs"]
+__all__ = ["gather_product", "newton_rhs", "pieces_transposed", "pulled_products",
+           "recovered_pairs", "recovered_pieces", "scatter_product", "scattered_rhs"]
 
 
 @_compiled
@@ -175,82 +172,3 @@ def pulled_products(s: np.ndarray, ds: np.ndarray, lam: np.ndarray, dlam: np.nda
     out = np.empty(s.size)
     _pulled_products(s, ds, lam, dlam, trial, target, r_c, out)
     return out
-
-
-
-@_compiled
-def _pieces_rhs(index: np.ndarray, slope: np.ndarray, W_a: np.ndarray, c_a: np.ndarray,
-                s_a: np.ndarray, r_a: np.ndarray, W_b: np.ndarray, c_b: np.ndarray,
-                s_b: np.ndarray, r_b: np.ndarray, column: np.ndarray, coef: float,
-                r_u: np.ndarray, scatter: np.ndarray, Du: np.ndarray, xi_a: np.ndarray,
-                xi_b: np.ndarray, on_z: np.ndarray, examples: np.ndarray, rhs_u: np.ndarray,
-                per_du: np.ndarray) -> None:
-    _newton_rhs(W_a, c_a, s_a, r_a, xi_a)
-    _newton_rhs(W_b, c_b, s_b, r_b, xi_b)
-    for k in range(index.size):  # (no scatter: vectorized)
-        rhs_u[k] = -r_u[k] - (xi_a[k] + xi_b[k] + column[k] * coef)
-        per_du[k] = rhs_u[k] / Du[k]
-    for k in range(index.size):
-        on_z[index[k]] -= xi_a[k] * slope[k]
-        examples[index[k]] += scatter[k] * rhs_u[k]
-
-
-def pieces_rhs(index: np.ndarray, slope: np.ndarray, groups: tuple[np.ndarray, ...],
-               column: np.ndarray, coef: float, r_u: np.ndarray, scatter: np.ndarray,
-               Du: np.ndarray, n: int) -> tuple[np.ndarray, ...]:
-    """The pieces' whole part of a direction's reduced right-hand side in one call:
-    :func:`newton_rhs` of groups A and B (``groups``: W, c, s, r_c of A, then of B),
-    :func:`pieces_transposed` of those (xi_A, xi_B), the pieces' right-hand side rhs_u = -r_u
-    - (xi_A + xi_B + column coef) and :func:`scattered_rhs` of it. Returns (xi_A, on_z,
-    examples, rhs_u, per_du): on_z = 0 - the scatter-add of xi_A a and examples the
-    scatter-add of ``scatter`` rhs_u over the n examples, per_du = rhs_u / Du; every entry
-    by the operations of the passes it replaces, in their order. Its loops that divide
-    scatter nothing (a loop with a scatter-add, or with more arrays, is not vectorized: one
-    such loop over every step took 0.54 against 0.45 ms on 68,378 pieces)."""
-    k = index.size
-    xi_a, xi_b, rhs_u, per_du = np.empty(k), np.empty(k), np.empty(k), np.empty(k)
-    on_z, examples = np.zeros(n), np.zeros(n)
-    _pieces_rhs(index, slope, *groups, column, coef, r_u, scatter, Du, xi_a, xi_b, on_z,
-                examples, rhs_u, per_du)
-    return xi_a, on_z, examples, rhs_u, per_du
-
-
-@_compiled
-def _ratio_min(x: np.ndarray, dx: np.ndarray, best: float) -> float:
-    """min(best, min over dx_i < 0 of -x_i / dx_i), branchless as
-    :func:`.interior._step_to_boundary_one` forms it (the same ratios, kept the same way)."""
-    for i in range(x.size):
-        d = dx[i]
-        ratio = -x[i] / min(d, -BRANCHLESS_FLOOR)
-        ratio = ratio if d < 0.0 else np.inf
-        best = ratio if ratio < best else best
-    return best
-
-
-@_compiled
-def _piece_pairs(d_u: np.ndarray, pieces: np.ndarray, W_a: np.ndarray, c_a: np.ndarray,
-                 s_a: np.ndarray, r_a: np.ndarray, lam_a: np.ndarray, W_b: np.ndarray,
-                 c_b: np.ndarray, s_b: np.ndarray, r_b: np.ndarray, lam_b: np.ndarray,
-                 jd_a: np.ndarray, ds_a: np.ndarray, dlam_a: np.ndarray, ds_b: np.ndarray,
-                 dlam_b: np.ndarray, steps: np.ndarray) -> None:
-    for k in range(d_u.size):
-        jd_a[k] = d_u[k] - pieces[k]
-    _recovered_pairs(W_a, jd_a, c_a, s_a, r_a, ds_a, dlam_a)
-    _recovered_pairs(W_b, d_u, c_b, s_b, r_b, ds_b, dlam_b)
-    steps[0] = _ratio_min(s_b, ds_b, _ratio_min(s_a, ds_a, np.inf))
-    steps[1] = _ratio_min(lam_b, dlam_b, _ratio_min(lam_a, dlam_a, np.inf))
-
-
-def piece_pairs(d_u: np.ndarray, pieces: np.ndarray, a: tuple[np.ndarray, ...],
-                b: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
-    """The pieces' slacks' and multipliers' directions and their steps to the boundary in one
-    call: with J dx = d_u - pieces on group A and d_u on group B, :func:`recovered_pairs` of
-    each (``a``, ``b``: W, c, s, r_c, lam of the group), and the smallest ratios -s / ds over
-    ds < 0 and -lam / dlam over dlam < 0 of both groups (inf where none) as
-    :func:`.interior.step_to_boundary` forms them. Returns (ds_A, dlam_A, ds_B, dlam_B,
-    [primal, dual])."""
-    k = d_u.size
-    out = tuple(np.empty(k) for _ in range(4))
-    steps = np.empty(2)
-    _piece_pairs(d_u, pieces, *a, *b, np.empty(k), *out, steps)
-    return (*out, steps)

@@ -11,13 +11,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import lu_factor, lu_solve
 
-from .structured_correctors import PIECE_GROUPS
 from .structured_form import Iterate
 from .structured_free import free_block
 from .structured_kernels import (
     newton_rhs,
-    piece_pairs,
-    pieces_rhs,
     pieces_transposed,
     recovered_pairs,
     recovered_pieces,
@@ -192,17 +189,14 @@ class NewtonSystem:
         return (d_theta, d_u, d_tau), dz, pieces
 
     def jacobian_apply(self, system: dict, d: tuple[np.ndarray, np.ndarray, np.ndarray],
-                       dz: np.ndarray | None = None, pieces: np.ndarray | None = None,
-                       pairs: bool = True) -> dict[str, np.ndarray]:
+                       dz: np.ndarray | None = None, pieces: np.ndarray | None = None
+                       ) -> dict[str, np.ndarray]:
         """J dx per group (``dz``: Q d_theta if known; ``pieces``: the pieces' a dz + G d_v
-        if known; ``pairs``: with the pieces' groups A and B, else without them). Group B's
-        entry is d_u itself (read only)."""
+        if known). Group B's entry is d_u itself (read only)."""
         d_theta, d_u, d_tau = d
         dz = self.q_apply(d_theta) if dz is None else dz
-        out = {}
-        if pairs:
-            pieces = self.pieces(dz, d_theta) if pieces is None else pieces
-            out = {"A": d_u - pieces, "B": d_u}
+        pieces = self.pieces(dz, d_theta) if pieces is None else pieces
+        out = {"A": d_u - pieces, "B": d_u}
         if self.m:
             rows = system["U_u"].T @ d_u
             if system["Jz"] is not None:  # None: no smooth loss in a row, d c_R / dz = 0
@@ -224,12 +218,6 @@ class NewtonSystem:
         column, coef = column_and_coefficient(system.get("U_u"), y["R"], self.K)
         zr, t_u = pieces_transposed(f.hinge_index, f.hinge_slope, y["A"], y["B"], column, coef,
                                     self.rows.n)
-        return self.jacobian_transpose_rest(system, y, zr, t_u)
-
-    def jacobian_transpose_rest(self, system: dict, y: dict[str, np.ndarray], zr: np.ndarray,
-                                t_u: np.ndarray | None
-                                ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray]:
-        """:meth:`jacobian_transpose_parts` from the pieces' part (zr, t_u) of J^T y."""
         if self.m and system["Jz"] is not None:  # (None: d c_R / dz = 0)
             zr += columns_times(system["Jz"], y["R"])
         on_v = -sparse_transpose_times(self.G, y["A"]) - system["Fv"].T @ y["R"]
@@ -276,20 +264,11 @@ class NewtonSystem:
         :func:`.structured_kernels.scattered_rhs` (``scattered``), and ``top``: the P^T
         product of :meth:`solve_column` when a pass formed it (None: the solve forms it)."""
         W, c, f = system["W"], ev["c"], self.form
-        apart = [g for g in x.s if not self.K or g not in PIECE_GROUPS]
-        xi = {g: newton_rhs(W[g], c[g], x.s[g], r_c[g]) for g in apart}
-        scattered = None
-        if self.K:  # the pieces' groups in one pass (.structured_kernels.pieces_rhs)
-            column, coef = column_and_coefficient(system.get("U_u"), xi["R"], self.K)
-            xi["A"], zr, examples, rhs_u, per_du = pieces_rhs(
-                f.hinge_index, f.hinge_slope, tuple(v for g in PIECE_GROUPS for v in (
-                    W[g], c[g], x.s[g], r_c[g])), column, coef, ev["r_u"], system["scatter"],
-                system["Du"], self.rows.n)
-            scattered = (examples, per_du)
-            t_theta, _, t_tau, zr = self.jacobian_transpose_rest(system, xi, zr, None)
-        else:
-            t_theta, t_u, t_tau, zr = self.jacobian_transpose_parts(system, xi)
-            rhs_u = -ev["r_u"] - t_u
+        xi = {g: newton_rhs(W[g], c[g], x.s[g], r_c[g]) for g in x.s}
+        t_theta, t_u, t_tau, zr = self.jacobian_transpose_parts(system, xi)
+        rhs_u = -ev["r_u"] - t_u
+        scattered = scattered_rhs(f.hinge_index, system["scatter"], rhs_u, system["Du"],
+                                  system["N"]) if self.K else None
         return {"t_theta": t_theta, "rhs_u": rhs_u, "t_tau": t_tau, "on_z": -zr,
                 "scattered": scattered, "top": None}
 
@@ -304,31 +283,22 @@ class NewtonSystem:
         one round of iterative refinement on the unreduced operator if ``refine`` (``right``:
         its :meth:`right_side` if formed before)."""
         W, c = system["W"], ev["c"]
-        apart = [g for g in x.s if not self.K or g not in PIECE_GROUPS]
         right = self.right_side(x, ev, system, r_c) if right is None else right
         rhs = (-ev["r_theta"] - right["t_theta"], right["rhs_u"], -ev["r_tau"] - right["t_tau"])
-        zr = -right["on_z"]  # Q^T(-zr) in the solves
         d, dz, pieces = self.solve_pieces(system, rhs, right["on_z"], right["scattered"],
                                           right["top"])
         if refine:  # the scores' directions are linear in d: Q (d + c) = Q d + Q c
             if self.rows.remote:  # the operator's product with Q^T and the correction's
                 # in one pass: Q^T a - Q^T b = Q^T (a - b), another rounding
                 *applied, op_z = self.operator(system, ev["curv"], d, dz, pieces, pending=True)
-                on_z = -zr - op_z
+                on_z = right["on_z"] - op_z
             else:
-                applied, on_z = self.operator(system, ev["curv"], d, dz, pieces), -zr
+                applied, on_z = self.operator(system, ev["curv"], d, dz, pieces), right["on_z"]
             correction, dz_c = self.solve_scored(system, tuple(
                 r - a for r, a in zip(rhs, applied, strict=True)), on_z)
             d = tuple(a + b for a, b in zip(d, correction, strict=True))
             dz, pieces = None if dz is None else dz + dz_c, None
-        if self.K and pieces is None:
-            pieces = self.pieces(dz, d[0])
-        jd = self.jacobian_apply(system, d, dz, pieces, pairs=not self.K)
-        pairs = {g: recovered_pairs(W[g], jd[g], c[g], x.s[g], r_c[g]) for g in apart}
-        limits = None
-        if self.K:  # (.structured_kernels.piece_pairs; the steps as Iterate.limits)
-            *both, limits = piece_pairs(d[1], pieces, *(
-                (W[g], c[g], x.s[g], r_c[g], x.lam[g]) for g in PIECE_GROUPS))
-            pairs.update({"A": both[:2], "B": both[2:]})
-        ds, dlam = {g: pairs[g][0] for g in x.s}, {g: pairs[g][1] for g in x.s}
-        return Iterate(d[0], d[1], d[2], ds, dlam, dz, limits)
+        jd = self.jacobian_apply(system, d, dz, pieces)
+        pairs = {g: recovered_pairs(W[g], jd[g], c[g], x.s[g], r_c[g]) for g in x.s}
+        ds, dlam = {g: p[0] for g, p in pairs.items()}, {g: p[1] for g, p in pairs.items()}
+        return Iterate(d[0], d[1], d[2], ds, dlam, dz)

@@ -27,7 +27,6 @@ from ratecons.solvers.thin_products import (
     rows_transpose_times,
     sparse_transpose_times,
 )
-from tests.solvers.piece_references import numpy_piece_passes
 
 
 def _vectors(seed: int, n: int, count: int) -> list[np.ndarray]:
@@ -135,7 +134,6 @@ def _numpy_passes(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(module, "sparse_transpose_times", lambda G, a: G.T @ a)
     monkeypatch.setattr(SN, "columns_times", lambda A, y: A @ y)
     monkeypatch.setattr(S, "rows_transpose_times", lambda B, y: B.T @ y)
-    numpy_piece_passes(monkeypatch)
     monkeypatch.setattr(interior, "_step_to_boundary_one", _branching_step)
 
 
