@@ -340,12 +340,11 @@ def _gram_block(block: np.ndarray, c: np.ndarray) -> np.ndarray:
     return weighted_gram(block, c.ravel())[None]
 
 
-def _gram_and_products_block(block: np.ndarray, weights_and_columns: np.ndarray
-                             ) -> np.ndarray:
-    """[A^T diag(c) A | A^T V] of one partition A, for c the first of the per-example columns
-    given and V the others: shape (1, p, p + q)."""
-    c, V = weights_and_columns[:, 0], weights_and_columns[:, 1:]
-    return np.concatenate([weighted_gram(block, c), block.T @ V], axis=1)[None]
+def _gram_and_products_block(block: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """[A^T diag(c) A | A^T C] of one partition A and per-example columns C (N_A, 1 + q)
+    whose first is the weights c: shape (1, p, p + 1 + q)."""
+    return np.concatenate([weighted_gram(block, columns[:, 0]), block.T @ columns],
+                          axis=1)[None]
 
 
 class DaskRows(Rows):
@@ -417,25 +416,23 @@ class DaskRows(Rows):
                           single: bool = False
                           ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
         """(P^T diag(c) P, P^T c, P^T V) in one pass: each partition sends its p x p product
-        and its products with the columns side by side (``single`` is ignored: the
+        and its products with c and the columns of V side by side (``single`` is ignored: the
         partitions' products are in double precision)."""
         c = np.asarray(c, dtype=np.float64)
-        columns = ([c[:, None]] if column else []) + (
-            [] if V is None else [np.reshape(V, (self.n, -1))])
-        if not columns:
+        if V is None and not column:
             return self.gram(c), None, None
         import dask.array as da
 
         p = self.p
-        given = np.concatenate([c[:, None], *columns], axis=1)
+        given = np.concatenate([c[:, None]] + ([] if V is None else [
+            np.reshape(V, (self.n, -1))]), axis=1)
         parts = da.map_blocks(_gram_and_products_block, self.P, self._split(given),
                               new_axis=2, chunks=((1,) * self.partitions, (p,),
-                                                  (p + given.shape[1] - 1,)),
+                                                  (p + given.shape[1],)),
                               meta=np.empty((0, 0, 0)))
         both = self._compute(parts.sum(axis=0))
-        rest = both[:, p + (1 if column else 0):]
         return (both[:, :p], both[:, p] if column else None,
-                None if V is None else rest.reshape((p,) + np.shape(V)[1:]))
+                None if V is None else both[:, p + 1:].reshape((p,) + np.shape(V)[1:]))
 
 
 def stack_rows(blocks: list[Any]) -> Any:

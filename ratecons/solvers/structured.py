@@ -430,13 +430,14 @@ def _attempts(form: StructuredForm, tol: float, max_iterations: int, deadline: f
 
 
 def _evaluated(ipm: _IPM, x: Iterate) -> tuple[dict, tuple | None]:
-    """The residuals at x (:meth:`_IPM.evaluate`), and None; on rows whose every pass is a
-    round trip over partitions (``rows.remote``, Dask) the iteration's Gram product is made
-    before the iterate is measured, in one pass with the stationarity residual's product
-    with P^T and the predictor's (:meth:`_IPM.gram_pass`), and (the products of that pass
-    for :meth:`_IPM.factored`, the predictor's right-hand side) is returned: one pass where
-    there were three (the Gram product of a run's last iterate, which needs none, is the
-    price)."""
+    """The residuals at x (:meth:`_IPM.evaluate`) and, on rows whose every pass is a round
+    trip over partitions (``rows.remote``: Dask), what the iteration's one pass formed, else
+    None. There the Gram product is made before the iterate is measured, in one pass with
+    the stationarity residual's product with P^T, the rows' Jacobian's and the predictor's
+    right-hand side's (:meth:`_IPM.gram_pass`): one pass where main made four (the Gram
+    product of a run's last iterate, which needs none, is the price). Returned for the loop:
+    (the weights of :meth:`_IPM.weights_at`, the Gram product, its column, the rows' P^T
+    product) for :meth:`_IPM.factored`, and the predictor's :meth:`_IPM.right_side`."""
     if not ipm.rows.remote:
         return ipm.evaluate(x), None
     ev = ipm.evaluate(x, pending=True)

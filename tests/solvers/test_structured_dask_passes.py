@@ -90,3 +90,24 @@ def test_a_refined_direction_makes_four_passes():
         assert dask_passes() - before == 4
         plain = ipm.direction(x, ev, system, {g: x.s[g] * x.lam[g] for g in x.s}, False)
     np.testing.assert_allclose(refined.theta, plain.theta, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("shape", [(), (3,)])
+def test_the_gram_product_and_its_products_are_one_pass(shape):
+    """DaskRows.gram_and_products: the Gram product, P^T c and P^T V of in memory, from one
+    pass over the partitions (with or without the column; V one column or three)."""
+    rng = np.random.default_rng(4)
+    X, c = rng.normal(size=(50, 4)), rng.random(50)
+    V = rng.normal(size=(50, *shape))
+    memory, lazy = Rows(X), Rows(da.from_array(X, chunks=(17, 4)))
+    with dask.config.set(scheduler="synchronous"):
+        for column in (True, False):
+            before = dask_passes()
+            G, col, PV = lazy.gram_and_products(c, V, column=column)
+            assert dask_passes() - before == 1
+            np.testing.assert_allclose(G, memory.gram(c), atol=1e-12)
+            assert (col is None) != column
+            if column:
+                np.testing.assert_allclose(col, X.T @ c, atol=1e-12)
+            assert PV.shape == (4, *shape)
+            np.testing.assert_allclose(PV, X.T @ V, atol=1e-12)
