@@ -116,6 +116,11 @@ class Rows:
         Rows per block of :meth:`gram`.
     """
 
+    #: whether every pass is a round trip over partitions (:class:`DaskRows`): then a solver
+    #: forms what it can in one pass even when some of it may go unused
+    #: (:func:`ratecons.solvers.structured._evaluated`)
+    remote = False
+
     def __new__(cls, P: Any, block_rows: int = BLOCK_ROWS) -> Rows:
         return super().__new__(DaskRows if is_dask(P) else cls)
 
@@ -142,7 +147,7 @@ class Rows:
         #: (about 5% of a structured chain's time there)
         self.T = self.P.T
         self.block_rows = int(block_rows)
-        self.single: np.ndarray | None = None  # float32 copy of the dense rows (gram_and_column)
+        self.single: np.ndarray | None = None  # float32 copy of the dense rows (gram_and_products)
 
     @property
     def n(self) -> int:
@@ -184,22 +189,35 @@ class Rows:
 
     def gram_and_column(self, c: np.ndarray, *, column: bool = True, single: bool = False
                         ) -> tuple[np.ndarray, np.ndarray | None]:
-        """(P^T diag(c) P, P^T c) for weights c >= 0 (the column only if ``column``): over
-        dense blocks in one pass (each scaled block B = diag(sqrt(c)) A gives B^T B and
-        B^T sqrt(c) while in the cache); else :meth:`gram` and :meth:`transpose_apply`.
+        """(P^T diag(c) P, P^T c) for weights c >= 0 (the column only if ``column``):
+        :meth:`gram_and_products` without further columns."""
+        return self.gram_and_products(c, None, column=column, single=single)[:2]
+
+    def gram_and_products(self, c: np.ndarray, V: np.ndarray | None, *, column: bool = True,
+                          single: bool = False
+                          ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """(P^T diag(c) P, P^T c, P^T V) for weights c >= 0 (the column only if ``column``)
+        and per-example columns V (N,) or (N, q) (the third None when V is None): in memory
+        over dense blocks, the first two in one pass (each scaled block B = diag(sqrt(c)) A
+        gives B^T B and B^T sqrt(c) while in the cache), else :meth:`gram` and
+        :meth:`transpose_apply`, and P^T V by :meth:`transpose_apply` (over the nonzeros of
+        the Adult split, P^T V formed in the compiled Gram pass cost more than SciPy's
+        product beside it: 6.4 against 5.6 ms for three columns); a :class:`DaskRows` forms
+        all three in one pass over its partitions.
 
         ``single``: from a float32 copy of the dense rows (made once), each block's products
         in single precision and their sum in double -- about half the time of syrk in double,
         for Newton systems that need no more than about six digits
         (:data:`ratecons.solvers.structured.SINGLE_GRAM_ABOVE`). Ignored without dense rows.
         """
+        products = None if V is None else self.transpose_apply(V)
         if self.by_rows or self.dense is None and not sp.issparse(self.P):
-            return self.gram(c), (self.transpose_apply(c) if column else None)
+            return self.gram(c), (self.transpose_apply(c) if column else None), products
         if single and self.dense is not None:
             if self.single is None:
                 self.single = self.dense.astype(np.float32)
-            return self._dense_gram(c, column, self.single)
-        return self._dense_gram(c, column, self.dense)
+            return (*self._dense_gram(c, column, self.single), products)
+        return (*self._dense_gram(c, column, self.dense), products)
 
     def _dense_gram(self, c: np.ndarray, column: bool, dense: np.ndarray | None
                     ) -> tuple[np.ndarray, np.ndarray | None]:
@@ -322,10 +340,11 @@ def _gram_block(block: np.ndarray, c: np.ndarray) -> np.ndarray:
     return weighted_gram(block, c.ravel())[None]
 
 
-def _gram_and_column_block(block: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """[A^T diag(c) A | A^T c] of one partition A, shape (1, p, p + 1)."""
-    c = c.ravel()
-    return np.concatenate([weighted_gram(block, c), (c @ block)[:, None]], axis=1)[None]
+def _gram_and_products_block(block: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """[A^T diag(c) A | A^T C] of one partition A and per-example columns C (N_A, 1 + q)
+    whose first is the weights c: shape (1, p, p + 1 + q)."""
+    return np.concatenate([weighted_gram(block, columns[:, 0]), block.T @ columns],
+                          axis=1)[None]
 
 
 class DaskRows(Rows):
@@ -333,12 +352,15 @@ class DaskRows(Rows):
 
     Every method is one reduction over the partitions on the active ``distributed`` Client (the
     local scheduler without one): :meth:`gram` sums one p x p weighted Gram product per
-    partition in a tree (with P^T c beside it in the same pass, :meth:`gram_and_column`),
+    partition in a tree (with P^T c and P^T V beside it in the same pass,
+    :meth:`gram_and_products`),
     :meth:`transpose_apply` one p-vector (or p x r block) per partition;
     :meth:`scores` and :meth:`apply` return the per-example results to the caller. Per-example
     vectors (scores, weights) thus travel between the client and the workers, O(N) memory on
     the client (the current limit); the N x p features never leave the workers.
     """
+
+    remote = True
 
     def __init__(self, P: Any, block_rows: int = BLOCK_ROWS) -> None:
         if P.ndim != 2:
@@ -390,22 +412,27 @@ class DaskRows(Rows):
                               meta=np.empty((0, 0, 0)))
         return self._compute(parts.sum(axis=0))
 
-    def gram_and_column(self, c: np.ndarray, *, column: bool = True, single: bool = False
-                        ) -> tuple[np.ndarray, np.ndarray | None]:
-        """(P^T diag(c) P, P^T c) in one pass: each partition sends its p x p product and
-        its p-vector side by side (``single`` is ignored: the partitions' products are in
-        double precision)."""
-        if not column:
-            return self.gram(c), None
+    def gram_and_products(self, c: np.ndarray, V: np.ndarray | None, *, column: bool = True,
+                          single: bool = False
+                          ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """(P^T diag(c) P, P^T c, P^T V) in one pass: each partition sends its p x p product
+        and its products with c and the columns of V side by side (``single`` is ignored: the
+        partitions' products are in double precision)."""
+        c = np.asarray(c, dtype=np.float64)
+        if V is None and not column:
+            return self.gram(c), None, None
         import dask.array as da
 
         p = self.p
-        parts = da.map_blocks(_gram_and_column_block, self.P,
-                              self._split(np.asarray(c)[:, None]), new_axis=2,
-                              chunks=((1,) * self.partitions, (p,), (p + 1,)),
+        given = np.concatenate([c[:, None]] + ([] if V is None else [
+            np.reshape(V, (self.n, -1))]), axis=1)
+        parts = da.map_blocks(_gram_and_products_block, self.P, self._split(given),
+                              new_axis=2, chunks=((1,) * self.partitions, (p,),
+                                                  (p + given.shape[1],)),
                               meta=np.empty((0, 0, 0)))
         both = self._compute(parts.sum(axis=0))
-        return both[:, :p], both[:, p]
+        return (both[:, :p], both[:, p] if column else None,
+                None if V is None else both[:, p + 1:].reshape((p,) + np.shape(V)[1:]))
 
 
 def stack_rows(blocks: list[Any]) -> Any:

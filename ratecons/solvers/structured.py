@@ -38,7 +38,7 @@ s lam - sigma mu). After the slacks and multipliers are eliminated the Newton sy
   the rows lost the free variables' accuracy as the pieces' weights went to zero).
 
 So each iteration costs one weighted Gram product Q^T diag(d) Q over the examples
-(Q = [P, -1]; O(N p^2), :meth:`ratecons.scans.Rows.gram_and_column`: P^T diag(d) P and P^T d
+(Q = [P, -1]; O(N p^2), :meth:`ratecons.scans.Rows.gram_and_products`: P^T diag(d) P and P^T d
 in one pass), one LU factorization of the small system, and O(N (m + 2)) vector work -- as
 :mod:`.top_ipm` and :mod:`.mrc_ipm` do for their problems. Nothing N x N is formed and no
 Python loop runs over the examples.
@@ -65,7 +65,6 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from scipy.linalg import lu_factor, lu_solve
 
 from .. import settings
 from .interior import single_blas_thread
@@ -87,25 +86,18 @@ from .structured_correctors import (
     primal_dual_steps,
 )
 from .structured_form import Iterate, ScaledForm, StructuredForm, StructuredSolution, WarmStart
-from .structured_free import free_block
 from .structured_infeasible import infeasible_message, violation_proof
 from .structured_kernels import (
     gather_product,
-    newton_rhs,
-    pieces_transposed,
-    recovered_pairs,
-    recovered_pieces,
     scatter_product,
-    scattered_rhs,
 )
+from .structured_newton import NewtonSystem
 from .structured_retry import RETRY_ITERATIONS, cold_retry
 from .structured_robust import RobustRows, RobustTerms, halved_lams, robust_start, robust_terms
-from .structured_smooth import row_jacobian_z, smooth_terms
+from .structured_smooth import smooth_terms
 from .structured_stop import CERTIFIED_STALL, STALL_WINDOW, stalled, warm_blocked
 from .structured_warm import warm_iterate
 from .thin_products import (
-    column_and_coefficient,
-    columns_times,
     rows_transpose_times,
     sparse_transpose_times,
 )
@@ -142,7 +134,7 @@ MIN_STEP = 1e-8
 DEFAULT_MAX_ITERATIONS = 100
 #: an iteration whose merit is at least SINGLE_GRAM_ABOVE, on at least SINGLE_GRAM_COLUMNS
 #: dense columns, gets its Gram product in single precision (summed in double over blocks,
-#: :meth:`ratecons.scans.Rows.gram_and_column`; the certificate always comes from the exact
+#: :meth:`ratecons.scans.Rows.gram_and_products`; the certificate always comes from the exact
 #: residuals): the product's relative error (~1e-7 per block) moves a direction far less
 #: than the iterate is from the optimum there; below it the directions are refined
 #: (:data:`REFINE_BELOW`) against a double product. 500 Nystrom features on the Adult split:
@@ -153,8 +145,9 @@ SINGLE_GRAM_ABOVE = REFINE_BELOW
 SINGLE_GRAM_COLUMNS = 256
 
 
-class _IPM:
-    """The interior point of :func:`solve_structured` (module docstring)."""
+class _IPM(NewtonSystem):
+    """The interior point of :func:`solve_structured` (module docstring; its Newton system:
+    :class:`.structured_newton.NewtonSystem`)."""
 
     def __init__(self, form: StructuredForm, weighted: np.ndarray | None = None,
                  adaptive: bool = False) -> None:
@@ -169,7 +162,7 @@ class _IPM:
         self.r = form.extra
         self.G = form.G
         #: whether a smooth loss enters a constraint row (else d c_R / dz = 0 and the
-        #: directions skip their products with it, :meth:`factor`)
+        #: directions skip their products with it, :class:`.structured_newton.NewtonSystem`)
         self.smooth_rows = any(bool(np.any(S[1:])) for S in self.sc.S)
         self.positive = self.p1 + form.positive_extra  # theta entries kept > 0
         #: the ball lam of every support function in a constraint row (:func:`halve_at_most`)
@@ -196,17 +189,19 @@ class _IPM:
         w, b = self.w_b(theta)
         return self.rows.scores(w, b)
 
-    def q_transpose(self, V: np.ndarray) -> np.ndarray:
-        """Q^T V for Q = [P, -1]: per-example values V (N,) or (N, r) to theta space."""
-        top = self.rows.transpose_apply(V)
+    def q_transpose(self, V: np.ndarray, top: np.ndarray | None = None) -> np.ndarray:
+        """Q^T V for Q = [P, -1]: per-example values V (N,) or (N, r) to theta space (``top``:
+        P^T V when a pass formed it already)."""
+        top = self.rows.transpose_apply(V) if top is None else top
         if not self.fit_b:
             return top
         return np.concatenate([top, -np.sum(V, axis=0, keepdims=True)], axis=0)
 
-    def theta_of(self, z_part: np.ndarray, v_part: np.ndarray) -> np.ndarray:
-        """A theta-space vector (or matrix) from per-example values (through Q^T) and values
-        on the free variables v."""
-        return np.concatenate([self.q_transpose(z_part), v_part], axis=0)
+    def theta_of(self, z_part: np.ndarray, v_part: np.ndarray, top: np.ndarray | None = None
+                 ) -> np.ndarray:
+        """A theta-space vector (or matrix) from per-example values (through Q^T; ``top``:
+        their P^T product if formed) and values on the free variables v."""
+        return np.concatenate([self.q_transpose(z_part, top), v_part], axis=0)
 
     def pieces(self, z: np.ndarray, theta: np.ndarray) -> np.ndarray:
         """a_k z_{i_k} + G[k] v (without the offsets), or the same for directions."""
@@ -221,8 +216,11 @@ class _IPM:
         return out - T[self.p] if self.fit_b else out
 
     # ---------------------------------------------------------------- residuals
-    def evaluate(self, x: Iterate) -> dict[str, object]:
-        """Constraint values c(x), objective, gradient pieces and residuals at x."""
+    def evaluate(self, x: Iterate, pending: bool = False) -> dict[str, object]:
+        """Constraint values c(x), objective, gradient pieces and residuals at x (``pending``:
+        without the stationarity residual, whose per-example columns are left in
+        ``ev["pending"]`` for a pass over the examples that forms their product with P^T,
+        :meth:`stationarity`)."""
         sc, f = self.sc, self.form
         z = x.z = self.scores(x.theta) if x.z is None else x.z
         w, _ = self.w_b(x.theta)
@@ -256,18 +254,31 @@ class _IPM:
         if self.K:
             terms += scatter_product(f.hinge_index, np.abs(x.lam["A"]), np.abs(f.hinge_slope),
                                      self.rows.n)
-        both = self.q_transpose(np.column_stack([zr, terms]))  # one pass for the two
+        r_u = sc.C[0] - x.lam["A"] - x.lam["B"] + rows_transpose_times(sc.C[1:], lam_R)
+        if rob is not None:
+            r_u += rob.g_u
+        r_tau = (sc.l1 - x.lam["T+"] - x.lam["T-"]) if self.use_l1 else np.zeros(0)
+        ev = {"c": c, "objective": objective, "curv": curv, "slopes": slopes, "robust": rob,
+              "Cu": Cu, "Fv": Fv, "r_u": r_u, "r_tau": r_tau,
+              "pending": np.column_stack([zr, terms])}
+        return ev if pending else self.stationarity(x, ev)
+
+    def stationarity(self, x: Iterate, ev: dict, top: np.ndarray | None = None
+                     ) -> dict[str, object]:
+        """``ev`` of :meth:`evaluate` completed with the stationarity residual on theta and
+        the residuals' scale, from its pending per-example columns (``top``: their product
+        with P^T when a pass formed it, else one pass here for the two)."""
+        sc, rob, lam_R = self.sc, ev["robust"], x.lam["R"]
+        w, _ = self.w_b(x.theta)
+        both = self.q_transpose(ev.pop("pending"), top)
         r_theta = np.concatenate([both[:, 0], sc.F[0] + sparse_transpose_times(self.G, x.lam["A"])
                                   + sc.F[1:].T @ lam_R])
         r_theta[:self.p] += sc.l2 * w
         if self.use_l1:
             r_theta[:self.p] += x.lam["T+"] - x.lam["T-"]
-        r_u = sc.C[0] - x.lam["A"] - x.lam["B"] + rows_transpose_times(sc.C[1:], lam_R)
         if rob is not None:
             r_theta[self.p1:] += rob.g_v
             r_theta[self.positive] -= x.lam["L"]
-            r_u += rob.g_u
-        r_tau = (sc.l1 - x.lam["T+"] - x.lam["T-"]) if self.use_l1 else np.zeros(0)
         scale_theta = np.abs(both[:, 1]).max(initial=0.0)
         scale = 1.0 + max(scale_theta, sc.l2 * float(np.abs(w).max(initial=0.0)),
                           float(np.abs(sc.C[0]).max(initial=0.0)),
@@ -275,9 +286,8 @@ class _IPM:
                           float(np.abs(x.lam["B"]).max(initial=0.0)), sc.l1,
                           float(np.abs(sc.F).max(initial=0.0)),
                           0.0 if rob is None else float(np.abs(rob.g_v).max(initial=0.0)))
-        return {"c": c, "objective": objective, "curv": curv, "slopes": slopes,
-                "r_theta": r_theta, "r_u": r_u, "r_tau": r_tau, "dual_scale": scale,
-                "robust": rob, "Cu": Cu, "Fv": Fv}
+        ev.update(r_theta=r_theta, dual_scale=scale)
+        return ev
 
     def robust_at(self, z: np.ndarray, u: np.ndarray, v: np.ndarray, lam_R: np.ndarray
                   ) -> tuple[RobustTerms | None, RobustRows | None]:
@@ -287,211 +297,6 @@ class _IPM:
             return None, None
         return robust_terms(self.form.robust, self.sc.kappa, np.concatenate([[1.0], lam_R]),
                             z, u, v, self.K)
-
-    # ---------------------------------------------------------------- Newton system
-    def factor(self, x: Iterate, ev: dict, damping: float = 0.0, single: bool = False
-               ) -> dict[str, object]:
-        """The reduced matrix (module docstring) and what its solves need; ``damping`` times
-        the robust pieces' weights is added on their (eta, lam) (:data:`ROBUST_DAMPING`);
-        ``single``: the Gram product in single precision (:data:`SINGLE_GRAM_ABOVE`)."""
-        f, sc = self.form, self.sc
-        W = {g: x.lam[g] / x.s[g] for g in x.s}
-        N = self.rows.n
-        rob = ev["robust"]
-        h_u = 0.0 if rob is None else rob.h_u  # the robust pieces' curvature on u
-        Du = W["A"] + W["B"] + h_u
-        e = W["A"] * (W["B"] + h_u) / Du  # what eliminating u_k leaves on its piece
-        d = ev["curv"].copy()
-        if self.K:
-            d += scatter_product(f.hinge_index, f.hinge_slope ** 2, e, N)
-        G, col = self.rows.gram_and_column(d, column=self.fit_b, single=single)
-        diag_w = np.full(self.p, sc.l2)
-        if self.use_l1:
-            diag_w += 4.0 * W["T+"] * W["T-"] / (W["T+"] + W["T-"])
-        G[np.diag_indices(self.p)] += diag_w
-        if self.fit_b:
-            top = np.hstack([G, -col[:, None]])
-            bottom = np.concatenate([-col, [d.sum()]])
-            M = np.vstack([top, bottom[None, :]])
-        else:
-            M = G
-        if self.r:
-            cross, own = free_block(self, W, Du, e, rob)
-            for piece in (p for p in f.robust if p.row == 0):  # ROBUST_DAMPING
-                for at in (piece.eta, piece.lam):
-                    own[at, at] += damping * sc.kappa[piece.row] * piece.coef
-            M = np.block([[M, cross], [cross.T, own]])
-        scale = max(1.0, float(np.max(np.abs(np.diag(M)))))
-        M[np.diag_indices(M.shape[0])] += 1e-13 * scale
-        system = {"W": W, "Du": Du, "N": N, "robust": rob, "Cu": ev["Cu"], "Fv": ev["Fv"],
-                  "scatter": W["A"] * f.hinge_slope / Du}  # r_u's weight on its example
-        if self.m:
-            # the rows stay in the system as multipliers y = W_R J_R dx (quasi-definite):
-            # [[S, Jh^T], [Jh, -W_R^-1 - C_R diag(1/Du) C_R^T]] with Jh the rows' Jacobian
-            # after the pieces' elimination (module docstring)
-            Jz = -row_jacobian_z(self, ev["slopes"])  # d c_R / dz, (N, m)
-            Cu = ev["Cu"]
-            U_u = -Cu.T  # d c_R / du, transposed: (K, m)
-            through = (W["A"] / Du)[:, None] * Cu.T  # (K, m)
-            on_z = Jz - np.column_stack([
-                scatter_product(f.hinge_index, f.hinge_slope, through[:, j], N)
-                for j in range(self.m)]) if self.K else Jz
-            on_v = -ev["Fv"].T - sparse_transpose_times(self.G, through)
-            if rob is not None:
-                on_v += rob.c_u.T @ (Cu.T / Du[:, None])
-            Jh_T = self.theta_of(on_z, on_v)
-            corner = -np.diag(1.0 / W["R"]) - (Cu / Du) @ Cu.T
-            M = np.block([[M, Jh_T], [Jh_T.T, corner]])
-            system.update(Jz=Jz if self.smooth_rows else None, U_u=U_u)
-        system["lu"] = lu_factor(M, check_finite=False)
-        return system
-
-    def solve(self, system: dict, r: tuple[np.ndarray, np.ndarray, np.ndarray]
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(H + J^T W J)^{-1} r: the pieces' and l1 blocks eliminated, the rows kept as
-        multipliers (:meth:`factor`), then the eliminated blocks recovered."""
-        return self.solve_pieces(system, r)[0]
-
-    def solve_scored(self, system: dict, r: tuple[np.ndarray, np.ndarray, np.ndarray],
-                     on_z: np.ndarray | None = None
-                     ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray | None]:
-        """:meth:`solve` of r + (Q^T on_z, 0, 0), with the scores' direction Q d_theta where
-        it was formed (else None): one product with P^T for both per-example parts."""
-        return self.solve_pieces(system, r, on_z)[:2]
-
-    def solve_pieces(self, system: dict, r: tuple[np.ndarray, np.ndarray, np.ndarray],
-                     on_z: np.ndarray | None = None
-                     ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray | None,
-                                np.ndarray | None]:
-        """:meth:`solve_scored`, and the pieces' a Q d_theta + G d_v where they were formed
-        (else None; :meth:`jacobian_apply` takes them). The pieces' passes before and after
-        the small solve are compiled (:func:`.structured_kernels.scattered_rhs`,
-        :func:`.structured_kernels.recovered_pieces`)."""
-        f = self.form
-        W, Du = system["W"], system["Du"]
-        r_theta, r_u, r_tau = r
-        rt = r_theta.copy()
-        per_du = r_u / Du if not self.K else None
-        if self.K:
-            examples, per_du = scattered_rhs(f.hinge_index, system["scatter"], r_u, Du,
-                                             system["N"])
-            rt = rt + self.theta_of(examples if on_z is None else examples + on_z,
-                                    sparse_transpose_times(self.G, W["A"] / Du * r_u)
-                                    if self.r else np.zeros(0))
-        elif on_z is not None:
-            rt[:self.p1] += self.q_transpose(on_z)
-        rob = system["robust"]
-        if rob is not None:
-            rt[self.p1:] -= rob.c_u.T @ per_du
-        if self.use_l1:
-            wp, wm = W["T+"], W["T-"]
-            rt[:self.p] -= (wm - wp) / (wp + wm) * r_tau
-        rhs = np.concatenate([rt, system["Cu"] @ per_du]) if self.m else rt
-        solved = lu_solve(system["lu"], rhs, check_finite=False)
-        d_theta, y = solved[:rt.size], solved[rt.size:]
-        dz = self.q_apply(d_theta) if self.K else None
-        pieces = None
-        if self.K:
-            column, coef = column_and_coefficient(system["Cu"].T, y, self.K)
-            pieces, d_u = recovered_pieces(
-                f.hinge_index, f.hinge_slope, dz,
-                self.G @ d_theta[self.p1:] if self.r else np.zeros(0), r_u, W["A"], column,
-                coef, Du)
-            if rob is not None:
-                d_u -= rob.c_u @ d_theta[self.p1:] / Du
-        else:
-            d_u = r_u.copy()
-        if self.use_l1:
-            wp, wm = W["T+"], W["T-"]
-            d_tau = (r_tau - (wm - wp) * d_theta[:self.p]) / (wp + wm)
-        else:
-            d_tau = r_tau.copy()
-        return (d_theta, d_u, d_tau), dz, pieces
-
-    def jacobian_apply(self, system: dict, d: tuple[np.ndarray, np.ndarray, np.ndarray],
-                       dz: np.ndarray | None = None, pieces: np.ndarray | None = None
-                       ) -> dict[str, np.ndarray]:
-        """J dx per group (``dz``: Q d_theta if known; ``pieces``: the pieces' a dz + G d_v
-        if known). Group B's entry is d_u itself (read only)."""
-        d_theta, d_u, d_tau = d
-        dz = self.q_apply(d_theta) if dz is None else dz
-        pieces = self.pieces(dz, d_theta) if pieces is None else pieces
-        out = {"A": d_u - pieces, "B": d_u}
-        if self.m:
-            rows = system["U_u"].T @ d_u
-            if system["Jz"] is not None:  # None: no smooth loss in a row, d c_R / dz = 0
-                rows = system["Jz"].T @ dz + rows
-            out["R"] = rows - system["Fv"] @ d_theta[self.p1:]
-        else:
-            out["R"] = np.zeros(0)
-        if self.use_l1:
-            dw = d_theta[:self.p]
-            out["T+"], out["T-"] = d_tau - dw, d_tau + dw
-        if "L" in system["W"]:
-            out["L"] = d_theta[self.positive]
-        return out
-
-    def jacobian_transpose_parts(self, system: dict, y: dict[str, np.ndarray]
-                                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """J^T y with its theta part split: the rest, and zr with Q^T zr the remainder."""
-        f = self.form
-        column, coef = column_and_coefficient(system.get("U_u"), y["R"], self.K)
-        zr, t_u = pieces_transposed(f.hinge_index, f.hinge_slope, y["A"], y["B"], column, coef,
-                                    self.rows.n)
-        if self.m and system["Jz"] is not None:  # (None: d c_R / dz = 0)
-            zr += columns_times(system["Jz"], y["R"])
-        on_v = -sparse_transpose_times(self.G, y["A"]) - system["Fv"].T @ y["R"]
-        t_theta = np.concatenate([np.zeros(self.p1), on_v])
-        t_tau = np.zeros(0)
-        if self.use_l1:
-            t_theta[:self.p] += y["T-"] - y["T+"]
-            t_tau = y["T+"] + y["T-"]
-        if "L" in y:
-            t_theta[self.positive] += y["L"]
-        return t_theta, t_u, t_tau, zr
-
-    def operator(self, system: dict, curv: np.ndarray,
-                 v: tuple[np.ndarray, np.ndarray, np.ndarray], dz: np.ndarray | None = None,
-                 pieces: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """M v = (H + J^T W J) v, applied without the reduction (for iterative refinement;
-        ``dz``, ``pieces``: Q v_theta and the pieces' values along v if known). Its
-        per-example parts (J^T W J and the curvature on z) reach theta space through one
-        product with Q^T (one pass over the examples)."""
-        W = system["W"]
-        dz = self.q_apply(v[0]) if dz is None else dz
-        jv = self.jacobian_apply(system, v, dz, pieces)
-        t_theta, t_u, t_tau, on_z = self.jacobian_transpose_parts(
-            system, {g: W[g] * jv[g] for g in W})
-        on_z = on_z + curv * dz
-        on_v = np.zeros(self.r)
-        rob = system["robust"]
-        if rob is not None:
-            rob_z, rob_u, on_v = rob.hessian_apply(dz, v[1], v[0][self.p1:])
-            on_z += rob_z
-            t_u = t_u + rob_u
-        t_theta = t_theta + self.theta_of(on_z, on_v)
-        t_theta[:self.p] += self.sc.l2 * v[0][:self.p]
-        return t_theta, t_u, t_tau
-
-    def direction(self, x: Iterate, ev: dict, system: dict,
-                  r_c: dict[str, np.ndarray], refine: bool) -> Iterate:
-        """The Newton direction for complementarity residuals r_c (module docstring), with
-        one round of iterative refinement on the unreduced operator if ``refine``."""
-        W = system["W"]
-        xi = {g: newton_rhs(W[g], ev["c"][g], x.s[g], r_c[g]) for g in x.s}
-        jt = self.jacobian_transpose_parts(system, xi)  # rhs: Q^T(-jt[3]) left to the solves
-        rhs = (-ev["r_theta"] - jt[0], -ev["r_u"] - jt[1], -ev["r_tau"] - jt[2])
-        d, dz, pieces = self.solve_pieces(system, rhs, -jt[3])
-        if refine:  # the scores' directions are linear in d: Q (d + c) = Q d + Q c
-            applied = self.operator(system, ev["curv"], d, dz, pieces)
-            correction, dz_c = self.solve_scored(system, tuple(
-                r - a for r, a in zip(rhs, applied, strict=True)), -jt[3])
-            d = tuple(a + b for a, b in zip(d, correction, strict=True))
-            dz, pieces = None if dz is None else dz + dz_c, None
-        jd = self.jacobian_apply(system, d, dz, pieces)
-        pairs = {g: recovered_pairs(W[g], jd[g], ev["c"][g], x.s[g], r_c[g]) for g in x.s}
-        ds, dlam = {g: p[0] for g, p in pairs.items()}, {g: p[1] for g, p in pairs.items()}
-        return Iterate(d[0], d[1], d[2], ds, dlam, dz)
 
     # ---------------------------------------------------------------- the loop
     def start(self, warm: WarmStart | None = None) -> Iterate:
@@ -624,6 +429,26 @@ def _attempts(form: StructuredForm, tol: float, max_iterations: int, deadline: f
         violation, _IPM(violation), tol, max_iterations, deadline, None), warm is None) or plain
 
 
+def _evaluated(ipm: _IPM, x: Iterate) -> tuple[dict, tuple | None]:
+    """The residuals at x (:meth:`_IPM.evaluate`) and, on rows whose every pass is a round
+    trip over partitions (``rows.remote``: Dask), what the iteration's one pass formed, else
+    None. There the Gram product is made before the iterate is measured, in one pass with
+    the stationarity residual's product with P^T, the rows' Jacobian's and the predictor's
+    right-hand side's (:meth:`_IPM.gram_pass`): one pass where main made four (the Gram
+    product of a run's last iterate, which needs none, is the price). Returned for the loop:
+    (the weights of :meth:`_IPM.weights_at`, the Gram product, its column, the rows' P^T
+    product) for :meth:`_IPM.factored`, and the predictor's :meth:`_IPM.right_side`."""
+    if not ipm.rows.remote:
+        return ipm.evaluate(x), None
+    ev = ipm.evaluate(x, pending=True)
+    system = ipm.weights_at(x, ev)
+    right = ipm.right_side(x, ev, system, {g: x.s[g] * x.lam[g] for g in x.s})
+    G, col, rows_top, top = ipm.gram_pass(system, np.column_stack([
+        ev["pending"], ipm.solve_column(right)]))
+    right["top"] = top[:, 2]
+    return ipm.stationarity(x, ev, top[:, :2]), (system, G, col, rows_top, right)
+
+
 def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
          deadline: float | None, warm: WarmStart | None) -> StructuredSolution:
     started = time.perf_counter()
@@ -634,7 +459,7 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
     steps: list[float] = []
     iterations = 0
     for iterations in range(1, max_iterations + 1):  # noqa: B007 - read after the loop
-        ev = ipm.evaluate(x)
+        ev, formed = _evaluated(ipm, x)
         rel_gap, pres, dres, mu = ipm.measures(x, ev)
         merit = max(rel_gap, pres, dres)
         if best is None or merit < best[0]:
@@ -657,14 +482,17 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
                        "iterations (infeasible or badly conditioned step)")
             break
         try:
-            system = ipm.factor(x, ev, ROBUST_DAMPING * min(1.0, merit), single=(
-                merit >= SINGLE_GRAM_ABOVE and ipm.p >= SINGLE_GRAM_COLUMNS))
+            damping = ROBUST_DAMPING * min(1.0, merit)
+            system = ipm.factor(x, ev, damping, single=(
+                merit >= SINGLE_GRAM_ABOVE and ipm.p >= SINGLE_GRAM_COLUMNS)
+            ) if formed is None else ipm.factored(*formed[:4], damping)
         except (np.linalg.LinAlgError, ValueError) as exc:
             status, message = settings.NUMERICAL_ERROR, f"reduced system not definite: {exc}"
             break
         # Mehrotra predictor-corrector
         refine = merit < REFINE_BELOW
-        affine = ipm.direction(x, ev, system, {g: x.s[g] * x.lam[g] for g in x.s}, False)
+        affine = ipm.direction(x, ev, system, {g: x.s[g] * x.lam[g] for g in x.s}, False,
+                               None if formed is None else formed[4])
         # centring from the predictor past its few blocking pairs (:func:`predictor_sigma`),
         # and the second-order term only where the predictor gets some way: a blocked
         # predictor's products ds dlam are huge and its corrector leaves the region where the

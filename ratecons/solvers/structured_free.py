@@ -1,7 +1,8 @@
 """The free scalar variables' block of the structured interior point's reduced system
-(:meth:`.structured._IPM.factor`): the thresholds of ranking terms and the (eta, lam) of the
-robust pieces couple with the hinge pieces through G and with the robust pieces' curvature;
-after the pieces' elimination they leave a cross block with theta = (w, b) and their own block.
+(:meth:`.structured_newton.NewtonSystem.factor`): the thresholds of ranking terms and the
+(eta, lam) of the robust pieces couple with the hinge pieces through G and with the robust
+pieces' curvature; after the pieces' elimination they leave a cross block with theta = (w, b)
+and their own block.
 """
 
 from __future__ import annotations

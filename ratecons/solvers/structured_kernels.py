@@ -1,5 +1,5 @@
 """Compiled per-example passes of the structured interior point's Newton directions
-(:meth:`.structured._IPM.direction` and its solves).
+(:meth:`.structured_newton.NewtonSystem.direction` and its solves).
 
 A direction forms, for every inequality group (the pieces' A and B, K entries each, and the
 rows R), the right-hand side xi = W (c - s) + r_c / s of the reduced system and, once the

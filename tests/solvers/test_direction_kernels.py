@@ -19,6 +19,7 @@ from ratecons.reductions.kernelize import kernelized
 from ratecons.reductions.to_structured import lower_structured
 from ratecons.solvers import interior
 from ratecons.solvers import structured as S
+from ratecons.solvers import structured_newton as SN
 from ratecons.solvers.structured_form import StructuredForm, WarmStart
 from ratecons.solvers.structured_kernels import newton_rhs, recovered_pairs, scatter_product
 from ratecons.solvers.thin_products import (
@@ -124,14 +125,15 @@ def _adult_step(n: int = 1500) -> StructuredForm:
 
 def _numpy_passes(monkeypatch: pytest.MonkeyPatch) -> None:
     """Put the NumPy expressions the compiled passes replaced back into the solver."""
-    monkeypatch.setattr(S, "newton_rhs", lambda W, c, s, r: W * (c - s) + r / s)
-    monkeypatch.setattr(S, "recovered_pairs", lambda W, jd, c, s, r: (
+    monkeypatch.setattr(SN, "newton_rhs", lambda W, c, s, r: W * (c - s) + r / s)
+    monkeypatch.setattr(SN, "recovered_pairs", lambda W, jd, c, s, r: (
         lambda ds: (ds, -W * ds - r / s))(jd + c - s))
-    monkeypatch.setattr(S, "scatter_product",
-                        lambda i, a, b, n: np.bincount(i, weights=a * b, minlength=n))
-    monkeypatch.setattr(S, "columns_times", lambda A, y: A @ y)
+    for module in (S, SN):
+        monkeypatch.setattr(module, "scatter_product",
+                            lambda i, a, b, n: np.bincount(i, weights=a * b, minlength=n))
+        monkeypatch.setattr(module, "sparse_transpose_times", lambda G, a: G.T @ a)
+    monkeypatch.setattr(SN, "columns_times", lambda A, y: A @ y)
     monkeypatch.setattr(S, "rows_transpose_times", lambda B, y: B.T @ y)
-    monkeypatch.setattr(S, "sparse_transpose_times", lambda G, a: G.T @ a)
     monkeypatch.setattr(interior, "_step_to_boundary_one", _branching_step)
 
 

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from ratecons.solvers import structured as S
 from ratecons.solvers import structured_correctors as SC
+from ratecons.solvers import structured_newton as SN
 from ratecons.solvers.structured_form import StructuredForm, WarmStart
 from ratecons.solvers.structured_kernels import (
     pieces_transposed,
@@ -127,9 +128,9 @@ def _numpy_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
         v = (s + trial * ds) * (lam + trial * dlam)
         return r_c - np.maximum(np.clip(v, 0.1 * target, 10.0 * target) - v, -10.0 * target)
 
-    monkeypatch.setattr(S, "pieces_transposed", transposed)
-    monkeypatch.setattr(S, "scattered_rhs", rhs)
-    monkeypatch.setattr(S, "recovered_pieces", recovered)
+    monkeypatch.setattr(SN, "pieces_transposed", transposed)
+    monkeypatch.setattr(SN, "scattered_rhs", rhs)
+    monkeypatch.setattr(SN, "recovered_pieces", recovered)
     monkeypatch.setattr(SC, "pulled_products", pulled)
 
 

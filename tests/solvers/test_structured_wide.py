@@ -56,13 +56,13 @@ def test_wide_kernel_steps_match_clarabel_with_single_precision_grams(monkeypatc
     hinge relaxation and the MM step at the structured chain's anchor agree with CLARABEL to
     1e-6 with a certified gap, and some of their Gram products were in single precision."""
     calls = {True: 0, False: 0}
-    real = scans.Rows.gram_and_column
+    real = scans.Rows.gram_and_products
 
-    def spy(self, c, *, column=True, single=False):
+    def spy(self, c, V, *, column=True, single=False):
         calls[single] += 1
-        return real(self, c, column=column, single=single)
+        return real(self, c, V, column=column, single=single)
 
-    monkeypatch.setattr(scans.Rows, "gram_and_column", spy)
+    monkeypatch.setattr(scans.Rows, "gram_and_products", spy)
     problem = _adult_kernel(600)
     ours, reference, form = _steps(problem)
     assert form.rows.p >= structured.SINGLE_GRAM_COLUMNS
