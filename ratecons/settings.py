@@ -107,11 +107,19 @@ PHASE1_CRAWL = 0.1
 # --- the chain's start from a row sample (:mod:`ratecons.sample_start`) -----------------------
 #: the structured and CVXPY chains first solve the problem on a row sample when a dataset of
 #: the problem has more rows than this (``sample_start=None``, the default)
-SAMPLE_START_MIN_ROWS = 100_000
-#: the sample's rows per dataset (every k-th row, k = ceil(n / SAMPLE_START_ROWS))
+SAMPLE_START_MIN_ROWS = 30_000
+#: the default sample's rows per dataset: n / SAMPLE_START_EVERY of the largest dataset's n
+#: rows, at most SAMPLE_START_ROWS (every k-th row, k = ceil(n / rows))
+SAMPLE_START_EVERY = 7
 SAMPLE_START_ROWS = 20_000
 #: the smallest sample ``sample_start=n`` takes
 SAMPLE_START_MIN_SAMPLE = 100
 #: times a sample's model that misses a surrogate row on all rows is solved again on the
 #: sample with the row tightened, before phase one starts from it on all rows
 SAMPLE_START_TIGHTENINGS = 2
+#: the sample's own MM run stops at this relative decrease (not the certificate's
+#: MM_RELATIVE_TOL), without the deterministic repair: its model is only a start
+SAMPLE_START_TOL = 1e-4
+#: the chain on all rows starts from the sample's model only when the sample's MM steps
+#: lowered its hinge relaxation's surrogate objective by at least this (relative)
+SAMPLE_START_MIN_GAIN = 1e-2
