@@ -122,15 +122,16 @@ SAMPLE_START_MIN_SAMPLE = 100
 #: sample with the row tightened, before phase one starts from it on all rows
 SAMPLE_START_TIGHTENINGS = 2
 #: the sample's own MM run stops at this relative decrease (not the certificate's
-#: MM_RELATIVE_TOL), without the deterministic repair: its model is only a start, whose
-#: distance to the full data's fixed point (about 1e-3 relative at 5,000 rows) the tail of
-#: its MM path does not shorten (whole Adult split, 4,885-row sample: the sample's MM steps
-#: 4-11 instead of 5-27, the steps on all rows the same or one more)
+#: MM_RELATIVE_TOL), without the deterministic repair: its model is only a start, about 1e-3
+#: (relative) from the full data's fixed point at 5,000 rows. Whole Adult split, 4,885-row
+#: sample, 12 rows, against 1e-6 with the repair: the sample's MM steps 3-10 instead of 3-21;
+#: the steps on all rows the same on 8 rows, 24 -> 17 on one, 13 -> 16, 16 -> 19 and 4 -> 5 on
+#: three (docs/composition_log.md, 2026-11-27)
 SAMPLE_START_TOL = 1e-4
 #: the chain on all rows starts from the sample's model only when the sample's MM steps
 #: lowered its hinge relaxation's surrogate objective by at least this (relative). On the
 #: whole Adult split the rows whose sample gained less (TPR@tau + 80% rule and TPR@tau NP:
 #: 0, the hinge relaxation is the fixed point; error + churn: 6e-3, an MM path that crawls)
 #: took more MM steps from the sample's model (2 against 1; 15 against 9); of the twelve that
-#: gained more (the least 1.4e-2) one did (21 against 23, with fewer interior-point iterations)
+#: gained more (the least 1.4e-2) one did (23 against 21, with fewer interior-point iterations)
 SAMPLE_START_MIN_GAIN = 1e-2
