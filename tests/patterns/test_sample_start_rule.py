@@ -12,27 +12,12 @@ both chains; the default sample's size on the whole Adult split's row count.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import ratecons as rc
 from ratecons import sample_start, settings
 from ratecons.sample_start import sample_size
-
-
-def _data(n: int, seed: int = 0) -> rc.Dataset:
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 4))
-    g = np.where(rng.random(n) < 0.4, "F", "M")
-    y = (X[:, 0] - 0.5 * X[:, 1] + 0.8 * rng.normal(size=n) > 0).astype(int)
-    X[:, 0] -= 0.8 * (g == "F")
-    return rc.Dataset(X, y, groups={"g": g})
-
-
-def _rule(D: rc.Dataset) -> rc.Problem:
-    return rc.Problem(minimize=rc.logistic_loss(D), model=rc.LinearModel(l2=1e-3),
-                      subject_to=[rc.positive_rate(D.group("g", "F"))
-                                  >= 0.8 * rc.positive_rate(D.group("g", "M"))])
+from tests.sample_start_helpers import logistic_rule, two_groups
 
 
 def _loose_floor(D: rc.Dataset) -> rc.Problem:
@@ -63,7 +48,7 @@ def test_a_sample_whose_hinge_relaxation_is_its_fixed_point_is_not_the_start():
     """MM gained nothing over the sample's hinge relaxation (gain 0): the chain on all rows
     starts from its own hinge relaxation, the same run as without a sample (on the code
     before the rule it started from the sample's model: one MM step more)."""
-    problem = _loose_floor(_data(3000, seed=0))
+    problem = _loose_floor(two_groups(3000, seed=0))
     on = problem.solve("structured", sample_start=1000)
     off = problem.solve("structured", sample_start=False)
     used = on.certificate.details["sample_start"]
@@ -75,7 +60,7 @@ def test_a_sample_whose_hinge_relaxation_is_its_fixed_point_is_not_the_start():
 
 
 def test_a_sample_that_mm_moved_far_from_its_hinge_relaxation_is_the_start():
-    problem = _rule(_data(3000, seed=1))
+    problem = logistic_rule(two_groups(3000, seed=1))
     result = problem.solve("structured", sample_start=1000)
     used = result.certificate.details["sample_start"]
     assert used["gain"] > settings.SAMPLE_START_MIN_GAIN  # measured 0.066
@@ -90,7 +75,7 @@ def test_a_sample_model_missing_a_row_anchors_the_first_step_without_a_second_sa
     the first MM step is solved at it and its answer starts MM; the sample is solved once (the
     code before solved it again with the rule tightened)."""
     spy = _Spy(monkeypatch)
-    problem = _rule(_data(3000, seed=0))
+    problem = logistic_rule(two_groups(3000, seed=0))
     result = problem.solve("structured", sample_start=1000)
     used = result.certificate.details["sample_start"]
     assert used["used"].startswith("as the anchor of the first MM step")
@@ -110,7 +95,7 @@ def test_both_chains_run_the_sample_as_a_start_only(monkeypatch, method):
     """The one wrapper of both chains (:func:`~ratecons.sample_start.chain_from_sample`) runs
     the sample once, to ``settings.SAMPLE_START_TOL`` and without the repair."""
     spy = _Spy(monkeypatch)
-    result = _rule(_data(3000, seed=1)).solve(method, sample_start=1000)
+    result = logistic_rule(two_groups(3000, seed=1)).solve(method, sample_start=1000)
     [sample_run] = spy.runs
     assert sample_run["tol"] == settings.SAMPLE_START_TOL
     assert sample_run["repair_rounds"] == 0 and "threshold_shift" not in sample_run
@@ -122,6 +107,9 @@ def test_both_chains_run_the_sample_as_a_start_only(monkeypatch, method):
 def test_the_whole_adult_split_samples_every_seventh_row_by_default():
     """At 34,189 rows the default samples 4,885 rows (the code before: none below 100,000);
     below settings.SAMPLE_START_MIN_ROWS none; at 200,000 rows at most 20,000."""
-    assert sample_size(_rule(_data(34_189)).analysis, None) == 4_885
-    assert sample_size(_rule(_data(29_000)).analysis, None) is None
-    assert sample_size(_rule(_data(200_000)).analysis, None) == settings.SAMPLE_START_ROWS
+    def default(n: int) -> int | None:
+        return sample_size(logistic_rule(two_groups(n)).analysis, None)
+
+    assert default(34_189) == 4_885
+    assert default(29_000) is None
+    assert default(200_000) == settings.SAMPLE_START_ROWS
