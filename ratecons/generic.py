@@ -372,19 +372,20 @@ class _ChainRun:
 
     def from_sample(self, start: SampleStart) -> tuple[tuple, dict[str, Any]] | None:
         """The first point from a model solved on a row sample (:mod:`ratecons.sample_start`):
-        None (the chain starts from the hinge relaxation) when the sample's MM gained less than
-        ``settings.SAMPLE_START_MIN_GAIN`` over its hinge relaxation; the model itself when it
+        None (the chain starts from the hinge relaxation) when the sample's MM took steps but
+        gained less than ``settings.SAMPLE_START_MIN_GAIN`` over its hinge relaxation; the
+        model itself when it
         meets every surrogate row on all rows with the phase-one margin (the anchor of MM's
         first step then has an interior); else the answer of the MM step solved at it
         (:meth:`step_from_missing`), else the model of the sample solved again with the missed
         rows tightened, else the point phase one finds from its scores; None when phase one
         finds none or the chain has none. Also phase one's details (empty without it);
         ``run_details["sample_start"]`` says how the sample was used."""
-        if start.gain < settings.SAMPLE_START_MIN_GAIN:
+        if start.mm_iterations > 1 and start.gain < settings.SAMPLE_START_MIN_GAIN:
             self.run_details["sample_start"] = start.details(
-                f"no: its MM steps lowered its hinge relaxation's objective by {start.gain:.1e} "
-                f"(relative, below {settings.SAMPLE_START_MIN_GAIN:g}), so the chain starts "
-                "from the hinge relaxation on all rows")
+                f"no: its MM steps lowered its hinge relaxation's objective by only "
+                f"{start.gain:.1e} (relative, below {settings.SAMPLE_START_MIN_GAIN:g}), so the "
+                "chain starts from the hinge relaxation on all rows")
             return None
         margin = 0.0 if self.elastic is None else self.elastic.margin
         for tightenings in itertools.count():
