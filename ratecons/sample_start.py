@@ -259,7 +259,7 @@ def start_from_sample(analysis: Analysis, value: Any,
 
 #: one run of a chain: (analysis, start or None, whether it is the sample's run) -> (its
 #: Solution over the feature map, the user's scorer, its last step)
-Chain = Callable[[Analysis, "SampleStart | None", bool], tuple[Solution, Any, Any]]
+Chain = Callable[[Analysis, SampleStart | None, bool], tuple[Solution, Any, Any]]
 
 
 def chain_from_sample(form: Analysis, value: Any, chain: Chain, only_step: bool
