@@ -25,9 +25,11 @@ from .expr.analysis import Analysis, Row
 from .reductions.kernelize import FeatureMap
 from .reductions.to_cvxpy import ConvexStep
 from .scans import count_pass
+from .settings import FEASIBILITY_TOL
 
 __all__ = ["ScoreTable", "bound_sides", "missed_rows", "on_client", "regularizer", "score_table",
-           "step_scores", "surrogate_objective", "surrogate_rows", "tied_examples"]
+           "step_scores", "surrogate_objective", "surrogate_rows", "tied_examples",
+           "loosened_bounds", "LOOSENED_TOL"]
 
 
 class ScoreTable:
@@ -134,7 +136,19 @@ def tied_examples(sides: Sides, table: ScoreTable) -> int | None:
     ``table`` (an anchor): :func:`~ratecons.canonical.rate_program.hinge_ties` over the
     bounds ``sides`` (:func:`bound_sides`); an example of several rows counts once. None when
     the scores are on Dask workers (not counted: gathering them would cost a pass over the
-    data at every step)."""
+    data at every step).
+
+    At an anchor where an example's score is at the switch point of one of its bounds of eq.
+    (4) (z' = 1/2 for u+, -1/2 for u-), both bounds are tight and Alg 1 may take either; the
+    step solver's rounding decides (``hinge_masks``). An example with a u+ term in one row and
+    a u- term in another (churn against the baseline beside a group's positive rate, an
+    error-rate objective beside the 80% rule) is pinned there by the kink of its other hinge,
+    so such ties recur at most anchors, and one tie taken the other way moved the next step's
+    w by 0.1 (2,000 Adult rows, logistic loss + churn + 80% rule): two step solvers then
+    follow different MM paths to different local fixed points (docs/composition_log.md,
+    "Where the two chains part"). With no tie on the path, the bounds chosen along it do not
+    depend on the step solvers' rounding at a switch point.
+    """
     if any(is_dask(z) for z in table.stored.values()):
         return None
     return int(sum(int(np.sum(hinge_ties(np.asarray(z), *sides[key])))
@@ -166,3 +180,31 @@ def missed_rows(analysis: Analysis, scorer: Any) -> np.ndarray:
     """max(0, exact row value - bound) for every constraint (deterministic predictions)."""
     return np.array([max(0.0, _row_value(row, scorer, "exact") - row.bound)
                      for row in analysis.constraints])
+
+
+def loosened_bounds(analysis: Analysis, step_bounds: np.ndarray,
+                    table: ScoreTable) -> list[dict[str, Any]]:
+    """The constraints whose surrogate bound in the last step (``step_bounds``) is looser than
+    the user's: after an unreached repair MM continues under the bounds the moved model meets
+    (:mod:`ratecons.generic`), so ``optimal`` certifies the fixed point of that loosened surrogate
+    problem. One dict per such constraint, in the user's sense: ``constraint`` (its name),
+    ``sense``, ``user_bound``, ``certified_bound`` (the surrogate bound the fixed point is
+    certified for), ``surrogate`` and ``exact`` (the ramp and the deterministic value at the
+    model, on the training data) and ``met`` (whether ``exact`` meets the user's bound)."""
+    out = []
+    for row, used in zip(analysis.constraints, step_bounds):
+        if used - row.bound <= LOOSENED_TOL * max(1.0, abs(row.bound)):
+            continue
+        exact = row.value(table, "exact")
+        out.append({"constraint": row.name, "sense": "<=" if row.sign > 0 else ">=",
+                    "user_bound": float(row.to_user(row.bound)),
+                    "certified_bound": float(row.to_user(used)),
+                    "surrogate": float(row.to_user(row.value(table, "surrogate"))),
+                    "exact": float(row.to_user(exact)),
+                    "met": bool(exact - row.bound <= FEASIBILITY_TOL)})
+    return out
+
+
+#: a step bound above the user's by more than this (relative) is a loosened bound
+#: (:func:`loosened_bounds`); below it, rounding of the surrogate rows it was raised to
+LOOSENED_TOL = 1e-12

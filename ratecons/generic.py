@@ -60,23 +60,11 @@ chain is
    row's may exceed the user's bound, which only the deterministic model must meet: each such
    loosened bound is named in ``details["loosened_bounds"]`` and the message, and
    ``report(data)`` says in its status and on the row that ``optimal`` is the loosened
-   surrogate problem's, next to the exact value that meets the user's bound). Before,
-   such a run ended ``iteration_limit`` at the moved model: on 2,000 Adult rows (logistic loss,
-   churn and the 80% rule) at 1.296, where it now ends ``optimal`` at 0.851 (the CVXPY
-   chain, whose one repair phase one met: ``optimal`` at 1.385).
+   surrogate problem's, next to the exact value that meets the user's bound).
 
-**Ties.** At an anchor where an example's score is at the switch point of one of its
-bounds of eq. (4) (z' = 1/2 for u+, -1/2 for u-), both bounds are tight and Alg 1 may take
-either; the step solver's rounding decides (``hinge_masks``). An example with a u+ term in one
-row and a u- term in another (churn against the baseline beside a group's positive rate, an
-error-rate objective beside the 80% rule) is pinned there by the kink of its other hinge, so
-such ties recur at most anchors, and one tie taken the other way moved the next step's w by
-0.1 (2,000 Adult rows, logistic loss + churn + 80% rule): two step solvers then follow
-different MM paths to different local fixed points (docs/composition_log.md, "Where the two
-chains part"). ``details["tied_anchors"]`` counts the MM steps whose anchor had such a tie
-and ``details["tied_examples"]`` the tied examples at the returned point
-(:func:`~ratecons.chain_points.tied_examples`; both None on Dask data); with none, the bounds
-chosen along the path do not depend on the step solvers' rounding at a switch point.
+**Ties** of eq. (4) on the path (an example at a switch point, both bounds tight, the step
+solver's rounding choosing one) are counted in ``details["tied_anchors"]`` and
+``details["tied_examples"]`` (:func:`~ratecons.chain_points.tied_examples`).
 
 With no ramp part the problem is one convex solve.
 """
@@ -96,6 +84,7 @@ from . import settings
 from .chain_points import (
     ScoreTable,
     bound_sides,
+    loosened_bounds,
     missed_rows,
     score_table,
     step_scores,
@@ -109,7 +98,7 @@ from .phase_one import ElasticSolver, cvxpy_elastic, run_phase_one
 from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, FeatureMap, kernelized
 from .reductions.to_cvxpy import ConvexStep, is_lp, pick_solver, solve_step
 from .result import Result
-from .sample_start import SampleStart, start_from_sample
+from .sample_start import SampleStart, chain_from_sample
 from .settings import FEASIBILITY_TOL
 from .solution import Solution
 from .solvers.mm import Step, fixed_point, repair_ladder
@@ -152,7 +141,8 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
                   only_step: LastStep | None = None, step_solver: StepSolver | None = None,
                   step_solver_name: str = "", phase_one: bool | None = None,
                   extrapolate: bool = True, elastic_solver: ElasticSolver | None = None,
-                  start: SampleStart | None = None) -> tuple[Solution, Any, LastStep | None]:
+                  start: SampleStart | None = None, start_only: bool = False
+                  ) -> tuple[Solution, Any, LastStep | None]:
     """Run the chain (module docstring); returns the Solution, the user's scorer and the
     last convex step. With ``only_step`` it solves that one step and nothing else.
 
@@ -165,9 +155,14 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
     CVXPY elastic step, on CLARABEL unless ``solver`` names another; the structured one,
     :mod:`ratecons.structured_phase_one`). ``start``: a model solved on a row sample, from
     which MM (or phase one) starts instead of the hinge relaxation
-    (:meth:`_ChainRun.from_sample`, :mod:`ratecons.sample_start`).
+    (:meth:`_ChainRun.from_sample`, :mod:`ratecons.sample_start`). ``start_only``: the run
+    only makes a start (a row sample's): MM stops at the relative decrease
+    ``settings.SAMPLE_START_TOL`` (or ``tol``, when looser), with no deterministic repair and
+    no check of what the deterministic model misses.
     """
     start_time = time.perf_counter()
+    if start_only:
+        tol = max(tol, settings.SAMPLE_START_TOL)
     if phase_one is None:
         phase_one = step_solver is None
     if step_solver is None:
@@ -226,8 +221,11 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
                 "objective": value, "bound_objective": step.objective})
     if only_step is not None:
         return run.finish(step.status, step, {"only_step": True}, table)
+    run.start_only = start_only
     if analysis.needs_mm:
-        step, scores, table = run.majorize_and_repair((step, scores, table), value, repair_rounds)
+        point = (step, scores, table)
+        step, scores, table = (run.run_round(point, value) if start_only else
+                               run.majorize_and_repair(point, value, repair_rounds))
     elif step.status != settings.OPTIMAL:
         run.status = step.status  # the one convex step was solved only to reduced accuracy
     details = run.details(step, table, phase1)  # may lower the status: before finish
@@ -301,6 +299,7 @@ class _ChainRun:
         #: MM steps whose anchor had an example at a tie of eq. 4 (None: not counted)
         self.tied_anchors: int | None = 0
         self.sides = bound_sides(analysis)  # the bounds of eq. 4 each example has
+        self.start_only = False  # a row sample's run (solve_generic): no repair, no check
 
     def record(self, event: dict[str, Any]) -> None:
         """One history event (with the time since the start), passed to the callback."""
@@ -385,11 +384,21 @@ class _ChainRun:
 
     def from_sample(self, start: SampleStart) -> tuple[tuple, dict[str, Any]] | None:
         """The first point from a model solved on a row sample (:mod:`ratecons.sample_start`):
-        the model itself when it meets every surrogate row on all rows with the phase-one
-        margin (the anchor of MM's first step then has an interior), else the point phase one
-        finds from its scores; None (the chain starts from the hinge relaxation) when phase
-        one finds none or the chain has none. Also phase one's details (empty without it);
+        None (the chain starts from the hinge relaxation) when the sample's MM took steps but
+        gained less than ``settings.SAMPLE_START_MIN_GAIN`` over its hinge relaxation; the
+        model itself when it
+        meets every surrogate row on all rows with the phase-one margin (the anchor of MM's
+        first step then has an interior); else the answer of the MM step solved at it
+        (:meth:`step_from_missing`), else the model of the sample solved again with the missed
+        rows tightened, else the point phase one finds from its scores; None when phase one
+        finds none or the chain has none. Also phase one's details (empty without it);
         ``run_details["sample_start"]`` says how the sample was used."""
+        if start.mm_iterations > 1 and start.gain < settings.SAMPLE_START_MIN_GAIN:
+            self.run_details["sample_start"] = start.details(
+                f"no: its MM steps lowered its hinge relaxation's objective by only "
+                f"{start.gain:.1e} (relative, below {settings.SAMPLE_START_MIN_GAIN:g}), so the "
+                "chain starts from the hinge relaxation on all rows")
+            return None
         margin = 0.0 if self.elastic is None else self.elastic.margin
         for tightenings in itertools.count():
             step = ConvexStep(settings.OPTIMAL, float("nan"), start.w, start.b, solver="sample",
@@ -399,6 +408,10 @@ class _ChainRun:
             if np.all(miss <= 0.0):
                 self.run_details["sample_start"] = start.details("as the start of MM")
                 return point, {}
+            if tightenings == 0:
+                stepped = self.step_from_missing(point, start)
+                if stepped is not None:
+                    return stepped, {}
             tighter = (start.tightened(SAMPLE_TIGHTENING * np.maximum(miss, 0.0))
                        if tightenings < settings.SAMPLE_START_TIGHTENINGS else None)
             if tighter is None:
@@ -421,6 +434,23 @@ class _ChainRun:
         return self.point_of(feasible, step_scores(self.psi, feasible)), {
             "phase1_iterations": found.certificate.details["phase1_iterations"],
             "phase1_solver": found.solver, "phase1_after": "sample start"}
+
+    def step_from_missing(self, point: tuple, start: SampleStart) -> tuple | None:
+        """The first MM step on all rows solved at ``point``, a sample's model that misses a
+        surrogate row there (:mod:`ratecons.sample_start`): its certified answer meets every
+        surrogate row (the bound of eq. 4 at the anchor is above the ramp everywhere), so MM
+        goes on from it as from any iterate; None when the step has no certified answer
+        (then the sample is solved again with the row tightened, :meth:`from_sample`). On the
+        whole Adult split this replaced the sample's second solve on 10 of 13 rows (0.1-1.5 s
+        each, docs/composition_log.md 2026-11-27)."""
+        step = self.step_solver(self.psi, point[1], self.bounds)
+        if step.status != settings.OPTIMAL or step.w is None:
+            return None
+        self.iterations += 1
+        self.step_anchor, self.step_bounds = point[1], self.bounds
+        self.run_details["sample_start"] = start.details(
+            "as the anchor of the first MM step (it misses a surrogate row on all rows)")
+        return self.point_of(step, step_scores(self.psi, step))
 
     def extrapolated(self, anchor: tuple, found: tuple, value: float) -> tuple[tuple, float]:
         """The MM step from ``anchor`` to ``found`` continued along its own direction,
@@ -585,7 +615,7 @@ class _ChainRun:
                     f"{row['exact']:.6g})" for row in loosened)
                 + ". The deterministic model meets your bounds on the training data")
         missed = missed_rows(analysis, table)
-        if missed.max(initial=0.0) > FEASIBILITY_TOL:
+        if missed.max(initial=0.0) > FEASIBILITY_TOL and not self.start_only:
             worst = int(np.argmax(missed))
             details["message"] = (
                 f"the deterministic model misses '{analysis.constraints[worst].name}' on the "
@@ -595,32 +625,6 @@ class _ChainRun:
         return details
 
 
-def loosened_bounds(analysis: Analysis, step_bounds: np.ndarray,
-                    table: ScoreTable) -> list[dict[str, Any]]:
-    """The constraints whose surrogate bound in the last step (``step_bounds``) is looser than
-    the user's: after an unreached repair MM continues under the bounds the moved model meets
-    (module docstring), so ``optimal`` certifies the fixed point of that loosened surrogate
-    problem. One dict per such constraint, in the user's sense: ``constraint`` (its name),
-    ``sense``, ``user_bound``, ``certified_bound`` (the surrogate bound the fixed point is
-    certified for), ``surrogate`` and ``exact`` (the ramp and the deterministic value at the
-    model, on the training data) and ``met`` (whether ``exact`` meets the user's bound)."""
-    out = []
-    for row, used in zip(analysis.constraints, step_bounds):
-        if used - row.bound <= LOOSENED_TOL * max(1.0, abs(row.bound)):
-            continue
-        exact = row.value(table, "exact")
-        out.append({"constraint": row.name, "sense": "<=" if row.sign > 0 else ">=",
-                    "user_bound": float(row.to_user(row.bound)),
-                    "certified_bound": float(row.to_user(used)),
-                    "surrogate": float(row.to_user(row.value(table, "surrogate"))),
-                    "exact": float(row.to_user(exact)),
-                    "met": bool(exact - row.bound <= FEASIBILITY_TOL)})
-    return out
-
-
-#: a step bound above the user's by more than this (relative) is a loosened bound
-#: (:func:`loosened_bounds`); below it, rounding of the surrogate rows it was raised to
-LOOSENED_TOL = 1e-12
 #: intercepts the threshold search tries next to the solution's, on each side
 THRESHOLD_NEAREST = 64
 #: intercepts it tries spread evenly over the ranks of the distinct training scores
@@ -667,19 +671,17 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
          kernel_points: int = MAX_EXACT_KERNEL_POINTS,
          only_step: LastStep | None = None, extrapolate: bool = True,
          sample_start: bool | int | None = None) -> Result:
-    def chain(analysis: Analysis, start: SampleStart | None = None
+    def chain(analysis: Analysis, start: SampleStart | None, sampled: bool
               ) -> tuple[Solution, Any, LastStep | None]:
         return solve_generic(
             analysis, solver=solver, solver_options=solver_options,
             max_iterations=max_iterations, tol=tol, repair_rounds=repair_rounds,
             kernel_points=kernel_points, seed=0 if seed is None else seed,
-            callback=callback if analysis is form else None, only_step=only_step,
-            extrapolate=extrapolate, start=start)
+            callback=None if sampled else callback, only_step=only_step,
+            extrapolate=extrapolate, start=start, start_only=sampled)
 
-    start, skipped = (None, {}) if only_step is not None else start_from_sample(
-        form, sample_start, lambda sample: chain(sample)[:2])
-    solution, scorer, last_step = chain(form, start)
-    solution.certificate.details.update(skipped)
+    solution, scorer, last_step = chain_from_sample(form, sample_start, chain,
+                                                    only_step is not None)
     objective = form.objective.to_user(solution.objective)  # the surrogate E at the solution
     return Result(problem, "cvxpy", solution, scorer, objective,
                   extras={"last_step": last_step})

@@ -106,12 +106,34 @@ PHASE1_CRAWL = 0.1
 
 # --- the chain's start from a row sample (:mod:`ratecons.sample_start`) -----------------------
 #: the structured and CVXPY chains first solve the problem on a row sample when a dataset of
-#: the problem has more rows than this (``sample_start=None``, the default)
-SAMPLE_START_MIN_ROWS = 100_000
-#: the sample's rows per dataset (every k-th row, k = ceil(n / SAMPLE_START_ROWS))
+#: the problem has more rows than this (``sample_start=None``, the default). Measured with
+#: every 7th row (docs/composition_log.md, 2026-11-27): on the whole Adult split (34,189 rows)
+#: 10 of 15 linear rows 1.2-1.9x faster, none slower than the sample's own time; on 15,000 and
+#: 8,000 rows (samples of 2,143 and 1,143 rows, the rates' estimates too rough) the rows were
+#: 0.8-1.9x and 0.8-1.3x, so the default stays off there
+SAMPLE_START_MIN_ROWS = 30_000
+#: the default sample's rows per dataset: n / SAMPLE_START_EVERY of the largest dataset's n
+#: rows, at most SAMPLE_START_ROWS (every k-th row, k = ceil(n / rows))
+SAMPLE_START_EVERY = 7
 SAMPLE_START_ROWS = 20_000
 #: the smallest sample ``sample_start=n`` takes
 SAMPLE_START_MIN_SAMPLE = 100
 #: times a sample's model that misses a surrogate row on all rows is solved again on the
 #: sample with the row tightened, before phase one starts from it on all rows
 SAMPLE_START_TIGHTENINGS = 2
+#: the sample's own MM run stops at this relative decrease (not the certificate's
+#: MM_RELATIVE_TOL), without the deterministic repair: its model is only a start, about 1e-3
+#: (relative) from the full data's fixed point at 5,000 rows. Whole Adult split, 4,885-row
+#: sample, 12 rows, against 1e-6 with the repair: the sample's MM steps 3-10 instead of 3-21;
+#: the steps on all rows the same on 8 rows, 24 -> 17 on one, 13 -> 16, 16 -> 19 and 4 -> 5 on
+#: three (docs/composition_log.md, 2026-11-27)
+SAMPLE_START_TOL = 1e-4
+#: the chain on all rows does not start from the sample's model when the sample's MM took
+#: steps but lowered its hinge relaxation's surrogate objective by less than this (relative).
+#: Whole Adult split: error + churn's sample (structured chain) gained 6.3e-3 and the chain
+#: took 15 MM steps from its model against 9 from the hinge relaxation (15,000 rows: 9.2e-3,
+#: 15 against 7); of the twelve rows that gained more (the least 1.4e-2) one took more steps
+#: (23 against 21, with fewer interior-point iterations). A sample whose hinge relaxation was
+#: its fixed point (gain 0) stays a start: 36 against 42 and 24 against 30 interior-point
+#: iterations on 200,000 synthetic rows, about as many on the whole split
+SAMPLE_START_MIN_GAIN = 1e-2

@@ -39,7 +39,7 @@ from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS
 from .reductions.to_cvxpy import ConvexStep, pick_solver, solve_step
 from .reductions.to_structured import lower_structured, structured_support
 from .result import Result
-from .sample_start import SampleStart, start_from_sample
+from .sample_start import SampleStart, chain_from_sample
 from .scans import Rows
 from .solution import Solution
 from .solvers.structured import CERTIFIED_TOL, DEFAULT_TOL
@@ -222,31 +222,30 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
 
         raise NotLinearError(reason + ". Use method='cvxpy' (the reference chain) instead.")
     counts: dict[str, int] = {}
+    on_sample: dict[str, Any] = {}  # the last sample solve's steps
 
-    def chain(analysis: Analysis, counted: dict[str, int], previous: dict[str, Any],
-              start: SampleStart | None = None) -> tuple[Solution, Any, LastStep | None]:
+    def chain(analysis: Analysis, start: SampleStart | None, sampled: bool
+              ) -> tuple[Solution, Any, LastStep | None]:
+        if sampled:
+            on_sample.clear()
+            counted, previous = {}, on_sample
+        else:
+            # the first MM step on all rows starts from the sample's last certified step (w, b
+            # and the rows' multipliers: the rates are means on both, so they carry over)
+            counted = counts
+            previous = ({"warm": on_sample["warm"]} if start is not None
+                        and "warm" in on_sample else {})
         return solve_generic(
             analysis, max_iterations=max_iterations, tol=tol, repair_rounds=repair_rounds,
             kernel_points=kernel_points, seed=0 if seed is None else seed,
-            callback=callback if analysis is form else None, only_step=only_step,
+            callback=None if sampled else callback, only_step=only_step,
             step_solver=structured_step(analysis, step_tol, counted, previous),
             step_solver_name=settings.STRUCTURED_METHOD, phase_one=True,
-            extrapolate=extrapolate, start=start,
+            extrapolate=extrapolate, start=start, start_only=sampled,
             elastic_solver=structured_elastic_step(analysis, step_tol, counted))
 
-    on_sample: dict[str, Any] = {}  # the last sample solve's steps
-
-    def solve_sample(sample: Analysis) -> tuple[Solution, Any]:
-        on_sample.clear()
-        return chain(sample, {}, on_sample)[:2]
-
-    start, skipped = (None, {}) if only_step is not None else start_from_sample(
-        form, sample_start, solve_sample)
-    # the first MM step on all rows starts from the sample's last certified step (w, b and
-    # the rows' multipliers: the rates are means on both, so the multipliers carry over)
-    carried = {"warm": on_sample["warm"]} if start is not None and "warm" in on_sample else {}
-    solution, scorer, last_step = chain(form, counts, carried, start)
-    solution.certificate.details.update(skipped)
+    solution, scorer, last_step = chain_from_sample(form, sample_start, chain,
+                                                    only_step is not None)
     solution.certificate.details["structured_steps"] = counts.get("structured", 0)
     solution.certificate.details["reference_steps"] = counts.get("reference", 0)
     solution.certificate.details["uncertified_steps"] = counts.get("uncertified", 0)

@@ -18,21 +18,7 @@ import ratecons as rc
 from ratecons import settings
 from ratecons.errors import SpecError
 from ratecons.sample_start import sample_rows, sample_size, sampled_analysis
-
-
-def _data(n: int, seed: int = 0) -> rc.Dataset:
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 4))
-    g = np.where(rng.random(n) < 0.4, "F", "M")
-    y = (X[:, 0] - 0.5 * X[:, 1] + 0.8 * rng.normal(size=n) > 0).astype(int)
-    X[:, 0] -= 0.8 * (g == "F")
-    return rc.Dataset(X, y, groups={"g": g})
-
-
-def _rule(D: rc.Dataset, l2: float = 1e-3) -> rc.Problem:
-    return rc.Problem(minimize=rc.logistic_loss(D), model=rc.LinearModel(l2=l2),
-                      subject_to=[rc.positive_rate(D.group("g", "F"))
-                                  >= 0.8 * rc.positive_rate(D.group("g", "M"))])
+from tests.sample_start_helpers import logistic_rule, two_groups
 
 
 def test_sample_rows_are_every_kth_global_row():
@@ -42,8 +28,8 @@ def test_sample_rows_are_every_kth_global_row():
 
 
 def test_the_sample_holds_the_declared_subsets_among_its_rows():
-    D = _data(1000)
-    sampled, rows = sampled_analysis(_rule(D).analysis, 300)
+    D = two_groups(1000)
+    sampled, rows = sampled_analysis(logistic_rule(D).analysis, 300)
     taken = sample_rows(1000, 300)  # k = 4
     assert rows == taken.size == 250
     [sample] = sampled.datasets
@@ -54,7 +40,7 @@ def test_the_sample_holds_the_declared_subsets_among_its_rows():
     indices = sorted(subset.index.tolist() for subset, _ in part.terms.values())
     assert women.tolist() in indices
     # the same declaration with the same bound, its rates means over the sample
-    assert sampled.constraints[0].bound == _rule(D).analysis.constraints[0].bound
+    assert sampled.constraints[0].bound == logistic_rule(D).analysis.constraints[0].bound
 
 
 def _parity(n: int = 20_000, d: int = 20, seed: int = 0) -> tuple[rc.Dataset, rc.Problem]:
@@ -99,7 +85,7 @@ def test_the_start_saves_steps_and_the_answer_is_certified_on_all_rows():
 def test_a_missed_row_is_tightened_on_the_sample_first():
     """A 100-row sample's model misses the 80% rule on all 3,000 rows (seed 0); the sample is
     solved again with the rule tightened by twice the miss, and MM starts from that model."""
-    problem = _rule(_data(3000, seed=0))
+    problem = logistic_rule(two_groups(3000, seed=0))
     result = problem.solve("structured", sample_start=100)
     used = result.certificate.details["sample_start"]
     assert used["used"] == "as the start of MM"
@@ -111,7 +97,7 @@ def test_phase_one_repairs_a_sample_model_that_misses_a_row(monkeypatch):
     """Without the tightening on the sample, phase one starts from the sample's scores on
     all rows and MM from the feasible point it finds."""
     monkeypatch.setattr(settings, "SAMPLE_START_TIGHTENINGS", 0)
-    result = _rule(_data(3000, seed=0)).solve("structured", sample_start=100)
+    result = logistic_rule(two_groups(3000, seed=0)).solve("structured", sample_start=100)
     details = result.certificate.details
     assert details["sample_start"]["used"].startswith("as the anchor of phase one")
     assert details["phase1_after"] == "sample start" and details["phase1_iterations"] >= 1
@@ -119,7 +105,7 @@ def test_phase_one_repairs_a_sample_model_that_misses_a_row(monkeypatch):
 
 
 def test_the_cvxpy_chain_takes_the_same_start():
-    problem = _rule(_data(1500, seed=1))
+    problem = logistic_rule(two_groups(1500, seed=1))
     structured = problem.solve("structured", sample_start=500)
     reference = problem.solve("cvxpy", sample_start=500)
     for result in (structured, reference):
@@ -129,19 +115,23 @@ def test_the_cvxpy_chain_takes_the_same_start():
 
 
 def test_plan_says_when_the_chain_starts_from_a_sample(monkeypatch):
-    problem = _rule(_data(3000))
+    problem = logistic_rule(two_groups(3000))
     assert not any("sample" in r for r in problem.plan("structured").reasons)
     monkeypatch.setattr(settings, "SAMPLE_START_MIN_ROWS", 2000)
     monkeypatch.setattr(settings, "SAMPLE_START_ROWS", 1000)
     said = [r for r in problem.plan("structured").reasons if "sample" in r]
+    assert said and said[0].startswith("starts from a solve on a 429-row sample")  # 3000 / 7
+    monkeypatch.setattr(settings, "SAMPLE_START_EVERY", 2)  # 1,500 rows, at most 1,000
+    said = [r for r in problem.plan("structured").reasons if "sample" in r]
     assert said and said[0].startswith("starts from a solve on a 1,000-row sample")
+    assert "unless the sample's MM took steps but lowered its hinge relaxation's" in said[0]
     assert "1,500-row sample" in "\n".join(problem.plan("cvxpy", sample_start=1500).reasons)
     assert not any("sample" in r for r in problem.plan("structured", sample_start=False).reasons)
 
 
 @pytest.mark.parametrize("bad", [-1, 50, 1.5, "yes", [100]])
 def test_bad_sample_start_values_raise(bad):
-    problem = _rule(_data(600))
+    problem = logistic_rule(two_groups(600))
     with pytest.raises(SpecError, match="'sample_start' parameter of method 'structured'"):
         problem.solve("structured", sample_start=bad)
     with pytest.raises(SpecError, match="'sample_start' parameter of method 'cvxpy'"):
@@ -149,7 +139,7 @@ def test_bad_sample_start_values_raise(bad):
 
 
 def test_a_subset_with_no_row_in_the_sample_keeps_the_default_start():
-    D = _data(1000)
+    D = two_groups(1000)
     odd = D.where(np.arange(D.n) % 2 == 1, name="odd rows")  # the sample (k = 2) has none
     problem = rc.Problem(minimize=rc.logistic_loss(D), model=rc.LinearModel(l2=1e-3),
                          subject_to=[rc.positive_rate(odd) >= 0.5])
@@ -160,7 +150,7 @@ def test_a_subset_with_no_row_in_the_sample_keeps_the_default_start():
 
 
 def test_tpr_at_k_has_no_sample_start_and_tpr_at_tau_has_one():
-    D = _data(1000)
+    D = two_groups(1000)
     rule = rc.positive_rate(D.group("g", "F")) >= 0.8 * rc.positive_rate(D.group("g", "M"))
     at_k = rc.Problem(maximize=rc.tpr_at_top(D, k=20), subject_to=[rule],
                       model=rc.LinearModel(l2=1e-2))
