@@ -181,7 +181,8 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
                     max_iterations=max_iterations, callback=callback,
                     run_details={"solver": name, "feature_map": fmap.describe(),
                                  "kernel_points": kernel_points, "seed": seed,
-                                 "steps_are_lps": is_lp(analysis)}, extrapolate=extrapolate)
+                                 "steps_are_lps": is_lp(analysis)}, extrapolate=extrapolate,
+                    start_only=start_only)
     phase1: dict[str, Any] = {}
     if phase_one and analysis.needs_mm and only_step is None:
         # the structured chain's margin: the two chains start MM from the same point (with
@@ -221,7 +222,6 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
                 "objective": value, "bound_objective": step.objective})
     if only_step is not None:
         return run.finish(step.status, step, {"only_step": True}, table)
-    run.start_only = start_only
     if analysis.needs_mm:
         point = (step, scores, table)
         step, scores, table = (run.run_round(point, value) if start_only else
@@ -260,7 +260,8 @@ class _ChainRun:
                  step_solver: StepSolver, bounds: np.ndarray, start_time: float, *,
                  tol: float, max_iterations: int,
                  callback: Callable[[dict[str, Any]], None] | None,
-                 run_details: dict[str, Any], extrapolate: bool = True) -> None:
+                 run_details: dict[str, Any], extrapolate: bool = True,
+                 start_only: bool = False) -> None:
         self.analysis, self.fmap, self.psi = analysis, fmap, psi
         self.step_solver, self.bounds, self.start_time = step_solver, bounds, start_time
         self.tol, self.max_iterations, self.callback = tol, max_iterations, callback
@@ -299,7 +300,7 @@ class _ChainRun:
         #: MM steps whose anchor had an example at a tie of eq. 4 (None: not counted)
         self.tied_anchors: int | None = 0
         self.sides = bound_sides(analysis)  # the bounds of eq. 4 each example has
-        self.start_only = False  # a row sample's run (solve_generic): no repair, no check
+        self.start_only = start_only  # a row sample's run (solve_generic): no repair, no check
 
     def record(self, event: dict[str, Any]) -> None:
         """One history event (with the time since the start), passed to the callback."""

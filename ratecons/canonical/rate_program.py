@@ -75,7 +75,7 @@ def hinge_ties(z: np.ndarray, upper: np.ndarray, lower: np.ndarray,
     so Alg 1 may take either, and the step solver's rounding picks one. Ties recur: an example
     with a u+ bound in one row and a u- bound in another (churn against the baseline beside a
     group's positive rate) is pinned at the kink -1/2 of its u+ hinge, the switch point of its
-    u- bound (issue #29; :mod:`ratecons.generic`, "Ties")."""
+    u- bound (issue #29; :func:`ratecons.chain_points.tied_examples`)."""
     return (upper & (np.abs(z - 0.5) <= tol)) | (lower & (np.abs(z + 0.5) <= tol))
 
 

@@ -93,7 +93,7 @@ class GenericChain(Pattern):
         are shown beside it: MM's fixed points are local, and two step solvers that stop at
         different accuracies may end at different ones; ``tied_anchors`` (when either chain met
         one) counts the MM steps at a tie of eq. (4), where the paths may part
-        (:mod:`ratecons.generic`, "Ties")."""
+        (:func:`~ratecons.chain_points.tied_examples`)."""
         rows: dict[str, Any] = {"objective": (result.objective, reference.objective)}
         ties = tuple(r.certificate.details.get("tied_anchors") for r in (result, reference))
         if any(ties):  # MM steps at a tie of eq. 4: the chains' paths may part there

@@ -434,7 +434,7 @@ def _evaluated(ipm: _IPM, x: Iterate) -> tuple[dict, tuple | None]:
     trip over partitions (``rows.remote``: Dask), what the iteration's one pass formed, else
     None. There the Gram product is made before the iterate is measured, in one pass with
     the stationarity residual's product with P^T, the rows' Jacobian's and the predictor's
-    right-hand side's (:meth:`_IPM.gram_pass`): one pass where main made four (the Gram
+    right-hand side's (:meth:`_IPM.gram_pass`): one pass where there were four (the Gram
     product of a run's last iterate, which needs none, is the price). Returned for the loop:
     (the weights of :meth:`_IPM.weights_at`, the Gram product, its column, the rows' P^T
     product) for :meth:`_IPM.factored`, and the predictor's :meth:`_IPM.right_side`."""
