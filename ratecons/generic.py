@@ -218,8 +218,9 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
         _, scores, table = run.point_of(step, step_scores(psi, step))
     value = surrogate_objective(analysis, table, step.w)
     stage = "start" if phase1 else ("sample" if sampled else "hinge")
-    run.record({"iteration": 0, "stage": stage if anchor is None else "step",
-                "objective": value, "bound_objective": step.objective})
+    if not (sampled and run.history):  # else :meth:`_ChainRun.step_from_missing` recorded it
+        run.record({"iteration": 0, "stage": stage if anchor is None else "step",
+                    "objective": value, "bound_objective": step.objective})
     if only_step is not None:
         return run.finish(step.status, step, {"only_step": True}, table)
     if analysis.needs_mm:
@@ -345,11 +346,7 @@ class _ChainRun:
     def solve(self, point: tuple, value: float) -> Step:
         """The MM step at ``point`` under the bounds in force."""
         anchor_scores = point[1]
-        ties = tied_examples(self.sides, point[2])
-        if ties is None or self.tied_anchors is None:
-            self.tied_anchors = None  # not counted (Dask data)
-        else:
-            self.tied_anchors += ties > 0
+        self.count_ties(point)
         nxt = self.step_solver(self.psi, anchor_scores, self.bounds)
         restarted = (nxt.status == settings.INFEASIBLE and value == np.inf
                      and self.elastic is not None)
@@ -367,6 +364,15 @@ class _ChainRun:
                 and (value - nxt.objective) / max(1.0, abs(value)) > self.tol):
             found, found_value = self.extrapolated(point, found, found_value)
         return Step(nxt.status, found, found_value, nxt.objective, info=info)
+
+    def count_ties(self, anchor: tuple) -> None:
+        """Count an MM step's ``anchor`` in ``tied_anchors`` when an example there is at a
+        tie of eq. 4 (:func:`~ratecons.chain_points.tied_examples`; None on Dask data)."""
+        ties = tied_examples(self.sides, anchor[2])
+        if ties is None or self.tied_anchors is None:
+            self.tied_anchors = None
+        else:
+            self.tied_anchors += ties > 0
 
     def restart(self, anchor: dict[int, np.ndarray], failed: ConvexStep) -> ConvexStep:
         """Phase one from ``anchor`` under the bounds in force, for a repair whose tightened
@@ -441,17 +447,22 @@ class _ChainRun:
         surrogate row there (:mod:`ratecons.sample_start`): its certified answer meets every
         surrogate row (the bound of eq. 4 at the anchor is above the ramp everywhere), so MM
         goes on from it as from any iterate; None when the step has no certified answer
-        (then the sample is solved again with the row tightened, :meth:`from_sample`). On the
-        whole Adult split this replaced the sample's second solve on 10 of 13 rows (0.1-1.5 s
-        each, docs/composition_log.md 2026-11-27)."""
+        (then the sample is solved again with the row tightened, :meth:`from_sample`). Its
+        anchor and answer are in the history as the sample's event and MM's first."""
         step = self.step_solver(self.psi, point[1], self.bounds)
         if step.status != settings.OPTIMAL or step.w is None:
             return None
+        self.count_ties(point)
         self.iterations += 1
         self.step_anchor, self.step_bounds = point[1], self.bounds
         self.run_details["sample_start"] = start.details(
             "as the anchor of the first MM step (it misses a surrogate row on all rows)")
-        return self.point_of(step, step_scores(self.psi, step))
+        self.record({"iteration": 0, "stage": "sample", "objective": surrogate_objective(
+            self.analysis, point[2], start.w), "bound_objective": float("nan")})
+        found = self.point_of(step, step_scores(self.psi, step))
+        self.accept(Step(step.status, found, surrogate_objective(self.analysis, found[2],
+                                                                 step.w), step.objective))
+        return found
 
     def extrapolated(self, anchor: tuple, found: tuple, value: float) -> tuple[tuple, float]:
         """The MM step from ``anchor`` to ``found`` continued along its own direction,

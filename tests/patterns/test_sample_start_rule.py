@@ -13,10 +13,13 @@ both chains; the default sample's size on the whole Adult split's row count.
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pytest
 
 import ratecons as rc
-from ratecons import sample_start, settings
+from ratecons import generic, sample_start, settings
 from ratecons.sample_start import sample_size
 from tests.sample_start_helpers import logistic_rule, two_groups
 
@@ -93,6 +96,13 @@ def test_a_sample_model_missing_a_row_anchors_the_first_step_without_a_second_sa
     assert used["used"].startswith("as the anchor of the first MM step")
     assert used["tightened_by"] == [0.0] and len(spy.runs) == 1
     assert result.status == "optimal" and result.report().all_satisfied
+    # the history shows the sample's model (no step on all rows produced it: no bound), then
+    # the step solved at it as MM's first (before, that step was the sample's event)
+    sample, first = result.history[:2]
+    assert (sample["stage"], sample["iteration"], first["stage"], first["iteration"]) == (
+        "sample", 0, "mm", 1)
+    assert math.isnan(sample["bound_objective"]) and first["bound_objective"] > 0.0
+    assert sample["objective"] != first["objective"]
     assert result.certificate.max_violation <= settings.FEASIBILITY_TOL
     # the certificate is the full data's: the last step solved again reproduces its value
     again = problem.solve("structured", only_step=result.last_step)
@@ -125,3 +135,29 @@ def test_the_whole_adult_split_samples_every_seventh_row_by_default():
     assert default(34_189) == 4_885
     assert default(29_000) is None
     assert default(200_000) == settings.SAMPLE_START_ROWS
+
+
+def test_the_first_step_from_a_sample_model_counts_its_anchors_ties(monkeypatch):
+    """Error rate + churn (ties of eq. 4 recur on its path): every MM step on all rows, the
+    one solved at the sample's model included, has its anchor checked for ties, and
+    ``tied_anchors`` counts the tied ones (before, that first anchor was not checked)."""
+    checked: list[tuple[int, int]] = []
+    original = generic.tied_examples
+
+    def spied(sides, table):
+        ties = original(sides, table)
+        checked.append((sum(np.size(z) for z in table.scores.values()), ties))
+        return ties
+
+    monkeypatch.setattr(generic, "tied_examples", spied)
+    D = two_groups(3000, seed=2)
+    D = D.with_baseline((D.X[:, 0] > 0).astype(int))
+    result = rc.Problem(minimize=rc.error_rate(D), model=rc.LinearModel(l2=1e-3),
+                        subject_to=[rc.churn_rate(D) <= 0.05]).solve("structured",
+                                                                      sample_start=1000)
+    details = result.certificate.details
+    assert details["sample_start"]["used"].startswith("as the anchor of the first MM step")
+    anchors = [ties for rows, ties in checked if rows == D.n][:-1]  # the last: the result's
+    assert len(anchors) == details["mm_iterations"]
+    assert details["tied_anchors"] == sum(ties > 0 for ties in anchors) > 0
+    assert anchors[0] > 0  # the sample's model sits at a tie (measured: 1 example)
