@@ -26,8 +26,7 @@ its MM path crawled, and from its model the chain on all rows took more MM steps
 own hinge relaxation, where it starts then, as without a sample. A sample whose hinge
 relaxation was its fixed point (one MM step, gain 0) is a start: the warm MM step from its
 model took about as many or fewer interior-point iterations than the cold hinge relaxation on
-all rows (2 steps against 1, but 90 iterations against 98 on the whole Adult split, 36 against
-42 on 200,000 synthetic rows). Otherwise the sample's model (w, b) starts the chain on all rows
+all rows. Otherwise the sample's model (w, b) starts the chain on all rows
 (:func:`ratecons.generic.solve_generic`, ``start=``): when it meets every surrogate row on all
 rows with the phase-one margin, MM starts at it; when it misses a row (the sample's rates are
 estimates of the full data's), the first MM step on all rows is solved at it (the bound of
@@ -43,14 +42,8 @@ changes only the start: every step, the fixed-point test, the repair and the cer
 on all rows, as before. MM's fixed points are local, so the answer can differ from the default
 start's (``certificate.details["sample_start"]`` says what was used).
 
-Measured (docs/composition_log.md, 2026-11-27, "The sample start's rule"): on the whole Adult
-split (34,189 rows, a 4,885-row sample) the one row whose sample's MM took steps but gained
-less than 1e-2 (error + churn by the structured chain, 6.3e-3) took 15 MM steps from its model
-against 9 from the hinge relaxation, and of the twelve that gained more one took more (23
-against 21, with fewer interior-point iterations); with the rule, hinge
-loss + 80% rule took 5 MM steps and 65 interior-point iterations instead of 6 and 132,
-logistic loss + 80% rule 6 and 61 instead of 11 and 132; on 15,000 rows, not used to set the
-rule, no row took more interior-point iterations from the sample.
+The constants' measurements are beside them in :mod:`ratecons.settings`; the runs behind
+them in docs/composition_log.md (2026-11-27, "The sample start's rule").
 
 The option ``sample_start`` of the chains (``method="structured"``, ``"cvxpy"``,
 ``"generic"``; ``problem.plan(sample_start=...)`` states it): None (the default) samples
