@@ -29,8 +29,12 @@ Where a problem ran on several sizes, a table gives its time's growth against th
 from the smallest size to the largest (``--sizes synthetic34189,200000`` compares the same
 generator at the whole Adult split's row count and at 200,000 rows).
 
-Above 100,000 rows the chains start from a solve on a row sample (:mod:`ratecons.sample_start`);
+From 30,000 rows the chains start from a solve on a row sample (:mod:`ratecons.sample_start`);
 ``--no-sample-start`` runs part A without it, for the comparison.
+
+A status marked ``*`` is a degenerate answer (``certificate.details["degenerate"]``: a constant
+score is optimal, :class:`~ratecons.errors.TrivialOptimumWarning`): its time measures a trivial
+instance, and the growth table marks a row degenerate at either size.
 
 Run: ``python -m benchmarks.composition [--sizes 2000,adult,200000] [--only NAME,NAME]
 [--cvxpy-max-rows N] [--cvxpy-time-limit S] [--skip-b] [--no-sample-start]``.
@@ -247,13 +251,18 @@ def part_a(data: list[rc.Dataset], only: list[str] | None, cvxpy_max_rows: int,
                      f"{details.get('interior_iterations', '-'):>5}")
             bound = ">" if ref_status == "time_limit" else " "
             speedup = t_ref / t_ours
+            degenerate = "degenerate" in details
             rows.append({"problem": name, "n": D.n, "method": method, "auto": t_ours,
                          "cvxpy": t_ref, "floor": floor, "speedup": speedup,
                          "to_floor": t_ours / floor, "gap": gap, "status": status,
-                         "ref_status": ref_status})
+                         "ref_status": ref_status, "degenerate": degenerate})
+            shown = status + ("*" if degenerate else "")
             print(f"{name:30s} {D.n:7d} {method:>16s} {t_ours:9.2f} {bound}{t_ref:9.2f} "
                   f"{floor:10.2f} {t_ours / floor:11.1f} {bound}{speedup:9.1f} {gap:9.1e} "
-                  f"{status:>12s} {ref_status:>13s} {steps}", flush=True)
+                  f"{shown:>12s} {ref_status:>13s} {steps}", flush=True)
+    if any(r["degenerate"] for r in rows):
+        print("* degenerate: a constant score is the optimum (TrivialOptimumWarning); the "
+              "time measures a trivial instance")
     return rows
 
 
@@ -319,18 +328,19 @@ def _print_growth(rows: list[dict]) -> None:
         small, large = min(timed, key=lambda r: r["n"]), max(timed, key=lambda r: r["n"])
         time_growth = large["auto"] / small["auto"]
         rows_growth = large["n"] / small["n"]
-        growth.append((time_growth / rows_growth, name, small["n"], large["n"], time_growth,
-                       rows_growth))
+        note = " (degenerate at one size)" if small["degenerate"] or large["degenerate"] else ""
+        growth.append((time_growth / rows_growth, name, small["n"], large["n"],
+                       time_growth, rows_growth, note))
     if not growth:
         return
     print(f"\n{'problem':30s} {'from n':>7s} {'to n':>7s} {'time x':>7s} {'rows x':>7s} "
           f"{'time x / rows x':>15s}")
-    for ratio, name, n_small, n_large, time_growth, rows_growth in growth:
+    for ratio, name, n_small, n_large, time_growth, rows_growth, note in growth:
         print(f"{name:30s} {n_small:7d} {n_large:7d} {time_growth:7.2f} {rows_growth:7.2f} "
-              f"{ratio:15.2f}")
+              f"{ratio:15.2f}{note}")
     worst = max(growth)
     print(f"worst growth of auto's time against the rows' (1 = linear): {worst[0]:.2f} "
-          f"({worst[1]}, n = {worst[2]} -> {worst[3]})")
+          f"({worst[1]}, n = {worst[2]} -> {worst[3]}){worst[6]}")
 
 
 def run(sizes: list[str], only: list[str] | None = None, cvxpy_max_rows: int = 40_000,
@@ -369,8 +379,8 @@ if __name__ == "__main__":
     parser.add_argument("--skip-b", action="store_true", help="skip part B")
     parser.add_argument("--no-sample-start", action="store_true",
                         help="part A's chains without the start from a row sample "
-                             "(sample_start=False; by default they sample above "
-                             "100,000 rows)")
+                             "(sample_start=False; by default they sample from "
+                             "30,000 rows)")
     args = parser.parse_args()
     run([s.strip() for s in args.sizes.split(",") if s.strip()],
         [s.strip() for s in args.only.split(",") if s.strip()] or None,
