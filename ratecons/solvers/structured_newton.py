@@ -73,17 +73,19 @@ class NewtonSystem:
                                  for j in range(self.m)]) if self.K else 0.0))
         return system
 
-    def gram_pass(self, system: dict, V: np.ndarray | None, single: bool = False
+    def gram_pass(self, system: dict, V: list[np.ndarray] | None, single: bool = False
                   ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
         """The one pass over the examples of :meth:`factor`: (P^T diag(d) P, P^T d, P^T of the
-        rows' on_z, P^T V) for further per-example columns V (N, q) or None, by
-        :meth:`ratecons.scans.Rows.gram_and_products`."""
-        columns = ([system["on_z"]] if self.m else []) + ([] if V is None else [V])
+        rows' on_z, P^T V) for further per-example columns V (blocks of shape (N,) or (N, k)
+        side by side, q columns in all) or None, by
+        :meth:`ratecons.scans.Rows.gram_and_products`, which gets the blocks unstacked (a
+        :class:`~ratecons.scans.DaskRows` copies them once, into the array it sends)."""
+        columns = ([system["on_z"]] if self.m else []) + ([] if V is None else V)
         G, col, top = self.rows.gram_and_products(
-            system["d"], np.column_stack(columns) if columns else None, column=self.fit_b,
-            single=single)
+            system["d"], columns or None, column=self.fit_b, single=single)
         rows_top = top[:, :self.m] if self.m else None
-        return G, col, rows_top, (None if V is None else top[:, top.shape[1] - V.shape[1]:])
+        q = 0 if V is None else sum(int(np.prod(np.shape(v)[1:])) for v in V)
+        return G, col, rows_top, (None if V is None else top[:, top.shape[1] - q:])
 
     def factored(self, system: dict, G: np.ndarray, col: np.ndarray | None,
                  rows_top: np.ndarray | None, damping: float = 0.0) -> dict[str, object]:
