@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -385,23 +385,43 @@ class DaskRows(Rows):
             yield int(start), int(stop)
 
     def _split(self, V: np.ndarray) -> Any:
-        """A per-example array cut into the partitions of P: its row blocks, views of V, are
-        the graph's keys (``da.from_array`` copies the whole array first: one more N-sized
-        copy on the client in every pass). V must not change until the pass has run."""
+        """A per-example array cut into the partitions of P, as a Dask array whose blocks are
+        row blocks of V (views: ``da.from_array`` copies the whole array first, one more
+        N-sized copy on the client in every pass). On a ``distributed`` Client they are sent
+        to the workers directly (``scatter``): as data in the pass's graph they went through
+        the scheduler, which kept them until the pass ended -- on a ``LocalCluster``, another
+        copy in the client's process (57 bytes per row of the 2,000,000-row composition of
+        docs/cluster.md). Scattered blocks cannot be recomputed: a pass that loses one with a
+        worker is made again (:meth:`_passed`). V must not change until the pass has run."""
         from dask.array.core import Array
 
         V = np.asarray(V, dtype=np.float64)
+        blocks: list[Any] = [V[start:stop] for start, stop in self.blocks()]
+        client = _client()
+        if client is not None:
+            blocks = client.scatter(blocks, direct=True, hash=False)
         name = f"client-columns-{uuid.uuid4().hex}"
-        stops = np.cumsum(self.P.chunks[0])
         tail = (0,) * (V.ndim - 1)
-        graph = {(name, k, *tail): V[start:stop] for k, (start, stop) in enumerate(
-            zip(np.concatenate([[0], stops[:-1]]), stops))}
-        return Array(graph, name, (self.P.chunks[0], *((size,) for size in V.shape[1:])),
-                     dtype=V.dtype, meta=np.empty((0,) * V.ndim))
+        return Array({(name, k, *tail): block for k, block in enumerate(blocks)}, name,
+                     (self.P.chunks[0], *((size,) for size in V.shape[1:])), dtype=V.dtype,
+                     meta=np.empty((0,) * V.ndim))
 
     def _compute(self, result: Any) -> np.ndarray:
         _PASSES[0] += 1
         return np.asarray(result.compute())
+
+    def _passed(self, build: Callable[[], Any]) -> np.ndarray:
+        """``self._compute(build())``; built and computed again (at most
+        :data:`PERSIST_ATTEMPTS` times) when the scheduler cancels it: a worker lost with a
+        block of the client's columns, which were scattered (:meth:`_split`)."""
+        from concurrent.futures import CancelledError
+
+        for _ in range(PERSIST_ATTEMPTS - 1):
+            try:
+                return self._compute(build())
+            except CancelledError:
+                continue
+        return self._compute(build())
 
     def scores(self, w: np.ndarray, b: float = 0.0) -> np.ndarray:
         return self._compute(self.P @ np.asarray(w, dtype=np.float64)).ravel() - b
@@ -410,7 +430,7 @@ class DaskRows(Rows):
         return self._compute(self.P @ np.asarray(W, dtype=np.float64))
 
     def transpose_apply(self, V: np.ndarray) -> np.ndarray:
-        return self._compute(self.P.T @ self._split(V))
+        return self._passed(lambda: self.P.T @ self._split(V))
 
     def squared_norms(self) -> np.ndarray:
         return self._compute((self.P * self.P).sum(axis=1))
@@ -419,10 +439,9 @@ class DaskRows(Rows):
         import dask.array as da
 
         p = self.p
-        parts = da.map_blocks(_gram_block, self.P, self._split(np.asarray(c)[:, None]),
-                              new_axis=2, chunks=((1,) * self.partitions, (p,), (p,)),
-                              meta=np.empty((0, 0, 0)))
-        return self._compute(parts.sum(axis=0))
+        return self._passed(lambda: da.map_blocks(
+            _gram_block, self.P, self._split(np.asarray(c)[:, None]), new_axis=2,
+            chunks=((1,) * self.partitions, (p,), (p,)), meta=np.empty((0, 0, 0))).sum(axis=0))
 
     def gram_and_products(self, c: np.ndarray, V: np.ndarray | None, *, column: bool = True,
                           single: bool = False
@@ -443,11 +462,10 @@ class DaskRows(Rows):
         for block, width in zip(blocks, widths, strict=True):
             given[:, start:start + width] = np.reshape(block, (self.n, width))
             start += width
-        parts = da.map_blocks(_gram_and_products_block, self.P, self._split(given),
-                              new_axis=2, chunks=((1,) * self.partitions, (p,),
-                                                  (p + given.shape[1],)),
-                              meta=np.empty((0, 0, 0)))
-        both = self._compute(parts.sum(axis=0))
+        both = self._passed(lambda: da.map_blocks(
+            _gram_and_products_block, self.P, self._split(given), new_axis=2,
+            chunks=((1,) * self.partitions, (p,), (p + given.shape[1],)),
+            meta=np.empty((0, 0, 0))).sum(axis=0))
         shape = (p, given.shape[1] - 1) if isinstance(V, list) else (p,) + np.shape(V)[1:]
         return (both[:, :p], both[:, p] if column else None,
                 None if V is None else both[:, p + 1:].reshape(shape))

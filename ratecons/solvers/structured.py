@@ -517,8 +517,8 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
         ev = _evaluated(ipm, x)
         rel_gap, pres, dres, mu = ipm.measures(x, ev)
         merit = max(rel_gap, pres, dres)
-        if best is None or merit < best[0]:
-            best = (merit, x)
+        if best is None or merit < best[0]:  # without its scores, which the answer makes
+            best = (merit, x.exact())  # afresh (run_answer): N floats fewer once x moves on
         if merit <= tol:
             status = settings.OPTIMAL
             break

@@ -49,7 +49,10 @@ class NewtonSystem:
     def weights_at(self, x: Iterate, ev: dict) -> dict[str, object]:
         """What the reduced matrix needs before its pass over the examples: the pairs' weights
         W = lam / s, the pieces' Du and e, the Gram product's weights d on the examples and
-        (with rows) the rows' Jacobian on the examples after the pieces' elimination."""
+        (with rows) the rows' Jacobian on the examples after the pieces' elimination. What
+        per-piece arrays only this needs is not kept: the smooth rows' slopes (taken out of
+        ``ev``), e without free variables, and the rows' coefficients through the pieces,
+        kept as their product with G (``through_v``; :meth:`factored`)."""
         f = self.form
         W = {g: x.lam[g] / x.s[g] for g in x.s}
         N = self.rows.n
@@ -62,11 +65,13 @@ class NewtonSystem:
             d += scatter_product(f.hinge_index, f.hinge_slope ** 2, e, N)
         system = {"W": W, "Du": Du, "N": N, "robust": rob, "Cu": ev["Cu"], "Fv": ev["Fv"],
                   "scatter": W["A"] * f.hinge_slope / Du,  # r_u's weight on its example
-                  "e": e, "d": d}
+                  "e": e if self.r else None, "d": d}
+        slopes = ev.pop("slopes")
         if self.m:  # the rows' Jacobian after the pieces' elimination, on the examples
-            Jz = -row_jacobian_z(self, ev["slopes"])  # d c_R / dz, (N, m)
+            Jz = -row_jacobian_z(self, slopes)  # d c_R / dz, (N, m)
             through = (W["A"] / Du)[:, None] * ev["Cu"].T  # (K, m)
-            system.update(Jz=Jz if self.smooth_rows else None, through=through,
+            system.update(Jz=Jz if self.smooth_rows else None,
+                          through_v=sparse_transpose_times(self.G, through),
                           U_u=-ev["Cu"].T,  # d c_R / du, transposed: (K, m)
                           on_z=Jz - (
                 np.column_stack([scatter_product(f.hinge_index, f.hinge_slope, through[:, j], N)
@@ -115,7 +120,7 @@ class NewtonSystem:
             # [[S, Jh^T], [Jh, -W_R^-1 - C_R diag(1/Du) C_R^T]] with Jh the rows' Jacobian
             # after the pieces' elimination (module docstring)
             Cu = system["Cu"]
-            on_v = -system["Fv"].T - sparse_transpose_times(self.G, system["through"])
+            on_v = -system["Fv"].T - system["through_v"]
             if rob is not None:
                 on_v += rob.c_u.T @ (Cu.T / Du[:, None])
             Jh_T = self.theta_of(system["on_z"], on_v, rows_top)
