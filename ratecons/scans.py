@@ -449,7 +449,8 @@ class DaskRows(Rows):
         """(P^T diag(c) P, P^T c, P^T V) in one pass: each partition sends its p x p product
         and its products with c and the columns of V side by side (``single`` is ignored: the
         partitions' products are in double precision). The columns sent, [c | V], are one
-        array written once (V's blocks, when a list, go into it without a stacked copy)."""
+        array written once (V's blocks, when a list, go into it without a stacked copy, and
+        the list is emptied: blocks the caller no longer holds are let go during the pass)."""
         if V is None and not column:
             return self.gram(c), None, None
         import dask.array as da
@@ -462,11 +463,14 @@ class DaskRows(Rows):
         for block, width in zip(blocks, widths, strict=True):
             given[:, start:start + width] = np.reshape(block, (self.n, width))
             start += width
+        del blocks, block
+        shape = (p, given.shape[1] - 1) if isinstance(V, list) else (p,) + np.shape(V)[1:]
+        if isinstance(V, list):
+            V.clear()
         both = self._passed(lambda: da.map_blocks(
             _gram_and_products_block, self.P, self._split(given), new_axis=2,
             chunks=((1,) * self.partitions, (p,), (p + given.shape[1],)),
             meta=np.empty((0, 0, 0))).sum(axis=0))
-        shape = (p, given.shape[1] - 1) if isinstance(V, list) else (p,) + np.shape(V)[1:]
         return (both[:, :p], both[:, p] if column else None,
                 None if V is None else both[:, p + 1:].reshape(shape))
 

@@ -191,19 +191,27 @@ class _IPM(NewtonSystem):
         w, b = self.w_b(theta)
         return self.rows.scores(w, b)
 
-    def q_transpose(self, V: np.ndarray, top: np.ndarray | None = None) -> np.ndarray:
+    def q_transpose(self, V: np.ndarray | None, top: np.ndarray | None = None,
+                    total: np.ndarray | None = None) -> np.ndarray:
         """Q^T V for Q = [P, -1]: per-example values V (N,) or (N, r) to theta space (``top``:
-        P^T V when a pass formed it already)."""
+        P^T V when a pass formed it already; ``total``: V's intercept row
+        (:meth:`intercept_row`) when V was let go before, V then None)."""
         top = self.rows.transpose_apply(V) if top is None else top
         if not self.fit_b:
             return top
-        return np.concatenate([top, -np.sum(V, axis=0, keepdims=True)], axis=0)
+        return np.concatenate([top, self.intercept_row(V) if total is None else total], axis=0)
 
-    def theta_of(self, z_part: np.ndarray, v_part: np.ndarray, top: np.ndarray | None = None
-                 ) -> np.ndarray:
-        """A theta-space vector (or matrix) from per-example values (through Q^T; ``top``:
-        their P^T product if formed) and values on the free variables v."""
-        return np.concatenate([self.q_transpose(z_part, top), v_part], axis=0)
+    @staticmethod
+    def intercept_row(V: np.ndarray) -> np.ndarray:
+        """-sum_i V_i (shape (1,) or (1, r)): the intercept's row of Q^T V."""
+        return -np.sum(V, axis=0, keepdims=True)
+
+    def theta_of(self, z_part: np.ndarray | None, v_part: np.ndarray,
+                 top: np.ndarray | None = None, total: np.ndarray | None = None) -> np.ndarray:
+        """A theta-space vector (or matrix) from per-example values (through Q^T; ``top``,
+        ``total``: their P^T product and intercept row if formed, :meth:`q_transpose`) and
+        values on the free variables v."""
+        return np.concatenate([self.q_transpose(z_part, top, total), v_part], axis=0)
 
     def pieces(self, z: np.ndarray, theta: np.ndarray) -> np.ndarray:
         """a_k z_{i_k} + G[k] v (without the offsets), or the same for directions."""
@@ -272,7 +280,7 @@ class _IPM(NewtonSystem):
         with P^T when a pass formed it, else one pass here for the two)."""
         sc, rob, lam_R = self.sc, ev["robust"], x.lam["R"]
         w, _ = self.w_b(x.theta)
-        both = self.q_transpose(ev.pop("pending"), top)
+        both = self.q_transpose(ev.pop("pending", None), top, ev.pop("pending_total", None))
         r_theta = np.concatenate([both[:, 0], sc.F[0] + sparse_transpose_times(self.G, x.lam["A"])
                                   + sc.F[1:].T @ lam_R])
         r_theta[:self.p] += sc.l2 * w
@@ -447,7 +455,10 @@ def _evaluated(ipm: _IPM, x: Iterate) -> dict:
     ev = ipm.evaluate(x, pending=True)
     system = ipm.weights_at(x, ev)
     right = ipm.right_side(x, ev, system, {g: x.s[g] * x.lam[g] for g in x.s})
-    G, col, rows_top, top = ipm.gram_pass(system, [ev["pending"], ipm.solve_column(right)])
+    # the stationarity columns go to the pass (which lets them go once sent) and only their
+    # intercept row stays (:meth:`_IPM.stationarity`)
+    ev["pending_total"] = ipm.intercept_row(ev["pending"])
+    G, col, rows_top, top = ipm.gram_pass(system, [ev.pop("pending"), ipm.solve_column(right)])
     right["top"] = top[:, 2]
     ev["formed"] = [system, G, col, rows_top, right]
     return ipm.stationarity(x, ev, top[:, :2])

@@ -81,29 +81,35 @@ class NewtonSystem:
     def gram_pass(self, system: dict, V: list[np.ndarray] | None, single: bool = False
                   ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
         """The one pass over the examples of :meth:`factor`: (P^T diag(d) P, P^T d, P^T of the
-        rows' on_z, P^T V) for further per-example columns V (blocks of shape (N,) or (N, k)
-        side by side, q columns in all) or None, by
+        rows' on_z, P^T V) for further per-example columns V (a list of blocks of shape (N,)
+        or (N, k) side by side, q columns in all) or None, by
         :meth:`ratecons.scans.Rows.gram_and_products`, which gets the blocks unstacked (a
-        :class:`~ratecons.scans.DaskRows` copies them once, into the array it sends)."""
-        columns = ([system["on_z"]] if self.m else []) + ([] if V is None else V)
-        G, col, top = self.rows.gram_and_products(
-            system["d"], columns or None, column=self.fit_b, single=single)
-        rows_top = top[:, :self.m] if self.m else None
+        :class:`~ratecons.scans.DaskRows` copies them once, into the array it sends, and
+        empties the list: pass blocks nothing else holds and they are let go during the
+        pass). Of the weights d and the rows' on_z only what :meth:`factored` needs stays in
+        ``system``: the sum of d and the intercept row of on_z."""
         q = 0 if V is None else sum(int(np.prod(np.shape(v)[1:])) for v in V)
+        system["d_sum"] = system["d"].sum()
+        columns = [] if V is None else V
+        if self.m:
+            system["on_z_total"] = self.intercept_row(system["on_z"])
+            columns.insert(0, system.pop("on_z"))
+        G, col, top = self.rows.gram_and_products(
+            system.pop("d"), columns or None, column=self.fit_b, single=single)
+        rows_top = top[:, :self.m] if self.m else None
         return G, col, rows_top, (None if V is None else top[:, top.shape[1] - q:])
 
     def factored(self, system: dict, G: np.ndarray, col: np.ndarray | None,
                  rows_top: np.ndarray | None, damping: float = 0.0) -> dict[str, object]:
         """:meth:`factor` from the products of its pass (:meth:`gram_pass`)."""
         f, sc, W, Du, rob = self.form, self.sc, system["W"], system["Du"], system["robust"]
-        d = system["d"]
         diag_w = np.full(self.p, sc.l2)
         if self.use_l1:
             diag_w += 4.0 * W["T+"] * W["T-"] / (W["T+"] + W["T-"])
         G[np.diag_indices(self.p)] += diag_w
         if self.fit_b:
             top = np.hstack([G, -col[:, None]])
-            bottom = np.concatenate([-col, [d.sum()]])
+            bottom = np.concatenate([-col, [system["d_sum"]]])
             M = np.vstack([top, bottom[None, :]])
         else:
             M = G
@@ -123,7 +129,7 @@ class NewtonSystem:
             on_v = -system["Fv"].T - system["through_v"]
             if rob is not None:
                 on_v += rob.c_u.T @ (Cu.T / Du[:, None])
-            Jh_T = self.theta_of(system["on_z"], on_v, rows_top)
+            Jh_T = self.theta_of(None, on_v, rows_top, system["on_z_total"])
             corner = -np.diag(1.0 / W["R"]) - (Cu / Du) @ Cu.T
             M = np.block([[M, Jh_T], [Jh_T.T, corner]])
         system["lu"] = lu_factor(M, check_finite=False)
