@@ -12,7 +12,8 @@ changing.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -197,7 +198,8 @@ class Rows:
                           single: bool = False
                           ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
         """(P^T diag(c) P, P^T c, P^T V) for weights c >= 0 (the column only if ``column``)
-        and per-example columns V (N,) or (N, q) (the third None when V is None): in memory
+        and per-example columns V (N,) or (N, q), or a list of such blocks side by side (the
+        third None when V is None; with a list, of shape (p, q)): in memory
         over dense blocks, the first two in one pass (each scaled block B = diag(sqrt(c)) A
         gives B^T B and B^T sqrt(c) while in the cache), else :meth:`gram` and
         :meth:`transpose_apply`, and P^T V by :meth:`transpose_apply` (over the nonzeros of
@@ -210,6 +212,8 @@ class Rows:
         for Newton systems that need no more than about six digits
         (:data:`ratecons.solvers.structured.SINGLE_GRAM_ABOVE`). Ignored without dense rows.
         """
+        if isinstance(V, list):
+            V = np.column_stack(V)
         products = None if V is None else self.transpose_apply(V)
         if self.by_rows or self.dense is None and not sp.issparse(self.P):
             return self.gram(c), (self.transpose_apply(c) if column else None), products
@@ -381,15 +385,43 @@ class DaskRows(Rows):
             yield int(start), int(stop)
 
     def _split(self, V: np.ndarray) -> Any:
-        """A per-example array cut into the partitions of P."""
-        import dask.array as da
+        """A per-example array cut into the partitions of P, as a Dask array whose blocks are
+        row blocks of V (views: ``da.from_array`` copies the whole array first, one more
+        N-sized copy on the client in every pass). On a ``distributed`` Client they are sent
+        to the workers directly (``scatter``): as data in the pass's graph they went through
+        the scheduler, which kept them until the pass ended -- on a ``LocalCluster``, another
+        copy in the client's process (57 bytes per row of the 2,000,000-row composition of
+        docs/cluster.md). Scattered blocks cannot be recomputed: a pass that loses one with a
+        worker is made again (:meth:`_passed`). V must not change until the pass has run."""
+        from dask.array.core import Array
 
         V = np.asarray(V, dtype=np.float64)
-        return da.from_array(V, chunks=(self.P.chunks[0], *V.shape[1:]))
+        blocks: list[Any] = [V[start:stop] for start, stop in self.blocks()]
+        client = _client()
+        if client is not None:
+            blocks = client.scatter(blocks, direct=True, hash=False)
+        name = f"client-columns-{uuid.uuid4().hex}"
+        tail = (0,) * (V.ndim - 1)
+        return Array({(name, k, *tail): block for k, block in enumerate(blocks)}, name,
+                     (self.P.chunks[0], *((size,) for size in V.shape[1:])), dtype=V.dtype,
+                     meta=np.empty((0,) * V.ndim))
 
     def _compute(self, result: Any) -> np.ndarray:
         _PASSES[0] += 1
         return np.asarray(result.compute())
+
+    def _passed(self, build: Callable[[], Any]) -> np.ndarray:
+        """``self._compute(build())``; built and computed again (at most
+        :data:`PERSIST_ATTEMPTS` times) when the scheduler cancels it: a worker lost with a
+        block of the client's columns, which were scattered (:meth:`_split`)."""
+        from concurrent.futures import CancelledError
+
+        for _ in range(PERSIST_ATTEMPTS - 1):
+            try:
+                return self._compute(build())
+            except CancelledError:
+                continue
+        return self._compute(build())
 
     def scores(self, w: np.ndarray, b: float = 0.0) -> np.ndarray:
         return self._compute(self.P @ np.asarray(w, dtype=np.float64)).ravel() - b
@@ -398,7 +430,7 @@ class DaskRows(Rows):
         return self._compute(self.P @ np.asarray(W, dtype=np.float64))
 
     def transpose_apply(self, V: np.ndarray) -> np.ndarray:
-        return self._compute(self.P.T @ self._split(V))
+        return self._passed(lambda: self.P.T @ self._split(V))
 
     def squared_norms(self) -> np.ndarray:
         return self._compute((self.P * self.P).sum(axis=1))
@@ -407,32 +439,40 @@ class DaskRows(Rows):
         import dask.array as da
 
         p = self.p
-        parts = da.map_blocks(_gram_block, self.P, self._split(np.asarray(c)[:, None]),
-                              new_axis=2, chunks=((1,) * self.partitions, (p,), (p,)),
-                              meta=np.empty((0, 0, 0)))
-        return self._compute(parts.sum(axis=0))
+        return self._passed(lambda: da.map_blocks(
+            _gram_block, self.P, self._split(np.asarray(c)[:, None]), new_axis=2,
+            chunks=((1,) * self.partitions, (p,), (p,)), meta=np.empty((0, 0, 0))).sum(axis=0))
 
     def gram_and_products(self, c: np.ndarray, V: np.ndarray | None, *, column: bool = True,
                           single: bool = False
                           ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
         """(P^T diag(c) P, P^T c, P^T V) in one pass: each partition sends its p x p product
         and its products with c and the columns of V side by side (``single`` is ignored: the
-        partitions' products are in double precision)."""
-        c = np.asarray(c, dtype=np.float64)
+        partitions' products are in double precision). The columns sent, [c | V], are one
+        array written once (V's blocks, when a list, go into it without a stacked copy, and
+        the list is emptied: blocks the caller no longer holds are let go during the pass)."""
         if V is None and not column:
             return self.gram(c), None, None
         import dask.array as da
 
         p = self.p
-        given = np.concatenate([c[:, None]] + ([] if V is None else [
-            np.reshape(V, (self.n, -1))]), axis=1)
-        parts = da.map_blocks(_gram_and_products_block, self.P, self._split(given),
-                              new_axis=2, chunks=((1,) * self.partitions, (p,),
-                                                  (p + given.shape[1],)),
-                              meta=np.empty((0, 0, 0)))
-        both = self._compute(parts.sum(axis=0))
+        blocks = [c] + ([] if V is None else V if isinstance(V, list) else [V])
+        widths = [int(np.prod(np.shape(b)[1:])) for b in blocks]
+        given = np.empty((self.n, sum(widths)))
+        start = 0
+        for block, width in zip(blocks, widths, strict=True):
+            given[:, start:start + width] = np.reshape(block, (self.n, width))
+            start += width
+        del blocks, block
+        shape = (p, given.shape[1] - 1) if isinstance(V, list) else (p,) + np.shape(V)[1:]
+        if isinstance(V, list):
+            V.clear()
+        both = self._passed(lambda: da.map_blocks(
+            _gram_and_products_block, self.P, self._split(given), new_axis=2,
+            chunks=((1,) * self.partitions, (p,), (p + given.shape[1],)),
+            meta=np.empty((0, 0, 0))).sum(axis=0))
         return (both[:, :p], both[:, p] if column else None,
-                None if V is None else both[:, p + 1:].reshape((p,) + np.shape(V)[1:]))
+                None if V is None else both[:, p + 1:].reshape(shape))
 
 
 def stack_rows(blocks: list[Any]) -> Any:

@@ -24,11 +24,10 @@ reused).
 from __future__ import annotations
 
 import inspect
-from dataclasses import fields, is_dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import limits, settings
 from .chain_points import on_client
@@ -40,7 +39,6 @@ from .reductions.to_cvxpy import ConvexStep, pick_solver, solve_step
 from .reductions.to_structured import lower_structured, structured_support
 from .result import Result
 from .sample_start import SampleStart, chain_from_sample
-from .scans import Rows
 from .solution import Solution
 from .solvers.structured import CERTIFIED_TOL, DEFAULT_TOL
 from .structured_fallback import by_reference, warm_then_cold
@@ -128,23 +126,6 @@ def lagrangian_bound(answer: Any) -> float:
     return float(answer.objective - answer.rel_gap * max(1.0, abs(answer.objective)))
 
 
-def _same(a: Any, b: Any) -> bool:
-    """Whether two lowered steps (:class:`StructuredForm`, or parts of them) are the same
-    convex problem: equal arrays, the same stacked rows."""
-    if a is b:
-        return True
-    if is_dataclass(a) and type(a) is type(b):
-        return all(_same(getattr(a, f.name), getattr(b, f.name)) for f in fields(a))
-    if isinstance(a, list | tuple):
-        return (isinstance(b, list | tuple) and len(a) == len(b)
-                and all(_same(x, y) for x, y in zip(a, b, strict=True)))
-    if sp.issparse(a):
-        return sp.issparse(b) and a.shape == b.shape and (a != b).nnz == 0
-    if isinstance(a, np.ndarray):
-        return isinstance(b, np.ndarray) and a.shape == b.shape and np.array_equal(a, b)
-    return type(a) is type(b) and not isinstance(a, Rows) and a == b
-
-
 def structured_step(analysis: Analysis, tol: float = DEFAULT_TOL,
                     counts: dict[str, int] | None = None,
                     previous: dict[str, Any] | None = None):
@@ -164,8 +145,8 @@ def structured_step(analysis: Analysis, tol: float = DEFAULT_TOL,
             counts["reference"] = counts.get("reference", 0) + 1
             return solve_step(analysis, psi, anchor, bounds, pick_solver(analysis, None))
         form = lower_structured(analysis, psi, anchor, bounds, lowered)
-        last = previous.get("solved")
-        if last is not None and _same(form, last[0]):
+        last = previous.get("solved")  # (the last form's digest: not the form, kept)
+        if last is not None and form.digest() == last[0]:
             counts["reused"] = counts.get("reused", 0) + 1
             return replace(last[1], solve_time=0.0, message=(
                 "the same convex problem as the last step (the bounds of eq. 4 at this anchor "
@@ -191,7 +172,7 @@ def structured_step(analysis: Analysis, tol: float = DEFAULT_TOL,
                                 f"{answer.iterations} interior-point iterations, relative gap "
                                 f"{answer.rel_gap:.1e} ({answer.message})",
                                 lower_bound=lagrangian_bound(answer))
-            previous["solved"] = (form, solved) if previous["tight"] else None
+            previous["solved"] = (form.digest(), solved) if previous["tight"] else None
             return solved
         if answer.status == settings.TIME_LIMIT:
             return ConvexStep(answer.status, answer.objective, answer.w, answer.b,

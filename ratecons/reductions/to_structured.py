@@ -35,6 +35,7 @@ refused by name with :class:`~ratecons.errors.NotLinearError`, never passed over
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -346,14 +347,21 @@ def _stack(psi: dict[int, Any], groups: list[_Group], cache: dict[str, Any]
         offsets[key] = start
         start += rows.size
     last = cache.get("stacked")
-    if (last is not None and last[0].keys() == used.keys()
-            and all(np.array_equal(last[0][key], rows) for key, rows in used.items())):
+    marked = {key: _row_digest(rows) for key, rows in used.items()}
+    if last is not None and last[0] == marked:
         return last[1], offsets, used
     blocks = [take_rows(psi[key], rows) for key, rows in used.items()]
     stacked = Rows(stack_rows(blocks) if blocks
                    else np.zeros((0, next(iter(psi.values())).shape[1])))
-    cache["stacked"] = (used, stacked)
+    cache["stacked"] = (marked, stacked)  # the rows' digests: N integers fewer kept
     return stacked, offsets, used
+
+
+def _row_digest(rows: np.ndarray) -> tuple[int, bytes]:
+    """The rows a dataset gives the stacked features (int64 indices), as their count and a
+    hash of them: what :func:`_stack` keeps over the steps to tell the same rows again."""
+    return rows.size, hashlib.blake2b(np.ascontiguousarray(rows, dtype=np.int64).view(
+        np.uint8), digest_size=20).digest()
 
 
 def _coef_matrix(groups: list[_Group], total_rows: int) -> np.ndarray:

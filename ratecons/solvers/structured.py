@@ -150,9 +150,11 @@ class _IPM(NewtonSystem):
     :class:`.structured_newton.NewtonSystem`)."""
 
     def __init__(self, form: StructuredForm, weighted: np.ndarray | None = None,
-                 adaptive: bool = False) -> None:
+                 adaptive: bool = False, scaled: ScaledForm | None = None) -> None:
         self.form = form
-        self.sc = ScaledForm(form)
+        #: the scaled rows (``scaled``: the caller's of the same form, not made twice: they
+        #: hold (m + 1) floats per piece and per smooth piece)
+        self.sc = ScaledForm(form) if scaled is None else scaled
         self.rows = form.rows
         self.p = form.rows.p
         self.fit_b = form.fit_intercept
@@ -189,19 +191,27 @@ class _IPM(NewtonSystem):
         w, b = self.w_b(theta)
         return self.rows.scores(w, b)
 
-    def q_transpose(self, V: np.ndarray, top: np.ndarray | None = None) -> np.ndarray:
+    def q_transpose(self, V: np.ndarray | None, top: np.ndarray | None = None,
+                    total: np.ndarray | None = None) -> np.ndarray:
         """Q^T V for Q = [P, -1]: per-example values V (N,) or (N, r) to theta space (``top``:
-        P^T V when a pass formed it already)."""
+        P^T V when a pass formed it already; ``total``: V's intercept row
+        (:meth:`intercept_row`) when V was let go before, V then None)."""
         top = self.rows.transpose_apply(V) if top is None else top
         if not self.fit_b:
             return top
-        return np.concatenate([top, -np.sum(V, axis=0, keepdims=True)], axis=0)
+        return np.concatenate([top, self.intercept_row(V) if total is None else total], axis=0)
 
-    def theta_of(self, z_part: np.ndarray, v_part: np.ndarray, top: np.ndarray | None = None
-                 ) -> np.ndarray:
-        """A theta-space vector (or matrix) from per-example values (through Q^T; ``top``:
-        their P^T product if formed) and values on the free variables v."""
-        return np.concatenate([self.q_transpose(z_part, top), v_part], axis=0)
+    @staticmethod
+    def intercept_row(V: np.ndarray) -> np.ndarray:
+        """-sum_i V_i (shape (1,) or (1, r)): the intercept's row of Q^T V."""
+        return -np.sum(V, axis=0, keepdims=True)
+
+    def theta_of(self, z_part: np.ndarray | None, v_part: np.ndarray,
+                 top: np.ndarray | None = None, total: np.ndarray | None = None) -> np.ndarray:
+        """A theta-space vector (or matrix) from per-example values (through Q^T; ``top``,
+        ``total``: their P^T product and intercept row if formed, :meth:`q_transpose`) and
+        values on the free variables v."""
+        return np.concatenate([self.q_transpose(z_part, top, total), v_part], axis=0)
 
     def pieces(self, z: np.ndarray, theta: np.ndarray) -> np.ndarray:
         """a_k z_{i_k} + G[k] v (without the offsets), or the same for directions."""
@@ -270,7 +280,7 @@ class _IPM(NewtonSystem):
         with P^T when a pass formed it, else one pass here for the two)."""
         sc, rob, lam_R = self.sc, ev["robust"], x.lam["R"]
         w, _ = self.w_b(x.theta)
-        both = self.q_transpose(ev.pop("pending"), top)
+        both = self.q_transpose(ev.pop("pending", None), top, ev.pop("pending_total", None))
         r_theta = np.concatenate([both[:, 0], sc.F[0] + sparse_transpose_times(self.G, x.lam["A"])
                                   + sc.F[1:].T @ lam_R])
         r_theta[:self.p] += sc.l2 * w
@@ -418,7 +428,8 @@ def _attempts(form: StructuredForm, tol: float, max_iterations: int, deadline: f
         if rows is every and spent[-1].status != settings.NUMERICAL_ERROR:
             break
         budget = max(1, max_iterations - sum(a.iterations for a in spent))
-        answer = _run(form, _IPM(form, rows), tol, budget, deadline, start).after(*spent)
+        answer = _run(form, _IPM(form, rows, scaled=scaled), tol, budget, deadline,
+                      start).after(*spent)
         if answer.status in (settings.OPTIMAL, settings.TIME_LIMIT, settings.INFEASIBLE) or (
                 rows is None and answer.status != settings.NUMERICAL_ERROR):
             return answer
@@ -429,24 +440,79 @@ def _attempts(form: StructuredForm, tol: float, max_iterations: int, deadline: f
         violation, _IPM(violation), tol, max_iterations, deadline, None), warm is None) or plain
 
 
-def _evaluated(ipm: _IPM, x: Iterate) -> tuple[dict, tuple | None]:
+def _evaluated(ipm: _IPM, x: Iterate) -> dict:
     """The residuals at x (:meth:`_IPM.evaluate`) and, on rows whose every pass is a round
-    trip over partitions (``rows.remote``: Dask), what the iteration's one pass formed, else
-    None. There the Gram product is made before the iterate is measured, in one pass with
-    the stationarity residual's product with P^T, the rows' Jacobian's and the predictor's
-    right-hand side's (:meth:`_IPM.gram_pass`): one pass where there were four (the Gram
-    product of a run's last iterate, which needs none, is the price). Returned for the loop:
-    (the weights of :meth:`_IPM.weights_at`, the Gram product, its column, the rows' P^T
-    product) for :meth:`_IPM.factored`, and the predictor's :meth:`_IPM.right_side`."""
+    trip over partitions (``rows.remote``: Dask), what the iteration's one pass formed
+    (``ev["formed"]``, which :func:`_newton_step` takes out). There the Gram product is made
+    before the iterate is measured, in one pass with the stationarity residual's product
+    with P^T, the rows' Jacobian's and the predictor's right-hand side's
+    (:meth:`_IPM.gram_pass`): one pass where there were four (the Gram product of a run's
+    last iterate, which needs none, is the price). Formed for the step: (the weights of
+    :meth:`_IPM.weights_at`, the Gram product, its column, the rows' P^T product) for
+    :meth:`_IPM.factored`, and the predictor's :meth:`_IPM.right_side`."""
     if not ipm.rows.remote:
-        return ipm.evaluate(x), None
+        return ipm.evaluate(x)
     ev = ipm.evaluate(x, pending=True)
     system = ipm.weights_at(x, ev)
     right = ipm.right_side(x, ev, system, {g: x.s[g] * x.lam[g] for g in x.s})
-    G, col, rows_top, top = ipm.gram_pass(system, np.column_stack([
-        ev["pending"], ipm.solve_column(right)]))
+    # the stationarity columns go to the pass (which lets them go once sent) and only their
+    # intercept row stays (:meth:`_IPM.stationarity`)
+    ev["pending_total"] = ipm.intercept_row(ev["pending"])
+    G, col, rows_top, top = ipm.gram_pass(system, [ev.pop("pending"), ipm.solve_column(right)])
     right["top"] = top[:, 2]
-    return ipm.stationarity(x, ev, top[:, :2]), (system, G, col, rows_top, right)
+    ev["formed"] = [system, G, col, rows_top, right]
+    return ipm.stationarity(x, ev, top[:, :2])
+
+
+def _corrector_rhs(ipm: _IPM, x: Iterate, ev: dict, system: dict, right: dict | None,
+                   mu: float, rel_gap: float, pres: float
+                   ) -> tuple[dict[str, np.ndarray], float]:
+    """The predictor (affine-scaling) direction and from it the corrector's complementarity
+    residuals r_c and centring sigma mu (``right``: the predictor's :meth:`_IPM.right_side`
+    when a pass formed it, taken out of its list by the caller). The predictor and its
+    right side live only here."""
+    affine = ipm.direction(x, ev, system, {g: x.s[g] * x.lam[g] for g in x.s}, False, right)
+    del right
+    # centring from the predictor past its few blocking pairs (:func:`predictor_sigma`),
+    # and the second-order term only where the predictor gets some way: a blocked
+    # predictor's products ds dlam are huge and its corrector leaves the region where the
+    # Newton model holds (the robust pieces' start: every loss equal, R linear in (eta, lam))
+    sigma, a_aff = predictor_sigma(x, affine, ipm.weights, mu, boundary_steps(
+        x, affine, ipm.positive, ipm.separate), *ipm.blockers)
+    if ipm.curved_lam.size and pres > FEASIBILITY_FIRST * rel_gap:
+        sigma = max(sigma, FEASIBILITY_SIGMA)
+    second = 1.0 if a_aff >= CORRECT_FROM_STEP else 0.0
+    centring = sigma * mu
+    return {g: x.s[g] * x.lam[g] + second * affine.s[g] * affine.lam[g]
+            - centring * ipm.weights[g] for g in x.s}, centring
+
+
+def _newton_step(ipm: _IPM, x: Iterate, ev: dict, merit: float, rel_gap: float, pres: float,
+                 mu: float) -> tuple[Iterate, float] | str:
+    """One step of Mehrotra's predictor-corrector from x (``ev``: of :func:`_evaluated`, whose
+    pass's products it takes out): the next iterate and the step taken, or why there is none
+    (status ``numerical_error``). Its directions, right sides and reduced system live only
+    here, and each is dropped once used: held by the loop, they came on top of the next
+    iterate's evaluation and pass over the examples (docs/cluster.md, the client's memory)."""
+    formed = ev.pop("formed", None)
+    try:
+        damping = ROBUST_DAMPING * min(1.0, merit)
+        system = ipm.factor(x, ev, damping, single=(
+            merit >= SINGLE_GRAM_ABOVE and ipm.p >= SINGLE_GRAM_COLUMNS)
+        ) if formed is None else ipm.factored(*formed[:4], damping)
+    except (np.linalg.LinAlgError, ValueError) as exc:
+        return f"reduced system not definite: {exc}"
+    # Mehrotra predictor-corrector
+    refine = merit < REFINE_BELOW
+    d = centrality_correctors(ipm, x, ev, system, *_corrector_rhs(
+        ipm, x, ev, system, None if formed is None else formed.pop(), mu, rel_gap, pres),
+        refine, mu)
+    del formed, system
+    primal, dual = ipm.step_length(x, d, ev, merit)
+    step = min(primal, dual)
+    if not np.isfinite(step) or step < MIN_STEP:
+        return f"stalled (step {step:.1e})"
+    return x.moved(d, primal, dual), step
 
 
 def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
@@ -459,11 +525,11 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
     steps: list[float] = []
     iterations = 0
     for iterations in range(1, max_iterations + 1):  # noqa: B007 - read after the loop
-        ev, formed = _evaluated(ipm, x)
+        ev = _evaluated(ipm, x)
         rel_gap, pres, dres, mu = ipm.measures(x, ev)
         merit = max(rel_gap, pres, dres)
-        if best is None or merit < best[0]:
-            best = (merit, x)
+        if best is None or merit < best[0]:  # without its scores, which the answer makes
+            best = (merit, x.exact())  # afresh (run_answer): N floats fewer once x moves on
         if merit <= tol:
             status = settings.OPTIMAL
             break
@@ -481,38 +547,12 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
             message = (f"no progress in {CERTIFIED_STALL if certified else STALL_WINDOW} "
                        "iterations (infeasible or badly conditioned step)")
             break
-        try:
-            damping = ROBUST_DAMPING * min(1.0, merit)
-            system = ipm.factor(x, ev, damping, single=(
-                merit >= SINGLE_GRAM_ABOVE and ipm.p >= SINGLE_GRAM_COLUMNS)
-            ) if formed is None else ipm.factored(*formed[:4], damping)
-        except (np.linalg.LinAlgError, ValueError) as exc:
-            status, message = settings.NUMERICAL_ERROR, f"reduced system not definite: {exc}"
+        moved = _newton_step(ipm, x, ev, merit, rel_gap, pres, mu)
+        del ev  # not held through the next iterate's evaluation and pass
+        if isinstance(moved, str):
+            status, message = settings.NUMERICAL_ERROR, moved
             break
-        # Mehrotra predictor-corrector
-        refine = merit < REFINE_BELOW
-        affine = ipm.direction(x, ev, system, {g: x.s[g] * x.lam[g] for g in x.s}, False,
-                               None if formed is None else formed[4])
-        # centring from the predictor past its few blocking pairs (:func:`predictor_sigma`),
-        # and the second-order term only where the predictor gets some way: a blocked
-        # predictor's products ds dlam are huge and its corrector leaves the region where the
-        # Newton model holds (the robust pieces' start: every loss equal, R linear in (eta, lam))
-        sigma, a_aff = predictor_sigma(x, affine, ipm.weights, mu, boundary_steps(
-            x, affine, ipm.positive, ipm.separate), *ipm.blockers)
-        if ipm.curved_lam.size and pres > FEASIBILITY_FIRST * rel_gap:
-            sigma = max(sigma, FEASIBILITY_SIGMA)
-        second = 1.0 if a_aff >= CORRECT_FROM_STEP else 0.0
-        target = {g: sigma * mu * ipm.weights[g] for g in x.s}
-        r_c = {g: x.s[g] * x.lam[g] + second * affine.s[g] * affine.lam[g] - target[g]
-               for g in x.s}
-        d = ipm.direction(x, ev, system, r_c, refine)
-        d = centrality_correctors(ipm, x, ev, system, d, r_c, target, refine, mu)
-        primal, dual = ipm.step_length(x, d, ev, merit)
-        step = min(primal, dual)
-        if not np.isfinite(step) or step < MIN_STEP:
-            status, message = settings.NUMERICAL_ERROR, f"stalled (step {step:.1e})"
-            break
-        x = x.moved(d, primal, dual)
+        x, step = moved
         steps.append(step)
         if warm_blocked(warm is not None, steps):
             status, message = settings.NUMERICAL_ERROR, "warm start blocked (every step < 0.1)"

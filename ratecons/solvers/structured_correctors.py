@@ -101,32 +101,36 @@ class CorrectorBudget:
         self.step, self.mu = step, mu
 
 
-def centrality_correctors(ipm: Any, x: Any, ev: dict, system: dict, d: Any,
-                          r_c: dict[str, np.ndarray], target: dict[str, np.ndarray],
-                          refine: bool, mu: float) -> Any:
-    """Gondzio's multiple centrality correctors (up to :data:`CORRECTORS`, or as many as
-    ``ipm.budget`` gives when it is a :class:`CorrectorBudget`): at a step
-    :data:`CORRECTOR_REACH` longer than the direction's, the complementarity products outside
-    [0.1, 10] times their target sigma mu omega (``target``, per group; ``mu`` the iterate's
-    weighted complementarity) are pulled into that box by one more solve with the same
-    factorization; a corrected direction is kept while it lengthens the step by 1%."""
+def centrality_correctors(ipm: Any, x: Any, ev: dict, system: dict,
+                          r_c: dict[str, np.ndarray], centring: float, refine: bool,
+                          mu: float) -> Any:
+    """The Newton direction for the complementarity residuals ``r_c`` with Gondzio's
+    multiple centrality correctors (up to :data:`CORRECTORS`, or as many as ``ipm.budget``
+    gives when it is a :class:`CorrectorBudget`): at a step :data:`CORRECTOR_REACH` longer
+    than the direction's, the complementarity products outside [0.1, 10] times their target
+    sigma mu omega (``centring`` sigma mu times the pairs' weights ``ipm.weights``; ``mu``
+    the iterate's weighted complementarity) are pulled into that box by one more solve with
+    the same factorization; a corrected direction is kept while it lengthens the step by 1%.
+    A direction and its residuals are dropped as soon as a longer one replaces them (the
+    caller holds neither: each is a few vectors over the pieces)."""
+    d = ipm.direction(x, ev, system, r_c, refine)
     step = step_to_boundary(*all_pairs(x, d, ipm.positive))
     budget = ipm.budget
     for _ in range(CORRECTORS if budget is None else budget.next(mu)):
         if step >= 1.0:
             break
         trial = min(1.0, CORRECTOR_REACH * step + 0.1)
-        pulled = {g: pulled_products(x.s[g], d.s[g], x.lam[g], d.lam[g], trial, target[g],
-                                     r_c[g]) for g in x.s}
+        pulled = {g: pulled_products(x.s[g], d.s[g], x.lam[g], d.lam[g], trial, centring,
+                                     ipm.weights[g], r_c[g]) for g in x.s}
         corrected = ipm.direction(x, ev, system, pulled, refine)
         longer = step_to_boundary(*all_pairs(x, corrected, ipm.positive))
         if longer < 1.01 * step:
             break
         d, step, r_c = corrected, longer, pulled
+        del corrected, pulled
     if budget is not None:
         budget.taken(min(1.0, step), mu)
     return d
-
 
 
 def halve_at_most(values: np.ndarray, direction: np.ndarray, step: float) -> float:

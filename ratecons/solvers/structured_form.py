@@ -8,7 +8,8 @@ the step (P) and how it is solved.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import hashlib
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
 import numpy as np
@@ -124,6 +125,36 @@ class StructuredForm:
         """Row 0 plus the regularizer at (w, b, v)."""
         reg = 0.5 * self.l2 * float(w @ w) + self.l1 * float(np.abs(w).sum())
         return float(self.row_values(w, b, v)[0]) + reg
+
+    def digest(self) -> tuple:
+        """A few bytes that tell this step from another: equal digests, the same convex
+        problem. The stacked rows by identity (the lowering reuses them while they are the
+        same rows), scalars by value, every array by its shape, type and a hash of its bytes
+        (a sparse one in canonical form). A caller that compares steps keeps this, not the
+        form: its (m + 1) floats per piece and per smooth piece, several arrays of them
+        (:func:`ratecons.structured_chain.structured_step`: the last step's form stayed
+        alive through the next step's solve)."""
+        return _digest(self)
+
+
+def _digest(value: Any) -> Any:
+    """:meth:`StructuredForm.digest` of a form or of one of its parts."""
+    if is_dataclass(value):
+        return (type(value).__name__, *(_digest(getattr(value, f.name)) for f in fields(value)))
+    if isinstance(value, list | tuple):
+        return tuple(_digest(part) for part in value)
+    if sp.issparse(value):
+        canonical = sp.csr_matrix(value, copy=True)
+        canonical.sum_duplicates()
+        canonical.eliminate_zeros()
+        return ("sparse", canonical.shape, _digest(canonical.data),
+                _digest(canonical.indices.astype(np.int64)),
+                _digest(canonical.indptr.astype(np.int64)))
+    if isinstance(value, np.ndarray):
+        contiguous = np.ascontiguousarray(value)
+        return (value.shape, value.dtype.str,
+                hashlib.blake2b(contiguous.view(np.uint8).ravel(), digest_size=20).digest())
+    return value
 
 
 class ScaledForm:

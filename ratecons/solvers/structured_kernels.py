@@ -152,12 +152,13 @@ def recovered_pieces(index: np.ndarray, slope: np.ndarray, dz: np.ndarray, extra
 
 @_compiled
 def _pulled_products(s: np.ndarray, ds: np.ndarray, lam: np.ndarray, dlam: np.ndarray,
-                     trial: float, target: np.ndarray, r_c: np.ndarray,
+                     trial: float, centring: float, weights: np.ndarray, r_c: np.ndarray,
                      out: np.ndarray) -> None:
     for i in range(out.size):
         v = (s[i] + trial * ds[i]) * (lam[i] + trial * dlam[i])
-        low = 0.1 * target[i]
-        high = 10.0 * target[i]
+        target = centring * weights[i]
+        low = 0.1 * target
+        high = 10.0 * target
         clipped = v if v > low else low  # np.clip: a NaN product or bound gives a NaN
         clipped = clipped if clipped < high else high  # moved, as it does
         moved = clipped - v
@@ -165,10 +166,12 @@ def _pulled_products(s: np.ndarray, ds: np.ndarray, lam: np.ndarray, dlam: np.nd
 
 
 def pulled_products(s: np.ndarray, ds: np.ndarray, lam: np.ndarray, dlam: np.ndarray,
-                    trial: float, target: np.ndarray, r_c: np.ndarray) -> np.ndarray:
+                    trial: float, centring: float, weights: np.ndarray, r_c: np.ndarray
+                    ) -> np.ndarray:
     """Gondzio's corrected complementarity residual of one group in one pass
     (:func:`.structured_correctors.centrality_correctors`): with v = (s + trial ds)(lam +
-    trial dlam), r_c - max(clip(v, target / 10, 10 target) - v, -10 target)."""
+    trial dlam) and the target t = centring weights (sigma mu omega, formed entry by entry
+    here rather than kept as a vector), r_c - max(clip(v, t / 10, 10 t) - v, -10 t)."""
     out = np.empty(s.size)
-    _pulled_products(s, ds, lam, dlam, trial, target, r_c, out)
+    _pulled_products(s, ds, lam, dlam, trial, centring, weights, r_c, out)
     return out

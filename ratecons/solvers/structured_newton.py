@@ -49,7 +49,10 @@ class NewtonSystem:
     def weights_at(self, x: Iterate, ev: dict) -> dict[str, object]:
         """What the reduced matrix needs before its pass over the examples: the pairs' weights
         W = lam / s, the pieces' Du and e, the Gram product's weights d on the examples and
-        (with rows) the rows' Jacobian on the examples after the pieces' elimination."""
+        (with rows) the rows' Jacobian on the examples after the pieces' elimination. What
+        per-piece arrays only this needs is not kept: the smooth rows' slopes (taken out of
+        ``ev``), e without free variables, and the rows' coefficients through the pieces,
+        kept as their product with G (``through_v``; :meth:`factored`)."""
         f = self.form
         W = {g: x.lam[g] / x.s[g] for g in x.s}
         N = self.rows.n
@@ -62,41 +65,51 @@ class NewtonSystem:
             d += scatter_product(f.hinge_index, f.hinge_slope ** 2, e, N)
         system = {"W": W, "Du": Du, "N": N, "robust": rob, "Cu": ev["Cu"], "Fv": ev["Fv"],
                   "scatter": W["A"] * f.hinge_slope / Du,  # r_u's weight on its example
-                  "e": e, "d": d}
+                  "e": e if self.r else None, "d": d}
+        slopes = ev.pop("slopes")
         if self.m:  # the rows' Jacobian after the pieces' elimination, on the examples
-            Jz = -row_jacobian_z(self, ev["slopes"])  # d c_R / dz, (N, m)
+            Jz = -row_jacobian_z(self, slopes)  # d c_R / dz, (N, m)
             through = (W["A"] / Du)[:, None] * ev["Cu"].T  # (K, m)
-            system.update(Jz=Jz if self.smooth_rows else None, through=through,
+            system.update(Jz=Jz if self.smooth_rows else None,
+                          through_v=sparse_transpose_times(self.G, through),
                           U_u=-ev["Cu"].T,  # d c_R / du, transposed: (K, m)
                           on_z=Jz - (
                 np.column_stack([scatter_product(f.hinge_index, f.hinge_slope, through[:, j], N)
                                  for j in range(self.m)]) if self.K else 0.0))
         return system
 
-    def gram_pass(self, system: dict, V: np.ndarray | None, single: bool = False
+    def gram_pass(self, system: dict, V: list[np.ndarray] | None, single: bool = False
                   ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
         """The one pass over the examples of :meth:`factor`: (P^T diag(d) P, P^T d, P^T of the
-        rows' on_z, P^T V) for further per-example columns V (N, q) or None, by
-        :meth:`ratecons.scans.Rows.gram_and_products`."""
-        columns = ([system["on_z"]] if self.m else []) + ([] if V is None else [V])
+        rows' on_z, P^T V) for further per-example columns V (a list of blocks of shape (N,)
+        or (N, k) side by side, q columns in all) or None, by
+        :meth:`ratecons.scans.Rows.gram_and_products`, which gets the blocks unstacked (a
+        :class:`~ratecons.scans.DaskRows` copies them once, into the array it sends, and
+        empties the list: pass blocks nothing else holds and they are let go during the
+        pass). Of the weights d and the rows' on_z only what :meth:`factored` needs stays in
+        ``system``: the sum of d and the intercept row of on_z."""
+        q = 0 if V is None else sum(int(np.prod(np.shape(v)[1:])) for v in V)
+        system["d_sum"] = system["d"].sum()
+        columns = [] if V is None else V
+        if self.m:
+            system["on_z_total"] = self.intercept_row(system["on_z"])
+            columns.insert(0, system.pop("on_z"))
         G, col, top = self.rows.gram_and_products(
-            system["d"], np.column_stack(columns) if columns else None, column=self.fit_b,
-            single=single)
+            system.pop("d"), columns or None, column=self.fit_b, single=single)
         rows_top = top[:, :self.m] if self.m else None
-        return G, col, rows_top, (None if V is None else top[:, top.shape[1] - V.shape[1]:])
+        return G, col, rows_top, (None if V is None else top[:, top.shape[1] - q:])
 
     def factored(self, system: dict, G: np.ndarray, col: np.ndarray | None,
                  rows_top: np.ndarray | None, damping: float = 0.0) -> dict[str, object]:
         """:meth:`factor` from the products of its pass (:meth:`gram_pass`)."""
         f, sc, W, Du, rob = self.form, self.sc, system["W"], system["Du"], system["robust"]
-        d = system["d"]
         diag_w = np.full(self.p, sc.l2)
         if self.use_l1:
             diag_w += 4.0 * W["T+"] * W["T-"] / (W["T+"] + W["T-"])
         G[np.diag_indices(self.p)] += diag_w
         if self.fit_b:
             top = np.hstack([G, -col[:, None]])
-            bottom = np.concatenate([-col, [d.sum()]])
+            bottom = np.concatenate([-col, [system["d_sum"]]])
             M = np.vstack([top, bottom[None, :]])
         else:
             M = G
@@ -113,10 +126,10 @@ class NewtonSystem:
             # [[S, Jh^T], [Jh, -W_R^-1 - C_R diag(1/Du) C_R^T]] with Jh the rows' Jacobian
             # after the pieces' elimination (module docstring)
             Cu = system["Cu"]
-            on_v = -system["Fv"].T - sparse_transpose_times(self.G, system["through"])
+            on_v = -system["Fv"].T - system["through_v"]
             if rob is not None:
                 on_v += rob.c_u.T @ (Cu.T / Du[:, None])
-            Jh_T = self.theta_of(system["on_z"], on_v, rows_top)
+            Jh_T = self.theta_of(None, on_v, rows_top, system["on_z_total"])
             corner = -np.diag(1.0 / W["R"]) - (Cu / Du) @ Cu.T
             M = np.block([[M, Jh_T], [Jh_T.T, corner]])
         system["lu"] = lu_factor(M, check_finite=False)

@@ -89,25 +89,29 @@ def test_the_solves_pieces_are_the_numpy_expressions(seed, k, n, rows, extra, cr
 
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([0, 1, 5, 300]),
-       trial=st.floats(0.0, 1.0), ties=st.booleans(), special=st.booleans())
-def test_the_pulled_products_are_the_numpy_expression(seed, n, trial, ties, special):
-    """Gondzio's pull into [target / 10, 10 target] (np.clip, np.maximum), with products
-    tied at either end of the box, zero targets and NaN products."""
+       trial=st.floats(0.0, 1.0), centring=st.floats(0.0, 2.0), ties=st.booleans(),
+       special=st.booleans())
+def test_the_pulled_products_are_the_numpy_expression(seed, n, trial, centring, ties, special):
+    """Gondzio's pull into [target / 10, 10 target] (np.clip, np.maximum) with the target
+    sigma mu omega formed entry by entry (``centring`` times the weights, as the NumPy
+    expression formed it as a vector), with products tied at either end of the box, zero
+    targets and NaN products."""
     rng = np.random.default_rng(seed)
     s, lam = rng.uniform(0.01, 3.0, n), rng.uniform(0.01, 3.0, n)
     ds, dlam, r_c = (rng.normal(size=n) for _ in range(3))
-    target = rng.uniform(0.0, 2.0, n)
+    weights = rng.uniform(0.0, 1.0, n)
     if ties and n:  # the products at the box's ends exactly: s = 1, lam = the bound
         ds[::2], dlam[::2], s[::2] = 0.0, 0.0, 1.0
-        lam[::4] = 0.1 * target[::4]
-        lam[2::4] = 10.0 * target[2::4]
-        target[1::5] = 0.0
+        lam[::4] = 0.1 * (centring * weights[::4])
+        lam[2::4] = 10.0 * (centring * weights[2::4])
+        weights[1::5] = 0.0
     if special and n:
-        s[::3], target[1::7] = np.nan, np.nan
+        s[::3], weights[1::7] = np.nan, np.nan
+    target = centring * weights
     v = (s + trial * ds) * (lam + trial * dlam)
     low, high = 0.1 * target, 10.0 * target
     expected = r_c - np.maximum(np.clip(v, low, high) - v, -high)
-    _bits(pulled_products(s, ds, lam, dlam, trial, target, r_c), expected)
+    _bits(pulled_products(s, ds, lam, dlam, trial, centring, weights, r_c), expected)
 
 
 def _numpy_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -124,7 +128,8 @@ def _numpy_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
         pieces = slope * dz[index] + extra if extra.size else slope * dz[index]
         return pieces, (r_u + W_a * pieces + column * coef) / Du
 
-    def pulled(s, ds, lam, dlam, trial, target, r_c):
+    def pulled(s, ds, lam, dlam, trial, centring, weights, r_c):
+        target = centring * weights
         v = (s + trial * ds) * (lam + trial * dlam)
         return r_c - np.maximum(np.clip(v, 0.1 * target, 10.0 * target) - v, -10.0 * target)
 

@@ -120,9 +120,9 @@ def test_weighted_path_matches_clarabel_on_real_data(monkeypatch):
     monkeypatch.setattr(structured_centre, "WEIGHTED_START_FROM", 200)
     paths: list[bool] = []  # per interior-point run: on the weighted path?
 
-    def recording_ipm(form, weighted=None):
+    def recording_ipm(form, weighted=None, scaled=None):
         paths.append(weighted is not None)
-        return _IPM(form, weighted)
+        return _IPM(form, weighted, scaled=scaled)
 
     monkeypatch.setattr(structured, "_IPM", recording_ipm)
     for name, X, y, a in _real_inactive_row_steps():

@@ -108,9 +108,9 @@ def test_a_failed_warm_run_leaves_both_cold_paths_to_its_caller(monkeypatch):
     runs: list[tuple[bool, bool]] = []  # (the weighted path of every row, adaptive budget)
     ipm_init, run = structured._IPM.__init__, structured._run
 
-    def recorded(self, form, weighted=None, adaptive=False):
+    def recorded(self, form, weighted=None, adaptive=False, scaled=None):
         runs.append((weighted is not None and bool(np.all(weighted)), adaptive))
-        ipm_init(self, form, weighted, adaptive)
+        ipm_init(self, form, weighted, adaptive, scaled)
 
     def stalls(*args):
         out = run(*args)
