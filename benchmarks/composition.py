@@ -8,15 +8,15 @@ recall floor, FPR parity, churn against a deployed model, worst-case rates (a ch
 a KL worst-case recall, the 80% rule under every chi-square reweighting of a group); linear models
 and a gaussian kernel with 500 Nystrom features) on three kinds of data: a 2,000-row Adult
 sample, the whole Adult training split (34,189 rows, sparse one-hot features) and a dense
-synthetic set of 200,000 rows. Every row prints the time of ``auto`` (the method it picked),
-the time of the reference chain (``method="generic"``, CVXPY steps; skipped above
-``--cvxpy-max-rows``, and stopped at
-``--cvxpy-time-limit``, then shown as a lower bound), the time of a scikit-learn
-``LogisticRegression`` fit on the same rows in the same run (the floor: what an unconstrained
-model costs; the least of three fits), the objective gap between the two chains and both statuses. The last lines are
-the worst ratio of ``auto``'s time to the logistic fit and the worst speed-up of ``auto`` over
-the CVXPY chain. ``mm`` and ``ipm`` are the chain's MM steps (repairs included) and, for the
-structured steps, the interior-point iterations over the whole run.
+synthetic set of 200,000 rows. Every row prints the time of ``auto`` (the method it picked), the
+time of the reference chain (``method="generic"``, CVXPY steps; skipped above
+``--cvxpy-max-rows``, and stopped at ``--cvxpy-time-limit``, then shown as a lower bound), the
+time of a scikit-learn ``LogisticRegression`` fit on the same rows in the same run (the floor:
+what an unconstrained model costs; the least of three fits), the objective gap between the two
+chains and both statuses. The last lines are the worst ratio of ``auto``'s time to the logistic
+fit and the worst speed-up of ``auto`` over the CVXPY chain. ``mm`` and ``ipm`` are the chain's
+MM steps (repairs included) and, for the structured steps, the interior-point iterations over
+the whole run.
 
 Part B times the structures a pattern accepts (error rate + 80% rule and + recall floor;
 TPR@K at k = n/200, l2 = 1e-2, where w = 0 is optimal on Adult, and at k = n/50, l2 = 1e-3;
