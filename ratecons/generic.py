@@ -218,7 +218,7 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
         _, scores, table = run.point_of(step, step_scores(psi, step))
     value = surrogate_objective(analysis, table, step.w)
     stage = "start" if phase1 else ("sample" if sampled else "hinge")
-    if not (sampled and run.history):  # else :meth:`_ChainRun.step_from_missing` recorded it
+    if not run.start_recorded:  # else :meth:`_ChainRun.step_from_missing` recorded it
         run.record({"iteration": 0, "stage": stage if anchor is None else "step",
                     "objective": value, "bound_objective": step.objective})
     if only_step is not None:
@@ -302,6 +302,7 @@ class _ChainRun:
         self.tied_anchors: int | None = 0
         self.sides = bound_sides(analysis)  # the bounds of eq. 4 each example has
         self.start_only = start_only  # a row sample's run (solve_generic): no repair, no check
+        self.start_recorded = False  # the history's iteration-0 event is written
 
     def record(self, event: dict[str, Any]) -> None:
         """One history event (with the time since the start), passed to the callback."""
@@ -446,9 +447,8 @@ class _ChainRun:
         """The first MM step on all rows solved at ``point``, a sample's model that misses a
         surrogate row there (:mod:`ratecons.sample_start`): its certified answer meets every
         surrogate row (the bound of eq. 4 at the anchor is above the ramp everywhere), so MM
-        goes on from it as from any iterate; None when the step has no certified answer
-        (then the sample is solved again with the row tightened, :meth:`from_sample`). Its
-        anchor and answer are in the history as the sample's event and MM's first."""
+        goes on from it as from any iterate; None when the step has no certified answer (the
+        sample is then solved again, tightened). In the history: the sample's event, MM's first."""
         step = self.step_solver(self.psi, point[1], self.bounds)
         if step.status != settings.OPTIMAL or step.w is None:
             return None
@@ -457,6 +457,7 @@ class _ChainRun:
         self.step_anchor, self.step_bounds = point[1], self.bounds
         self.run_details["sample_start"] = start.details(
             "as the anchor of the first MM step (it misses a surrogate row on all rows)")
+        self.start_recorded = True
         self.record({"iteration": 0, "stage": "sample", "objective": surrogate_objective(
             self.analysis, point[2], start.w), "bound_objective": float("nan")})
         found = self.point_of(step, step_scores(self.psi, step))
