@@ -16,13 +16,11 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..kernels import kernel_from_dot
+from ..kernels import kernel_from_dot_compiled as _kernel_from_dot
 
 __all__ = ["epochs", "kernel_column"]
 
 _INF = np.inf
-#: the kernel formula of :mod:`ratecons.kernels`, compiled for the scalar loops below
-_kernel_from_dot = numba.njit(cache=True)(kernel_from_dot)
 
 
 @numba.njit(cache=True)
