@@ -10,7 +10,7 @@ row, and the columns those checks need (labels, example weights, the rows' coeff
 sent once per run (the run holds them: ``kept`` of :func:`score_table`), not at every iterate.
 The scores reach the client only where the next step is lowered at the point (its per-piece
 arrays are the client's: :func:`on_client`) and in the threshold search of the repair
-(:attr:`ScoreTable.scores`).
+(:attr:`ScoreTable.scores`, :func:`threshold_search`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from .settings import FEASIBILITY_TOL
 
 __all__ = ["ScoreTable", "bound_sides", "missed_rows", "on_client", "regularizer", "score_table",
            "step_scores", "surrogate_objective", "surrogate_rows", "tied_examples",
-           "loosened_bounds", "LOOSENED_TOL"]
+           "loosened_bounds", "threshold_search", "LOOSENED_TOL", "THRESHOLD_NEAREST",
+           "THRESHOLD_SPREAD"]
 
 
 class ScoreTable:
@@ -208,3 +209,34 @@ def loosened_bounds(analysis: Analysis, step_bounds: np.ndarray,
 #: a step bound above the user's by more than this (relative) is a loosened bound
 #: (:func:`loosened_bounds`); below it, rounding of the surrogate rows it was raised to
 LOOSENED_TOL = 1e-12
+
+
+#: intercepts the threshold search tries next to the solution's, on each side
+THRESHOLD_NEAREST = 64
+#: intercepts it tries spread evenly over the ranks of the distinct training scores
+THRESHOLD_SPREAD = 129
+
+
+def threshold_search(analysis: Analysis, table: ScoreTable, fmap: FeatureMap,
+                     step: ConvexStep) -> float | None:
+    """The smallest move of the intercept (subtracted from every score) after which the
+    deterministic model meets every constraint, None when none does: the last resort of the
+    chain's repair (:mod:`ratecons.generic`). Every row is a step function of the intercept,
+    so the candidates are the intercepts between neighbouring distinct training scores: the
+    :data:`THRESHOLD_NEAREST` nearest the solution's on each side and
+    :data:`THRESHOLD_SPREAD` spread over the ranks, tried nearest first."""
+    scores = np.unique(np.concatenate([z for z in table.scores.values()]))
+    if scores.size < 2:
+        return None
+    cuts = 0.5 * (scores[:-1] + scores[1:])  # predictions change only between distinct scores
+    cuts = np.concatenate([[scores[0] - 1.0], cuts, [scores[-1] + 1.0]])
+    here = int(np.searchsorted(cuts, 0.0))
+    near = np.arange(max(0, here - THRESHOLD_NEAREST), min(cuts.size, here + THRESHOLD_NEAREST))
+    spread = np.linspace(0, cuts.size - 1, THRESHOLD_SPREAD).round().astype(int)
+    candidates = cuts[np.union1d(near, spread)]
+    for shift in candidates[np.argsort(np.abs(candidates), kind="stable")]:
+        moved = ScoreTable({key: z - shift for key, z in table.scores.items()},
+                           fmap.invert(step.w, step.b + shift))
+        if missed_rows(analysis, moved).max(initial=0.0) <= FEASIBILITY_TOL:
+            return float(shift)
+    return None

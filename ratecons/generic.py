@@ -34,8 +34,8 @@ chain is
    2^r in round r) and MM continues from the current point, at most ``repair_rounds`` times.
    A constraint still missed then gets the **threshold search**, the last resort: every row is
    a step function of the intercept, so the chain tries the intercepts between neighbouring
-   distinct training scores (the :data:`THRESHOLD_NEAREST` nearest the solution's on each side
-   and :data:`THRESHOLD_SPREAD` spread over the score range; the idea of the exact search of
+   distinct training scores (:func:`~ratecons.chain_points.threshold_search`: the nearest
+   the solution's on each side and some spread over the score range; the idea of the exact search of
    :mod:`ratecons.solvers.bias_repair` for rate programs, here over any row) and moves the
    intercept to the nearest one that meets every constraint with the deterministic model.
    This is what a mass of equal scores needs (many examples alike in the features the model
@@ -90,12 +90,13 @@ from .chain_points import (
     step_scores,
     surrogate_objective,
     surrogate_rows,
+    threshold_search,
     tied_examples,
 )
 from .expr.analysis import Analysis
 from .patterns.pattern import MethodSpec
 from .phase_one import ElasticSolver, cvxpy_elastic, run_phase_one
-from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, FeatureMap, kernelized
+from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, FeatureMap, kernelize, kernelized
 from .reductions.to_cvxpy import ConvexStep, is_lp, pick_solver, solve_step
 from .result import Result
 from .sample_start import SampleStart, chain_from_sample
@@ -141,7 +142,8 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
                   only_step: LastStep | None = None, step_solver: StepSolver | None = None,
                   step_solver_name: str = "", phase_one: bool | None = None,
                   extrapolate: bool = True, elastic_solver: ElasticSolver | None = None,
-                  start: SampleStart | None = None, start_only: bool = False
+                  start: SampleStart | None = None, start_only: bool = False,
+                  feature_map: FeatureMap | None = None
                   ) -> tuple[Solution, Any, LastStep | None]:
     """Run the chain (module docstring); returns the Solution, the user's scorer and the
     last convex step. With ``only_step`` it solves that one step and nothing else.
@@ -151,20 +153,20 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
     :mod:`ratecons.structured_chain`), named ``step_solver_name``. ``phase_one`` (default: only
     with CVXPY steps) searches for a feasible start by
     :func:`~ratecons.phase_one.find_feasible_start` when the hinge relaxation is infeasible;
-    ``elastic_solver`` solves its elastic steps (default: the
-    CVXPY elastic step, on CLARABEL unless ``solver`` names another; the structured one,
-    :mod:`ratecons.structured_phase_one`). ``start``: a model solved on a row sample, from
+    ``elastic_solver`` solves its elastic steps (default: the CVXPY elastic step, on CLARABEL
+    unless ``solver`` names another; :mod:`ratecons.structured_phase_one`'s). ``start``: a
+    model solved on a row sample, from
     which MM (or phase one) starts instead of the hinge relaxation
     (:meth:`_ChainRun.from_sample`, :mod:`ratecons.sample_start`). ``start_only``: the run
     only makes a start (a row sample's): MM stops at the relative decrease
-    ``settings.SAMPLE_START_TOL`` (or ``tol``, when looser), with no deterministic repair and
-    no check of what the deterministic model misses.
+    ``settings.SAMPLE_START_TOL`` (or ``tol``, when looser), no deterministic repair, no check
+    of what it misses. ``feature_map``: the model's map, made beforehand from all rows (so
+    that a sample's w starts the chain over the same psi); default: made from ``analysis``.
     """
     start_time = time.perf_counter()
     if start_only:
         tol = max(tol, settings.SAMPLE_START_TOL)
-    if phase_one is None:
-        phase_one = step_solver is None
+    phase_one = step_solver is None if phase_one is None else phase_one
     if step_solver is None:
         name = pick_solver(analysis, solver)
 
@@ -172,7 +174,7 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
             return solve_step(analysis, psi, anchor, bounds, name, solver_options)
     else:
         name = step_solver_name
-    fmap, psi = kernelized(analysis, kernel_points, seed)
+    fmap, psi = kernelized(analysis, kernel_points, seed, feature_map)
     bounds = np.array([row.bound for row in analysis.constraints])
     anchor = None
     if only_step is not None:
@@ -545,7 +547,7 @@ class _ChainRun:
         if self.status in settings.LIMIT_STATUSES and not self.no_start:
             return None  # no search past a budget
         found, scores, table = point
-        shift = _threshold_search(self.analysis, table, self.fmap, found)
+        shift = threshold_search(self.analysis, table, self.fmap, found)
         if shift is None:
             return None
         self.shifts.append(shift)
@@ -638,34 +640,6 @@ class _ChainRun:
         return details
 
 
-#: intercepts the threshold search tries next to the solution's, on each side
-THRESHOLD_NEAREST = 64
-#: intercepts it tries spread evenly over the ranks of the distinct training scores
-THRESHOLD_SPREAD = 129
-
-
-def _threshold_search(analysis: Analysis, table: ScoreTable, fmap: FeatureMap,
-                      step: ConvexStep) -> float | None:
-    """The smallest move of the intercept (subtracted from every score) after which the
-    deterministic model meets every constraint, among the candidates of the module
-    docstring's threshold search; None when none does."""
-    scores = np.unique(np.concatenate([z for z in table.scores.values()]))
-    if scores.size < 2:
-        return None
-    cuts = 0.5 * (scores[:-1] + scores[1:])  # predictions change only between distinct scores
-    cuts = np.concatenate([[scores[0] - 1.0], cuts, [scores[-1] + 1.0]])
-    here = int(np.searchsorted(cuts, 0.0))
-    near = np.arange(max(0, here - THRESHOLD_NEAREST), min(cuts.size, here + THRESHOLD_NEAREST))
-    spread = np.linspace(0, cuts.size - 1, THRESHOLD_SPREAD).round().astype(int)
-    candidates = cuts[np.union1d(near, spread)]
-    for shift in candidates[np.argsort(np.abs(candidates), kind="stable")]:
-        moved = ScoreTable({key: z - shift for key, z in table.scores.items()},
-                           fmap.invert(step.w, step.b + shift))
-        if missed_rows(analysis, moved).max(initial=0.0) <= FEASIBILITY_TOL:
-            return float(shift)
-    return None
-
-
 def generic_method(name: str = "generic") -> MethodSpec:
     """The generic chain as a method of any score-model problem (``method="generic"``)."""
     def run(problem: Any, form: Analysis, **kwargs: Any) -> Result:
@@ -684,12 +658,15 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
          kernel_points: int = MAX_EXACT_KERNEL_POINTS,
          only_step: LastStep | None = None, extrapolate: bool = True,
          sample_start: bool | int | None = None) -> Result:
+    seed = 0 if seed is None else seed
+    fmap = kernelize(form.model, form.datasets, kernel_points, seed)  # the sample's too
+
     def chain(analysis: Analysis, start: SampleStart | None, sampled: bool
               ) -> tuple[Solution, Any, LastStep | None]:
         return solve_generic(
             analysis, solver=solver, solver_options=solver_options,
             max_iterations=max_iterations, tol=tol, repair_rounds=repair_rounds,
-            kernel_points=kernel_points, seed=0 if seed is None else seed,
+            kernel_points=kernel_points, seed=seed, feature_map=fmap,
             callback=None if sampled else callback, only_step=only_step,
             extrapolate=extrapolate, start=start, start_only=sampled)
 

@@ -140,9 +140,10 @@ def check_sample_start(value: Any, owner: str) -> None:
 
 def sample_size(analysis: Analysis, value: Any) -> int | None:
     """The sample's rows per dataset that ``sample_start=value`` asks for on this problem, or
-    None when there is no sample start (off, a problem without ramp parts, with a kernel
-    model (its feature map is drawn from the rows) or with TPR@K (its k counts examples: on
-    a sample the same k is another share of them), or no dataset larger than the sample)."""
+    None when there is no sample start (off, a problem without ramp parts or with TPR@K (its
+    k counts examples: on a sample the same k is another share of them), or no dataset
+    larger than the sample). A kernel model's sample is solved over the whole data's feature
+    map (the chains make it once), so its model is a start over the same psi."""
     check_sample_start(value, "the chain")
     if value is None:
         largest = max(d.n for d in analysis.datasets)
@@ -156,7 +157,7 @@ def sample_size(analysis: Analysis, value: Any) -> int | None:
     # TPR@K: a K declared as a count (TPR@tau's K, where it has one, follows its quantile)
     counted = any(getattr(part, "k", None) is not None and getattr(part, "tau", 0.0) is None
                   for part in analysis.parts())
-    if size == 0 or not analysis.needs_mm or analysis.kernel or counted:
+    if size == 0 or not analysis.needs_mm or counted:
         return None
     return size if any(d.n > size for d in analysis.datasets) else None
 

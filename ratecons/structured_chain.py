@@ -34,7 +34,7 @@ from .chain_points import on_client
 from .expr.analysis import Analysis
 from .generic import LastStep, solve_generic
 from .patterns.pattern import MethodSpec
-from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS
+from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, kernelize
 from .reductions.to_cvxpy import ConvexStep, pick_solver, solve_step
 from .reductions.to_structured import lower_structured, structured_support
 from .result import Result
@@ -204,6 +204,8 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
         raise NotLinearError(reason + ". Use method='cvxpy' (the reference chain) instead.")
     counts: dict[str, int] = {}
     on_sample: dict[str, Any] = {}  # the last sample solve's steps
+    seed = 0 if seed is None else seed
+    fmap = kernelize(form.model, form.datasets, kernel_points, seed)  # the sample's too
 
     def chain(analysis: Analysis, start: SampleStart | None, sampled: bool
               ) -> tuple[Solution, Any, LastStep | None]:
@@ -218,7 +220,7 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
                         and "warm" in on_sample else {})
         return solve_generic(
             analysis, max_iterations=max_iterations, tol=tol, repair_rounds=repair_rounds,
-            kernel_points=kernel_points, seed=0 if seed is None else seed,
+            kernel_points=kernel_points, seed=seed, feature_map=fmap,
             callback=None if sampled else callback, only_step=only_step,
             step_solver=structured_step(analysis, step_tol, counted, previous),
             step_solver_name=settings.STRUCTURED_METHOD, phase_one=True,

@@ -163,9 +163,11 @@ def kernelize(model: Any, datasets: list[Dataset], max_exact: int = MAX_EXACT_KE
     return FeatureMap(spec, P, transform, approximation)
 
 
-def kernelized(analysis: Any, max_exact: int = MAX_EXACT_KERNEL_POINTS, seed: int | None = 0
-               ) -> tuple[FeatureMap, dict[int, Features]]:
-    """The feature map of ``analysis``'s model (:func:`kernelize`) and psi(X) of each of its
+def kernelized(analysis: Any, max_exact: int = MAX_EXACT_KERNEL_POINTS, seed: int | None = 0,
+               fmap: FeatureMap | None = None) -> tuple[FeatureMap, dict[int, Features]]:
+    """The feature map of ``analysis``'s model (:func:`kernelize`; ``fmap`` when given, such as
+    the whole data's map for the chain on a row sample of it) and psi(X) of each of its
     datasets, keyed by ``id(dataset)``."""
-    fmap = kernelize(analysis.model, analysis.datasets, max_exact, seed)
+    if fmap is None:
+        fmap = kernelize(analysis.model, analysis.datasets, max_exact, seed)
     return fmap, {id(d): fmap.apply(d.X) for d in analysis.datasets}
