@@ -36,6 +36,9 @@ A status marked ``*`` is a degenerate answer (``certificate.details["degenerate"
 score is optimal, :class:`~ratecons.errors.TrivialOptimumWarning`): its time measures a trivial
 instance, and the growth table marks a row degenerate at either size.
 
+``--sizes shared:NAME`` runs the grid on a data set of ../shared/data instead (say
+``shared:satellite``; :func:`shared`).
+
 Run: ``python -m benchmarks.composition [--sizes 2000,adult,200000] [--only NAME,NAME]
 [--cvxpy-max-rows N] [--cvxpy-time-limit S] [--skip-b] [--no-sample-start]``.
 """
@@ -170,11 +173,27 @@ def synthetic(rows: int, d: int = 20, seed: int = 0) -> rc.Dataset:
                                      name=f"synthetic{rows}"))
 
 
+def shared(name: str) -> rc.Dataset:
+    """A data set of ../shared/data (standardized; class 0 against the rest when it has more
+    than two), with group "a" the rows whose first feature lies above its median: instances
+    the grid was not tuned on."""
+    from benchmarks.dro_instances import DATA, real
+
+    data = real(name)
+    if data is None:
+        raise FileNotFoundError(f"{DATA / name}.csv is missing (the shared data folder)")
+    first = np.asarray(data.X[:, 0])
+    return _with_baseline(rc.Dataset(data.X, data.y, groups={"g": np.where(
+        first > np.median(first), "a", "b")}, name=name))
+
+
 def datasets(sizes: list[str]) -> list[rc.Dataset]:
     out = []
     for size in sizes:
         if size == "adult":
             out.append(adult(None))
+        elif size.startswith("shared:"):
+            out.append(shared(size.removeprefix("shared:")))
         elif size.startswith("synthetic") or int(size) > 40_000:
             out.append(synthetic(int(size.removeprefix("synthetic") or 200_000)))
         else:
@@ -378,7 +397,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="2000,adult,200000",
                         help="comma-separated: a row count of Adult, 'adult' for the whole "
-                             "training split, or a count above 40,000 for synthetic data")
+                             "training split, a count above 40,000 for synthetic data, "
+                             "or shared:NAME for a data set of ../shared/data")
     parser.add_argument("--only", default="", help="comma-separated problem names to run")
     parser.add_argument("--cvxpy-max-rows", type=int, default=40_000)
     parser.add_argument("--cvxpy-time-limit", type=float, default=600.0)

@@ -73,11 +73,6 @@ MM_STRUCTURED_COST_MODEL = (1.143, -0.146, -0.365, 0.551)
 #: the repaired model at most this many times; a model still off its fixed point after them is
 #: returned with status ``iteration_limit``, never ``optimal``
 BIAS_CONTINUATION_ROUNDS = 4
-#: the rate pattern's ``auto`` solves Alg 1 by the structured chain (not ``cvxpy``) where
-#: ``mm`` does not apply and the bounds are QPs (l1 and l2) from this many examples: error
-#: rate + recall floor with l1 on Adult samples, structured / cvxpy time 0.41 at 3,000 rows
-#: and 0.14 at 8,000 (59.4 s against 8.1 s), near 1 (0.9-1.1, load 8) at 1,000-1,500 rows
-RATE_STRUCTURED_MIN_EXAMPLES = 2000
 #: ``auto`` solves a robust hinge loss without l2 (which ``lbfgs`` cannot certify) by the
 #: structured chain instead of the CVXPY reference from this many examples: structured / cvxpy
 #: time 0.05-0.99 on 15 instances of 2,000-20,000 rows (Adult samples, letter, Gaussian;

@@ -1,7 +1,7 @@
-"""The rate pattern's ``auto`` where ``mm`` does not apply (an l1 term): from
-``settings.RATE_STRUCTURED_MIN_EXAMPLES`` examples and with QP bounds (l1 and l2) it runs Alg 1
-by the structured chain, which reaches the fixed point of the rate pattern's CVXPY reference
-(the same Problem-3 bounds); below that size, and for LP bounds (no l2), it keeps ``cvxpy``."""
+"""The rate pattern's ``auto`` where ``mm`` does not apply (an l1 term): with QP bounds (l1 and
+l2) it runs Alg 1 by the structured chain at every size, which reaches the fixed point of the
+rate pattern's CVXPY reference (the same Problem-3 bounds); for LP bounds (no l2) it keeps
+``cvxpy``."""
 
 from __future__ import annotations
 
@@ -23,12 +23,12 @@ def _recall_floor(D: rc.Dataset, l2: float, l1: float) -> rc.Problem:
                       model=rc.LinearModel(l2=l2, l1=l1))
 
 
-def test_auto_runs_the_structured_chain_for_l1_from_the_threshold_and_agrees_with_cvxpy():
+def test_auto_runs_the_structured_chain_for_l1_and_agrees_with_cvxpy():
     D = _adult(2400)
     problem = _recall_floor(D, 1e-4, 1e-4)
     plan = problem.plan()
     assert plan.method == settings.STRUCTURED_METHOD
-    assert any("structured" in r and "examples" in r for r in plan.reasons)
+    assert any("QP bounds" in r and "structured" in r for r in plan.reasons)
     auto = problem.solve("auto")
     reference = problem.solve("cvxpy")
     assert auto.method == settings.STRUCTURED_METHOD and reference.method == "cvxpy"
@@ -41,10 +41,10 @@ def test_auto_runs_the_structured_chain_for_l1_from_the_threshold_and_agrees_wit
     assert np.count_nonzero(np.abs(auto.w) > 1e-8) < auto.w.size  # l1 leaves zeros
 
 
-@pytest.mark.parametrize(("rows", "l2", "why"), [
-    (600, 1e-4, "below the threshold"),
-    (2400, 0.0, "LP bounds (no l2): HiGHS through cvxpy"),
+@pytest.mark.parametrize(("rows", "l2", "method"), [
+    (150, 1e-4, settings.STRUCTURED_METHOD),  # QP bounds at any size
+    (2400, 0.0, "cvxpy"),  # LP bounds (no l2): HiGHS through cvxpy
 ])
-def test_auto_keeps_cvxpy_below_the_threshold_and_for_lp_bounds(rows, l2, why):
+def test_auto_picks_structured_for_qp_bounds_and_cvxpy_for_lp_bounds(rows, l2, method):
     problem = _recall_floor(_adult(rows), l2, 1e-4)
-    assert problem.plan().method == "cvxpy", why
+    assert problem.plan().method == method
