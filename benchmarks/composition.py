@@ -175,16 +175,26 @@ def synthetic(rows: int, d: int = 20, seed: int = 0) -> rc.Dataset:
 
 def shared(name: str) -> rc.Dataset:
     """A data set of ../shared/data (standardized; class 0 against the rest when it has more
-    than two), with group "a" the rows whose first feature lies above its median: instances
-    the grid was not tuned on."""
+    than two, or the classes above the median class against the others when class 0 holds
+    under a tenth of the rows), with group "a" the rows above the median of the first feature
+    that splits them into two groups of at least a fifth each (else of the feature that
+    splits them most evenly): instances the grid was not tuned on."""
     from benchmarks.dro_instances import DATA, real
 
     data = real(name)
     if data is None:
         raise FileNotFoundError(f"{DATA / name}.csv is missing (the shared data folder)")
-    first = np.asarray(data.X[:, 0])
-    return _with_baseline(rc.Dataset(data.X, data.y, groups={"g": np.where(
-        first > np.median(first), "a", "b")}, name=name))
+    y = np.asarray(data.y)
+    if min(y.mean(), 1.0 - y.mean()) < 0.1:
+        classes = np.asarray(rc.datasets.load_csv(DATA / f"{name}.csv").y)
+        y = (classes > np.median(classes)).astype(int)
+    X = np.asarray(data.X)
+    sides = [X[:, j] > np.median(X[:, j]) for j in range(X.shape[1])]
+    balance = [min(side.mean(), 1.0 - side.mean()) for side in sides]
+    above = next((side for side, least in zip(sides, balance) if least >= 0.2),
+                 sides[int(np.argmax(balance))])  # else the most even split
+    return _with_baseline(rc.Dataset(X, y, groups={"g": np.where(above, "a", "b")},
+                                     name=name))
 
 
 def datasets(sizes: list[str]) -> list[rc.Dataset]:
