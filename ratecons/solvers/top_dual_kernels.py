@@ -16,7 +16,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..kernels import kernel_from_dot_compiled as _kernel_from_dot
+from ..kernel_loops import kernel_from_dot_compiled as _kernel_from_dot
 
 __all__ = ["epochs", "kernel_column"]
 
