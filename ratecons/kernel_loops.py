@@ -1,4 +1,4 @@
-"""The kernel formula compiled (:func:`ratecons.kernels.kernel_from_dot`, the one formula):
+"""The kernel formula compiled (:func:`ratecons.kernel_formula.kernel_from_dot`):
 for scalars, in the ranking duals' loops (:mod:`ratecons.solvers.top_dual_kernels`), and over a
 block of inner products in place (:func:`ratecons.kernels.kernel_block`). Kept apart from
 :mod:`ratecons.kernels` so that ``import ratecons`` does not load numba."""
@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import numba
 
-from .kernels import kernel_from_dot
+from .kernel_formula import kernel_from_dot
 
 __all__ = ["kernel_from_dot_compiled", "kernel_in_place"]
 
-#: :func:`~ratecons.kernels.kernel_from_dot` compiled for scalars
+#: :func:`~ratecons.kernel_formula.kernel_from_dot` compiled for scalars
 kernel_from_dot_compiled = numba.njit(cache=True)(kernel_from_dot)
 
 

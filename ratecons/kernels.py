@@ -18,6 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .errors import DataError
+from .kernel_formula import kernel_from_dot
 
 __all__ = ["KernelSpec", "kernel_block", "kernel_diagonal", "kernel_from_dot", "kernel_rows",
            "KERNEL_CODES"]
@@ -79,22 +80,6 @@ def _sqnorms(X: object) -> np.ndarray:
     if sp.issparse(X):
         return np.asarray(X.multiply(X).sum(axis=1)).ravel()
     return np.einsum("ij,ij->i", X, X)
-
-
-def kernel_from_dot(code: int, dot: np.ndarray | float, sq_a: np.ndarray | float,
-                    sq_b: np.ndarray | float, gamma: float, degree: float,
-                    coef0: float) -> np.ndarray | float:
-    """k(a, b) from <a, b> and the squared norms ||a||^2, ||b||^2: the one kernel formula.
-
-    ``code`` is :data:`KERNEL_CODES` of the kernel (not ``precomputed``). Arrays broadcast
-    (:func:`kernel_block`, :func:`kernel_diagonal`); the compiled loops of the ranking dual
-    (:mod:`ratecons.solvers.top_dual`) compile this same function for scalars with numba.
-    """
-    if code == 0:
-        return dot
-    if code == 1:
-        return np.exp(-gamma * np.maximum(sq_a + sq_b - 2.0 * dot, 0.0))
-    return (gamma * dot + coef0) ** degree
 
 
 def kernel_block(spec: KernelSpec, A: object, B: object) -> np.ndarray:
