@@ -2,9 +2,9 @@
 
 ``chain_points.on_client`` (every MM step's anchor) imported the Dask module of the inner
 maximization to gather scores held on workers, even when none were: the first structured solve
-of a process on NumPy data paid Dask's import, 0.2-0.4 s (an l1 composition on 600 rows: 0.50 s
-first solve against 0.26 s without it; the whole-split row "error + recall (l1)" of
-``benchmarks/composition.py``, run alone, about 0.3 s of its 7 s).
+of a process on NumPy data paid Dask's import (the composition below, fresh processes
+alternating, load 6-7: 0.66-0.78 s against 0.48-0.50 s without it; 0.50 against 0.26 s in a
+quieter run).
 """
 
 import os
