@@ -508,10 +508,10 @@ def _structured_reason(problem: Problem) -> str | None:
     :data:`~ratecons.settings.RATE_STRUCTURED_MIN_EXAMPLES` examples, when the structured form
     takes every part of the problem. LP bounds (no l2) stay with ``cvxpy``: the structured
     chain is faster there too (error rate + recall floor, l2 = 0, l1 = 1e-4..1e-2 on 1,000 to
-    5,000 Adult rows: 2.9-27x; 14.7 s against 572 s on the whole split), but where the two
-    chains part it ended at the higher MM fixed point (7 of 12 instances, by 6.5e-4 to
-    9.2e-3 relative; never lower): HiGHS answers a step at a vertex of its optimal face
-    (docs/composition_log.md, "The l1 row")."""
+    5,000 Adult rows: 2.9-27x; 12.6 s against 585 s on the whole split), but where the two
+    chains part it ended at the higher MM fixed point (8 of 13 instances, by 5.4e-4 to
+    9.2e-3 relative; never lower), presumably because HiGHS answers a step at a vertex of its
+    optimal face and the interior point inside it (docs/composition_log.md, "The l1 row")."""
     analysis = problem.analysis
     if analysis is None or analysis.n_examples < settings.RATE_STRUCTURED_MIN_EXAMPLES:
         return None
