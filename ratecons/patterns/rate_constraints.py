@@ -510,8 +510,7 @@ def _structured_reason(problem: Problem) -> str | None:
     chain is faster there too (error rate + recall floor, l2 = 0, l1 = 1e-4..1e-2 on 1,000 to
     5,000 Adult rows: 2.9-27x; 12.6 s against 585 s on the whole split), but where the two
     chains part it ended at the higher MM fixed point (8 of 13 instances, by 5.4e-4 to
-    9.2e-3 relative; never lower), presumably because HiGHS answers a step at a vertex of its
-    optimal face and the interior point inside it (docs/composition_log.md, "The l1 row")."""
+    9.2e-3 relative; never lower; docs/composition_log.md, "The l1 row")."""
     analysis = problem.analysis
     if analysis is None or analysis.n_examples < settings.RATE_STRUCTURED_MIN_EXAMPLES:
         return None
