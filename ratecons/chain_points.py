@@ -62,6 +62,8 @@ class ScoreTable:
 def on_client(scores: dict[int, Any]) -> dict[int, np.ndarray]:
     """Per-example scores as NumPy vectors: those on the workers gathered (one pass over them
     each), the others as they are."""
+    if not any(is_dask(z) for z in scores.values()):
+        return dict(scores)  # (not importing Dask, which costs 0.2-0.4 s once)
     from .numerics.inner_max_dask import computed
 
     return {key: computed(z) if is_dask(z) else z for key, z in scores.items()}

@@ -506,9 +506,11 @@ def _structured_reason(problem: Problem) -> str | None:
     bounds are QPs (l1 and l2), or None (then ``cvxpy``): when the structured form takes every
     part of the problem. It was as fast as ``cvxpy`` (0.60 s against 0.57 s on 1,000 Adult
     rows) or faster (1.3-29x) at every size measured, 100 to 34,189 rows of eleven data sets
-    (docs/mm.md, "When auto picks mm"). LP bounds (no l2) stay with ``cvxpy``,
-    whose HiGHS was as fast (3,000 Adult rows, error rate + recall floor, l2 = 0: 6.2 s against
-    7.3 s)."""
+    (docs/mm.md, "When auto picks mm"). LP bounds (no l2) stay with ``cvxpy``: the structured
+    chain is faster there too (error rate + recall floor, l2 = 0, l1 = 1e-4..1e-2 on 1,000 to
+    5,000 Adult rows: 2.9-27x; 12.6 s against 585 s on the whole split), but where the two
+    chains part it ended at the higher MM fixed point (8 of 13 instances, by 5.4e-4 to
+    9.2e-3 relative; never lower; docs/composition_log.md, "The l1 row")."""
     analysis = problem.analysis
     if analysis is None or structured_support(analysis):
         return None
