@@ -97,10 +97,7 @@ from .structured_robust import RobustRows, RobustTerms, halved_lams, robust_star
 from .structured_smooth import smooth_terms
 from .structured_stop import CERTIFIED_STALL, STALL_WINDOW, stalled, warm_blocked
 from .structured_warm import warm_iterate
-from .thin_products import (
-    rows_transpose_times,
-    sparse_transpose_times,
-)
+from .thin_products import FreeColumns, rows_transpose_times
 
 __all__ = ["solve_structured", "DEFAULT_TOL", "CERTIFIED_TOL"]
 
@@ -169,7 +166,7 @@ class _IPM(NewtonSystem):
         self.m = form.m
         self.use_l1, self.p1 = form.l1 > 0, self.p + (1 if self.fit_b else 0)
         self.r = form.extra
-        self.G = form.G
+        self.G = FreeColumns(form.G)  # G on the free variables (:class:`FreeColumns`)
         #: whether a smooth loss enters a constraint row (else d c_R / dz = 0 and the
         #: directions skip their products with it, :class:`.structured_newton.NewtonSystem`)
         self.smooth_rows = any(bool(np.any(S[1:])) for S in self.sc.S)
@@ -225,7 +222,7 @@ class _IPM(NewtonSystem):
         f = self.form
         out = (gather_product(f.hinge_slope, z, f.hinge_index) if z.ndim == 1
                else f.hinge_slope[:, None] * z[f.hinge_index])
-        return out + self.G @ theta[self.p1:] if self.r else out
+        return out + self.G.times(theta[self.p1:]) if self.r else out
 
     def q_apply(self, T: np.ndarray) -> np.ndarray:
         """Q T for theta-space T (p1,) or (p1, r)."""
@@ -288,7 +285,7 @@ class _IPM(NewtonSystem):
         sc, rob, lam_R = self.sc, ev["robust"], x.lam["R"]
         w, _ = self.w_b(x.theta)
         both = self.q_transpose(ev.pop("pending", None), top, ev.pop("pending_total", None))
-        r_theta = np.concatenate([both[:, 0], sc.F[0] + sparse_transpose_times(self.G, x.lam["A"])
+        r_theta = np.concatenate([both[:, 0], sc.F[0] + self.G.transpose_times(x.lam["A"])
                                   + sc.F[1:].T @ lam_R])
         r_theta[:self.p] += sc.l2 * w
         if self.use_l1:
