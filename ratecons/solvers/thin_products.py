@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .structured_kernels import columns_gram, columns_transposed
+from .structured_kernels import columns_transposed
 
 __all__ = ["FreeColumns", "column_and_coefficient", "columns_times", "rows_transpose_times"]
 
@@ -49,7 +49,7 @@ class FreeColumns:
     (columns of zeros, such as the robust pieces' (eta, lam), are not stored), each entry
     summed in the order of the sparse matrix's products, over its nonzero entries, so that
     the numbers are those of the sparse products (compiled:
-    :func:`.structured_kernels.columns_transposed`, :func:`.structured_kernels.columns_gram`).
+    :func:`.structured_kernels.columns_transposed`).
 
     On the whole Adult split (TPR@tau + 80% rule: 72,662 pieces, one free variable, 42,370
     nonzeros; CPU time, one BLAS thread) the free variables' block of the reduced system
@@ -87,7 +87,9 @@ class FreeColumns:
         """G^T diag(e) G, (r, r)."""
         out = np.zeros((self.shape[1], self.shape[1]))
         if self.nonzero.size:
-            out[np.ix_(self.nonzero, self.nonzero)] = columns_gram(self.columns, e)
+            # G^T (G e): the products G_kj e_k first, as the sparse G.multiply(e) forms them
+            out[np.ix_(self.nonzero, self.nonzero)] = columns_transposed(
+                self.columns, self.columns * e[:, None])
         return out
 
 
