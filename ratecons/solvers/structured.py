@@ -418,7 +418,15 @@ def _attempts(form: StructuredForm, tol: float, max_iterations: int, deadline: f
     caller's cold start (:func:`ratecons.structured_fallback.warm_then_cold`) runs both cold
     paths. Run after a failed warm start as well, the weighted run came twice: on the whole
     Adult split (logistic + churn + 80% rule, 12 failed warm starts) 2,083 interior-point
-    iterations in 127 s, without the repeat 1,397 in 103 s, to the same fixed point."""
+    iterations in 127 s, without the repeat 1,397 in 103 s, to the same fixed point.
+
+    One exception: a warm call whose start says every user row is inactive while the rows the
+    lowering adds (the thresholds of TPR@K and TPR@tau) are not, and whose warm run fails,
+    runs cold on the weighted path of the user rows before it returns (the caller's cold
+    start has no multipliers to tell which rows are inactive, and runs the plain path). On the
+    whole Adult split, TPR@tau NP + recall + parity's first MM step on all rows, warm from the
+    row sample's answer, was blocked (8 iterations) and its plain cold start took 67; the
+    weighted one, 41 (the same fixed point)."""
     scaled, every = ScaledForm(form), np.ones(form.m, dtype=bool)
     weighted = not any(p.row for p in form.robust) and bool(np.any(piece_weights(
         scaled.C, form.robust, form.hinge_index.size, every) < 1.0))  # worst-case rows: no gain
@@ -427,9 +435,13 @@ def _attempts(form: StructuredForm, tol: float, max_iterations: int, deadline: f
                                                               inactive) else []
     runs.append((None, warm))
     spent: list[StructuredSolution] = []  # the runs so far
-    last = [(every, None)] if weighted and warm is None and not runs[:-1] else []
+    user = form.m if form.user_rows is None else form.user_rows
+    ranking_rows = (weighted and warm is not None and inactive is not None and user < form.m
+                    and bool(inactive[:user].all()) and not inactive[user:].any())
+    last = ([(every, None)] if weighted and warm is None and not runs[:-1]
+            else [(inactive, None)] if ranking_rows and not runs[:-1] else [])
     for rows, start in runs + last:
-        if rows is every and spent[-1].status != settings.NUMERICAL_ERROR:
+        if last and rows is last[0][0] and spent[-1].status != settings.NUMERICAL_ERROR:
             break
         budget = max(1, max_iterations - sum(a.iterations for a in spent))
         answer = _run(form, _IPM(form, rows, scaled=scaled), tol, budget, deadline,
