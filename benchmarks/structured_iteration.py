@@ -3,8 +3,9 @@ same steps.
 
 Every call of :func:`ratecons.solvers.structured.solve_structured` that a row of
 :mod:`benchmarks.composition` makes on the whole Adult training split (hinge + 80% rule,
-hinge + FPR parity, TPR@K + 80% rule, logistic + 80% rule by ``auto``; part B's error rate +
-80% rule by ``method="structured"``) is recorded with its warm start. Each row's calls are
+hinge + FPR parity, TPR@K + 80% rule, logistic + 80% rule, TPR@tau + 80% rule, TPR@tau NP +
+recall + parity by ``auto``; part B's error rate + 80% rule by ``method="structured"``) is
+recorded with its warm start. Each row's calls are
 then solved by this tree's ratecons and by another tree's (``--old``: a directory holding a
 ``ratecons`` package, imported under another name), alternating in one process, ``--repeats``
 times; the table gives each tree's interior-point iterations and Newton directions, the
@@ -39,7 +40,8 @@ import ratecons.structured_phase_one as phase_one
 from benchmarks import composition as bench
 from ratecons.solvers import structured
 
-ROWS = ["hinge + 80% rule", "hinge + FPR parity", "TPR@K + 80% rule", "logistic + 80% rule"]
+ROWS = ["hinge + 80% rule", "hinge + FPR parity", "TPR@K + 80% rule", "logistic + 80% rule",
+        "TPR@tau + 80% rule", "TPR@tau NP + recall + parity"]
 PART_B = "B: error rate + 80% rule"
 #: the options of a recorded call passed on to ``solve_structured``
 OPTIONS = ("tol", "max_iterations", "warm")

@@ -15,7 +15,8 @@ one stacked feature matrix of the examples the step uses:
   lowering), the loss (1/n+) sum max(0, 1 + t - z_i) enters the row with the term's
   coefficient, and the threshold's own constraint is a row of the step that the user did not
   write: for TopPushK, sum_largest(z, K)/K <= t as lambda + (1/K) sum max(0, z_j - lambda) <= t
-  with a second free variable lambda; for Pat&Mat, sum_j max(0, 1 + theta (z_j - t)) <= n~ tau;
+  with a second free variable lambda; for Pat&Mat, (1/n~) sum_j max(0, 1 + theta (z_j - t))
+  <= tau (the sum <= n~ tau of the CVXPY lowering, as a mean);
 - a chi-square or KL robust loss minimized in the objective (Ghosh & Squillante, eq. 5 in dual
   form, :mod:`ratecons.solvers.structured_robust`): two free variables (eta, lam) and per
   example the perspective of phi* at its margin loss, a smooth piece (logistic, squared) or the
@@ -175,9 +176,13 @@ def _ranking(pieces: _Pieces, j: int, coef: float, part: RankingObjective,
         if t is not None:
             pieces.row_extra.append((row, t, -1.0))
     else:
+        # the row as a mean over the n~ examples, (1/n~) sum_j max(...) <= tau: its
+        # multiplier is then of the same order on a row sample as on all rows, as the rate
+        # rows' are (the chain's warm start from a sample carries it; as the sum
+        # sum_j max(...) <= n~ tau its multiplier was n / n_sample times too large there)
         theta = float(part.theta)
-        row = pieces.new_row(among.size * float(part.tau))
-        pieces.add_hinge(key, among, theta, 1.0, {row: 1.0},
+        row = pieces.new_row(float(part.tau))
+        pieces.add_hinge(key, among, theta, 1.0, {row: 1.0 / among.size},
                          {} if t is None else {t: -theta})
     pieces.constant[j] += coef
     pieces.add_hinge(key, positives, -1.0, 1.0, {j: -coef / positives.size}, on_t)

@@ -97,10 +97,7 @@ from .structured_robust import RobustRows, RobustTerms, halved_lams, robust_star
 from .structured_smooth import smooth_terms
 from .structured_stop import CERTIFIED_STALL, STALL_WINDOW, stalled, warm_blocked
 from .structured_warm import warm_iterate
-from .thin_products import (
-    rows_transpose_times,
-    sparse_transpose_times,
-)
+from .thin_products import FreeColumns, rows_transpose_times
 
 __all__ = ["solve_structured", "DEFAULT_TOL", "CERTIFIED_TOL"]
 
@@ -169,7 +166,7 @@ class _IPM(NewtonSystem):
         self.m = form.m
         self.use_l1, self.p1 = form.l1 > 0, self.p + (1 if self.fit_b else 0)
         self.r = form.extra
-        self.G = form.G
+        self.G = FreeColumns(form.G)  # G on the free variables (:class:`FreeColumns`)
         #: whether a smooth loss enters a constraint row (else d c_R / dz = 0 and the
         #: directions skip their products with it, :class:`.structured_newton.NewtonSystem`)
         self.smooth_rows = any(bool(np.any(S[1:])) for S in self.sc.S)
@@ -225,7 +222,7 @@ class _IPM(NewtonSystem):
         f = self.form
         out = (gather_product(f.hinge_slope, z, f.hinge_index) if z.ndim == 1
                else f.hinge_slope[:, None] * z[f.hinge_index])
-        return out + self.G @ theta[self.p1:] if self.r else out
+        return out + self.G.times(theta[self.p1:]) if self.r else out
 
     def q_apply(self, T: np.ndarray) -> np.ndarray:
         """Q T for theta-space T (p1,) or (p1, r)."""
@@ -288,7 +285,7 @@ class _IPM(NewtonSystem):
         sc, rob, lam_R = self.sc, ev["robust"], x.lam["R"]
         w, _ = self.w_b(x.theta)
         both = self.q_transpose(ev.pop("pending", None), top, ev.pop("pending_total", None))
-        r_theta = np.concatenate([both[:, 0], sc.F[0] + sparse_transpose_times(self.G, x.lam["A"])
+        r_theta = np.concatenate([both[:, 0], sc.F[0] + self.G.transpose_times(x.lam["A"])
                                   + sc.F[1:].T @ lam_R])
         r_theta[:self.p] += sc.l2 * w
         if self.use_l1:
@@ -421,7 +418,15 @@ def _attempts(form: StructuredForm, tol: float, max_iterations: int, deadline: f
     caller's cold start (:func:`ratecons.structured_fallback.warm_then_cold`) runs both cold
     paths. Run after a failed warm start as well, the weighted run came twice: on the whole
     Adult split (logistic + churn + 80% rule, 12 failed warm starts) 2,083 interior-point
-    iterations in 127 s, without the repeat 1,397 in 103 s, to the same fixed point."""
+    iterations in 127 s, without the repeat 1,397 in 103 s, to the same fixed point.
+
+    One exception: a warm call whose start says every user row is inactive while the rows the
+    lowering adds (the thresholds of TPR@K and TPR@tau) are not, and whose warm run fails,
+    runs cold on the weighted path of the user rows before it returns (the caller's cold
+    start has no multipliers to tell which rows are inactive, and runs the plain path). On the
+    whole Adult split, TPR@tau NP + recall + parity's first MM step on all rows, warm from the
+    row sample's answer, was blocked (8 iterations) and its plain cold start took 67; the
+    weighted one, 41 (the same fixed point)."""
     scaled, every = ScaledForm(form), np.ones(form.m, dtype=bool)
     weighted = not any(p.row for p in form.robust) and bool(np.any(piece_weights(
         scaled.C, form.robust, form.hinge_index.size, every) < 1.0))  # worst-case rows: no gain
@@ -430,9 +435,13 @@ def _attempts(form: StructuredForm, tol: float, max_iterations: int, deadline: f
                                                               inactive) else []
     runs.append((None, warm))
     spent: list[StructuredSolution] = []  # the runs so far
-    last = [(every, None)] if weighted and warm is None and not runs[:-1] else []
+    user = form.m if form.user_rows is None else form.user_rows
+    ranking_rows = (weighted and warm is not None and inactive is not None and user < form.m
+                    and bool(inactive[:user].all()) and not inactive[user:].any())
+    last = ([(every, None)] if weighted and warm is None and not runs[:-1]
+            else [(inactive, None)] if ranking_rows and not runs[:-1] else [])
     for rows, start in runs + last:
-        if rows is every and spent[-1].status != settings.NUMERICAL_ERROR:
+        if last and rows is last[0][0] and spent[-1].status != settings.NUMERICAL_ERROR:
             break
         budget = max(1, max_iterations - sum(a.iterations for a in spent))
         answer = _run(form, _IPM(form, rows, scaled=scaled), tol, budget, deadline,

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
+from .structured_kernels import scatter_product
 from .structured_robust import RobustTerms
 
 __all__ = ["free_block"]
@@ -26,17 +26,19 @@ def free_block(ipm: Any, W: dict, Du: np.ndarray, e: np.ndarray, rob: RobustTerm
     - c^T c / Du on (v, v); the smooth robust pieces add their z-v and v-v curvature."""
     f = ipm.form
     N = ipm.rows.n
-    on_examples = np.asarray((sp.csr_matrix(
-        (e * f.hinge_slope, (f.hinge_index, np.arange(ipm.K))), shape=(N, ipm.K))
-        @ ipm.G).todense())
-    own = (ipm.G.T @ ipm.G.multiply(e[:, None])).toarray()
+    G = ipm.G  # (:class:`.thin_products.FreeColumns`)
+    on_examples = np.zeros((N, ipm.r))
+    weight = e * f.hinge_slope
+    for at, j in enumerate(G.nonzero):  # sum_k (e_k a_k) G[k, j] on example i_k, in order
+        on_examples[:, j] = scatter_product(f.hinge_index, weight, G.columns[:, at], N)
+    own = G.weighted_gram(e)
     if rob is not None:
         through = (W["A"] / Du)[:, None] * rob.c_u  # (K, r)
         for j in range(ipm.r):
             on_examples[:, j] += np.bincount(f.hinge_index, minlength=N,
                                              weights=f.hinge_slope * through[:, j])
         on_examples += rob.E_z
-        mixed = np.asarray(ipm.G.T @ through)
+        mixed = G.transpose_times(through)
         own += mixed + mixed.T - rob.c_u.T @ (rob.c_u / Du[:, None]) + rob.H_v
         own[ipm.positive - ipm.p1, ipm.positive - ipm.p1] += W["L"]
     return ipm.q_transpose(on_examples), own

@@ -78,7 +78,7 @@ def farkas_ray(ipm: Any, x: Iterate) -> FarkasRay | None:
     if margin <= 0:
         return None
     on_examples = scatter_product(f.hinge_index, f.hinge_slope, lam_a, ipm.rows.n)
-    e = ipm.theta_of(on_examples, ipm.G.T @ lam_a + sc.F[1:].T @ y)
+    e = ipm.theta_of(on_examples, ipm.G.transpose_times(lam_a) + sc.F[1:].T @ y)
     residual = float(np.max(np.abs(e), initial=0.0))
     duals = y * sc.kappa[1:]
     return FarkasRay(duals / duals.sum(), margin, residual,

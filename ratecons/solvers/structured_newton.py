@@ -25,7 +25,6 @@ from .structured_smooth import row_jacobian_z
 from .thin_products import (
     column_and_coefficient,
     columns_times,
-    sparse_transpose_times,
 )
 
 __all__ = ["NewtonSystem"]
@@ -71,7 +70,7 @@ class NewtonSystem:
             Jz = -row_jacobian_z(self, slopes)  # d c_R / dz, (N, m)
             through = (W["A"] / Du)[:, None] * ev["Cu"].T  # (K, m)
             system.update(Jz=Jz if self.smooth_rows else None,
-                          through_v=sparse_transpose_times(self.G, through),
+                          through_v=self.G.transpose_times(through),
                           U_u=-ev["Cu"].T,  # d c_R / du, transposed: (K, m)
                           on_z=Jz - (
                 np.column_stack([scatter_product(f.hinge_index, f.hinge_slope, through[:, j], N)
@@ -169,7 +168,7 @@ class NewtonSystem:
             examples, per_du = scattered or scattered_rhs(f.hinge_index, system["scatter"], r_u,
                                                           Du, system["N"])
             rt = rt + self.theta_of(examples if on_z is None else examples + on_z,
-                                    sparse_transpose_times(self.G, W["A"] / Du * r_u)
+                                    self.G.transpose_times(W["A"] / Du * r_u)
                                     if self.r else np.zeros(0), top)
         elif on_z is not None:
             rt[:self.p1] += self.q_transpose(on_z, top)
@@ -188,7 +187,7 @@ class NewtonSystem:
             column, coef = column_and_coefficient(system["Cu"].T, y, self.K)
             pieces, d_u = recovered_pieces(
                 f.hinge_index, f.hinge_slope, dz,
-                self.G @ d_theta[self.p1:] if self.r else np.zeros(0), r_u, W["A"], column,
+                self.G.times(d_theta[self.p1:]) if self.r else np.zeros(0), r_u, W["A"], column,
                 coef, Du)
             if rob is not None:
                 d_u -= rob.c_u @ d_theta[self.p1:] / Du
@@ -233,7 +232,7 @@ class NewtonSystem:
                                     self.rows.n)
         if self.m and system["Jz"] is not None:  # (None: d c_R / dz = 0)
             zr += columns_times(system["Jz"], y["R"])
-        on_v = -sparse_transpose_times(self.G, y["A"]) - system["Fv"].T @ y["R"]
+        on_v = -self.G.transpose_times(y["A"]) - system["Fv"].T @ y["R"]
         t_theta = np.concatenate([np.zeros(self.p1), on_v])
         t_tau = np.zeros(0)
         if self.use_l1:

@@ -22,11 +22,7 @@ from ratecons.solvers import structured as S
 from ratecons.solvers import structured_newton as SN
 from ratecons.solvers.structured_form import StructuredForm, WarmStart
 from ratecons.solvers.structured_kernels import newton_rhs, recovered_pairs, scatter_product
-from ratecons.solvers.thin_products import (
-    columns_times,
-    rows_transpose_times,
-    sparse_transpose_times,
-)
+from ratecons.solvers.thin_products import FreeColumns, columns_times, rows_transpose_times
 
 
 def _vectors(seed: int, n: int, count: int) -> list[np.ndarray]:
@@ -66,11 +62,24 @@ def test_thin_products_equal_matmul(seed, n, m, r, k):
         np.testing.assert_array_equal(rows_transpose_times(B, y), B.T @ y)
     np.testing.assert_allclose(columns_times(A, y), A @ y, rtol=1e-13, atol=1e-13)
     np.testing.assert_allclose(rows_transpose_times(B, y), B.T @ y, rtol=1e-13, atol=1e-13)
-    G = sp.csr_matrix(rng.normal(size=(n, r)) * (rng.random((n, r)) < 0.5))
+    # the pieces' coefficients on the free variables, some columns all zeros (the robust
+    # pieces' (eta, lam)): G v, G^T a and G^T diag(e) G, the numbers of the sparse products
+    dense = rng.normal(size=(n, r)) * (rng.random((n, r)) < 0.5)
+    dense[:, rng.random(r) < 0.3] = 0.0
+    G = sp.csr_matrix(dense)
+    free = FreeColumns(G)
+    assert free.nonzero.size == int(np.sum(np.any(dense != 0, axis=0)))
     for a in (rng.normal(size=n), rng.normal(size=(n, k))):
-        got, expected = sparse_transpose_times(G, a), G.T @ a
+        got, expected = free.transpose_times(a), G.T @ a
         assert got.shape == expected.shape
-        np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-13)
+        np.testing.assert_array_equal(got, expected)
+    for v in (rng.normal(size=r), rng.normal(size=(r, k))):
+        got, expected = free.times(v), G @ v
+        assert got.shape == expected.shape
+        np.testing.assert_array_equal(got, expected)
+    e = rng.random(n)
+    np.testing.assert_array_equal(free.weighted_gram(e),
+                                  (G.T @ G.multiply(e[:, None])).toarray())
 
 
 @numba.njit
@@ -131,7 +140,6 @@ def _numpy_passes(monkeypatch: pytest.MonkeyPatch) -> None:
     for module in (S, SN):
         monkeypatch.setattr(module, "scatter_product",
                             lambda i, a, b, n: np.bincount(i, weights=a * b, minlength=n))
-        monkeypatch.setattr(module, "sparse_transpose_times", lambda G, a: G.T @ a)
     monkeypatch.setattr(SN, "columns_times", lambda A, y: A @ y)
     monkeypatch.setattr(S, "rows_transpose_times", lambda B, y: B.T @ y)
     monkeypatch.setattr(interior, "_step_to_boundary_one", _branching_step)
