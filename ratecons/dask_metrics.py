@@ -41,7 +41,7 @@ import numpy as np
 
 from .loss_functions import margin_loss, surrogate
 from .numerics.inner_max_dask import bracket_root, computed, per_partition, summary_of
-from .scans import count_pass
+from .scans import client_column, count_pass
 from .thresholds import quantile_count, top_k_mean
 
 __all__ = ["WorkerEvaluation", "WorkerScores"]
@@ -161,31 +161,30 @@ class WorkerScores:
 
     def __init__(self, scorer: Any, data: Any, scores: Any = None,
                  kept: dict[Any, Any] | None = None) -> None:
-        import dask.array as da
-
         self.scorer, self.data = scorer, data
         if scores is None:
             scores = lazy_scores(scorer, data.X).persist()
             count_pass()
         self.s = scores
         self.chunks = self.s.chunks[0]
-        self._from_array = da.from_array
         self.kept = {} if kept is None else kept
         self._sorted: tuple[Any, Any] | None = None
 
     def column(self, values: np.ndarray) -> Any:
-        """A per-example client vector (or N x r matrix) cut into the scores' partitions."""
-        values = np.asarray(values)
-        return self._from_array(values, chunks=(self.chunks, *values.shape[1:]))
+        """A per-example client vector (or N x r matrix) cut into the scores' partitions and
+        sent to the workers (:func:`ratecons.scans.client_column`)."""
+        return client_column(values, self.chunks)[0]
 
     def sent_once(self, key: Any, owners: tuple[Any, ...], make: Any) -> Any:
-        """The column ``make()`` (a client vector or N x r matrix) on the workers, persisted and
-        kept under ``key`` in :attr:`kept`, made for the objects ``owners`` (kept with it, so
-        that a key of their ids never names another object's column)."""
+        """The column ``make()`` (a client vector or N x r matrix) on the workers, kept under
+        ``key`` in :attr:`kept`, made for the objects ``owners`` (kept with it, so that a key
+        of their ids never names another object's column); sent again when a worker was lost
+        with one of its blocks since."""
         found = self.kept.get(key)
         if found is None or len(found[0]) != len(owners) or any(
-                a is not b for a, b in zip(found[0], owners, strict=True)):
-            found = (owners, self.column(make()).persist())
+                a is not b for a, b in zip(found[0], owners, strict=True)) or any(
+                future.status != "finished" for future in found[2]):
+            found = (owners, *client_column(make(), self.chunks))
             self.kept[key] = found
         return found[1]
 

@@ -12,8 +12,9 @@ changing.
 from __future__ import annotations
 
 import os
+import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -23,8 +24,8 @@ from scipy.linalg.blas import dsyrk, ssyrk
 from .dask_types import is_dask
 
 __all__ = ["Rows", "DaskRows", "BLOCK_ROWS", "weighted_gram", "sparse_weighted_gram",
-           "count_pass", "dask_passes", "dask_state_passes", "persisted", "stack_rows",
-           "take_rows"]
+           "client_column", "count_pass", "dask_passes", "dask_state_passes", "persisted",
+           "stack_rows", "take_rows"]
 
 #: rows per block of a pass (a dense block of 16,384 x 100 float64 is 13 MB)
 BLOCK_ROWS = 16_384
@@ -158,11 +159,6 @@ class Rows:
     def p(self) -> int:
         return int(self.P.shape[1])
 
-    def blocks(self) -> Iterator[tuple[int, int]]:
-        """(start, stop) of every row block."""
-        for start in range(0, self.n, self.block_rows):
-            yield start, min(start + self.block_rows, self.n)
-
     def scores(self, w: np.ndarray, b: float = 0.0) -> np.ndarray:
         """z = P w - b, shape (N,)."""
         return np.asarray(self.P @ w).ravel() - b
@@ -287,6 +283,49 @@ def _client() -> Any:
         return None
 
 
+def client_column(values: np.ndarray, chunks: tuple[int, ...], dtype: Any = None
+                  ) -> tuple[Any, list[Any]]:
+    """A per-example client vector (or N x r matrix) as a Dask array cut into the row
+    partitions ``chunks``, and the futures of its blocks (empty without a Client).
+
+    The blocks are row views of ``values`` (``da.from_array`` copies the whole array first,
+    one more N-sized copy on the client). On a ``distributed`` Client they are sent to the
+    workers directly (``scatter``): as data in a graph they went through the scheduler, which
+    kept them as long as the array lived -- on a ``LocalCluster`` another copy in the client's
+    process (57 bytes per row of the 2,000,000-row composition of docs/cluster.md), and a
+    warning from ``distributed`` for every graph above 10 MB (at 20,000,000 rows, 153 MiB per
+    column of the chain's rows). Scattered blocks cannot be recomputed: a caller that keeps
+    the array checks the futures (lost with a worker) before using it again.
+    """
+    from dask.array.core import Array
+
+    values = np.asarray(values, dtype=dtype)
+    stops = np.cumsum(chunks)
+    blocks: list[Any] = [values[start:stop] for start, stop in
+                         zip(np.concatenate([[0], stops[:-1]]), stops)]
+    client = _client()
+    futures: list[Any] = []
+    if client is not None:
+        blocks = futures = _scattered(client, blocks)
+    name = f"client-columns-{uuid.uuid4().hex}"
+    tail = (0,) * (values.ndim - 1)
+    return Array({(name, k, *tail): block for k, block in enumerate(blocks)}, name,
+                 (tuple(chunks), *((size,) for size in values.shape[1:])), dtype=values.dtype,
+                 meta=np.empty((0,) * values.ndim, dtype=values.dtype)), futures
+
+
+def _scattered(client: Any, blocks: list[np.ndarray]) -> list[Any]:
+    """``client.scatter(blocks)`` to the workers directly; made again (at most
+    :data:`PERSIST_ATTEMPTS` times, after 0.5 s, then 1 s) when a worker it chose is gone
+    (the connection refused or reset: the scheduler has not yet removed a worker that died)."""
+    for attempt in range(PERSIST_ATTEMPTS - 1):
+        try:
+            return client.scatter(blocks, direct=True, hash=False)
+        except OSError:  # distributed's CommClosedError too
+            time.sleep(0.5 * 2 ** attempt)
+    return client.scatter(blocks, direct=True, hash=False)
+
+
 def _memory_budget(client: Any) -> float:
     """Bytes of features worth persisting: a fraction of the Client's workers' memory limits,
     or of this machine's memory under the local scheduler."""
@@ -378,33 +417,11 @@ class DaskRows(Rows):
     def partitions(self) -> int:
         return len(self.P.chunks[0])
 
-    def blocks(self) -> Iterator[tuple[int, int]]:
-        """(start, stop) of every partition."""
-        stops = np.cumsum(self.P.chunks[0])
-        for start, stop in zip(np.concatenate([[0], stops[:-1]]), stops):
-            yield int(start), int(stop)
-
     def _split(self, V: np.ndarray) -> Any:
-        """A per-example array cut into the partitions of P, as a Dask array whose blocks are
-        row blocks of V (views: ``da.from_array`` copies the whole array first, one more
-        N-sized copy on the client in every pass). On a ``distributed`` Client they are sent
-        to the workers directly (``scatter``): as data in the pass's graph they went through
-        the scheduler, which kept them until the pass ended -- on a ``LocalCluster``, another
-        copy in the client's process (57 bytes per row of the 2,000,000-row composition of
-        docs/cluster.md). Scattered blocks cannot be recomputed: a pass that loses one with a
-        worker is made again (:meth:`_passed`). V must not change until the pass has run."""
-        from dask.array.core import Array
-
-        V = np.asarray(V, dtype=np.float64)
-        blocks: list[Any] = [V[start:stop] for start, stop in self.blocks()]
-        client = _client()
-        if client is not None:
-            blocks = client.scatter(blocks, direct=True, hash=False)
-        name = f"client-columns-{uuid.uuid4().hex}"
-        tail = (0,) * (V.ndim - 1)
-        return Array({(name, k, *tail): block for k, block in enumerate(blocks)}, name,
-                     (self.P.chunks[0], *((size,) for size in V.shape[1:])), dtype=V.dtype,
-                     meta=np.empty((0,) * V.ndim))
+        """V cut into the partitions of P and sent (:func:`client_column`). V must not change
+        until the pass has run; a pass that loses a block with a worker is made again
+        (:meth:`_passed`)."""
+        return client_column(V, self.P.chunks[0], np.float64)[0]
 
     def _compute(self, result: Any) -> np.ndarray:
         _PASSES[0] += 1

@@ -159,3 +159,25 @@ def test_real_data_metrics_and_report(client, monkeypatch):
     assert table.levels == want.levels and table.columns == want.columns
     assert np.allclose(table.values, want.values, rtol=0, atol=TOL)
     assert np.allclose(table.overall, want.overall, rtol=0, atol=TOL)
+
+
+def test_columns_sent_once_are_scattered_and_sent_again_when_lost(client, no_vectors):
+    """The labels and the rows' coefficients reach the workers by ``scatter``, not as data in
+    a graph (which the scheduler keeps, and which ``distributed`` warns about above 10 MB),
+    are kept for the next use, and are sent again when their blocks are gone (a worker
+    lost): the values are the same each time."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(900, 2))
+    y = (X[:, 0] + rng.normal(size=900) > 0).astype(int)
+    workers = WorkerScores(LinearScorer(np.array([1.0, -0.5]), 0.2),
+                           rc.Dataset(da.from_array(X, chunks=(200, 2)), y))
+    labels = workers.labels
+    tasks = list(dict(labels.__dask_graph__()).values())
+    assert tasks and all(not isinstance(task, np.ndarray) for task in tasks)
+    assert workers.labels is labels  # kept
+    first = workers.classification()
+    client.cancel(workers.kept["labels"][2])  # as a lost worker would leave them
+    again = workers.labels
+    assert again is not labels
+    assert int(again.sum().compute()) == int(y.sum())
+    assert workers.classification() == first
