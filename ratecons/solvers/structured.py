@@ -95,7 +95,14 @@ from .structured_newton import NewtonSystem
 from .structured_retry import RETRY_ITERATIONS, cold_retry
 from .structured_robust import RobustRows, RobustTerms, halved_lams, robust_start, robust_terms
 from .structured_smooth import smooth_terms
-from .structured_stop import CERTIFIED_STALL, STALL_WINDOW, stalled, warm_blocked
+from .structured_stop import (
+    CERTIFIED_STALL,
+    EXTRA_ITERATIONS,
+    STALL_WINDOW,
+    converging,
+    stalled,
+    warm_blocked,
+)
 from .structured_warm import warm_iterate
 from .thin_products import FreeColumns, rows_transpose_times
 
@@ -383,7 +390,9 @@ def solve_structured(form: StructuredForm, *, tol: float = DEFAULT_TOL,
         ``optimal``; a run that stalls before it is ``optimal`` when its best iterate is within
         :data:`CERTIFIED_TOL` (1e-6), else ``numerical_error``.
     max_iterations : int
-        Interior-point iterations before status ``iteration_limit``.
+        Interior-point iterations before status ``iteration_limit``; a run still converging
+        there (:func:`.structured_stop.converging`) gets :data:`.structured_stop.EXTRA_ITERATIONS`
+        more, once.
     deadline : float, optional
         ``time.perf_counter()`` value after which the loop stops (status ``time_limit``).
     warm : WarmStart, optional
@@ -538,8 +547,9 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
     best: tuple[float, Iterate] | None = None
     parts: list[tuple[float, float, float]] = []  # (gap, primal, dual residual) by iteration
     steps: list[float] = []
-    iterations = 0
-    for iterations in range(1, max_iterations + 1):  # noqa: B007 - read after the loop
+    limit, iterations = max_iterations, 0
+    while True:
+        iterations += 1
         ev = _evaluated(ipm, x)
         rel_gap, pres, dres, mu = ipm.measures(x, ev)
         merit = max(rel_gap, pres, dres)
@@ -576,11 +586,15 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
         if warm_blocked(warm is not None, steps):
             status, message = settings.NUMERICAL_ERROR, "warm start blocked (every step < 0.1)"
             break
-    else:
-        ev = ipm.evaluate(x)
-        merit = max(ipm.measures(x, ev)[:3])
-        if best is None or merit < best[0]:
-            best = (merit, x)
+        if iterations >= limit:
+            if limit == max_iterations and EXTRA_ITERATIONS and converging(parts):
+                limit += EXTRA_ITERATIONS
+                continue
+            ev = ipm.evaluate(x)
+            merit = max(ipm.measures(x, ev)[:3])
+            if best is None or merit < best[0]:
+                best = (merit, x)
+            break
     if status not in (settings.OPTIMAL, settings.INFEASIBLE) and best is not None:
         x = best[1]
     return run_answer(form, ipm, x, status, message, tol, iterations, started)

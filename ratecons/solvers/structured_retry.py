@@ -8,7 +8,9 @@ of its own, within the same deadline.
 Only as a retry: every step certified by its first runs takes the same iterations to the
 same numbers as without it. The two 200,000-row stalls of ``benchmarks.composition``
 (hinge + 80% rule's second MM step, 305,769 pieces; TPR@K + 80% rule's first, 357,335) end
-certified by it, where the plain runs had ended at a gap of 3.4e-4 and 3.75e-2.
+certified by it, where the plain runs had ended at a gap of 3.4e-4 and 3.75e-2. (A run still
+converging at its limit now goes on first, :func:`.structured_stop.converging`: the hinge
+step's 50,000-row subsample is certified so in 119 iterations, 182 through the retry.)
 """
 
 from __future__ import annotations

@@ -22,7 +22,14 @@ import pytest
 from ratecons.solvers.structured import solve_structured
 from ratecons.solvers.structured_correctors import BLOCKED_BELOW, predictor_sigma
 from ratecons.solvers.structured_form import Iterate, StructuredForm
-from ratecons.solvers.structured_stop import STALL_AFTER, STALL_WINDOW, stalled
+from ratecons.solvers.structured_stop import (
+    CONVERGING,
+    EXTRA_ITERATIONS,
+    STALL_AFTER,
+    STALL_WINDOW,
+    converging,
+    stalled,
+)
 from tests.reductions.test_elastic_step import _adult_churn_rule
 from tests.solvers.structured_reference import assert_certified, form_reference, stored_step
 
@@ -131,3 +138,32 @@ def test_a_failed_warm_run_leaves_both_cold_paths_to_its_caller(monkeypatch):
     runs.clear()  # a caller's own smaller allowance is a limit: no retry
     assert solve_structured(form, max_iterations=99).status == settings.NUMERICAL_ERROR
     assert runs and not any(adaptive for _, adaptive in runs)
+
+
+def test_converging_measures_the_merit_over_the_last_window():
+    """The merit is the largest of the gap and the residuals; a run is converging when it fell
+    to CONVERGING[1] times its value CONVERGING[0] iterations before, and never before that
+    many iterations."""
+    window, factor = CONVERGING
+    falling = [(1.0, 0.1, 0.1)] + [(0.9, 0.1, 0.1)] * (window - 1) + [(factor, 0.1, 0.1)]
+    assert converging(falling)
+    assert not converging(falling[1:])  # too few iterations
+    assert not converging(falling[:-1] + [(1.01 * factor, 0.1, 0.1)])
+    assert not converging(falling[:-1] + [(0.1, 0.1, 1.01 * factor)])  # a residual counts
+
+
+@pytest.mark.slow
+def test_a_run_converging_at_its_limit_goes_on():
+    """The captured elastic step certified in 50 iterations: with a limit of 30 or 40 the run
+    is converging there and goes on (EXTRA_ITERATIONS, once) to the same answer, where it
+    ended ``iteration_limit`` before (on the whole Adult split every cold MM step of this
+    composition hit the limit of 100 while converging and was started again by the cold
+    retry: 196-201 iterations, 118-123 with the extension); a limit of 8 stays a limit."""
+    form = _captured_step()
+    free = solve_structured(form)
+    assert free.status == "optimal" and free.iterations < 30 + EXTRA_ITERATIONS
+    for limit in (30, 40):
+        answer = solve_structured(form, max_iterations=limit)
+        assert answer.status == "optimal"
+        assert answer.iterations == free.iterations and answer.objective == free.objective
+    assert solve_structured(form, max_iterations=8).status == "iteration_limit"
