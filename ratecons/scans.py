@@ -15,7 +15,7 @@ import os
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -24,8 +24,8 @@ from scipy.linalg.blas import dsyrk, ssyrk
 from .dask_types import is_dask
 
 __all__ = ["Rows", "DaskRows", "BLOCK_ROWS", "weighted_gram", "sparse_weighted_gram",
-           "client_column", "count_pass", "dask_passes", "dask_state_passes", "persisted",
-           "stack_rows", "take_rows"]
+           "client_column", "count_pass", "dask_passes", "dask_state_passes", "made_again",
+           "persisted", "stack_rows", "take_rows"]
 
 #: rows per block of a pass (a dense block of 16,384 x 100 float64 is 13 MB)
 BLOCK_ROWS = 16_384
@@ -314,6 +314,25 @@ def client_column(values: np.ndarray, chunks: tuple[int, ...], dtype: Any = None
                  meta=np.empty((0,) * values.ndim, dtype=values.dtype)), futures
 
 
+Result = TypeVar("Result")
+
+
+def made_again(attempt: Callable[[], Result]) -> Result:
+    """``attempt()``; made again (at most :data:`PERSIST_ATTEMPTS` times) when the scheduler
+    cancels it: a worker lost with a block of a scattered column (:func:`client_column`),
+    which cannot be recomputed. ``attempt`` builds its graph anew each time, from columns
+    sent again (a caller that keeps a column sends it again when a block future is no longer
+    ``finished``)."""
+    from concurrent.futures import CancelledError
+
+    for _ in range(PERSIST_ATTEMPTS - 1):
+        try:
+            return attempt()
+        except CancelledError:
+            continue
+    return attempt()
+
+
 def _scattered(client: Any, blocks: list[np.ndarray]) -> list[Any]:
     """``client.scatter(blocks)`` to the workers directly; made again (at most
     :data:`PERSIST_ATTEMPTS` times, after 0.5 s, then 1 s) when a worker it chose is gone
@@ -428,17 +447,10 @@ class DaskRows(Rows):
         return np.asarray(result.compute())
 
     def _passed(self, build: Callable[[], Any]) -> np.ndarray:
-        """``self._compute(build())``; built and computed again (at most
-        :data:`PERSIST_ATTEMPTS` times) when the scheduler cancels it: a worker lost with a
-        block of the client's columns, which were scattered (:meth:`_split`)."""
-        from concurrent.futures import CancelledError
-
-        for _ in range(PERSIST_ATTEMPTS - 1):
-            try:
-                return self._compute(build())
-            except CancelledError:
-                continue
-        return self._compute(build())
+        """``self._compute(build())``, built and computed again when the scheduler cancels it
+        (:func:`made_again`: a worker lost with a block of the client's columns, which were
+        scattered, :meth:`_split`)."""
+        return made_again(lambda: self._compute(build()))
 
     def scores(self, w: np.ndarray, b: float = 0.0) -> np.ndarray:
         return self._compute(self.P @ np.asarray(w, dtype=np.float64)).ravel() - b
