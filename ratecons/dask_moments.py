@@ -125,7 +125,8 @@ class PartitionedPsi:
         once, and again when a block future is no longer ``finished`` (lost with a worker)."""
         if self._labels is None or any(f.status != "finished" for f in self._labels[1]):
             self._labels = client_column(self.codes, self.array.chunks[0],
-                                         code_type(int(self.codes.max(initial=0))))
+                                         code_type(int(self.codes.max(initial=0))),
+                                         near=self.array)
         return self._labels[0]
 
     @property
@@ -192,7 +193,7 @@ class PartitionedPsi:
         sent: list[Any] = []  # the futures of A^T's blocks, held until the pass has run
 
         def tasks() -> list[Any]:
-            columns, sent[:] = client_column(A.T, self.array.chunks[0])
+            columns, sent[:] = client_column(A.T, self.array.chunks[0], near=self.array)
             return [dask.delayed(_block_product)(P, At) for P, At in
                     zip(self.array.to_delayed().ravel(), columns.to_delayed().ravel(),
                         strict=True)]

@@ -49,7 +49,7 @@ def _margins(ball: PhiDivergenceBall, scorer: Any) -> Any:
 
     support = ball.support
     y = (2 * support.y.astype(np.int8) - 1).astype(np.int8)
-    labels, _ = client_column(y, support.X.chunks[0])
+    labels, _ = client_column(y, support.X.chunks[0], near=support.X)
     if hasattr(scorer, "w"):
         w, b = np.asarray(scorer.w, dtype=np.float64), float(scorer.b)
     else:

@@ -120,7 +120,8 @@ class DaskPasses:
         (:func:`ratecons.scans.client_column`): sent once, and again when a block future is
         no longer ``finished`` (lost with a worker)."""
         if self._labels is None or any(f.status != "finished" for f in self._labels[1]):
-            self._labels = client_column(self.form.y, self.form.X.chunks[0], np.int8)
+            self._labels = client_column(self.form.y, self.form.X.chunks[0], np.int8,
+                                         near=self.form.X)
         return self._labels[0]
 
     def resending(self, attempt: Callable[[], Result], ev: DaskEvaluation | None = None

@@ -116,11 +116,11 @@ def install_tripwire(monkeypatch) -> list[int]:
 
     monkeypatch.setattr(da.Array, "__array__", guarded)
     monkeypatch.setattr(da.Array, "compute", guarded_compute)
-    def counted_scatter(client, blocks):
-        rows = sum(len(block) for block in blocks)
-        if all(np.ndim(block) == 1 for block in blocks) and rows > GATHER_ROWS:
+    def counted_scatter(client, blocks, *args):
+        rows = sum(len(block) for block in blocks.values())
+        if all(np.ndim(block) == 1 for block in blocks.values()) and rows > GATHER_ROWS:
             sent.append(rows)
-        return scattered(client, blocks)
+        return scattered(client, blocks, *args)
 
     monkeypatch.setattr(da, "from_array", counted)
     monkeypatch.setattr(scans, "_scattered", counted_scatter)
