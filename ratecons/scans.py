@@ -314,7 +314,7 @@ def client_column(values: np.ndarray, chunks: tuple[int, ...], dtype: Any = None
     futures: list[Any] = []
     if client is not None:
         blocks = futures = _scattered(client, dict(zip(keys, blocks, strict=True)),
-                                      _holders(client, near))
+                                      _holders(client, near, chunks))
     return Array(dict(zip(keys, blocks, strict=True)), name,
                  (tuple(chunks), *((size,) for size in values.shape[1:])), dtype=values.dtype,
                  meta=np.empty((0,) * values.ndim, dtype=values.dtype)), futures
@@ -339,10 +339,11 @@ def made_again(attempt: Callable[[], Result]) -> Result:
     return attempt()
 
 
-def _holders(client: Any, near: Any) -> list[str] | None:
+def _holders(client: Any, near: Any, chunks: tuple[int, ...]) -> list[str] | None:
     """The address of a worker that holds each row partition of the persisted array ``near``
-    (None without ``near``, or when a partition is not held in memory)."""
-    if near is None:
+    (None without ``near``, when its row partitions are not ``chunks``, or when a partition is
+    not held in memory)."""
+    if near is None or tuple(near.chunks[0]) != tuple(chunks):
         return None
     from distributed import futures_of
 

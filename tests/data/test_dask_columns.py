@@ -156,3 +156,21 @@ def test_local_scheduler_keeps_numpy_blocks():
         assert all(isinstance(task, np.ndarray) for task in tasks)
         ours = passes.evaluate(theta)
     assert abs(ours.value - evaluate(memory, theta).value) <= 1e-12
+
+
+def test_columns_are_scattered_under_their_keys_next_to_their_partitions(client):
+    """client_column scatters each block under the array's own key (a pass reads it with no
+    task in between) and, given ``near``, to the worker that holds that partition."""
+    from ratecons.scans import client_column
+
+    X, _ = _data(n=8000)
+    features = client.persist(da.from_array(X, chunks=(1000, 3)))
+    distributed.wait(features)
+    values = np.arange(8000.0)
+    column, futures = client_column(values, features.chunks[0], near=features)
+    assert [future.key for future in futures] == column.__dask_keys__()
+    holders = client.who_has(distributed.futures_of(features))
+    placed = client.who_has(futures)
+    for row, future in zip(features.__dask_keys__(), futures, strict=True):
+        assert set(placed[future.key]) <= set(holders[row[0]])
+    assert np.array_equal(np.asarray(column.compute()), values)
