@@ -3,13 +3,15 @@
 A :class:`~ratecons.moments.MomentSet` built on a Dataset whose features live in Dask
 (:mod:`ratecons.dask_data`) keeps psi(x_i) as a Dask array with the features' row partitions
 (:class:`DaskFeatures`: the z-scoring statistics are one reduction, the feature map is applied
-per partition) and wraps it in :class:`PartitionedPsi`, persisted on the workers with the
-label codes beside it. Everything the MRC solvers need from the N training instances is then a
-reduction over partitions (:meth:`PartitionedPsi.reduce`): the moment estimates tau and lambda
-(Bondugula et al., eq. 2; two passes: sums, then squared deviations), the class sums of the
-centroid start (eq. 13), the CCG separation scan of Alg. 2 (only the most violated rows of each
-partition travel, :mod:`ratecons.solvers.mrc_dask`) and the worst-case value varphi(mu) of
-(2.3). The rows of psi that enter the restricted LP are kept on the client
+per partition) and wraps it in :class:`PartitionedPsi`, persisted on the workers with the label
+codes beside it (scattered in the smallest integer type that holds them,
+:func:`ratecons.scans.client_column`; sent again, and the pass made again, when a worker was
+lost with one of their blocks). Everything the MRC solvers need from the N training instances
+is then a reduction over partitions (:meth:`PartitionedPsi.reduce`): the moment estimates tau
+and lambda (Bondugula et al., eq. 2; two passes: sums, then squared deviations), the class sums
+of the centroid start (eq. 13), the CCG separation scan of Alg. 2 (only the most violated rows
+of each partition travel, :mod:`ratecons.solvers.mrc_dask`) and the worst-case value varphi(mu)
+of (2.3). The rows of psi that enter the restricted LP are kept on the client
 (:meth:`PartitionedPsi.remember`); they are the only N-indexed data that travel.
 
 Only feature maps whose fitted state does not depend on the examples run here (``linear``,
@@ -23,13 +25,12 @@ from collections.abc import Callable
 from typing import Any
 
 import dask
-import dask.array as da
 import numpy as np
 
 from .errors import SpecError
 from .features import FeatureMap, FittedFeatures, Linear, RandomFourier, RandomReLU
 from .moment_sums import moment_pass
-from .scans import count_pass, persisted
+from .scans import client_column, count_pass, made_again, persisted
 
 __all__ = ["DaskFeatures", "PartitionedPsi"]
 
@@ -70,6 +71,16 @@ class DaskFeatures(FittedFeatures):
                                       dtype=np.float64)
 
 
+#: integer types the label codes are sent in, the first that holds them (1 byte per row up
+#: to 128 classes: 16 MB fewer per 2,000,000 rows than int64)
+CODE_TYPES = (np.int8, np.int16, np.int32, np.int64)
+
+
+def code_type(largest: int) -> np.dtype:
+    """The first of :data:`CODE_TYPES` that holds the label codes 0..``largest``."""
+    return next(np.dtype(t) for t in CODE_TYPES if largest <= np.iinfo(t).max)
+
+
 def _with_offsets(blocks: list[Any], chunks: tuple[int, ...]) -> list[tuple[Any, int]]:
     starts = np.concatenate([[0], np.cumsum(chunks)[:-1]]).astype(int).tolist()
     return list(zip(blocks, starts, strict=True))
@@ -80,13 +91,16 @@ def _moment_block(P: np.ndarray, y: np.ndarray, start: int, n_classes: int,
     return moment_pass(P, y, n_classes, label_map, tau_blocks)
 
 
-def _block_product(block: np.ndarray, A: np.ndarray) -> np.ndarray:
-    return A @ block
+def _block_product(block: np.ndarray, At: np.ndarray) -> np.ndarray:
+    """A @ block for the block's columns of A, sent as rows of A^T (C-ordered again: the
+    product of main's A[:, rows] @ block)."""
+    return np.ascontiguousarray(At.T) @ block
 
 
 class PartitionedPsi:
     """psi of the training instances as Dask partitions (persisted on the workers when they
-    fit, :func:`ratecons.scans.persisted`), with the label codes partitioned alike.
+    fit, :func:`ratecons.scans.persisted`), with the label codes partitioned alike
+    (:attr:`labels`).
 
     It stands where the MRC solvers hold psi in memory: ``shape``, rows by index
     (``psi[rows]``: the rows already sent by a scan are served from the client,
@@ -100,9 +114,20 @@ class PartitionedPsi:
 
     def __init__(self, psi: Any, y: np.ndarray) -> None:
         self.array = persisted(psi)
-        self.labels = persisted(da.from_array(np.asarray(y, dtype=np.int64),
-                                              chunks=(psi.chunks[0],)))
+        self.codes = np.asarray(y)  # the label codes on the client
+        self._labels: tuple[Any, list[Any]] | None = None  # (:attr:`labels`, block futures)
         self._rows: dict[int, np.ndarray] = {}
+
+    @property
+    def labels(self) -> Any:
+        """The label codes on the workers, with psi's row partitions, in the smallest integer
+        type that holds them (:func:`code_type`; :func:`ratecons.scans.client_column`): sent
+        once, and again when a block future is no longer ``finished`` (lost with a worker)."""
+        if self._labels is None or any(f.status != "finished" for f in self._labels[1]):
+            self._labels = client_column(self.codes, self.array.chunks[0],
+                                         code_type(int(self.codes.max(initial=0))),
+                                         near=self.array)
+        return self._labels[0]
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -119,12 +144,26 @@ class PartitionedPsi:
     def reduce(self, fn: Callable[..., Any], *args: Any) -> list[Any]:
         """``fn(psi_block, y_block, offset, *args)`` on every partition (one pass); the list
         of the partitions' results, in row order."""
-        blocks = _with_offsets(list(zip(self.array.to_delayed().ravel(),
-                                        self.labels.to_delayed().ravel(), strict=True)),
-                               self.array.chunks[0])
-        tasks = [dask.delayed(fn)(P, y, start, *args) for (P, y), start in blocks]
-        count_pass()
-        return list(dask.compute(*tasks))
+
+        def tasks() -> list[Any]:
+            blocks = _with_offsets(list(zip(self.array.to_delayed().ravel(),
+                                            self.labels.to_delayed().ravel(), strict=True)),
+                                   self.array.chunks[0])
+            return [dask.delayed(fn)(P, y, start, *args) for (P, y), start in blocks]
+
+        return self._computed(tasks)
+
+    def _computed(self, tasks: Callable[[], list[Any]]) -> list[Any]:
+        """The partitions' ``tasks()`` computed (one pass); built and computed again when a
+        worker lost with a block of a column sent to the workers cancelled them
+        (:func:`ratecons.scans.made_again`; :attr:`labels` sends the labels again)."""
+
+        def attempt() -> list[Any]:
+            built = tasks()
+            count_pass()
+            return list(dask.compute(*built))
+
+        return made_again(attempt)
 
     def remember(self, index: np.ndarray, rows: np.ndarray) -> None:
         """Keep rows of psi a scan brought back (they may enter the restricted LP)."""
@@ -148,11 +187,15 @@ class PartitionedPsi:
         return np.sum(self.reduce(_moment_block, n_classes, label_map, tau_blocks), axis=0)
 
     def __rmatmul__(self, A: np.ndarray) -> np.ndarray:
-        """A @ psi for a (r, N) matrix A, summed over the partitions (A cut alike)."""
+        """A @ psi for a (r, N) matrix A, summed over the partitions (A^T cut alike and sent,
+        :func:`ratecons.scans.client_column`)."""
         A = np.asarray(A, dtype=np.float64)
-        parts = [dask.delayed(_block_product)(P, A[:, start:start + size])
-                 for (P, start), size in zip(_with_offsets(list(self.array.to_delayed().ravel()),
-                                                           self.array.chunks[0]),
-                                             self.array.chunks[0], strict=True)]
-        count_pass()
-        return np.sum(dask.compute(*parts), axis=0)
+        sent: list[Any] = []  # the futures of A^T's blocks, held until the pass has run
+
+        def tasks() -> list[Any]:
+            columns, sent[:] = client_column(A.T, self.array.chunks[0], near=self.array)
+            return [dask.delayed(_block_product)(P, At) for P, At in
+                    zip(self.array.to_delayed().ravel(), columns.to_delayed().ravel(),
+                        strict=True)]
+
+        return np.sum(self._computed(tasks), axis=0)

@@ -5,7 +5,9 @@ After a solve, the report's metrics and the degenerate-model check
 In memory that is the IM procedure (App. A.1) on the examples' losses; on Dask data those
 losses stay on the workers: :func:`dask_robust_value` runs the margin pass, the dual search
 over the persisted margins and one weighted sum
-(:mod:`ratecons.numerics.inner_max_dask`), so that only scalars travel. A constant score
+(:mod:`ratecons.numerics.inner_max_dask`), so that only scalars travel (the signed labels
+are scattered to the workers, :func:`ratecons.scans.client_column`, and the evaluation is made
+again with them sent again when a lost worker cancelled it). A constant score
 s(x) = c needs no pass at all: its losses take two values, and R follows from the class
 counts (:func:`constant_robust_value`).
 """
@@ -19,6 +21,7 @@ from scipy.optimize import brentq
 
 from .dask_types import is_dask
 from .loss_functions import margin_loss
+from .scans import client_column, made_again
 
 if TYPE_CHECKING:  # pragma: no cover
     from .expr.ball import PhiDivergenceBall
@@ -40,14 +43,13 @@ CONSTANT_ROOT_ITERATIONS = 200
 
 def _margins(ball: PhiDivergenceBall, scorer: Any) -> Any:
     """The lazy margins y~_n f(x_n) over the ball's examples, f(x) = <w, x> - b or the constant
-    score (w = 0, b = -score); the signed labels go to the workers as one byte per row."""
-    import dask.array as da
-
+    score (w = 0, b = -score); the signed labels go to the workers as one byte per row
+    (scattered, :func:`ratecons.scans.client_column`)."""
     from .numerics.inner_max_dask import signed_margins
 
     support = ball.support
     y = (2 * support.y.astype(np.int8) - 1).astype(np.int8)
-    labels = da.from_array(y, chunks=(support.X.chunks[0],))
+    labels, _ = client_column(y, support.X.chunks[0], near=support.X)
     if hasattr(scorer, "w"):
         w, b = np.asarray(scorer.w, dtype=np.float64), float(scorer.b)
     else:
@@ -57,7 +59,9 @@ def _margins(ball: PhiDivergenceBall, scorer: Any) -> Any:
 
 def dask_robust_value(ball: PhiDivergenceBall, loss: str, scorer: Any) -> float:
     """R at ``scorer``'s margins over the ball's examples: a linear score by one evaluation of
-    the Dask passes, a constant by :func:`constant_robust_value` (module docstring).
+    the Dask passes (made again, the labels sent again, when a worker lost with a block of
+    them cancelled it: :func:`ratecons.scans.made_again`), a constant by
+    :func:`constant_robust_value` (module docstring).
 
     Parameters
     ----------
@@ -73,8 +77,12 @@ def dask_robust_value(ball: PhiDivergenceBall, loss: str, scorer: Any) -> float:
 
     if not hasattr(scorer, "w"):
         return constant_robust_value(ball, loss, float(scorer.score))
-    state, rule, summ = worst_case_rule(_margins(ball, scorer), loss, ball.phi, ball.rho)
-    return robust_value(state, loss, rule, summ)
+
+    def value() -> float:
+        state, rule, summ = worst_case_rule(_margins(ball, scorer), loss, ball.phi, ball.rho)
+        return robust_value(state, loss, rule, summ)
+
+    return made_again(value)
 
 
 def constant_robust_value(ball: PhiDivergenceBall, loss: str, c: float) -> float:

@@ -15,15 +15,19 @@ partitions instead. Per evaluation of F(theta) (eq. 2) and its gradient (6):
    certificate (:mod:`ratecons.solvers.dro_dask_bound`) reuses.
 
 Only p-sized results and scalars travel; the signed labels are sent to the workers once per
-solve. The answers are the in-memory ones (``tests/data/test_dask_robust.py``: 1e-8 in w, b
-and F). Every phi with the logistic, squared or hinge loss runs here (the hinge's kink-set
-phase and refitted certificate bring only the rows nearest the kink): chi-square and KL by
-their one-dimensional dual searches, a custom phi by the nested searches of
+solve (scattered, :func:`ratecons.scans.client_column`: not kept by the scheduler as data of a
+graph), and again when a worker was lost with one of their blocks: an evaluation, a bound or a
+kink scan that such a loss cancelled is made again (:meth:`DaskPasses.resending`). The answers
+are the in-memory ones (``tests/data/test_dask_robust.py``: 1e-8 in w, b and F). Every phi with
+the logistic, squared or hinge loss runs here (the hinge's kink-set phase and refitted
+certificate bring only the rows nearest the kink): chi-square and KL by their one-dimensional
+dual searches, a custom phi by the nested searches of
 :mod:`ratecons.numerics.inner_max_dask_phi` (``tests/data/test_dask_phi.py``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +45,7 @@ from ..numerics.inner_max_dask import (
     signed_margins,
 )
 from ..numerics.inner_max_dask_rule import worst_case_rule
+from ..scans import Result, client_column, made_again
 from .dro_hinge import nearest_kink
 from .dro_point import Evaluation
 
@@ -77,11 +82,13 @@ class DaskEvaluation(Evaluation):
     """An :class:`~ratecons.solvers.dro_eval.Evaluation` whose per-example vectors stay on the
     workers: ``margins`` (persisted while this is the current point, else recomputed from the
     features), ``slope`` and ``inner.p`` are lazy Dask arrays; ``rule`` forms P* there, and
-    ``sums`` holds the gradient pass's results the certificate reuses."""
+    ``sums`` holds the gradient pass's results the certificate reuses; ``labels``: the signed
+    labels on the workers they were formed from (:attr:`DaskPasses.y`)."""
 
     rule: WeightRule | None = None
     sums: dict[str, Any] = field(default_factory=dict)
     lazy_margins: Any = None
+    labels: Any = None
 
     def margin_range(self) -> tuple[float, float]:
         return self.sums["mrange"]
@@ -98,15 +105,40 @@ class DaskPasses:
     ----------
     form : DROProgram
         With Dask features (persisted or streamed) and the signed labels on the client; the
-        labels are sent to the workers once, as int8 with the features' row partitions.
+        labels are sent to the workers once (:attr:`y`).
     """
 
     def __init__(self, form: DROProgram) -> None:
         self.form = form
-        rows = form.X.chunks[0]
-        self.y = da.from_array(form.y.astype(np.int8), chunks=(rows,)).persist()
-        self.index = da.arange(form.n, chunks=(rows,))  # global row numbers, made by the workers
+        self.index = da.arange(form.n, chunks=(form.X.chunks[0],))  # global row numbers
         self.last: WeightRule | None = None  # the last rule, the next dual search's start
+        self._labels: tuple[Any, list[Any]] | None = None  # (:attr:`y`, its block futures)
+
+    @property
+    def y(self) -> Any:
+        """The signed labels on the workers, int8 with the features' row partitions
+        (:func:`ratecons.scans.client_column`): sent once, and again when a block future is
+        no longer ``finished`` (lost with a worker)."""
+        if self._labels is None or any(f.status != "finished" for f in self._labels[1]):
+            self._labels = client_column(self.form.y, self.form.X.chunks[0], np.int8,
+                                         near=self.form.X)
+        return self._labels[0]
+
+    def resending(self, attempt: Callable[[], Result], ev: DaskEvaluation | None = None
+                  ) -> Result:
+        """``attempt()``, made again when a worker lost with a block of the labels cancelled
+        it (:func:`ratecons.scans.made_again`; the labels are sent again by :attr:`y`), the
+        per-example vectors of the evaluation ``ev`` it reads formed again from the labels
+        sent (lazily: recomputed from the features) when they were formed from others."""
+
+        def once() -> Result:
+            if ev is not None and ev.labels is not self.y:
+                ev.margins = ev.lazy_margins = self.margins(ev.theta)
+                ev.slope, ev.inner.p = self._vectors(ev.margins, ev.rule, ev.sums["total"])
+                ev.labels = self.y
+            return attempt()
+
+        return made_again(once)
 
     def margins(self, theta: np.ndarray) -> Any:
         """The lazy margins m_n(theta), with the features' row partitions."""
@@ -114,13 +146,18 @@ class DaskPasses:
         return signed_margins(self.form.X, self.y, w, b)
 
     def evaluate(self, theta: np.ndarray) -> DaskEvaluation:
-        """F(theta), its gradient (6) and P*(theta) (module docstring, steps 1-3)."""
-        form = self.form
+        """F(theta), its gradient (6) and P*(theta) (module docstring, steps 1-3; made again
+        when a lost worker cancelled it, :meth:`resending`)."""
         theta = np.asarray(theta, dtype=np.float64)
+        ev = self.resending(lambda: self._evaluated(theta))
+        if ev.rule.kind in ("kl", "phi"):
+            self.last = ev.rule
+        return ev
+
+    def _evaluated(self, theta: np.ndarray) -> DaskEvaluation:
+        form = self.form
         lazy = self.margins(theta)
         state, rule, summ = worst_case_rule(lazy, form.loss, form.phi, form.rho, self.last)
-        if rule.kind in ("kl", "phi"):
-            self.last = rule
         return self._finish(theta, state, lazy, rule, summ)
 
     def gradient_sums(self, state: Any, rule: WeightRule) -> np.ndarray:
@@ -145,16 +182,21 @@ class DaskPasses:
         grad[:d] = parts.sum(axis=1) + form.l2 * w
         if form.fit_intercept:
             grad[d] = -svy / total
-        loss = form.loss
-        slope = state.map_blocks(lambda m: margin_loss(loss, m)[1], dtype=np.float64)
-        inner.p = state.map_blocks(lambda m: rule.weights(margin_loss(loss, m)[0]) / total,
-                                   dtype=np.float64)
+        slope, inner.p = self._vectors(state, rule, total)
         sums = {"total": total, "svy": svy, "sv_pos": sv_pos, "sv_neg": sv_neg,
                 "v_pos": v_pos, "v_neg": v_neg, "vy": vy, "Q": cols[:, 2:4],
                 "Xs": cols[:, 4], "X1": cols[:, 5], "n": n, "mrange": (summ.mlo, summ.mhi)}
         return DaskEvaluation(theta=theta.copy(), value=inner.value + form.regularizer(theta),
                               grad=grad, inner=inner, margins=state, slope=slope, parts=parts,
-                              rule=rule, sums=sums, lazy_margins=lazy)
+                              rule=rule, sums=sums, lazy_margins=lazy, labels=self.y)
+
+    def _vectors(self, margins: Any, rule: WeightRule, total: float) -> tuple[Any, Any]:
+        """The lazy slopes l'(m_n) and worst-case weights P*_n = s_n / ``total`` at
+        ``margins``."""
+        loss = self.form.loss
+        return (margins.map_blocks(lambda m: margin_loss(loss, m)[1], dtype=np.float64),
+                margins.map_blocks(lambda m: rule.weights(margin_loss(loss, m)[0]) / total,
+                                   dtype=np.float64))
 
     def _inner(self, rule: WeightRule, summ: LossSummary, total: float, value: float,
                ss: float, su: float, conj: float, div: float) -> InnerSolution:
@@ -183,9 +225,11 @@ class DaskPasses:
     def nearest_kink(self, ev: DaskEvaluation, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Each partition's :func:`~ratecons.solvers.dro_hinge.nearest_kink` (one pass over the
         margins; 2 k numbers per partition travel), concatenated for
-        :func:`~ratecons.solvers.dro_hinge.kink_set`."""
-        out = computed(per_partition(_nearest_kink_block, 2 * k, ev.margins, self.index,
-                                     loss=self.form.loss, rule=ev.rule, k=k))
+        :func:`~ratecons.solvers.dro_hinge.kink_set` (made again when a lost worker cancelled
+        it, :meth:`resending`)."""
+        out = self.resending(lambda: computed(per_partition(
+            _nearest_kink_block, 2 * k, ev.margins, self.index, loss=self.form.loss,
+            rule=ev.rule, k=k)), ev)
         return out[:, :k].ravel(), out[:, k:].ravel()
 
     def conjugate_sum(self, ev: DaskEvaluation, mix: float, scale_pos: float,

@@ -48,7 +48,13 @@ KINK_ROWS_CAP = 1 << 14
 def dask_lower_bound(passes: DaskPasses, ev: DaskEvaluation, balance: bool = False,
                      refit: bool = True) -> float:
     """:func:`~ratecons.solvers.dro_certificate.lower_bound` at ``ev`` by reductions (module
-    docstring); ``refit``: the hinge loss's dual refitted at the kink as well."""
+    docstring); ``refit``: the hinge loss's dual refitted at the kink as well. Made again
+    when a worker lost with a block of the labels cancelled it
+    (:meth:`~ratecons.solvers.dro_dask.DaskPasses.resending`)."""
+    return passes.resending(lambda: _lower_bound(passes, ev, balance, refit), ev)
+
+
+def _lower_bound(passes: DaskPasses, ev: DaskEvaluation, balance: bool, refit: bool) -> float:
     form, sums = passes.form, ev.sums
     if form.l2 <= 0 and form.loss not in LOSS_HESSIANS:
         return -np.inf  # the hinge loss without l2: no bound, as in memory

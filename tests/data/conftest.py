@@ -89,8 +89,11 @@ def no_vectors(monkeypatch):
 def install_tripwire(monkeypatch) -> list[int]:
     """Refuse any Dask array of more than GATHER_ROWS rows becoming NumPy, by np.asarray or
     .compute() (features or per-example vectors), and count the N-vectors sent to the
-    workers (the list returned)."""
+    workers, as data of a graph or scattered (the list returned)."""
     da = pytest.importorskip("dask.array")
+    from ratecons import scans
+
+    scattered = scans._scattered
     original, computed, split = da.Array.__array__, da.Array.compute, da.from_array
     sent = []
 
@@ -113,5 +116,12 @@ def install_tripwire(monkeypatch) -> list[int]:
 
     monkeypatch.setattr(da.Array, "__array__", guarded)
     monkeypatch.setattr(da.Array, "compute", guarded_compute)
+    def counted_scatter(client, blocks, *args):
+        rows = sum(len(block) for block in blocks.values())
+        if all(np.ndim(block) == 1 for block in blocks.values()) and rows > GATHER_ROWS:
+            sent.append(rows)
+        return scattered(client, blocks, *args)
+
     monkeypatch.setattr(da, "from_array", counted)
+    monkeypatch.setattr(scans, "_scattered", counted_scatter)
     return sent
