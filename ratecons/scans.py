@@ -320,10 +320,10 @@ def client_column(values: np.ndarray, chunks: tuple[int, ...], dtype: Any = None
                  meta=np.empty((0,) * values.ndim, dtype=values.dtype)), futures
 
 
-Result = TypeVar("Result")
+Outcome = TypeVar("Outcome")
 
 
-def made_again(attempt: Callable[[], Result]) -> Result:
+def made_again(attempt: Callable[[], Outcome]) -> Outcome:
     """``attempt()``; made again (at most :data:`PERSIST_ATTEMPTS` times) when the scheduler
     cancels it: a worker lost with a block of a scattered column (:func:`client_column`),
     which cannot be recomputed. ``attempt`` builds its graph anew each time, from columns

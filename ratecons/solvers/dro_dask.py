@@ -45,7 +45,7 @@ from ..numerics.inner_max_dask import (
     signed_margins,
 )
 from ..numerics.inner_max_dask_rule import worst_case_rule
-from ..scans import Result, client_column, made_again
+from ..scans import Outcome, client_column, made_again
 from .dro_hinge import nearest_kink
 from .dro_point import Evaluation
 
@@ -124,14 +124,14 @@ class DaskPasses:
                                          near=self.form.X)
         return self._labels[0]
 
-    def resending(self, attempt: Callable[[], Result], ev: DaskEvaluation | None = None
-                  ) -> Result:
+    def resending(self, attempt: Callable[[], Outcome], ev: DaskEvaluation | None = None
+                  ) -> Outcome:
         """``attempt()``, made again when a worker lost with a block of the labels cancelled
         it (:func:`ratecons.scans.made_again`; the labels are sent again by :attr:`y`), the
         per-example vectors of the evaluation ``ev`` it reads formed again from the labels
         sent (lazily: recomputed from the features) when they were formed from others."""
 
-        def once() -> Result:
+        def once() -> Outcome:
             if ev is not None and ev.labels is not self.y:
                 ev.margins = ev.lazy_margins = self.margins(ev.theta)
                 ev.slope, ev.inner.p = self._vectors(ev.margins, ev.rule, ev.sums["total"])
