@@ -41,7 +41,7 @@ import numpy as np
 
 from .loss_functions import margin_loss, surrogate
 from .numerics.inner_max_dask import bracket_root, computed, per_partition, summary_of
-from .scans import client_column, count_pass
+from .scans import client_column, count_pass, kept_column
 from .thresholds import quantile_count, top_k_mean
 
 __all__ = ["WorkerEvaluation", "WorkerScores"]
@@ -181,12 +181,12 @@ class WorkerScores:
         of their ids never names another object's column); sent again when a worker was lost
         with one of its blocks since."""
         found = self.kept.get(key)
-        if found is None or len(found[0]) != len(owners) or any(
-                a is not b for a, b in zip(found[0], owners, strict=True)) or any(
-                future.status != "finished" for future in found[2]):
-            found = (owners, *client_column(make(), self.chunks))
-            self.kept[key] = found
-        return found[1]
+        same = found is not None and len(found[0]) == len(owners) and all(
+            a is b for a, b in zip(found[0], owners, strict=True))
+        column = kept_column(found[1:] if same else None,
+                             lambda: client_column(make(), self.chunks))
+        self.kept[key] = (owners, *column)
+        return column[0]
 
     def weight_column(self) -> list[Any]:
         """The example weights on the workers (sent once), or nothing when they are all 1."""

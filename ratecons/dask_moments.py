@@ -30,7 +30,7 @@ import numpy as np
 from .errors import SpecError
 from .features import FeatureMap, FittedFeatures, Linear, RandomFourier, RandomReLU
 from .moment_sums import moment_pass
-from .scans import client_column, count_pass, made_again, persisted
+from .scans import client_column, count_pass, kept_column, made_again, persisted
 
 __all__ = ["DaskFeatures", "PartitionedPsi"]
 
@@ -123,10 +123,9 @@ class PartitionedPsi:
         """The label codes on the workers, with psi's row partitions, in the smallest integer
         type that holds them (:func:`code_type`; :func:`ratecons.scans.client_column`): sent
         once, and again when a block future is no longer ``finished`` (lost with a worker)."""
-        if self._labels is None or any(f.status != "finished" for f in self._labels[1]):
-            self._labels = client_column(self.codes, self.array.chunks[0],
-                                         code_type(int(self.codes.max(initial=0))),
-                                         near=self.array)
+        self._labels = kept_column(self._labels, lambda: client_column(
+            self.codes, self.array.chunks[0], code_type(int(self.codes.max(initial=0))),
+            near=self.array))
         return self._labels[0]
 
     @property

@@ -24,7 +24,8 @@ from scipy.linalg.blas import dsyrk, ssyrk
 from .dask_types import is_dask
 
 __all__ = ["Rows", "DaskRows", "BLOCK_ROWS", "weighted_gram", "sparse_weighted_gram",
-           "client_column", "count_pass", "dask_passes", "dask_state_passes", "made_again",
+           "client_column", "count_pass", "dask_passes", "dask_state_passes", "kept_column",
+           "made_again",
            "persisted", "stack_rows", "take_rows"]
 
 #: rows per block of a pass (a dense block of 16,384 x 100 float64 is 13 MB)
@@ -318,6 +319,16 @@ def client_column(values: np.ndarray, chunks: tuple[int, ...], dtype: Any = None
     return Array(dict(zip(keys, blocks, strict=True)), name,
                  (tuple(chunks), *((size,) for size in values.shape[1:])), dtype=values.dtype,
                  meta=np.empty((0,) * values.ndim, dtype=values.dtype)), futures
+
+
+def kept_column(kept: tuple[Any, list[Any]] | None,
+                send: Callable[[], tuple[Any, list[Any]]]) -> tuple[Any, list[Any]]:
+    """``kept`` (a :func:`client_column`'s array and block futures) while every block is on
+    the workers, else ``send()``: sent once, and again when a worker was lost with a block
+    (its future no longer ``finished``), which the scheduler cannot rebuild."""
+    if kept is None or any(future.status != "finished" for future in kept[1]):
+        return send()
+    return kept
 
 
 Outcome = TypeVar("Outcome")

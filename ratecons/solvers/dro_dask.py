@@ -45,7 +45,7 @@ from ..numerics.inner_max_dask import (
     signed_margins,
 )
 from ..numerics.inner_max_dask_rule import worst_case_rule
-from ..scans import Outcome, client_column, made_again
+from ..scans import Outcome, client_column, kept_column, made_again
 from .dro_hinge import nearest_kink
 from .dro_point import Evaluation
 
@@ -119,9 +119,8 @@ class DaskPasses:
         """The signed labels on the workers, int8 with the features' row partitions
         (:func:`ratecons.scans.client_column`): sent once, and again when a block future is
         no longer ``finished`` (lost with a worker)."""
-        if self._labels is None or any(f.status != "finished" for f in self._labels[1]):
-            self._labels = client_column(self.form.y, self.form.X.chunks[0], np.int8,
-                                         near=self.form.X)
+        self._labels = kept_column(self._labels, lambda: client_column(
+            self.form.y, self.form.X.chunks[0], np.int8, near=self.form.X))
         return self._labels[0]
 
     def resending(self, attempt: Callable[[], Outcome], ev: DaskEvaluation | None = None
