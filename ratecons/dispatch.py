@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import settings
+from .blas_threads import solve_blas_threads
 from .dask_methods import (
     DASK_METHODS,
     check_dask_method,
@@ -206,7 +207,8 @@ def run_method(
     best point so far with status ``time_limit`` or ``iteration_limit``.
 
     ``verbose`` draws a progress bar from the method's callback events (None: only on a
-    terminal; see :mod:`ratecons.progress`)."""
+    terminal; see :mod:`ratecons.progress`). The solve runs on
+    :data:`ratecons.settings.SOLVE_BLAS_THREADS` BLAS threads (:mod:`ratecons.blas_threads`)."""
     from .progress import solve_progress
 
     spec, reasons = resolve(problem, method, options.get("sample_start"))
@@ -220,8 +222,8 @@ def run_method(
     validate_options(spec.name, options)
     solve_limits, options = split_options(spec.name, spec.options, options)
     cap = options.get("max_iterations")  # the method's own cap, for the progress total
-    with limits_scope(solve_limits), solve_progress(spec.name, callback, verbose,
-                                                    cap) as progress:
+    with limits_scope(solve_limits), solve_blas_threads(), solve_progress(
+            spec.name, callback, verbose, cap) as progress:
         ladder = method == "auto" and not options  # no budget or option of the user's
         # on the ladder the first method's warnings wait for the outcome of the next one
         with (warnings.catch_warnings(record=True) if ladder else nullcontext([])) as held:
@@ -238,8 +240,8 @@ def run_method(
         for caught in held:
             warnings.warn_explicit(caught.message, caught.category, caught.filename,
                                    caught.lineno)
-    result.reasons = reasons
-    check_degenerate(problem, result)
+        result.reasons = reasons
+        check_degenerate(problem, result)
     return finish(result, solve_limits)
 
 

@@ -30,6 +30,11 @@ STRUCTURED_METHOD = "structured"
 #: structured chain was 1.1-4x faster on every composition it takes)
 STRUCTURED_AUTO_MIN_EXAMPLES = 500
 
+#: the BLAS threads of a solve (:mod:`ratecons.blas_threads`): its products over the examples
+#: are level-1 and level-2 work, which threads slow down on a loaded machine; None leaves BLAS's
+#: own setting (for a machine with many idle cores and wide dense features)
+SOLVE_BLAS_THREADS: int | None = 1
+
 # --- conic back-ends of the CVXPY reference --------------------------------------------------
 CONIC_SOLVERS = ("CLARABEL", "SCS")
 LP_SOLVERS = ("HIGHS",)

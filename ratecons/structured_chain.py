@@ -40,7 +40,6 @@ from .reductions.to_structured import lower_structured, structured_support
 from .result import Result
 from .sample_start import SampleStart, chain_from_sample
 from .solution import Solution
-from .solvers.interior import single_blas_thread
 from .solvers.structured import CERTIFIED_TOL, DEFAULT_TOL
 from .structured_fallback import by_reference, warm_then_cold
 from .structured_phase_one import step_by_elastic, structured_elastic_step
@@ -252,11 +251,9 @@ def structured_method() -> MethodSpec:
     steps far from the fixed point are solved more loosely, :data:`INEXACT_FRACTION`) and the
     chain's ``max_iterations``, ``tol``, ``repair_rounds``, ``kernel_points``, ``only_step``,
     ``sample_start`` (the start from a row sample on large data, :mod:`ratecons.sample_start`).
-    The whole chain runs on one BLAS thread
-    (:data:`ratecons.solvers.interior.single_blas_thread`), the caller's setting restored after.
     """
     def run(problem: Any, form: Analysis, **kwargs: Any) -> Result:
-        return single_blas_thread(_run)(problem, form, **kwargs)
+        return _run(problem, form, **kwargs)
 
     run.__signature__ = inspect.signature(_run)
     return MethodSpec(settings.STRUCTURED_METHOD, run, "the generic chain with every step "

@@ -106,22 +106,18 @@ def surrogate_quantile(scores: np.ndarray, tau: float, theta: float, name: str) 
     # with t between breakpoints b_{m+1} <= t < b_m (b_j = s_j + 1/theta, sorted decreasingly),
     # the active set is the m largest scores: u_j = 1 + theta (s_j - t) > 0 for j <= m.
     b = s + 1.0 / theta
-    csum = np.cumsum(b)
-    csq = np.cumsum(b * b)
-    for m in range(1, n + 1):
-        lo = b[m] if m < n else -np.inf
-        sb, sq = csum[m - 1], csq[m - 1]
-        if name == "hinge":
-            # theta * sum_{j<=m} (b_j - t) = target
-            t = (sb - target / theta) / m
-        else:
-            # theta^2 sum (b_j - t)^2 = target, root with t <= b_m
-            a2, a1, a0 = m, -2.0 * sb, sq - target / theta**2
-            disc = max(a1 * a1 - 4.0 * a2 * a0, 0.0)
-            t = (-a1 - math.sqrt(disc)) / (2.0 * a2)
-        if t >= lo - 1e-12 * max(1.0, abs(lo)):
-            return float(t)
-    return float(t)
+    sb, sq = np.cumsum(b), np.cumsum(b * b)  # over the m largest, m = 1..n
+    m = np.arange(1, n + 1, dtype=np.float64)
+    if name == "hinge":
+        # theta * sum_{j<=m} (b_j - t) = target
+        t = (sb - target / theta) / m
+    else:
+        # theta^2 sum (b_j - t)^2 = target, root with t <= b_m
+        a1, a0 = -2.0 * sb, sq - target / theta**2
+        t = (-a1 - np.sqrt(np.maximum(a1 * a1 - 4.0 * m * a0, 0.0))) / (2.0 * m)
+    lo = np.append(b[1:], -np.inf)  # t must lie at or above b_{m+1}
+    found = np.flatnonzero(t >= lo - 1e-12 * np.maximum(1.0, np.abs(lo)))
+    return float(t[found[0]] if found.size else t[-1])
 
 
 @dataclass(frozen=True)

@@ -79,16 +79,27 @@ def _zero_looks_optimal(form: TopForm) -> bool | None:
     if form.family != "toppushk" or not form.linear_model or form.X_pos is None \
             or form.l1 > 0 or form.d > IPM_AUTO_MAX_DIM:
         return None
-    Xp = form.X_pos.toarray() if sp.issparse(form.X_pos) else np.asarray(form.X_pos)
-    Xt = form.X_tilde.toarray() if sp.issparse(form.X_tilde) else np.asarray(form.X_tilde)
-    diff = Xp.mean(0) - Xt.mean(0)
-    cov = np.cov(Xt, rowvar=False).reshape(form.d, form.d)
+    mean_pos = np.asarray(form.X_pos.mean(axis=0)).ravel()
+    mean_tilde = np.asarray(form.X_tilde.mean(axis=0)).ravel()
+    diff = mean_pos - mean_tilde
+    cov = _covariance(form.X_tilde, mean_tilde)
     ridge = 1e-6 * max(1.0, float(np.trace(cov)) / form.d)
     lda = np.linalg.solve(cov + ridge * np.eye(form.d), diff)
     for u in (diff, lda):
-        if top_k_mean(Xt @ u, int(form.K)) < Xp.mean(0) @ u:
+        if top_k_mean(np.asarray(form.X_tilde @ u).ravel(), int(form.K)) < mean_pos @ u:
             return False
     return True
+
+
+def _covariance(X: Any, mean: np.ndarray) -> np.ndarray:
+    """The sample covariance of X's rows (ddof 1; ``mean`` their mean): sparse X as
+    (X^T X - n mean mean^T) / (n - 1), without a dense copy (on the whole Adult split's
+    26,000 one-hot rows ``np.cov`` of the dense copy took 0.5 s of a 2.1 s TPR@K solve)."""
+    n = X.shape[0]
+    if not sp.issparse(X):
+        return np.atleast_2d(np.cov(np.asarray(X), rowvar=False))
+    gram = np.asarray((X.T @ X).toarray(), dtype=np.float64)
+    return (gram - n * np.outer(mean, mean)) / max(1, n - 1)
 
 
 def _scorer(form: TopForm, alpha: np.ndarray | None, beta: np.ndarray | None,

@@ -19,10 +19,8 @@ from threadpoolctl import threadpool_limits
 #: with 500 Nystrom features on the whole Adult split, under load 8 on 2 cores, one LU of its
 #: 503-row system took 3.4 ms on one thread and 51 ms on two, one Gram product 0.32 s against
 #: 0.93 s and one product with P^T 12 ms against 22 ms (two threads had gained 0.19 -> 0.16 s
-#: on the Gram product only when nothing else ran). The structured chain runs on it as a
-#: whole (:func:`ratecons.structured_chain.structured_method`): its row checks and
-#: extrapolation trials between steps are level-1 products over tens of thousands of entries,
-#: which threaded OpenBLAS made 3-8 ms each under load (0.04 ms on one thread).
+#: on the Gram product only when nothing else ran). A whole solve runs on one BLAS thread
+#: too, unless the user says otherwise (:mod:`ratecons.blas_threads`).
 single_blas_thread = threadpool_limits.wrap(limits=1, user_api="blas")
 
 

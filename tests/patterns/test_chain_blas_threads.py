@@ -1,12 +1,13 @@
-"""The structured chain runs on one BLAS thread, its bookkeeping between steps included.
+"""A solve runs on one BLAS thread (``settings.SOLVE_BLAS_THREADS``), the structured chain's
+bookkeeping between its steps and the rate pattern's MM included.
 
-The interior point of every step already ran on one BLAS thread
-(:data:`ratecons.solvers.interior.single_blas_thread`), but the chain around it did not: its
-row checks, extrapolation trials and lowering are level-1 products of tens of thousands of
+The interior points already ran on one BLAS thread
+(:data:`ratecons.solvers.interior.single_blas_thread`), but the code around them did not: row
+checks, extrapolation trials and rate values are level-1 products of tens of thousands of
 entries, which threaded OpenBLAS spread over both cores of a loaded machine. A ramp rate's value
 on the whole Adult split's group b (22,794 examples) took 3-8 ms that way against 0.04 ms on one
-thread (load 3-4); whole rows of ``benchmarks.composition`` on the split took 0.66-0.90 of their
-former time (docs/composition_log.md).
+thread (load 3-4); whole rows of ``benchmarks.composition`` on the split took 0.63-0.94 of their
+former time, the rate pattern's error rate + 80% rule 0.50 (docs/composition_log.md).
 """
 
 import warnings
@@ -16,31 +17,60 @@ import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
 import ratecons as rc
+from ratecons import settings
 
 
-def _blas_threads() -> set[int]:
-    return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+def _blas_threads() -> dict[str, int]:
+    """Each loaded BLAS library's thread count, by its file (a library loaded with
+    OPENBLAS_NUM_THREADS=1, as the test processes' may be, cannot go above 1)."""
+    return {lib["filepath"]: lib["num_threads"] for lib in threadpool_info()
+            if lib["user_api"] == "blas"}
 
 
-@pytest.mark.skipif(not _blas_threads(), reason="no BLAS library seen by threadpoolctl")
-def test_the_chain_between_steps_runs_on_one_blas_thread():
+def _threads_seen_outside() -> set[int]:
+    """The thread counts the loaded BLAS libraries take when asked for two."""
+    with threadpool_limits(limits=2, user_api="blas"):
+        return set(_blas_threads().values())
+
+
+def _rule_problem() -> rc.Problem:
     rng = np.random.default_rng(3)
     X = rng.normal(size=(500, 6))
     g = np.where(rng.random(500) < 0.4, "a", "b")
     y = (X[:, 0] + 0.6 * rng.normal(size=500) > 0).astype(int)
     D = rc.Dataset(X, y, groups={"g": g})
     a, b = D.group("g", "a"), D.group("g", "b")
-    problem = rc.Problem(minimize=rc.error_rate(D),
-                         subject_to=[rc.positive_rate(a) >= 0.8 * rc.positive_rate(b)],
-                         model=rc.LinearModel(l2=1e-3))
-    seen: list[set[int]] = []
+    return rc.Problem(minimize=rc.error_rate(D),
+                      subject_to=[rc.positive_rate(a) >= 0.8 * rc.positive_rate(b)],
+                      model=rc.LinearModel(l2=1e-3))
+
+
+def _threads_seen(method: str) -> tuple[str, list[dict[str, int]], dict[str, int],
+                                        dict[str, int]]:
+    seen: list[dict[str, int]] = []
     with threadpool_limits(limits=2, user_api="blas"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        assert _blas_threads() == {2}
-        result = problem.solve("structured", callback=lambda event: seen.append(
+        before = _blas_threads()
+        result = _rule_problem().solve(method, callback=lambda event: seen.append(
             _blas_threads()))
         after = _blas_threads()
-    assert result.status == "optimal"
-    assert seen, "the chain reported no MM step"
-    assert all(threads == {1} for threads in seen), seen
-    assert after == {2}  # the caller's setting is back once the solve returns
+    return result.status, seen, before, after
+
+
+@pytest.mark.skipif(2 not in _threads_seen_outside(), reason="no BLAS library takes two threads")
+@pytest.mark.parametrize("method", ["structured", "mm"])
+def test_a_solve_runs_on_one_blas_thread(method):
+    status, seen, before, after = _threads_seen(method)
+    assert status == "optimal"
+    assert 2 in before.values()
+    assert seen, "the method reported no event"
+    assert all(set(threads.values()) == {1} for threads in seen), seen
+    assert after == before  # the caller's setting is back once the solve returns
+
+
+@pytest.mark.skipif(2 not in _threads_seen_outside(), reason="no BLAS library takes two threads")
+def test_none_leaves_blas_alone(monkeypatch):
+    monkeypatch.setattr(settings, "SOLVE_BLAS_THREADS", None)
+    status, seen, before, _ = _threads_seen("structured")
+    assert status == "optimal"
+    assert seen and all(threads == before for threads in seen), seen

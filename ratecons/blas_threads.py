@@ -1,0 +1,28 @@
+"""The BLAS threads of a solve: one, unless the user says otherwise.
+
+Nearly every BLAS call of a solve is a level-1 or level-2 product over the examples (a rate's
+ramp value, a row check, a matrix-vector product with the features), memory-bound work that
+threads do not speed up; the interior points' weighted Gram products, the one level-3 work,
+already run on one thread (:data:`ratecons.solvers.interior.single_blas_thread`). Threaded
+OpenBLAS made those small products 3-8 ms each on a loaded 2-core machine against 0.04 ms on
+one thread (the ramp value of a rate over 22,794 examples), and the rate pattern's MM on the
+whole Adult split (error rate + 80% rule) took 6.2 s against 3.1 s (docs/composition_log.md).
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager, nullcontext
+
+from . import settings
+
+__all__ = ["solve_blas_threads"]
+
+
+def solve_blas_threads() -> AbstractContextManager:
+    """The BLAS thread limit of one solve (:data:`ratecons.settings.SOLVE_BLAS_THREADS`; None
+    leaves BLAS's own setting), the caller's setting restored when it exits."""
+    if settings.SOLVE_BLAS_THREADS is None:
+        return nullcontext()
+    from threadpoolctl import threadpool_limits  # (64 ms to import: not at import ratecons)
+
+    return threadpool_limits(limits=settings.SOLVE_BLAS_THREADS, user_api="blas")
