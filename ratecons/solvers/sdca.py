@@ -357,7 +357,7 @@ def sdca(design: ExampleDesign, a: np.ndarray, bcoef: np.ndarray, l2: float, bia
     ubest = np.empty_like(u)
     out = np.zeros(5)
     X = design.X
-    rows = (X.indptr, X.indices, X.data) if design.is_sparse else X
+    rows = (X.indptr, X.indices, X.data) if design.is_sparse else np.ascontiguousarray(X)
     _sdca_kernel(rows, design.sq_norms, a, bcoef, xi, u, ubest,
                  order, chunks, float(l2), float(bias), float(tol), float(dual_target),
                  float(shrink), int(max_epochs), int(check_every), float(balance), int(seed),
