@@ -14,6 +14,7 @@ from __future__ import annotations
 from contextlib import AbstractContextManager, nullcontext
 
 from . import settings
+from .errors import parameter_error
 
 __all__ = ["solve_blas_threads"]
 
@@ -21,8 +22,12 @@ __all__ = ["solve_blas_threads"]
 def solve_blas_threads() -> AbstractContextManager:
     """The BLAS thread limit of one solve (:data:`ratecons.settings.SOLVE_BLAS_THREADS`; None
     leaves BLAS's own setting), the caller's setting restored when it exits."""
-    if settings.SOLVE_BLAS_THREADS is None:
+    threads = settings.SOLVE_BLAS_THREADS
+    if threads is None:
         return nullcontext()
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise parameter_error("SOLVE_BLAS_THREADS", "ratecons.settings",
+                              "an int >= 1 or None (BLAS's own setting)", threads)
     from threadpoolctl import threadpool_limits  # (64 ms to import: not at import ratecons)
 
-    return threadpool_limits(limits=settings.SOLVE_BLAS_THREADS, user_api="blas")
+    return threadpool_limits(limits=threads, user_api="blas")

@@ -74,3 +74,10 @@ def test_none_leaves_blas_alone(monkeypatch):
     status, seen, before, _ = _threads_seen("structured")
     assert status == "optimal"
     assert seen and all(threads == before for threads in seen), seen
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "2", True])
+def test_a_bad_thread_count_is_refused_by_name(monkeypatch, bad):
+    monkeypatch.setattr(settings, "SOLVE_BLAS_THREADS", bad)
+    with pytest.raises(rc.SpecError, match="SOLVE_BLAS_THREADS.*an int >= 1 or None"):
+        _rule_problem().solve("structured")
