@@ -21,8 +21,10 @@ Clarabel, kernel models kernelized exactly over every training point) runs in a 
 stopped at ``--cvxpy-limit`` seconds (CVXPY imported before the clock starts). The numba
 loops are compiled before timing. Columns: wall time, objective (3) at the returned model,
 its relative difference to the reference's, the certified relative gap, the status and, for
-auto, the speed ratio (reference time / auto time). The LAST line is the worst ratio over the
-grid, counted only where auto's objective is within 1e-5 (relative) of the reference's or
+auto, the speed ratio (reference time / auto time) and the floor: an unconstrained scikit-learn
+LogisticRegression fit on the same rows (the least of three), with auto's time over it. The
+last two lines are the worst ratio of auto to the floor and the worst ratio over the grid,
+counted only where auto's objective is within 1e-5 (relative) of the reference's or
 below it.
 """
 
@@ -39,6 +41,7 @@ from typing import Any
 import numpy as np
 
 import ratecons as rc
+from benchmarks.composition import logistic_floor
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 #: objective agreement under which a speed ratio counts (issue 14)
@@ -63,8 +66,8 @@ class Instance:
     options: dict[str, Any] = field(default_factory=dict)
     shared: bool = False  # the data builder reads /work/shared/data
 
-    def problem(self) -> rc.Problem:
-        data = self.data()
+    def problem(self, data: rc.Dataset | None = None) -> rc.Problem:
+        data = self.data() if data is None else data
         if self.formulation in ("toppushk", "toppush"):
             negatives = int(np.sum(data.y == 0))
             k = self.k if isinstance(self.k, int) else max(1, round(self.k * negatives))
@@ -236,8 +239,10 @@ def warm_up() -> None:
 
 def run_instance(inst: Instance, cvxpy_limit: float, ca_limit: float
                  ) -> list[dict[str, Any]]:
-    """Rows of one instance: auto, dual CA (linear models, when auto is not it), CVXPY."""
-    problem = inst.problem()
+    """Rows of one instance: auto, dual CA (linear models, when auto is not it), CVXPY; the
+    auto row carries the floor (an unconstrained logistic fit on the same rows)."""
+    data = inst.data()
+    problem = inst.problem(data)
     form = problem.canonical()  # shared preprocessing, not timed
     base = {"instance": inst.name, "n": form.n_pos + (form.n_tilde if form.formulation
                                                        in ("toppush", "toppushk", "tau-fpl",
@@ -255,6 +260,7 @@ def run_instance(inst: Instance, cvxpy_limit: float, ca_limit: float
                          if np.isfinite(r["objective"]) and np.isfinite(ref["objective"])
                          else np.nan)
     rows[0]["ratio"] = ref["time"] / auto["time"]
+    rows[0]["floor"] = logistic_floor(data)
     rows[0]["ratio_lower"] = bool(ref.get("over"))
     rows[0]["equal"] = (bool(ref.get("over")) or (np.isfinite(rows[0]["rel_diff"])
                                                  and rows[0]["rel_diff"] <= OBJ_RTOL))
@@ -266,26 +272,32 @@ def _fmt(x: float, spec: str) -> str:
 
 
 def format_row(r: dict[str, Any]) -> str:
-    ratio = ""
+    ratio, floor = "", ""
     if "ratio" in r:
         ratio = ("> " if r["ratio_lower"] else "") + f"{r['ratio']:.1f}x"
+        floor = f"{r['floor']:.3f} ({r['time'] / r['floor']:.1f}x)"
     note = " (w = 0 optimal)" if r.get("trivial") else ""
     return (f"| {r['instance']} | {r['n']} | {r['d']} | {r['K']} | {r['label']} | "
             f"{r['time']:.3f} | {_fmt(r['objective'], '.8f')} | {_fmt(r['rel_diff'], '+.1e')} | "
-            f"{_fmt(r['gap'], '.1e')} | {r['status']}{note} | {ratio} |")
+            f"{_fmt(r['gap'], '.1e')} | {r['status']}{note} | {ratio} | {floor} |")
 
 
 HEADER = ("| instance | n | d | K | method | wall time (s) | objective (3) | rel.diff | gap | "
-          "status | ratio |\n" + "|---" * 11 + "|")
+          "status | ratio | floor (s) (auto / floor) |\n" + "|---" * 12 + "|")
 
 
 def worst_line(rows: list[dict[str, Any]]) -> str:
-    """The last line: the worst speed ratio of auto over the grid (at equal objective)."""
+    """The last lines: the worst ratio of auto's time to the floor (a scikit-learn logistic
+    fit on the same rows), then the worst speed ratio of auto over the reference (at equal
+    objective)."""
     autos = [r for r in rows if "ratio" in r]
     unequal = [r["instance"] for r in autos if not r["equal"]]
     worst = min(autos, key=lambda r: r["ratio"])
     lower = "> " if worst["ratio_lower"] else ""
-    line = (f"WORST ratio auto vs CVXPY reference over {len(autos)} instances: "
+    slowest = max(autos, key=lambda r: r["time"] / r["floor"])
+    line = (f"worst ratio of auto's time to the logistic fit (floor): "
+            f"{slowest['time'] / slowest['floor']:.1f}x ({slowest['instance']})\n"
+            f"WORST ratio auto vs CVXPY reference over {len(autos)} instances: "
             f"{lower}{worst['ratio']:.1f}x ({worst['instance']})")
     if unequal:
         line += f"; objective differs by > {OBJ_RTOL:g} on: {', '.join(unequal)}"
