@@ -69,7 +69,9 @@ def test_a_repairs_proved_infeasible_step_goes_to_phase_one_without_elastic_solv
     assert solves["elastic"] == 0
     assert details["interior_iterations"] < 909
     assert result.status == settings.ITERATION_LIMIT
-    assert result.objective == pytest.approx(2.4417925888159973, rel=1e-9)
+    # the answer before, to 1e-7: the steps are certified at 1e-8, and refining the
+    # directions after any iteration whose dual residual grew moved it by 4.9e-9
+    assert result.objective == pytest.approx(2.4417925888159973, rel=1e-7)
     assert details["message"] == ("the deterministic model misses 'positive_rate("
                                   "diabetes[all]) <= 0.5' on the training data by 0.0013 "
                                   "after 1 repair round(s)")
