@@ -225,18 +225,21 @@ def run_method(
     with limits_scope(solve_limits), solve_blas_threads(), solve_progress(
             spec.name, callback, verbose, cap) as progress:
         ladder = method == "auto" and not options  # no budget or option of the user's
-        # on the ladder the first method's warnings wait for the outcome of the next one
+        first = problem.pattern.ladder_options(problem, spec.name) if ladder else {}
+        # on the ladder each run's warnings wait for the outcome of the next one
         with (warnings.catch_warnings(record=True) if ladder else nullcontext([])) as held:
             result = spec.run(problem, _form_for(problem, spec.name), seed=seed,
-                              callback=progress, **options)
-        nxt = (problem.pattern.fallback(problem, result)
-               if ladder and result.status != settings.OPTIMAL else None)
-        if nxt is not None:
-            name, why = nxt
-            second = problem.pattern.methods()[name].run(
-                problem, _form_for(problem, name), seed=seed, callback=progress)
-            if second.status == settings.OPTIMAL:  # the first run's limit warning is moot
-                result, reasons, held = second, [*reasons, why], []
+                              callback=progress, **options, **first)
+        runs = [result]
+        while ladder and result.status != settings.OPTIMAL and (
+                nxt := problem.pattern.fallback(problem, runs)) is not None:
+            with warnings.catch_warnings(record=True) as caught:
+                run = problem.pattern.methods()[nxt.method].run(
+                    problem, _form_for(problem, nxt.method), seed=seed, callback=progress,
+                    **nxt.options)
+            runs.append(run)
+            if run.status == settings.OPTIMAL or nxt.continues:  # the kept run's warnings
+                result, reasons, held = run, [*reasons, nxt.why], caught
         for caught in held:
             warnings.warn_explicit(caught.message, caught.category, caught.filename,
                                    caught.lineno)

@@ -83,6 +83,29 @@ BIAS_CONTINUATION_ROUNDS = 4
 #: time 0.05-0.99 on 15 instances of 2,000-20,000 rows (Adult samples, letter, Gaussian;
 #: chi2 and KL, rho 0.1 and 1), 0.40-1.22 below 1,000 rows (docs/robust.md)
 DRO_STRUCTURED_MIN_EXAMPLES = 2000
+#: ``auto``'s ``lbfgs`` on a chi-square or KL robust loss over data in memory runs at most this
+#: many iterations; uncertified by then, ``auto`` goes on with the structured chain (and if that
+#: ends uncertified, with ``lbfgs`` from where it stopped). L-BFGS's iterations grow with the
+#: condition number of the weighted Gram matrix, the interior point's hardly do: on 45
+#: instances (Adult, usenet2, letter, satellite, Gaussian and random sparse; chi2 and KL,
+#: logistic and hinge, l2 1e-3 and 1e-4) L-BFGS took 6-29 iterations where it was the faster
+#: (well-scaled data) and 62-1,000 on one-hot features, where the interior point took 0.05-0.5
+#: of its time (docs/robust.md, "Which is faster")
+DRO_AUTO_LBFGS_ITERATIONS = 40
+#: ... and with the hinge loss, whose kink phase costs L-BFGS iterations on well-scaled data
+#: too: 44-52 on the hinge instances of ``benchmarks.dro``'s grid (Gaussian 4,096 x 20 and
+#: 1,000 x 10, Adult's 14 numeric columns), where L-BFGS was 0.5-2.4x the interior point's
+#: time, and 160-1,000 on one-hot and binary-word data (a budget of 40 sent those grid
+#: instances to the interior point, 1.9-3.7x slower there)
+DRO_AUTO_LBFGS_HINGE_ITERATIONS = 60
+#: ... both from this many examples; below it, DRO_AUTO_LBFGS_SMALL_ITERATIONS. On a few
+#: thousand rows an interior-point iteration costs 5-10 L-BFGS iterations (its fixed cost per
+#: iteration, 2-3 ms, against L-BFGS's 0.2-0.5 ms): on usenet2 (1,500 rows) L-BFGS's 62-145
+#: iterations with the logistic loss took 0.4-0.6 of the interior point's time, and a budget of
+#: 40 made ``auto`` 2.5-4.1x slower; its hinge runs (961-1,000 iterations, 1.3-2.2 s against
+#: 0.14 s) still switch early
+DRO_AUTO_LBFGS_LARGE_FROM = 10_000
+DRO_AUTO_LBFGS_SMALL_ITERATIONS = 150
 #: stage 2 of phase 1 (``phase_one.find_feasible_start``) minimizes the total violation plus this
 #: times the regularizer: with the violation alone the step's optimal face is unbounded in w
 #: (every model scaled up meets the hinge rows as well), and the structured interior point,

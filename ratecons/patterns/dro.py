@@ -11,6 +11,7 @@ pmf P*(theta).
 from __future__ import annotations
 
 import inspect
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -41,10 +42,13 @@ from ..solvers.dro import (
     solve_dro,
     solve_dro_lbfgs,
 )
+from ..solvers.dro_certificate import dro_solution
+from ..solvers.dro_eval import equal_margins
 from ..solvers.dro_point import Evaluation
+from ..solvers.structured import DEFAULT_TOL as STRUCTURED_TOL
 from ..solvers.tracker import Tracker, revised
 from ..structured_chain import structured_method, structured_support
-from .pattern import MethodSpec, Pattern
+from .pattern import MethodSpec, NextRun, Pattern
 
 __all__ = ["DROPattern"]
 
@@ -130,12 +134,13 @@ class DROPattern(Pattern):
         reasons = ["the inner maximum is exact in O(N log N) (IM procedure, App. A.1), so "
                    "F(theta) and its gradient (6) are exact: L-BFGS on F, stopped by the "
                    "duality gap at the worst-case weights (a certificate)"]
-        if builtin:
-            reasons.append("method='structured' (the chain's interior point: one convex step, "
-                           "its own duality gap) was 2-14x faster on one-hot or unscaled real "
-                           "features (Adult, optdigits pixels) and up to 67x slower on "
-                           "well-scaled synthetic ones (docs/robust.md): try it on such data; "
-                           "auto goes on with it when lbfgs stops without its certificate")
+        if self._ladder(problem, "lbfgs"):
+            reasons.append(
+                f"at most {_budget(form)} L-BFGS iterations: uncertified "
+                "by then (ill-conditioned data: one-hot or unscaled features), auto goes on "
+                "with method 'structured' (the chain's interior point, one convex step, its own "
+                "duality gap; 2-20x faster than L-BFGS there, up to 7x slower on well-scaled "
+                "data, docs/robust.md), and lbfgs goes on from its point if that fails too")
         if form.l2 <= 0:
             reasons.append("l2 = 0: the certificate is the Fenchel dual of the weighted ERM at "
                            "the worst-case weights with its stationarity restored by one Newton "
@@ -150,21 +155,44 @@ class DROPattern(Pattern):
             reasons.append(f"phi={form.phi.name!r} has no conic form: gradient methods only")
         return "lbfgs", reasons
 
-    def fallback(self, problem: Any, result: Result) -> tuple[str, str] | None:
-        """``lbfgs`` stopped short of its certified gap (the hinge loss's kink phase, most
-        often: 3 of 4 sparse real instances in docs/robust.md) on data in memory with a
-        chi-square or KL ball: the chain's interior point, which certifies its own gap."""
+    def _ladder(self, problem: Any, method: str) -> bool:
+        """Whether ``auto``'s ``method`` has the structured chain after it: ``lbfgs`` on a
+        chi-square or KL ball over data in memory, which the chain lowers."""
         form = problem.canonical()
-        if (result.method != "lbfgs" or not (form.phi is CHI2 or form.phi is KL)
-                or is_dask(form.X)
-                or structured_support(problem.analysis) is not None):
-            return None
-        gap = result.certificate.gap
-        return STRUCTURED_METHOD, (
-            f"lbfgs ended {result.status} (certified gap "
-            f"{'unknown' if gap is None else f'{gap:.1e}'}, stop: "
-            f"{result.certificate.details.get('stop')}), so auto went on with method "
-            "'structured', the chain's interior point, which certifies its own duality gap")
+        return (method == "lbfgs" and (form.phi is CHI2 or form.phi is KL)
+                and not is_dask(form.X) and structured_support(problem.analysis) is None)
+
+    def ladder_options(self, problem: Any, method: str) -> dict[str, Any]:
+        """``auto``'s ``lbfgs`` gets :func:`_budget` iterations when the structured chain can
+        follow it (:meth:`fallback`)."""
+        return ({"max_iterations": _budget(problem.canonical())}
+                if self._ladder(problem, method) else {})
+
+    def fallback(self, problem: Any, runs: list[Result]) -> NextRun | None:
+        """``lbfgs`` stopped short of its certified gap, at ``auto``'s budget
+        (:meth:`ladder_options`: ill-conditioned data) or by its own rule (the hinge loss's kink
+        phase, most often): the chain's interior point, which certifies its own gap; and if
+        that ends uncertified too, ``lbfgs`` again from where the budget stopped it, for the
+        rest of its default 1,000 iterations."""
+        last, first = runs[-1], runs[0]
+        if last.method == "lbfgs" and len(runs) == 1 and self._ladder(problem, "lbfgs"):
+            gap = last.certificate.gap
+            return NextRun(STRUCTURED_METHOD, (
+                f"lbfgs ended {last.status} (certified gap "
+                f"{'unknown' if gap is None else f'{gap:.1e}'}, stop: "
+                f"{last.certificate.details.get('stop')}), so auto went on with method "
+                "'structured', the chain's interior point, which certifies its own duality "
+                "gap"), {})
+        used = first.certificate.details.get("iterations", 0)
+        if (last.method == STRUCTURED_METHOD and first.method == "lbfgs" and len(runs) == 2
+                and first.status == settings.ITERATION_LIMIT
+                and used == _budget(problem.canonical())):
+            return NextRun("lbfgs", (
+                f"method 'structured' ended {last.status}, so "
+                f"lbfgs went on from its point after {used} iterations"),
+                {"theta0": first.extras["theta"], "max_iterations": LBFGS_MAX_ITERATIONS - used},
+                continues=True)
+        return None
 
     def compare(self, problem: Any, result: Result, reference: Result) -> dict[str, Any]:
         a, ref = result.objective, reference.objective
@@ -199,6 +227,30 @@ def _result(problem: Any, method: str, solution: Solution, form: DROProgram,
                           "alpha": sol.alpha, "lam": sol.lam, **(extras or {})})
 
 
+def _constant_optimum(problem: Any, program: DROProgram) -> Result | None:
+    """The constant predictor theta = 0, when the balancing pmfs' bound proves it optimal
+    (:func:`~ratecons.solvers.dro_certificate.lower_bound` with ``balance=True``, within the
+    structured step's tolerance), as ``method="structured"``'s answer with that certificate;
+    else None. There every loss ties, the ball's support function is linear along a ray of
+    (eta, lambda), and the interior point crawls towards lambda = 0: on 4,096 rows of Adult's
+    14 numeric columns (chi-square, rho = 1, l2 = 1e-4: ``benchmarks.dro``'s grid) it took 500
+    iterations and CLARABEL's fallback ended ``optimal_inaccurate`` after 9.6 s, while the bound
+    at theta = 0 proves the constant predictor optimal in one evaluation."""
+    started = time.perf_counter()
+    theta = np.zeros(program.dim)
+    at = evaluate(program, theta)
+    if not equal_margins(at):
+        return None
+    lower = lower_bound(program, at, balance=True)
+    if not at.value - lower <= STRUCTURED_TOL * max(1.0, abs(at.value)):
+        return None
+    solution = dro_solution(program, STRUCTURED_METHOD, at, lower, proved=True, stop="tol",
+                            iterations=0, tol=STRUCTURED_TOL, history=[],
+                            elapsed=time.perf_counter() - started,
+                            details={"constant_predictor": True})
+    return _result(problem, STRUCTURED_METHOD, solution, program, theta, at=at)
+
+
 def _structured_spec() -> MethodSpec:
     """``method="structured"``: the chain with the structured interior point
     (:mod:`ratecons.solvers.structured`). A robust loss has no ramp part, so the chain is one
@@ -212,10 +264,13 @@ def _structured_spec() -> MethodSpec:
     chain = structured_method()
 
     def run(problem: Any, form: Any, **options: Any) -> Result:
+        program = problem.canonical()
+        constant = None if is_dask(program.X) else _constant_optimum(problem, program)
+        if constant is not None:
+            return constant
         solved = chain.run(problem, form, **options)
         if not solved.has_model:
             return solved
-        program = problem.canonical()
         theta = np.append(solved.w, solved.b) if program.fit_intercept else solved.w
         extras = {"last_step": solved.extras.get("last_step")}
         if is_dask(program.X):  # the chain's certificate only
@@ -234,8 +289,24 @@ def _structured_spec() -> MethodSpec:
     return replace(chain, run=run)
 
 
+def _budget(form: DROProgram) -> int:
+    """``auto``'s L-BFGS iterations before the structured chain: from
+    :data:`~ratecons.settings.DRO_AUTO_LBFGS_LARGE_FROM` examples
+    :data:`~ratecons.settings.DRO_AUTO_LBFGS_ITERATIONS` (the logistic loss) and
+    :data:`~ratecons.settings.DRO_AUTO_LBFGS_HINGE_ITERATIONS` (the hinge loss), below it
+    :data:`~ratecons.settings.DRO_AUTO_LBFGS_SMALL_ITERATIONS`."""
+    if form.n < settings.DRO_AUTO_LBFGS_LARGE_FROM:
+        return settings.DRO_AUTO_LBFGS_SMALL_ITERATIONS
+    return (settings.DRO_AUTO_LBFGS_HINGE_ITERATIONS if form.loss == "hinge"
+            else settings.DRO_AUTO_LBFGS_ITERATIONS)
+
+
+#: ``lbfgs``'s default iteration cap
+LBFGS_MAX_ITERATIONS = 1000
+
+
 def _run_lbfgs(problem: Any, form: DROProgram, *, seed: int | None = None,
-               callback: Callback = None, max_iterations: int = 1000,
+               callback: Callback = None, max_iterations: int = LBFGS_MAX_ITERATIONS,
                time_limit: float | None = None, tol: float = 1e-6, memory: int = 20,
                theta0: np.ndarray | None = None, warn: bool = True) -> Result:
     sol = solve_dro_lbfgs(form, callback=callback, max_iterations=max_iterations,

@@ -21,7 +21,7 @@ from ..errors import NotLinearError, SpecError
 if TYPE_CHECKING:  # pragma: no cover
     from ..result import Result
 
-__all__ = ["MethodSpec", "Pattern"]
+__all__ = ["MethodSpec", "NextRun", "Pattern"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,19 @@ class MethodSpec:
             for p in params
             if p.kind == p.KEYWORD_ONLY and p.name not in ("seed", "callback")
         )
+
+
+@dataclass(frozen=True)
+class NextRun:
+    """What ``auto`` runs next when its last run ended without its certificate
+    (:meth:`Pattern.fallback`): the method, why, its options, and whether its result takes the
+    place of the one kept so far whatever its status (``continues``: the first method going on
+    from where its budget stopped it); otherwise only an ``optimal`` result does."""
+
+    method: str
+    why: str
+    options: dict[str, Any]
+    continues: bool = False
 
 
 class Pattern:
@@ -98,9 +111,15 @@ class Pattern:
         """Ordered rules: return the method ``auto`` resolves to and the reasons."""
         raise NotImplementedError
 
-    def fallback(self, problem: Any, result: Result) -> tuple[str, str] | None:
-        """After ``auto``'s method ended without its certificate by its own stopping rule (no
-        budget of the user's), the method to run next and why; None (the default) keeps the
+    def ladder_options(self, problem: Any, method: str) -> dict[str, Any]:
+        """Options of ``auto``'s first run when the user gave none: a budget after which
+        :meth:`fallback` goes on with another method (the default: none)."""
+        return {}
+
+    def fallback(self, problem: Any, runs: list[Result]) -> NextRun | None:
+        """After ``auto``'s last run (``runs``: every run so far, in order) ended without its
+        certificate, by its own stopping rule or the budget of :meth:`ladder_options` (no
+        budget or option of the user's), what to run next; None (the default) keeps the
         result."""
         return None
 

@@ -107,3 +107,100 @@ def test_auto_goes_on_with_the_chain_when_lbfgs_stops_uncertified(adult):
     with pytest.warns(rc.ConvergenceWarning):
         budgeted = problem.solve(max_iterations=50)
     assert budgeted.method == "lbfgs" and budgeted.status == "iteration_limit"
+
+
+@pytest.fixture(scope="module")
+def adult_large() -> rc.Dataset:
+    """12,000 one-hot Adult rows: past ``settings.DRO_AUTO_LBFGS_LARGE_FROM``."""
+    data = rc.datasets.load_adult()
+    rows = np.sort(np.random.default_rng(1).choice(data.n, 12_000, replace=False))
+    return data.take(rows, name="adult12000")
+
+
+def test_auto_gives_lbfgs_a_budget_on_one_hot_features_then_the_chain(adult_large):
+    """Logistic loss, chi-square, l2 1e-4 on one-hot Adult rows: lbfgs certifies only after
+    about 200 iterations (ill-conditioned: the one-hot blocks sum to the intercept column), the
+    interior point takes about 10. ``auto`` stops lbfgs at
+    ``settings.DRO_AUTO_LBFGS_ITERATIONS`` and returns the chain's certified answer, which
+    agrees with an uncapped lbfgs (the chain agrees with the CVXPY reference on Adult above)."""
+    problem = _robust(adult_large, "chi2", 1e-4)
+    budget = rc.settings.DRO_AUTO_LBFGS_ITERATIONS
+    assert any(f"at most {budget} L-BFGS iterations" in reason
+               for reason in problem.plan().reasons)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ours = problem.solve()
+    assert not [w for w in caught if issubclass(w.category, rc.ConvergenceWarning)]
+    assert ours.method == "structured" and ours.status == "optimal"
+    assert "lbfgs ended iteration_limit" in ours.reasons[-1]
+    uncapped = problem.solve(method="lbfgs")
+    assert uncapped.status == "optimal"
+    assert uncapped.certificate.details["iterations"] > budget
+    assert abs(ours.objective - uncapped.objective) <= RTOL * max(1.0, uncapped.objective)
+
+
+def test_auto_keeps_lbfgs_where_it_certifies_within_its_budget(adult):
+    """Gaussian features (well-scaled), and the 2,000-row Adult sample with the logistic loss
+    (below ``settings.DRO_AUTO_LBFGS_LARGE_FROM`` an L-BFGS iteration is cheap against an
+    interior-point one, and the budget is ``DRO_AUTO_LBFGS_SMALL_ITERATIONS``): ``auto``
+    returns lbfgs's answer."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((12_000, 10))
+    y = (X @ rng.standard_normal(10) + rng.logistic(size=12_000) > 0).astype(int)
+    for problem, budget in ((_robust(rc.Dataset(X, y), "kl", 1e-3),
+                             rc.settings.DRO_AUTO_LBFGS_ITERATIONS),
+                            (_robust(adult, "chi2", 1e-3),
+                             rc.settings.DRO_AUTO_LBFGS_SMALL_ITERATIONS)):
+        ours = problem.solve()
+        assert ours.method == "lbfgs" and ours.status == "optimal"
+        assert ours.certificate.details["iterations"] <= budget
+
+
+def test_auto_lets_lbfgs_go_on_when_the_chain_fails_after_the_budget(adult_large, monkeypatch):
+    """If the chain ends uncertified after lbfgs's budget, lbfgs goes on from its point for
+    the rest of its 1,000 iterations and certifies the same optimum as an uncapped run."""
+    from ratecons.patterns import dro
+
+    real = dro.PATTERN.methods
+
+    def failing_chain():
+        methods = real()
+        spec = methods["structured"]
+
+        def run(problem, form, **kwargs):
+            answer = spec.run(problem, form, **kwargs)
+            answer.status = rc.settings.NUMERICAL_ERROR
+            return answer
+        methods["structured"] = dro.MethodSpec("structured", run, spec.description)
+        return methods
+
+    monkeypatch.setattr(dro.PATTERN, "methods", failing_chain)
+    problem = _robust(adult_large, "chi2", 1e-4)
+    ours = problem.solve()
+    assert ours.method == "lbfgs" and ours.status == "optimal"
+    assert "lbfgs went on from its point after" in ours.reasons[-1]
+    uncapped = problem.solve(method="lbfgs")
+    assert abs(ours.objective - uncapped.objective) <= RTOL * max(1.0, uncapped.objective)
+
+
+def test_structured_returns_a_proved_constant_predictor_at_once():
+    """A chi-square ball so large (rho = 1) that no feature helps: on 4,096 rows of Adult's 14
+    numeric columns (``benchmarks.dro``'s grid) the interior point crawled along the support
+    function's ray for 500 iterations and CLARABEL's fallback ended ``optimal_inaccurate``
+    after 9.6 s. The balancing pmfs' bound at theta = 0 proves the constant predictor optimal,
+    and ``method="structured"`` returns it with that certificate, as ``lbfgs`` does."""
+    from benchmarks.dro_instances import real
+
+    data = real("adult", 4096)
+    if data is None:
+        pytest.skip("../shared/data/adult.csv is not here")
+    problem = _robust(data, "chi2", 1e-4, rho=1.0)
+    ours = problem.solve(method="structured")
+    assert ours.method == "structured" and ours.status == "optimal"
+    assert ours.certificate.details["constant_predictor"]
+    assert np.all(ours.w == 0.0) and ours.b == 0.0
+    assert ours.certificate.gap <= 1e-8 * max(1.0, ours.objective)
+    assert abs(ours.objective - np.log(2.0)) <= 1e-12
+    plain = problem.solve(method="lbfgs")
+    assert plain.certificate.details["constant_predictor"]
+    assert abs(ours.objective - plain.objective) <= 1e-12
