@@ -90,18 +90,25 @@ def test_auto_certifies_the_unregularized_hinge_by_the_chain_from_2000_examples(
     assert small.plan().method == "cvxpy"
 
 
-def test_auto_goes_on_with_the_chain_when_lbfgs_stops_uncertified(adult):
-    """The hinge loss's kink phase: on this sample lbfgs stops at its iteration cap with a
-    gap of about 6e-5; ``auto`` then runs the chain's interior point, returns its certified
-    answer, says so, and does not pass on lbfgs's limit warning. With a budget of the user's
-    there is no second method."""
-    problem = _robust(adult, "chi2", 1e-3, "hinge")
+def _auto_by_the_chain(problem: rc.Problem) -> rc.Result:
+    """``auto``'s answer, checked to come from the chain after lbfgs ended uncertified, with
+    lbfgs's limit warning not passed on."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         ours = problem.solve()
     assert not [w for w in caught if issubclass(w.category, rc.ConvergenceWarning)]
     assert ours.method == "structured" and ours.status == "optimal"
     assert "lbfgs ended iteration_limit" in ours.reasons[-1]
+    return ours
+
+
+def test_auto_goes_on_with_the_chain_when_lbfgs_stops_uncertified(adult):
+    """The hinge loss's kink phase: on this sample lbfgs stops at its iteration cap with a
+    gap of about 6e-5; ``auto`` then runs the chain's interior point, returns its certified
+    answer, says so, and does not pass on lbfgs's limit warning. With a budget of the user's
+    there is no second method."""
+    problem = _robust(adult, "chi2", 1e-3, "hinge")
+    ours = _auto_by_the_chain(problem)
     reference = problem.solve(method="cvxpy")
     assert abs(ours.objective - reference.objective) <= RTOL * max(1.0, reference.objective)
     with pytest.warns(rc.ConvergenceWarning):
@@ -127,12 +134,7 @@ def test_auto_gives_lbfgs_a_budget_on_one_hot_features_then_the_chain(adult_larg
     budget = rc.settings.DRO_AUTO_LBFGS_ITERATIONS
     assert any(f"at most {budget} L-BFGS iterations" in reason
                for reason in problem.plan().reasons)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        ours = problem.solve()
-    assert not [w for w in caught if issubclass(w.category, rc.ConvergenceWarning)]
-    assert ours.method == "structured" and ours.status == "optimal"
-    assert "lbfgs ended iteration_limit" in ours.reasons[-1]
+    ours = _auto_by_the_chain(problem)
     uncapped = problem.solve(method="lbfgs")
     assert uncapped.status == "optimal"
     assert uncapped.certificate.details["iterations"] > budget
