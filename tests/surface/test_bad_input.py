@@ -534,3 +534,20 @@ def test_a_minimax_risk_classifier_that_predicts_one_label_is_named():
         result = problem.solve()
     assert result.certificate.details["degenerate"]["constant_objective"] == pytest.approx(
         1.0 - max(Y.mean(), 1.0 - Y.mean()))
+
+
+def test_a_report_on_data_where_a_constrained_group_is_empty_names_the_group():
+    """A rate over a group that held-out data does not have is an average over no examples:
+    the report refuses it (it showed the rate as 0 and the constraint as missed)."""
+    groups = {"g": np.where(np.arange(40) % 3 == 0, "a", "b")}
+    train = data(groups=groups, name="train")
+    problem = rc.Problem(minimize=rc.error_rate(train),
+                         subject_to=[rc.positive_rate(train.group("g", "a")) >= 0.3],
+                         model=rc.LinearModel(l2=1e-2))
+    result = problem.solve(verbose=False)
+    only_b = data(groups={"g": np.full(40, "b")}, name="held_out")
+    with pytest.raises(rc.EmptySubsetError, match=r"positive_rate .*held_out\[g=a\]"):
+        result.report(only_b)
+    # the objective (the error rate over all rows) still has a value there
+    assert result.metrics(only_b)["objective"] == pytest.approx(
+        np.mean(result.predict(only_b) != Y))

@@ -61,3 +61,15 @@ def test_metrics_have_the_same_keys_and_exact_values(split, family):
         np.testing.assert_allclose(pickle.loads(pickle.dumps(result)).weights, result.weights)
     with pytest.raises(AttributeError, match="no attribute 'nonesuch'"):
         result.nonesuch  # noqa: B018 - the error names the extras there are
+
+
+def test_predictions_on_a_subset_are_those_of_its_rows(split):
+    """result.predict / decision_function take a Subset (D.group(...), D.positives) as they
+    take a Dataset (a Subset raised TypeError from numpy)."""
+    train, test = split
+    result = FAMILIES["rates"][0](train).solve(verbose=False)
+    positives = test.positives
+    np.testing.assert_array_equal(result.predict(positives),
+                                  result.predict(test)[test.y == 1])
+    np.testing.assert_allclose(result.decision_function(positives),
+                               result.decision_function(test)[test.y == 1])
