@@ -36,6 +36,7 @@ from .data_columns import (
     named_columns,
     normalize_baseline,
     normalize_labels,
+    refuse_missing,
 )
 from .data_select import All, Baseline, Group, Label, Mask, Selector
 from .errors import DataError, EmptySubsetError, LabelError, SpecError
@@ -133,7 +134,8 @@ class Dataset(ExampleShape):
                 raise DataError(
                     f"group {key!r} must have one value per row of X ({n}); got shape {arr.shape}."
                 )
-            self.groups[str(key)] = arr
+            self.groups[str(key)] = (refuse_missing(arr, f"group {key!r}")
+                                     if isinstance(arr, np.ndarray) else arr)
         self.baseline: np.ndarray | None = None
         self.baseline_prediction: np.ndarray | None = None
         if baseline is not None:

@@ -23,7 +23,7 @@ from .errors import DataError, DataWarning, LabelError
 __all__ = ["Features", "OVERFLOW_MAGNITUDE", "BADLY_SCALED_MAGNITUDE", "as_features",
            "binary_codes", "check_magnitudes", "column", "feature_columns",
            "is_pandas", "named_columns", "normalize_baseline", "normalize_labels",
-           "pandas_features"]
+           "pandas_features", "refuse_missing"]
 
 Features = np.ndarray | sp.csr_matrix
 
@@ -97,6 +97,24 @@ def column(values: Any, what: str) -> np.ndarray:
             "before building a Dataset.")
     numpy_dtype = getattr(values.dtype, "numpy_dtype", None)  # nullable Int64, Float64, boolean
     return values.to_numpy(dtype=numpy_dtype) if numpy_dtype is not None else values.to_numpy()
+
+
+def refuse_missing(values: np.ndarray, what: str) -> np.ndarray:
+    """``values`` unchanged when no entry is missing; NaN (float or object arrays) or None
+    refused naming the rows, as :func:`column` refuses pandas' missing values (a group level
+    NaN or None can never be selected: NaN != NaN)."""
+    if values.dtype.kind == "f":
+        missing = np.isnan(values)
+    elif values.dtype.kind == "O":
+        missing = np.equal(values, None) | np.not_equal(values, values)
+    else:
+        return values
+    rows = np.flatnonzero(missing)
+    if rows.size:
+        raise DataError(
+            f"{what} has {rows.size} missing values (NaN or None; first rows: "
+            f"{rows[:5].tolist()}); drop those rows or fill them before building a Dataset.")
+    return values
 
 
 def named_columns(values: Any, what: str) -> dict[str, Any]:

@@ -40,6 +40,11 @@ def data(**kwargs):
     (lambda: data(weights=-np.ones(40)), rc.DataError, "nonnegative"),
     (lambda: data(weights=np.zeros(40)), rc.DataError, "sum to zero"),
     (lambda: data(groups={"g": np.ones(39)}), rc.DataError, "group 'g'"),
+    # a group level NaN or None can never be selected (pandas' NA was refused, NumPy's not)
+    (lambda: data(groups={"g": np.r_[np.nan, np.ones(39)]}), rc.DataError,
+     r"group 'g' has 1 missing values .*first rows: \[0\]"),
+    (lambda: data(groups={"g": ["a"] * 39 + [None]}), rc.DataError,
+     r"group 'g' has 1 missing values .*first rows: \[39\]"),
     (lambda: data(feature_names=["a"]), rc.DataError, "feature_names"),
 ])
 def test_bad_data_is_refused_with_what_was_wrong(build, error, words):
