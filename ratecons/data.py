@@ -223,6 +223,15 @@ class Dataset(ExampleShape):
             raise DataError(f"from_pandas: feature column(s) {bad[:5]} have missing values in "
                             f"{nan_rows.size} rows (first: {nan_rows[:5].tolist()}); drop or "
                             "fill them first.")
+        dates = [str(c) for c, dtype in X.dtypes.items()
+                 if pd.api.types.is_datetime64_any_dtype(dtype)
+                 or pd.api.types.is_timedelta64_dtype(dtype)]
+        if dates:
+            raise DataError(f"from_pandas: feature column(s) {dates[:5]} hold dates or "
+                            "durations, which one-hot encoding would split into one feature per "
+                            "distinct value: convert them to numbers first (e.g. "
+                            "df[col].dt.year, or (df[col] - df[col].min()).dt.days) or leave "
+                            "them out with features=[...].")
         text = [c for c, dtype in X.dtypes.items()
                 if not (pd.api.types.is_numeric_dtype(dtype)
                         or pd.api.types.is_bool_dtype(dtype))]

@@ -52,6 +52,13 @@ def test_from_pandas_refusals(frame):
     frame.loc[2, "age"] = pd.NA
     with pytest.raises(rc.DataError, match=r"\['age'\] have missing values in 1 rows"):
         rc.Dataset.from_pandas(frame, label="income", groups=["sex"])
+    # dates and durations were one-hot encoded, one feature per distinct value
+    dated = frame.assign(hired=pd.date_range("2020-01-01", periods=6),
+                         tenure=pd.to_timedelta(range(6), unit="D")).drop(columns="age")
+    with pytest.raises(rc.DataError, match=r"\['hired', 'tenure'\] hold dates or durations"):
+        rc.Dataset.from_pandas(dated, label="income", groups=["sex"])
+    assert rc.Dataset.from_pandas(dated, label="income", groups=["sex"],
+                                  features=["hours"]).feature_names == ["hours"]
 
 
 def test_constructor_takes_frames_and_nullable_columns(frame):
