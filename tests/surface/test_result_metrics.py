@@ -73,3 +73,20 @@ def test_predictions_on_a_subset_are_those_of_its_rows(split):
                                   result.predict(test)[test.y == 1])
     np.testing.assert_allclose(result.decision_function(positives),
                                result.decision_function(test)[test.y == 1])
+
+
+def test_a_ratio_constraints_slack_is_in_the_ratios_units(split):
+    """precision >= 0.6 reports target, achieved and slack = achieved - target in precision's
+    units (the slack was the multiplied-through form's, #TP - 0.6 (#TP + #FP), in counts);
+    the line beneath keeps the multiplied-through value, and met or not is its sign."""
+    train, _ = split
+    problem = rc.Problem(minimize=rc.error_rate(train), subject_to=[rc.precision(train) >= 0.6],
+                         model=rc.LinearModel(l2=1e-3))
+    result = problem.solve(verbose=False)
+    row = result.report().rows[1]
+    pred, y = result.predict(train), train.y
+    tp, fp = np.sum((pred == 1) & (y == 1)), np.sum((pred == 1) & (y == 0))
+    assert row.indicator == pytest.approx(tp / (tp + fp))
+    assert row.slack == pytest.approx(tp / (tp + fp) - 0.6)
+    assert row.linear_indicator == pytest.approx(tp - 0.6 * (tp + fp))
+    assert row.satisfied == (row.linear_indicator >= -1e-9)
