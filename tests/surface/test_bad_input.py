@@ -556,3 +556,18 @@ def test_a_report_on_data_where_a_constrained_group_is_empty_names_the_group():
     # the objective (the error rate over all rows) still has a value there
     assert result.metrics(only_b)["objective"] == pytest.approx(
         np.mean(result.predict(only_b) != Y))
+
+
+@pytest.mark.parametrize("arguments, words", [
+    ({"callback": 3}, r"The 'callback' parameter of solve must be a callable"),
+    ({"seed": "x"}, r"The 'seed' parameter of solve must be an int >= 0 or None. Got 'x'"),
+    ({"seed": -1}, r"The 'seed' parameter of solve must be an int >= 0"),
+    ({"verbose": "yes"}, r"The 'verbose' parameter of solve must be True, False or None"),
+])
+def test_solve_arguments_are_checked_before_anything_runs(arguments, words):
+    """A callback that is not callable raised TypeError at the first progress record; a
+    string seed or verbose was taken silently."""
+    problem = rc.Problem(minimize=rc.error_rate(data()), subject_to=[rc.recall(data()) >= 0.7],
+                         model=rc.LinearModel(l2=1e-2))
+    with pytest.raises(rc.SpecError, match=words):
+        problem.solve(**arguments)
