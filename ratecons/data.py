@@ -235,6 +235,16 @@ class Dataset(ExampleShape):
         text = [c for c, dtype in X.dtypes.items()
                 if not (pd.api.types.is_numeric_dtype(dtype)
                         or pd.api.types.is_bool_dtype(dtype))]
+        for c in text:  # a numeric column with a few tokens such as '?' is not a category
+            parsed = pd.to_numeric(X[c], errors="coerce").notna().to_numpy()
+            if parsed.mean() >= 0.5 and not parsed.all():
+                rows = np.flatnonzero(~parsed)
+                tokens = sorted({str(v) for v in X[c].to_numpy()[rows]})
+                raise DataError(
+                    f"from_pandas: column {str(c)!r} holds numbers but for {tokens[:5]} in "
+                    f"{rows.size} rows (first: {rows[:5].tolist()}); one-hot encoding would make "
+                    "every number a category. Mark those values missing (e.g. "
+                    f"pd.read_csv(path, na_values={tokens[:5]})) and drop or fill them.")
         if text and categorical == "error":
             raise DataError(f"from_pandas: feature column(s) {[str(c) for c in text[:5]]} are "
                             "not numeric; pass categorical='onehot' or encode them.")

@@ -104,6 +104,19 @@ def test_load_csv_reads_string_columns(tmp_path):
     assert data.groups["sex"].tolist() == ["F", "M", "F", "M"]
 
 
+def test_a_numeric_column_with_a_missing_value_token_is_not_one_hot_encoded(tmp_path):
+    """UCI files mark missing values '?': the column read as strings and every number became
+    a category ('b=2', 'b=6', 'b=?'); now refused naming the column, the token and the rows."""
+    path = tmp_path / "uci.csv"
+    path.write_text("a,b,job,label\n1,2,x,1\n3,?,y,0\n5,6,x,1\n7,8,y,0\n")
+    with pytest.raises(rc.DataError, match=r"column 'b' holds numbers but for \['\?'\] in 1 "
+                                           r"rows \(first: \[1\]\)"):
+        rc.datasets.load_csv(path)
+    frame = pd.read_csv(path, na_values=["?"]).dropna()
+    assert rc.Dataset.from_pandas(frame, label="label").feature_names == ["a", "b", "job=x",
+                                                                          "job=y"]
+
+
 def test_load_csv_without_pandas_reads_numeric_files(tmp_path, monkeypatch):
     numeric = tmp_path / "numbers.csv"
     numeric.write_text("x0,x1,label\n1,2,0\n3,4,2\n5,6,1\n")
