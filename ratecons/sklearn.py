@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
@@ -567,11 +568,18 @@ class RobustClassifier(_LinearAttributes, _RateconsClassifier):
                                 loss=self.loss)
         return Problem(minimize=objective, model=LinearModel(l2=self.l2))
 
-    def predict_proba(self, X: Any) -> np.ndarray:
-        """sigmoid(f(x)) for the logistic loss (the only loss that defines probabilities)."""
+    def _has_probabilities(self) -> bool:
+        """Whether ``predict_proba`` exists: for the logistic loss only, so that
+        ``hasattr(clf, "predict_proba")`` (soft voting, calibration, log-loss scorers) is
+        False for the others instead of an attribute that raises when called."""
         if self.loss != "logistic":
             raise AttributeError(f"predict_proba is defined for loss='logistic' only; this "
                                  f"RobustClassifier uses loss={self.loss!r}.")
+        return True
+
+    @available_if(_has_probabilities)
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """sigmoid(f(x)) for the logistic loss (the only loss that defines probabilities)."""
         p = 1.0 / (1.0 + np.exp(-self.decision_function(X)))
         return np.column_stack([1.0 - p, p])
 

@@ -199,3 +199,11 @@ def test_minimax_risk_bounds_and_multiclass():
     assert clf.lower_ <= clf.upper_ + 1e-9 and 0.0 < clf.upper_ < 1.0
     assert clf.predict_proba(X).shape == (150, 3)
     assert np.mean(clf.predict(X) != y) <= clf.upper_ + 0.1
+
+
+def test_a_hinge_robust_classifier_has_no_predict_proba(data):
+    """Only the logistic loss defines probabilities: with the hinge loss ``hasattr`` is False
+    (it was True and the call raised), as scikit-learn's checks for probabilities expect."""
+    hinge = RobustClassifier(loss="hinge", rho=0.1).fit(data.X, data.y)
+    assert not hasattr(hinge, "predict_proba")
+    assert hasattr(RobustClassifier(rho=0.1).fit(data.X, data.y), "predict_proba")
