@@ -160,10 +160,11 @@ def as_features(X: Any) -> Features:
         if X.ndim != 2:
             raise DataError(f"X must be 2-dimensional; got a sparse matrix of shape {X.shape}.")
         if not np.all(np.isfinite(X.data)):
-            bad = int(np.sum(~np.isfinite(X.data)))
+            stored_rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+            rows = np.unique(stored_rows[~np.isfinite(X.data)])
             raise DataError(
-                f"X has {bad} NaN or infinite entries; impute or drop them before building "
-                "a Dataset."
+                f"X has NaN or infinite values in {rows.size} rows (first: "
+                f"{rows[:5].tolist()}); impute or drop them before building a Dataset."
             )
         return X
     try:

@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import ratecons as rc
 from ratecons.errors import DataWarning
@@ -27,6 +28,9 @@ def data(**kwargs):
     (lambda: rc.Dataset(np.ones((3, 2, 2))), rc.DataError, "2-dimensional"),
     (lambda: rc.Dataset(np.array([[1.0, np.nan]])), rc.DataError, "NaN"),
     (lambda: rc.Dataset(np.array([[1.0, np.inf]])), rc.DataError, "infinite"),
+    # sparse X names the rows as dense X does (it gave a count of entries only)
+    (lambda: rc.Dataset(sp.csr_matrix(np.array([[1.0, 0.0], [0.0, np.nan], [2.0, np.inf]]))),
+     rc.DataError, r"NaN or infinite values in 2 rows \(first: \[1, 2\]\)"),
     (lambda: rc.Dataset(np.zeros((0, 2))), rc.EmptySubsetError, "no rows"),
     (lambda: rc.Dataset(np.zeros((3, 0))), rc.DataError, "no columns"),
     (lambda: rc.Dataset([["a", "b"]]), rc.DataError, "numeric"),
