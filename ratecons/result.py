@@ -21,6 +21,7 @@ import scipy.sparse as sp
 
 from .dask_types import is_dask
 from .data import Dataset, Subset
+from .data_columns import nonfinite_rows
 from .errors import DataError, SolverError, SpecError
 from .kernels import kernel_rows
 from .settings import SOLVED_STATUSES
@@ -47,7 +48,7 @@ def features_of(X: Any, d: int | None = None) -> Any:
             X = X.reshape(1, -1)
     values = X.data if sp.issparse(X) else X
     if not np.all(np.isfinite(values)):
-        rows = np.unique(np.nonzero(~np.isfinite(X.toarray() if sp.issparse(X) else X))[0])
+        rows = nonfinite_rows(X)
         raise DataError(f"X has NaN or infinite values in {rows.size} rows (first: "
                         f"{rows[:5].tolist()}); impute or drop them before predicting.")
     return _checked_width(X, d)
