@@ -575,3 +575,16 @@ def test_solve_arguments_are_checked_before_anything_runs(arguments, words):
                          model=rc.LinearModel(l2=1e-2))
     with pytest.raises(rc.SpecError, match=words):
         problem.solve(**arguments)
+
+
+@pytest.mark.parametrize("build, words", [
+    (lambda D: rc.tpr_at_top(D, k=2), "tpr_at_top counts examples"),
+    (lambda D: rc.tpr_at_quantile(D, tau=0.1), "tpr_at_quantile counts examples"),
+    (lambda D: rc.MomentSet(D), "moment set is built from the empirical distribution"),
+])
+def test_objectives_that_count_examples_refuse_example_weights(build, words):
+    """TPR at the top and the minimax risk classifier ignored a Dataset's weights (the same
+    model with and without them), as the phi-divergence ball refuses them; now refused too."""
+    weighted = data(weights=np.arange(1.0, 41.0), name="w")
+    with pytest.raises(rc.DataError, match=rf"'w' has example weights, but .*{words}"):
+        build(weighted)
