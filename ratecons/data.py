@@ -36,6 +36,7 @@ from .data_columns import (
     named_columns,
     normalize_baseline,
     normalize_labels,
+    refuse_missing,
 )
 from .data_select import All, Baseline, Group, Label, Mask, Selector
 from .errors import DataError, EmptySubsetError, LabelError, SpecError
@@ -133,7 +134,8 @@ class Dataset(ExampleShape):
                 raise DataError(
                     f"group {key!r} must have one value per row of X ({n}); got shape {arr.shape}."
                 )
-            self.groups[str(key)] = arr
+            self.groups[str(key)] = (refuse_missing(arr, f"group {key!r}")
+                                     if isinstance(arr, np.ndarray) else arr)
         self.baseline: np.ndarray | None = None
         self.baseline_prediction: np.ndarray | None = None
         if baseline is not None:
@@ -221,9 +223,28 @@ class Dataset(ExampleShape):
             raise DataError(f"from_pandas: feature column(s) {bad[:5]} have missing values in "
                             f"{nan_rows.size} rows (first: {nan_rows[:5].tolist()}); drop or "
                             "fill them first.")
+        dates = [str(c) for c, dtype in X.dtypes.items()
+                 if pd.api.types.is_datetime64_any_dtype(dtype)
+                 or pd.api.types.is_timedelta64_dtype(dtype)]
+        if dates:
+            raise DataError(f"from_pandas: feature column(s) {dates[:5]} hold dates or "
+                            "durations, which one-hot encoding would split into one feature per "
+                            "distinct value: convert them to numbers first (e.g. "
+                            "df[col].dt.year, or (df[col] - df[col].min()).dt.days) or leave "
+                            "them out with features=[...].")
         text = [c for c, dtype in X.dtypes.items()
                 if not (pd.api.types.is_numeric_dtype(dtype)
                         or pd.api.types.is_bool_dtype(dtype))]
+        for c in text:  # a numeric column with a few tokens such as '?' is not a category
+            parsed = pd.to_numeric(X[c], errors="coerce").notna().to_numpy()
+            if parsed.mean() >= 0.5 and not parsed.all():
+                rows = np.flatnonzero(~parsed)
+                tokens = sorted({str(v) for v in X[c].to_numpy()[rows]})
+                raise DataError(
+                    f"from_pandas: column {str(c)!r} holds numbers but for {tokens[:5]} in "
+                    f"{rows.size} rows (first: {rows[:5].tolist()}); one-hot encoding would make "
+                    "every number a category. Mark those values missing (e.g. "
+                    f"pd.read_csv(path, na_values={tokens[:5]})) and drop or fill them.")
         if text and categorical == "error":
             raise DataError(f"from_pandas: feature column(s) {[str(c) for c in text[:5]]} are "
                             "not numeric; pass categorical='onehot' or encode them.")

@@ -23,7 +23,7 @@ from .errors import DataError, DataWarning, LabelError
 __all__ = ["Features", "OVERFLOW_MAGNITUDE", "BADLY_SCALED_MAGNITUDE", "as_features",
            "binary_codes", "check_magnitudes", "column", "feature_columns",
            "is_pandas", "named_columns", "normalize_baseline", "normalize_labels",
-           "pandas_features"]
+           "nonfinite_rows", "pandas_features", "refuse_missing"]
 
 Features = np.ndarray | sp.csr_matrix
 
@@ -99,6 +99,24 @@ def column(values: Any, what: str) -> np.ndarray:
     return values.to_numpy(dtype=numpy_dtype) if numpy_dtype is not None else values.to_numpy()
 
 
+def refuse_missing(values: np.ndarray, what: str) -> np.ndarray:
+    """``values`` unchanged when no entry is missing; NaN (float or object arrays) or None
+    refused naming the rows, as :func:`column` refuses pandas' missing values (a group level
+    NaN or None can never be selected: NaN != NaN)."""
+    if values.dtype.kind == "f":
+        missing = np.isnan(values)
+    elif values.dtype.kind == "O":
+        missing = np.equal(values, None) | np.not_equal(values, values)
+    else:
+        return values
+    rows = np.flatnonzero(missing)
+    if rows.size:
+        raise DataError(
+            f"{what} has {rows.size} missing values (NaN or None; first rows: "
+            f"{rows[:5].tolist()}); drop those rows or fill them before building a Dataset.")
+    return values
+
+
 def named_columns(values: Any, what: str) -> dict[str, Any]:
     """Named group attributes from a mapping, a DataFrame (one attribute per column) or a
     named Series."""
@@ -133,6 +151,16 @@ def feature_columns(what: str, columns: list[Any], label: str | None, groups: li
     return list(features)
 
 
+def nonfinite_rows(X: Features) -> np.ndarray:
+    """The rows of a dense or CSR matrix holding NaN or inf (sorted; a sparse matrix is read
+    through its stored values, never densified)."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        stored_rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        return np.unique(stored_rows[~np.isfinite(X.data)])
+    return np.unique(np.nonzero(~np.isfinite(X))[0])
+
+
 def as_features(X: Any) -> Features:
     """Validate a feature matrix: 2-D, numeric, finite; sparse inputs become CSR float64."""
     if is_pandas(X):
@@ -142,10 +170,10 @@ def as_features(X: Any) -> Features:
         if X.ndim != 2:
             raise DataError(f"X must be 2-dimensional; got a sparse matrix of shape {X.shape}.")
         if not np.all(np.isfinite(X.data)):
-            bad = int(np.sum(~np.isfinite(X.data)))
+            rows = nonfinite_rows(X)
             raise DataError(
-                f"X has {bad} NaN or infinite entries; impute or drop them before building "
-                "a Dataset."
+                f"X has NaN or infinite values in {rows.size} rows (first: "
+                f"{rows[:5].tolist()}); impute or drop them before building a Dataset."
             )
         return X
     try:
@@ -158,7 +186,7 @@ def as_features(X: Any) -> Features:
             "Use X.reshape(-1, 1) for a single feature."
         )
     if not np.all(np.isfinite(X)):
-        rows = np.unique(np.nonzero(~np.isfinite(X))[0])
+        rows = nonfinite_rows(X)
         raise DataError(
             f"X has NaN or infinite values in {rows.size} rows (first: {rows[:5].tolist()}); "
             "impute or drop them before building a Dataset."

@@ -17,6 +17,8 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from . import settings
 from .blas_threads import solve_blas_threads
 from .dask_methods import (
@@ -28,7 +30,7 @@ from .dask_methods import (
 )
 from .degenerate import check_degenerate
 from .display import PlanDisplay
-from .errors import SpecError, UnknownOptionError
+from .errors import SpecError, UnknownOptionError, parameter_error
 from .limits import finish, limits_scope, renamed_options, split_options
 from .options import validate_options
 
@@ -220,6 +222,7 @@ def run_method(
             f"{list(accepted)}.{renamed_options(unknown)}"
         )
     validate_options(spec.name, options)
+    _check_solve_arguments(seed, callback, verbose)
     solve_limits, options = split_options(spec.name, spec.options, options)
     cap = options.get("max_iterations")  # the method's own cap, for the progress total
     with limits_scope(solve_limits), solve_blas_threads(), solve_progress(
@@ -246,6 +249,20 @@ def run_method(
         result.reasons = reasons
         check_degenerate(problem, result)
     return finish(result, solve_limits)
+
+
+def _check_solve_arguments(seed: Any, callback: Any, verbose: Any) -> None:
+    """``seed``, ``callback`` and ``verbose`` of ``solve``, checked before anything runs (a
+    callback that is not callable failed at the first progress record, a string seed was
+    taken silently by methods that draw nothing)."""
+    if seed is not None and (isinstance(seed, (bool, np.bool_))
+                             or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise parameter_error("seed", "solve", "an int >= 0 or None", seed)
+    if callback is not None and not callable(callback):
+        raise parameter_error("callback", "solve", "a callable taking one dict, or None",
+                              callback)
+    if verbose is not None and not isinstance(verbose, (bool, np.bool_)):
+        raise parameter_error("verbose", "solve", "True, False or None", verbose)
 
 
 def _form_for(problem: Any, method: str) -> Any:

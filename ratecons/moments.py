@@ -103,6 +103,11 @@ class MomentSet(PsiShape):
             raise parameter_error("one_hot", "MomentSet", "a bool", one_hot)
         if data.n < 2:
             raise DataError(f"MomentSet needs at least 2 training examples; got {data.n}.")
+        if data.weights is not None:
+            raise DataError(
+                f"dataset {data.name!r} has example weights, but the moment set is built from "
+                "the empirical distribution of its examples (tau and lambda count them); drop "
+                "the weights, or repeat each example k times for an integer weight k.")
         self.data_name = data.name
         self.lambda0 = float(lambda0)
         if data.is_binary:

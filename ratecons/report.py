@@ -441,7 +441,14 @@ def analysis_report(result: Any, data: Dataset | Mapping[Dataset, Dataset] | Non
             line.indicator = ev.rate(ratio, "indicator")
             line.ramp = ev.rate(ratio, "ramp")
             line.target = f"{sense} {con.source.target:.4g}"
+            # the slack in the ratio's units, as target and achieved are (NaN where the
+            # denominator is 0); met or not stays the multiplied-through form's, shown beneath
+            line.slack = (line.indicator - con.source.target if sense == ">="
+                          else con.source.target - line.indicator)
             line.note = "ratio constraint, multiplied through by its denominator (App. B)"
+            if np.isnan(line.indicator):
+                line.note += ("; the denominator is 0 here, so the ratio is undefined and the "
+                              "multiplied-through form holds trivially")
         if trained.name in loosened:  # the certificate's, on the training data
             line.note = "; ".join(filter(None, [line.note,
                                                 _loosened_note(loosened[trained.name])]))

@@ -20,7 +20,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .dask_types import is_dask
-from .data import Dataset
+from .data import Dataset, Subset
+from .data_columns import nonfinite_rows
 from .errors import DataError, SolverError, SpecError
 from .kernels import kernel_rows
 from .settings import SOLVED_STATUSES
@@ -35,18 +36,19 @@ def ramp(z: np.ndarray) -> np.ndarray:
 
 
 def features_of(X: Any, d: int | None = None) -> Any:
-    """Features from a Dataset or a matrix, checked against the model's dimension ``d`` and
-    for NaN or infinite values (a score of NaN would silently predict negative)."""
-    if isinstance(X, Dataset) or is_dask(X):
+    """Features from a Dataset, a Subset of one (its rows), or a matrix, checked against the
+    model's dimension ``d`` and for NaN or infinite values (a score of NaN would silently
+    predict negative)."""
+    if isinstance(X, (Dataset, Subset)) or is_dask(X):
         # a Dataset was checked when it was built (so were its Dask features: never gathered)
-        return _checked_width(X.X if isinstance(X, Dataset) else X, d)
+        return _checked_width(X.X if isinstance(X, (Dataset, Subset)) else X, d)
     if not sp.issparse(X):
         X = np.asarray(X, dtype=np.float64)
         if X.ndim == 1:
             X = X.reshape(1, -1)
     values = X.data if sp.issparse(X) else X
     if not np.all(np.isfinite(values)):
-        rows = np.unique(np.nonzero(~np.isfinite(X.toarray() if sp.issparse(X) else X))[0])
+        rows = nonfinite_rows(X)
         raise DataError(f"X has NaN or infinite values in {rows.size} rows (first: "
                         f"{rows[:5].tolist()}); impute or drop them before predicting.")
     return _checked_width(X, d)

@@ -28,12 +28,13 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from . import rates
 from .data import Dataset
-from .errors import SolverError
+from .errors import SolverError, parameter_error
 from .models import KernelModel, LinearModel
 from .problem import Problem
 from .report import RateReport
@@ -87,6 +88,16 @@ class _GroupConstraint(BaseEstimator):
     def __call__(self, data: Dataset) -> list[Any]:
         raise NotImplementedError
 
+    def _ratio_bound(self) -> float:
+        """The bound of a ratio that holds both ways between every two groups: in [0, 1]
+        (above 1, rate(A) >= bound rate(B) and rate(B) >= bound rate(A) leave only the rates
+        0 = 0, a classifier with no positive in any group; below 0 it constrains nothing)."""
+        value = float(self.bound)
+        if not 0.0 <= value <= 1.0:
+            raise parameter_error("bound", type(self).__name__, "a float in [0, 1] (the ratio "
+                                  "holds both ways between every two groups)", self.bound)
+        return value
+
 
 class DemographicParityRatio(_GroupConstraint):
     """s_p(A) >= bound * s_p(B) for every two groups A, B (the 80% rule at ``bound=0.8``;
@@ -94,7 +105,8 @@ class DemographicParityRatio(_GroupConstraint):
 
     def __call__(self, data: Dataset) -> list[Any]:
         g = self.feature
-        return [rates.positive_rate_ratio(data.group(g, a), data.group(g, b)) >= self.bound
+        bound = self._ratio_bound()
+        return [rates.positive_rate_ratio(data.group(g, a), data.group(g, b)) >= bound
                 for a, b in self._pairs(data, ordered=True)]
 
 
@@ -103,7 +115,8 @@ class EqualOpportunityRatio(_GroupConstraint):
 
     def __call__(self, data: Dataset) -> list[Any]:
         g = self.feature
-        return [rates.equal_opportunity_ratio(data.group(g, a), data.group(g, b)) >= self.bound
+        bound = self._ratio_bound()
+        return [rates.equal_opportunity_ratio(data.group(g, a), data.group(g, b)) >= bound
                 for a, b in self._pairs(data, ordered=True, positives_only=True)]
 
 
@@ -555,11 +568,18 @@ class RobustClassifier(_LinearAttributes, _RateconsClassifier):
                                 loss=self.loss)
         return Problem(minimize=objective, model=LinearModel(l2=self.l2))
 
-    def predict_proba(self, X: Any) -> np.ndarray:
-        """sigmoid(f(x)) for the logistic loss (the only loss that defines probabilities)."""
+    def _has_probabilities(self) -> bool:
+        """Whether ``predict_proba`` exists: for the logistic loss only, so that
+        ``hasattr(clf, "predict_proba")`` (soft voting, calibration, log-loss scorers) is
+        False for the others instead of an attribute that raises when called."""
         if self.loss != "logistic":
             raise AttributeError(f"predict_proba is defined for loss='logistic' only; this "
                                  f"RobustClassifier uses loss={self.loss!r}.")
+        return True
+
+    @available_if(_has_probabilities)
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """sigmoid(f(x)) for the logistic loss (the only loss that defines probabilities)."""
         p = 1.0 / (1.0 + np.exp(-self.decision_function(X)))
         return np.column_stack([1.0 - p, p])
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from . import dispatch
 from .display import VerifyDisplay
+from .errors import SpecError
 from .problem import Problem
 from .result import Result
 
@@ -107,6 +108,15 @@ def verify(
         # comparing the reference with itself would prove nothing: check the specialized one
         spec, _ = dispatch.resolve(problem, specialized)
     label = spec.name
+    if spec.name == pattern.reference_method and not specialized and not pattern.has_cross_check:
+        others = [m for m in dispatch.available_methods(problem)
+                  if m not in (pattern.reference_method, "hinge")]
+        raise SpecError(
+            f"verify(method={method!r}) would compare the reference {spec.name!r} with itself: "
+            f"no specialized method of the {pattern.name} pattern applies to this problem by "
+            f"default (problem.plan() says why) and the pattern has no independent "
+            f"cross-check. Pass method= one of {others} to compare that method with the "
+            "reference.")
     reference = problem.solve(pattern.reference_method, seed=seed, **(reference_options or {}))
     if spec.name == pattern.reference_method and not specialized:
         # no specialized method: check the reference against an independent solve of the same

@@ -154,6 +154,12 @@ class RankingObjective(Term):
 
     def _check_data(self, owner: str) -> None:
         y = self.data.require_labels(owner, binary=True)
+        if self.data.weights is not None:
+            raise DataError(
+                f"dataset {self.data.name!r} has example weights, but {owner} counts examples "
+                "(its threshold is the mean of the K largest scores, its rate a fraction of "
+                "the positives); drop the weights, or repeat each example k times for an integer "
+                "weight k.")
         n_pos = int(np.sum(y == 1))
         if n_pos == 0:
             raise DataError(f"{owner} needs positive examples; dataset {self.data.name!r} has "

@@ -203,7 +203,11 @@ class _AtomRecipe:
         self.name, self.builder, self.subsets = name, builder, subsets
 
     def __call__(self, rebind: Rebind) -> RateExpr:
-        return rate_atom(self.name, self.builder, *(rebind(s) for s in self.subsets))
+        """The rate on the rebound subsets, each checked to have examples as the rate's
+        constructor checked it (a rate is an average: on other data a group or label may be
+        missing, and an average over no examples has no value)."""
+        subsets = [rebind(s).require_nonempty(self.name) for s in self.subsets]
+        return rate_atom(self.name, self.builder, *subsets)
 
 
 class _Shifted:

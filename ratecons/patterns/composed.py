@@ -34,6 +34,7 @@ class GenericChain(Pattern):
     name = "composed (generic chain)"
     reference_method = "cvxpy"
     specialized_method = None
+    has_cross_check = True
 
     def compile(self, problem: Any) -> Analysis:
         return problem.analysis

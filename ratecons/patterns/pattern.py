@@ -74,6 +74,8 @@ class Pattern:
     reference_method: str = "cvxpy"
     #: what ``verify(method="auto")`` checks when ``auto`` picks the reference itself
     specialized_method: str | None = None
+    #: whether :meth:`cross_check` gives an independent solve of the reference's own answer
+    has_cross_check: bool = False
 
     def validate(self, problem: Any) -> None:
         """Raise a clear SpecError for malformed problems, before anything is solved."""

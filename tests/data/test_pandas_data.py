@@ -52,6 +52,13 @@ def test_from_pandas_refusals(frame):
     frame.loc[2, "age"] = pd.NA
     with pytest.raises(rc.DataError, match=r"\['age'\] have missing values in 1 rows"):
         rc.Dataset.from_pandas(frame, label="income", groups=["sex"])
+    # dates and durations were one-hot encoded, one feature per distinct value
+    dated = frame.assign(hired=pd.date_range("2020-01-01", periods=6),
+                         tenure=pd.to_timedelta(range(6), unit="D")).drop(columns="age")
+    with pytest.raises(rc.DataError, match=r"\['hired', 'tenure'\] hold dates or durations"):
+        rc.Dataset.from_pandas(dated, label="income", groups=["sex"])
+    assert rc.Dataset.from_pandas(dated, label="income", groups=["sex"],
+                                  features=["hours"]).feature_names == ["hours"]
 
 
 def test_constructor_takes_frames_and_nullable_columns(frame):
@@ -95,6 +102,19 @@ def test_load_csv_reads_string_columns(tmp_path):
     assert data.feature_names == ["age", "hours", "job=clerk", "job=engineer", "job=farmer"]
     assert data.label_values.tolist() == ["no", "yes"] and data.y.tolist() == [0, 1, 0, 1]
     assert data.groups["sex"].tolist() == ["F", "M", "F", "M"]
+
+
+def test_a_numeric_column_with_a_missing_value_token_is_not_one_hot_encoded(tmp_path):
+    """UCI files mark missing values '?': the column read as strings and every number became
+    a category ('b=2', 'b=6', 'b=?'); now refused naming the column, the token and the rows."""
+    path = tmp_path / "uci.csv"
+    path.write_text("a,b,job,label\n1,2,x,1\n3,?,y,0\n5,6,x,1\n7,8,y,0\n")
+    with pytest.raises(rc.DataError, match=r"column 'b' holds numbers but for \['\?'\] in 1 "
+                                           r"rows \(first: \[1\]\)"):
+        rc.datasets.load_csv(path)
+    frame = pd.read_csv(path, na_values=["?"]).dropna()
+    assert rc.Dataset.from_pandas(frame, label="label").feature_names == ["a", "b", "job=x",
+                                                                          "job=y"]
 
 
 def test_load_csv_without_pandas_reads_numeric_files(tmp_path, monkeypatch):

@@ -165,3 +165,16 @@ def test_verify_auto_checks_the_specialized_method_even_when_auto_picks_the_refe
     report = rc.verify(problem)
     assert report.method == "mm" and report.reference == "cvxpy"
     assert report.rows["objective_rel_gap"] <= 1e-3
+
+
+def test_verify_auto_without_a_specialized_method_names_the_methods_to_compare():
+    """An LP rate problem (l1, no l2): auto picks the reference and mm does not apply; verify
+    said NotImplementedError('rate constraints has no cross-check') after solving the
+    reference. Now a SpecError before any solve names the methods to pass instead."""
+    data = synthetic_groups(n=200, seed=7)
+    problem = rc.Problem(minimize=rc.error_rate(data), subject_to=[rc.recall(data) >= 0.8],
+                         model=rc.LinearModel(l2=0.0, l1=1e-2))
+    with pytest.raises(rc.SpecError, match=r"Pass method= one of \['mm', 'structured', "
+                                           r"'generic', 'highs'\]"):
+        rc.verify(problem)
+    assert rc.verify(problem, method="highs").agrees

@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import ratecons as rc
 from ratecons.errors import DataWarning
@@ -27,6 +28,9 @@ def data(**kwargs):
     (lambda: rc.Dataset(np.ones((3, 2, 2))), rc.DataError, "2-dimensional"),
     (lambda: rc.Dataset(np.array([[1.0, np.nan]])), rc.DataError, "NaN"),
     (lambda: rc.Dataset(np.array([[1.0, np.inf]])), rc.DataError, "infinite"),
+    # sparse X names the rows as dense X does (it gave a count of entries only)
+    (lambda: rc.Dataset(sp.csr_matrix(np.array([[1.0, 0.0], [0.0, np.nan], [2.0, np.inf]]))),
+     rc.DataError, r"NaN or infinite values in 2 rows \(first: \[1, 2\]\)"),
     (lambda: rc.Dataset(np.zeros((0, 2))), rc.EmptySubsetError, "no rows"),
     (lambda: rc.Dataset(np.zeros((3, 0))), rc.DataError, "no columns"),
     (lambda: rc.Dataset([["a", "b"]]), rc.DataError, "numeric"),
@@ -40,6 +44,11 @@ def data(**kwargs):
     (lambda: data(weights=-np.ones(40)), rc.DataError, "nonnegative"),
     (lambda: data(weights=np.zeros(40)), rc.DataError, "sum to zero"),
     (lambda: data(groups={"g": np.ones(39)}), rc.DataError, "group 'g'"),
+    # a group level NaN or None can never be selected (pandas' NA was refused, NumPy's not)
+    (lambda: data(groups={"g": np.r_[np.nan, np.ones(39)]}), rc.DataError,
+     r"group 'g' has 1 missing values .*first rows: \[0\]"),
+    (lambda: data(groups={"g": ["a"] * 39 + [None]}), rc.DataError,
+     r"group 'g' has 1 missing values .*first rows: \[39\]"),
     (lambda: data(feature_names=["a"]), rc.DataError, "feature_names"),
 ])
 def test_bad_data_is_refused_with_what_was_wrong(build, error, words):
@@ -534,3 +543,48 @@ def test_a_minimax_risk_classifier_that_predicts_one_label_is_named():
         result = problem.solve()
     assert result.certificate.details["degenerate"]["constant_objective"] == pytest.approx(
         1.0 - max(Y.mean(), 1.0 - Y.mean()))
+
+
+def test_a_report_on_data_where_a_constrained_group_is_empty_names_the_group():
+    """A rate over a group that held-out data does not have is an average over no examples:
+    the report refuses it (it showed the rate as 0 and the constraint as missed)."""
+    groups = {"g": np.where(np.arange(40) % 3 == 0, "a", "b")}
+    train = data(groups=groups, name="train")
+    problem = rc.Problem(minimize=rc.error_rate(train),
+                         subject_to=[rc.positive_rate(train.group("g", "a")) >= 0.3],
+                         model=rc.LinearModel(l2=1e-2))
+    result = problem.solve(verbose=False)
+    only_b = data(groups={"g": np.full(40, "b")}, name="held_out")
+    with pytest.raises(rc.EmptySubsetError, match=r"positive_rate .*held_out\[g=a\]"):
+        result.report(only_b)
+    # the objective (the error rate over all rows) still has a value there
+    assert result.metrics(only_b)["objective"] == pytest.approx(
+        np.mean(result.predict(only_b) != Y))
+
+
+@pytest.mark.parametrize("arguments, words", [
+    ({"callback": 3}, r"The 'callback' parameter of solve must be a callable"),
+    ({"seed": "x"}, r"The 'seed' parameter of solve must be an int >= 0 or None. Got 'x'"),
+    ({"seed": -1}, r"The 'seed' parameter of solve must be an int >= 0"),
+    ({"verbose": "yes"}, r"The 'verbose' parameter of solve must be True, False or None"),
+])
+def test_solve_arguments_are_checked_before_anything_runs(arguments, words):
+    """A callback that is not callable raised TypeError at the first progress record; a
+    string seed or verbose was taken silently."""
+    problem = rc.Problem(minimize=rc.error_rate(data()), subject_to=[rc.recall(data()) >= 0.7],
+                         model=rc.LinearModel(l2=1e-2))
+    with pytest.raises(rc.SpecError, match=words):
+        problem.solve(**arguments)
+
+
+@pytest.mark.parametrize("build, words", [
+    (lambda D: rc.tpr_at_top(D, k=2), "tpr_at_top counts examples"),
+    (lambda D: rc.tpr_at_quantile(D, tau=0.1), "tpr_at_quantile counts examples"),
+    (lambda D: rc.MomentSet(D), "moment set is built from the empirical distribution"),
+])
+def test_objectives_that_count_examples_refuse_example_weights(build, words):
+    """TPR at the top and the minimax risk classifier ignored a Dataset's weights (the same
+    model with and without them), as the phi-divergence ball refuses them; now refused too."""
+    weighted = data(weights=np.arange(1.0, 41.0), name="w")
+    with pytest.raises(rc.DataError, match=rf"'w' has example weights, but .*{words}"):
+        build(weighted)

@@ -61,3 +61,32 @@ def test_metrics_have_the_same_keys_and_exact_values(split, family):
         np.testing.assert_allclose(pickle.loads(pickle.dumps(result)).weights, result.weights)
     with pytest.raises(AttributeError, match="no attribute 'nonesuch'"):
         result.nonesuch  # noqa: B018 - the error names the extras there are
+
+
+def test_predictions_on_a_subset_are_those_of_its_rows(split):
+    """result.predict / decision_function take a Subset (D.group(...), D.positives) as they
+    take a Dataset (a Subset raised TypeError from numpy)."""
+    train, test = split
+    result = FAMILIES["rates"][0](train).solve(verbose=False)
+    positives = test.positives
+    np.testing.assert_array_equal(result.predict(positives),
+                                  result.predict(test)[test.y == 1])
+    np.testing.assert_allclose(result.decision_function(positives),
+                               result.decision_function(test)[test.y == 1])
+
+
+def test_a_ratio_constraints_slack_is_in_the_ratios_units(split):
+    """precision >= 0.6 reports target, achieved and slack = achieved - target in precision's
+    units (the slack was the multiplied-through form's, #TP - 0.6 (#TP + #FP), in counts);
+    the line beneath keeps the multiplied-through value, and met or not is its sign."""
+    train, _ = split
+    problem = rc.Problem(minimize=rc.error_rate(train), subject_to=[rc.precision(train) >= 0.6],
+                         model=rc.LinearModel(l2=1e-3))
+    result = problem.solve(verbose=False)
+    row = result.report().rows[1]
+    pred, y = result.predict(train), train.y
+    tp, fp = np.sum((pred == 1) & (y == 1)), np.sum((pred == 1) & (y == 0))
+    assert row.indicator == pytest.approx(tp / (tp + fp))
+    assert row.slack == pytest.approx(tp / (tp + fp) - 0.6)
+    assert row.linear_indicator == pytest.approx(tp - 0.6 * (tp + fp))
+    assert row.satisfied == (row.linear_indicator >= -1e-9)

@@ -106,6 +106,17 @@ def test_constraint_objects(data):
         DemographicParityRatio(0.8)(rc.Dataset(D.X, D.y))
 
 
+@pytest.mark.parametrize("ratio", [DemographicParityRatio, EqualOpportunityRatio])
+@pytest.mark.parametrize("bound", [1.2, -0.5])
+def test_a_two_way_ratio_bound_outside_0_1_is_refused(data, ratio, bound):
+    """The ratio holds both ways between every two groups: above 1 only the classifier with no
+    positive meets it (fitted before, with a TrivialOptimumWarning), below 0 it is vacuous."""
+    D = rc.Dataset(data.X, data.y, groups={"sensitive": data.groups["g"]})
+    with pytest.raises(ValueError, match=r"'bound' parameter of \w+Ratio must be a float in "
+                                         r"\[0, 1\]"):
+        ratio(bound)(D)
+
+
 def test_groups_and_several_sensitive_columns(data):
     A2 = np.column_stack([data.groups["g"], np.arange(data.n) % 2])
     clf = RateConstrainedClassifier(constraints=DemographicParityDifference(bound=0.2), l2=1e-2)
@@ -188,3 +199,11 @@ def test_minimax_risk_bounds_and_multiclass():
     assert clf.lower_ <= clf.upper_ + 1e-9 and 0.0 < clf.upper_ < 1.0
     assert clf.predict_proba(X).shape == (150, 3)
     assert np.mean(clf.predict(X) != y) <= clf.upper_ + 0.1
+
+
+def test_a_hinge_robust_classifier_has_no_predict_proba(data):
+    """Only the logistic loss defines probabilities: with the hinge loss ``hasattr`` is False
+    (it was True and the call raised), as scikit-learn's checks for probabilities expect."""
+    hinge = RobustClassifier(loss="hinge", rho=0.1).fit(data.X, data.y)
+    assert not hasattr(hinge, "predict_proba")
+    assert hasattr(RobustClassifier(rho=0.1).fit(data.X, data.y), "predict_proba")
