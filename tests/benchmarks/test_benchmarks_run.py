@@ -30,6 +30,7 @@ def test_dro_benchmark_certifies_auto_on_every_instance():
     summary = next(line for line in lines if "auto certified optimal on" in line)
     found = re.match(r"(\d+) instances; auto certified optimal on (\d+);", summary)
     assert found and found[1] == found[2], summary
+    assert lines[-2].startswith("worst time(auto)/time(floor"), lines[-2]
     assert lines[-1].startswith("WORST time(cvxpy)/time(auto)"), lines[-1]
     assert lines[-1].endswith("yes"), lines[-1]
 
