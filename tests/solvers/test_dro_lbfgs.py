@@ -200,8 +200,8 @@ def test_benchmark_grid_runs_on_a_tiny_grid(capsys):
     out = capsys.readouterr().out.strip().splitlines()
     assert out[-1].startswith("WORST time(cvxpy)/time(auto) over the grid:")
     assert out[-1].endswith("yes")
-    assert {r["method"] for r in rows} == {"auto", "structured", "cvxpy", "fsg", "pssg", "gssg",
-                                           "sgd"}
+    assert {r["method"] for r in rows} == {"auto", "structured", "cvxpy", "floor", "fsg", "pssg",
+                                           "gssg", "sgd"}
     assert all(r["status"] == "optimal" for r in rows if r["method"] == "auto")
     worst, _, agree = dro.summary(rows)
     assert worst > 0 and agree
