@@ -4,10 +4,26 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from numba.np.random import random_methods
 
+from ..numerics.compiled_copy import copy_into
 from ..numerics.phi_kernels import chi2_inner, kl_inner
 
 __all__ = ["gssg_draws"]
+
+
+@numba.njit(cache=True)
+def _permutation_prefix(rng: np.random.Generator, n: int, m: int) -> np.ndarray:
+    """``rng.permutation(n)[:m]``, the same draws: NumPy's Fisher-Yates shuffle of range(n)
+    (numba's ``random_interval``, as its ``Generator.shuffle``). numba's own ``permutation``
+    compiles its shuffle for arrays of any shape and axis: 7.2 s on an empty cache, against
+    1.1 s for this loop."""
+    out = np.arange(n)
+    for i in range(n - 1, 0, -1):
+        j = numba.types.intp(random_methods.random_interval(rng.bit_generator, i))
+        if i != j:
+            out[i], out[j] = out[j], out[i]
+    return out[:m]
 
 
 @numba.njit(cache=True)
@@ -15,7 +31,7 @@ def _sample_without_replacement(rng: np.random.Generator, n: int, m: int) -> np.
     """m distinct indices of range(n) in uniformly random order (Floyd's algorithm for small m,
     then a Fisher-Yates shuffle; a permutation prefix for large m)."""
     if m > 2048:
-        return rng.permutation(n)[:m]
+        return _permutation_prefix(rng, n, m)
     out = np.empty(m, dtype=np.int64)
     count = 0
     for j in range(n - m, n):
@@ -81,7 +97,7 @@ def gssg_draws(rng: np.random.Generator, X: np.ndarray, indptr: np.ndarray,
         m = sizes[level]
         half = sizes[level - 1]
         rows = np.empty(m + 1, dtype=np.int64)
-        rows[:m] = _sample_without_replacement(rng, n, m)
+        copy_into(_sample_without_replacement(rng, n, m), rows)
         rows[m] = rng.integers(0, n)
         z = np.empty(m + 1)
         slope = np.empty(m + 1)

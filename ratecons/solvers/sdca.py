@@ -34,6 +34,7 @@ from numba.extending import overload
 from ..canonical.rate_fold import ExampleDesign
 from ..canonical.rate_program import weighted_sum
 from ..errors import SolverError
+from ..numerics.compiled_copy import copy_into
 
 __all__ = ["SDCAResult", "hinge_primal_dual", "require_l2", "sdca", "sdca_work"]
 
@@ -195,7 +196,7 @@ def _sdca_kernel(rows, sq, a, bb, xi, u, ubest, order, chunks, lam,
     scores = np.empty(a.size)
     best, dual, count = _full_pass(rows, a, bb, xi, u, lam, bias,
                                    shrink, order, not u_exact, scores)
-    ubest[:] = u
+    copy_into(u, ubest)
     epochs = 0
     passes = 1
     while best - dual > tol and dual < dual_target and epochs < max_epochs:
@@ -228,7 +229,7 @@ def _sdca_kernel(rows, sq, a, bb, xi, u, ubest, order, chunks, lam,
         passes += 1
         if primal < best:  # keep the best primal point seen (P(w(xi)) is not monotone)
             best = primal
-            ubest[:] = u
+            copy_into(u, ubest)
     out[0] = epochs
     out[1] = best
     out[2] = dual

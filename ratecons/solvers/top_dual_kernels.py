@@ -17,6 +17,7 @@ import numba
 import numpy as np
 
 from ..kernel_loops import kernel_from_dot_compiled as _kernel_from_dot
+from ..numerics.compiled_copy import copy_into
 
 __all__ = ["epochs", "kernel_column"]
 
@@ -51,7 +52,7 @@ def _alpha_column(k, k_is_alpha, n_pos, colk, cola, idx, Kmat, use_matrix, P, sq
     alpha) with its kernel column written into ``cola``; reuses ``colk`` when it is k."""
     ka = k if k_is_alpha else np.random.randint(n_pos)  # noqa: NPY002
     if ka == k:
-        cola[:] = colk
+        copy_into(colk, cola)
     else:
         kernel_column(ka, idx, Kmat, use_matrix, P, sqn, signs, kcode, gamma, degree, coef0, cola)
     return ka
@@ -446,7 +447,7 @@ def _apply_tie_move(ka, tp, tD, alpha, beta, s, cola, coll, u, in_cap, n_cap, su
     n_pos = alpha.size
     if tp == ka:
         c = float(n_cap)
-        coll[:] = cola
+        copy_into(cola, coll)
         alpha[ka] += c * tD
         sum_alpha += c * tD
     else:
