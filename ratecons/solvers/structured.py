@@ -188,7 +188,7 @@ class _IPM(NewtonSystem):
         #: the ball lam of every support function in a constraint row (:func:`halve_at_most`)
         self.curved_lam = np.array([self.p1 + p.lam for p in form.robust if p.row > 0],
                                    dtype=np.int64)
-        self.halved_lam = halved_lams(form.robust, self.p1)  # KL too (:func:`halved_lams`)
+        self.halved_lam = halved_lams(form.robust, self.p1)  # every ball's (:func:`halved_lams`)
         #: separate primal and dual steps: linear rows, quadratic objective
         #: (:func:`.structured_correctors.primal_dual_steps`)
         self.separate = not form.smooth and not form.robust
@@ -357,7 +357,7 @@ class _IPM(NewtonSystem):
     def step_length(self, x: Iterate, d: Iterate, ev: dict, merit: float
                     ) -> tuple[float, float]:
         """(primal, dual) steps: :data:`STEP_FRACTION` of the step to the boundary along d, at
-        most 1, and at most halfway to 0 for the ball's lam of a constraint row or of KL
+        most 1, and at most halfway to 0 for every ball's lam
         (:func:`halved_lams`); separate on a step without smooth or robust parts while the
         dual residual stays within ``merit``
         (:func:`.structured_correctors.primal_dual_steps`), else one common step."""
