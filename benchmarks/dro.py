@@ -95,7 +95,9 @@ def grid(quick: bool = False, large: bool = True) -> list[Instance]:
                                      ("adult", 4096, "kl", 0.1, 1e-3, "hinge"),
                                      ("diabetes", None, "kl", 0.01, 1e-2),
                                      ("satellite", None, "kl", 0.1, 1e-3),
-                                     ("letter_recognition", None, "chi2", 0.01, 1e-4)):
+                                     ("satellite", None, "chi2", 1.0, 1e-3),
+                                     ("letter_recognition", None, "chi2", 0.01, 1e-4),
+                                     ("letter_recognition", None, "chi2", 1.0, 1e-4)):
         data = real(name, rows)
         if data is not None:
             out.append(Instance(data, phi, rho, l2, *loss))
