@@ -202,10 +202,13 @@ class Result:
 
     def _require_model(self) -> Any:
         if not self.has_model:
+            why = self.certificate.details.get("limit") if self.certificate else None
             raise SolverError(
                 f"no model to use: the solve ended with status {self.status!r}. "
                 + ("Relax the targets or check them with problem.describe()."
-                   if self.status == "infeasible" else "See result.certificate.")
+                   if self.status == "infeasible" else
+                   f"{why[0].upper()}{why[1:].rstrip('.')}." if isinstance(why, str) and why else
+                   "See result.certificate.")
             )
         return self.scorer
 

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .. import settings
+from .. import limits, settings
 from ..canonical.top import TopForm
 from ..comparison import objective_rel_gap
 from ..errors import DataError, SpecError
@@ -53,6 +53,10 @@ IPM_AUTO_MAX_DIM = 2000
 #: CLARABEL's own default tolerances, at which the reference solves (the generic chain's steps
 #: stop at a relative gap of 1e-6, :data:`ratecons.reductions.to_cvxpy.STEP_CLARABEL`)
 REFERENCE_CLARABEL = {"tol_gap_abs": 1e-8, "tol_gap_rel": 1e-8, "tol_feas": 1e-8}
+#: seconds per m^2 and per m^3 of ``dual_qp``'s steps that no time limit stops: CVXPY's
+#: compile of the dense m x m quadratic form and CLARABEL's setup (the factorization of its
+#: KKT system with that dense block); fitted to 0.18-17.2 s at m = 500-4000 (Adult, load 1)
+DUAL_QP_SETUP_SECONDS = (0.8e-6, 0.7e-10)
 #: what plan() suggests when w = 0 looks optimal
 TRIVIAL_HINT = ("try a smaller l2, a larger K (e.g. 1% of the negatives instead of 5), "
                 "standardized features, or a kernel model")
@@ -185,9 +189,19 @@ def _run_dual_qp(problem: Any, form: TopForm, *, seed: int | None = None,
         raise SpecError("dual_qp solves the dual (7)/(10), which needs l2 > 0 and l1 = 0; "
                         "use method='primal_ipm' for an l1 penalty or l2 = 0.")
     solver, solver_options = _conic_settings(solver, solver_options)
+    per_square, per_cube = DUAL_QP_SETUP_SECONDS
+    setup = per_square * form.m**2 + per_cube * form.m**3
+    left = limits.active().remaining()
+    if setup > left:
+        return _out_of_time(problem, form, f"compiling the dense m x m dual QP and the "
+                            f"solver's setup take about {setup:.2g} s at m = {form.m}, which no "
+                            f"time limit can stop, and {left:.2g} s of the time limit are left")
     gram = form.signed_gram()
     dual = solve_top_dual_qp(form, solver, solver_options, gram)
     if "alpha" not in dual.primal:
+        if dual.status == settings.TIME_LIMIT:
+            return _out_of_time(problem, form, "the time limit was reached while CVXPY "
+                                "compiled the dense m x m dual QP")
         return _make_result(problem, form, "dual_qp", dual, None, np.nan)
     alpha, beta = dual.primal["alpha"], dual.primal["beta"]
     v = np.concatenate([alpha, beta])
@@ -207,6 +221,19 @@ def _run_dual_qp(problem: Any, form: TopForm, *, seed: int | None = None,
         solve_time=dual.solve_time)
     return _make_result(problem, form, "dual_qp", sol, _scorer(form, alpha, beta, w, t), t,
                         alpha, beta)
+
+
+def _out_of_time(problem: Any, form: TopForm, why: str) -> Result:
+    """``dual_qp``'s answer when its budget ends before the QP solver has a point: status
+    ``time_limit``, no model, ``why`` and what to do instead in the certificate and the
+    warning."""
+    advice = ("Use method='dual_ca'" + (" or 'primal_ipm'" if form.linear_model else "")
+              + ", which stop at the time limit with their best point, or a larger "
+              "time_limit.")
+    sol = Tracker("dual_qp").solution({}, objective=float("nan"), status=settings.TIME_LIMIT,
+                                      details={"limit": f"no point: {why}. {advice}"},
+                                      advice=f"No point: {why}. {advice}", history=[])
+    return _make_result(problem, form, "dual_qp", sol, None, np.nan)
 
 
 def _run_cvxpy(problem: Any, form: TopForm, *, seed: int | None = None, callback: Any = None,

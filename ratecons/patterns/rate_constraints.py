@@ -37,6 +37,7 @@ import numpy as np
 from .. import limits, settings
 from ..canonical.rate_program import RateProgram, program_of_rows
 from ..comparison import objective_rel_gap
+from ..dispatch import GENERIC_METHOD
 from ..errors import DataError, NotLinearError, SolverError, SpecError, parameter_error
 from ..models import LinearModel
 from ..phase_one import find_feasible_start
@@ -50,6 +51,7 @@ from ..solvers.bias_repair import ROW_TOL, repair_bias
 from ..solvers.mm import Repaired, limit_reached, majorize_minimize, repair_ladder
 from ..solvers.tracker import limit_warning, no_point, revised
 from ..structured_chain import structured_method
+from .composed import GenericChain
 from .pattern import MethodSpec, Pattern
 from .rate_auto import predicted_log_ratio, rate_size
 from .rate_mm import MM_TOL, SpecializedBound, certified_epsilon, mm_applicable, same_anchor_rows
@@ -488,15 +490,19 @@ class RateConstraintPattern(Pattern):
         rows = compare_rate_results(problem.canonical(), result, reference)
         if result.method == "mm":  # issue 3: the same convex subproblems, both solvers
             rows.update(same_anchor_rows(problem.canonical(), result))
+        elif result.has_model and getattr(result, "last_step", None) is not None:
+            rows.update(last_step_rows(problem, result))  # the generic chain's methods
         return rows
 
     def verdict_rows(self, rows: dict[str, Any]) -> tuple[str, ...]:
         """The rows ``rc.verify``'s verdict rests on: for ``mm``, the same steps at the same
         anchors (:func:`~ratecons.patterns.rate_mm.same_anchor_rows`); the two runs' final
         objectives are shown, but each MM path may end at its own local fixed point."""
-        if "fixed_point_rel_gap" in rows:
+        if "bound_at_mm_solution_objective" in rows:
             return ("hinge_relaxation_rel_gap", "bound_at_mm_solution_rel_gap",
                     "fixed_point_rel_gap")
+        if "last_step_rel_gap" in rows:
+            return ("last_step_rel_gap", "fixed_point_rel_gap")
         return ("objective_rel_gap",)
 
 
@@ -519,6 +525,30 @@ def _structured_reason(problem: Problem) -> str | None:
             "faster at every size (error rate + recall floor with l1 on 100 to 34,189 rows of "
             "eleven data sets, docs/mm.md): so method 'structured' is used, the same Alg 1 "
             "over the same Problem-3 bounds")
+
+
+def last_step_rows(problem: Problem, result: Result) -> dict[str, Any]:
+    """Rows for ``rc.verify`` of a generic-chain method (``structured``, ``generic``,
+    ``highs``): the result's last convex step (:class:`~ratecons.generic.LastStep`: same
+    anchor, same bounds) solved again by CVXPY (the steps of ``generic`` and ``highs`` by
+    another solver, :meth:`GenericChain.cross_check <ratecons.patterns.composed.GenericChain.
+    cross_check>`). A convex problem has one optimal value, so the two must agree
+    (``last_step_rel_gap``); and at a fixed point of Alg 1 the surrogate objective of the
+    returned model reproduces that value (``fixed_point_rel_gap``, as for ``mm``), whichever
+    MM fixed point each run ended at (the runs' own objectives stay in ``objective_rel_gap``,
+    for information)."""
+    made = result.certificate.details
+    options = {key: made[key] for key in ("kernel_points", "seed") if key in made}
+    if result.method in (GENERIC_METHOD, settings.HIGHS_METHOD):
+        options.update(GenericChain().cross_check(problem, result))
+    else:
+        options["only_step"] = result.last_step
+    again = problem.solve(GENERIC_METHOD, **options)
+    step = getattr(again, "last_step", None) if again.has_model else None
+    value = math.nan if step is None else step.bound_objective
+    pair = (result.last_step.bound_objective, value)
+    return {"last_step_objective": pair, "last_step_rel_gap": objective_rel_gap(*pair),
+            "fixed_point_rel_gap": objective_rel_gap(result.solution.objective, value)}
 
 
 def compare_rate_results(program: RateProgram, result: Result, reference: Result

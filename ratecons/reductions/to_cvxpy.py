@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .. import settings
+from .. import limits, settings
 from ..backends.cvxpy_run import checked_solver, solve_cvxpy
 from ..backends.cvxpy_status import status_of
 from ..canonical.mrc import MRCForm, all_subset_masks
@@ -647,6 +647,12 @@ def solve_top_dual_qp(form: TopForm, solver: str | None = None,
     problem = cp.Problem(cp.Maximize(objective), constraints)
     tracker = Tracker(f"cvxpy/{name} dual", warn=False)  # ranking's dual_qp run warns
     try:
+        # the compile (O(m^2), no backend limit stops it) first, kept for the solve below
+        problem.get_problem_data(name)
+        if limits.active().expired():
+            return tracker.solution({}, objective=float("nan"), status=settings.TIME_LIMIT,
+                                    history=[], details={"limit": "the time limit was reached "
+                                                         "while CVXPY compiled the dual QP"})
         solve_cvxpy(problem, name, **(solver_options or {}))
     except cp.error.SolverError as exc:
         raise SolverError(f"{name} failed on the dual (7)/(10): {exc}") from exc

@@ -59,7 +59,7 @@ from ..errors import SpecError, parameter_error
 from ..solution import Solution
 from .ccg_model import RestrictedModel
 from .mrc_ipm import IPMResult, StructuredRows, dual_lower_bound, solve_rows_ipm
-from .tracker import Tracker, iteration_cap
+from .tracker import STATUS_REASON, Tracker, iteration_cap
 
 __all__ = ["CCG", "greedy_subsets", "solve_mrc_ccg"]
 
@@ -251,6 +251,10 @@ class CCG(RestrictedModel):
                      else -np.inf)
             new = np.flatnonzero(violation >= threshold)
             t_constr = time.perf_counter() - t0
+            # (2.2) bounds R* from above at any mu: the point to return if a limit stops later
+            tracker.offer(upper, mu=res.mu, nu=np.array([res.nu]))
+            if res.status in ("converged", "stalled"):
+                tracker.bound(lower=lower)
             tracker.record(
                 k, phase="interior", objective=res.objective, lower=lower, upper=upper,
                 max_violation=max(float(violation.max()), 0.0), rows=int(index.size),
@@ -386,13 +390,15 @@ class CCG(RestrictedModel):
             if solution is not None:
                 return solution
         k = len(self.history)
+        last: LPResult | None = None  # the last restricted LP solved
         while True:
             k += 1
             t0 = time.perf_counter()
             res = self.model.solve()
             t_lp = time.perf_counter() - t0
             if res.status != settings.OPTIMAL:
-                return self._tracker.solution({}, objective=np.nan, status=res.status)
+                return self._unsolved(res.status, last)
+            last = res
             mu, nu = self._mu_nu(res.x)
             t0 = time.perf_counter()
             new_inst, new_masks, new_keys, eps1_hat = self._constr(mu, nu)
@@ -423,6 +429,26 @@ class CCG(RestrictedModel):
             self._tracker.record(k, **record)
             if done or self._tracker.stop_reason is not None:
                 return self._solution(res, done)
+
+    def _unsolved(self, status: str, last: LPResult | None) -> Solution:
+        """The answer when a restricted LP ends unsolved: on a limit, the point of the last LP
+        solved, else the interior start's point, with their certificates; when neither exists
+        (the budget ended in the first LP), no point and why."""
+        tracker = self._tracker
+        if status not in settings.LIMIT_STATUSES:
+            return tracker.solution({}, objective=np.nan, status=status)
+        tracker.stop(STATUS_REASON[status])
+        if last is not None:
+            return self._solution(last, False)
+        if tracker.best_point is not None:
+            return tracker.solution(tracker.best_point, details={"phase": "interior"},
+                                    advice=f"raise {self._cap_name} or time_limit.")
+        why = (f"no point: the {status.replace('_', ' ')} was reached in CCG's first "
+               f"restricted LP ({self.model.n_rows} rows, {self.model.n_cols} columns), so "
+               "there is no iterate (no mu, no bounds); raise time_limit, or use "
+               "method='subgradient', whose every iterate is a model")
+        return tracker.solution({}, objective=np.nan, details={"limit": why},
+                                advice=why[0].upper() + why[1:] + ".")
 
     def _solution(self, res: LPResult, done: bool) -> Solution:
         """The certified solution of the last restricted LP (``done``: nothing was violated;

@@ -319,8 +319,9 @@ class Tracker:
         if status in LIMIT_STATUSES and self.warn:
             shown = "none" if gap is None else f"{gap:.3g}"
             limit_warning(f"{self.solver}: {self._explain(reason)} after {self.iterations} "
-                          f"iterations ({status}) with certified gap {shown}; the point "
-                          f"returned is the best found, not a certified optimum. {advice}")
+                          f"iterations ({status}) with certified gap {shown}; "
+                          + ("the point returned is the best found, not a certified "
+                             "optimum. " if primal else "no point was reached. ") + advice)
         info = {"iterations": self.iterations, "stopped_by": reason, **(details or {})}
         return Solution(status=status, objective=float(objective), primal=dict(primal),
                         dual=dict(dual or {}),

@@ -140,6 +140,66 @@ def test_time_limit_stops_a_kernel_composition_within_one_step():
     assert elapsed <= limit + _longest_step(steps) + 0.5
 
 
+def _adult_top(n: int) -> rc.Problem:
+    """TPR@top (K = 5) with a linear model on ``n`` Adult rows: ``dual_qp``'s QP has m = n."""
+    adult = rc.datasets.load_adult()
+    data = adult.take(np.random.default_rng(0).choice(adult.n, n, replace=False))
+    return rc.Problem(maximize=rc.tpr_at_top(data, k=5), model=rc.LinearModel(l2=1e-2))
+
+
+def _warned(problem: rc.Problem, method: str, **options):
+    """(result, seconds, the ConvergenceWarnings' messages)."""
+    began = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = problem.solve(method=method, **options)
+    return result, time.perf_counter() - began, [
+        str(w.message) for w in caught if issubclass(w.category, rc.ConvergenceWarning)]
+
+
+def test_dual_qp_refuses_a_budget_below_its_compile_on_adult():
+    """The audit's case: ``time_limit=1`` on 2,000 Adult rows returned after 4 s (3,000 rows:
+    9 s), spent compiling the dense 2000 x 2000 QP, which no limit stops. Now the estimated
+    compile and setup (3.4 s here) exceed the budget, so the solve stops at once with
+    ``time_limit``, no model and what to do instead."""
+    result, elapsed, warned = _warned(_adult_top(2000), "dual_qp", time_limit=1.0)
+    assert elapsed <= 1.0 + 0.5
+    assert result.status == settings.TIME_LIMIT
+    assert not result.has_model
+    assert "method='dual_ca'" in result.certificate.details["limit"]
+    assert len(warned) == 1 and "No point" in warned[0]
+
+
+def test_dual_qp_stops_when_its_compile_used_up_the_budget(monkeypatch):
+    """An estimate too low (a loaded machine): the compile runs past the budget, and the
+    solve then stops with ``time_limit`` instead of starting the backend."""
+    from ratecons.patterns import ranking
+    from ratecons.reductions import to_cvxpy
+
+    monkeypatch.setattr(ranking, "DUAL_QP_SETUP_SECONDS", (0.0, 0.0))
+
+    def no_backend(*args, **kwargs):
+        raise AssertionError("the backend ran after the budget was spent")
+
+    monkeypatch.setattr(to_cvxpy, "solve_cvxpy", no_backend)
+    result, _, warned = _warned(_adult_top(1500), "dual_qp", time_limit=0.2)
+    assert result.status == settings.TIME_LIMIT
+    assert not result.has_model
+    assert "while CVXPY compiled" in result.certificate.details["limit"]
+    assert len(warned) == 1
+
+
+def test_dual_qp_stops_within_one_backend_step_with_its_point():
+    """A budget above the compile (about 1.5 s at m = 1,000; CLARABEL needs 29 iterations,
+    5 s): the backend gets the time left and stops one iteration (0.2 s) past it, with its
+    point and the duality gap."""
+    result, elapsed, warned = _warned(_adult_top(1000), "dual_qp", time_limit=2.5)
+    assert result.status == settings.TIME_LIMIT
+    assert result.has_model
+    assert elapsed <= 2.5 + 1.0
+    assert len(warned) == 1
+
+
 @pytest.mark.parametrize("method", ["mm", "cvxpy", "generic", "highs"])
 @pytest.mark.parametrize("name, value", [
     ("max_iterations", 0), ("max_iterations", -2), ("max_iterations", 2.5),

@@ -121,6 +121,71 @@ def test_iteration_limit_is_reported_with_a_warning():
     assert len(sol.history) == 2
 
 
+def _timed_out(problem: rc.Problem, time_limit: float):
+    """(result, the ConvergenceWarnings' messages) of ``method="ccg"`` under ``time_limit``."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = problem.solve(method="ccg", time_limit=time_limit)
+    return result, [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
+
+
+@pytest.mark.parametrize("name", ["diabetes", "glass"])
+def test_a_budget_spent_in_the_first_lp_says_there_is_no_point(name):
+    """The audit's case: ``time_limit=1e-3`` ends in CCG's first restricted LP, before any
+    iterate exists. The result has no model and says so, and what to do, where the user
+    looks: the error of ``predict``, the certificate and the one warning (which said "the
+    point returned is the best found", pointing to a certificate without a word on it)."""
+    data = load(name)
+    result, warned = _timed_out(problem_of(data), 1e-3)
+    assert result.status == "time_limit" and not result.has_model
+    assert "first restricted LP" in result.certificate.details["limit"]
+    with pytest.raises(rc.SolverError, match="no iterate .*raise time_limit"):
+        result.predict(data.X[:3])
+    assert len(warned) == 1 and "no point was reached" in warned[0]
+
+
+def test_a_budget_spent_after_the_interior_start_returns_its_point():
+    """``start="ipm"`` (auto on binary data with 100+ components): the interior round's mu
+    and its upper bound (2.2) exist when the budget ends in the simplex loop's first LP; the
+    result is that model, with status ``time_limit`` (before: no model)."""
+    adult = rc.datasets.load_adult()
+    data = adult.take(np.random.default_rng(0).choice(adult.n, 3000, replace=False))
+    problem = rc.Problem(minimize=rc.minimax_risk(rc.MomentSet(
+        data, features=rc.features.RandomFourier(100, seed=0))))
+    result, warned = _timed_out(problem, 1e-3)
+    assert result.status == "time_limit" and result.has_model
+    assert [h.get("phase") for h in result.history] == ["interior"]
+    form = problem.canonical()
+    assert result.certificate.upper_bound == pytest.approx(form.objective(result.mu),
+                                                           rel=1e-9)
+    assert result.predict(data.X[:5]).shape == (5,)
+    assert len(warned) == 1
+
+
+def test_a_budget_spent_in_a_later_lp_returns_the_last_lp_point(monkeypatch):
+    """A later restricted LP stopped by the limit: the point of the last LP solved is
+    returned with its certificate (before: no model after any number of iterations)."""
+    from ratecons.backends.highs import HighsLP
+
+    form = problem_of(load("glass")).canonical()
+    solve, calls = HighsLP.solve, []
+
+    def stopped_at_the_third(self):
+        res = solve(self)
+        calls.append(res)
+        if len(calls) == 3:
+            res.status = "time_limit"
+        return res
+
+    monkeypatch.setattr(HighsLP, "solve", stopped_at_the_third)
+    with pytest.warns(ConvergenceWarning, match="best found"):
+        sol = CCG(form, n_max=5).run()
+    assert sol.status == "time_limit" and len(sol.history) == 2
+    mu = sol.primal["mu"]
+    assert sol.certificate.upper_bound == pytest.approx(form.objective(mu), rel=1e-9)
+    assert sol.certificate.lower_bound == pytest.approx(calls[1].objective, rel=1e-9)
+
+
 def test_bad_options_and_fixed_marginals_are_refused():
     U = rc.MomentSet(random_dataset(20, 2, 3, 0))
     form = rc.Problem(minimize=rc.minimax_risk(U)).canonical()
