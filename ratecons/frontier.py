@@ -145,13 +145,19 @@ def _as_constraints(made: Any, target: float) -> list[Any]:
     return items
 
 
+def _on_rates(constraint: Any) -> bool:
+    """Whether ``constraint`` is on rates alone (its ``expr`` a :class:`RateExpr`, measured by
+    ``expr.value``); a constraint with a worst-case rate, a loss or TPR@K holds a ``Sum``."""
+    return isinstance(getattr(constraint, "expr", None), RateExpr)
+
+
 def _default_fairness(made: list[Any]) -> RateExpr | RatioExpr:
     """The measured quantity of the swept constraint: its ratio, or its expression."""
     first = made[0]
-    if not hasattr(first, "ratio"):  # a rate constraint (rates.Constraint) knows its ratio
+    if not _on_rates(first):
         raise SpecError("sweep measures the swept constraint's own quantity only for rate "
                         "constraints; pass fairness= (a rate or ratio expression) for "
-                        f"{type(first).__name__}.")
+                        f"'{getattr(first, 'name', type(first).__name__)}'.")
     if first.ratio is not None:
         return first.ratio
     return first.lhs if first.lhs is not None else first.expr
@@ -160,7 +166,7 @@ def _default_fairness(made: list[Any]) -> RateExpr | RatioExpr:
 def _feasible(constraints: list[Any], scorer: Any) -> bool | None:
     """Whether the deterministic model meets every rate constraint on the training data (None
     when a constraint is not a rate constraint: no re-use is attempted then)."""
-    if not all(hasattr(c, "ratio") for c in constraints):  # as in _default_fairness
+    if not all(_on_rates(c) for c in constraints):
         return None
     return all(c.slack(c.expr.value(scorer, "indicator")) >= -FEASIBILITY_TOL
                for c in constraints)
@@ -339,7 +345,7 @@ def sweep(problem: Problem, constraint: Callable[[float], Any], targets: Iterabl
     path_targets: list[float | None] = [*order, None]
     jobs = list(zip([*problems, problem], path_targets))
     options = {"verbose": False, **solve_options}
-    warm = "warm_start" not in options and _takes_warm_start(problem, method)
+    warm = "warm_start" not in options and all(_takes_warm_start(p, method) for p, _ in jobs)
     count = 1 if n_jobs in (None, 1) else min(len(jobs), _cores(n_jobs))
     if count == 1:
         points = _solve_chain(jobs, fairness, test, method, options, warm)
