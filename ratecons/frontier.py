@@ -146,9 +146,10 @@ def _as_constraints(made: Any, target: float) -> list[Any]:
 
 
 def _on_rates(constraint: Any) -> bool:
-    """Whether ``constraint`` is on rates alone (its ``expr`` a :class:`RateExpr`, measured by
-    ``expr.value``); a constraint with a worst-case rate, a loss or TPR@K holds a ``Sum``."""
-    return isinstance(getattr(constraint, "expr", None), RateExpr)
+    """Whether ``constraint`` is on rates alone (:attr:`Constraint.rates_only`: its ``expr``
+    measured by ``expr.value``); a constraint with a worst-case rate, a loss or TPR@K holds a
+    ``Sum``."""
+    return bool(getattr(constraint, "rates_only", False))
 
 
 def _default_fairness(made: list[Any]) -> RateExpr | RatioExpr:

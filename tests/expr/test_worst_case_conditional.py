@@ -13,7 +13,7 @@ import time
 import cvxpy as cp
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import ratecons as rc
@@ -32,7 +32,10 @@ def charnes_cooper_min(v: np.ndarray, inside: np.ndarray, phi: str, rho: float) 
         cons.append(cp.sum(cp.rel_entr(y, t / n * np.ones(n))) <= rho * t)
     problem = cp.Problem(cp.Minimize(v[inside] @ y[inside]), cons)
     problem.solve(solver="CLARABEL")
-    assert problem.status == "optimal"
+    # CLARABEL says optimal_inaccurate on some tiny, nearly degenerate balls (n = 4, chi-square
+    # rho = 1e-4: its value then agrees with SCS at eps 1e-10 to 5e-11); the callers compare
+    # the value to 1e-6, which is the check
+    assert problem.status in ("optimal", "optimal_inaccurate")
     return float(problem.value)
 
 
@@ -100,6 +103,7 @@ def test_infeasible_only_when_no_model_meets_it(adult):
 
 
 @settings(max_examples=25, deadline=None)
+@example(seed=4318, n=4, phi="chi2", rho=1e-4)  # CLARABEL: optimal_inaccurate (CI, 2026-11-28)
 @given(seed=st.integers(0, 10_000), n=st.integers(4, 40), phi=st.sampled_from(["chi2", "kl"]),
        rho=st.sampled_from([1e-4, 0.01, 0.1, 0.5, 2.0]))
 def test_exact_conditional_worst_case_is_a_rate(seed, n, phi, rho):
