@@ -48,7 +48,7 @@ PATTERN_MODULES = (
     "ratecons.patterns.ranking",
 )
 #: the generic chain, available on every score-model problem next to its pattern's methods
-GENERIC_METHOD = "generic"
+GENERIC_METHOD = settings.GENERIC_METHOD
 #: the generic chain on the matrix form (HiGHS), on every LP/QP-representable score-model problem
 HIGHS_METHOD = settings.HIGHS_METHOD
 #: the generic chain with the structured step solver, on every composition it has lowerings for

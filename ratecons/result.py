@@ -203,13 +203,14 @@ class Result:
     def _require_model(self) -> Any:
         if not self.has_model:
             why = self.certificate.details.get("limit") if self.certificate else None
+            if self.status == "infeasible":
+                hint = "Relax the targets or check them with problem.describe()."
+            elif isinstance(why, str) and why:  # a limit's own account of the missing point
+                hint = why[0].upper() + why[1:].rstrip(".") + "."
+            else:
+                hint = "See result.certificate."
             raise SolverError(
-                f"no model to use: the solve ended with status {self.status!r}. "
-                + ("Relax the targets or check them with problem.describe()."
-                   if self.status == "infeasible" else
-                   f"{why[0].upper()}{why[1:].rstrip('.')}." if isinstance(why, str) and why else
-                   "See result.certificate.")
-            )
+                f"no model to use: the solve ended with status {self.status!r}. {hint}")
         return self.scorer
 
     @property

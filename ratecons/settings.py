@@ -20,6 +20,8 @@ SOLVED_STATUSES = (OPTIMAL, OPTIMAL_INACCURATE, ITERATION_LIMIT, TIME_LIMIT)
 LIMIT_STATUSES = (ITERATION_LIMIT, TIME_LIMIT)
 
 # --- method names ------------------------------------------------------------------------------
+#: the generic chain with CVXPY steps, the reference of every score-model pattern
+GENERIC_METHOD = "generic"
 #: the generic chain with every step a matrix LP/QP solved by HiGHS
 HIGHS_METHOD = "highs"
 #: the generic chain with every step solved by the structured interior point

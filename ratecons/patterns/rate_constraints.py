@@ -37,7 +37,6 @@ import numpy as np
 from .. import limits, settings
 from ..canonical.rate_program import RateProgram, program_of_rows
 from ..comparison import objective_rel_gap
-from ..dispatch import GENERIC_METHOD
 from ..errors import DataError, NotLinearError, SolverError, SpecError, parameter_error
 from ..models import LinearModel
 from ..phase_one import find_feasible_start
@@ -539,11 +538,11 @@ def last_step_rows(problem: Problem, result: Result) -> dict[str, Any]:
     for information)."""
     made = result.certificate.details
     options = {key: made[key] for key in ("kernel_points", "seed") if key in made}
-    if result.method in (GENERIC_METHOD, settings.HIGHS_METHOD):
+    if result.method in (settings.GENERIC_METHOD, settings.HIGHS_METHOD):
         options.update(GenericChain().cross_check(problem, result))
     else:
         options["only_step"] = result.last_step
-    again = problem.solve(GENERIC_METHOD, **options)
+    again = problem.solve(settings.GENERIC_METHOD, **options)
     step = getattr(again, "last_step", None) if again.has_model else None
     value = math.nan if step is None else step.bound_objective
     pair = (result.last_step.bound_objective, value)
