@@ -61,6 +61,11 @@ PHASE1_MAX_ITERATIONS = 100
 PHASE1_PENALTY = 100.0
 #: feasibility tolerance used when reporting a constraint as satisfied
 FEASIBILITY_TOL = 1e-6
+#: a certified lower bound at most this far (relative to max(1, |upper|)) above the upper bound
+#: is two computations' rounding of one optimum (log 2 + 1 ulp against log 2), and a
+#: certificate reports it as the upper bound itself (:func:`ratecons.solvers.tracker.
+#: rounded_lower`); a larger excess is left as it is, for a reader to see
+ROUNDING_TOL = 1e-12
 #: ``auto``'s cost model for rate problems (:mod:`ratecons.patterns.rate_auto`): the coefficients
 #: (K0, K1, K2, K3) of log10(time(mm) / time(cvxpy)) = K0 + K1 log10(nonzero terms)
 #: + K2 log10(l2 x largest dataset) + K3 [more than one constraint], fitted by least squares on

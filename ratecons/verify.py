@@ -108,9 +108,15 @@ def verify(
         # comparing the reference with itself would prove nothing: check the specialized one
         spec, _ = dispatch.resolve(problem, specialized)
     label = spec.name
+    methods = pattern.methods()
+    others = [m for m in dispatch.available_methods(problem)
+              if m != pattern.reference_method and not (m in methods and methods[m].relaxes)]
+    if spec.relaxes:
+        raise SpecError(
+            f"verify(method={method!r}): method {spec.name!r} solves {spec.relaxes}, not this "
+            f"problem: the reference's answer is not one it should agree with. Pass method= "
+            f"one of {others} to compare a method of this problem with the reference.")
     if spec.name == pattern.reference_method and not specialized and not pattern.has_cross_check:
-        others = [m for m in dispatch.available_methods(problem)
-                  if m not in (pattern.reference_method, "hinge")]
         raise SpecError(
             f"verify(method={method!r}) would compare the reference {spec.name!r} with itself: "
             f"no specialized method of the {pattern.name} pattern applies to this problem by "

@@ -47,7 +47,7 @@ from ..solvers.dro_eval import equal_margins
 from ..solvers.dro_point import Evaluation
 from ..solvers.structured import CERTIFIED_TOL
 from ..solvers.structured import DEFAULT_TOL as STRUCTURED_TOL
-from ..solvers.tracker import Tracker, revised
+from ..solvers.tracker import Tracker, revised, rounded_lower
 from ..structured_chain import structured_method, structured_support
 from .pattern import MethodSpec, NextRun, Pattern
 
@@ -290,6 +290,7 @@ def _structured_spec() -> MethodSpec:
         else:
             source = "dro_certificate.lower_bound"
         if np.isfinite(lower):
+            lower = rounded_lower(lower, at.value)
             gap = max(0.0, at.value - lower)
             solution = revised(solution, certificate=replace(
                 cert, lower_bound=lower, gap=gap,

@@ -30,13 +30,16 @@ class MethodSpec:
 
     ``run(problem, form, seed=..., callback=..., **options) -> Result``. The keyword-only
     parameters of ``run`` (other than seed and callback) are the method's options: an unknown
-    option is an error that lists them.
+    option is an error that lists them. ``relaxes`` names the other problem a method solves
+    when it solves a relaxation, not the problem (:func:`ratecons.verify` refuses it, saying
+    so); empty for a method of the problem itself.
     """
 
     name: str
     run: Callable[..., Result]
     description: str
     is_reference: bool = False
+    relaxes: str = ""
 
     @property
     def options(self) -> tuple[str, ...]:

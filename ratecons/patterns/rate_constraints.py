@@ -425,7 +425,10 @@ class RateConstraintPattern(Pattern):
             "cvxpy": MethodSpec("cvxpy", _run_cvxpy,
                                 "hinge relaxation + Alg 1 with Problem 3 solved by CVXPY",
                                 is_reference=True),
-            "hinge": MethodSpec("hinge", _run_hinge, "the hinge relaxation only (CVXPY)"),
+            "hinge": MethodSpec("hinge", _run_hinge, "the hinge relaxation only (CVXPY)",
+                                relaxes=("the hinge relaxation (every rate by its hinge upper "
+                                         "bound; the reference's own first step, also by "
+                                         "CVXPY)")),
             # --- method "mm" (issue 3): specialized Problem-3 solver, see rate_mm.py
             "mm": MethodSpec("mm", run_mm,
                              "hinge relaxation + Alg 1 with Problem 3 solved by cutting planes "

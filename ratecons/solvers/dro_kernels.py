@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from numba.np.random import random_methods
+
+try:  # numba's internal draw of NumPy's Fisher-Yates step (not a public name of numba's)
+    from numba.np.random.random_methods import random_interval
+except ImportError:  # a numba that moved it: its own permutation, slower to compile
+    random_interval = None
 
 from ..numerics.compiled_copy import copy_into
 from ..numerics.phi_kernels import chi2_inner, kl_inner
@@ -12,18 +16,27 @@ from ..numerics.phi_kernels import chi2_inner, kl_inner
 __all__ = ["gssg_draws"]
 
 
-@numba.njit(cache=True)
-def _permutation_prefix(rng: np.random.Generator, n: int, m: int) -> np.ndarray:
+def _shuffled_prefix(rng: np.random.Generator, n: int, m: int) -> np.ndarray:
     """``rng.permutation(n)[:m]``, the same draws: NumPy's Fisher-Yates shuffle of range(n)
     (numba's ``random_interval``, as its ``Generator.shuffle``). numba's own ``permutation``
     compiles its shuffle for arrays of any shape and axis: 7.2 s on an empty cache, against
     1.1 s for this loop."""
     out = np.arange(n)
     for i in range(n - 1, 0, -1):
-        j = numba.types.intp(random_methods.random_interval(rng.bit_generator, i))
+        j = numba.types.intp(random_interval(rng.bit_generator, i))
         if i != j:
             out[i], out[j] = out[j], out[i]
     return out[:m]
+
+
+def _permuted_prefix(rng: np.random.Generator, n: int, m: int) -> np.ndarray:
+    """``rng.permutation(n)[:m]`` by numba's own ``permutation``, where numba has no
+    ``random_interval`` to import (the same draws, a longer first compile)."""
+    return rng.permutation(n)[:m]
+
+
+_permutation_prefix = numba.njit(cache=True)(
+    _permuted_prefix if random_interval is None else _shuffled_prefix)
 
 
 @numba.njit(cache=True)

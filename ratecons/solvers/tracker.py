@@ -55,12 +55,13 @@ from ..settings import (
     LIMIT_STATUSES,
     NUMERICAL_ERROR,
     OPTIMAL,
+    ROUNDING_TOL,
     TIME_LIMIT,
 )
 from ..solution import Certificate, Solution
 
 __all__ = ["EVENT_KEYS", "STATUS_REASON", "STOP_STATUS", "Tracker", "iteration_cap",
-           "from_record", "limit_warning", "no_point", "revised"]
+           "from_record", "limit_warning", "no_point", "revised", "rounded_lower"]
 
 logger = logging.getLogger(__name__)
 
@@ -100,6 +101,15 @@ def _first_warning() -> bool:
         return False
     _WARNED.add(solve)
     return True
+
+
+def rounded_lower(lower: float, upper: float) -> float:
+    """``lower``, or ``upper`` where ``lower`` exceeds it by rounding only
+    (:data:`~ratecons.settings.ROUNDING_TOL`): a lower bound above the value it bounds is
+    impossible, and a reader comparing the two should not meet it."""
+    if 0.0 < lower - upper <= ROUNDING_TOL * max(1.0, abs(upper)):
+        return upper
+    return lower
 
 
 def iteration_cap(owner: str, default: int | None, max_iterations: int | None = None,
@@ -312,6 +322,8 @@ class Tracker:
         upper = self.upper if upper is None else upper
         lower = lower if lower is not None and math.isfinite(lower) else None
         upper = upper if upper is not None and math.isfinite(upper) else None
+        if lower is not None and upper is not None:
+            lower = rounded_lower(lower, upper)
         if gap is None and lower is not None and upper is not None:
             gap = upper - lower
         if objective is None:

@@ -118,4 +118,16 @@ def test_real_data_problem_and_metrics(client, monkeypatch):
     assert abs(ours.objective - reference.objective) <= TOL
     mine, theirs = ours.metrics(lazy), reference.metrics(rc.Dataset(real.X, real.y))
     for key, want in theirs.items():
-        assert abs(mine[key] - want) <= TOL, key
+        assert abs(mine[key] - want) <= (_tied_pairs(reference, real) if key == "auc"
+                                         else TOL), key
+
+
+def _tied_pairs(result, data) -> float:
+    """The AUC's share of positive-negative pairs whose scores tie up to rounding (1e-12
+    relative): scores that agree to 1e-8 between two solves, or to an ulp between the blocks'
+    products and the whole matrix's, can count such a pair 0, 1/2 or 1. On mammographic's
+    integer-valued features a pair is tied in exact arithmetic: the two AUCs parted by 2.2e-6,
+    half a pair of the 445 x 516 (an AMD EPYC machine, numpy 2.4.6)."""
+    s, pos = result.decision_function(data.X), np.asarray(data.y) == 1
+    gap = np.abs(s[pos][:, None] - s[~pos][None, :])
+    return float(np.sum(gap <= 1e-12 * max(1.0, np.abs(s).max()))) / gap.size + 1e-12

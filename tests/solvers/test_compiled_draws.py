@@ -3,11 +3,16 @@ same draws and values as the calls they replace."""
 
 from __future__ import annotations
 
+import importlib
+import sys
+import types
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ratecons.numerics.compiled_copy import copy_into
+from ratecons.solvers import dro_kernels
 from ratecons.solvers.dro_kernels import _permutation_prefix, _sample_without_replacement
 
 
@@ -33,3 +38,21 @@ def test_copy_into_copies_every_entry(values):
     target = np.full(source.size, np.nan)
     copy_into(source, target)
     assert np.array_equal(target, source)
+
+
+def test_a_numba_without_random_interval_falls_back_to_its_own_permutation(monkeypatch):
+    """``random_interval`` is numba's internal name: a release that moves it must leave the
+    package importable, with numba's ``Generator.permutation`` (compiled, it drew NumPy's
+    permutation on numba 0.68; its 6.3 s compile is left out of the suite)."""
+    monkeypatch.setitem(sys.modules, "numba.np.random.random_methods",
+                        types.ModuleType("numba.np.random.random_methods"))
+    try:
+        moved = importlib.reload(dro_kernels)
+        assert moved.random_interval is None
+        assert moved._permutation_prefix.py_func is moved._permuted_prefix
+        rows = moved._permutation_prefix.py_func(np.random.default_rng(5), 100, 7)
+        assert np.array_equal(rows, np.random.default_rng(5).permutation(100)[:7])
+    finally:
+        monkeypatch.undo()
+        restored = importlib.reload(dro_kernels)
+    assert restored._permutation_prefix.py_func is restored._shuffled_prefix

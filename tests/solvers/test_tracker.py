@@ -13,6 +13,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import ratecons as rc
 from ratecons import settings
@@ -30,7 +32,13 @@ from ratecons.solvers import (
     top_ipm,
     top_primal,
 )
-from ratecons.solvers.tracker import EVENT_KEYS, STOP_STATUS, Tracker, iteration_cap
+from ratecons.solvers.tracker import (
+    EVENT_KEYS,
+    STOP_STATUS,
+    Tracker,
+    iteration_cap,
+    rounded_lower,
+)
 
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(300, 5))
@@ -154,3 +162,21 @@ def test_tracker_refuses_a_second_name_for_a_shared_key():
     with pytest.raises(ValueError, match="progress events use the keys"):
         tracker.record(1, lower_bound=0.0)
     assert set(EVENT_KEYS) >= {"iteration", "objective", "lower", "upper", "gap", "time"}
+
+
+@given(upper=st.floats(-1e6, 1e6), ulps=st.integers(0, 4), below=st.floats(0.0, 1.0))
+def test_a_lower_bound_an_ulp_above_the_value_is_reported_as_the_value(upper, ulps, below):
+    """The DRO certificate of a constant optimum read lower_bound log 2 + 1 ulp above its
+    objective log 2 on one machine (AMD EPYC, numpy 2.4.6): a bound within rounding of the
+    value is the value; one below it, or above by more than rounding, is kept."""
+    above = upper
+    for _ in range(ulps):
+        above = np.nextafter(above, np.inf)
+    assert rounded_lower(above, upper) == upper
+    assert rounded_lower(upper - below, upper) == upper - below
+    far = upper + 1e-9 * max(1.0, abs(upper))
+    assert rounded_lower(far, upper) == far
+    tracker = Tracker("m", relative=True, scale_floor=1.0, tol=1e-6)
+    tracker.bound(lower=above, upper=upper)
+    cert = tracker.solution({"x": np.zeros(1)}, objective=upper, status="optimal").certificate
+    assert cert.lower_bound <= cert.upper_bound and cert.gap == 0.0
