@@ -2,14 +2,19 @@
 
     python -m benchmarks.auto_grid            # the grid of docs/mm.md, "When auto picks mm"
     python -m benchmarks.auto_grid --quick    # a few small instances (seconds)
+    python -m benchmarks.auto_grid --counts   # rows in counts (ratios multiplied through)
 
 Every instance minimizes the training error rate of a linear model subject to one to three rate
 constraints, added in this order: the 80% rule s_p(group a) >= 0.8 s_p(group b); a recall floor
 (the floor model's recall + 0.05, at most 0.95); an FPR cap, FPR(g) <= FPR(h) + 0.05 with g the
-group the floor model gives the higher FPR. Frames: Adult's sparse one-hot features (14 of 108
-entries nonzero per row) from 500 rows to the whole training split (34,189 rows), the same rows
-densified, and synthetic dense frames (``ratecons.testing.synthetic_groups``) including the
-issue's 3,000 x 100. Every instance is solved by each rate method side by side in one run:
+group the floor model gives the higher FPR. With ``--counts`` the constraints are rows in counts
+instead (App. B's ratios multiplied through, Table 2's counts; docs/mm.md, "Rows in counts"):
+a precision floor (the floor model's precision + 0.05, at most 0.95), then the 80% rule, then a
+cap on the false positives (#FP <= 0.8 the floor model's). Frames: Adult's sparse one-hot
+features (14 of 108 entries nonzero per row) from 500 rows to the whole training split
+(34,189 rows), the same rows densified, and synthetic dense frames
+(``ratecons.testing.synthetic_groups``) including the issue's 3,000 x 100. Every instance
+is solved by each rate method side by side in one run:
 ``mm``, ``cvxpy``, ``structured`` (Alg 1 with every bound solved by the structured interior
 point) and ``highs`` (the generic chain on the matrix form; ``hinge`` is left out: it solves the
 hinge relaxation, another problem), each with ``time_limit`` seconds (``highs`` with
@@ -103,6 +108,18 @@ def constraints(data: rc.Dataset, m: int, floor: np.ndarray) -> list[Any]:
     return made[:m]
 
 
+def count_constraints(data: rc.Dataset, m: int, floor: np.ndarray) -> list[Any]:
+    """The first ``m`` constraints of ``--counts`` (module docstring)."""
+    a, b = data.group("g", "a"), data.group("g", "b")
+    y = np.asarray(data.y)
+    precision = float(np.mean(y[floor == 1] == 1)) if np.any(floor == 1) else 0.5
+    false_positives = float(np.sum((floor == 1) & (y == 0)))
+    made = [rc.precision(data) >= min(precision + 0.05, 0.95),
+            rc.positive_rate_ratio(a, b) >= 0.8,
+            rc.false_positives(data) <= 0.8 * false_positives]
+    return made[:m]
+
+
 def grid(quick: bool) -> Iterator[Instance]:
     """Every instance: each frame with 1-3 constraints at l2 = 1e-3, and l2 = 1e-4 and 1e-2
     with one (quick: one constraint at l2 = 1e-3)."""
@@ -112,11 +129,12 @@ def grid(quick: bool) -> Iterator[Instance]:
             yield Instance(label, data, m, l2)
 
 
-def run_instance(inst: Instance, limit: float) -> dict[str, Any]:
-    """Auto's plan and every method's (time, status, objective) on one instance."""
+def run_instance(inst: Instance, limit: float, counts: bool = False) -> dict[str, Any]:
+    """Auto's plan and every method's (time, status, objective) on one instance (with the
+    constraints of ``--counts`` when ``counts``)."""
     floor, inst.floor_seconds = floor_fit(inst.data, inst.l2)
-    problem = rc.Problem(minimize=rc.error_rate(inst.data),
-                         subject_to=constraints(inst.data, inst.m, floor),
+    made = (count_constraints if counts else constraints)(inst.data, inst.m, floor)
+    problem = rc.Problem(minimize=rc.error_rate(inst.data), subject_to=made,
                          model=rc.LinearModel(l2=inst.l2))
     form = problem.canonical()  # compiled once, outside the timed solves
     plan = problem.plan()
@@ -145,6 +163,8 @@ def fit_cost_model(records: list[tuple[RateSize, float]]) -> np.ndarray:
 def main(argv: list[str] | None = None) -> float:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a few small instances")
+    parser.add_argument("--counts", action="store_true",
+                        help="constraint rows in counts (precision, #FP) instead of rates")
     parser.add_argument("--time-limit", type=float, default=None,
                         help="seconds per method solve (default 120, quick 30)")
     args = parser.parse_args(argv)
@@ -158,7 +178,7 @@ def main(argv: list[str] | None = None) -> float:
     against: dict[str, tuple[float, str]] = {"reference": (0.0, ""), "floor": (0.0, "")}
     records: dict[str, list[tuple[RateSize, float]]] = {"cvxpy": [], STRUCTURED: []}
     for inst in grid(args.quick):
-        out = run_instance(inst, limit)
+        out = run_instance(inst, limit, args.counts)
         choice, z = out["plan"].method, out["size"]
         times = {m: t for m, (t, status, _) in out["rows"].items()
                  if status in settings.SOLVED_STATUSES}

@@ -24,3 +24,16 @@ def test_auto_grid_prints_every_method_and_the_worst_ratio_last():
     assert dense[6] == "1.00"  # the synthetic frame's density, read by auto
     assert re.match(r"WORST time\(auto\) / time\(best method\) = [\d.]+ \(.+\); target <= 1\.2: "
                     r"(yes|NO)$", lines[-1]), lines[-1]
+
+
+@pytest.mark.slow
+def test_auto_grid_runs_the_rows_in_counts():
+    """--counts: a precision floor on the same frames (docs/mm.md, "Rows in counts"); mm,
+    cvxpy and the structured chain each solve it."""
+    lines = run_benchmark("benchmarks.auto_grid", "--quick", "--counts")
+    rows = [line for line in lines if line.count(" | ") == 5 and not line.startswith("frame")]
+    assert len(rows) == 2
+    for row in rows:
+        cells = row.split(" | ")
+        assert "optimal" in cells[1] and "optimal" in cells[2] and "optimal" in cells[3]
+    assert lines[-1].startswith("WORST time(auto) / time(best method) = ")
