@@ -180,10 +180,13 @@ class _Search:
             better = good[:1] or [p for p in tried if p.g < now.g]
             if not better:
                 # g is flat to its rounding here (it falls by the residual squared): go on
-                # while a step shrinks the conditions' residual (chi-square as a custom phi,
-                # rho = 0.3: stopped at a divergence 5.6e-8 relative above rho on one machine)
-                better = [p for p in tried if p.residual(self.rho) < now.residual(self.rho)]
-                if not better:  # neither g nor the residual falls: the rounding's floor
+                # while a step at least halves the conditions' residual, as Newton's steps do
+                # near the optimum (chi-square as a custom phi, rho = 0.3: stopped at a
+                # divergence 5.6e-8 relative above rho on one machine); a slower fall is the
+                # rounding's floor, and ends the search rather than spending MAX_PASSES
+                better = [p for p in tried
+                          if p.residual(self.rho) <= 0.5 * now.residual(self.rho)]
+                if not better:
                     break
                 now = better[0]
                 continue
