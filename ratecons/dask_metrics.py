@@ -41,6 +41,7 @@ import numpy as np
 
 from .loss_functions import margin_loss, surrogate
 from .numerics.inner_max_dask import bracket_root, computed, per_partition, summary_of
+from .ramp import ramp_width
 from .scans import client_column, count_pass, kept_column
 from .thresholds import quantile_count, top_k_mean
 
@@ -89,14 +90,16 @@ def _positives_above(s: np.ndarray, y: np.ndarray, t: float) -> np.ndarray:
     return np.array([[float(np.count_nonzero(s[pos] >= t)), float(np.count_nonzero(pos))]])
 
 
-def _rate_values(s: np.ndarray, C: np.ndarray) -> np.ndarray:
-    """C^T [1[s > 0], clip(1/2 + s, 0, 1)] (indicator and ramp rates), one row."""
-    return np.concatenate([C.T @ (s > 0), C.T @ np.clip(0.5 + s, 0.0, 1.0)])[None]
+def _rate_values(s: np.ndarray, C: np.ndarray, unit: float = 1.0) -> np.ndarray:
+    """C^T [1[s > 0], clip(1/2 + s / unit, 0, 1)] (indicator and ramp rates, the ramp of
+    width ``unit``: :func:`ratecons.ramp.ramp_width`), one row."""
+    return np.concatenate([C.T @ (s > 0), C.T @ np.clip(0.5 + s / unit, 0.0, 1.0)])[None]
 
 
-def _loss_values(s: np.ndarray, y: np.ndarray, C: np.ndarray, loss: str) -> np.ndarray:
-    """C^T l(y~ s) for a margin loss, one row."""
-    values, _ = margin_loss(loss, (2.0 * y - 1.0) * s)
+def _loss_values(s: np.ndarray, y: np.ndarray, C: np.ndarray, loss: str,
+                 scale: float = 1.0) -> np.ndarray:
+    """C^T l(t y~ s) for a margin loss at score scale t = ``scale``, one row."""
+    values, _ = margin_loss(loss, scale * (2.0 * y - 1.0) * s)
     return (C.T @ values)[None]
 
 
@@ -329,8 +332,9 @@ class WorkerScores:
         one pass."""
         C = self.sent_once(("rates", *map(id, exprs)), tuple(exprs), lambda: np.column_stack(
             [self.coefficients(list(e.terms.values())) for e in exprs]))
-        sums = computed(per_partition(_rate_values, 2 * len(exprs), self.s, C)
-                        .sum(axis=0), features=False)
+        sums = computed(per_partition(_rate_values, 2 * len(exprs), self.s, C,
+                                      unit=ramp_width(self.scorer)).sum(axis=0),
+                        features=False)
         constants = np.array([e.constant for e in exprs])
         return np.column_stack([constants + sums[: len(exprs)], constants + sums[len(exprs):]])
 
@@ -339,7 +343,8 @@ class WorkerScores:
         C = self.sent_once(("loss", id(part)), (part,),
                            lambda: self.coefficients([(part.subset, 1.0)])[:, None])
         return float(computed(per_partition(_loss_values, 1, self.s, self.labels, C,
-                                            loss=part.loss).sum(axis=0), features=False)[0])
+                                            loss=part.loss, scale=part.scale).sum(axis=0),
+                              features=False)[0])
 
     def evaluation(self) -> WorkerEvaluation:
         """A :class:`WorkerEvaluation` of rows and rates that starts from these scores."""

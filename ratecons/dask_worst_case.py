@@ -28,6 +28,7 @@ import numpy as np
 
 from .numerics.inner_max_dask import WeightRule, computed, per_partition, robust_value
 from .numerics.inner_max_dask_rule import summarized_rule
+from .ramp import ramp_width
 
 __all__ = ["worst_case_value"]
 
@@ -52,6 +53,7 @@ class RateValues:
     kind: str
     lam: float = 0.0
     table: tuple[tuple[float, bool], ...] | None = None
+    width: float = 1.0  # the ramp's (:func:`ratecons.ramp.ramp_width`)
 
     def parts(self, block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """h = sigma |B| a_x v_x and the membership in B, over the block's support rows."""
@@ -63,11 +65,11 @@ class RateValues:
             rows = np.asarray(self.table, dtype=np.float64)[code[keep].astype(np.int64) - 1]
             coef, inside = rows[:, 0], rows[:, 1] > 0
         v = (s[keep] > 0).astype(np.float64) if self.kind == "indicator" \
-            else np.clip(0.5 + s[keep], 0.0, 1.0)
+            else np.clip(0.5 + s[keep] / self.width, 0.0, 1.0)
         return self.adversary * coef * v, inside
 
     def shifted(self, lam: float) -> RateValues:
-        return RateValues(self.adversary, self.kind, lam, self.table)
+        return RateValues(self.adversary, self.kind, lam, self.table, self.width)
 
     def __call__(self, block: np.ndarray) -> np.ndarray:
         h, inside = self.parts(block)
@@ -168,6 +170,7 @@ def _sent(part: Any, workers: Any, adversary: float, kind: str) -> tuple[list[An
     membership code (1 byte); each sent once for the ``workers``' kept columns
     (:meth:`ratecons.dask_metrics.WorkerScores.sent_once`)."""
     index, coefficients = part.ball.support.index, part.coefficients
+    width = ramp_width(workers.scorer)
     distinct = _distinct(coefficients, CODE_TABLE // 2)
     n = workers.data.n
     if distinct is not None:
@@ -181,7 +184,7 @@ def _sent(part: Any, workers: Any, adversary: float, kind: str) -> tuple[list[An
 
         rows = tuple((float(c), b) for c in distinct for b in (False, True))
         return ([workers.sent_once(("worst-case codes", id(part)), (part,), codes)],
-                RateValues(adversary, kind, table=rows))
+                RateValues(adversary, kind, table=rows, width=width))
 
     def coef() -> np.ndarray:
         out = np.zeros(n)
@@ -195,4 +198,4 @@ def _sent(part: Any, workers: Any, adversary: float, kind: str) -> tuple[list[An
 
     return [workers.sent_once(("worst-case coefficients", id(part)), (part,), coef),
             workers.sent_once(("worst-case membership", id(part)), (part,), membership)], \
-        RateValues(adversary, kind)
+        RateValues(adversary, kind, width=width)

@@ -127,13 +127,16 @@ def resolve(problem: Any, method: str, sample_start: Any = None
             ) -> tuple[MethodSpec, list[str]]:
     """Resolve ``method`` (``"auto"`` or a name) for a problem, with the reasons; on data
     that live in Dask, only the methods of :mod:`ratecons.dask_methods`. A chain that starts
-    from a row sample (``sample_start``, :mod:`ratecons.sample_start`) says so last."""
+    from a row sample (``sample_start``, :mod:`ratecons.sample_start`) says so, and so does a
+    chain that solves at the loss's scale (:mod:`ratecons.chain_scale`)."""
     spec, reasons = _resolve_where(problem, method)
-    if "sample_start" in spec.options:
+    if "sample_start" in spec.options:  # the structured and CVXPY chains
+        from .chain_scale import scale_note
         from .sample_start import sample_start_note
 
-        note = sample_start_note(problem.analysis, sample_start, spec.name)
-        reasons = reasons if note is None else [*reasons, note]
+        notes = (sample_start_note(problem.analysis, sample_start, spec.name),
+                 scale_note(problem.analysis))
+        reasons = [*reasons, *(note for note in notes if note is not None)]
     return spec, reasons
 
 

@@ -93,13 +93,14 @@ from .chain_points import (
     threshold_search,
     tied_examples,
 )
+from .chain_scale import chain_at_loss_scale
 from .expr.analysis import Analysis
 from .patterns.pattern import MethodSpec
 from .phase_one import ElasticSolver, cvxpy_elastic, run_phase_one
 from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, FeatureMap, kernelize, kernelized
 from .reductions.to_cvxpy import ConvexStep, is_lp, pick_solver, solve_step
 from .result import Result
-from .sample_start import SampleStart, chain_from_sample
+from .sample_start import SampleStart
 from .settings import FEASIBILITY_TOL
 from .solution import Solution
 from .solvers.mm import Step, fixed_point, repair_ladder
@@ -131,6 +132,9 @@ class LastStep:
     anchor: dict[int, np.ndarray] | None
     bounds: np.ndarray
     bound_objective: float
+    #: the ramp's width of the step's problem (:mod:`ratecons.chain_scale`): the step is over
+    #: g = f / scale, its objective's losses at margin scale ``scale``
+    scale: float = 1.0
 
 
 def solve_generic(analysis: Analysis, *, solver: str | None = None,
@@ -670,8 +674,7 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
             callback=None if sampled else callback, only_step=only_step,
             extrapolate=extrapolate, start=start, start_only=sampled)
 
-    solution, scorer, last_step = chain_from_sample(form, sample_start, chain,
-                                                    only_step is not None)
+    solution, scorer, last_step = chain_at_loss_scale(form, sample_start, chain, only_step)
     objective = form.objective.to_user(solution.objective)  # the surrogate E at the solution
     return Result(problem, "cvxpy", solution, scorer, objective,
                   extras={"last_step": last_step})

@@ -11,6 +11,7 @@ are not score models, add their rule in :class:`ratecons.patterns.mrc.MRCResult`
 from __future__ import annotations
 
 import base64
+import copy
 import json
 import pickle
 from collections.abc import Mapping
@@ -24,15 +25,27 @@ from .data import Dataset, Subset
 from .data_columns import nonfinite_rows
 from .errors import DataError, SolverError, SpecError
 from .kernels import kernel_rows
+from .ramp import ramp, ramp_scores, ramp_width
 from .settings import SOLVED_STATUSES
 from .solution import Certificate, Solution, _jsonable
 
-__all__ = ["Result", "FeatureScorer", "KernelScorer", "LinearScorer", "features_of", "ramp"]
+__all__ = ["Result", "FeatureScorer", "KernelScorer", "LinearScorer", "features_of"]
 
 
-def ramp(z: np.ndarray) -> np.ndarray:
-    """sigma(z) = clip(1/2 + z, 0, 1): the ramp of Goh et al., eq. (2)."""
-    return np.clip(0.5 + np.asarray(z, dtype=np.float64), 0.0, 1.0)
+class _Scaled:
+    """The ramp width of the scorers below (:mod:`ratecons.ramp`) and their rescaling."""
+
+    ramp_width = 1.0
+    _coefficients = "w"
+
+    def scaled(self, t: float) -> Any:
+        """The same scorer with scores t f(x) and a ramp t times as wide: the same
+        deterministic predictions, randomized rule and ramp rates."""
+        out = copy.copy(self)
+        setattr(out, self._coefficients, t * getattr(self, self._coefficients))
+        out.b = t * self.b
+        out.ramp_width = t * self.ramp_width
+        return out
 
 
 def features_of(X: Any, d: int | None = None) -> Any:
@@ -60,12 +73,14 @@ def _checked_width(X: Any, d: int | None) -> Any:
     return X
 
 
-class LinearScorer:
-    """f(x) = <w, x> - b with deterministic and randomized (App. A) predictions."""
+class LinearScorer(_Scaled):
+    """f(x) = <w, x> - b with deterministic and randomized (App. A) predictions; the ramp of
+    the randomized rule has width ``ramp_width`` (:func:`ramp_width`)."""
 
-    def __init__(self, w: np.ndarray, b: float) -> None:
+    def __init__(self, w: np.ndarray, b: float, ramp_width: float = 1.0) -> None:
         self.w = np.asarray(w, dtype=np.float64)
         self.b = float(b)
+        self.ramp_width = float(ramp_width)
 
     def decision_function(self, X: Any) -> np.ndarray:
         X = features_of(X, self.w.size)
@@ -73,15 +88,15 @@ class LinearScorer:
 
     def predict(self, X: Any, randomized: bool = False, seed: int | None = None) -> np.ndarray:
         """Deterministic: 1 where f(x) > 0. Randomized (App. A of Goh et al.): 1 with
-        probability sigma(f(x)), the ramp of eq. (2)."""
+        probability sigma(f(x) / t), the ramp of eq. (2) of width t = ``ramp_width``."""
         z = self.decision_function(X)
         if not randomized:
             return (z > 0).astype(np.int8)
         rng = np.random.default_rng(seed)
-        return (rng.random(z.size) < ramp(z)).astype(np.int8)
+        return (rng.random(z.size) < ramp(ramp_scores(self, z))).astype(np.int8)
 
 
-class KernelScorer:
+class KernelScorer(_Scaled):
     """f(x) = sum_j a_j k(x_j, x) - b over expansion points x_j (the representer form of a
     kernel model; eq. 13 of the ranking paper), with the predictions of :class:`LinearScorer`.
 
@@ -89,6 +104,8 @@ class KernelScorer:
     k(x_new, x_train) for every training example (columns in training order): the expansion
     points are the columns ``columns`` of the ``n_train`` training examples.
     """
+
+    _coefficients = "a"
 
     def __init__(self, spec: Any, points: Any, a: np.ndarray, b: float,
                  columns: np.ndarray | None = None, n_train: int | None = None) -> None:
@@ -112,7 +129,7 @@ class KernelScorer:
     predict = LinearScorer.predict
 
 
-class FeatureScorer:
+class FeatureScorer(_Scaled):
     """f(x) = <w, psi(x)> - b over an explicit feature map psi (``feature_map.apply``; random
     Fourier features of a gaussian kernel model), with the predictions of
     :class:`LinearScorer`."""
@@ -221,6 +238,13 @@ class Result:
     def b(self) -> float:
         return self._require_model().b
 
+    @property
+    def ramp_width(self) -> float:
+        """The width t of the ramp of the model's randomized rule and ramp rates
+        (:mod:`ratecons.ramp`): 1 unless the chain returned the model at its loss's scale
+        (:mod:`ratecons.reductions.score_scale`)."""
+        return ramp_width(self._require_model())
+
     def decision_function(self, X: Any) -> np.ndarray:
         """Scores of the fitted model on a Dataset or feature matrix."""
         return self._require_model().decision_function(X)
@@ -293,7 +317,8 @@ class Result:
         if not self.has_model:
             return None
         if isinstance(self.scorer, LinearScorer):
-            return {"type": "linear", "w": self.scorer.w, "b": self.scorer.b}
+            return {"type": "linear", "w": self.scorer.w, "b": self.scorer.b,
+                    "ramp_width": self.scorer.ramp_width}
         return {"type": "pickle",
                 "base64": base64.b64encode(pickle.dumps(self.scorer)).decode("ascii")}
 
@@ -306,7 +331,8 @@ class Result:
         model = data.get("model")
         scorer: Any = None
         if model is not None and model["type"] == "linear":
-            scorer = LinearScorer(np.asarray(model["w"], dtype=np.float64), model["b"])
+            scorer = LinearScorer(np.asarray(model["w"], dtype=np.float64), model["b"],
+                                  model.get("ramp_width", 1.0))
         elif model is not None:
             scorer = pickle.loads(base64.b64decode(model["base64"]))
         from .solvers.tracker import from_record  # solvers load on first use

@@ -37,6 +37,7 @@ from .data import Dataset
 from .errors import SolverError, parameter_error
 from .models import KernelModel, LinearModel
 from .problem import Problem
+from .ramp import ramp, ramp_scores
 from .report import RateReport
 from .result import Result
 from .solvers.tracker import revised
@@ -441,8 +442,11 @@ class RateConstrainedClassifier(_LinearAttributes, _RateconsClassifier):
                        model=LinearModel(l2=self.l2, l1=self.l1))
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """The randomized rule of App. A (Goh et al.): P(classes_[1] | x) = clip(1/2 + f(x))."""
-        p = np.clip(0.5 + self.decision_function(X), 0.0, 1.0)
+        """The randomized rule of App. A (Goh et al.): P(classes_[1] | x) = clip(1/2 + f(x) / t)
+        with t the width of the model's ramp (``result_.ramp_width``, 1 unless the model was
+        returned at its loss's scale)."""
+        z = self.decision_function(X)  # (checks that the estimator is fitted)
+        p = ramp(ramp_scores(self.result_, z))
         return np.column_stack([1.0 - p, p])
 
 

@@ -31,6 +31,7 @@ import numpy as np
 
 from . import limits, settings
 from .chain_points import on_client
+from .chain_scale import chain_at_loss_scale
 from .expr.analysis import Analysis
 from .generic import LastStep, solve_generic
 from .patterns.pattern import MethodSpec
@@ -38,7 +39,7 @@ from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, kernelize
 from .reductions.to_cvxpy import ConvexStep, pick_solver, solve_step
 from .reductions.to_structured import lower_structured, structured_support
 from .result import Result
-from .sample_start import SampleStart, chain_from_sample
+from .sample_start import SampleStart
 from .solution import Solution
 from .solvers.structured import CERTIFIED_TOL, DEFAULT_TOL
 from .structured_fallback import by_reference, warm_then_cold
@@ -216,7 +217,8 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
             # the first MM step on all rows starts from the sample's last certified step (w, b
             # and the rows' multipliers: the rates are means on both, so they carry over)
             counted = counts
-            previous = ({"warm": on_sample["warm"]} if start is not None
+            # (once: a later round at the loss's scale starts from its own model, cold)
+            previous = ({"warm": on_sample.pop("warm")} if start is not None
                         and "warm" in on_sample else {})
         return solve_generic(
             analysis, max_iterations=max_iterations, tol=tol, repair_rounds=repair_rounds,
@@ -227,8 +229,7 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
             extrapolate=extrapolate, start=start, start_only=sampled,
             elastic_solver=structured_elastic_step(analysis, step_tol, counted))
 
-    solution, scorer, last_step = chain_from_sample(form, sample_start, chain,
-                                                    only_step is not None)
+    solution, scorer, last_step = chain_at_loss_scale(form, sample_start, chain, only_step)
     solution.certificate.details["structured_steps"] = counts.get("structured", 0)
     solution.certificate.details["reference_steps"] = counts.get("reference", 0)
     solution.certificate.details["uncertified_steps"] = counts.get("uncertified", 0)

@@ -129,6 +129,12 @@ class Term(Composable):
     combinable: bool = True
     #: the term as the user wrote it: set by every subclass (an attribute or a property)
     name: str
+    #: how the term meets a model scaled with its ramp's width (f -> s f, width -> s width;
+    #: :mod:`ratecons.reductions.score_scale`): "ramp" (its exact value and its surrogate, the
+    #: ramp of eq. 2 alone, are unchanged: rates, ratios, worst-case rates), "loss" (a margin
+    #: loss that takes a score scale: ``scaled(t)``), or None (neither: a surrogate with a
+    #: margin of its own, such as a ranking's hinge)
+    under_score_scale: str | None = None
 
     @property
     def label(self) -> str:

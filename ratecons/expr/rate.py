@@ -31,6 +31,7 @@ import numpy as np
 
 from ..data import Dataset, Subset, as_subset
 from ..errors import InfeasibleError, NotLinearError, SpecError
+from ..ramp import ramp, ramp_scores
 from .atom import Constraint, Term, as_sum, fmt, is_number
 
 __all__ = ["RateExpr", "RatioExpr", "rate_atom", "ratio_metric", "FRACTION_RATIOS"]
@@ -50,6 +51,7 @@ class RateExpr(Term):
 
     curvature = "rate"
     kind = "rate"
+    under_score_scale = "ramp"
     mergeable = True
 
     def __init__(
@@ -162,9 +164,9 @@ class RateExpr(Term):
         for subset, coef in self.terms.values():
             key = id(subset.data)
             if key not in scores:
-                scores[key] = scorer.decision_function(subset.data.X)
+                scores[key] = ramp_scores(scorer, scorer.decision_function(subset.data.X))
             z = scores[key][subset.index]
-            v = (z > 0).astype(np.float64) if kind == "indicator" else np.clip(0.5 + z, 0, 1)
+            v = (z > 0).astype(np.float64) if kind == "indicator" else ramp(z)
             total += coef * float(subset.weights @ v)
         return total
 
@@ -264,6 +266,7 @@ class RatioExpr(Term):
 
     curvature = "ratio"
     kind = "ratio"
+    under_score_scale = "ramp"
     combinable = False
 
     def __init__(

@@ -56,6 +56,7 @@ import numpy as np
 from ..data import Dataset, Subset
 from ..errors import SpecError, parameter_error
 from ..numerics.inner_max import inner_maximize
+from ..ramp import ramp, ramp_scores
 from .atom import Term
 from .ball import PhiDivergenceBall
 from .rate import RateExpr, _AtomRecipe
@@ -82,6 +83,7 @@ class WorstCaseRate(Term):
 
     curvature = "rate"
     kind = "rate"
+    under_score_scale = "ramp"
 
     def __init__(self, expr: Any, ball: Any) -> None:
         if not isinstance(expr, RateExpr):
@@ -148,8 +150,8 @@ class WorstCaseRate(Term):
         expected value under the randomized rule (eq. 3).
         """
         support = self.ball.support
-        z = scorer.decision_function(support.data.X)[support.index]
-        v = (z > 0).astype(np.float64) if kind == "indicator" else np.clip(0.5 + z, 0.0, 1.0)
+        z = ramp_scores(scorer, scorer.decision_function(support.data.X)[support.index])
+        v = (z > 0).astype(np.float64) if kind == "indicator" else ramp(z)
         g = adversary * self.coefficients * v
         if self.conditional:
             extreme = conditional_extreme(g, self.inside, self.ball.phi, self.ball.rho)

@@ -126,7 +126,8 @@ def conditional_bound(builder: Any, row: Row, bound: float) -> Any:
 def mean_loss(builder: Any, coef: float, part: MeanLoss, objective: bool) -> Any:
     """coef * the weighted mean of the loss's graph over the subset."""
     s = part.subset
-    return coef * (s.weights @ builder.margin_losses(part.loss, s.data, s.index, s.y))
+    return coef * (s.weights @ builder.margin_losses(part.loss, s.data, s.index, s.y,
+                                                     part.scale))
 
 
 def robust_loss(builder: Any, coef: float, part: RobustLoss, objective: bool) -> Any:

@@ -250,8 +250,10 @@ class CvxpyBuilder:
             losses = losses + _selector(n, neg) @ (h[neg] - self.cp.multiply(h[neg], u))
         return losses
 
-    def margin_losses(self, loss: str, data: Any, rows: np.ndarray, y: np.ndarray) -> Any:
-        margins = self.cp.multiply(2.0 * y - 1.0, self.scores(data, rows))
+    def margin_losses(self, loss: str, data: Any, rows: np.ndarray, y: np.ndarray,
+                      scale: float = 1.0) -> Any:
+        """l(t y~ z) on ``rows`` of ``data``, t = ``scale``."""
+        margins = self.cp.multiply(scale * (2.0 * y - 1.0), self.scores(data, rows))
         graph, constraints = loss_graph(self.cp, loss, margins)
         self.constraints += constraints
         return graph

@@ -371,6 +371,9 @@ def _takes_all(part: Any, where: str, bounded: bool) -> str | None:
 
 def _mean_loss_refuses(part: MeanLoss, where: str, bounded: bool) -> str | None:
     label = label_of(part)
+    if part.scale != 1.0:  # made by the chain at its loss's scale only (cvxpy, structured)
+        return (f"{label} in {where}: the matrix form has losses at unit margin scale only; "
+                f"{_GENERIC}.")
     if part.loss == "logistic":
         return (f"{label} in {where}: the logistic loss is smooth but not piecewise linear or "
                 f"quadratic, so it has no LP/QP form. Use rc.hinge_loss(...) (an LP) or "

@@ -136,7 +136,7 @@ class _Pieces:
 
 def _mean_loss(pieces: _Pieces, j: int, coef: float, part: MeanLoss, objective: bool) -> None:
     s = part.subset
-    label = part.signed_labels()
+    label = part.margin_factors()  # t y~: a hinge's slope, a smooth piece's margin factor
     weights = coef * s.weights
     if part.loss == "hinge":
         pieces.add_hinge(id(s.data), s.index, -label, 1.0, {j: weights})

@@ -28,7 +28,7 @@ class SmoothPieces:
 
     loss: str
     index: np.ndarray  # (L,) example rows
-    label: np.ndarray  # (L,) y in {-1, +1}
+    label: np.ndarray  # (L,) the margin factors t y, y in {-1, +1} (t: the loss's score scale)
     coef: np.ndarray  # (m+1, L), >= 0
 
 

@@ -140,13 +140,13 @@ def _perspective(phi: str, t: np.ndarray, lam: float
 def _losses(piece: RobustPieces, z: np.ndarray, u: np.ndarray
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The pieces' losses l_i with dl/dz and d2l/dz2 for smooth losses (l'(y z) y and
-    l''(y z)), or dl/du and 0 for hinge epigraphs."""
+    l''(y z) y^2, y the margin factor), or dl/du and 0 for hinge epigraphs."""
     if piece.on_pieces:
         offset = 0.0 if piece.offset is None else piece.offset
         return offset + piece.slope * u[piece.index], piece.slope, np.zeros(piece.index.size)
     margins = piece.label * z[piece.index]
     loss, d1 = margin_loss(piece.loss, margins)
-    return loss, piece.label * d1, SMOOTH_LOSSES[piece.loss](margins)
+    return loss, piece.label * d1, piece.label ** 2 * SMOOTH_LOSSES[piece.loss](margins)
 
 
 @dataclass

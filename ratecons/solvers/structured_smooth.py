@@ -30,7 +30,7 @@ def smooth_terms(ipm: Any, z: np.ndarray, weights: np.ndarray
         values += S @ loss
         weighted = weights @ S  # the multiplier-weighted coefficient of each example's loss
         grad += np.bincount(piece.index, weights=weighted * piece.label * d1, minlength=N)
-        curv += np.bincount(piece.index, weights=weighted * d2, minlength=N)
+        curv += np.bincount(piece.index, weights=weighted * piece.label ** 2 * d2, minlength=N)
         slopes.append(piece.label * d1)
     return grad, curv, slopes, values
 

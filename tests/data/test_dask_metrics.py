@@ -181,3 +181,29 @@ def test_columns_sent_once_are_scattered_and_sent_again_when_lost(client, no_vec
     assert again is not labels
     assert int(again.sum().compute()) == int(y.sum())
     assert workers.classification() == first
+
+
+def test_ramp_rates_on_the_workers_use_the_models_ramp_width(client, no_vectors):
+    """A model returned at its loss's scale (f = t g, ramp width t;
+    :mod:`ratecons.chain_scale`) has the ramp rates of g on the workers as in memory: plain
+    rates and a worst-case rate, the same values as the unscaled scorer's."""
+    from ratecons.dask_metrics import WorkerEvaluation
+
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(1200, 3))
+    y = (X[:, 0] + rng.normal(size=1200) > 0).astype(int)
+    memory = rc.Dataset(X, y)
+    lazy = rc.Dataset(da.from_array(X, chunks=(250, 3)), y)
+    g = LinearScorer(np.array([0.3, -0.2, 0.1]), 0.05)
+    f = g.scaled(0.25)
+    ball = rc.PhiDivergenceBall(lazy.positives, phi="chi2", rho=0.1)
+    worst = rc.worst_case(rc.recall(lazy), ball)
+    evaluation = WorkerEvaluation(f)
+    for expr, in_memory in ((rc.positive_rate(lazy), rc.positive_rate(memory)),
+                            (rc.recall(lazy), rc.recall(memory))):
+        assert abs(evaluation.rate(expr, "ramp") - in_memory.value(g, "ramp")) <= TOL
+        assert abs(evaluation.rate(expr, "indicator") - in_memory.value(g)) <= TOL
+    in_memory = rc.worst_case(rc.recall(memory), rc.PhiDivergenceBall(
+        memory.positives, phi="chi2", rho=0.1))
+    assert abs(evaluation.part_value(worst, "surrogate", 1.0)
+               - in_memory.evaluate(g, "surrogate", 1.0)) <= 1e-7
