@@ -2,7 +2,7 @@
 best scale for the fixed point (:mod:`ratecons.reductions.score_scale`, which states the
 problem and when it applies).
 
-:func:`chain_at_loss_scale` wraps the structured and CVXPY chains (through
+:func:`chain_at_loss_scale` wraps the structured, CVXPY and matrix (HiGHS) chains (through
 :func:`ratecons.sample_start.chain_from_sample`, so a row sample starts the first round only):
 
 1. the chain at width t = 1, as the paper states the problem: a fixed point g;

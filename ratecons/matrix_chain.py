@@ -32,6 +32,7 @@ from .backends.highs import HighsLP
 from .backends.mps import read_solution_file, write_mps
 from .caller import user_stacklevel
 from .chain_points import missed_rows, surrogate_objective
+from .chain_scale import chain_at_loss_scale
 from .errors import SlowMethodWarning, SpecError
 from .expr.analysis import Analysis
 from .generic import LastStep, solve_generic
@@ -46,7 +47,9 @@ from .reductions.to_matrix import (
     model_column_names,
 )
 from .result import Result
+from .sample_start import SampleStart
 from .settings import FEASIBILITY_TOL, HIGHS_METHOD
+from .solution import Solution
 from .solvers.tracker import Tracker
 
 __all__ = ["highs_method", "matrix_step", "export_mps", "read_solution"]
@@ -126,11 +129,17 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
     note = qp_stall_note(form)
     if note is not None:
         warnings.warn(note + ".", SlowMethodWarning, stacklevel=user_stacklevel())
-    step = highs_step(form, solver, time_limit, highs_options)
-    solution, scorer, last_step = solve_generic(
-        form, max_iterations=max_iterations, tol=tol, repair_rounds=repair_rounds,
-        kernel_points=kernel_points, seed=0 if seed is None else seed, callback=callback,
-        only_step=only_step, step_solver=step, step_solver_name=f"highs/{solver}")
+
+    def chain(analysis: Analysis, start: SampleStart | None, sampled: bool
+              ) -> tuple[Solution, Any, LastStep | None]:
+        return solve_generic(
+            analysis, max_iterations=max_iterations, tol=tol, repair_rounds=repair_rounds,
+            kernel_points=kernel_points, seed=0 if seed is None else seed, callback=callback,
+            only_step=only_step, start=start, start_only=sampled,
+            step_solver=highs_step(analysis, solver, time_limit, highs_options),
+            step_solver_name=f"highs/{solver}")
+
+    solution, scorer, last_step = chain_at_loss_scale(form, False, chain, only_step)
     objective = form.objective.to_user(solution.objective)
     return Result(problem, HIGHS_METHOD, solution, scorer, objective,
                   extras={"last_step": last_step})

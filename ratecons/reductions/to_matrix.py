@@ -177,7 +177,7 @@ class MatrixBuilder:
         self.cost: list[tuple[np.ndarray, np.ndarray]] = []
         self.quad: list[tuple[np.ndarray, np.ndarray]] = []
         self.offset = 0.0
-        self.shared: dict[tuple[int, str], np.ndarray] = {}
+        self.shared: dict[tuple[int, str, float], np.ndarray] = {}
         d = next(iter(psi.values())).shape[1]
         self.features = _feature_names(analysis, d, kernel)
         self.w_cols = self.add_cols([f"w[{f}]" for f in self.features], -np.inf, np.inf)
@@ -219,23 +219,26 @@ class MatrixBuilder:
     def tag(self, data: Any, index: np.ndarray) -> list[str]:
         return [f"{data.name}:{i}" for i in index.tolist()]
 
-    def epigraph(self, data: Any, index: np.ndarray, kind: str) -> np.ndarray:
-        """Shared columns of ``kind`` ("xi+", "xi-", "hinge", "resid") on ``index``."""
-        key = (id(data), kind)
+    def epigraph(self, data: Any, index: np.ndarray, kind: str,
+                 margin_scale: float = 1.0) -> np.ndarray:
+        """Shared columns of ``kind`` ("xi+", "xi-", "hinge", "resid") on ``index``; a loss's
+        (``hinge``, ``resid``) at margin scale t = ``margin_scale``: h + t y~ z >= 1."""
+        key = (id(data), kind, margin_scale)
         if key not in self.shared:
             self.shared[key] = np.full(data.n, -1, dtype=np.int64)
         colmap = self.shared[key]
         new = np.unique(index[colmap[index] < 0])
         if new.size:
-            names = [f"{kind}[{t}]" for t in self.tag(data, new)]
+            label = kind if margin_scale == 1.0 else f"{kind}@{margin_scale:.17g}"
+            names = [f"{label}[{t}]" for t in self.tag(data, new)]
             lower = -np.inf if kind == "resid" else 0.0
             cols = self.add_cols(names, lower, np.inf)
             colmap[new] = cols
             if kind in ("xi+", "xi-"):  # xi -/+ z >= 1/2
                 scale, rhs_lo, rhs_hi = (-1.0 if kind == "xi+" else 1.0), 0.5, np.inf
                 scale = np.full(new.size, scale)
-            else:  # hinge: h + y~ z >= 1; resid: r + y~ z = 1
-                scale = 2.0 * data.y[new].astype(np.float64) - 1.0
+            else:  # hinge: h + t y~ z >= 1; resid: r + t y~ z = 1
+                scale = margin_scale * (2.0 * data.y[new].astype(np.float64) - 1.0)
                 rhs_lo, rhs_hi = 1.0, (1.0 if kind == "resid" else np.inf)
             rows = self.add_rows([f"def_{n}" for n in names], rhs_lo, rhs_hi)
             self.entries(rows, cols, 1.0)
@@ -310,9 +313,9 @@ def _mean_loss(builder: MatrixBuilder, coef: float, part: MeanLoss, acc: Linear,
     """coef * the mean loss: ``hinge`` epigraph columns, or ``resid`` columns in P (squared)."""
     s = part.subset
     if part.loss == "hinge":
-        acc.add(builder.epigraph(s.data, s.index, "hinge"), coef * s.weights)
+        acc.add(builder.epigraph(s.data, s.index, "hinge", part.scale), coef * s.weights)
     else:  # squared, objective only (check_representable)
-        cols = builder.epigraph(s.data, s.index, "resid")
+        cols = builder.epigraph(s.data, s.index, "resid", part.scale)
         builder.quad.append((cols, 2.0 * coef * s.weights))
 
 
@@ -371,9 +374,6 @@ def _takes_all(part: Any, where: str, bounded: bool) -> str | None:
 
 def _mean_loss_refuses(part: MeanLoss, where: str, bounded: bool) -> str | None:
     label = label_of(part)
-    if part.scale != 1.0:  # made by the chain at its loss's scale only (cvxpy, structured)
-        return (f"{label} in {where}: the matrix form has losses at unit margin scale only; "
-                f"{_GENERIC}.")
     if part.loss == "logistic":
         return (f"{label} in {where}: the logistic loss is smooth but not piecewise linear or "
                 f"quadratic, so it has no LP/QP form. Use rc.hinge_loss(...) (an LP) or "

@@ -218,3 +218,28 @@ def test_from_a_row_sample_the_run_on_all_rows_is_at_the_samples_width():
         assert rc.churn_rate(D).value(result, kind) <= 0.05 + 1e-7
         assert (rc.positive_rate(a).value(result, kind)
                 >= 0.8 * rc.positive_rate(b).value(result, kind) - 1e-7)
+
+
+def test_the_matrix_chain_makes_the_rounds_and_solves_a_scaled_step_as_clarabel():
+    """Hinge loss + churn <= 0.03 with an l1 penalty (LP steps) on 1,500 Adult rows: HiGHS's
+    chain (``method="highs"``) makes the rounds as the CVXPY chain does (0.35802 at width 1,
+    0.35151 at 0.84 in both), its answer's objective is the returned model's, and the CVXPY
+    chain's last step at its width solved on the matrix form has CLARABEL's value there."""
+    D = _adult(1500, seed=3)
+    problem = rc.Problem(minimize=rc.hinge_loss(D), model=rc.LinearModel(l2=0.0, l1=1e-3),
+                         subject_to=[rc.churn_rate(D) <= 0.03])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        highs = problem.solve(method="highs")
+        reference = problem.solve(method="cvxpy")
+    for result in (highs, reference):
+        rounds = result.certificate.details["score_scale"]["rounds"]
+        assert len(rounds) >= 2 and result.ramp_width != 1.0, rounds
+        margins = (2.0 * D.y - 1.0) * result.decision_function(D)
+        exact = np.mean(np.maximum(0.0, 1.0 - margins)) + 1e-3 * np.abs(result.w).sum()
+        assert result.objective == pytest.approx(exact, rel=1e-7)
+        assert rc.churn_rate(D).value(result, "ramp") <= 0.03 + 1e-6
+    assert highs.objective == pytest.approx(reference.objective, rel=1e-6)
+    step = reference.last_step
+    again = problem.solve(method="highs", only_step=step)
+    assert again.last_step.bound_objective == pytest.approx(step.bound_objective, rel=1e-6)
