@@ -10,13 +10,15 @@ problem and when it applies).
    lowers the objective by more than ``settings.SCALE_MIN_GAIN`` (relative) and fewer than
    ``settings.SCALE_ROUNDS`` rounds were solved again: t <- t s*, and the chain on the problem
    over g at width t (:func:`~ratecons.reductions.score_scale.scaled`), started from g (it
-   meets the same rows), to its fixed point g'. A round that ends without a model, not below
-   the last kept round's objective (a repair can raise it above its start), or with a weaker
-   status (``iteration_limit`` after ``optimal``) is not kept: the last kept round is the
-   answer. A first round that ended ``iteration_limit`` because its deterministic model
-   missed a row goes on the same way: on diabetes (logistic loss, recall >= 0.85, positive
-   rate <= 0.5) the second round ends ``optimal`` at 0.617 where the first ended
-   ``iteration_limit`` at 2.442.
+   meets the same rows), to its fixed point g'. A round that ends without a model, with a
+   weaker status than the last kept round (``iteration_limit`` after ``optimal``), or with the
+   same status but not below its objective (a repair can raise it above its start) is not
+   kept: the last kept round is the answer. A round with a stronger status is kept whatever
+   its objective: a certified model that meets every row is worth more than a lower objective
+   whose deterministic model misses one. A first round that ended ``iteration_limit`` because
+   its deterministic model missed a row goes on the same way: on diabetes (logistic loss,
+   recall >= 0.85, positive rate <= 0.5) the second round ends ``optimal`` at 0.617 where the
+   first ended ``iteration_limit`` at 2.442.
 3. the answer is t g, with ramp width t (:meth:`ratecons.result.LinearScorer.scaled`): the
    certificate's objective and bounds, the rows' values and the model are in the user's
    units; ``certificate.details["score_scale"]`` lists the rounds (width, objective, MM steps)
@@ -125,9 +127,9 @@ def _rounds(form: Analysis, chain: Chain, sampled: bool, width: float,
                             solution.status, at_s, 1, math.inf, 0.0,
                             np.zeros(len(form.constraints)), lambda shift: None)
         again, again_scorer, again_last = chain(scaled(form, width * s), start, sampled)
+        better = _rank(again.status) - _rank(solution.status)
         kept = (again_scorer is not None and again.status in settings.SOLVED_STATUSES
-                and again.objective < at_one
-                and _rank(again.status) >= _rank(solution.status))
+                and (better > 0 or (better == 0 and again.objective < at_one)))
         rounds.append({**_round(width * s, again), "kept": kept, "started_at": at_s})
         if not kept:
             break
@@ -153,8 +155,10 @@ def scale_note(analysis: Analysis | None) -> str | None:
 
 
 def _rank(status: str) -> int:
-    """``optimal`` above the other statuses with a model: a round is not kept when it ends
-    with a weaker status than the last kept one."""
+    """``optimal`` above the other statuses with a model (a first round's ``iteration_limit``
+    often means its deterministic model misses a row): a round that ends with a stronger
+    status than the last kept one is kept whatever its objective, one with a weaker status
+    is not."""
     return int(status == settings.OPTIMAL)
 
 

@@ -133,7 +133,7 @@ def mean_loss(builder: Any, coef: float, part: MeanLoss, objective: bool) -> Any
 def robust_loss(builder: Any, coef: float, part: RobustLoss, objective: bool) -> Any:
     """coef * the support function of the ball at the margin losses."""
     s = part.ball.support
-    losses = builder.margin_losses(part.loss, s.data, s.index, s.y)
+    losses = builder.margin_losses(part.loss, s.data, s.index, s.y, part.scale)
     return coef * builder.support_function(losses, part.ball.phi, part.ball.rho, s.n)
 
 

@@ -16,7 +16,8 @@ This reduction makes the ramp's width t a variable. With f = t g, the problem
     subject to  the ramp rates of g (unit width) within their bounds
 
 is the user's problem over f with ramps of width t: ``apply`` (:func:`scaled`) multiplies the
-objective's losses' margins by t (:meth:`ratecons.expr.mean_loss.MeanLoss.scaled`) and the
+objective's losses' margins by t (``scaled`` of :class:`~ratecons.expr.mean_loss.MeanLoss` and
+:class:`~ratecons.expr.robust_loss.RobustLoss`) and the
 regularizer by t^2 (l1 by t), so that every lowering and step solver of the chain runs
 unchanged on g; ``invert`` is the scorer t g with ramp width t
 (:meth:`ratecons.result.LinearScorer.scaled`), whose deterministic predictions, randomized rule
@@ -33,7 +34,7 @@ and t is the best scale for g. Together the width and the model approach the det
 problem (the ramp tends to the indicator as its width shrinks relative to the
 scores) from the paper's surrogate.
 
-It applies where the scale is the loss's alone: the objective is mean losses only (a rate
+It applies where the scale is the loss's alone: the objective is mean and robust losses (a rate
 objective such as the error rate is scale-free but for its regularizer, whose best width is 0),
 every constraint is a rate, a ratio of rates or a worst-case rate (no loss or ranking bound,
 whose surrogates have a margin of their own), the problem has ramp parts and constraints, and
@@ -56,7 +57,7 @@ def applies(analysis: Analysis) -> str | None:
     if not analysis.constraints or not analysis.needs_mm:
         return "no constraint has a ramp"
     if not all(part.under_score_scale == "loss" for _, part in analysis.objective.parts):
-        return "the objective is not a sum of mean losses"
+        return "the objective is not a sum of mean and robust losses"
     if not all(part.under_score_scale == "ramp" for row in analysis.constraints
                for _, part in row.parts):
         return "a constraint bounds a term with a margin of its own (a loss or a ranking)"
