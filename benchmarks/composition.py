@@ -12,11 +12,13 @@ synthetic set of 200,000 rows. Every row prints the time of ``auto`` (the method
 time of the reference chain (``method="generic"``, CVXPY steps; skipped above
 ``--cvxpy-max-rows``, and stopped at ``--cvxpy-time-limit``, then shown as a lower bound), the
 time of a scikit-learn ``LogisticRegression`` fit on the same rows in the same run (the floor:
-what an unconstrained model costs; the least of three fits), the objective gap between the two
-chains and both statuses. The last lines are the worst ratio of ``auto``'s time to the logistic
-fit and the worst speed-up of ``auto`` over the CVXPY chain. ``mm`` and ``ipm`` are the chain's
-MM steps (repairs included) and, for the structured steps, the interior-point iterations over
-the whole run.
+what an unconstrained model costs; the least of three fits), ``auto``'s objective (the user's
+sense), the objective gap between the two chains, the ramp's width of ``auto``'s model
+(``result.ramp_width``: below 1 where the chain solved at its loss's scale,
+:mod:`ratecons.chain_scale`) and both statuses. The last lines are the worst ratio of
+``auto``'s time to the logistic fit and the worst speed-up of ``auto`` over the CVXPY chain.
+``mm`` and ``ipm`` are the chain's MM steps (repairs included) and, for the structured steps,
+the interior-point iterations over the whole run.
 
 Part B times the structures a pattern accepts (error rate + 80% rule and + recall floor;
 TPR@K at k = n/200, l2 = 1e-2, where w = 0 is optimal on Adult, and at k = n/50, l2 = 1e-3;
@@ -257,7 +259,8 @@ def part_a(data: list[rc.Dataset], only: list[str] | None, cvxpy_max_rows: int,
            cvxpy_time_limit: float, sample_start: bool | None = None) -> list[dict]:
     head = (f"{'problem':30s} {'n':>7s} {'auto method':>16s} {'auto (s)':>9s} "
             f"{'cvxpy (s)':>10s} {'logreg (s)':>10s} {'auto/logreg':>11s} {'cvxpy/auto':>10s} "
-            f"{'obj gap':>9s} {'auto status':>12s} {'cvxpy status':>13s} {'mm':>4s} {'ipm':>5s}")
+            f"{'objective':>10s} {'obj gap':>9s} {'width':>6s} {'auto status':>12s} "
+            f"{'cvxpy status':>13s} {'mm':>4s} {'ipm':>5s}")
     _compile(data[0], only)
     print("A. the grid: auto against the CVXPY chain and an unconstrained logistic fit")
     print(head)
@@ -292,13 +295,17 @@ def part_a(data: list[rc.Dataset], only: list[str] | None, cvxpy_max_rows: int,
             speedup = t_ref / t_ours
             degenerate = "degenerate" in details
             rows.append({"problem": name, "n": D.n, "method": method, "auto": t_ours,
+                         "objective": ours.objective if ours is not None else float("nan"),
                          "cvxpy": t_ref, "floor": floor, "speedup": speedup,
                          "to_floor": t_ours / floor, "gap": gap, "status": status,
                          "ref_status": ref_status, "degenerate": degenerate})
             shown = status + ("*" if degenerate else "")
+            objective, width = ((ours.objective, ours.ramp_width) if ours is not None
+                                and ours.has_model else (float("nan"), float("nan")))
             print(f"{name:30s} {D.n:7d} {method:>16s} {t_ours:9.2f} {bound}{t_ref:9.2f} "
-                  f"{floor:10.2f} {t_ours / floor:11.1f} {bound}{speedup:9.1f} {gap:9.1e} "
-                  f"{shown:>12s} {ref_status:>13s} {steps}", flush=True)
+                  f"{floor:10.2f} {t_ours / floor:11.1f} {bound}{speedup:9.1f} "
+                  f"{objective:10.6f} {gap:9.1e} {width:6.3f} {shown:>12s} {ref_status:>13s} "
+                  f"{steps}", flush=True)
     if any(r["degenerate"] for r in rows):
         print("* degenerate: a constant score is the optimum (TrivialOptimumWarning); the "
               "time measures a trivial instance")
