@@ -41,7 +41,7 @@ from scipy.optimize import minimize_scalar
 from . import settings
 from .chain_points import ScoreTable, surrogate_objective
 from .expr.analysis import Analysis
-from .reductions.score_scale import applies, scaled
+from .reductions.score_scale import ON_DASK, applies, scaled
 from .sample_start import Chain, SampleStart, chain_from_sample
 from .solution import Solution
 
@@ -145,7 +145,11 @@ def _rounds(form: Analysis, chain: Chain, sampled: bool, width: float,
 
 def scale_note(analysis: Analysis | None) -> str | None:
     """The plan's line for the rounds at the loss's scale (None where they do not apply)."""
-    if analysis is None or applies(analysis) is not None:
+    reason = None if analysis is None else applies(analysis)
+    if reason == ON_DASK:
+        return ("the ramp's width stays 1 on Dask data (in memory the chain would solve this "
+                "loss objective at its loss's scale, result.ramp_width)")
+    if analysis is None or reason is not None:
         return None
     return ("the ramp's width is a variable (a loss objective, rate constraints): MM to a "
             "fixed point, then the loss's best scale for it, then MM again at that width, "

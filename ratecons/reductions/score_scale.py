@@ -48,7 +48,10 @@ from dataclasses import replace
 from ..dask_types import is_dask
 from ..expr.analysis import Analysis
 
-__all__ = ["applies", "scaled"]
+__all__ = ["ON_DASK", "applies", "scaled"]
+
+#: :func:`applies`'s reason on Dask data
+ON_DASK = "the data are on Dask"
 
 
 def applies(analysis: Analysis) -> str | None:
@@ -62,7 +65,7 @@ def applies(analysis: Analysis) -> str | None:
                for _, part in row.parts):
         return "a constraint bounds a term with a margin of its own (a loss or a ranking)"
     if any(is_dask(d.X) for d in analysis.datasets):
-        return "the data are on Dask"
+        return ON_DASK
     return None
 
 
