@@ -41,7 +41,7 @@ from scipy.optimize import minimize_scalar
 from . import settings
 from .chain_points import ScoreTable, surrogate_objective
 from .expr.analysis import Analysis
-from .reductions.score_scale import ON_DASK, applies, scaled
+from .reductions.score_scale import applies, scaled
 from .sample_start import Chain, SampleStart, chain_from_sample
 from .solution import Solution
 
@@ -56,9 +56,15 @@ def best_scale(analysis: Analysis, scorer: Any, w: np.ndarray) -> tuple[float, f
     ``scorer`` (g; ``w`` its feature-space weights, for the regularizer): ``(s, objective at
     s, objective at 1)``. The losses and the regularizer are convex in s: bounded Brent on
     log s (:data:`SEARCH_LOG`, ``settings.SCALE_SEARCH_TOL``), each candidate O(n) from the
-    scores computed once."""
-    table = ScoreTable({id(d.X): np.asarray(scorer.decision_function(d.X), dtype=np.float64)
-                        for d in analysis.datasets}, scorer)
+    scores computed once (on Dask data persisted on the workers, a pass over them each)."""
+    if any(d.in_dask for d in analysis.datasets):  # the scores persisted on the workers
+        from .dask_metrics import WorkerEvaluation
+
+        table = ScoreTable({}, scorer, WorkerEvaluation(scorer))
+    else:
+        table = ScoreTable({id(d.X): np.asarray(scorer.decision_function(d.X),
+                                                dtype=np.float64)
+                            for d in analysis.datasets}, scorer)
 
     def objective(log_s: float) -> float:
         return surrogate_objective(scaled(analysis, math.exp(log_s)), table, w)
@@ -145,11 +151,7 @@ def _rounds(form: Analysis, chain: Chain, sampled: bool, width: float,
 
 def scale_note(analysis: Analysis | None) -> str | None:
     """The plan's line for the rounds at the loss's scale (None where they do not apply)."""
-    reason = None if analysis is None else applies(analysis)
-    if reason == ON_DASK:
-        return ("the ramp's width stays 1 on Dask data (in memory the chain would solve this "
-                "loss objective at its loss's scale, result.ramp_width)")
-    if analysis is None or reason is not None:
+    if analysis is None or applies(analysis) is not None:
         return None
     return ("the ramp's width is a variable (a loss objective, rate constraints): MM to a "
             "fixed point, then the loss's best scale for it, then MM again at that width, "

@@ -340,7 +340,9 @@ class WorkerScores:
 
     def mean_loss(self, part: Any) -> float:
         """The weighted mean margin loss of a :class:`ratecons.expr.mean_loss.MeanLoss`."""
-        C = self.sent_once(("loss", id(part)), (part,),
+        # keyed by the subset (its coefficients), not the term: a loss at another score scale
+        # (:mod:`ratecons.chain_scale`) has the same column
+        C = self.sent_once(("loss", id(part.subset)), (part.subset,),
                            lambda: self.coefficients([(part.subset, 1.0)])[:, None])
         return float(computed(per_partition(_loss_values, 1, self.s, self.labels, C,
                                             loss=part.loss, scale=part.scale).sum(axis=0),

@@ -298,3 +298,25 @@ def test_a_scatter_to_a_dead_worker_is_made_again(client, monkeypatch):
     column, futures = client_column(values, (4, 6))
     assert len(calls) == 2 and len(futures) == 2
     assert np.array_equal(np.asarray(column.compute()), values)
+
+
+@pytest.mark.slow
+def test_the_rounds_at_the_losss_scale_agree_with_in_memory(client, no_gather):
+    """Indian liver (UCI, 583 rows), the chi-square robust logistic loss (rho = 0.1) with a
+    recall floor: in memory the chain solves again at the loss's scale
+    (:mod:`ratecons.chain_scale`; three rounds, width 0.63). On the cluster the same rounds,
+    the best scale searched by passes over the workers: the same width, model and objective."""
+    liver = standardized("indian_liver")
+
+    def problem(data):
+        return rc.Problem(minimize=rc.robust_loss(rc.PhiDivergenceBall(data, phi="chi2",
+                                                                       rho=0.1)),
+                          model=rc.LinearModel(l2=1e-3), subject_to=[rc.recall(data) >= 0.7])
+
+    memory = problem(liver).solve(method="structured")
+    lazy = problem(_in_dask(liver, 200)).solve()
+    assert len(memory.certificate.details["score_scale"]["rounds"]) >= 2
+    assert memory.ramp_width < 0.9
+    assert lazy.ramp_width == pytest.approx(memory.ramp_width, rel=1e-8)
+    assert lazy.method == "structured"
+    _agree(memory, lazy)

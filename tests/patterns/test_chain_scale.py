@@ -276,16 +276,3 @@ def test_a_robust_loss_objective_makes_the_rounds():
     again = problem.solve(method="cvxpy", only_step=step).last_step.bound_objective
     assert step.bound_objective <= again * (1 + 1e-9)
     assert again == pytest.approx(step.bound_objective, rel=2e-5)
-
-
-def test_on_dask_data_the_plan_says_the_width_stays_one():
-    da = pytest.importorskip("dask.array")
-    rng = np.random.default_rng(7)
-    X = rng.normal(size=(600, 3))
-    y = (X[:, 0] + rng.normal(size=600) > 0).astype(int)
-    g = np.where(X[:, 1] > 0, "a", "b")
-    lazy = rc.Dataset(da.from_array(X, chunks=(200, 3)), y, groups={"g": g})
-    problem = rc.Problem(minimize=rc.logistic_loss(lazy), subject_to=[
-        rc.positive_rate(lazy.group("g", "a")) >= 0.8 * rc.positive_rate(lazy.group("g", "b"))])
-    assert applies(problem.analysis) == "the data are on Dask"
-    assert any("stays 1 on Dask data" in line for line in problem.plan().reasons)
