@@ -18,7 +18,7 @@ problem and when it applies).
    whose deterministic model misses one. A first round that ended ``iteration_limit`` because
    its deterministic model missed a row goes on the same way: on diabetes (logistic loss,
    recall >= 0.85, positive rate <= 0.5) the second round ends ``optimal`` at 0.617 where the
-   first ended ``iteration_limit`` at 2.442.
+   first ended ``iteration_limit`` at 2.442, and a third at 0.566.
 3. the answer is t g, with ramp width t (:meth:`ratecons.result.LinearScorer.scaled`): the
    certificate's objective and bounds, the rows' values and the model are in the user's
    units; ``certificate.details["score_scale"]`` lists the rounds (width, objective, MM steps)
