@@ -21,7 +21,8 @@ problem and when it applies).
    first ended ``iteration_limit`` at 2.442, and a third at 0.566.
 3. the answer is t g, with ramp width t (:meth:`ratecons.result.LinearScorer.scaled`): the
    certificate's objective and bounds, the rows' values and the model are in the user's
-   units; ``certificate.details["score_scale"]`` lists the rounds (width, objective, MM steps)
+   units; ``certificate.details["score_scale"]`` lists the rounds (width, objective, MM steps,
+   whether the best scale lay at the end of the search interval, 1e-4 or 1e4 times the last)
    and the objective of the first fixed point (at the paper's width, or the sample's), and
    ``details["mm_iterations"]`` counts the MM steps of every kept round.
 
@@ -136,7 +137,10 @@ def _rounds(form: Analysis, chain: Chain, sampled: bool, width: float,
         better = _rank(again.status) - _rank(solution.status)
         kept = (again_scorer is not None and again.status in settings.SOLVED_STATUSES
                 and (better > 0 or (better == 0 and again.objective < at_one)))
-        rounds.append({**_round(width * s, again), "kept": kept, "started_at": at_s})
+        rounds.append({**_round(width * s, again), "kept": kept, "started_at": at_s,
+                       # the loss is still falling at the search's end (s -> 0: towards the
+                       # constant model, whose loss the rows do not see)
+                       "scale_at_search_end": abs(math.log(s)) >= SEARCH_LOG - 1e-3})
         if not kept:
             break
         width *= s

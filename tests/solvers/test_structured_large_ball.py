@@ -31,7 +31,7 @@ def test_a_composition_with_a_large_ball_is_solved_in_a_few_iterations(monkeypat
     both), rho = 5: 219 interior-point iterations before (the objective's lam crawling to 0),
     56 now; the CVXPY chain's answer (the same 3 MM steps) to 1e-6. At the paper's ramp width:
     the rounds at the loss's scale (:mod:`ratecons.chain_scale`) go on from this answer
-    (0.7648) to a model at width 1e-4 with the same predictions and R = log 2 + 1.6e-7 in both
+    (0.7648) to a model at width 1e-4 with the same predictions and R = log 2 + 6.7e-6 in both
     chains, 654 interior-point iterations in all."""
     monkeypatch.setattr(rc.settings, "SCALE_ROUNDS", 0)
     data = _adult(2000)
@@ -43,6 +43,21 @@ def test_a_composition_with_a_large_ball_is_solved_in_a_few_iterations(monkeypat
     reference = problem.solve(method="cvxpy")
     assert reference.status == "optimal"
     assert ours.objective == pytest.approx(reference.objective, rel=1e-6)
+    predicted = ours.predict(data.X) == 1
+    assert predicted[data.y == 1].mean() >= 0.7 and predicted.mean() <= 0.4
+
+
+def test_the_rounds_on_a_large_ball_end_at_the_constant_models_loss():
+    """The same composition with the rounds at the loss's scale: the loss falls towards log 2
+    (the constant model's) as the scale shrinks, with the same predictions; the best scale
+    lies at the end of the search, and the record says so."""
+    data = _adult(2000)
+    problem = _robust(data, 5.0, 1e-3, [rc.recall(data) >= 0.7, rc.positive_rate(data) <= 0.4])
+    ours = problem.solve(method="structured")
+    rounds = ours.certificate.details["score_scale"]["rounds"]
+    assert ours.status == "optimal" and len(rounds) == 2
+    assert rounds[1]["scale_at_search_end"] and ours.ramp_width < 1e-3
+    assert 0.0 < ours.objective - np.log(2.0) < 1e-5  # 6.7e-6
     predicted = ours.predict(data.X) == 1
     assert predicted[data.y == 1].mean() >= 0.7 and predicted.mean() <= 0.4
 
