@@ -41,7 +41,7 @@ import numpy as np
 
 from .loss_functions import margin_loss, surrogate
 from .numerics.inner_max_dask import bracket_root, computed, per_partition, summary_of
-from .ramp import ramp_width
+from .ramp import ramp, ramp_width
 from .scans import client_column, count_pass, kept_column
 from .thresholds import quantile_count, top_k_mean
 
@@ -93,7 +93,7 @@ def _positives_above(s: np.ndarray, y: np.ndarray, t: float) -> np.ndarray:
 def _rate_values(s: np.ndarray, C: np.ndarray, unit: float = 1.0) -> np.ndarray:
     """C^T [1[s > 0], clip(1/2 + s / unit, 0, 1)] (indicator and ramp rates, the ramp of
     width ``unit``: :func:`ratecons.ramp.ramp_width`), one row."""
-    return np.concatenate([C.T @ (s > 0), C.T @ np.clip(0.5 + s / unit, 0.0, 1.0)])[None]
+    return np.concatenate([C.T @ (s > 0), C.T @ ramp(s / unit)])[None]
 
 
 def _loss_values(s: np.ndarray, y: np.ndarray, C: np.ndarray, loss: str,

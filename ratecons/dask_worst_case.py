@@ -28,7 +28,7 @@ import numpy as np
 
 from .numerics.inner_max_dask import WeightRule, computed, per_partition, robust_value
 from .numerics.inner_max_dask_rule import summarized_rule
-from .ramp import ramp_width
+from .ramp import ramp, ramp_width
 
 __all__ = ["worst_case_value"]
 
@@ -65,7 +65,7 @@ class RateValues:
             rows = np.asarray(self.table, dtype=np.float64)[code[keep].astype(np.int64) - 1]
             coef, inside = rows[:, 0], rows[:, 1] > 0
         v = (s[keep] > 0).astype(np.float64) if self.kind == "indicator" \
-            else np.clip(0.5 + s[keep] / self.width, 0.0, 1.0)
+            else ramp(s[keep] / self.width)
         return self.adversary * coef * v, inside
 
     def shifted(self, lam: float) -> RateValues:

@@ -32,7 +32,7 @@ from .solution import Certificate, Solution, _jsonable
 __all__ = ["Result", "FeatureScorer", "KernelScorer", "LinearScorer", "features_of"]
 
 
-class _Scaled:
+class _RampScaled:
     """The ramp width of the scorers below (:mod:`ratecons.ramp`) and their rescaling."""
 
     ramp_width = 1.0
@@ -73,7 +73,7 @@ def _checked_width(X: Any, d: int | None) -> Any:
     return X
 
 
-class LinearScorer(_Scaled):
+class LinearScorer(_RampScaled):
     """f(x) = <w, x> - b with deterministic and randomized (App. A) predictions; the ramp of
     the randomized rule has width ``ramp_width`` (:func:`ramp_width`)."""
 
@@ -96,7 +96,7 @@ class LinearScorer(_Scaled):
         return (rng.random(z.size) < ramp(ramp_scores(self, z))).astype(np.int8)
 
 
-class KernelScorer(_Scaled):
+class KernelScorer(_RampScaled):
     """f(x) = sum_j a_j k(x_j, x) - b over expansion points x_j (the representer form of a
     kernel model; eq. 13 of the ranking paper), with the predictions of :class:`LinearScorer`.
 
@@ -129,7 +129,7 @@ class KernelScorer(_Scaled):
     predict = LinearScorer.predict
 
 
-class FeatureScorer(_Scaled):
+class FeatureScorer(_RampScaled):
     """f(x) = <w, psi(x)> - b over an explicit feature map psi (``feature_map.apply``; random
     Fourier features of a gaussian kernel model), with the predictions of
     :class:`LinearScorer`."""

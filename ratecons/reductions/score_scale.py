@@ -17,11 +17,11 @@ This reduction makes the ramp's width t a variable. With f = t g, the problem
 
 is the user's problem over f with ramps of width t: ``apply`` (:func:`scaled`) multiplies the
 objective's losses' margins by t (``scaled`` of :class:`~ratecons.expr.mean_loss.MeanLoss` and
-:class:`~ratecons.expr.robust_loss.RobustLoss`) and the
-regularizer by t^2 (l1 by t), so that every lowering and step solver of the chain runs
-unchanged on g; ``invert`` is the scorer t g with ramp width t
-(:meth:`ratecons.result.LinearScorer.scaled`), whose deterministic predictions, randomized rule
-(App. A, probability sigma(f(x) / t)) and ramp rates are those of g.
+:class:`~ratecons.expr.robust_loss.RobustLoss`) and the regularizer by t^2 (l1 by t), so that
+every lowering and step solver of the chain runs unchanged on g; ``invert`` is the scorer t g
+with ramp width t (:meth:`ratecons.result.LinearScorer.scaled`), whose deterministic
+predictions, randomized rule (App. A, probability sigma(f(x) / t)) and ramp rates are those of
+g.
 
 The chain alternates (:mod:`ratecons.chain_scale`): MM at the width t to its fixed point g,
 then the exact objective minimized over s > 0 at s g (:func:`~ratecons.chain_scale.best_scale`,
@@ -31,8 +31,8 @@ convex in s for these losses; the rows are unchanged), then, when that gains mor
 and its MM descends from there (a round that does not end below the last kept one is not
 kept), so the rounds lower the objective; they stop where g is a fixed point at the width t
 and t is the best scale for g. Together the width and the model approach the deterministic
-problem (the ramp tends to the indicator as its width shrinks relative to the
-scores) from the paper's surrogate.
+problem (the ramp tends to the indicator as its width shrinks relative to the scores) from the
+paper's surrogate.
 
 It applies where the scale is the loss's alone: the objective is mean and robust losses (a rate
 objective such as the error rate is scale-free but for its regularizer, whose best width is 0),
@@ -77,4 +77,3 @@ def scaled(analysis: Analysis, t: float) -> Analysis:
         changes["l1"] = model.l1 * t
     return replace(analysis, objective=replace(objective, parts=parts),
                    model=replace(model, **changes))
-
