@@ -130,14 +130,16 @@ def resolve(problem: Any, method: str, sample_start: Any = None
     from a row sample (``sample_start``, :mod:`ratecons.sample_start`) says so, and so does a
     chain that solves at the loss's scale (:mod:`ratecons.chain_scale`)."""
     spec, reasons = _resolve_where(problem, method)
+    notes = []
     if "sample_start" in spec.options:  # the structured and CVXPY chains
-        from .chain_scale import scale_note
         from .sample_start import sample_start_note
 
-        notes = (sample_start_note(problem.analysis, sample_start, spec.name),
-                 scale_note(problem.analysis))
-        reasons = [*reasons, *(note for note in notes if note is not None)]
-    return spec, reasons
+        notes.append(sample_start_note(problem.analysis, sample_start, spec.name))
+    if spec.at_loss_scale:
+        from .chain_scale import scale_note
+
+        notes.append(scale_note(problem.analysis))
+    return spec, [*reasons, *(note for note in notes if note is not None)]
 
 
 def _resolve_where(problem: Any, method: str) -> tuple[MethodSpec, list[str]]:

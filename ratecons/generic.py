@@ -652,7 +652,8 @@ def generic_method(name: str = "generic") -> MethodSpec:
         return result
 
     run.__signature__ = inspect.signature(_run)  # the options of the chain
-    return MethodSpec(name, run, "the generic chain (CVXPY), the reference of every pattern")
+    return MethodSpec(name, run, "the generic chain (CVXPY), the reference of every pattern",
+                      at_loss_scale=True)
 
 
 def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any = None,

@@ -160,7 +160,7 @@ def highs_method() -> MethodSpec:
 
     run.__signature__ = inspect.signature(_run)
     return MethodSpec(HIGHS_METHOD, run, "the generic chain with every step as a matrix LP/QP "
-                                         "solved by HiGHS")
+                                         "solved by HiGHS", at_loss_scale=True)
 
 
 def matrix_step(problem: Any, at: Any = None, kernel_points: int = MAX_EXACT_KERNEL_POINTS,

@@ -15,7 +15,19 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ramp", "ramp_scores", "ramp_width"]
+from .errors import parameter_error
+
+__all__ = ["checked_width", "ramp", "ramp_scores", "ramp_width"]
+
+
+def checked_width(t: Any, owner: str) -> float:
+    """``t`` as a ramp width: a finite number > 0 (a width of 0 or below, or NaN, would make
+    every randomized prediction and ramp rate meaningless), else a clear error naming
+    ``owner``."""
+    if isinstance(t, bool) or not isinstance(t, (int, float, np.number)) or not (
+            np.isfinite(t) and t > 0):
+        raise parameter_error("ramp_width", owner, "a finite number > 0", t)
+    return float(t)
 
 
 def ramp(z: np.ndarray) -> np.ndarray:

@@ -25,7 +25,7 @@ from .data import Dataset, Subset
 from .data_columns import nonfinite_rows
 from .errors import DataError, SolverError, SpecError
 from .kernels import kernel_rows
-from .ramp import ramp, ramp_scores, ramp_width
+from .ramp import checked_width, ramp, ramp_scores, ramp_width
 from .settings import SOLVED_STATUSES
 from .solution import Certificate, Solution, _jsonable
 
@@ -41,6 +41,7 @@ class _RampScaled:
     def scaled(self, t: float) -> Any:
         """The same scorer with scores t f(x) and a ramp t times as wide: the same
         deterministic predictions, randomized rule and ramp rates."""
+        t = checked_width(t, f"{type(self).__name__}.scaled")
         out = copy.copy(self)
         setattr(out, self._coefficients, t * getattr(self, self._coefficients))
         out.b = t * self.b
@@ -80,7 +81,7 @@ class LinearScorer(_RampScaled):
     def __init__(self, w: np.ndarray, b: float, ramp_width: float = 1.0) -> None:
         self.w = np.asarray(w, dtype=np.float64)
         self.b = float(b)
-        self.ramp_width = float(ramp_width)
+        self.ramp_width = checked_width(ramp_width, "LinearScorer")
 
     def decision_function(self, X: Any) -> np.ndarray:
         X = features_of(X, self.w.size)

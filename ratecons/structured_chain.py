@@ -259,4 +259,4 @@ def structured_method() -> MethodSpec:
     run.__signature__ = inspect.signature(_run)
     return MethodSpec(settings.STRUCTURED_METHOD, run, "the generic chain with every step "
                       "solved by the structured interior point (one weighted Gram product per "
-                      "Newton step)")
+                      "Newton step)", at_loss_scale=True)

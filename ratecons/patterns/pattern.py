@@ -32,7 +32,9 @@ class MethodSpec:
     parameters of ``run`` (other than seed and callback) are the method's options: an unknown
     option is an error that lists them. ``relaxes`` names the other problem a method solves
     when it solves a relaxation, not the problem (:func:`ratecons.verify` refuses it, saying
-    so); empty for a method of the problem itself.
+    so); empty for a method of the problem itself. ``at_loss_scale``: the method runs the chain
+    in rounds at the loss's scale where they apply (:mod:`ratecons.chain_scale`), which
+    ``plan()`` then says.
     """
 
     name: str
@@ -40,6 +42,7 @@ class MethodSpec:
     description: str
     is_reference: bool = False
     relaxes: str = ""
+    at_loss_scale: bool = False
 
     @property
     def options(self) -> tuple[str, ...]:

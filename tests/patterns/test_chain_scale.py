@@ -276,3 +276,32 @@ def test_a_robust_loss_objective_makes_the_rounds():
     again = problem.solve(method="cvxpy", only_step=step).last_step.bound_objective
     assert step.bound_objective <= again * (1 + 1e-9)
     assert again == pytest.approx(step.bound_objective, rel=2e-5)
+
+
+@pytest.mark.parametrize("width", [0.0, -1.0, float("nan"), float("inf"), "wide"])
+def test_a_bad_ramp_width_is_a_clear_error(width):
+    """A width of 0 or below, NaN or infinite would make every randomized prediction and ramp
+    rate meaningless: the scorer, its ``scaled`` and a JSON file carrying it say so."""
+    from ratecons.errors import SpecError
+
+    with pytest.raises(SpecError, match="'ramp_width' parameter of LinearScorer"):
+        LinearScorer(np.ones(2), 0.0, ramp_width=width)
+    with pytest.raises(SpecError, match="'ramp_width' parameter of LinearScorer.scaled"):
+        LinearScorer(np.ones(2), 0.0).scaled(width)
+
+
+def test_a_json_file_with_a_bad_width_is_refused(churn_2000):
+    from ratecons.errors import SpecError
+
+    _, _, result = churn_2000
+    text = json.loads(result.to_json())
+    text["model"]["ramp_width"] = -1.0
+    with pytest.raises(SpecError, match="ramp_width"):
+        Result.from_json(json.dumps(text))
+
+
+def test_every_chain_with_the_rounds_says_so_in_its_plan(churn_2000):
+    _, problem, _ = churn_2000
+    for method in ("structured", "cvxpy", "highs"):
+        assert any("ramp's width is a variable" in line
+                   for line in problem.plan(method=method).reasons), method
