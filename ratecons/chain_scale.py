@@ -21,10 +21,11 @@ problem and when it applies).
    first ended ``iteration_limit`` at 2.442, and a third at 0.566.
 3. the answer is t g, with ramp width t (:meth:`ratecons.result.LinearScorer.scaled`): the
    certificate's objective and bounds, the rows' values and the model are in the user's
-   units; ``certificate.details["score_scale"]`` lists the rounds (width, objective, MM steps,
+   units; ``certificate.details["score_scale"]`` lists the rounds (width, objective, counts,
    whether the best scale lay at the end of the search interval, 1e-4 or 1e4 times the last)
    and the objective of the first fixed point (at the paper's width, or the sample's), and
-   ``details["mm_iterations"]`` counts the MM steps of every kept round.
+   the run's counts (``details["mm_iterations"]``, ``"repair_rounds"``, ...: :data:`COUNTS`)
+   add up every kept round.
 
 The status is the last kept round's: ``optimal`` is a certified fixed point of Alg 1 at the
 returned width, as at width 1 without the rounds.
@@ -50,6 +51,11 @@ __all__ = ["best_scale", "chain_at_loss_scale", "scale_note"]
 
 #: the search interval of :func:`best_scale`: log s in [-SEARCH_LOG, SEARCH_LOG]
 SEARCH_LOG = math.log(1e4)
+#: the chain's counts in ``certificate.details`` that the answer adds up over the kept rounds
+#: (its history holds their steps too: a repair in the first round raises the MM objective
+#: there, whichever round comes last)
+COUNTS = ("mm_iterations", "repair_rounds", "extrapolated_steps", "phase1_restarts",
+          "unreached_repairs")
 
 
 def best_scale(analysis: Analysis, scorer: Any, w: np.ndarray) -> tuple[float, float, float]:
@@ -115,7 +121,8 @@ def chain_at_loss_scale(form: Analysis, sample_start: Any, chain: Chain, only_st
                               "objective_at_first_width": rounds[0]["objective"]}
     if on_sample["rounds"]:
         details["score_scale"]["sample_rounds"] = on_sample["rounds"]
-    details["mm_iterations"] = sum(r["mm_iterations"] for r in rounds if r["kept"])
+    for count in COUNTS:
+        details[count] = sum(r[count] for r in rounds if r["kept"])
     return _at_width(solution, scorer, last, width)
 
 
@@ -173,8 +180,9 @@ def _rank(status: str) -> int:
 
 
 def _round(width: float, solution: Solution) -> dict[str, Any]:
+    details = solution.certificate.details
     return {"ramp_width": width, "status": solution.status, "objective": solution.objective,
-            "mm_iterations": solution.certificate.details.get("mm_iterations", 0)}
+            **{count: details.get(count, 0) for count in COUNTS}}
 
 
 def _at_width(solution: Solution, scorer: Any, last: Any, width: float

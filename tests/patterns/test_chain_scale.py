@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ratecons as rc
-from ratecons.chain_scale import best_scale
+from ratecons.chain_scale import COUNTS, best_scale
 from ratecons.reductions.score_scale import applies, scaled
 from ratecons.result import LinearScorer, Result
 
@@ -69,6 +69,10 @@ def test_the_rounds_lower_the_objective_at_a_certified_fixed_point(churn_2000):
     assert result.objective < 0.39  # 0.374; the unit ramp's fixed point rescaled: 0.409
     assert 0.1 < result.ramp_width < 0.5  # 0.278
     assert [r["kept"] for r in scale["rounds"]] == [True] * len(scale["rounds"])
+    # the run's counts are the kept rounds' together, not the last round's
+    for count in COUNTS:
+        assert result.certificate.details[count] == sum(r[count] for r in scale["rounds"])
+    assert result.certificate.details["mm_iterations"] > scale["rounds"][-1]["mm_iterations"]
     # the objective is the returned model's, in the user's units
     assert result.objective == pytest.approx(_exact_objective(D, result), rel=1e-9)
     np.testing.assert_allclose(result.solution.primal["w"], result.w)

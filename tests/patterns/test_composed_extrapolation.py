@@ -128,6 +128,8 @@ def test_a_ramp_in_the_objective_is_not_extrapolated(watched):
 @given(seed=st.integers(0, 10_000), target=st.floats(0.6, 0.95),
        loss=st.sampled_from(["logistic", "hinge"]))
 @example(seed=5143, target=0.625, loss="logistic")  # the hinge step is the fixed point
+# the first of three rounds at the loss's scale is repaired: the run's repair_rounds counts it
+@example(seed=194, target=0.84765625, loss="logistic")
 def test_random_compositions_stay_monotone_and_feasible(watched, seed, target, loss):
     rng = np.random.default_rng(seed)
     n, d = 300, 4
