@@ -10,7 +10,8 @@ problem and when it applies).
    lowers the objective by more than ``settings.SCALE_MIN_GAIN`` (relative) and fewer than
    ``settings.SCALE_ROUNDS`` rounds were solved again: t <- t s*, and the chain on the problem
    over g at width t (:func:`~ratecons.reductions.score_scale.scaled`), started from g (it
-   meets the same rows), to its fixed point g'. A round that ends without a model, with a
+   meets the same rows; the round's first event in the history has the stage ``"scale"``), to
+   its fixed point g'. A round that ends without a model, with a
    weaker status than the last kept round (``iteration_limit`` after ``optimal``), or with the
    same status but not below its objective (a repair can raise it above its start) is not
    kept: the last kept round is the answer. A round with a stronger status is kept whatever
@@ -139,7 +140,7 @@ def _rounds(form: Analysis, chain: Chain, sampled: bool, width: float,
             break
         start = SampleStart(solution.primal["w"], float(solution.primal["b"]), form.n_examples,
                             solution.status, at_s, 1, math.inf, 0.0,
-                            np.zeros(len(form.constraints)), lambda shift: None)
+                            np.zeros(len(form.constraints)), lambda shift: None, "scale")
         again, again_scorer, again_last = chain(scaled(form, width * s), start, sampled)
         better = _rank(again.status) - _rank(solution.status)
         kept = (again_scorer is not None and again.status in settings.SOLVED_STATUSES
@@ -151,10 +152,9 @@ def _rounds(form: Analysis, chain: Chain, sampled: bool, width: float,
         if not kept:
             break
         width *= s
-        details = again.certificate.details
-        details.pop("sample_start", None)  # the round's start is g, not a sample: the first's
-        if "sample_start" in solution.certificate.details:
-            details["sample_start"] = solution.certificate.details["sample_start"]
+        if "sample_start" in solution.certificate.details:  # the first round's start
+            again.certificate.details["sample_start"] = (
+                solution.certificate.details["sample_start"])
         again.history = solution.history + again.history
         solution, scorer, last = again, again_scorer, again_last
     return solution, scorer, last, width, rounds

@@ -223,7 +223,7 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
     if sampled is None:
         _, scores, table = run.point_of(step, step_scores(psi, step))
     value = surrogate_objective(analysis, table, step.w)
-    stage = "start" if phase1 else ("sample" if sampled else "hinge")
+    stage = "start" if phase1 else (start.origin if sampled else "hinge")
     if not run.start_recorded:  # else :meth:`_ChainRun.step_from_missing` recorded it
         run.record({"iteration": 0, "stage": stage if anchor is None else "step",
                     "objective": value, "bound_objective": step.objective})
@@ -408,7 +408,7 @@ class _ChainRun:
         finds none or the chain has none. Also phase one's details (empty without it);
         ``run_details["sample_start"]`` says how the sample was used."""
         if start.mm_iterations > 1 and start.gain < settings.SAMPLE_START_MIN_GAIN:
-            self.run_details["sample_start"] = start.details(
+            self.used(start,
                 f"no: its MM steps lowered its hinge relaxation's objective by only "
                 f"{start.gain:.1e} (relative, below {settings.SAMPLE_START_MIN_GAIN:g}), so the "
                 "chain starts from the hinge relaxation on all rows")
@@ -420,7 +420,7 @@ class _ChainRun:
             point = self.point_of(step, step_scores(self.psi, step))
             miss = surrogate_rows(self.analysis, point[2]) - (self.bounds - margin)
             if np.all(miss <= 0.0):
-                self.run_details["sample_start"] = start.details("as the start of MM")
+                self.used(start, "as the start of MM")
                 return point, {}
             if tightenings == 0:
                 stepped = self.step_from_missing(point, start)
@@ -432,7 +432,7 @@ class _ChainRun:
                 break
             start = tighter
         if self.elastic is None:
-            self.run_details["sample_start"] = start.details(
+            self.used(start,
                 "no: it misses a surrogate row on all rows and this chain has no phase one")
             return None
         found, feasible = run_phase_one(self.analysis, self.fmap, self.psi, self.elastic,
@@ -440,14 +440,20 @@ class _ChainRun:
                                         self.callback, point[1], kept=self.kept)
         self.history += found.history
         if feasible is None:
-            self.run_details["sample_start"] = start.details(
+            self.used(start,
                 f"no: phase one from it ended {found.status} without a feasible point")
             return None
-        self.run_details["sample_start"] = start.details(
+        self.used(start,
             "as the anchor of phase one (it misses a surrogate row on all rows)")
         return self.point_of(feasible, step_scores(self.psi, feasible)), {
             "phase1_iterations": found.certificate.details["phase1_iterations"],
             "phase1_solver": found.solver, "phase1_after": "sample start"}
+
+    def used(self, start: SampleStart, how: str) -> None:
+        """Says in ``run_details["sample_start"]`` how a row sample's model was used (a
+        round's start at the loss's scale is in ``details["score_scale"]`` instead)."""
+        if start.origin == "sample":
+            self.run_details["sample_start"] = start.details(how)
 
     def step_from_missing(self, point: tuple, start: SampleStart) -> tuple | None:
         """The first MM step on all rows solved at ``point``, a sample's model that misses a
@@ -461,10 +467,10 @@ class _ChainRun:
         self.count_ties(point)
         self.iterations += 1
         self.step_anchor, self.step_bounds = point[1], self.bounds
-        self.run_details["sample_start"] = start.details(
+        self.used(start,
             "as the anchor of the first MM step (it misses a surrogate row on all rows)")
         self.start_recorded = True
-        self.record({"iteration": 0, "stage": "sample", "objective": surrogate_objective(
+        self.record({"iteration": 0, "stage": start.origin, "objective": surrogate_objective(
             self.analysis, point[2], start.w), "bound_objective": float("nan")})
         found = self.point_of(step, step_scores(self.psi, step))
         self.accept(Step(step.status, found, surrogate_objective(self.analysis, found[2],

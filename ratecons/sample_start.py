@@ -101,6 +101,11 @@ class SampleStart:
     again : callable
         shift -> the sample solved again with its bounds lowered by ``shift`` (None when that
         solve finds no model).
+    origin : str
+        ``"sample"``; ``"scale"`` for the start of a round at the loss's scale
+        (:mod:`ratecons.chain_scale`: the last round's model on all rows, at its best scale),
+        which the chain uses the same way but names so in its history and does not report as
+        ``certificate.details["sample_start"]``.
     """
 
     w: np.ndarray
@@ -113,6 +118,7 @@ class SampleStart:
     seconds: float
     shift: np.ndarray
     again: Callable[[np.ndarray], SampleStart | None] = field(repr=False, compare=False)
+    origin: str = "sample"
 
     def tightened(self, extra: np.ndarray) -> SampleStart | None:
         """The sample solved again with every bound lowered by ``extra`` more: a sample model

@@ -73,6 +73,10 @@ def test_the_rounds_lower_the_objective_at_a_certified_fixed_point(churn_2000):
     for count in COUNTS:
         assert result.certificate.details[count] == sum(r[count] for r in scale["rounds"])
     assert result.certificate.details["mm_iterations"] > scale["rounds"][-1]["mm_iterations"]
+    # the history holds every kept round, each later one from its start at the best scale
+    starts = [h["objective"] for h in result.history if h["stage"] == "scale"]
+    assert starts == pytest.approx([r["started_at"] for r in scale["rounds"][1:]], rel=1e-12)
+    assert "sample_start" not in result.certificate.details  # 2,000 rows: no row sample
     # the objective is the returned model's, in the user's units
     assert result.objective == pytest.approx(_exact_objective(D, result), rel=1e-9)
     np.testing.assert_allclose(result.solution.primal["w"], result.w)
