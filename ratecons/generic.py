@@ -408,10 +408,10 @@ class _ChainRun:
         finds none or the chain has none. Also phase one's details (empty without it);
         ``run_details["sample_start"]`` says how the sample was used."""
         if start.mm_iterations > 1 and start.gain < settings.SAMPLE_START_MIN_GAIN:
-            self.used(start,
+            self.used(start, (
                 f"no: its MM steps lowered its hinge relaxation's objective by only "
                 f"{start.gain:.1e} (relative, below {settings.SAMPLE_START_MIN_GAIN:g}), so the "
-                "chain starts from the hinge relaxation on all rows")
+                "chain starts from the hinge relaxation on all rows"))
             return None
         margin = 0.0 if self.elastic is None else self.elastic.margin
         for tightenings in itertools.count():
@@ -432,19 +432,18 @@ class _ChainRun:
                 break
             start = tighter
         if self.elastic is None:
-            self.used(start,
-                "no: it misses a surrogate row on all rows and this chain has no phase one")
+            self.used(start, "no: it misses a surrogate row on all rows and this chain has "
+                             "no phase one")
             return None
         found, feasible = run_phase_one(self.analysis, self.fmap, self.psi, self.elastic,
                                         self.bounds, settings.PHASE1_MAX_ITERATIONS,
                                         self.callback, point[1], kept=self.kept)
         self.history += found.history
         if feasible is None:
-            self.used(start,
-                f"no: phase one from it ended {found.status} without a feasible point")
+            self.used(start, f"no: phase one from it ended {found.status} without a "
+                             "feasible point")
             return None
-        self.used(start,
-            "as the anchor of phase one (it misses a surrogate row on all rows)")
+        self.used(start, "as the anchor of phase one (it misses a surrogate row on all rows)")
         return self.point_of(feasible, step_scores(self.psi, feasible)), {
             "phase1_iterations": found.certificate.details["phase1_iterations"],
             "phase1_solver": found.solver, "phase1_after": "sample start"}
@@ -467,8 +466,8 @@ class _ChainRun:
         self.count_ties(point)
         self.iterations += 1
         self.step_anchor, self.step_bounds = point[1], self.bounds
-        self.used(start,
-            "as the anchor of the first MM step (it misses a surrogate row on all rows)")
+        self.used(start, "as the anchor of the first MM step (it misses a surrogate row on "
+                         "all rows)")
         self.start_recorded = True
         self.record({"iteration": 0, "stage": start.origin, "objective": surrogate_objective(
             self.analysis, point[2], start.w), "bound_objective": float("nan")})

@@ -62,6 +62,10 @@ class RobustLoss(Term):
         """The same robust loss at t times its score scale (module docstring)."""
         return RobustLoss(self.ball, self.loss, scale=t * self.scale)
 
+    def margin_factors(self) -> np.ndarray:
+        """t y~ on the ball's support rows: the margins are t y~ f(x) (module docstring)."""
+        return self.scale * (2.0 * self.ball.support.y.astype(np.float64) - 1.0)
+
     def _at_scale(self, scorer: Any) -> Any:
         """The scorer whose margins the losses take on Dask data: t f (a fitted scorer's
         ``scaled``; in memory the margins are scaled directly)."""
@@ -78,8 +82,7 @@ class RobustLoss(Term):
             return dask_losses(self.ball, self.loss, self._at_scale(scorer))
         support = self.ball.support
         scores = scorer.decision_function(support.data.X)[support.index]
-        margins = self.scale * (2.0 * support.y - 1.0) * scores
-        return MARGIN_LOSSES[self.loss](margins)[0]
+        return MARGIN_LOSSES[self.loss](self.margin_factors() * scores)[0]
 
     def value(self, scorer: Any) -> float:
         """R(theta) by the exact inner maximization (App. A.1); on Dask data by reductions over

@@ -196,7 +196,7 @@ def _robust_loss(pieces: _Pieces, j: int, coef: float, part: RobustLoss,
         raise NotLinearError(f"{part.name} enters row {j} with coefficient {coef:g}; the "
                              "structured step takes robust losses minimized in the objective")
     s = part.ball.support
-    label = part.scale * (2.0 * s.y.astype(np.float64) - 1.0)  # t y~ (a hinge's slope)
+    label = part.margin_factors()  # t y~ (a hinge's slope)
     group = _Group(id(s.data), s.index, {}, label=label)
     if part.loss == "hinge":
         group.slope, group.offset = -label, np.ones(s.n)
