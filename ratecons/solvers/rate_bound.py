@@ -23,7 +23,7 @@ from .cutting_plane import SDCAState, maximize_over_v
 from .sdca import require_l2
 from .tracker import Tracker
 
-__all__ = ["solve_bound_specialized"]
+__all__ = ["solve_bound_specialized", "warm_v_step"]
 
 
 def _warm_parts(warm_start: Any) -> tuple[np.ndarray | None, np.ndarray | None, float | None]:
@@ -37,6 +37,23 @@ def _warm_parts(warm_start: Any) -> tuple[np.ndarray | None, np.ndarray | None, 
     else:
         xi, v, b = warm_start.get("xi"), warm_start.get("v"), warm_start.get("b")
     return xi, v, (None if b is None else float(np.asarray(b)))
+
+
+def warm_v_step(warm_start: Any, v_start: np.ndarray | None) -> float | None:
+    """Alg 2's first bracketing step from a warm single multiplier ``v_start``: twice the
+    distance the multiplier moved in the previous bound's own run (its first evaluation to its
+    best), within [1%, 25%] of ``v_start``; None (Alg 2's default, 25%) without that history.
+    Consecutive MM bounds differ in a few examples' pieces, so v* moves by about as much as it
+    moved last time, and a bracket of that size is found in one or two probes (on the Adult
+    demo, v* moved by 0.1-3% between late bounds while the default step probed 25% away)."""
+    if (not isinstance(warm_start, Solution) or v_start is None or np.size(v_start) != 1
+            or not warm_start.history or float(v_start[0]) <= 0.0):
+        return None
+    first = warm_start.history[0].get("v")
+    if first is None or np.size(first) != 1:
+        return None
+    moved = abs(float(v_start[0]) - float(np.asarray(first).ravel()[0]))
+    return float(np.clip(2.0 * moved, 0.01 * float(v_start[0]), 0.25 * float(v_start[0])))
 
 
 def solve_bound_specialized(
@@ -108,7 +125,8 @@ def solve_bound_specialized(
     if v0 is not None and np.shape(v0) != (program.m,):
         v0 = None
     res = maximize_over_v(bound, v_max=v_max, epsilon=epsilon, chooser=v_chooser,
-                          b_chooser=b_chooser, v_start=v0, b_start=b0, state=state,
+                          b_chooser=b_chooser, v_start=v0, b_start=b0,
+                          v_step=warm_v_step(warm_start, v0), state=state,
                           max_iterations=max_iterations, max_b_iterations=max_b_iterations,
                           max_epochs=max_epochs, seed=seed, callback=callback,
                           warn_at_v_max=warn_at_v_max)

@@ -9,7 +9,8 @@ import ratecons as rc
 from ratecons.canonical.rate_fold import fold_bound
 from ratecons.errors import SolverError
 from ratecons.reductions.to_cvxpy import solve_bound_cvxpy
-from ratecons.solvers.rate_bound import solve_bound_specialized
+from ratecons.solution import Solution
+from ratecons.solvers.rate_bound import solve_bound_specialized, warm_v_step
 from ratecons.testing import churn_recall_datasets, fairness_problem, tight_churn_recall_problem
 from tests.rate_bound_helpers import random_problem
 
@@ -53,6 +54,41 @@ def test_anchored_bound_and_warm_start_match_cvxpy():
     # the warm start really starts from the previous multipliers and bias
     assert np.allclose(warm.history[0]["v"], first.primal["v"])
     assert cold.history[0]["v"] == pytest.approx(0.0)
+    # ... its first cut is solved to the target gap (epsilon = 1e-5), the cold start's first
+    # cut more loosely, and its first bracketing step is the previous bound's own move
+    assert warm.history[0]["eps_t"] == pytest.approx(1e-5)
+    assert cold.history[0]["eps_t"] > 1e-5
+    step = warm_v_step(first, first.primal["v"])
+    moved = abs(first.primal["v"][0] - first.history[0]["v"][0])
+    v = first.primal["v"][0]
+    assert step == pytest.approx(min(max(2 * moved, 0.01 * v), 0.25 * v))
+    assert len(warm.history) > 1  # one cut does not certify the maximum here
+    assert abs(warm.history[1]["v"][0] - warm.history[0]["v"][0]) <= step * (1 + 1e-9)
+
+
+def _solved(v_first, v_best) -> Solution:
+    return Solution(status="optimal", objective=0.0, primal={"v": np.array([v_best])},
+                    history=[{"v": np.array([v_first])}])
+
+
+@settings(max_examples=60, deadline=None)
+@given(v_first=st.floats(0.0, 10.0), v_best=st.floats(1e-6, 10.0))
+def test_warm_bracketing_step_is_twice_the_last_move_within_1_to_25_percent(v_first, v_best):
+    """Alg 2's first step from a warm multiplier: 2 |v*_prev - v_first_prev|, clipped to
+    [1%, 25%] of the multiplier it starts from."""
+    step = warm_v_step(_solved(v_first, v_best), np.array([v_best]))
+    assert 0.01 * v_best * (1 - 1e-12) <= step <= 0.25 * v_best * (1 + 1e-12)
+    if 0.01 * v_best <= 2 * abs(v_best - v_first) <= 0.25 * v_best:
+        assert step == pytest.approx(2 * abs(v_best - v_first))
+
+
+def test_warm_bracketing_step_needs_one_previous_multiplier():
+    """No history, two multipliers, a multiplier at 0 or a plain dict: Alg 2's default step."""
+    assert warm_v_step(None, np.array([0.2])) is None
+    assert warm_v_step({"v": np.array([0.2])}, np.array([0.2])) is None
+    assert warm_v_step(_solved(0.1, 0.2), np.array([0.0])) is None
+    assert warm_v_step(_solved(0.1, 0.2), np.array([0.2, 0.3])) is None
+    assert warm_v_step(Solution(status="optimal", objective=0.0), np.array([0.2])) is None
 
 
 def test_three_datasets_two_constraints_churn_recall():
