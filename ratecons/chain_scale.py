@@ -138,9 +138,9 @@ def _rounds(form: Analysis, chain: Chain, sampled: bool, width: float,
         s, at_s, at_one = best_scale(scaled(form, width), scorer, solution.primal["w"])
         if at_one - at_s <= settings.SCALE_MIN_GAIN * max(1.0, abs(at_one)):
             break
-        start = SampleStart(solution.primal["w"], float(solution.primal["b"]), form.n_examples,
-                            solution.status, at_s, 1, math.inf, 0.0,
-                            np.zeros(len(form.constraints)), lambda shift: None, "scale")
+        start = SampleStart.of_model(solution.primal["w"], float(solution.primal["b"]),
+                                     form.n_examples, solution.status, at_s,
+                                     len(form.constraints), "scale")
         again, again_scorer, again_last = chain(scaled(form, width * s), start, sampled)
         better = _rank(again.status) - _rank(solution.status)
         kept = (again_scorer is not None and again.status in settings.SOLVED_STATUSES

@@ -120,6 +120,16 @@ class SampleStart:
     again: Callable[[np.ndarray], SampleStart | None] = field(repr=False, compare=False)
     origin: str = "sample"
 
+    @classmethod
+    def of_model(cls, w: np.ndarray, b: float, rows: int, status: str, objective: float,
+                 constraints: int, origin: str) -> SampleStart:
+        """A start from a model the chain already has (``origin``, e.g. ``"scale"``), used by
+        the chain as a sample's model but with nothing to solve again: one MM step, a gain
+        that never skips it (inf), no time, no shift, and no tightened re-solve (``again``
+        finds nothing, so a miss on all rows goes to the MM step at it, then phase one)."""
+        return cls(w, b, rows, status, objective, 1, math.inf, 0.0, np.zeros(constraints),
+                   lambda shift: None, origin)
+
     def tightened(self, extra: np.ndarray) -> SampleStart | None:
         """The sample solved again with every bound lowered by ``extra`` more: a sample model
         that misses a surrogate row on all rows (the sample's rows are estimates) is moved
