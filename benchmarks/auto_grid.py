@@ -121,11 +121,11 @@ def count_constraints(data: rc.Dataset, m: int, floor: np.ndarray) -> list[Any]:
 
 
 def grid(quick: bool) -> Iterator[Instance]:
-    """Every instance: each frame with 1-3 constraints at l2 = 1e-3, and l2 = 1e-4 and 1e-2
-    with one (quick: one constraint at l2 = 1e-3)."""
+    """Every instance: each frame with 1-3 constraints at l2 = 1e-3, l2 = 1e-4 with one,
+    and l2 = 1e-2 with one and two (quick: one constraint at l2 = 1e-3)."""
     for label, data in frames(quick):
         for m, l2 in (((1, 1e-3),) if quick else ((1, 1e-4), (1, 1e-3), (2, 1e-3),
-                                                  (3, 1e-3), (1, 1e-2))):
+                                                  (3, 1e-3), (1, 1e-2), (2, 1e-2))):
             yield Instance(label, data, m, l2)
 
 
@@ -151,13 +151,27 @@ def run_instance(inst: Instance, limit: float, counts: bool = False) -> dict[str
     return {"plan": plan, "rows": rows, "size": rate_size(form)}
 
 
-def fit_cost_model(records: list[tuple[RateSize, float]]) -> np.ndarray:
+def fit_cost_model(records: list[tuple[RateSize, float]], one_constraint: bool = False
+                   ) -> np.ndarray:
     """Least squares of log10(time(mm) / time(other)) on (1, log10 nnz, log10 l2n, [m > 1]):
-    the coefficients of ``settings.MM_COST_MODEL`` (other = cvxpy) and
-    ``settings.MM_STRUCTURED_COST_MODEL`` (other = structured)."""
-    A = np.array([[1.0, np.log10(z.nnz), np.log10(z.l2n), float(z.m > 1)] for z, _ in records])
+    the coefficients of ``settings.MM_COST_MODEL`` (other = cvxpy); with ``one_constraint``,
+    on (1, log10 nnz, log10 l2n) over the one-constraint records only: (K0, K1, K2) of
+    ``settings.MM_STRUCTURED_COST_MODEL`` (other = structured), whose K3 is set from the
+    several-constraint records' range (:func:`several_constraints_range`)."""
+    if one_constraint:
+        records = [(z, ratio) for z, ratio in records if z.m == 1]
+    A = np.array([[1.0, np.log10(z.nnz), np.log10(z.l2n)]
+                  + ([] if one_constraint else [float(z.m > 1)]) for z, _ in records])
     y = np.log10([ratio for _, ratio in records])
     return np.linalg.lstsq(A, y, rcond=None)[0]
+
+
+def several_constraints_range(records: list[tuple[RateSize, float]]) -> tuple[float, float, int]:
+    """(least, largest, count) of time(mm) / time(structured) over the records with two or
+    more constraints: K3 of ``settings.MM_STRUCTURED_COST_MODEL`` holds while the least is
+    above 1 (``mm`` slower on every one)."""
+    ratios = [ratio for z, ratio in records if z.m > 1]
+    return (min(ratios, default=float("nan")), max(ratios, default=float("nan")), len(ratios))
 
 
 def main(argv: list[str] | None = None) -> float:
@@ -204,10 +218,15 @@ def main(argv: list[str] | None = None) -> float:
             if t_auto / seconds > against[key][0]:
                 against[key] = (t_auto / seconds, f"{label}; {what}")
     for other, name in (("cvxpy", "MM_COST_MODEL"), (STRUCTURED, "MM_STRUCTURED_COST_MODEL")):
-        if len(records[other]) >= 4:
-            fitted = ", ".join(f"{c:.3g}" for c in fit_cost_model(records[other]))
-            print(f"cost model fitted on this run: {name} = ({fitted}); in use: "
-                  f"{getattr(settings, name)}")
+        one = other == STRUCTURED
+        if sum(1 for z, _ in records[other] if z.m == 1 or not one) >= 4:
+            fitted = ", ".join(f"{c:.3g}" for c in fit_cost_model(records[other], one))
+            print(f"cost model fitted on this run: {name} = ({fitted}"
+                  f"{', K3 set' if one else ''}); in use: {getattr(settings, name)}")
+    least, largest, count = several_constraints_range(records[STRUCTURED])
+    if count:
+        print(f"two or more constraints: time(mm) / time(structured) {least:.2f}-{largest:.2f} "
+              f"on {count} instances (K3 of MM_STRUCTURED_COST_MODEL holds while above 1)")
     for key, (value, at) in against.items():
         print(f"worst time(auto) / time({key}) = {value:.2f} ({at})")
     print(f"WORST time(auto) / time(best method) = {worst:.2f} ({where}); target <= 1.2: "

@@ -20,8 +20,9 @@ constraints (the recall floor makes Alg 2's cutting plane two-dimensional, and e
 multiplier cost no more). The structured chain (``structured``: every bound by the structured
 interior point, each Newton step one weighted Gram product over the same nonzeros) has a model
 of the same form for log10(time(mm) / time(structured)),
-:data:`ratecons.settings.MM_STRUCTURED_COST_MODEL`, fitted on the same grid; ``auto`` takes the
-method predicted fastest.
+:data:`ratecons.settings.MM_STRUCTURED_COST_MODEL`, fitted on the same grid's one-constraint
+instances, with its constraint term set, not fitted: with two or more constraints ``mm`` was the
+slower on every instance measured, by 1.5-37x; ``auto`` takes the method predicted fastest.
 """
 
 from __future__ import annotations
