@@ -37,3 +37,28 @@ def test_auto_grid_runs_the_rows_in_counts():
         cells = row.split(" | ")
         assert "optimal" in cells[1] and "optimal" in cells[2] and "optimal" in cells[3]
     assert lines[-1].startswith("WORST time(auto) / time(best method) = ")
+
+
+def test_the_structured_model_is_fitted_on_one_constraint_and_checked_on_the_rest():
+    """fit_cost_model(one_constraint=True) recovers (K0, K1, K2) from one-constraint records
+    only; several_constraints_range reports the others' ratios, which the set K3 of
+    settings.MM_STRUCTURED_COST_MODEL needs above 1."""
+    import numpy as np
+
+    from benchmarks.auto_grid import fit_cost_model, several_constraints_range
+    from ratecons.patterns.rate_auto import RateSize
+
+    truth = (0.9, -0.1, -0.45)
+    records = []
+    for nnz in (1e4, 1e5, 1e6):
+        for l2n in (0.1, 3.0, 100.0):
+            z = RateSize(1000, 10, 1.0, nnz, 1, l2n)
+            records.append((z, 10.0 ** (truth[0] + truth[1] * np.log10(nnz)
+                                        + truth[2] * np.log10(l2n))))
+    several = [(RateSize(1000, 10, 1.0, 1e5, 2, 1.0), 1.5), (RateSize(1000, 10, 1.0, 1e6, 3,
+                                                                      260.0), 37.0)]
+    fitted = fit_cost_model(records + several, one_constraint=True)
+    assert fitted == pytest.approx(truth, abs=1e-9)  # the several-constraint records ignored
+    assert len(fit_cost_model(records + several)) == 4  # the cvxpy model keeps its indicator
+    assert several_constraints_range(records + several) == (1.5, 37.0, 2)
+    assert several_constraints_range(records)[2] == 0
