@@ -385,7 +385,9 @@ def main(quick: bool = False, time_limit: float = PART_B_SECONDS) -> dict:
               f"({len(declined)} instances): mm / cvxpy {mm_ratio.min():.2f} .. "
               f"{mm_ratio.max():.2f} (median {np.median(mm_ratio):.2f})")
     print(f"worst time ratio auto / cvxpy: {worst_ratio['ratio']:.2f} ({worst_ratio['name']}, "
-          f"auto = {worst_ratio['method']}; where auto = cvxpy the same path is timed twice)")
+          f"auto = {worst_ratio['method']} {worst_ratio['status']}, cvxpy "
+          f"{worst_ratio.get('status_cvxpy', 'not run')}; where auto = cvxpy the same path is "
+          "timed twice)")
     slowest = worst_log["t_auto"] / worst_log["t_logistic"]
     print(f"worst time ratio auto / logistic fit: {slowest:.1f} ({worst_log['name']}, "
           f"auto = {worst_log['method']}, {worst_log['t_auto']:.3f} s)")
