@@ -13,6 +13,7 @@ from ratecons.solution import Solution
 from ratecons.solvers.rate_bound import solve_bound_specialized, warm_v_step
 from ratecons.testing import churn_recall_datasets, fairness_problem, tight_churn_recall_problem
 from tests.rate_bound_helpers import random_problem
+from tests.shared_data import standardized
 
 
 def _assert_matches(program, masks, sol, rtol=1e-4, vtol=1e-4):
@@ -117,6 +118,47 @@ def test_adult_subsample_fairness_matches_cvxpy():
     _assert_matches(program, masks, first)
     anchored = program.bound_masks(first.primal["w"], float(first.primal["b"]))
     _assert_matches(program, anchored, solve_bound_specialized(program, anchored, first))
+
+
+def _warm_chain_matches_cvxpy(problem: rc.Problem, bounds: int = 4) -> list:
+    """MM bounds of ``problem`` in a row, each anchored at the last one's solution and
+    warm-started from it (Alg 2 from the previous v*, its first cut to the target gap and its
+    bracket step from the last move): every one against the CVXPY reference."""
+    program = problem.canonical()
+    masks = program.bound_masks()
+    solved = [solve_bound_specialized(program, masks)]
+    _assert_matches(program, masks, solved[0])
+    for _ in range(bounds - 1):
+        last = solved[-1]
+        masks = program.bound_masks(last.primal["w"], float(last.primal["b"]))
+        warm = solve_bound_specialized(program, masks, last)
+        _assert_matches(program, masks, warm)
+        assert warm.history[0]["eps_t"] == pytest.approx(1e-5)  # the first cut to the gap
+        solved.append(warm)
+    return solved
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["adult", "diabetes"])
+def test_warm_bounds_in_a_row_match_cvxpy_on_real_data(name):
+    """The warm multiplier's rules on real data: four MM bounds in a row (Adult sample, 80%
+    rule; Pima diabetes, recall floor), each equal to CLARABEL's bound to 1e-4 with its
+    certificate bracketing CLARABEL's optimum; after the first warm bound the bracket step
+    is the previous run's own move, below the old 25% of v."""
+    if name == "adult":
+        data = rc.datasets.load_adult()
+        data = data.take(np.random.default_rng(1).choice(data.n, 2000, replace=False))
+        women, men = data.group("sex", "Female"), data.group("sex", "Male")
+        rows = [rc.positive_rate_ratio(women, men) >= 0.8]
+    else:
+        data = standardized("diabetes")
+        rows = [rc.recall(data) >= 0.8]
+    solved = _warm_chain_matches_cvxpy(rc.Problem(minimize=rc.error_rate(data),
+                                                  subject_to=rows,
+                                                  model=rc.LinearModel(l2=1e-3)))
+    fractions = [warm_v_step(s, s.primal["v"]) / s.primal["v"][0]
+                 for s in solved[1:] if s.primal["v"][0] > 0]
+    assert fractions and min(fractions) < 0.25
 
 
 def test_lp_and_l1_problems_are_refused_clearly():
