@@ -50,6 +50,7 @@ __all__ = [
     "center_of_mass_1d",
     "maximize_over_v",
     "minimize_over_b",
+    "probe_step",
 ]
 
 logger = logging.getLogger(__name__)
@@ -59,6 +60,15 @@ V_CHOOSERS = ("maximization", "center_of_mass")
 
 
 # ---------------------------------------------------------------------------- 1-D geometry
+def probe_step(moved: float, least: float, most: float = math.inf) -> float:
+    """The first probe of a warm 1-D cutting plane: twice the distance its point moved in the
+    previous run, within [``least``, ``most``]. Consecutive MM bounds differ in a few examples'
+    pieces, so the optimum moves by about as much as it moved last time and a bracket of that
+    size is found in one or two probes (Alg 3's bias, and Alg 2's single multiplier:
+    :func:`ratecons.solvers.rate_bound.warm_start_of`)."""
+    return float(np.clip(2.0 * moved, least, most))
+
+
 def _envelope_pieces(slopes: np.ndarray, intercepts: np.ndarray, lo: float, hi: float,
                      level: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Breakpoints of h(x) = max_s(slopes_s x + intercepts_s) on [lo, hi] (and of h = level).
@@ -303,7 +313,7 @@ def minimize_over_b(bound: FoldedBound, v: np.ndarray, eps: float, state: SDCASt
         _, lower = envelope_min(np.array(slopes), np.array(icpts), lo, hi)
         converged = best_u - lower <= eps
     if b_start is not None:
-        state.b_step = max(2.0 * abs(best_b - b_start), 1e-2)
+        state.b_step = probe_step(abs(best_b - b_start), 1e-2)
     return BiasResult(best_w, best_b, best_u, lower, t, converged, hist)
 
 
@@ -579,7 +589,7 @@ def maximize_over_v(bound: FoldedBound, *, v_max: float = 100.0, epsilon: float 
     v_start, b_start : optional warm starts of v_1 and the first bias.
     v_step : float, optional
         The first bracketing step from a warm ``v_start`` (m = 1); default: v_start / 4, at
-        least 0.02 of :func:`multiplier_unit`; rate_bound.warm_v_step: the last move.
+        least 0.02 of :func:`multiplier_unit`; rate_bound.warm_start_of: the last move.
     state : SDCAState, optional
         Dual variables to warm-start SDCA with (updated in place).
     warn_at_v_max : bool

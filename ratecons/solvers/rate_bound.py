@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -19,41 +19,51 @@ from ..canonical.rate_fold import fold_bound
 from ..canonical.rate_program import RateProgram
 from ..errors import SolverError
 from ..solution import Solution
-from .cutting_plane import SDCAState, maximize_over_v
+from .cutting_plane import SDCAState, maximize_over_v, probe_step
 from .sdca import require_l2
 from .tracker import Tracker
 
-__all__ = ["solve_bound_specialized", "warm_v_step"]
+__all__ = ["WarmStart", "solve_bound_specialized", "warm_start_of"]
 
 
-def _warm_parts(warm_start: Any) -> tuple[np.ndarray | None, np.ndarray | None, float | None]:
-    """(xi, v, b) from a previous :class:`Solution` of this solver or a dict of them."""
+@dataclass(frozen=True)
+class WarmStart:
+    """What a previous bound's answer hands the next one (:func:`warm_start_of`): SDCA's
+    duals ``xi``, Alg 2's multipliers ``v``, Alg 3's bias ``b`` and Alg 2's first bracketing
+    step ``v_step`` (None: each solver's cold default)."""
+
+    xi: np.ndarray | None = None
+    v: np.ndarray | None = None
+    b: float | None = None
+    v_step: float | None = None
+
+
+def warm_start_of(warm_start: Solution | dict | None, m: int) -> WarmStart:
+    """The warm start of a bound with ``m`` multipliers from a previous :class:`Solution` of
+    this solver or a dict of ``xi``, ``v`` and ``b`` (multipliers of another length are left
+    out: Alg 2 starts cold).
+
+    The bracketing step is set from a single warm multiplier v > 0 with its previous run's
+    history only: :func:`~ratecons.solvers.cutting_plane.probe_step` of the distance the
+    multiplier moved in that run (its first evaluation to its best), within [1%, 25%] of v
+    (Alg 2's default is 25%; on the Adult demo, v* moved by 0.1-3% between late bounds while
+    the default step probed 25% away)."""
     if warm_start is None:
-        return None, None, None
+        return WarmStart()
     if isinstance(warm_start, Solution):
-        xi = warm_start.dual.get("xi")
-        v = warm_start.primal.get("v")
-        b = warm_start.primal.get("b")
+        xi, v, b = (warm_start.dual.get("xi"), warm_start.primal.get("v"),
+                    warm_start.primal.get("b"))
     else:
         xi, v, b = warm_start.get("xi"), warm_start.get("v"), warm_start.get("b")
-    return xi, v, (None if b is None else float(np.asarray(b)))
-
-
-def warm_v_step(warm_start: Any, v_start: np.ndarray | None) -> float | None:
-    """Alg 2's first bracketing step from a warm single multiplier ``v_start``: twice the
-    distance the multiplier moved in the previous bound's own run (its first evaluation to its
-    best), within [1%, 25%] of ``v_start``; None (Alg 2's default, 25%) without that history.
-    Consecutive MM bounds differ in a few examples' pieces, so v* moves by about as much as it
-    moved last time, and a bracket of that size is found in one or two probes (on the Adult
-    demo, v* moved by 0.1-3% between late bounds while the default step probed 25% away)."""
-    if (not isinstance(warm_start, Solution) or v_start is None or np.size(v_start) != 1
-            or not warm_start.history or float(v_start[0]) <= 0.0):
-        return None
-    first = warm_start.history[0].get("v")
-    if first is None or np.size(first) != 1:
-        return None
-    moved = abs(float(v_start[0]) - float(np.asarray(first).ravel()[0]))
-    return float(np.clip(2.0 * moved, 0.01 * float(v_start[0]), 0.25 * float(v_start[0])))
+    if v is not None and np.shape(v) != (m,):
+        v = None
+    b = None if b is None else float(np.asarray(b))
+    first = (warm_start.history[0].get("v")
+             if isinstance(warm_start, Solution) and warm_start.history else None)
+    if v is None or m != 1 or first is None or np.size(first) != 1 or float(v[0]) <= 0.0:
+        return WarmStart(xi, v, b)
+    moved = abs(float(v[0]) - float(np.asarray(first).ravel()[0]))
+    return WarmStart(xi, v, b, probe_step(moved, 0.01 * float(v[0]), 0.25 * float(v[0])))
 
 
 def solve_bound_specialized(
@@ -118,15 +128,13 @@ def solve_bound_specialized(
                           "only; this problem has l1 > 0: use method='cvxpy'.")
     tracker = Tracker("mm/sdca+cutting-planes", warn=False)  # a step: the MM run warns
     bound = fold_bound(program, masks)
-    xi0, v0, b0 = _warm_parts(warm_start)
+    warm = warm_start_of(warm_start, program.m)
     seed = 0 if seed is None else int(seed)
-    state = SDCAState.fresh(bound, xi0, seed)
+    state = SDCAState.fresh(bound, warm.xi, seed)
     state.epoch_budget = epoch_budget
-    if v0 is not None and np.shape(v0) != (program.m,):
-        v0 = None
     res = maximize_over_v(bound, v_max=v_max, epsilon=epsilon, chooser=v_chooser,
-                          b_chooser=b_chooser, v_start=v0, b_start=b0,
-                          v_step=warm_v_step(warm_start, v0), state=state,
+                          b_chooser=b_chooser, v_start=warm.v, b_start=warm.b,
+                          v_step=warm.v_step, state=state,
                           max_iterations=max_iterations, max_b_iterations=max_b_iterations,
                           max_epochs=max_epochs, seed=seed, callback=callback,
                           warn_at_v_max=warn_at_v_max)

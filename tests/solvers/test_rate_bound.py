@@ -10,7 +10,7 @@ from ratecons.canonical.rate_fold import fold_bound
 from ratecons.errors import SolverError
 from ratecons.reductions.to_cvxpy import solve_bound_cvxpy
 from ratecons.solution import Solution
-from ratecons.solvers.rate_bound import solve_bound_specialized, warm_v_step
+from ratecons.solvers.rate_bound import WarmStart, solve_bound_specialized, warm_start_of
 from ratecons.testing import churn_recall_datasets, fairness_problem, tight_churn_recall_problem
 from tests.rate_bound_helpers import random_problem
 from tests.shared_data import standardized
@@ -59,7 +59,7 @@ def test_anchored_bound_and_warm_start_match_cvxpy():
     # cut more loosely, and its first bracketing step is the previous bound's own move
     assert warm.history[0]["eps_t"] == pytest.approx(1e-5)
     assert cold.history[0]["eps_t"] > 1e-5
-    step = warm_v_step(first, first.primal["v"])
+    step = warm_start_of(first, 1).v_step
     moved = abs(first.primal["v"][0] - first.history[0]["v"][0])
     v = first.primal["v"][0]
     assert step == pytest.approx(min(max(2 * moved, 0.01 * v), 0.25 * v))
@@ -77,19 +77,27 @@ def _solved(v_first, v_best) -> Solution:
 def test_warm_bracketing_step_is_twice_the_last_move_within_1_to_25_percent(v_first, v_best):
     """Alg 2's first step from a warm multiplier: 2 |v*_prev - v_first_prev|, clipped to
     [1%, 25%] of the multiplier it starts from."""
-    step = warm_v_step(_solved(v_first, v_best), np.array([v_best]))
+    step = warm_start_of(_solved(v_first, v_best), 1).v_step
     assert 0.01 * v_best * (1 - 1e-12) <= step <= 0.25 * v_best * (1 + 1e-12)
     if 0.01 * v_best <= 2 * abs(v_best - v_first) <= 0.25 * v_best:
         assert step == pytest.approx(2 * abs(v_best - v_first))
 
 
 def test_warm_bracketing_step_needs_one_previous_multiplier():
-    """No history, two multipliers, a multiplier at 0 or a plain dict: Alg 2's default step."""
-    assert warm_v_step(None, np.array([0.2])) is None
-    assert warm_v_step({"v": np.array([0.2])}, np.array([0.2])) is None
-    assert warm_v_step(_solved(0.1, 0.2), np.array([0.0])) is None
-    assert warm_v_step(_solved(0.1, 0.2), np.array([0.2, 0.3])) is None
-    assert warm_v_step(Solution(status="optimal", objective=0.0), np.array([0.2])) is None
+    """No history, two multipliers, a multiplier at 0 or a plain dict: Alg 2's default step;
+    multipliers of another length than the bound's: a cold Alg 2."""
+    assert warm_start_of(None, 1) == WarmStart()
+    assert warm_start_of({"v": np.array([0.2])}, 1).v_step is None
+    assert warm_start_of(_solved(0.1, 0.0), 1).v_step is None
+    two = Solution(status="optimal", objective=0.0, primal={"v": np.array([0.2, 0.3])},
+                   history=[{"v": np.array([0.1, 0.3])}])
+    assert warm_start_of(two, 2).v_step is None
+    assert warm_start_of(two, 2).v is not None
+    assert warm_start_of(two, 1).v is None  # another length: Alg 2 starts cold
+    no_history = Solution(status="optimal", objective=0.0, primal={"v": np.array([0.2])})
+    assert warm_start_of(no_history, 1).v_step is None
+    parts = warm_start_of({"xi": np.ones(3), "v": np.array([0.2]), "b": np.float64(0.5)}, 1)
+    assert parts.b == 0.5 and np.array_equal(parts.xi, np.ones(3))
 
 
 def test_three_datasets_two_constraints_churn_recall():
@@ -156,7 +164,7 @@ def test_warm_bounds_in_a_row_match_cvxpy_on_real_data(name):
     solved = _warm_chain_matches_cvxpy(rc.Problem(minimize=rc.error_rate(data),
                                                   subject_to=rows,
                                                   model=rc.LinearModel(l2=1e-3)))
-    fractions = [warm_v_step(s, s.primal["v"]) / s.primal["v"][0]
+    fractions = [warm_start_of(s, 1).v_step / s.primal["v"][0]
                  for s in solved[1:] if s.primal["v"][0] > 0]
     assert fractions and min(fractions) < 0.25
 
