@@ -156,7 +156,8 @@ def fit_cost_model(records: list[tuple[RateSize, float]], one_constraint: bool =
     """Least squares of log10(time(mm) / time(other)) on (1, log10 nnz, log10 l2n, [m > 1]):
     the coefficients of ``settings.MM_COST_MODEL`` (other = cvxpy); with ``one_constraint``,
     on (1, log10 nnz, log10 l2n) over the one-constraint records only: (K0, K1, K2) of
-    ``settings.MM_STRUCTURED_COST_MODEL`` (other = structured), whose K3 is set from the
+    ``settings.MM_STRUCTURED_COST_MODEL`` (other = structured), which has no constraint term:
+    with two or more constraints ``auto`` takes the structured chain by a rule, checked on the
     several-constraint records' range (:func:`several_constraints_range`)."""
     if one_constraint:
         records = [(z, ratio) for z, ratio in records if z.m == 1]
@@ -168,7 +169,8 @@ def fit_cost_model(records: list[tuple[RateSize, float]], one_constraint: bool =
 
 def several_constraints_range(records: list[tuple[RateSize, float]]) -> tuple[float, float, int]:
     """(least, largest, count) of time(mm) / time(structured) over the records with two or
-    more constraints: K3 of ``settings.MM_STRUCTURED_COST_MODEL`` holds while the least is
+    more constraints: ``auto``'s rule for them (the structured chain,
+    :meth:`ratecons.patterns.rate_constraints.RatePattern.choose`) holds while the least is
     above 1 (``mm`` slower on every one)."""
     ratios = [ratio for z, ratio in records if z.m > 1]
     return (min(ratios, default=float("nan")), max(ratios, default=float("nan")), len(ratios))
@@ -222,11 +224,11 @@ def main(argv: list[str] | None = None) -> float:
         if sum(1 for z, _ in records[other] if z.m == 1 or not one) >= 4:
             fitted = ", ".join(f"{c:.3g}" for c in fit_cost_model(records[other], one))
             print(f"cost model fitted on this run: {name} = ({fitted}"
-                  f"{', K3 set' if one else ''}); in use: {getattr(settings, name)}")
+                  f"{', one constraint' if one else ''}); in use: {getattr(settings, name)}")
     least, largest, count = several_constraints_range(records[STRUCTURED])
     if count:
         print(f"two or more constraints: time(mm) / time(structured) {least:.2f}-{largest:.2f} "
-              f"on {count} instances (K3 of MM_STRUCTURED_COST_MODEL holds while above 1)")
+              f"on {count} instances (auto's rule, the structured chain, holds while above 1)")
     for key, (value, at) in against.items():
         print(f"worst time(auto) / time({key}) = {value:.2f} ({at})")
     print(f"WORST time(auto) / time(best method) = {worst:.2f} ({where}); target <= 1.2: "

@@ -72,19 +72,20 @@ ROUNDING_TOL = 1e-12
 #: ``python -m benchmarks.auto_grid`` (sparse and dense frames, 500 to 34,189 rows, 1-3
 #: constraints; docs/mm.md "When auto picks mm"); ``auto`` picks ``mm`` where it is below 0
 MM_COST_MODEL = (3.23, -0.745, -0.259, 0.620)
-#: the same form for log10(time(mm) / time(structured)) (the structured chain: Alg 1 with every
+#: (K0, K1, K2) of log10(time(mm) / time(structured)) = K0 + K1 log10(nonzero terms)
+#: + K2 log10(l2 x largest dataset) with ONE constraint (the structured chain: Alg 1 with every
 #: bound by the structured interior point), from the same grid with ``structured`` timed beside
 #: ``mm`` (48 instances, 2026-11-28, after Alg 2's warm single multiplier made one-constraint
-#: ``mm`` about twice as fast). With one constraint, (K0, K1, K2) by least squares on the 24
-#: solved one-constraint instances (residual sd 0.30 in log10), with K0 moved from 1.039 to
-#: 0.99, the middle of the interval 0.96-1.02 on which ``auto`` took the fastest method on
-#: every instance of that run (at 1.039: 1.84x on one near-tie). ``mm`` wins there on large or
-#: strongly regularized data (the whole Adult split with the 80% rule at l2 = 1e-3: 1.02 s
-#: against 3.06 s). K3 is set, not fitted: with two or three constraints ``mm`` was slower than
-#: the structured chain on all 16 such instances (1.5-37x; the whole split at l2 = 1e-2: 12.1 s
-#: against 2.2 s, where the earlier indicator of 0.55 still chose ``mm``), and 3 keeps the
-#: structured chain for any l2 |D| up to 1e6
-MM_STRUCTURED_COST_MODEL = (0.99, -0.110, -0.462, 3.0)
+#: ``mm`` about twice as fast): least squares on the 24 solved one-constraint instances
+#: (residual sd 0.30 in log10), with K0 moved from 1.039 to 0.99, the middle of the interval
+#: 0.96-1.02 on which ``auto`` took the fastest method on every instance of that run (at 1.039:
+#: 1.84x on one near-tie). ``mm`` wins there on large or strongly regularized data (the whole
+#: Adult split with the 80% rule at l2 = 1e-3: 1.02 s against 3.06 s). With two or more
+#: constraints there is no model but a rule (:meth:`ratecons.patterns.rate_constraints.
+#: RatePattern.choose`): the structured chain, since ``mm`` was slower on all 16 such
+#: instances (1.5-37x; the whole split at l2 = 1e-2: 12.1 s against 2.2 s, where the earlier
+#: constraint term of 0.55 still chose ``mm``)
+MM_STRUCTURED_COST_MODEL = (0.99, -0.110, -0.462)
 
 #: continuations of an MM run after the exact bias repair moved its certified fixed point's bias
 #: (issue 32, :func:`ratecons.patterns.rate_constraints.make_deterministic`): Alg 1 re-run from

@@ -19,10 +19,11 @@ indicator because the grid measured the same slow-down of ``mm`` with two and wi
 constraints (the recall floor makes Alg 2's cutting plane two-dimensional, and each further
 multiplier cost no more). The structured chain (``structured``: every bound by the structured
 interior point, each Newton step one weighted Gram product over the same nonzeros) has a model
-of the same form for log10(time(mm) / time(structured)),
-:data:`ratecons.settings.MM_STRUCTURED_COST_MODEL`, fitted on the same grid's one-constraint
-instances, with its constraint term set, not fitted: with two or more constraints ``mm`` was the
-slower on every instance measured, by 1.5-37x; ``auto`` takes the method predicted fastest.
+of the same form for log10(time(mm) / time(structured)) with one constraint and no constraint
+term, :data:`ratecons.settings.MM_STRUCTURED_COST_MODEL`, fitted on the same grid's
+one-constraint instances; ``auto`` takes the method predicted fastest. With two or more
+constraints it takes the structured chain wherever that applies, without a model: ``mm`` was the
+slower on every such instance measured, by 1.5-37x.
 """
 
 from __future__ import annotations
@@ -69,11 +70,11 @@ def rate_size(form: RateProgram) -> RateSize:
     return RateSize(n, form.d, nnz / max(1, n * form.d), nnz, form.m, form.l2 * largest)
 
 
-def predicted_log_ratio(size: RateSize,
-                        model: tuple[float, float, float, float] | None = None) -> float:
+def predicted_log_ratio(size: RateSize, model: tuple[float, ...] | None = None) -> float:
     """log10 of the predicted time(mm) / time(other) (module docstring) by the coefficients
-    ``model`` (default :data:`~ratecons.settings.MM_COST_MODEL`, the other method ``cvxpy``;
-    :data:`~ratecons.settings.MM_STRUCTURED_COST_MODEL` for ``structured``)."""
-    k0, k_nnz, k_l2n, k_m = settings.MM_COST_MODEL if model is None else model
+    ``model``: (K0, K1, K2, K3), default :data:`~ratecons.settings.MM_COST_MODEL` (the other
+    method ``cvxpy``), or (K0, K1, K2) without a constraint term,
+    :data:`~ratecons.settings.MM_STRUCTURED_COST_MODEL` (``structured``, one constraint)."""
+    k0, k_nnz, k_l2n, *k_m = settings.MM_COST_MODEL if model is None else model
     return (k0 + k_nnz * math.log10(max(size.nnz, 1.0))
-            + k_l2n * math.log10(max(size.l2n, 1e-12)) + k_m * float(size.m > 1))
+            + k_l2n * math.log10(max(size.l2n, 1e-12)) + sum(k * float(size.m > 1) for k in k_m))

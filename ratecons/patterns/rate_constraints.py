@@ -441,8 +441,11 @@ class RateConstraintPattern(Pattern):
     def choose(self, problem: Problem, form: RateProgram) -> tuple[str, list[str]]:
         """The method the cost models of :mod:`~ratecons.patterns.rate_auto` predict fastest
         among ``mm`` (where it applies), ``structured`` (where the structured form takes every
-        part) and ``cvxpy``; where ``mm`` does not apply, ``structured`` for QP bounds that it
-        takes, else ``cvxpy``. The reasons name the chosen method only as the one used."""
+        part) and ``cvxpy``; with two or more constraints, ``structured`` wherever it takes
+        every part (``mm`` was the slower on every such instance measured:
+        :data:`~ratecons.settings.MM_STRUCTURED_COST_MODEL`); where ``mm`` does not apply,
+        ``structured`` for QP bounds that it takes, else ``cvxpy``. The reasons name the chosen
+        method only as the one used."""
         reasons = [
             f"{form.m} rate constraint(s) over {form.k} dataset(s): the ramp problem "
             "(Problem 2) is non-convex and is solved by majorization-minimization (Alg 1) over "
@@ -457,9 +460,18 @@ class RateConstraintPattern(Pattern):
                 return settings.STRUCTURED_METHOD, reasons
         if ok:
             z = rate_size(form)
+            takes = problem.analysis is not None and not structured_support(problem.analysis)
+            if takes and z.m > 1:
+                reasons.append(
+                    f"{z.m} constraints: so method 'structured' is used, the same Alg 1 with "
+                    "every Problem-3 bound solved by the structured interior point; with two "
+                    "or more constraints 'mm' (Alg 2's cutting plane over as many multipliers) "
+                    "was the slower on every instance measured, by 1.5-37x (benchmarks."
+                    "auto_grid, docs/mm.md 'When auto picks mm')")
+                return settings.STRUCTURED_METHOD, reasons
             # predicted times relative to mm's: 1 / (time(mm) / time(other))
             predicted = {"mm": 1.0, "cvxpy": 10.0 ** -predicted_log_ratio(z)}
-            if problem.analysis is not None and not structured_support(problem.analysis):
+            if takes:
                 predicted[settings.STRUCTURED_METHOD] = 10.0 ** -predicted_log_ratio(
                     z, settings.MM_STRUCTURED_COST_MODEL)
             ratios = ", ".join(f"time(mm) / time({m}) = {1.0 / t:.2g}"

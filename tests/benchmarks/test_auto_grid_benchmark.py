@@ -41,8 +41,8 @@ def test_auto_grid_runs_the_rows_in_counts():
 
 def test_the_structured_model_is_fitted_on_one_constraint_and_checked_on_the_rest():
     """fit_cost_model(one_constraint=True) recovers (K0, K1, K2) from one-constraint records
-    only; several_constraints_range reports the others' ratios, which the set K3 of
-    settings.MM_STRUCTURED_COST_MODEL needs above 1."""
+    only; several_constraints_range reports the others' ratios, which auto's rule for two or
+    more constraints (the structured chain) needs above 1."""
     import numpy as np
 
     from benchmarks.auto_grid import fit_cost_model, several_constraints_range
