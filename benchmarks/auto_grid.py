@@ -221,8 +221,9 @@ def main(argv: list[str] | None = None) -> float:
                 against[key] = (t_auto / seconds, f"{label}; {what}")
     for other, name in (("cvxpy", "MM_COST_MODEL"), (STRUCTURED, "MM_STRUCTURED_COST_MODEL")):
         one = other == STRUCTURED
-        if sum(1 for z, _ in records[other] if z.m == 1 or not one) >= 4:
-            fitted = ", ".join(f"{c:.3g}" for c in fit_cost_model(records[other], one))
+        fitted_on = [r for r in records[other] if r[0].m == 1] if one else records[other]
+        if len(fitted_on) >= 4:
+            fitted = ", ".join(f"{c:.3g}" for c in fit_cost_model(fitted_on, one))
             print(f"cost model fitted on this run: {name} = ({fitted}"
                   f"{', one constraint' if one else ''}); in use: {getattr(settings, name)}")
     least, largest, count = several_constraints_range(records[STRUCTURED])

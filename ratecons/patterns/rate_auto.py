@@ -75,6 +75,7 @@ def predicted_log_ratio(size: RateSize, model: tuple[float, ...] | None = None) 
     ``model``: (K0, K1, K2, K3), default :data:`~ratecons.settings.MM_COST_MODEL` (the other
     method ``cvxpy``), or (K0, K1, K2) without a constraint term,
     :data:`~ratecons.settings.MM_STRUCTURED_COST_MODEL` (``structured``, one constraint)."""
-    k0, k_nnz, k_l2n, *k_m = settings.MM_COST_MODEL if model is None else model
+    k0, k_nnz, k_l2n, *rest = settings.MM_COST_MODEL if model is None else model
+    k_m = rest[0] if rest else 0.0
     return (k0 + k_nnz * math.log10(max(size.nnz, 1.0))
-            + k_l2n * math.log10(max(size.l2n, 1e-12)) + sum(k * float(size.m > 1) for k in k_m))
+            + k_l2n * math.log10(max(size.l2n, 1e-12)) + k_m * float(size.m > 1))

@@ -491,9 +491,8 @@ class _NextMultipliers:
     def __init__(self, chooser: str, v_start: np.ndarray, epsilon: float,
                  eps_first: float, unit: float = 1.0, v_step: float | None = None) -> None:
         self.chooser, self.epsilon, self.eps_first = chooser, epsilon, eps_first
-        self.v_step = (None if v_start.size != 1
-                       else v_step if v_step is not None
-                       else max(0.25 * float(v_start[0]), 0.02 * unit))
+        default = max(0.25 * float(v_start[0]), 0.02 * unit) if v_start.size == 1 else None
+        self.v_step = default if v_step is None or default is None else v_step
         self.radius = max(0.5 * float(np.max(v_start, initial=0.0)), 0.05)
 
     def __call__(self, t: int, cuts: _Cuts, v_arg: np.ndarray, lower: float,
