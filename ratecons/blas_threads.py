@@ -1,4 +1,5 @@
-"""The BLAS threads of a solve: one, unless the user says otherwise.
+"""The threads of a solve: one BLAS thread, unless the user says otherwise, and every core for
+its weighted Gram products.
 
 Nearly every BLAS call of a solve is a level-1 or level-2 product over the examples (a rate's
 ramp value, a row check, a matrix-vector product with the features), memory-bound work that
@@ -11,23 +12,42 @@ whole Adult split (error rate + 80% rule) took 6.2 s against 3.1 s (docs/composi
 
 from __future__ import annotations
 
+import os
 from contextlib import AbstractContextManager, nullcontext
 
 from . import settings
 from .errors import parameter_error
 
-__all__ = ["solve_blas_threads"]
+__all__ = ["gram_threads", "solve_blas_threads"]
 
 
 def solve_blas_threads() -> AbstractContextManager:
     """The BLAS thread limit of one solve (:data:`ratecons.settings.SOLVE_BLAS_THREADS`; None
-    leaves BLAS's own setting), the caller's setting restored when it exits."""
+    leaves BLAS's own setting), the caller's setting restored when it exits; a bad
+    :data:`ratecons.settings.GRAM_THREADS` is refused here, before any product needs it."""
+    gram_threads()
     threads = settings.SOLVE_BLAS_THREADS
     if threads is None:
         return nullcontext()
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise parameter_error("SOLVE_BLAS_THREADS", "ratecons.settings",
-                              "an int >= 1 or None (BLAS's own setting)", threads)
+    _check("SOLVE_BLAS_THREADS", threads, "BLAS's own setting")
     from threadpoolctl import threadpool_limits  # (64 ms to import: not at import ratecons)
 
     return threadpool_limits(limits=threads, user_api="blas")
+
+
+def gram_threads() -> int:
+    """The threads of a weighted Gram product (:data:`ratecons.settings.GRAM_THREADS`; None:
+    the cores this process may run on)."""
+    threads = settings.GRAM_THREADS
+    if threads is None:
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+            os.cpu_count() or 1)
+    _check("GRAM_THREADS", threads, "every core")
+    return threads
+
+
+def _check(name: str, threads: object, none: str) -> None:
+    """Refuse a thread count that is not an int >= 1, by the setting's ``name``."""
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise parameter_error(name, "ratecons.settings", f"an int >= 1 or None ({none})",
+                              threads)

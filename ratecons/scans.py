@@ -15,12 +15,15 @@ import os
 import time
 import uuid
 from collections.abc import Callable
+from contextlib import nullcontext
+from functools import cache
 from typing import Any, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg.blas import dsyrk, ssyrk
 
+from .blas_threads import gram_threads
 from .dask_types import is_dask
 
 __all__ = ["Rows", "DaskRows", "BLOCK_ROWS", "weighted_gram", "sparse_weighted_gram",
@@ -51,6 +54,15 @@ SPARSE_GRAM_FILL = 0.15
 SPARSE_GRAM_COLUMNS = 108
 SPARSE_GRAM_MAX_FILL = 0.25
 DENSE_MAX_BYTES = 256 * 2**20
+#: the multiply-adds of a syrk from which it runs on
+#: :func:`ratecons.blas_threads.gram_threads` BLAS threads: 34,189 x 500 dense rows (500
+#: Nystrom features on the whole Adult split, blocks of :data:`GRAM_BLOCK_BYTES`) took 205 ms
+#: on one thread and 157 ms on two (2-core machine), and the whole split's kernel logistic
+#: loss + FPR parity 5.33 s against 4.72 s. The sparse pass (:func:`sparse_weighted_gram`)
+#: stays on one thread: split over two threads by row ranges, the Adult split's product took
+#: 2.1 ms against 3.8 ms back to back, but 3.9 ms (median of 110) inside the interior point,
+#: whose other work between two products leaves the second thread idle
+GRAM_THREADED_FROM = 5_000_000
 #: Dask features are persisted on the workers (read once per solve, not once per pass) when
 #: they take at most this fraction of the workers' total memory limit (of this machine's
 #: memory under the local scheduler); larger ones are streamed from their source every pass
@@ -71,11 +83,24 @@ def weighted_gram(A: np.ndarray, c: np.ndarray) -> np.ndarray:
 
 def _gram_upper(B: np.ndarray) -> np.ndarray:
     """The upper triangle of B^T B by BLAS syrk (single precision for a float32 B), on
-    whichever of B and B^T is Fortran-ordered (no copy)."""
+    whichever of B and B^T is Fortran-ordered (no copy), with :func:`gram_threads_for` BLAS
+    threads (SciPy's syrk holds the GIL: threads of ours would not run it side by side)."""
     syrk = ssyrk if B.dtype == np.float32 else dsyrk
-    if B.flags.f_contiguous:
-        return syrk(1.0, B, trans=1, lower=0)
-    return syrk(1.0, B.T, trans=0, lower=0)
+    threads = gram_threads_for(B.shape[0] * B.shape[1] ** 2 / 2)
+    with nullcontext() if threads == 1 else _blas_controller().limit(limits=threads,
+                                                                     user_api="blas"):
+        if B.flags.f_contiguous:
+            return syrk(1.0, B, trans=1, lower=0)
+        return syrk(1.0, B.T, trans=0, lower=0)
+
+
+@cache
+def _blas_controller() -> Any:
+    """threadpoolctl's view of the loaded BLAS libraries, made once (7 us a limit, against
+    milliseconds to look the libraries up again)."""
+    from threadpoolctl import ThreadpoolController  # (64 ms to import: not at import ratecons)
+
+    return ThreadpoolController()
 
 
 def _symmetric(upper: np.ndarray) -> np.ndarray:
@@ -98,13 +123,19 @@ def _fits_dense(P: sp.csr_matrix) -> bool:
 def sparse_weighted_gram(P: sp.csr_matrix, c: np.ndarray) -> np.ndarray:
     """P^T diag(c) P for a CSR matrix P in canonical form (sorted column indices, no
     duplicates) and weights c >= 0 (rounding below 0 counts as 0): one compiled pass over
-    each row's nonzeros."""
+    each row's nonzeros, on one thread (:data:`GRAM_THREADED_FROM`)."""
     from .numerics.row_kernels import sparse_weighted_gram_upper
 
     upper = np.zeros((P.shape[1], P.shape[1]))
     sparse_weighted_gram_upper(P.indptr, P.indices, P.data,
                                np.ascontiguousarray(c, dtype=np.float64), upper)
     return _symmetric(upper)
+
+
+def gram_threads_for(work: float) -> int:
+    """The BLAS threads of a syrk of ``work`` multiply-adds: one below
+    :data:`GRAM_THREADED_FROM`, else :func:`ratecons.blas_threads.gram_threads`."""
+    return 1 if work < GRAM_THREADED_FROM else gram_threads()
 
 
 class Rows:

@@ -1,5 +1,6 @@
 """A solve runs on one BLAS thread (``settings.SOLVE_BLAS_THREADS``), the structured chain's
-bookkeeping between its steps and the rate pattern's MM included.
+bookkeeping between its steps and the rate pattern's MM included; only a large weighted Gram
+product of dense rows takes ``settings.GRAM_THREADS`` (every core), and gives them back.
 
 The interior points already ran on one BLAS thread
 (:data:`ratecons.solvers.interior.single_blas_thread`), but the code around them did not: row
@@ -10,6 +11,7 @@ thread (load 3-4); whole rows of ``benchmarks.composition`` on the split took 0.
 former time, the rate pattern's error rate + 80% rule 0.50 (docs/composition_log.md).
 """
 
+import os
 import warnings
 
 import numpy as np
@@ -17,7 +19,7 @@ import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
 import ratecons as rc
-from ratecons import settings
+from ratecons import scans, settings
 
 
 def _blas_threads() -> dict[str, int]:
@@ -81,3 +83,34 @@ def test_a_bad_thread_count_is_refused_by_name(monkeypatch, bad):
     monkeypatch.setattr(settings, "SOLVE_BLAS_THREADS", bad)
     with pytest.raises(rc.SpecError, match="SOLVE_BLAS_THREADS.*an int >= 1 or None"):
         _rule_problem().solve("structured")
+
+
+@pytest.mark.parametrize("bad", [0, -2, 2.0, "all", False])
+def test_a_bad_gram_thread_count_is_refused_by_name(monkeypatch, bad):
+    monkeypatch.setattr(settings, "GRAM_THREADS", bad)
+    with pytest.raises(rc.SpecError, match="GRAM_THREADS.*an int >= 1 or None"):
+        _rule_problem().solve("structured")
+
+
+@pytest.mark.parametrize("threads", [None, 2])
+def test_a_large_dense_gram_takes_blas_threads_and_gives_them_back(monkeypatch, threads):
+    # the same product on one BLAS thread and on GRAM_THREADS, the caller's limit back after
+    monkeypatch.setattr(scans, "GRAM_THREADED_FROM", 0)
+    rng = np.random.default_rng(5)
+    A, c = rng.normal(size=(3000, 40)), rng.random(3000)
+    expected = A.T @ (A * c[:, None])
+    with threadpool_limits(limits=1, user_api="blas"):
+        before = _blas_threads()
+        monkeypatch.setattr(settings, "GRAM_THREADS", threads)
+        seen = []
+        real = scans.dsyrk
+        monkeypatch.setattr(scans, "dsyrk", lambda *a, **k: (
+            seen.append(_blas_threads()), real(*a, **k))[1])
+        G = scans.Rows(A).gram(c)
+        assert _blas_threads() == before
+    np.testing.assert_allclose(G, expected, rtol=1e-10, atol=1e-9)
+    wanted = threads or len(os.sched_getaffinity(0))
+    if 2 in _threads_seen_outside() and wanted > 1:
+        assert seen and all(max(t.values()) == wanted for t in seen), seen
+    else:  # a BLAS library held at one thread (OPENBLAS_NUM_THREADS=1) stays there
+        assert seen
