@@ -54,15 +54,18 @@ SPARSE_GRAM_FILL = 0.15
 SPARSE_GRAM_COLUMNS = 108
 SPARSE_GRAM_MAX_FILL = 0.25
 DENSE_MAX_BYTES = 256 * 2**20
-#: the multiply-adds of a syrk from which it runs on
-#: :func:`ratecons.blas_threads.gram_threads` BLAS threads: 34,189 x 500 dense rows (500
-#: Nystrom features on the whole Adult split, blocks of :data:`GRAM_BLOCK_BYTES`) took 205 ms
-#: on one thread and 157 ms on two (2-core machine), and the whole split's kernel logistic
-#: loss + FPR parity 5.33 s against 4.72 s. The sparse pass (:func:`sparse_weighted_gram`)
+#: a syrk of at least GRAM_THREADED_COLUMNS columns and GRAM_THREADED_FROM multiply-adds runs
+#: on :func:`ratecons.blas_threads.gram_threads` BLAS threads. One product over dense rows, one
+#: thread -> two (2-core machine, medians of 20-30): 34,189 x 500 (500 Nystrom features on the
+#: whole Adult split, blocks of :data:`GRAM_BLOCK_BYTES`) 205 -> 157 ms, 5,000 x 500 0.62x,
+#: 600 x 500 0.83x, 10,000 x 300 0.85x, 2,000 x 300 0.91x, 1,000 x 300 1.02x, 10,000 x 200
+#: 0.98x; and slower with about 100 columns, where OpenBLAS splits syrk poorly: 10,000 x 100
+#: 1.6x, 34,189 x 108 1.3x, 5,000 x 100 1.6x. The sparse pass (:func:`sparse_weighted_gram`)
 #: stays on one thread: split over two threads by row ranges, the Adult split's product took
 #: 2.1 ms against 3.8 ms back to back, but 3.9 ms (median of 110) inside the interior point,
 #: whose other work between two products leaves the second thread idle
-GRAM_THREADED_FROM = 5_000_000
+GRAM_THREADED_COLUMNS = 300
+GRAM_THREADED_FROM = 50_000_000
 #: Dask features are persisted on the workers (read once per solve, not once per pass) when
 #: they take at most this fraction of the workers' total memory limit (of this machine's
 #: memory under the local scheduler); larger ones are streamed from their source every pass
@@ -86,7 +89,7 @@ def _gram_upper(B: np.ndarray) -> np.ndarray:
     whichever of B and B^T is Fortran-ordered (no copy), with :func:`gram_threads_for` BLAS
     threads (SciPy's syrk holds the GIL: threads of ours would not run it side by side)."""
     syrk = ssyrk if B.dtype == np.float32 else dsyrk
-    threads = gram_threads_for(B.shape[0] * B.shape[1] ** 2 / 2)
+    threads = gram_threads_for(*B.shape)
     with nullcontext() if threads == 1 else _blas_controller().limit(limits=threads,
                                                                      user_api="blas"):
         if B.flags.f_contiguous:
@@ -132,10 +135,13 @@ def sparse_weighted_gram(P: sp.csr_matrix, c: np.ndarray) -> np.ndarray:
     return _symmetric(upper)
 
 
-def gram_threads_for(work: float) -> int:
-    """The BLAS threads of a syrk of ``work`` multiply-adds: one below
-    :data:`GRAM_THREADED_FROM`, else :func:`ratecons.blas_threads.gram_threads`."""
-    return 1 if work < GRAM_THREADED_FROM else gram_threads()
+def gram_threads_for(rows: int, columns: int) -> int:
+    """The BLAS threads of a syrk over ``rows`` x ``columns``: one below
+    :data:`GRAM_THREADED_COLUMNS` columns or :data:`GRAM_THREADED_FROM` multiply-adds, else
+    :func:`ratecons.blas_threads.gram_threads`."""
+    if columns < GRAM_THREADED_COLUMNS or rows * columns**2 / 2 < GRAM_THREADED_FROM:
+        return 1
+    return gram_threads()
 
 
 class Rows:

@@ -38,8 +38,8 @@ STRUCTURED_AUTO_MIN_EXAMPLES = 500
 SOLVE_BLAS_THREADS: int | None = 1
 #: the BLAS threads of the one level-3 product of a solve, the weighted Gram product
 #: P^T diag(c) P of a Newton system over dense rows (:meth:`ratecons.scans.Rows.gram`, by syrk),
-#: once it is large enough to pay for them (:data:`ratecons.scans.GRAM_THREADED_FROM`); None
-#: takes every core this process may run on
+#: once it is wide and large enough to pay for them (:data:`ratecons.scans.GRAM_THREADED_FROM`);
+#: None takes every core this process may run on
 GRAM_THREADS: int | None = None
 
 # --- conic back-ends of the CVXPY reference --------------------------------------------------

@@ -96,6 +96,7 @@ def test_a_bad_gram_thread_count_is_refused_by_name(monkeypatch, bad):
 def test_a_large_dense_gram_takes_blas_threads_and_gives_them_back(monkeypatch, threads):
     # the same product on one BLAS thread and on GRAM_THREADS, the caller's limit back after
     monkeypatch.setattr(scans, "GRAM_THREADED_FROM", 0)
+    monkeypatch.setattr(scans, "GRAM_THREADED_COLUMNS", 0)
     rng = np.random.default_rng(5)
     A, c = rng.normal(size=(3000, 40)), rng.random(3000)
     expected = A.T @ (A * c[:, None])
