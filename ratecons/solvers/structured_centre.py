@@ -42,7 +42,9 @@ INACTIVE_DUAL = 1e-6
 #: against 7 and 10 iterations on 2,000 Adult rows (hinge + FPR parity, 1,100 pieces in the
 #: row), 17 and 19 against 12 and 15 on the whole split (12,700 pieces), 12 against 30-53 on
 #: a 6,000-row synthetic step (2,400 pieces) and 16-22 against a stall (then 68) on the
-#: 200,000-row hinge + 80% rule (109,000 pieces)
+#: 200,000-row hinge + 80% rule (109,000 pieces); a step with smooth or robust parts starts
+#: warm on the plain path instead, and cold here only when that fails (there the plain warm
+#: start was the faster: :func:`ratecons.solvers.structured._attempts`)
 WEIGHTED_START_FROM = 50_000
 
 

@@ -7,6 +7,10 @@
   step runs on the weighted path, ends ``optimal`` with
   a certified gap in at most half the iterations of the plain path, and agrees with CLARABEL
   on the same problem to 1e-6 (and the plain path too).
+- A step with smooth or robust parts (logistic loss; a robust chi-square hinge loss) whose
+  rate row is inactive starts warm on the plain path, in fewer iterations than cold on the
+  weighted one, to the CVXPY step's optimum, and goes there only when the warm run fails; a
+  piecewise-linear one still starts cold on the weighted path.
 - The weights: 1 on the objective's pieces, PIECE_WEIGHT / n_j on the pieces that enter only
   constraint rows (summing to PIECE_WEIGHT per flagged row), robust pieces counted in their
   row (hypothesis); the weighted mu with unit weights is the mean product; which warm
@@ -17,10 +21,14 @@ from __future__ import annotations
 
 import cvxpy as cp
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ratecons as rc
+from ratecons.reductions.kernelize import kernelized
+from ratecons.reductions.to_cvxpy import pick_solver, solve_step
+from ratecons.reductions.to_structured import lower_structured
 from ratecons.scans import Rows
 from ratecons.solvers import structured, structured_centre
 from ratecons.solvers.structured import _IPM, CERTIFIED_TOL, solve_structured
@@ -253,3 +261,88 @@ def test_shared_products_equal_the_separate_ones(seed, n, p, m, l1, intercept, e
     applied = np.concatenate(ipm.operator(system, ev["curv"], (direction.theta, direction.u,
                                                                 direction.tau)))
     assert np.allclose(applied, rhs, atol=1e-7 * max(1.0, np.abs(rhs).max()), rtol=0)
+
+
+def _inactive_rate_steps(objective: str):
+    """An MM step on 6,000 synthetic rows (a robust chi-square hinge loss, or the logistic
+    loss, with a positive rate of group a at least 0.05) anchored at the second step's answer,
+    where the rate's row is inactive, with its warm start from that answer."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(6000, 5))
+    y = (X @ rng.normal(size=5) + 0.5 * rng.normal(size=6000) > 0).astype(int)
+    D = rc.Dataset(X, y, groups={"g": np.where(rng.random(6000) < 0.4, "a", "b")})
+    loss = (rc.robust_loss(rc.PhiDivergenceBall(D, phi="chi2", rho=0.1), loss="hinge")
+            if objective == "robust" else rc.logistic_loss(D))
+    analysis = rc.Problem(minimize=loss, model=rc.LinearModel(l2=1e-3),
+                          subject_to=[rc.positive_rate(D.group("g", "a")) >= 0.05]).analysis
+    _, psi = kernelized(analysis)
+    bounds = np.array([row.bound for row in analysis.constraints])
+    answer, anchor = None, None  # the hinge relaxation first, then two MM steps
+    for _ in range(2):
+        form = lower_structured(analysis, psi, anchor, bounds, {})
+        answer = solve_structured(form, warm=None if answer is None else answer.warm_start(
+            form.m))
+        assert answer.status == "optimal"
+        anchor = {key: np.asarray(P @ answer.w).ravel() - answer.b for key, P in psi.items()}
+    form = lower_structured(analysis, psi, anchor, bounds, {})
+    return analysis, psi, anchor, bounds, form, answer.warm_start(form.m)
+
+
+def _recording(monkeypatch, fail_first: bool = False) -> list[tuple[bool, bool]]:
+    """Per interior-point run of structured._attempts: (on the weighted path, warm); the
+    first run's answer replaced by a ``numerical_error`` when ``fail_first``."""
+    runs: list[tuple[bool, bool]] = []
+    run = structured._run
+
+    def recording_run(form, ipm, tol, budget, deadline, start):
+        runs.append((ipm.omega.min() < 1.0, start is not None))
+        answer = run(form, ipm, tol, budget, deadline, start)
+        if fail_first and len(runs) == 1:
+            answer.status = "numerical_error"
+        return answer
+
+    monkeypatch.setattr(structured, "_run", recording_run)
+    return runs
+
+
+@pytest.mark.parametrize("objective", ["robust", "logistic"])
+def test_a_smooth_or_robust_step_starts_warm_on_the_plain_path(monkeypatch, objective):
+    # every row inactive in a step with smooth or robust parts: warm on the plain path, not
+    # cold on the weighted one (the 200,000-row robust chi-square hinge + 80% rule steps: 66
+    # and 69 iterations there, 20 and 21 warm), to the CVXPY step's optimum
+    analysis, psi, anchor, bounds, form, warm = _inactive_rate_steps(objective)
+    monkeypatch.setattr(structured_centre, "WEIGHTED_START_FROM", 1000)
+    assert form.smooth or form.robust
+    assert warm.duals[0] <= 1e-6  # the row is inactive at the last step's answer
+    run = structured._run
+    runs = _recording(monkeypatch)
+    answer = solve_structured(form, warm=warm)
+    assert runs == [(False, True)], runs
+    reference = solve_step(analysis, psi, anchor, bounds, pick_solver(analysis, None),
+                           tight=True)
+    assert answer.status == "optimal"
+    assert max(answer.rel_gap, answer.primal_residual, answer.dual_residual) <= CERTIFIED_TOL
+    assert answer.objective == pytest.approx(reference.objective, rel=1e-6)
+    cold = run(form, _IPM(form, np.ones(1, dtype=bool)), 1e-8, 100, None, None)
+    assert cold.status == "optimal"
+    assert answer.objective == pytest.approx(cold.objective, rel=1e-7)
+    assert answer.iterations < cold.iterations, (answer.iterations, cold.iterations)
+    # a plain warm run that fails goes on cold on the weighted path, to the same optimum
+    runs = _recording(monkeypatch, fail_first=True)
+    again = solve_structured(form, warm=warm)
+    assert runs == [(False, True), (True, False)], runs
+    assert again.status == "optimal"
+    assert again.objective == pytest.approx(reference.objective, rel=1e-6)
+
+
+def test_a_piecewise_linear_step_still_starts_cold_on_the_weighted_path(monkeypatch):
+    # without smooth or robust parts the cold weighted start stays first (the 200,000-row
+    # hinge + 80% rule step: 21 and 22 iterations there, a stall warm on the plain path)
+    monkeypatch.setattr(structured_centre, "WEIGHTED_START_FROM", 2000)
+    form, *_ = _inactive_row_step(6000)
+    plain = solve_structured(form)
+    runs = _recording(monkeypatch)
+    answer = solve_structured(form, warm=WarmStart(0.9 * plain.w, plain.b, np.zeros(1),
+                                                   np.zeros(0)))
+    assert answer.status == "optimal"
+    assert runs == [(True, False)], runs
