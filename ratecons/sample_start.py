@@ -156,8 +156,9 @@ def check_sample_start(value: Any, owner: str) -> None:
 
 def sample_size(analysis: Analysis, value: Any) -> int | None:
     """The sample's rows per dataset that ``sample_start=value`` asks for on this problem, or
-    None when there is no sample start (off, a problem without ramp parts or with TPR@K (its
-    k counts examples: on a sample the same k is another share of them), or no dataset
+    None when there is no sample start (off, a problem without ramp parts or with TPR@K in a
+    constraint (its k counts examples: on a sample the same k is another share of them; a
+    TPR@K objective's k is scaled to the sample, :func:`sampled_analysis`), or no dataset
     larger than the sample). A kernel model's sample is solved over the whole data's feature
     map (the chains make it once), so its model is a start over the same psi."""
     check_sample_start(value, "the chain")
@@ -170,12 +171,17 @@ def sample_size(analysis: Analysis, value: Any) -> int | None:
         size = settings.SAMPLE_START_ROWS if value else 0
     else:
         size = int(value)
-    # TPR@K: a K declared as a count (TPR@tau's K, where it has one, follows its quantile)
-    counted = any(getattr(part, "k", None) is not None and getattr(part, "tau", 0.0) is None
-                  for part in analysis.parts())
+    # TPR@K in a constraint: a K declared as a count (TPR@tau's K, where it has one, follows
+    # its quantile); the objective's is scaled to the sample (:func:`sampled_analysis`)
+    counted = any(_counted(part) for row in analysis.constraints for _, part in row.parts)
     if size == 0 or not analysis.needs_mm or counted:
         return None
     return size if any(d.n > size for d in analysis.datasets) else None
+
+
+def _counted(part: Any) -> bool:
+    """Whether ``part`` is TPR@K with its K declared as a count of examples."""
+    return getattr(part, "k", None) is not None and getattr(part, "tau", 0.0) is None
 
 
 def sample_rows(n: int, size: int) -> np.ndarray:
@@ -216,6 +222,9 @@ def sampled_analysis(analysis: Analysis, size: int) -> tuple[Analysis, int]:
         return Subset(samples[id(subset.data)], where[inside], subset.selector)
 
     objective = analysis.objective.source.rebind(rebind)
+    if _counted(objective):  # TPR@K: the same share of the rows its threshold is among
+        objective = objective.with_k(max(1, round(
+            objective.k * objective.n_tilde / analysis.objective.source.n_tilde)))
     constraints = [row.source.rebind(rebind) for row in analysis.constraints]
     sampled = analyse(objective, analysis.sense, constraints, analysis.model)
     return sampled, int(sum(d.n for d in samples.values()))

@@ -182,6 +182,12 @@ class TPRAtTop(RankingObjective):
     def _on(self, data: Dataset) -> TPRAtTop:
         return TPRAtTop(data, self._k, self.among, self.formulation, self.surrogate)
 
+    def with_k(self, k: int) -> TPRAtTop:
+        """The same objective with another K (checked: at most the examples it is among)."""
+        out = TPRAtTop(self.data, k, self.among, self.formulation, self.surrogate)
+        out._check_data("tpr_at_top")
+        return out
+
     def _check_data(self, owner: str) -> None:
         super()._check_data(owner)
         if self._k > self.n_tilde:
