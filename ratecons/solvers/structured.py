@@ -427,16 +427,17 @@ def _solve(form: StructuredForm, tol: float, max_iterations: int, deadline: floa
 
 def _attempts(form: StructuredForm, tol: float, max_iterations: int, deadline: float | None,
               warm: WarmStart | None) -> StructuredSolution:
-    """Cold on the weighted path (:mod:`.structured_centre`) when a warm start says every
-    row is inactive (:func:`weighted_start`), except on a step with smooth or robust parts,
-    which starts from ``warm`` on the plain path and goes there only when that fails; else,
-    or when that fails, from ``warm`` on the plain path, and when that stalls, cold on the
-    weighted path of every row (if some piece enters rows only) -- on a cold call only: a
-    warm call that stalls returns, and its caller's cold start
-    (:func:`ratecons.structured_fallback.warm_then_cold`) runs both cold paths. Run after a
-    failed warm start as well, the weighted run came twice: on the whole Adult split
-    (logistic + churn + 80% rule, 12 failed warm starts) 2,083 interior-point iterations in
-    127 s, without the repeat 1,397 in 103 s, to the same fixed point.
+    """The runs of one call, in order, until one is certified (or ends otherwise than
+    ``numerical_error`` on the plain path): cold on the weighted path
+    (:mod:`.structured_centre`) when a warm start says every row is inactive
+    (:func:`weighted_start`); from ``warm`` on the plain path; then, on a cold call whose
+    plain run stalled, cold on the weighted path of every row (if some piece enters rows
+    only). On a step with smooth or robust parts the weighted run of the first kind comes
+    after the plain warm one, not before. A warm call that stalls returns, and its caller's
+    cold start (:func:`ratecons.structured_fallback.warm_then_cold`) runs both cold paths.
+    Run after a failed warm start as well, the weighted run came twice: on the whole Adult
+    split (logistic + churn + 80% rule, 12 failed warm starts) 2,083 interior-point
+    iterations in 127 s, without the repeat 1,397 in 103 s, to the same fixed point.
 
     Smooth or robust parts: the cold weighted start was measured on piecewise-linear steps
     (:data:`.structured_centre.WEIGHTED_START_FROM`). On 200,000 synthetic rows, where every
