@@ -3,11 +3,13 @@ its weighted Gram products.
 
 Nearly every BLAS call of a solve is a level-1 or level-2 product over the examples (a rate's
 ramp value, a row check, a matrix-vector product with the features), memory-bound work that
-threads do not speed up; the interior points' weighted Gram products, the one level-3 work,
-already run on one thread (:data:`ratecons.solvers.interior.single_blas_thread`). Threaded
-OpenBLAS made those small products 3-8 ms each on a loaded 2-core machine against 0.04 ms on
-one thread (the ramp value of a rate over 22,794 examples), and the rate pattern's MM on the
-whole Adult split (error rate + 80% rule) took 6.2 s against 3.1 s (docs/composition_log.md).
+threads do not speed up. The one level-3 work, the interior points' weighted Gram product, runs
+on one thread too (:data:`ratecons.solvers.interior.single_blas_thread`), except a syrk over
+wide dense rows, which takes :func:`gram_threads` (:func:`ratecons.scans.gram_threads_for`).
+Threaded OpenBLAS made the small products 3-8 ms each on a loaded 2-core machine against 0.04
+ms on one thread (the ramp value of a rate over 22,794 examples), and the rate pattern's MM on
+the whole Adult split (error rate + 80% rule) took 6.2 s against 3.1 s
+(docs/composition_log.md).
 """
 
 from __future__ import annotations

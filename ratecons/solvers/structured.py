@@ -191,7 +191,7 @@ class _IPM(NewtonSystem):
         self.halved_lam = halved_lams(form.robust, self.p1)  # every ball's (:func:`halved_lams`)
         #: separate primal and dual steps: linear rows, quadratic objective
         #: (:func:`.structured_correctors.primal_dual_steps`)
-        self.separate = not form.smooth and not form.robust
+        self.separate = form.piecewise_linear
         #: pairs left out of the predictor's step, below which step (:func:`predictor_blockers`)
         self.blockers = predictor_blockers(self.sc.C[0], self.separate, form.robust, weighted)
         #: the weighted path s lam = omega mu of the rows ``weighted`` (structured_centre)
@@ -465,7 +465,7 @@ def _attempts(form: StructuredForm, tol: float, max_iterations: int, deadline: f
     if weighted and weighted_start(scaled.C, form.robust, inactive):
         # cold on the weighted path first, or after the plain warm start on a step with
         # smooth or robust parts (docstring: 200,000 rows)
-        runs.insert(len(runs) if form.smooth or form.robust else 0, (inactive, None))
+        runs.insert(0 if form.piecewise_linear else len(runs), (inactive, None))
     spent: list[StructuredSolution] = []  # the runs so far
     user = form.m if form.user_rows is None else form.user_rows
     ranking_rows = (weighted and warm is not None and inactive is not None and user < form.m

@@ -89,6 +89,12 @@ class StructuredForm:
         return int(self.bounds.size)
 
     @property
+    def piecewise_linear(self) -> bool:
+        """Whether every part is a hinge piece (no smooth loss, no support function of a
+        robust ball): its rows are linear and its objective quadratic."""
+        return not self.smooth and not self.robust
+
+    @property
     def positive_extra(self) -> np.ndarray:
         """The free variables that must stay positive (the robust pieces' lam)."""
         return np.array([piece.lam for piece in self.robust], dtype=np.int64)
