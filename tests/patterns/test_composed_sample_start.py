@@ -19,6 +19,7 @@ from ratecons import settings
 from ratecons.errors import SpecError
 from ratecons.sample_start import sample_rows, sample_size, sampled_analysis
 from tests.sample_start_helpers import logistic_rule, two_groups
+from tests.shared_data import load
 
 
 def test_sample_rows_are_every_kth_global_row():
@@ -208,3 +209,26 @@ def test_on_adult_the_structured_and_cvxpy_chains_agree_from_the_same_sample():
         assert result.status == "optimal" and result.report().all_satisfied
     assert abs(structured.objective - reference.objective) <= 1e-4 * max(1.0, abs(
         reference.objective))
+
+
+@pytest.mark.slow
+def test_tpr_at_k_from_a_sample_agrees_with_the_cvxpy_chain_on_satellite():
+    # real data (satellite, 6,435 rows, standardized; label: class above the median class;
+    # group a: the rows above the first feature's median), K = 1% of the negatives, the 80%
+    # rule, a 1,000-row sample
+    raw = load("satellite")
+    X = np.asarray(raw.X, dtype=float)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    y = (np.asarray(raw.y) > np.median(raw.y)).astype(int)
+    D = rc.Dataset(X, y, groups={"g": np.where(X[:, 0] > np.median(X[:, 0]), "a", "b")},
+                   name="satellite")
+    rule = rc.positive_rate(D.group("g", "a")) >= 0.8 * rc.positive_rate(D.group("g", "b"))
+    problem = rc.Problem(maximize=rc.tpr_at_top(D, k=int(0.01 * np.sum(y == 0))),
+                         subject_to=[rule], model=rc.LinearModel(l2=1e-3))
+    structured = problem.solve("structured", sample_start=1000)
+    reference = problem.solve("cvxpy", sample_start=1000)
+    for result in (structured, reference):
+        assert result.certificate.details["sample_start"]["used"] == "as the start of MM"
+        assert result.status == "optimal" and "degenerate" not in result.certificate.details
+    assert structured.objective == pytest.approx(reference.objective, abs=1e-6)
+    assert structured.objective > 0.4  # TPR@K of 48%
