@@ -27,11 +27,10 @@ def solve_blas_threads() -> AbstractContextManager:
     """The BLAS thread limit of one solve (:data:`ratecons.settings.SOLVE_BLAS_THREADS`; None
     leaves BLAS's own setting), the caller's setting restored when it exits; a bad
     :data:`ratecons.settings.GRAM_THREADS` is refused here, before any product needs it."""
-    gram_threads()
-    threads = settings.SOLVE_BLAS_THREADS
+    _setting("GRAM_THREADS", "every core")
+    threads = _setting("SOLVE_BLAS_THREADS", "BLAS's own setting")
     if threads is None:
         return nullcontext()
-    _check("SOLVE_BLAS_THREADS", threads, "BLAS's own setting")
     from threadpoolctl import threadpool_limits  # (64 ms to import: not at import ratecons)
 
     return threadpool_limits(limits=threads, user_api="blas")
@@ -40,16 +39,19 @@ def solve_blas_threads() -> AbstractContextManager:
 def gram_threads() -> int:
     """The threads of a weighted Gram product (:data:`ratecons.settings.GRAM_THREADS`; None:
     the cores this process may run on)."""
-    threads = settings.GRAM_THREADS
+    threads = _setting("GRAM_THREADS", "every core")
     if threads is None:
         return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
             os.cpu_count() or 1)
-    _check("GRAM_THREADS", threads, "every core")
     return threads
 
 
-def _check(name: str, threads: object, none: str) -> None:
-    """Refuse a thread count that is not an int >= 1, by the setting's ``name``."""
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+def _setting(name: str, none: str) -> int | None:
+    """The thread count ``settings.<name>``: None (which means ``none``) or an int >= 1;
+    anything else is refused by the setting's name."""
+    threads = getattr(settings, name)
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
+                                or threads < 1):
         raise parameter_error(name, "ratecons.settings", f"an int >= 1 or None ({none})",
                               threads)
+    return threads

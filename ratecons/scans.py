@@ -74,22 +74,25 @@ PERSIST_MEMORY_FRACTION = 0.4
 PERSIST_ATTEMPTS = 3
 
 
-def weighted_gram(A: np.ndarray, c: np.ndarray) -> np.ndarray:
+def weighted_gram(A: np.ndarray, c: np.ndarray, *, threaded: bool = True) -> np.ndarray:
     """A^T diag(c) A for rows A (N x p) and weights c >= 0 (rounding below 0 is clipped).
 
     One symmetric rank-N update (BLAS syrk, half the work of a general product), called on
     whichever of B = diag(sqrt(c)) A and B^T is Fortran-ordered so that BLAS gets it without a
-    copy; the result is symmetrized.
+    copy; the result is symmetrized. ``threaded``: whether a large product may take
+    :func:`gram_threads_for` BLAS threads (a Dask partition's product does not: its worker
+    runs as many partitions side by side as it has threads, :func:`_gram_block`).
     """
-    return _symmetric(_gram_upper(A * np.sqrt(np.maximum(c, 0.0))[:, None]))
+    return _symmetric(_gram_upper(A * np.sqrt(np.maximum(c, 0.0))[:, None], threaded))
 
 
-def _gram_upper(B: np.ndarray) -> np.ndarray:
+def _gram_upper(B: np.ndarray, threaded: bool = True) -> np.ndarray:
     """The upper triangle of B^T B by BLAS syrk (single precision for a float32 B), on
     whichever of B and B^T is Fortran-ordered (no copy), with :func:`gram_threads_for` BLAS
-    threads (SciPy's syrk holds the GIL: threads of ours would not run it side by side)."""
+    threads if ``threaded`` (else BLAS's own setting, untouched; SciPy's syrk holds the GIL:
+    threads of ours would not run it side by side)."""
     syrk = ssyrk if B.dtype == np.float32 else dsyrk
-    threads = gram_threads_for(*B.shape)
+    threads = gram_threads_for(*B.shape) if threaded else 1
     with nullcontext() if threads == 1 else _blas_controller().limit(limits=threads,
                                                                      user_api="blas"):
         if B.flags.f_contiguous:
@@ -491,14 +494,20 @@ def persisted(P: Any) -> Any:
 
 
 def _gram_block(block: np.ndarray, c: np.ndarray) -> np.ndarray:
-    return weighted_gram(block, c.ravel())[None]
+    """A^T diag(c) A of one partition A, shape (1, p, p), on the BLAS threads its worker
+    gives each task (one under a ``distributed`` nanny): the worker runs as many partitions
+    side by side as it has threads, and :data:`ratecons.settings.GRAM_THREADS` (every core)
+    on each would ask for threads times cores (threadpoolctl's limit is process-wide, so
+    tasks side by side would also reset each other's)."""
+    return weighted_gram(block, c.ravel(), threaded=False)[None]
 
 
 def _gram_and_products_block(block: np.ndarray, columns: np.ndarray) -> np.ndarray:
     """[A^T diag(c) A | A^T C] of one partition A and per-example columns C (N_A, 1 + q)
-    whose first is the weights c: shape (1, p, p + 1 + q)."""
-    return np.concatenate([weighted_gram(block, columns[:, 0]), block.T @ columns],
-                          axis=1)[None]
+    whose first is the weights c: shape (1, p, p + 1 + q); the Gram product as in
+    :func:`_gram_block`."""
+    return np.concatenate([weighted_gram(block, columns[:, 0], threaded=False),
+                           block.T @ columns], axis=1)[None]
 
 
 class DaskRows(Rows):

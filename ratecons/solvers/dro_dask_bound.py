@@ -150,10 +150,12 @@ def _gathered(ev: DaskEvaluation) -> Evaluation:
 
 def _curvature_block(X: np.ndarray, m: np.ndarray, y: np.ndarray, loss: str,
                      rule: WeightRule, total: float, mix: float, n: int) -> np.ndarray:
-    """X^T diag(c) X, X^T c and sum c for c = p' l''(m)."""
+    """X^T diag(c) X, X^T c and sum c for c = p' l''(m) (the Gram product on the worker's
+    own BLAS threads, as :func:`ratecons.scans._gram_block`)."""
     z, v = margin_loss(loss, m)
     c = rule.mixed(z, total, mix, n) * LOSS_HESSIANS[loss](v)
-    return np.concatenate([weighted_gram(X, c).ravel(), X.T @ c, [c.sum()]])[None]
+    return np.concatenate([weighted_gram(X, c, threaded=False).ravel(), X.T @ c,
+                           [c.sum()]])[None]
 
 
 def _corrected_block(X: np.ndarray, m: np.ndarray, y: np.ndarray, loss: str,

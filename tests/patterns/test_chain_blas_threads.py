@@ -115,3 +115,33 @@ def test_a_large_dense_gram_takes_blas_threads_and_gives_them_back(monkeypatch, 
         assert seen and all(max(t.values()) == wanted for t in seen), seen
     else:  # a BLAS library held at one thread (OPENBLAS_NUM_THREADS=1) stays there
         assert seen
+
+
+def test_a_dask_partitions_gram_leaves_the_workers_blas_threads_alone(monkeypatch):
+    # a worker runs as many partitions side by side as it has threads: each partition's syrk
+    # on every core would ask for threads x cores, and the process-wide limit of one task
+    # would reset another's; the products stay those of the rows in memory
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    monkeypatch.setattr(scans, "GRAM_THREADED_FROM", 0)
+    monkeypatch.setattr(scans, "GRAM_THREADED_COLUMNS", 0)
+    limited = []
+    real = scans._blas_controller
+    monkeypatch.setattr(scans, "_blas_controller", lambda: (limited.append(1), real())[1])
+    rng = np.random.default_rng(6)
+    A, c, V = rng.normal(size=(4000, 30)), rng.random(4000), rng.normal(size=(4000, 2))
+    expected = A.T @ (A * c[:, None])
+    in_memory = scans.Rows(A).gram(c)
+    assert limited, "the rows in memory did not take the Gram threads: the test checks nothing"
+    limited.clear()
+    rows = scans.Rows(da.from_array(A, chunks=(1000, 30)))
+    assert type(rows).__name__ == "DaskRows"
+    with dask.config.set(scheduler="threads"):
+        G = rows.gram(c)
+        G2, column, products = rows.gram_and_products(c, V)
+    assert not limited, "a partition's product changed the BLAS thread limit"
+    for got in (in_memory, G, G2):
+        np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-9)
+    np.testing.assert_allclose(column, A.T @ c, rtol=1e-10, atol=1e-9)
+    np.testing.assert_allclose(products, A.T @ V, rtol=1e-10, atol=1e-9)
