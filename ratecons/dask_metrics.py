@@ -43,7 +43,7 @@ from .loss_functions import margin_loss, surrogate
 from .numerics.inner_max_dask import bracket_root, computed, per_partition, summary_of
 from .ramp import ramp, ramp_width
 from .scans import client_column, count_pass, kept_column
-from .thresholds import quantile_count, top_k_mean
+from .thresholds import above_threshold, quantile_count, top_k_mean
 
 __all__ = ["WorkerEvaluation", "WorkerScores"]
 
@@ -85,9 +85,10 @@ def _top_scores(s: np.ndarray, y: np.ndarray, k: int, negatives: bool) -> np.nda
     return out
 
 
-def _positives_above(s: np.ndarray, y: np.ndarray, t: float) -> np.ndarray:
+def _positives_above(s: np.ndarray, y: np.ndarray, t: float, among: str) -> np.ndarray:
     pos = y > 0
-    return np.array([[float(np.count_nonzero(s[pos] >= t)), float(np.count_nonzero(pos))]])
+    return np.array([[float(np.count_nonzero(above_threshold(s[pos], t, among))),
+                      float(np.count_nonzero(pos))]])
 
 
 def _rate_values(s: np.ndarray, C: np.ndarray, unit: float = 1.0) -> np.ndarray:
@@ -259,9 +260,11 @@ class WorkerScores:
         count_pass(features=False)
         return float(value.iloc[0])
 
-    def tpr_above(self, t: float) -> float:
-        """(1/n_+) #{positives scored >= t} (one pass)."""
-        above, total = computed(per_partition(_positives_above, 2, self.s, self.labels, t=t)
+    def tpr_above(self, t: float, among: str = "negatives") -> float:
+        """(1/n_+) #{positives scored above t} (one pass; a tie as
+        :func:`ratecons.thresholds.above_threshold` counts it for ``among``)."""
+        above, total = computed(per_partition(_positives_above, 2, self.s, self.labels, t=t,
+                                         among=among)
                                 .sum(axis=0), features=False)
         return float(above / total)
 
@@ -270,7 +273,7 @@ class WorkerScores:
         negatives = part.among != "all"
         t = (self.top_k_threshold(int(part.k), negatives) if part.tau is None
              else self.quantile_threshold(part.tau, negatives))
-        return self.tpr_above(t)
+        return self.tpr_above(t, part.among)
 
     def surrogate_quantile(self, part: Any) -> float:
         """Pat&Mat's threshold (:func:`ratecons.thresholds.surrogate_quantile`): the root t of

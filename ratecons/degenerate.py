@@ -16,8 +16,9 @@ and compares the returned model with the best *constant* model that meets the sa
   eq. 1 of Goh et al.: they depend on the sign of c only), mean and robust losses exactly
   (the robust loss under its worst-case reweighting; convex in c), and TPR@K / TPR@tau by
   their concave surrogate 1 - (1/n_+) sum l(t - s_i) (a constant score ranks nothing: its
-  surrogate is 1 - l(0) = 0 for the TopPushK family, whatever c; the exact TPR of tied scores
-  would count every positive as above the threshold). On each side of 0 (on the whole line
+  surrogate is 1 - l(0) = 0 for the TopPushK family, whatever c; the exact TPR counts no
+  positive tied with a threshold of the negatives, :func:`ratecons.thresholds.above_threshold`,
+  and with ``among="all"`` every one). On each side of 0 (on the whole line
   when no row has a rate) the objective is a convex function of c plus a constant and the
   feasible c form an interval, so the best feasible constant is found by a bounded 1-D search
   (Brent) of the exact penalty (objective + :data:`PENALTY` x total violation) over

@@ -6,6 +6,9 @@ All metrics take scores and binary labels (0/1, -1/+1 or bool) of the same examp
   the K largest negative scores;
 * ``tpr_at_quantile(scores, y, tau)``: the same rate with t = max{t : (1/n_-) sum_{I_-}
   1[s_i >= t] >= tau}, the top tau-quantile of the negative scores;
+
+  in both a positive tied with a threshold of the negatives counts as not above it
+  (:func:`ratecons.thresholds.above_threshold`: a constant scorer gets 0, not 1);
 * ``auc(scores, y)``: P(s_+ > s_-) + P(s_+ = s_-)/2 over all positive-negative pairs (ties
   count one half), computed from mid-ranks in O(n log n).
 
@@ -18,7 +21,14 @@ import numpy as np
 
 from .data_columns import binary_codes as _binary_codes
 from .errors import DataError, EmptySubsetError, LabelError
-from .thresholds import check_among, check_k, check_tau, top_k_mean, top_quantile
+from .thresholds import (
+    above_threshold,
+    check_among,
+    check_k,
+    check_tau,
+    top_k_mean,
+    top_quantile,
+)
 
 __all__ = ["tpr_at_top", "tpr_at_quantile", "auc"]
 
@@ -48,7 +58,9 @@ def _reference_scores(s: np.ndarray, pos: np.ndarray, among: str, owner: str) ->
 
 
 def tpr_at_top(scores: object, y: object, k: int = 1, among: str = "negatives") -> float:
-    """TPR@K: fraction of positives scored >= the mean of the K largest negative scores."""
+    """TPR@K: fraction of positives scored above the mean of the K largest negative scores
+    (a tie with a negatives' threshold is not above it, :func:`~ratecons.thresholds.
+    above_threshold`)."""
     owner = "tpr_at_top"
     k = check_k(k, owner)
     check_among(among, owner)
@@ -56,18 +68,20 @@ def tpr_at_top(scores: object, y: object, k: int = 1, among: str = "negatives") 
     ref = _reference_scores(s, pos, among, owner)
     if k > ref.size:
         raise EmptySubsetError(f"{owner}: k={k} exceeds the {ref.size} {among} scores.")
-    return float(np.mean(s[pos] >= top_k_mean(ref, k)))
+    return float(np.mean(above_threshold(s[pos], top_k_mean(ref, k), among)))
 
 
 def tpr_at_quantile(scores: object, y: object, tau: float = 0.05,
                     among: str = "negatives") -> float:
-    """TPR@tau: fraction of positives scored >= the top tau-quantile of the negative scores."""
+    """TPR@tau: fraction of positives scored above the top tau-quantile of the negative scores
+    (a tie with a negatives' threshold is not above it, :func:`~ratecons.thresholds.
+    above_threshold`)."""
     owner = "tpr_at_quantile"
     tau = check_tau(tau, owner)
     check_among(among, owner)
     s, pos = _scores_labels(scores, y, owner)
     ref = _reference_scores(s, pos, among, owner)
-    return float(np.mean(s[pos] >= top_quantile(ref, tau)))
+    return float(np.mean(above_threshold(s[pos], top_quantile(ref, tau), among)))
 
 
 def auc(scores: object, y: object) -> float:

@@ -28,6 +28,8 @@ __all__ = [
     "top_k_mean",
     "top_quantile",
     "quantile_count",
+    "above_threshold",
+    "TIE_TOL",
     "surrogate_quantile",
     "check_among",
     "check_k",
@@ -74,6 +76,30 @@ def top_k_mean(scores: np.ndarray, k: int) -> float:
         raise EmptySubsetError(f"the mean of the {k} largest scores needs at least {k} scores; "
                                f"got {s.size}.")
     return float(np.partition(s, s.size - k)[s.size - k:].mean())
+
+
+#: a score within TIE_TOL * max(1, |t|) of a threshold t counts as tied with it
+#: (:func:`above_threshold`): the mean of K equal scores can differ from them in the last bit
+TIE_TOL = 1e-12
+
+
+def above_threshold(scores: np.ndarray, t: float, among: str = "negatives") -> np.ndarray:
+    """Whether each positive's score counts as above the threshold t of TPR@K or TPR@tau.
+
+    Section 4.4 of the ranking paper counts 1[s_i >= t]; with continuous scores a positive tied
+    with a threshold of the negatives has probability zero. Where it does not (a model that
+    scores examples alike: w = 0, or duplicated feature rows), ties counted as hits gave a
+    constant scorer, which ranks nothing, TPR@K = 1. With ``among="negatives"`` (the paper's
+    experiments) a positive tied with t (within :data:`TIE_TOL`) is therefore not above it: a
+    random order of the tied examples puts it below the negative it ties with as often as above,
+    and a constant scorer gets 0. With ``among="all"`` the threshold is a statistic of the
+    positives' own scores (the top one is t for K = 1), so a tie is the positive itself: >= t,
+    as the paper counts.
+    """
+    s = np.asarray(scores)
+    if among == "all":
+        return s >= t
+    return s > t + TIE_TOL * max(1.0, abs(float(t)))
 
 
 def quantile_count(n: int, tau: float) -> int:

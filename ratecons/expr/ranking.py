@@ -22,6 +22,7 @@ from ..thresholds import (
     SurrogateQuantile,
     TopKMean,
     TopQuantile,
+    above_threshold,
     quantile_count,
     subset_among,
     top_k_mean,
@@ -103,14 +104,16 @@ class RankingObjective(Term):
         return float(self.threshold.value(among))
 
     def value(self, scorer: object) -> float:
-        """The exact TPR above the threshold (Section 4.4): the share of positives scored at
-        least the top tau-quantile (TPR@tau) or the mean of the K largest (TPR@K) of the scores
-        the threshold is among (as :mod:`ratecons.metrics` computes it from raw scores)."""
+        """The exact TPR above the threshold (Section 4.4): the share of positives scored above
+        the top tau-quantile (TPR@tau) or the mean of the K largest (TPR@K) of the scores the
+        threshold is among, a tie with a negatives' threshold counting as not above
+        (:func:`ratecons.thresholds.above_threshold`; as :mod:`ratecons.metrics` computes it
+        from raw scores)."""
         s = scorer.decision_function(self.data.X)
         pos = self.data.y == 1
         among = s if self.among == "all" else s[~pos]
         t = top_quantile(among, self.tau) if self.tau is not None else top_k_mean(among, self.k)
-        return float(np.mean(s[pos] >= t))
+        return float(np.mean(above_threshold(s[pos], t, self.among)))
 
     def surrogate_value(self, scorer: object) -> float:
         """1 - (1/n_+) sum_{i in I_+} l(t - s_i), the concave lower bound on the TPR."""

@@ -29,8 +29,9 @@ def _brute_auc(s, y):
 
 
 def _brute_tpr(s, y, t):
+    # a positive tied with a threshold of the negatives is not above it
     pos = [a for a, b in zip(s, y, strict=True) if b]
-    return sum(p >= t for p in pos) / len(pos)
+    return sum(p > t + 1e-12 * max(1.0, abs(t)) for p in pos) / len(pos)
 
 
 @settings(max_examples=200, deadline=None)
@@ -114,3 +115,34 @@ def test_metrics_with_among_all_and_signed_labels():
     assert metrics.tpr_at_top(s, y, k=1, among="all") == 0.5  # t = 3
     assert metrics.tpr_at_top(s, y, k=1) == 0.5  # t = 2 (largest negative)
     assert metrics.auc(s, y) == 0.75
+
+
+def test_a_constant_scorer_ranks_no_positive_above_the_negatives():
+    # Section 4.4 counts s_i >= t: a constant score (w = 0) tied every positive with the
+    # threshold and got TPR 1; a tie with a negatives' threshold is not above it
+    y = np.array([1, 0, 1, 0, 1, 0, 0, 0])
+    for scores in (np.zeros(8), np.full(8, -0.1234567)):
+        assert metrics.tpr_at_top(scores, y, k=1) == 0.0
+        assert metrics.tpr_at_top(scores, y, k=3) == 0.0  # t the mean of three equal scores
+        assert metrics.tpr_at_quantile(scores, y, tau=0.05) == 0.0
+    # one positive tied with the top negative, one above it
+    s = np.array([2.0, 1.0, 1.0, 0.0])
+    assert metrics.tpr_at_top(s, np.array([1, 1, 0, 0]), k=1) == 0.5
+    # among all scores the top positive is the threshold itself and counts
+    assert metrics.tpr_at_top(np.zeros(8), y, k=1, among="all") == 1.0
+
+
+def test_the_reports_exact_tpr_of_a_constant_scorer_is_zero():
+    # the atom's exact value (what result.report and result.metrics show) counts ties as
+    # the metrics do: the degenerate w = 0 of a TPR@K solve reads 0, not 1
+    rng = np.random.default_rng(2)
+    X, y = rng.normal(size=(40, 3)), (rng.random(40) < 0.4).astype(int)
+    D = rc.Dataset(X, y)
+
+    class Constant:
+        def decision_function(self, X):
+            return np.full(X.shape[0], 0.3)
+
+    assert rc.tpr_at_top(D, k=5).value(Constant()) == 0.0
+    assert rc.tpr_at_quantile(D, tau=0.1).value(Constant()) == 0.0
+    assert rc.tpr_at_top(D, k=5, among="all").value(Constant()) == 1.0
