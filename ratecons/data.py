@@ -540,8 +540,9 @@ class Subset:
     def require_nonempty(self, what: str) -> Subset:
         if self.n == 0:
             raise EmptySubsetError(
-                f"{what} is an average over {self.name}, which has no examples. Check the "
-                "group value, label or baseline that selects it."
+                f"{what} is an average over {self.name}, which has no examples of the "
+                f"{self.data.n} in dataset {self.data.name!r}. Check the group value, label or "
+                f"baseline that selects it ({self.selector.hint(self.data)})."
             )
         return self
 

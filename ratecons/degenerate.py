@@ -57,7 +57,7 @@ from .dask_robust import on_dask
 from .dask_types import is_dask
 from .errors import TrivialOptimumWarning
 from .expr.analysis import Analysis, Row
-from .settings import FEASIBILITY_TOL
+from .settings import FEASIBILITY_TOL, LIMIT_STATUSES
 
 __all__ = ["ConstantScore", "check_degenerate", "comparison_value", "MAX_CONSTANT_SCORE",
            "OBJECTIVE_TOL", "PENALTY", "RELATIVE_TOL"]
@@ -189,7 +189,12 @@ def _best_constant(at: _RowsAtConstants, ends: tuple[float, float], near: float
     return comparison_value(analysis.objective, constant), constant
 
 
-def _hint(analysis: Analysis, binding: list[str]) -> str:
+def _hint(analysis: Analysis, binding: list[str], status: str | None = None) -> str:
+    if status in LIMIT_STATUSES:
+        return (f"the solve ended with status '{status}' (its time or iteration limit) before "
+                "a certified answer, so the model may be little moved from its start: give it "
+                "more time (time_limit=) or iterations (max_iterations=) before changing the "
+                "problem")
     if binding:
         return ("forced by the constraint(s) with no slack at the model: "
                 + "; ".join(f"'{name}'" for name in binding)
@@ -198,8 +203,10 @@ def _hint(analysis: Analysis, binding: list[str]) -> str:
     ranking = any(_ranking(p) for _, p in analysis.objective.parts)
     where = ("no constraint is tight at the model, so" if analysis.constraints
              else "there are no constraints:")
-    return (f"{where} the objective and the regularization make a constant optimal; try a "
-            "smaller l2 or l1, standardized features"
+    local = (" (or the majorization-minimization stopped at a local fixed point: compare "
+             "another method, e.g. method='cvxpy' on a sample)" if analysis.needs_mm else "")
+    return (f"{where} the objective and the regularization may make a constant optimal"
+            f"{local}; try a smaller l2 or l1, standardized features"
             + (", a larger K (e.g. 1% of the negatives)" if ranking else "")
             + " or a kernel model")
 
@@ -225,7 +232,8 @@ def _mean_score(scorer: Any, datasets: list[Any]) -> float:
     return total / count
 
 
-def _score_model_record(analysis: Analysis, scorer: Any) -> dict[str, Any] | None:
+def _score_model_record(analysis: Analysis, scorer: Any, status: str | None = None
+                        ) -> dict[str, Any] | None:
     objective = analysis.objective
     model_value = comparison_value(objective, scorer)
     if not np.isfinite(model_value):
@@ -257,7 +265,7 @@ def _score_model_record(analysis: Analysis, scorer: Any) -> dict[str, Any] | Non
     message = (f"degenerate answer: the returned model's objective ({objective.name}"
                + (", by its surrogate: a constant score ranks nothing" if surrogate else "")
                + f") is {user_model:.6g}, no better than {user_best:.6g} of {what}, which "
-               f"meets every constraint; {_hint(analysis, binding)}.")
+               f"meets every constraint; {_hint(analysis, binding, status)}.")
     return {"constant": best.name, "constant_score": best.score,
             "model_objective": float(user_model), "constant_objective": float(user_best),
             "binding": binding, "message": message}
@@ -306,7 +314,8 @@ def check_degenerate(problem: Any, result: Any) -> dict[str, Any] | None:
             "not run on Dask data: comparing with the best constant model scores every example "
             "on the client; solve an in-memory sample to check it")
         return None
-    record = (_score_model_record(analysis, scorer) if analysis is not None
+    record = (_score_model_record(analysis, scorer, getattr(result, "status", None))
+              if analysis is not None
               else _minimax_record(problem, scorer, float(result.objective)))
     if record is None:
         return None

@@ -322,10 +322,13 @@ def equal_opportunity(
 def equalized_odds(
     a: Dataset | Subset, b: Dataset | Subset, max_difference: float = 0.0
 ) -> list[Constraint]:
-    """|TPR(A) - TPR(B)| <= c and |FPR(A) - FPR(B)| <= c (equalized odds)."""
-    return equal_opportunity(a, b, max_difference) + _difference_bound(
-        "equalized_odds", false_positive_rate(a) - false_positive_rate(b), max_difference
-    )
+    """|TPR(A) - TPR(B)| <= c and |FPR(A) - FPR(B)| <= c (equalized odds), its four rows named
+    ``equalized_odds``."""
+    return (_difference_bound("equalized_odds", true_positive_rate(a) - true_positive_rate(b),
+                              max_difference)
+            + _difference_bound("equalized_odds",
+                                false_positive_rate(a) - false_positive_rate(b),
+                                max_difference))
 
 
 def egregious_examples(data: Dataset | Subset, min_accuracy: float = 1.0) -> Constraint:

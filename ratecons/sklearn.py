@@ -79,7 +79,15 @@ class _GroupConstraint(BaseEstimator):
         values = data.groups[self.feature]
         if positives_only:
             values = values[data.require_labels(type(self).__name__, binary=True) == 1]
-        return list(np.unique(values))
+        levels = list(np.unique(values))
+        if len(levels) < 2:
+            among = " among the positive examples" if positives_only else ""
+            raise ValueError(
+                f"{type(self).__name__} holds between every two groups of {self.feature!r}, "
+                f"which has {len(levels)} level{'' if len(levels) == 1 else 's'}{among} in the "
+                f"training data ({levels}): it would constrain nothing. Pass the sensitive "
+                "feature with at least two groups, or drop the constraint.")
+        return levels
 
     def _pairs(self, data: Dataset, ordered: bool, positives_only: bool = False) -> list:
         levels = self._levels(data, positives_only)

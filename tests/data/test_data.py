@@ -1,5 +1,6 @@
 """Datasets and subsets: validation, label normalization, selection recipes, loaders."""
 
+import warnings
 
 import numpy as np
 import pytest
@@ -142,3 +143,21 @@ def test_empty_selection_raises_at_once_naming_the_values():
     # re-applied to held-out data where the group is absent: empty, refused by the rate
     held_out = rc.Dataset(np.zeros((2, 2)), [0, 1], groups={"g": np.array(["b", "b"])})
     assert a.on(held_out).n == 0
+
+
+def test_a_report_on_data_whose_group_values_differ_in_type_lists_them():
+    # the training groups are floats, the test split's strings: the rebound subset is empty,
+    # and the error names the values the test data has (it said only "check the group value")
+    rng = np.random.default_rng(0)
+    X, g = rng.normal(size=(300, 3)), np.where(rng.random(300) < 0.4, 1.0, 2.0)
+    y = (X[:, 0] > 0).astype(int)
+    D = rc.Dataset(X, y, groups={"g": g})
+    test = rc.Dataset(X, y, groups={"g": g.astype(int).astype(str)}, name="test")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = rc.Problem(minimize=rc.error_rate(D),
+                            subject_to=[rc.positive_rate(D.group("g", 1.0)) >= 0.3],
+                            model=rc.LinearModel(l2=1e-2)).solve()
+    with pytest.raises(rc.EmptySubsetError, match=r"no examples of the 300 in dataset 'test'.*"
+                                                  r"'g' takes the values '1', '2'"):
+        result.report(test)

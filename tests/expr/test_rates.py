@@ -225,7 +225,10 @@ def test_fairness_helpers_build_two_sided_constraints(data):
     a, b = data.group("g", "a"), data.group("g", "b")
     assert len(rc.demographic_parity(a, b, 0.1)) == 2
     assert len(rc.equal_opportunity(a, b, 0.1)) == 2
-    assert len(rc.equalized_odds(a, b, 0.1)) == 4
+    odds = rc.equalized_odds(a, b, 0.1)
+    assert len(odds) == 4
+    # all four rows say they are equalized odds (the TPR rows said "equal_opportunity")
+    assert all(c.name.startswith("equalized_odds: ") for c in odds), [c.name for c in odds]
     eq = rc.positive_rate(a) == 0.5
     assert [c.sense for c in eq] == ["<=", ">="]
     egregious = rc.egregious_examples(data.positives, 0.9)

@@ -77,6 +77,12 @@ def test_check_compares_with_the_feasible_constants_only():
     assert record["constant"] == "all-positive" and record["binding"] == []
     assert record["model_objective"] == pytest.approx(1.0 - D.y.mean())
     assert "no constraint is tight" in record["message"]
+    assert "local fixed point" in record["message"]  # error rate: MM, whose fixed points are local
+    # a run stopped by its limit is told so, not to change the regularization
+    result.status = "time_limit"
+    with pytest.warns(rc.TrivialOptimumWarning, match="status 'time_limit'.*time_limit="):
+        record = check_degenerate(problem, result)
+    assert "smaller l2" not in record["message"]
     # a coverage band no constant classifier meets: nothing to compare with
     problem, _ = _problem(lambda D: [rc.positive_rate(D) >= 0.3, rc.positive_rate(D) <= 0.7])
     result = problem.solve()

@@ -104,6 +104,12 @@ def test_constraint_objects(data):
     assert len(EqualizedOdds(0.1)(D2)) == 4
     with pytest.raises(ValueError, match="sensitive_features"):
         DemographicParityRatio(0.8)(rc.Dataset(D.X, D.y))
+    # one group: the constraint held between no two groups and the fit went on silently
+    one = rc.Dataset(D.X, D.y, groups={"sensitive": np.full(D.n, "x")})
+    for constraint in (DemographicParityRatio(0.8), DemographicParityDifference(0.1),
+                       EqualOpportunityRatio(0.8), EqualizedOdds(0.1)):
+        with pytest.raises(ValueError, match="1 level.*constrain nothing"):
+            constraint(one)
 
 
 @pytest.mark.parametrize("ratio", [DemographicParityRatio, EqualOpportunityRatio])
