@@ -115,7 +115,7 @@ def indicator_violations(program: RateProgram, w: np.ndarray, b: float) -> dict[
 
 
 def make_deterministic(program: RateProgram, solution: Solution,
-                       tighten: Tighten | None = None) -> Solution:
+                       tighten: Tighten | None = None, relaxation: bool = False) -> Solution:
     """Make the solution's deterministic model meet Problem 1's constraints (module docstring).
 
     The repair ladder of every MM run (:func:`~ratecons.solvers.mm.repair_ladder`, eager): the
@@ -139,7 +139,8 @@ def make_deterministic(program: RateProgram, solution: Solution,
         last certified fixed point), the indicator violation of every constraint by name. The
         status is the last MM run's only when the returned model is its fixed point and meets
         every constraint; otherwise ``iteration_limit`` (``time_limit`` past the time limit)
-        with a message naming what happened.
+        with a message naming what happened (``relaxation``: ``solution`` is the hinge
+        relaxation's optimum, not an MM run's, and the message says so).
     """
     if solution.status not in settings.SOLVED_STATUSES or "w" not in solution.primal:
         return solution
@@ -202,7 +203,7 @@ def make_deterministic(program: RateProgram, solution: Solution,
     if np.any(margin > 0.0):  # the bounds in force at the last step, in the rows' own terms
         # (gamma_j = bound_j - constant_j): export_mps(at=result) writes that step
         out.certificate.details["step_bounds"] = program.gamma + program.constant[1:] - margin
-    _honest_status(out, violations, repaired, moves)
+    _honest_status(out, violations, repaired, moves, relaxation)
     out.solve_time += time.perf_counter() - began
     return out
 
@@ -224,23 +225,33 @@ def _continued(anchor: Solution, again: Solution) -> Solution:
 
 
 def _honest_status(out: Solution, violations: dict[str, float], repaired: Repaired,
-                   moves: list[float]) -> None:
+                   moves: list[float], relaxation: bool = False) -> None:
     """``out.status`` stays the MM run's only when ``out`` is its fixed point and meets every
-    constraint; otherwise ``iteration_limit`` (``time_limit`` past it) and a message."""
+    constraint; otherwise ``iteration_limit`` (``time_limit`` past it) and a message, which
+    says that no iteration limit was reached when none was (the status then means "not
+    certified": a larger ``max_iterations`` changes nothing) and, for the hinge relaxation
+    (``relaxation``), what it certified instead."""
     limit = settings.TIME_LIMIT if limits.active().expired() else settings.ITERATION_LIMIT
     details = out.certificate.details
-    if repaired.intercepted and out.status not in settings.LIMIT_STATUSES:
+    unlimited = out.status not in settings.LIMIT_STATUSES  # no limit stopped the run
+    if repaired.intercepted and unlimited:
         out.status = limit
     if repaired.intercepted:
         measured = details.get("last_relative_decrease")
+        where = "the hinge relaxation's optimum" if relaxation else "where the MM run stopped"
+        no_limit = (f" (status {limit} without a limit reached: a larger max_iterations changes "
+                    "nothing)" if unlimited and limit == settings.ITERATION_LIMIT else "")
         details["message"] = (
             f"the exact bias repair moved the bias {len(moves)} time(s), the last time from "
-            f"{moves[-1]:.6g} (where the MM run stopped) to {float(out.primal['b']):.6g} so that "
+            f"{moves[-1]:.6g} ({where}) to {float(out.primal['b']):.6g} so that "
             "the deterministic model meets every constraint on the training data; "
             + ("" if measured is None else
                f"the last MM step improved by {measured:.3g} (relative) where the run stopped, ")
-            + "but the returned model is not a certified fixed point: continue with "
-            "solve(warm_start=result), or raise settings.BIAS_CONTINUATION_ROUNDS.")
+            + (f"so the returned model is certified for neither the relaxation nor the ramp "
+               f"problem{no_limit}; method='auto' solves the ramp problem itself."
+               if relaxation else
+               f"but the returned model is not a certified fixed point{no_limit}: continue "
+               "with solve(warm_start=result), or raise settings.BIAS_CONTINUATION_ROUNDS."))
     if max(violations.values(), default=0.0) > 0.0:
         out.status = limit
         details["message"] = (
@@ -353,7 +364,8 @@ def _run_hinge(problem: Problem, form: RateProgram, *, seed: int | None = None,
             return no_point(reached)
         return solve_bound_cvxpy(tight, tight.bound_masks(), None, solver=solver)
 
-    return rate_result(problem, "hinge", make_deterministic(form, solution, tighten))
+    return rate_result(problem, "hinge", make_deterministic(form, solution, tighten,
+                                                            relaxation=True))
 
 
 def run_mm(problem: Problem, form: RateProgram, *, seed: int | None = None,
