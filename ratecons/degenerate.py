@@ -262,13 +262,19 @@ def _score_model_record(analysis: Analysis, scorer: Any, status: str | None = No
             else "a constant score (w = 0)")
     user_model, user_best = objective.to_user(model_value), objective.to_user(best_value)
     surrogate = any(_ranking(p) for _, p in objective.parts)
+    worse = bool(model_value > best_value + tol)  # beaten, not only matched
     message = (f"degenerate answer: the returned model's objective ({objective.name}"
                + (", by its surrogate: a constant score ranks nothing" if surrogate else "")
-               + f") is {user_model:.6g}, no better than {user_best:.6g} of {what}, which "
-               f"meets every constraint; {_hint(analysis, binding, status)}.")
+               + f") is {user_model:.6g}, " + ("WORSE than" if worse else "no better than")
+               + f" {user_best:.6g} of {what}, which meets every constraint; "
+               + (f"status '{status}' certifies where the method stopped (a local fixed point "
+                  "of majorization-minimization), not the best model: that constant model is "
+                  "the better answer; " if worse and status == "optimal" and analysis.needs_mm
+                  else "")
+               + f"{_hint(analysis, binding, status)}.")
     return {"constant": best.name, "constant_score": best.score,
             "model_objective": float(user_model), "constant_objective": float(user_best),
-            "binding": binding, "message": message}
+            "worse_than_constant": worse, "binding": binding, "message": message}
 
 
 def _minimax_record(problem: Any, scorer: Any, risk: float) -> dict[str, Any] | None:
