@@ -18,15 +18,14 @@ import numpy as np
 from ..data import Dataset
 from ..errors import DataError, parameter_error
 from ..loss_functions import surrogate
+from ..metrics import tpr_at_quantile, tpr_at_top
 from ..thresholds import (
     SurrogateQuantile,
     TopKMean,
     TopQuantile,
-    above_threshold,
     quantile_count,
     subset_among,
     top_k_mean,
-    top_quantile,
 )
 from .atom import Term
 
@@ -106,14 +105,12 @@ class RankingObjective(Term):
     def value(self, scorer: object) -> float:
         """The exact TPR above the threshold (Section 4.4): the share of positives scored above
         the top tau-quantile (TPR@tau) or the mean of the K largest (TPR@K) of the scores the
-        threshold is among, a tie with a negatives' threshold counting as not above
-        (:func:`ratecons.thresholds.above_threshold`; as :mod:`ratecons.metrics` computes it
-        from raw scores)."""
+        threshold is among, a tie with a negatives' threshold counting as not above: the
+        metric of :mod:`ratecons.metrics` on the model's scores."""
         s = scorer.decision_function(self.data.X)
-        pos = self.data.y == 1
-        among = s if self.among == "all" else s[~pos]
-        t = top_quantile(among, self.tau) if self.tau is not None else top_k_mean(among, self.k)
-        return float(np.mean(above_threshold(s[pos], t, self.among)))
+        if self.tau is not None:
+            return tpr_at_quantile(s, self.data.y, self.tau, self.among)
+        return tpr_at_top(s, self.data.y, self.k, self.among)
 
     def surrogate_value(self, scorer: object) -> float:
         """1 - (1/n_+) sum_{i in I_+} l(t - s_i), the concave lower bound on the TPR."""
