@@ -48,7 +48,7 @@ __all__ = ["Dataset", "Subset", "as_subset", "Features"]
 #: the options of :meth:`Dataset.from_parquet` and their defaults (those of ``from_pandas``)
 PARQUET_OPTIONS: dict[str, Any] = {"label": None, "groups": (), "features": None,
                                    "baseline": None, "weights": None, "name": None,
-                                   "baseline_threshold": None}
+                                   "baseline_threshold": None, "pos_label": None}
 
 
 class Dataset(ExampleShape):
@@ -78,11 +78,16 @@ class Dataset(ExampleShape):
     baseline_threshold : float, optional
         The deployed model predicts positive where its score exceeds this (default 0); give
         0.5 for probabilities.
+    pos_label : optional
+        The label value of the positive class: labels become 1 where ``y == pos_label`` and 0
+        elsewhere (any other value, so also one class against the rest). Default: see Notes.
 
     Notes
     -----
-    Labels given as strings are encoded by their sorted values (two values: the larger one is
-    the positive class, 1); ``label_values`` holds the original value of each code.
+    Labels given as strings are encoded by their sorted values (two values: the larger one in
+    sort order is the positive class, 1, as scikit-learn's ``classes_[1]``; ``"bad"`` /
+    ``"good"`` makes ``"good"`` positive): pass ``pos_label`` to choose.
+    ``label_values`` holds the original value of each code.
     ``X`` may be a DataFrame of numeric and boolean columns (pandas nullable types included);
     :meth:`from_pandas` also encodes string and categorical columns. Missing values
     (NaN, pandas NA) are refused, naming the rows.
@@ -100,6 +105,7 @@ class Dataset(ExampleShape):
         feature_names: Sequence[str] | None = None,
         name: str | None = None,
         baseline_threshold: float | None = None,
+        pos_label: Any = None,
     ) -> None:
         peak = None
         groups = named_columns(groups, "groups")
@@ -126,7 +132,7 @@ class Dataset(ExampleShape):
         if y is None:
             self.y, self.is_binary = None, False
         else:
-            self.y, self.is_binary, self.label_values = normalize_labels(y, n)
+            self.y, self.is_binary, self.label_values = normalize_labels(y, n, pos_label)
         self.groups: dict[str, np.ndarray] = {}
         for key, values in groups.items():
             arr = column(values, f"group {key!r}")
@@ -174,6 +180,7 @@ class Dataset(ExampleShape):
         weights: str | None = None,
         name: str | None = None,
         baseline_threshold: float | None = None,
+        pos_label: Any = None,
     ) -> Dataset:
         """A Dataset from the columns of a pandas DataFrame.
 
@@ -196,6 +203,8 @@ class Dataset(ExampleShape):
             Columns holding the deployed model's predictions or scores, and example weights.
         name : str, optional
         baseline_threshold : float, optional
+        pos_label : optional
+            The label value of the positive class (see :class:`Dataset`).
 
         Notes
         -----
@@ -252,7 +261,7 @@ class Dataset(ExampleShape):
             X = pd.get_dummies(X, columns=text, prefix_sep="=", dtype=np.float64)
         return cls._from_frame(df, X, df[groups] if groups else None, {
             "label": label, "baseline": baseline, "weights": weights, "name": name,
-            "baseline_threshold": baseline_threshold})
+            "baseline_threshold": baseline_threshold, "pos_label": pos_label})
 
     @classmethod
     def from_parquet(cls, path: Any, **columns: Any) -> Dataset:
@@ -264,9 +273,9 @@ class Dataset(ExampleShape):
             A Parquet file, a directory of them or a glob, as ``dask.dataframe.read_parquet``
             takes it (local or remote file systems alike).
         **columns
-            ``label``, ``groups``, ``features``, ``baseline``, ``weights``, ``name`` and
-            ``baseline_threshold``, as in :meth:`from_pandas`; the feature columns must be
-            numeric or boolean (no ``categorical`` encoding).
+            ``label``, ``groups``, ``features``, ``baseline``, ``weights``, ``name``,
+            ``baseline_threshold`` and ``pos_label``, as in :meth:`from_pandas`; the feature
+            columns must be numeric or boolean (no ``categorical`` encoding).
 
         Notes
         -----
@@ -301,7 +310,8 @@ class Dataset(ExampleShape):
 
         return cls(X, column("label"), groups=groups,
                    baseline=column("baseline"), weights=column("weights"), name=options["name"],
-                   baseline_threshold=options["baseline_threshold"])
+                   baseline_threshold=options["baseline_threshold"],
+                   pos_label=options["pos_label"])
 
     # ------------------------------------------------------------------ basic facts
     @property

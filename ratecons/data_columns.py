@@ -213,14 +213,19 @@ def binary_codes(values: np.ndarray, what: str) -> np.ndarray | None:
     return None
 
 
-def normalize_labels(y: Any, n: int) -> tuple[np.ndarray, bool, np.ndarray | None]:
+def normalize_labels(y: Any, n: int, pos_label: Any = None
+                     ) -> tuple[np.ndarray, bool, np.ndarray | None]:
     """Normalize labels once: binary encodings become 0/1, other integer codes stay as they are,
     and string (or other non-numeric) labels are encoded by their sorted values: two values
     become 0/1 (the larger one, in sort order, positive, as scikit-learn's ``classes_[1]``),
-    more become codes 0..K-1. Returns (codes, is_binary, original values by code or None)."""
+    more become codes 0..K-1. With ``pos_label`` the labels become 0/1 whatever they are: 1
+    where the label equals ``pos_label``, 0 for every other value. Returns (codes, is_binary,
+    original values by code or None)."""
     y = column(y, "y")
     if y.ndim != 1 or y.shape[0] != n:
         raise DataError(f"y must be a 1-D array with one label per row of X ({n}); got {y.shape}.")
+    if pos_label is not None:
+        return _labels_against(y, pos_label)
     codes = binary_codes(y, "labels")
     if codes is not None:
         return codes, True, None
@@ -249,6 +254,30 @@ def normalize_labels(y: Any, n: int) -> tuple[np.ndarray, bool, np.ndarray | Non
             f"dtype {y.dtype}."
         )
     return y.astype(np.int64), False, None
+
+
+def _labels_against(y: np.ndarray, pos_label: Any) -> tuple[np.ndarray, bool, np.ndarray | None]:
+    """0/1 codes of ``y == pos_label`` (see :func:`normalize_labels`); the original values by
+    code when the labels take exactly two values."""
+    if np.issubdtype(y.dtype, np.number) and not np.all(np.isfinite(y)):
+        raise DataError("labels contain NaN or infinite values.")
+    try:
+        values = np.unique(y.astype(str) if y.dtype.kind == "O" else y)
+    except TypeError as exc:
+        raise LabelError(f"labels cannot be sorted into classes: {exc}") from None
+    wanted = str(pos_label) if y.dtype.kind == "O" else pos_label
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numpy warns where it cannot compare types
+        hit = np.asarray(values == wanted)
+    if hit.shape != values.shape or not hit.any():
+        raise LabelError(f"pos_label {pos_label!r} is not among the labels' values "
+                         f"{values[:10].tolist()}; give one of them.")
+    positive = np.asarray((y.astype(str) if y.dtype.kind == "O" else y) == wanted)
+    if positive.all():
+        raise LabelError(f"every label is pos_label {pos_label!r}: a classifier needs two "
+                         "classes.")
+    names = np.array([values[~hit][0], values[hit][0]]) if values.size == 2 else None
+    return positive.astype(np.int8), True, names
 
 
 def normalize_baseline(baseline: Any, n: int, threshold: float | None = None

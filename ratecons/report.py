@@ -71,32 +71,34 @@ class GroupTable:
     values: list[list[float]]
     overall: list[float]
 
-    def summary(self, which: str) -> list[float]:
-        """``overall``, ``difference`` (max - min over levels) or ``ratio`` (min / max); the
-        count column of the last two is NaN."""
+    def summary(self, which: str) -> dict[str, float]:
+        """One summary line of the table, keyed by column: ``overall`` (the whole data),
+        ``difference`` (max - min over the levels) or ``ratio`` (min / max). The count of the
+        last two is NaN; so is a metric defined on no level."""
+        if which not in GROUP_SUMMARIES:
+            raise ValueError(f"GroupTable.summary takes one of {list(GROUP_SUMMARIES)}; got "
+                             f"{which!r}.")
         if which == "overall":
-            return list(self.overall)
+            return dict(zip(self.columns, self.overall))
         table = np.asarray(self.values, dtype=np.float64)
-        out = [float("nan")]
-        for column in table.T[1:]:
+        out = {self.columns[0]: float("nan")}
+        for name, column in zip(self.columns[1:], table.T[1:]):
             defined = column[np.isfinite(column)]
-            if defined.size == 0:
-                out.append(float("nan"))
+            top = defined.max() if defined.size else float("nan")
+            if defined.size == 0 or (which == "ratio" and top <= 0):
+                out[name] = float("nan")
             elif which == "difference":
-                out.append(float(defined.max() - defined.min()))
-            elif which == "ratio":
-                top = defined.max()
-                out.append(float(defined.min() / top) if top > 0 else float("nan"))
+                out[name] = float(top - defined.min())
             else:
-                raise KeyError(which)
+                out[name] = float(defined.min() / top)
         return out
 
     def to_records(self) -> list[dict[str, Any]]:
         """One dict per level, then ``overall``, ``difference`` and ``ratio``: the key
         ``feature`` holds the level, the other keys are :attr:`columns`."""
-        lines = list(zip(self.levels, self.values))
-        lines += [(name, self.summary(name)) for name in GROUP_SUMMARIES]
-        return [{self.feature: level, **dict(zip(self.columns, row))} for level, row in lines]
+        records = [{self.feature: level, **dict(zip(self.columns, row))}
+                   for level, row in zip(self.levels, self.values)]
+        return records + [{self.feature: name, **self.summary(name)} for name in GROUP_SUMMARIES]
 
     def to_frame(self) -> Any:
         """A pandas DataFrame of :meth:`to_records` indexed by level."""

@@ -15,6 +15,7 @@ import gzip
 import io
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -80,12 +81,14 @@ def read_csv_table(source: str | Path | io.TextIOBase) -> tuple[list[str], np.nd
 
 
 def load_csv(path: str | Path, label: str = "label", name: str | None = None,
-             groups: list[str] | tuple[str, ...] = ()) -> Dataset:
+             groups: list[str] | tuple[str, ...] = (), pos_label: Any = None) -> Dataset:
     """Load a CSV with a header row and a ``label`` column.
 
     Numeric labels are kept as they are in the file (binary 0/1 or multiclass codes 0..k-1),
     string labels are encoded by their sorted values; features are the other columns (but
     ``groups``, which become group attributes), as floats, string columns one-hot encoded.
+    ``pos_label`` makes the labels binary: 1 where the label equals it, 0 elsewhere (a class
+    against the rest on multiclass files; see :class:`~ratecons.Dataset`).
     With pandas installed the file is read by ``pandas.read_csv`` and encoded by
     :meth:`Dataset.from_pandas`; without it, numeric files only are read.
     """
@@ -100,7 +103,8 @@ def load_csv(path: str | Path, label: str = "label", name: str | None = None,
         df = pd.read_csv(path)
         if label not in df.columns:
             raise DataError(f"{path}: no {label!r} column among {[str(c) for c in df.columns]}.")
-        return Dataset.from_pandas(df, label=label, groups=groups, name=name)
+        return Dataset.from_pandas(df, label=label, groups=groups, name=name,
+                                   pos_label=pos_label)
     if groups:
         raise ImportError("load_csv(groups=...) needs pandas (pip install pandas).")
     try:
@@ -113,7 +117,7 @@ def load_csv(path: str | Path, label: str = "label", name: str | None = None,
     j = header.index(label)
     keep = [i for i in range(len(header)) if i != j]
     return Dataset(table[:, keep], y=table[:, j].astype(np.int64),
-                   feature_names=[header[i] for i in keep], name=name)
+                   feature_names=[header[i] for i in keep], name=name, pos_label=pos_label)
 
 
 def load_adult(standardize: bool = True) -> Dataset:

@@ -223,13 +223,13 @@ class _Shifted:
 
 
 class _Combined:
-    """``a + scale * b`` on rebound data."""
+    """``a + b`` (``scale`` 1) or ``a - b`` (``scale`` -1) on rebound data, named as written."""
 
     def __init__(self, a: RateExpr, b: RateExpr, scale: float) -> None:
         self.a, self.b, self.scale = a, b, scale
 
     def __call__(self, rebind: Rebind) -> RateExpr:
-        return self.a.rebind(rebind) + self.scale * self.b.rebind(rebind)
+        return self.a.rebind(rebind)._combine(self.b.rebind(rebind), self.scale, "add")
 
 
 class _Scaled:

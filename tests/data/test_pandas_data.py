@@ -132,3 +132,33 @@ def test_load_csv_without_pandas_reads_numeric_files(tmp_path, monkeypatch):
         rc.datasets.load_csv(text)
     with pytest.raises(ImportError, match="from_pandas needs pandas"):
         rc.Dataset.from_pandas(None)
+
+
+def test_pos_label_chooses_the_positive_class(tmp_path):
+    """Two string labels default to the larger in sort order ("good" over "bad", as
+    scikit-learn's ``classes_[1]``); ``pos_label`` chooses, on arrays, frames and CSV files,
+    and makes a multiclass column one class against the rest."""
+    X = np.arange(12.0).reshape(6, 2)
+    y = ["good", "bad", "good", "bad", "good", "good"]
+    assert rc.Dataset(X, y).y.tolist() == [1, 0, 1, 0, 1, 1]
+    bad = rc.Dataset(X, y, pos_label="bad")
+    assert bad.is_binary and bad.y.tolist() == [0, 1, 0, 1, 0, 0]
+    assert bad.label_values.tolist() == ["good", "bad"]
+    assert bad.split(0.5, seed=0)[0].label_values.tolist() == ["good", "bad"]
+    frame = pd.DataFrame({"x": X[:, 0], "risk": y})
+    assert rc.Dataset.from_pandas(frame, label="risk", pos_label="bad").y.tolist() == bad.y.tolist()
+    # integer codes: one class against the rest; 0/1 labels may be flipped
+    three = rc.Dataset(X, [0, 1, 2, 0, 1, 2], pos_label=2)
+    assert three.is_binary and three.y.tolist() == [0, 0, 1, 0, 0, 1]
+    assert rc.Dataset(X, [0, 1, 0, 1, 1, 0], pos_label=0).y.tolist() == [1, 0, 1, 0, 0, 1]
+    path = tmp_path / "wine.csv"
+    path.write_text("x0,label\n1,3\n2,5\n3,3\n4,4\n")
+    assert rc.datasets.load_csv(path, pos_label=5).y.tolist() == [0, 1, 0, 0]
+    with pytest.raises(rc.LabelError, match=r"pos_label 'ok' is not among .*\['bad', 'good'\]"):
+        rc.Dataset(X, y, pos_label="ok")
+    with pytest.raises(rc.LabelError, match="pos_label 7 is not among"):
+        rc.Dataset(X, [0, 1, 2, 0, 1, 2], pos_label=7)
+    with pytest.raises(rc.LabelError, match="every label is pos_label"):
+        rc.Dataset(X, ["a"] * 6, pos_label="a")
+    with pytest.raises(rc.DataError, match="NaN"):
+        rc.Dataset(X, [0.0, 1.0, np.nan, 0.0, 1.0, 0.0], pos_label=1.0)

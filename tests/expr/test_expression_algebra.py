@@ -129,7 +129,11 @@ def test_constraints_rebind_to_held_out_data_and_pickle(data, scorer):
     train, test = data.split(0.5, seed=1)
     cons = [rc.tpr_at_top(train, k=3) + rc.recall(train.group("g", "a")) >= 0.7,
             rc.precision(train) >= 0.6,
-            rc.tpr_at_top(train, k=3) >= rc.recall(train)]
+            rc.tpr_at_top(train, k=3) >= rc.recall(train),
+            # differences and sums of rates keep their names ("a - b", not "a + -1*(b)")
+            rc.positive_rate(train.group("g", "a")) - rc.positive_rate(train.group("g", "b"))
+            <= 0.05,
+            rc.error_rate(train) + rc.positive_rate(train) - 0.5 <= 1.0]
     rebind, _ = make_rebinder([train], test)
     for con in cons:
         again = pickle.loads(pickle.dumps(con))

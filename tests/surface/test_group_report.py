@@ -55,9 +55,13 @@ def test_group_table_matches_direct_counts(pipe, split):
                     pred[m & (y_test == 1)].mean(), pred[m & (y_test == 0)].mean()]
         assert row == pytest.approx(expected)
     sel = np.array([row[1] for row in table.values])
-    assert table.summary("difference")[1] == pytest.approx(sel.max() - sel.min())
-    assert table.summary("ratio")[1] == pytest.approx(sel.min() / sel.max())
-    assert table.summary("overall")[2] == pytest.approx((pred != y_test).mean())
+    assert table.summary("difference")["selection_rate"] == pytest.approx(sel.max() - sel.min())
+    assert table.summary("ratio")["selection_rate"] == pytest.approx(sel.min() / sel.max())
+    assert table.summary("overall")["error_rate"] == pytest.approx((pred != y_test).mean())
+    assert table.summary("overall")["count"] == len(y_test)
+    assert np.isnan(table.summary("ratio")["count"])
+    with pytest.raises(ValueError, match="'overall', 'difference', 'ratio'"):
+        table.summary("max")
     records = table.to_records()
     assert [r["sensitive"] for r in records] == ["a", "b", "overall", "difference", "ratio"]
     frame = table.to_frame()
