@@ -370,7 +370,8 @@ class _ChainRun:
         if (self.extrapolate and anchor_scores is not None and not restarted
                 and (value - nxt.objective) / max(1.0, abs(value)) > self.tol):
             found, found_value = self.extrapolated(point, found, found_value)
-        return Step(nxt.status, found, found_value, nxt.objective, info=info)
+        return Step(nxt.status, found, found_value, nxt.objective, info=info,
+                    restored=restarted)
 
     def count_ties(self, anchor: tuple) -> None:
         """Count an MM step's ``anchor`` in ``tied_anchors`` when an example there is at a
@@ -643,7 +644,13 @@ class _ChainRun:
             worst = int(np.argmax(missed))
             details["message"] = (
                 f"the deterministic model misses '{analysis.constraints[worst].name}' on the "
-                f"training data by {missed[worst]:.3g} after {self.rounds} repair round(s)")
+                f"training data by {missed[worst]:.3g} after {self.rounds} repair round(s); "
+                + ("the time limit ended the run" if self.status == settings.TIME_LIMIT
+                   else f"the run took all max_iterations = {self.max_iterations} steps: a "
+                   "larger max_iterations lets the repair go on"
+                   if self.iterations >= self.max_iterations
+                   else "no time or iteration limit was reached, so a larger max_iterations "
+                   "changes nothing"))
             if self.status != settings.TIME_LIMIT:
                 self.status = settings.ITERATION_LIMIT  # finish() warns with the message
         return details

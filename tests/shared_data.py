@@ -13,12 +13,13 @@ import ratecons as rc
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
-def load(name: str) -> rc.Dataset:
-    """``name``.csv as it is; skips the calling test when the shared data are not there."""
+def load(name: str, groups: list[str] | tuple[str, ...] = ()) -> rc.Dataset:
+    """``name``.csv as it is (``groups``: columns that become group attributes, not
+    features); skips the calling test when the shared data are not there."""
     path = DATA / f"{name}.csv"
     if not path.exists():
         pytest.skip(f"shared data not found at {path}")
-    return rc.datasets.load_csv(path)
+    return rc.datasets.load_csv(path, groups=groups)
 
 
 def standardized(name: str, groups: dict[str, np.ndarray] | None = None,

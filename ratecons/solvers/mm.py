@@ -98,6 +98,11 @@ class Step:
     handled : str
         For a step without a solution: what the caller did or does instead (e.g. phase one
         restarted from the point); "" when nothing did, so the last iterate is kept.
+    restored : bool
+        Whether ``point`` is not the step's optimum but a point another search found (phase
+        one, restarted where the tightened step was infeasible): it meets its own rows only to
+        that search's tolerance, so the next step is taken whatever it gives, as a round's
+        first step is.
     """
 
     status: str
@@ -107,6 +112,7 @@ class Step:
     certified: bool = False
     info: Any = None
     handled: str = ""
+    restored: bool = False
 
 
 @dataclass
@@ -197,7 +203,7 @@ def fixed_point(point: Any, value: float, solve_step: Callable[[Any, float], Ste
             status = (step.status if step.status in settings.LIMIT_STATUSES
                       else settings.ITERATION_LIMIT)
             break
-        point, value, accepted = step.point, step.value, step
+        point, value, accepted = step.point, (np.inf if step.restored else step.value), step
         if accept is not None:
             accept(step)
         if step.status in settings.LIMIT_STATUSES and limit_reached(exhausted):
