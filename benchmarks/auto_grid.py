@@ -154,8 +154,8 @@ def run_instance(inst: Instance, limit: float, counts: bool = False) -> dict[str
 def warm_up(limit: float) -> None:
     """Solve the quick grid's frames (three constraints) by every method once, untimed, so
     that no timed row includes loading the numba kernels its methods use, importing a solver
-    or the first scikit-learn fit (the first structured solve of a process took 1.3 s on 1,000 rows whose
-    next solves take 0.1-0.3 s)."""
+    or the first scikit-learn fit (the first structured solve of a process took 1.3 s on
+    1,000 rows whose next solves take 0.1-0.3 s)."""
     for label, data in frames(quick=True):
         run_instance(Instance(label, data, 3, 1e-3), min(limit, 30.0))
 
