@@ -89,7 +89,8 @@ MM_COST_MODEL = (3.23, -0.745, -0.259, 0.620)
 #: constraints there is no model but a rule (:meth:`ratecons.patterns.rate_constraints.
 #: RatePattern.choose`): the structured chain, since ``mm`` was slower on all 16 such
 #: instances (1.5-37x; the whole split at l2 = 1e-2: 12.1 s against 2.2 s, where the earlier
-#: constraint term of 0.55 still chose ``mm``)
+#: constraint term of 0.55 still chose ``mm``), and again on all 24 of the 2026-11-29 grid
+#: (1.4-60x; docs/mm.md)
 MM_STRUCTURED_COST_MODEL = (0.99, -0.110, -0.462)
 
 #: continuations of an MM run after the exact bias repair moved its certified fixed point's bias

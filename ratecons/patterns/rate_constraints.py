@@ -478,7 +478,7 @@ class RateConstraintPattern(Pattern):
                     f"{z.m} constraints: so method 'structured' is used, the same Alg 1 with "
                     "every Problem-3 bound solved by the structured interior point; with two "
                     "or more constraints 'mm' (Alg 2's cutting plane over as many multipliers) "
-                    "was the slower on every instance measured, by 1.5-37x (benchmarks."
+                    "was the slower on every instance measured, by 1.4-60x (benchmarks."
                     "auto_grid, docs/mm.md 'When auto picks mm')")
                 return settings.STRUCTURED_METHOD, reasons
             # predicted times relative to mm's: 1 / (time(mm) / time(other))
