@@ -233,12 +233,13 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 def _cmd_export(args: argparse.Namespace) -> int:
     from . import export_mps, read_solution
     from .errors import SpecError
+    from .settings import OPTIMAL
 
     problem = _load_problem(args.spec)
     if args.read is not None:
         result = read_solution(problem, args.read)
         print(result.report())
-        return 0 if result.has_model else 1
+        return EXIT_SOLVED if result.status == OPTIMAL else EXIT_NOT_SOLVED
     if args.output is None:
         raise SpecError("ratecons export needs -o FILE.mps (or --read SOLUTION to map a "
                         "solution back).")
@@ -246,6 +247,10 @@ def _cmd_export(args: argparse.Namespace) -> int:
     if args.at == "solve":
         at = problem.solve(method=args.method, seed=args.seed)
         print(f"solved by {at.method}: status {at.status}, objective {at.objective:.10g}")
+        if not at.has_model:  # nothing to anchor the step at: not solved
+            print(f"ratecons: no model to write the step at (status {at.status}); try another "
+                  "--method, or export the hinge relaxation without --at", file=sys.stderr)
+            return EXIT_NOT_SOLVED
     elif args.at is not None:
         at = read_solution(problem, args.at)
     info = export_mps(problem, args.output, at=at, restricted=args.restricted)

@@ -251,9 +251,7 @@ def _unsolved_message(analysis: Analysis, step: ConvexStep) -> str:
                 "drop a constraint, or check them with problem.describe().")
     return ("the hinge relaxation (every rate replaced by its hinge upper bound) is "
             "infeasible: the targets are out of reach of the convex relaxation. "
-            "Relax the constraints, or check them with problem.describe()"
-            + ("; method 'generic' searches for a feasible start of the ramp "
-               "problem instead." if analysis.needs_mm else "."))
+            "Relax the constraints, or check them with problem.describe().")
 
 
 class _ChainRun:

@@ -5,10 +5,12 @@ check_representable`) runs the chain of :mod:`ratecons.generic` -- kernelize, th
 relaxation, majorization-minimization (Alg 1 of Goh et al.) over the ramp parts, deterministic
 repair -- with every step lowered by :func:`~ratecons.reductions.to_matrix.lower_matrix` and
 solved by HiGHS (simplex or interior point for LPs, its QP solver when there is an l2 term or a
-squared loss). The objective follows the generic chain's convention (the surrogate objective
-plus the regularizer, in the user's sense), so ``method="highs"`` and ``method="generic"`` give
-comparable numbers. Duals are the nonnegative multipliers of the user's constraints in the
-canonical form (row <= bound) of the last step.
+squared loss). Where the hinge relaxation is infeasible, phase one searches for a feasible
+start as in the generic chain, its elastic steps by CVXPY (CLARABEL), so that both chains
+start MM from the same point. The objective follows the generic chain's convention (the
+surrogate objective plus the regularizer, in the user's sense), so ``method="highs"`` and
+``method="generic"`` give comparable numbers. Duals are the nonnegative multipliers of the
+user's constraints in the canonical form (row <= bound) of the last step.
 
 :func:`matrix_step` is the step at a given anchor; :func:`export_mps` hands it (or a
 minimax-risk LP) as plain data to the MPS backend, which only writes the file;
@@ -137,7 +139,7 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
             kernel_points=kernel_points, seed=0 if seed is None else seed, callback=callback,
             only_step=only_step, start=start, start_only=sampled,
             step_solver=highs_step(analysis, solver, time_limit, highs_options),
-            step_solver_name=f"highs/{solver}")
+            step_solver_name=f"highs/{solver}", phase_one=True)
 
     solution, scorer, last_step = chain_at_loss_scale(form, False, chain, only_step)
     objective = form.objective.to_user(solution.objective)

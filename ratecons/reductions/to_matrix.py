@@ -150,8 +150,9 @@ def model_column_names(analysis: Analysis, d: int, kernel: bool) -> list[str]:
 
 
 def anchor_of(analysis: Analysis, scorer: Any) -> dict[int, np.ndarray]:
-    """The scores of a fitted scorer (or Result) on every dataset: an MM anchor."""
-    scorer = getattr(scorer, "scorer", scorer)
+    """The scores of a fitted scorer (or Result) on every dataset: an MM anchor. A Result
+    without a model raises its :class:`~ratecons.errors.SolverError` (the status and what
+    to do)."""
     return {id(d): np.asarray(scorer.decision_function(d.X), dtype=np.float64).ravel()
             for d in analysis.datasets}
 

@@ -30,6 +30,7 @@ from ratecons.matrix_chain import matrix_step
 from ratecons.reductions.to_matrix import mps_names
 from ratecons.testing import small_composition_data
 from tests.mps_readers import cbc_objective, cbc_path, glpk_objective
+from tests.shared_data import standardized
 
 N = 120
 RTOL = 1e-6
@@ -280,7 +281,8 @@ def test_cli_export_at_solve_and_read(tmp_path, capsys):
     res = model.solve()
     sol = tmp_path / "cli.sol"
     model.highs.writeSolution(str(sol), 0)
-    assert main(["export", str(spec), "--read", str(sol)]) == 0
+    # one MM step read back is `iteration_limit` (not a certified fixed point): exit 2
+    assert main(["export", str(spec), "--read", str(sol)]) == 2
     report = capsys.readouterr().out
     assert "recall" in report
     objective = float(text.split("objective ")[1].split()[0])
@@ -320,3 +322,53 @@ def test_real_data_rates_with_l1_and_l2(tmp_path):
                          pick_solver(analysis, None))
         assert _rel(from_file, cvx.objective) <= RTOL
         assert from_file <= result.objective + 1e-9
+
+
+def test_export_at_a_result_without_a_model_says_why(tmp_path, capsys):
+    """``export_mps(at=result)`` on a solve that found no model raised a bare AttributeError
+    ('NoneType' has no 'decision_function'), and ``ratecons export --at solve`` exited 1 with
+    it: now the result's own SolverError (status, what to do) and exit 2 (not solved)."""
+    from ratecons.cli import main
+
+    source = (
+        "import numpy as np, ratecons as rc\n"
+        "rng = np.random.default_rng(1)\n"
+        "X = rng.normal(size=(80, 2)); y = (X[:, 0] > 0).astype(int)\n"
+        "D = rc.Dataset(X, y, name='cli')\n"
+        "problem = rc.Problem(minimize=rc.error_rate(D), subject_to=[\n"
+        "    rc.positive_rate(D) >= 0.6, rc.positive_rate(D) <= 0.4],\n"
+        "    model=rc.LinearModel(l2=0, l1=1e-2))\n")
+    spec = tmp_path / "spec.py"
+    spec.write_text(source)
+    namespace: dict = {}
+    exec(source, namespace)
+    problem = namespace["problem"]
+    result = problem.solve(method="highs")
+    assert result.status == "infeasible" and not result.has_model
+    with pytest.raises(rc.SolverError, match="no model to use: the solve ended with status "
+                                             "'infeasible'"):
+        rc.export_mps(problem, tmp_path / "x.mps", at=result)
+    assert main(["export", str(spec), "-o", str(tmp_path / "y.mps"), "--at", "solve"]) == 2
+    captured = capsys.readouterr()
+    assert "status infeasible" in captured.out and "no model to write the step at" in captured.err
+    assert not (tmp_path / "y.mps").exists()
+
+
+@pytest.mark.slow
+def test_highs_searches_a_feasible_start_where_the_hinge_relaxation_is_infeasible():
+    """Diabetes (Pima, standardized), error rate with recall >= 0.7 and precision >= 0.6, l1:
+    an LP, the case the docs recommend ``highs`` for. Its hinge relaxation is infeasible;
+    ``highs`` ended ``infeasible`` without a model where every other chain ran phase one
+    and reached ``optimal`` (0.257354). It runs phase one now (CVXPY's elastic steps, as the
+    generic chain): the same start, the same MM path, the same answer."""
+    D = standardized("diabetes")
+    problem = rc.Problem(minimize=rc.error_rate(D), subject_to=[rc.recall(D) >= 0.7,
+                                                                rc.precision(D) >= 0.6],
+                         model=rc.LinearModel(l2=0, l1=1e-2))
+    hinge = problem.solve(method="hinge")
+    assert hinge.status == "infeasible"
+    highs, generic = problem.solve(method="highs"), problem.solve(method="generic")
+    assert highs.status == generic.status == "optimal"
+    assert highs.objective == pytest.approx(generic.objective, rel=1e-6)
+    np.testing.assert_allclose(highs.w, generic.w, atol=1e-6)
+    assert highs.report().all_satisfied
