@@ -160,7 +160,8 @@ def available_methods(problem: Any) -> list[str]:
     """The methods ``solve`` takes for ``problem``: its pattern's, then the chains that every
     score-model problem has (generic, highs, structured); on Dask data only those that run
     there (:data:`~ratecons.dask_methods.DASK_METHODS`)."""
-    names = list(problem.pattern.methods())
+    names = [name for name, spec in problem.pattern.methods().items()
+             if spec.refuses is None or spec.refuses(problem) is None]
     if problem.analysis is not None:
         names += [m for m in (GENERIC_METHOD, HIGHS_METHOD, STRUCTURED_METHOD) if m not in names]
     if dask_partitions(problem) is not None:  # the others refuse Dask data
@@ -169,6 +170,17 @@ def available_methods(problem: Any) -> list[str]:
 
 
 def _resolve(problem: Any, method: str) -> tuple[MethodSpec, list[str]]:
+    spec, reasons = _resolve_method(problem, method)
+    if method in (GENERIC_METHOD, HIGHS_METHOD, STRUCTURED_METHOD) and problem.analysis:
+        from .reductions.kernelize import kernel_map_note
+
+        analysis = problem.analysis
+        note = kernel_map_note(analysis.model, analysis.n_examples)
+        reasons += [note] if note else []
+    return spec, reasons
+
+
+def _resolve_method(problem: Any, method: str) -> tuple[MethodSpec, list[str]]:
     pattern = problem.pattern
     methods = pattern.methods()
     if method == GENERIC_METHOD and problem.analysis is not None:
@@ -196,6 +208,11 @@ def _resolve(problem: Any, method: str) -> tuple[MethodSpec, list[str]]:
             f"unknown method {method!r} for a {pattern.name} problem; choose one of "
             f"{['auto', *available_methods(problem)]}."
         )
+    refuses = methods[method].refuses
+    why = None if refuses is None else refuses(problem)
+    if why is not None:
+        raise SpecError(f"method {method!r} does not apply to this {pattern.name} problem: "
+                        f"{why}. Choose one of {['auto', *available_methods(problem)]}.")
     return methods[method], [f"method {method!r} was requested"]
 
 

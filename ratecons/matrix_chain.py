@@ -31,7 +31,7 @@ import numpy as np
 
 from . import settings
 from .backends.highs import HighsLP
-from .backends.mps import read_solution_file, write_mps
+from .backends.mps import file_columns, read_solution_file, write_mps
 from .caller import user_stacklevel
 from .chain_points import missed_rows, surrogate_objective
 from .chain_scale import chain_at_loss_scale
@@ -39,7 +39,12 @@ from .errors import SlowMethodWarning, SpecError
 from .expr.analysis import Analysis
 from .generic import LastStep, solve_generic
 from .patterns.pattern import MethodSpec
-from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, kernelize, kernelized
+from .reductions.kernelize import (
+    MAX_EXACT_KERNEL_POINTS,
+    kernel_map_note,
+    kernelize,
+    kernelized,
+)
 from .reductions.to_cvxpy import ConvexStep, is_lp
 from .reductions.to_matrix import (
     MatrixStep,
@@ -71,6 +76,10 @@ QP_STALL = (
     "method='structured' or 'generic' (or give time_limit= to bound the wait); 'highs' is "
     "meant for LP steps (l1 or no regularizer)")
 
+#: the header line of an exported QP (docs/export.md, "Solving a file")
+QP_FILE_NOTE = ("QP: HiGHS' active-set QP solver can stall on these steps (QP_STALL in "
+                "ratecons.matrix_chain); an interior-point QP solver (Gurobi, MOSEK or CPLEX "
+                "barrier) reads QUADOBJ too, and an l1 term instead of l2 makes the step an LP")
 #: HiGHS QP iterations allowed per row + column before the step is retried (cycling guard)
 QP_ITERATIONS_PER_SIZE = 20
 #: HiGHS' qp_regularization_value of the retry (its default is 1e-7)
@@ -226,8 +235,11 @@ def export_mps(problem: Any, path: str | Path, at: Any = None, restricted: bool 
     Returns
     -------
     dict
-        ``path``, ``rows``, ``cols``, ``nonzeros``, ``kind`` ("LP" or "QP"), ``sense`` and, for
-        score-model problems, ``sign`` (user objective = sign * the file's objective).
+        ``path``, ``rows``, ``cols`` (the file's, the objective constant's column included),
+        ``nonzeros``, ``kind`` ("LP" or "QP"), ``sense`` and, for score-model problems,
+        ``sign`` (user objective = sign * the file's objective) and ``feature_map`` (the
+        model's map: a kernel model over more training rows than ``kernel_points`` is written
+        over its Nystrom sample, an approximation of the kernel problem; the header says so).
     """
     path = Path(path)
     if path.suffix != ".mps" and not (restricted and path.suffix == ".lp"):
@@ -243,19 +255,26 @@ def export_mps(problem: Any, path: str | Path, at: Any = None, restricted: bool 
         if unknown:
             raise SpecError(f"unknown export option(s) {unknown}; score-model problems take "
                             "kernel_points and seed.")
-        step, _ = matrix_step(problem, at=at, **options)
+        step, fmap = matrix_step(problem, at=at, **options)
         lp = step.lp
         analysis = problem.analysis
         comments = [f"ratecons export: {analysis.objective.name}",
                     f"step: {step.notes['anchor']}; {lp.summary()}",
-                    f"sense: {step.notes['sense']}"]
+                    f"sense: {step.notes['sense']}", f"model: {fmap.describe()}"]
+        kernel = kernel_map_note(analysis.model, analysis.n_examples,
+                                 options.get("kernel_points", MAX_EXACT_KERNEL_POINTS))
+        if kernel is not None:
+            comments.append(kernel)
+        if lp.is_qp:
+            comments.append(QP_FILE_NOTE)
         comments += [f"constraint: {row.name}" for row in analysis.constraints]
         if "bounds" in step.notes:
             comments.append(f"bounds {step.notes['bounds']}")
         write_mps(lp, path, "obj", comments)
-        return {"path": str(path), "rows": lp.n_rows, "cols": lp.n_cols, "nonzeros": lp.A.nnz,
-                "kind": "QP" if lp.is_qp else "LP", "sense": step.notes["sense"],
-                "sign": step.sign}
+        return {"path": str(path), "rows": lp.n_rows, "cols": file_columns(lp),
+                "nonzeros": lp.A.nnz, "kind": "QP" if lp.is_qp else "LP",
+                "sense": step.notes["sense"], "sign": step.sign,
+                "feature_map": fmap.describe()}
     if at is not None:
         raise SpecError(f"at= applies to score-model problems; {problem.pattern.name} problems "
                         "are one LP.")
@@ -273,7 +292,7 @@ def export_mps(problem: Any, path: str | Path, at: Any = None, restricted: bool 
         raise SpecError(f"options {sorted(options)} apply to restricted=True only.")
     lp = pattern.to_matrix_lp(problem)
     write_mps(lp, path, "obj", [f"ratecons export: {pattern.name}, {lp.summary()}"])
-    return {"path": str(path), "rows": lp.n_rows, "cols": lp.n_cols, "nonzeros": lp.A.nnz,
+    return {"path": str(path), "rows": lp.n_rows, "cols": file_columns(lp), "nonzeros": lp.A.nnz,
             "kind": "LP", "sense": "maximize" if lp.maximize else "minimize"}
 
 

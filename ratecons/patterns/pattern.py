@@ -34,7 +34,9 @@ class MethodSpec:
     when it solves a relaxation, not the problem (:func:`ratecons.verify` refuses it, saying
     so); empty for a method of the problem itself. ``at_loss_scale``: the method runs the chain
     in rounds at the loss's scale where they apply (:mod:`ratecons.chain_scale`), which
-    ``plan()`` then says.
+    ``plan()`` then says. ``refuses(problem)``: why the method does not apply to a problem of
+    its pattern (None where it does): such a method is left out of the available methods, and
+    asking for it is an error that says why.
     """
 
     name: str
@@ -43,6 +45,7 @@ class MethodSpec:
     is_reference: bool = False
     relaxes: str = ""
     at_loss_scale: bool = False
+    refuses: Callable[[Any], str | None] | None = None
 
     @property
     def options(self) -> tuple[str, ...]:

@@ -156,6 +156,14 @@ def _run_dual_ca(problem: Any, form: TopForm, *, seed: int | None = None,
                         p["alpha"], p["beta"])
 
 
+def _primal_ipm_refuses(problem: Any) -> str | None:
+    """Why ``primal_ipm`` does not apply: a kernel model has no explicit w for its primal."""
+    if getattr(problem.analysis, "kernel", False):
+        return ("it solves the primal LP/QP in (w, t) of a linear model, and a kernel model "
+                "has no explicit w")
+    return None
+
+
 def _run_primal_ipm(problem: Any, form: TopForm, *, seed: int | None = None,
                     callback: Any = None, tol: float = 1e-6,
                     max_iterations: int | None = None, max_iter: int | None = None,
@@ -363,7 +371,8 @@ class RankingPattern(Pattern):
         return {
             "primal_ipm": MethodSpec("primal_ipm", _run_primal_ipm,
                                      "linear models: primal-dual interior point on the LP/QP "
-                                     "in (w, t), Lagrangian dual bound"),
+                                     "in (w, t), Lagrangian dual bound",
+                                     refuses=_primal_ipm_refuses),
             "dual_ca": MethodSpec("dual_ca", _run_dual_ca,
                                   "dual coordinate ascent (Alg 2), duality-gap stop"),
             "dual_qp": MethodSpec("dual_qp", _run_dual_qp,

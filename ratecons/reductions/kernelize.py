@@ -38,8 +38,8 @@ from ..features import RandomFourier
 from ..kernels import KernelSpec, kernel_block
 from ..result import FeatureScorer, KernelScorer, LinearScorer
 
-__all__ = ["FeatureMap", "KernelScorer", "approximation_of", "kernelize", "kernelized",
-           "MAX_EXACT_KERNEL_POINTS"]
+__all__ = ["FeatureMap", "KernelScorer", "approximation_of", "kernel_map_note", "kernelize",
+           "kernelized", "MAX_EXACT_KERNEL_POINTS"]
 
 #: above this many training rows the kernel expansion uses a Nystrom sample of this size
 MAX_EXACT_KERNEL_POINTS = 500
@@ -113,6 +113,21 @@ def approximation_of(model: Any, n: int, max_exact: int = MAX_EXACT_KERNEL_POINT
     if getattr(model, "approximation", "nystrom") == "random_features":
         return f"{max_exact} random Fourier features for {n} training rows (seed {seed})"
     return f"Nystrom sample of {max_exact} of {n} training rows (seed {seed})"
+
+
+def kernel_map_note(model: Any, n: int, max_exact: int = MAX_EXACT_KERNEL_POINTS
+                    ) -> str | None:
+    """The plan's line for a chain (and an export) over ``n`` training rows of a kernel
+    ``model`` (None for a linear model): how its feature map makes it linear, and, when that
+    map is an approximation, that it solves another problem than the exact kernel one."""
+    if not hasattr(model, "kernel"):
+        return None
+    how = approximation_of(model, n, max_exact)
+    note = f"kernel model made linear by its feature map: {how} (kernel_points= sets the size)"
+    if n > max_exact:
+        note += ("; an approximation of the kernel problem, whose optimum can differ from an "
+                 "exact method's (a pattern's own, e.g. dual_ca for TPR@K)")
+    return note
 
 
 def kernelize(model: Any, datasets: list[Dataset], max_exact: int = MAX_EXACT_KERNEL_POINTS,

@@ -503,6 +503,9 @@ def lower_matrix(analysis: Analysis, psi: dict[int, Any],
                "sense": "minimize (canonical); user objective = "
                         + ("file objective" if analysis.objective.sign > 0
                            else "-(file objective)"),
-               "anchor": "hinge relaxation" if anchor is None else "MM step at an anchor"})
+               "anchor": ("the convex problem itself (no ramp part to majorize)"
+                          if not analysis.needs_mm
+                          else "hinge relaxation" if anchor is None
+                          else "MM step at an anchor")})
     return MatrixStep(lp, builder.w_cols, builder.b_col, np.array(constraint_rows, dtype=np.int64),
                       analysis.objective.sign, dict(lp.notes))

@@ -171,7 +171,8 @@ def test_objective_constant_is_a_fixed_column(solved, tmp_path):
     assert f"* objective constant {lp.offset!r}: column objective_constant fixed at 1" in lines
     assert f" objective_constant obj {lp.offset!r}" in lines
     assert " FX BND objective_constant 1.0" in lines
-    assert info["cols"] == lp.n_cols  # the user's program; the file has one more column
+    # the file's columns, as every reader counts them: the program's and the constant's
+    assert info["cols"] == lp.n_cols + 1 == HighsLP.read(str(tmp_path / "t.mps")).highs.getNumCol()
     assert sum(line.startswith(" objective_constant ") for line in lines) == 1
 
 
@@ -372,3 +373,29 @@ def test_highs_searches_a_feasible_start_where_the_hinge_relaxation_is_infeasibl
     assert highs.objective == pytest.approx(generic.objective, rel=1e-6)
     np.testing.assert_allclose(highs.w, generic.w, atol=1e-6)
     assert highs.report().all_satisfied
+
+
+def test_the_header_names_the_step_the_model_map_and_a_qp(solved, tmp_path):
+    """The header says what the file is: the convex problem itself where nothing is
+    majorized (TPR@K), the model's feature map, a kernel model's Nystrom sample when the
+    training rows exceed ``kernel_points`` (the file is then an approximation of the kernel
+    problem, which exact methods such as dual_ca do not solve), and what a QP asks of the
+    solver that reads it."""
+    def header(kind: str, **options) -> tuple[list[str], dict]:
+        info = rc.export_mps(solved[kind][0], tmp_path / f"{kind}.mps", **options)
+        lines = (tmp_path / f"{kind}.mps").read_text().splitlines()
+        return [line for line in lines if line.startswith("* ")], info
+
+    lines, info = header("toppushk_l1")
+    assert "step: the convex problem itself (no ramp part to majorize)" in lines[1]
+    assert "* model: linear model: psi(x) = x" in lines and info["kind"] == "LP"
+    assert not any("QP:" in line for line in lines)
+    rates, _ = header("rates_l2")
+    assert "step: hinge relaxation" in rates[1] and any("* QP: HiGHS" in r for r in rates)
+    exact, info = header("kernel_l2")
+    assert "over 120 points (exact representer over 120 training rows)" in info["feature_map"]
+    assert not any("an approximation" in line for line in exact)
+    sampled, info = header("kernel_l2", kernel_points=50)
+    assert "Nystrom sample of 50 of 120 training rows" in info["feature_map"]
+    assert any("Nystrom sample of 50 of 120" in line and "an approximation of the kernel "
+               "problem" in line for line in sampled)

@@ -588,3 +588,36 @@ def test_objectives_that_count_examples_refuse_example_weights(build, words):
     weighted = data(weights=np.arange(1.0, 41.0), name="w")
     with pytest.raises(rc.DataError, match=rf"'w' has example weights, but .*{words}"):
         build(weighted)
+
+
+def test_a_method_that_does_not_apply_is_not_offered_and_says_why():
+    """TPR@K with a kernel model: ``primal_ipm`` solves the primal in (w, t) of a linear
+    model. It was listed among the available methods and accepted by ``plan``, and ``solve``
+    then raised "needs an explicit linear model" without naming a method that works."""
+    D = data()
+    kernel = rc.Problem(maximize=rc.tpr_at_top(D, k=3),
+                        model=rc.KernelModel(kernel="gaussian", l2=1e-2))
+    plan = kernel.plan()
+    assert "primal_ipm" not in str(plan).split("available methods:")[1]
+    for call in (lambda: kernel.plan(method="primal_ipm"),
+                 lambda: kernel.solve(method="primal_ipm")):
+        with pytest.raises(rc.SpecError, match=r"'primal_ipm' does not apply.*kernel model "
+                                               r"has no explicit w.*'dual_ca'"):
+            call()
+    linear = rc.Problem(maximize=rc.tpr_at_top(D, k=3), model=rc.LinearModel(l2=1e-2))
+    assert linear.solve(method="primal_ipm").status == "optimal"
+
+
+def test_the_plan_of_a_chain_names_a_kernel_models_approximation():
+    """The chains solve a kernel model over more than ``kernel_points`` training rows through
+    a Nystrom sample: another problem than the exact kernel one that ``dual_ca`` solves, and
+    the plan says so (it did for ``auto`` on compositions only)."""
+    D = rc.Dataset(np.random.default_rng(1).normal(size=(520, 2)),
+                   np.arange(520) % 2, name="big")
+    problem = rc.Problem(maximize=rc.tpr_at_top(D, k=5),
+                         model=rc.KernelModel(kernel="gaussian", l2=1e-2))
+    for method in ("generic", "structured", "highs"):
+        text = str(problem.plan(method=method))
+        assert "Nystrom sample of 500 of 520 training rows" in text
+        assert "an approximation of the kernel problem" in text
+    assert "Nystrom" not in str(problem.plan())  # dual_ca: the exact kernel problem
