@@ -220,13 +220,16 @@ THRESHOLD_SPREAD = 129
 
 
 def threshold_search(analysis: Analysis, table: ScoreTable, fmap: FeatureMap,
-                     step: ConvexStep) -> float | None:
+                     step: ConvexStep, best_effort: bool = False) -> float | None:
     """The smallest move of the intercept (subtracted from every score) after which the
     deterministic model meets every constraint, None when none does: the last resort of the
     chain's repair (:mod:`ratecons.generic`). Every row is a step function of the intercept,
     so the candidates are the intercepts between neighbouring distinct training scores: the
     :data:`THRESHOLD_NEAREST` nearest the solution's on each side and
-    :data:`THRESHOLD_SPREAD` spread over the ranks, tried nearest first."""
+    :data:`THRESHOLD_SPREAD` spread over the ranks, tried nearest first. With
+    ``best_effort``, when no candidate meets every row, the one whose largest miss is the
+    least (the nearest of equals), if that miss is smaller than the model's own; else None
+    (the rate pattern's repair keeps its least violating bias the same way)."""
     scores = np.unique(np.concatenate([z for z in table.scores.values()]))
     if scores.size < 2:
         return None
@@ -236,9 +239,13 @@ def threshold_search(analysis: Analysis, table: ScoreTable, fmap: FeatureMap,
     near = np.arange(max(0, here - THRESHOLD_NEAREST), min(cuts.size, here + THRESHOLD_NEAREST))
     spread = np.linspace(0, cuts.size - 1, THRESHOLD_SPREAD).round().astype(int)
     candidates = cuts[np.union1d(near, spread)]
+    least, chosen = missed_rows(analysis, table).max(initial=0.0) - FEASIBILITY_TOL, None
     for shift in candidates[np.argsort(np.abs(candidates), kind="stable")]:
         moved = ScoreTable({key: z - shift for key, z in table.scores.items()},
                            fmap.invert(step.w, step.b + shift))
-        if missed_rows(analysis, moved).max(initial=0.0) <= FEASIBILITY_TOL:
+        miss = missed_rows(analysis, moved).max(initial=0.0)
+        if miss <= FEASIBILITY_TOL:
             return float(shift)
-    return None
+        if miss < least:
+            least, chosen = miss, float(shift)
+    return chosen if best_effort else None

@@ -555,7 +555,8 @@ class _ChainRun:
         if self.status in settings.LIMIT_STATUSES and not self.no_start:
             return None  # no search past a budget
         found, scores, table = point
-        shift = threshold_search(self.analysis, table, self.fmap, found)
+        # the last resort keeps the least violating intercept when none meets every row
+        shift = threshold_search(self.analysis, table, self.fmap, found, best_effort=last)
         if shift is None:
             return None
         self.shifts.append(shift)
