@@ -93,8 +93,10 @@ def verify(
     ----------
     problem : Problem
     method : str
-        The method to check. ``"auto"`` resolves as ``solve`` would, except that when it picks
-        the reference itself (small problems) the pattern's specialized method is checked.
+        The method to check. ``"auto"`` is checked as ``solve`` runs it (its plan's method, and
+        the fallback that follows it when that ends short of ``optimal``: the method whose
+        result ``solve`` returns), except that when it picks the reference itself (small
+        problems) the pattern's specialized method is checked.
     rtol : float
         Relative objective tolerance used by :attr:`VerifyReport.agrees`.
     seed : int, optional
@@ -103,6 +105,8 @@ def verify(
     """
     pattern = problem.pattern
     spec, _ = dispatch.resolve(problem, method)
+    # auto as solve runs it (with its fallback), unless it picks the reference itself
+    as_solve = method == "auto" and spec.name != pattern.reference_method
     specialized = pattern.verify_method(problem, problem.canonical())
     if method == "auto" and spec.name == pattern.reference_method and specialized:
         # comparing the reference with itself would prove nothing: check the specialized one
@@ -129,7 +133,9 @@ def verify(
         # chain by another solver, so the comparison can fail
         options = {**pattern.cross_check(problem, reference), **(options or {})}
         label = f"{spec.name}/{options['solver']}"
-    result = problem.solve(spec.name, seed=seed, **(options or {}))
+    result = problem.solve("auto" if as_solve else spec.name, seed=seed, **(options or {}))
+    if as_solve:  # what solve returns: the plan's method or its fallback
+        label = result.method
     rows = pattern.compare(problem, result, reference)
     verdict = getattr(pattern, "verdict_rows", lambda _: ("objective_rel_gap",))(rows)
     return VerifyReport(label, pattern.reference_method, result, reference, rows, rtol,

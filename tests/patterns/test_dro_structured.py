@@ -116,6 +116,19 @@ def test_auto_goes_on_with_the_chain_when_lbfgs_stops_uncertified(adult):
     assert budgeted.method == "lbfgs" and budgeted.status == "iteration_limit"
 
 
+def test_verify_auto_checks_the_method_whose_result_solve_returns(adult):
+    """``verify(method="auto")`` ran the plan's method alone (lbfgs, which stops
+    ``iteration_limit`` here) while ``solve`` returns the chain's answer after it: verify said
+    "agrees" of a path no solve returns. It now checks what ``solve`` returns."""
+    problem = _robust(adult, "chi2", 1e-3, "hinge")
+    assert problem.plan().method == "lbfgs"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = rc.verify(problem)
+    assert report.method == "structured" == report.result.method
+    assert report.result.status == "optimal" and report.agrees
+
+
 @pytest.fixture(scope="module")
 def adult_large() -> rc.Dataset:
     """12,000 one-hot Adult rows: past ``settings.DRO_AUTO_LBFGS_LARGE_FROM``."""
