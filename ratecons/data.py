@@ -355,7 +355,8 @@ class Dataset(ExampleShape):
         if binary and not self.is_binary:
             raise LabelError(
                 f"{what} needs binary labels (0/1, -1/+1 or bool), but dataset {self.name!r} has "
-                f"classes {self.classes.tolist()[:10]}. Binarize them first, e.g. y == k."
+                f"classes {self.classes.tolist()[:10]}. Binarize them first: "
+                "Dataset(..., pos_label=k) makes class k positive and the others negative."
             )
         return self.y
 

@@ -83,8 +83,13 @@ class Group(Selector):
 
     def hint(self, data: Any) -> str:
         values = np.unique(data.groups[self.name])
-        shown = ", ".join(repr(v.item() if hasattr(v, "item") else v) for v in values[:10])
-        return f"{self.name!r} takes the values {shown}{', ...' if values.size > 10 else ''}"
+        plain = [v.item() if hasattr(v, "item") else v for v in values[:10]]
+        shown = ", ".join(repr(v) for v in plain)
+        asked = (f"; the value asked for is {self.value!r}, a {type(self.value).__name__}, and "
+                 f"the values are {type(plain[0]).__name__}s"
+                 if plain and isinstance(self.value, str) != isinstance(plain[0], str) else "")
+        return (f"{self.name!r} takes the values {shown}{', ...' if values.size > 10 else ''}"
+                + asked)
 
 
 @dataclass(frozen=True)

@@ -427,9 +427,12 @@ def analysis_report(result: Any, data: Dataset | Mapping[Dataset, Dataset] | Non
         [c.rebind(rebind) for c in problem.constraints], analysis.model)
     ev = _evaluation(scorer, rebound.datasets)
     row = rebound.objective
-    report.rows.append(ReportRow("objective", row.name, analysis.sense,
-                                 row.to_user(ev.row_value(row, "exact")),
-                                 row.to_user(ev.row_value(row, "surrogate"))))
+    objective = ReportRow("objective", row.name, analysis.sense,
+                          row.to_user(ev.row_value(row, "exact")),
+                          row.to_user(ev.row_value(row, "surrogate")))
+    if any(getattr(part, "curvature", "") == "concave" for _, part in row.parts):
+        objective.note = RANKING_OBJECTIVE_NOTE
+    report.rows.append(objective)
     for con, trained in zip(rebound.constraints, analysis.constraints):
         exact = ev.row_value(con, "exact")
         slack = con.bound - exact
@@ -457,6 +460,13 @@ def analysis_report(result: Any, data: Dataset | Mapping[Dataset, Dataset] | Non
         report.rows.append(line)
     _rate_rows(report, rebound, ev)
     return _with_groups(report, scorer, rebound.datasets, ev)
+
+
+#: the note of an objective with a TPR@K / TPR@tau term: its "expected" value is no TPR
+RANKING_OBJECTIVE_NOTE = (
+    "TPR at the top: 'achieved' is the exact TPR; 'expected' holds the surrogate the solver "
+    "maximized (1 - the positives' mean ranking loss), a lower bound on it that can be "
+    "negative, not a TPR of the randomized rule")
 
 
 def _loosened_note(row: Mapping[str, Any]) -> str:

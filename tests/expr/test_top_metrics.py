@@ -146,3 +146,20 @@ def test_the_reports_exact_tpr_of_a_constant_scorer_is_zero():
     assert rc.tpr_at_top(D, k=5).value(Constant()) == 0.0
     assert rc.tpr_at_quantile(D, tau=0.1).value(Constant()) == 0.0
     assert rc.tpr_at_top(D, k=5, among="all").value(Constant()) == 1.0
+
+
+def test_the_report_says_what_a_ranking_objectives_expected_column_holds():
+    """The report's 'expected (random.)' column holds a TPR@tau objective's surrogate (the
+    solver's 1 - mean ranking loss, -0.49 on this sample), which is no TPR: the objective
+    row's note says so; a rate objective's row has no such note."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 4))
+    D = rc.Dataset(X, (X[:, 0] + rng.normal(size=300) > 0).astype(int), name="s")
+    ranked = rc.Problem(maximize=rc.tpr_at_quantile(D, tau=0.1, formulation="pat&mat"),
+                        model=rc.LinearModel(l2=1e-2)).solve()
+    row = ranked.report().rows[0]
+    assert row.kind == "objective" and row.ramp < 0 <= row.indicator <= 1
+    assert "not a TPR of the randomized rule" in row.note
+    assert "not a TPR" in str(ranked.report())
+    rate = rc.Problem(minimize=rc.error_rate(D), model=rc.LinearModel(l2=1e-2)).solve()
+    assert rate.report().rows[0].note == ""
