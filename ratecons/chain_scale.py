@@ -43,6 +43,7 @@ from scipy.optimize import minimize_scalar
 
 from . import settings
 from .chain_points import ScoreTable, surrogate_objective
+from .constant_start import from_constant_if_better
 from .expr.analysis import Analysis
 from .reductions.score_scale import applies, scaled
 from .sample_start import Chain, SampleStart, chain_from_sample
@@ -97,7 +98,8 @@ def chain_at_loss_scale(form: Analysis, sample_start: Any, chain: Chain, only_st
                                                    True)
         return _at_width(solution, scorer, last, width)
     if applies(form) is not None:
-        return chain_from_sample(form, sample_start, chain, False)
+        return from_constant_if_better(form, chain,
+                                       chain_from_sample(form, sample_start, chain, False))
     on_sample: dict[str, Any] = {"width": 1.0, "rounds": []}
 
     def rounds_first(analysis: Analysis, start: SampleStart | None, sampled: bool

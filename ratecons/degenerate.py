@@ -59,7 +59,8 @@ from .errors import TrivialOptimumWarning
 from .expr.analysis import Analysis, Row
 from .settings import FEASIBILITY_TOL, LIMIT_STATUSES
 
-__all__ = ["ConstantScore", "check_degenerate", "comparison_value", "MAX_CONSTANT_SCORE",
+__all__ = ["ConstantScore", "best_feasible_constant", "check_degenerate", "comparison_value",
+           "MAX_CONSTANT_SCORE",
            "OBJECTIVE_TOL", "PENALTY", "RELATIVE_TOL"]
 
 #: how much better than the best feasible constant (absolute, in the objective's units: rates
@@ -232,6 +233,22 @@ def _mean_score(scorer: Any, datasets: list[Any]) -> float:
     return total / count
 
 
+def best_feasible_constant(analysis: Analysis, near: float = 0.0
+                           ) -> tuple[float, ConstantScore] | None:
+    """The best constant score that meets every constraint of ``analysis`` and its objective
+    (canonical, as :func:`comparison_value` compares it), None when no constant is feasible;
+    ``near`` (a model's mean score) is tried besides the search's answer (module docstring)."""
+    signed = any(row.rate_parts for row in analysis.rows)
+    if signed:  # rates: a step at c = 0
+        sides = [(1e-9, MAX_CONSTANT_SCORE), (-1e-9, -MAX_CONSTANT_SCORE)]
+    else:  # losses and surrogates only: convex in c on the whole line
+        sides = [(-MAX_CONSTANT_SCORE, MAX_CONSTANT_SCORE)]
+    at = _RowsAtConstants(analysis)
+    feasible = [best for ends in sides
+                if (best := _best_constant(at, ends, near)) is not None]
+    return min(feasible, key=lambda pair: pair[0]) if feasible else None
+
+
 def _score_model_record(analysis: Analysis, scorer: Any, status: str | None = None
                         ) -> dict[str, Any] | None:
     objective = analysis.objective
@@ -239,17 +256,10 @@ def _score_model_record(analysis: Analysis, scorer: Any, status: str | None = No
     if not np.isfinite(model_value):
         return None
     signed = any(row.rate_parts for row in analysis.rows)
-    if signed:  # rates: a step at c = 0
-        sides = [(1e-9, MAX_CONSTANT_SCORE), (-1e-9, -MAX_CONSTANT_SCORE)]
-    else:  # losses and surrogates only: convex in c on the whole line
-        sides = [(-MAX_CONSTANT_SCORE, MAX_CONSTANT_SCORE)]
-    near = _mean_score(scorer, analysis.datasets)
-    at = _RowsAtConstants(analysis)
-    feasible = [best for ends in sides
-                if (best := _best_constant(at, ends, near)) is not None]
-    if not feasible:
+    found = best_feasible_constant(analysis, _mean_score(scorer, analysis.datasets))
+    if found is None:
         return None
-    best_value, best = min(feasible, key=lambda pair: pair[0])
+    best_value, best = found
     continuous = any(_curvature(p) != "rate" for _, p in objective.parts)
     tol = RELATIVE_TOL * max(1.0, abs(best_value)) if continuous else OBJECTIVE_TOL
     if model_value < best_value - tol:

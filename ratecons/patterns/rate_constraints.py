@@ -37,6 +37,7 @@ import numpy as np
 from .. import limits, settings
 from ..canonical.rate_program import RateProgram, program_of_rows
 from ..comparison import objective_rel_gap
+from ..constant_start import constant_to_try, keep_restart
 from ..errors import DataError, NotLinearError, SolverError, SpecError, parameter_error
 from ..models import LinearModel
 from ..phase_one import find_feasible_start
@@ -280,12 +281,14 @@ def check_mm_options(method: str, max_iterations: Any, tol: Any) -> None:
 def solve_ramp(
     problem: Problem, method: str, solve_bound: Any, *, max_iterations: int, tol: float,
     callback: Any, exhausted: Callable[[], bool] | None = None, warm_start: Any = None,
+    restart: bool = True,
 ) -> Result:
     """Hinge relaxation (or ``warm_start``'s model, :mod:`~ratecons.patterns.rate_warm`), then
     Algorithm 1 with ``solve_bound`` for every Problem-3 instance, then the deterministic
     repair. ``max_iterations`` caps the bounds of Alg 1 and of the repair's re-solves
     together; the solve's time limit and ``exhausted()`` (the bound solver's own budget) stop
-    both (module docstring)."""
+    both (module docstring). With ``restart``, an answer worse than the best feasible
+    constant model is solved again from that constant (:mod:`ratecons.constant_start`)."""
     check_mm_options(method, max_iterations, tol)
     program: RateProgram = problem.canonical()
     start, warm = (None, None) if warm_start is None else warm_start_solution(
@@ -332,7 +335,18 @@ def solve_ramp(
         steps += out.certificate.details["mm_steps"]
         return out
 
-    return rate_result(problem, method, make_deterministic(program, solution, tighten))
+    result = rate_result(problem, method, make_deterministic(program, solution, tighten))
+    found = constant_to_try(problem.analysis, result.scorer if result.has_model else None)
+    if not restart or found is None:
+        return result
+    again = solve_ramp(problem, method, solve_bound, max_iterations=max_iterations, tol=tol,
+                       callback=callback, exhausted=exhausted, restart=False,
+                       warm_start=(np.zeros(program.d), -found[1].score, {}))
+    kept, record = keep_restart(problem.analysis, result.scorer,
+                                again.scorer if again.has_model else None, found, again.status)
+    chosen = again if kept else result
+    chosen.certificate.details["constant_restart"] = record
+    return chosen
 
 
 def _run_cvxpy(problem: Problem, form: RateProgram, *, seed: int | None = None,

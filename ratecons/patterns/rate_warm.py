@@ -64,8 +64,9 @@ def check_warm_start(program: RateProgram, warm_start: Any) -> tuple[np.ndarray,
 
 def warm_start_solution(program: RateProgram, solve_bound: Any, warm_start: Any
                         ) -> tuple[Solution | None, dict[str, Any]]:
-    """The first anchor of Alg 1 from ``warm_start`` (module docstring), or None when the bound
-    anchored there is infeasible (the method then starts cold), and what was done.
+    """The first anchor of Alg 1 from ``warm_start`` (module docstring; a Result, or the
+    model ``(w, b, duals)`` itself), or None when the bound anchored there is infeasible (the
+    method then starts cold), and what was done.
 
     Returns
     -------
@@ -74,7 +75,8 @@ def warm_start_solution(program: RateProgram, solve_bound: Any, warm_start: Any
         ``{"anchor_feasible", "anchor_objective", "anchor_violation", "cold_fallback"}`` kept
         in ``certificate.details["warm_start"]``.
     """
-    w, b, duals = check_warm_start(program, warm_start)
+    w, b, duals = (check_warm_start(program, warm_start) if isinstance(warm_start, Result)
+                   else warm_start)
     violation = float(np.max(program.violations(w, b, "ramp"), initial=0.0))
     value = program.objective(w, b, "ramp")
     info: dict[str, Any] = {"anchor_feasible": violation <= settings.FEASIBILITY_TOL,

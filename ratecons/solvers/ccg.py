@@ -461,13 +461,18 @@ class CCG(RestrictedModel):
         upper = f.objective(mu)  # (2.2) at mu^k: an upper bound on R* for any mu
         column_complete = self.features == "all" or eps2_hat <= self.tol
         lower = res.objective if column_complete else None  # a relaxation in rows only
-        if done and lower is not None and upper - lower <= 1e-6:
+        certified = done and lower is not None and upper - lower <= 1e-6
+        if certified:
             tracker.stop("gap")
         elif done:  # stopped at epsilon_1 / epsilon_2 > 0: the tolerance, not a proof
             tracker.stop("stalled", f"nothing violated by more than eps1={self.eps1:g}, "
                                     f"eps2={self.eps2:g}")
+        # R^k is R* once the gap is certified; before, it is only a lower bound on R*, and
+        # the returned model's own worst-case risk (an upper bound) is its value, as for
+        # every other method (k_max = 2 on ecoli: R^k 0.406, R* 0.488, the model's 1.395)
         return tracker.solution(
-            {"mu": mu, "nu": np.array([nu])}, objective=float(res.objective),
+            {"mu": mu, "nu": np.array([nu])},
+            objective=float(res.objective) if certified else float(upper),
             dual={"alpha": -res.row_dual[self._rows.offset:]},
             lower=-np.inf if lower is None else lower, upper=upper, max_violation=eps1_hat,
             details={

@@ -86,8 +86,14 @@ def test_ccg_with_eps1_lands_in_the_theorem_1_interval(name, eps1):
     for h in sol.history:  # R* - eps_hat_1 <= R^k <= R* at every iteration (eq. 11)
         assert R_star - h["primal_violation"] - 1e-9 <= restricted_value(h) <= R_star + 1e-9
     assert sol.certificate.details["primal_violation"] < eps1
-    assert R_star - eps1 <= sol.objective <= R_star + 1e-9
+    restricted = sol.certificate.details["theorem1_interval"][0]  # R^k
+    assert R_star - eps1 <= restricted <= R_star + 1e-9
     assert sol.certificate.lower_bound <= R_star + 1e-9 <= sol.certificate.upper_bound + 2e-9
+    # the value reported is the returned model's worst-case risk, on R*'s upper side (R^k,
+    # a lower bound, was reported as if it were R*), unless the gap is certified
+    gap = sol.certificate.upper_bound - sol.certificate.lower_bound
+    assert sol.objective == (restricted if gap <= 1e-6 else sol.certificate.upper_bound)
+    assert sol.objective >= R_star - 1e-6
 
 
 def test_many_classes_use_the_positivity_row_and_reach_the_lp_optimum():
