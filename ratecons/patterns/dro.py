@@ -131,7 +131,10 @@ class DROPattern(Pattern):
                     "interior point (one convex step, certified by its duality gap) was "
                     "faster than the conic reference on every instance measured "
                     "(docs/robust.md)"]
-            return "cvxpy", [why + "; the conic reference certifies its own optimum"]
+            return "cvxpy", [why + f"; below {settings.DRO_STRUCTURED_MIN_EXAMPLES} examples "
+                             "the conic reference (CLARABEL), which may end optimal_inaccurate "
+                             "without a certificate: auto then goes on with method "
+                             "'structured', whose duality gap certifies it"]
         reasons = ["the inner maximum is exact in O(N log N) (IM procedure, App. A.1), so "
                    "F(theta) and its gradient (6) are exact: L-BFGS on F, stopped by the "
                    "duality gap at the worst-case weights (a certificate)"]
@@ -157,25 +160,34 @@ class DROPattern(Pattern):
         return "lbfgs", reasons
 
     def _ladder(self, problem: Any, method: str) -> bool:
-        """Whether ``auto``'s ``method`` has the structured chain after it: ``lbfgs`` on a
-        chi-square or KL ball over data in memory, which the chain lowers."""
+        """Whether ``auto``'s ``method`` has the structured chain after it: ``lbfgs``, or the
+        conic reference (small unregularized hinge problems), on a chi-square or KL ball over
+        data in memory, which the chain lowers."""
         form = problem.canonical()
-        return (method == "lbfgs" and (form.phi is CHI2 or form.phi is KL)
+        return (method in ("lbfgs", "cvxpy") and (form.phi is CHI2 or form.phi is KL)
                 and not is_dask(form.X) and structured_support(problem.analysis) is None)
 
     def ladder_options(self, problem: Any, method: str) -> dict[str, Any]:
         """``auto``'s ``lbfgs`` gets :func:`_budget` iterations when the structured chain can
         follow it (:meth:`fallback`)."""
         return ({"max_iterations": _budget(problem.canonical())}
-                if self._ladder(problem, method) else {})
+                if method == "lbfgs" and self._ladder(problem, method) else {})
 
     def fallback(self, problem: Any, runs: list[Result]) -> NextRun | None:
-        """``lbfgs`` stopped short of its certified gap, at ``auto``'s budget
+        """The conic reference (``auto``'s method for a small unregularized hinge problem)
+        ended short of ``optimal`` (CLARABEL's ``optimal_inaccurate``, no certificate): the
+        chain's interior point, which certifies its own gap. ``lbfgs`` stopped short of its
+        certified gap, at ``auto``'s budget
         (:meth:`ladder_options`: ill-conditioned data) or by its own rule (the hinge loss's kink
         phase, most often): the chain's interior point, which certifies its own gap; and if
         that ends uncertified too, ``lbfgs`` again from where the budget stopped it, for the
         rest of its default 1,000 iterations."""
         last, first = runs[-1], runs[0]
+        if last.method == "cvxpy" and len(runs) == 1 and self._ladder(problem, "cvxpy"):
+            return NextRun(STRUCTURED_METHOD, (
+                f"the conic reference ended {last.status}, without a certified optimum, so "
+                "auto went on with method 'structured', the chain's interior point, which "
+                "certifies its own duality gap"), {})
         if last.method == "lbfgs" and len(runs) == 1 and self._ladder(problem, "lbfgs"):
             gap = last.certificate.gap
             return NextRun(STRUCTURED_METHOD, (
