@@ -209,6 +209,12 @@ class Result:
         extras = self.__dict__.get("extras")
         if not name.startswith("__") and extras is not None and name in extras:
             return extras[name]
+        scorer = self.__dict__.get("scorer")
+        if name == "w" and scorer is not None and not hasattr(scorer, "w"):
+            raise AttributeError(
+                f"this result's model is a {type(scorer).__name__}, which has no weights w "
+                "over the input features: it scores by its expansion over training points "
+                "(result.scorer); use result.decision_function(X) for scores.")
         raise AttributeError(
             f"{type(self).__name__!r} object has no attribute {name!r}"
             + (f"; this result's extras are {sorted(extras)}" if extras else ""))
@@ -233,6 +239,8 @@ class Result:
 
     @property
     def w(self) -> np.ndarray:
+        """The weights of a linear model over the input features (a kernel model has none:
+        it scores by its expansion, :class:`KernelScorer`; the AttributeError says so)."""
         return self._require_model().w
 
     @property

@@ -123,7 +123,8 @@ def kernel_map_note(model: Any, n: int, max_exact: int = MAX_EXACT_KERNEL_POINTS
     if not hasattr(model, "kernel"):
         return None
     how = approximation_of(model, n, max_exact)
-    note = f"kernel model made linear by its feature map: {how} (kernel_points= sets the size)"
+    note = (f"kernel model made linear by its feature map: {how} (solve(kernel_points=...) "
+            "sets the size)")
     if n > max_exact:
         note += ("; an approximation of the kernel problem, whose optimum can differ from an "
                  "exact method's (a pattern's own, e.g. dual_ca for TPR@K)")

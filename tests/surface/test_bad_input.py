@@ -621,3 +621,16 @@ def test_the_plan_of_a_chain_names_a_kernel_models_approximation():
         assert "Nystrom sample of 500 of 520 training rows" in text
         assert "an approximation of the kernel problem" in text
     assert "Nystrom" not in str(problem.plan())  # dual_ca: the exact kernel problem
+
+
+def test_a_kernel_results_w_says_what_the_model_is():
+    """``result.w`` of a kernel model raised "'Result' object has no attribute 'w'" (listing
+    the extras) while ``dir(result)`` lists ``w``: it now says why and what to use."""
+    D = data()
+    result = rc.Problem(maximize=rc.tpr_at_top(D, k=3),
+                        model=rc.KernelModel(kernel="gaussian", l2=1e-2)).solve()
+    with pytest.raises(AttributeError, match="KernelScorer, which has no weights w over the "
+                                             "input features.*decision_function"):
+        _ = result.w
+    linear = rc.Problem(maximize=rc.tpr_at_top(D, k=3), model=rc.LinearModel(l2=1e-2)).solve()
+    assert linear.w.shape == (3,)
