@@ -6,7 +6,7 @@ synthetic problem; then Table 1's comparison with logistic ERM whose l2 penalty 
 5-fold cross-validation. Prints tables; saves ``examples/out/robust_learning.png`` when
 matplotlib is installed.
 
-    python examples/robust_learning.py            # full size (a few minutes)
+    python examples/robust_learning.py            # full size (about 4 minutes on 2 cores)
     python examples/robust_learning.py --quick    # seconds (used by tests)
 """
 

@@ -55,7 +55,7 @@ from .composed import GenericChain
 from .pattern import MethodSpec, Pattern
 from .rate_auto import predicted_log_ratio, rate_size
 from .rate_mm import MM_TOL, SpecializedBound, certified_epsilon, mm_applicable, same_anchor_rows
-from .rate_warm import warm_start_solution
+from .rate_warm import Anchor, warm_start_solution
 
 __all__ = ["RateConstraintPattern", "compile_rate_program"]
 
@@ -341,7 +341,7 @@ def solve_ramp(
         return result
     again = solve_ramp(problem, method, solve_bound, max_iterations=max_iterations, tol=tol,
                        callback=callback, exhausted=exhausted, restart=False,
-                       warm_start=(np.zeros(program.d), -found[1].score, {}))
+                       warm_start=Anchor(np.zeros(program.d), -found[1].score))
     kept, record = keep_restart(problem.analysis, result.scorer,
                                 again.scorer if again.has_model else None, found, again.status)
     chosen = again if kept else result

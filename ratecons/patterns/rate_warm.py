@@ -23,6 +23,7 @@ so a warm-started solve may end at another fixed point than a cold one.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -34,7 +35,16 @@ from ..result import Result
 from ..solution import Solution
 from ..solvers.tracker import Tracker
 
-__all__ = ["check_warm_start", "warm_start_solution"]
+__all__ = ["Anchor", "check_warm_start", "warm_start_solution"]
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """A model (w, b) the library itself starts Alg 1 from (the best feasible constant,
+    :mod:`ratecons.constant_start`); a user's ``warm_start`` is a Result."""
+
+    w: np.ndarray
+    b: float
 
 
 def check_warm_start(program: RateProgram, warm_start: Any) -> tuple[np.ndarray, float,
@@ -64,9 +74,9 @@ def check_warm_start(program: RateProgram, warm_start: Any) -> tuple[np.ndarray,
 
 def warm_start_solution(program: RateProgram, solve_bound: Any, warm_start: Any
                         ) -> tuple[Solution | None, dict[str, Any]]:
-    """The first anchor of Alg 1 from ``warm_start`` (module docstring; a Result, or the
-    model ``(w, b, duals)`` itself), or None when the bound anchored there is infeasible (the
-    method then starts cold), and what was done.
+    """The first anchor of Alg 1 from ``warm_start`` (module docstring; a Result, or an
+    :class:`Anchor` of the library's own), or None when the bound anchored there is
+    infeasible (the method then starts cold), and what was done.
 
     Returns
     -------
@@ -75,8 +85,8 @@ def warm_start_solution(program: RateProgram, solve_bound: Any, warm_start: Any
         ``{"anchor_feasible", "anchor_objective", "anchor_violation", "cold_fallback"}`` kept
         in ``certificate.details["warm_start"]``.
     """
-    w, b, duals = (check_warm_start(program, warm_start) if isinstance(warm_start, Result)
-                   else warm_start)
+    w, b, duals = ((warm_start.w, warm_start.b, {}) if isinstance(warm_start, Anchor)
+                   else check_warm_start(program, warm_start))
     violation = float(np.max(program.violations(w, b, "ramp"), initial=0.0))
     value = program.objective(w, b, "ramp")
     info: dict[str, Any] = {"anchor_feasible": violation <= settings.FEASIBILITY_TOL,
