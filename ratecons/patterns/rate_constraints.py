@@ -400,7 +400,8 @@ def run_mm(problem: Problem, form: RateProgram, *, seed: int | None = None,
     :mod:`~ratecons.patterns.rate_warm`)."""
     ok, why = mm_applicable(form)
     if not ok:
-        raise SolverError(f"method 'mm' cannot solve this problem ({why}); use method='cvxpy'.")
+        raise SolverError(f"method 'mm' cannot solve this problem ({why})"
+                          + ("." if "use method" in why else "; use method='cvxpy'."))
     check_mm_options("mm", max_iterations, tol)
     epsilon = certified_epsilon(tol, epsilon)
     for name, value in (("epsilon", epsilon), ("start_epsilon", start_epsilon)):
