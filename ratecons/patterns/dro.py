@@ -408,12 +408,20 @@ def _run_cvxpy(problem: Any, form: DROProgram, *, seed: int | None = None,
                           f"{step.message}")
     theta = np.append(step.w, step.b) if form.fit_intercept else step.w
     solved = step.status in (OPTIMAL, OPTIMAL_INACCURATE)  # a user's budget: no bound
+    # the pattern's own lower bound at the answer (weak duality at its worst-case weights),
+    # beside the conic solver's status, so that the certificate carries a gap of ours
+    at = evaluate(form, theta)
+    lower = lower_bound(form, at) if solved else -np.inf
+    lower = rounded_lower(lower, at.value) if np.isfinite(lower) else None
     sol = Tracker(step.solver).solution(
         {"theta": theta}, objective=step.objective, status=step.status,
         upper=step.objective if solved else None, max_violation=0.0,
-        details={"solver": solver, "conic_objective": step.objective, "settings": step.message},
+        lower=lower,
+        details={"solver": solver, "conic_objective": step.objective, "settings": step.message,
+                 **({"lower_bound": "dro_certificate.lower_bound"} if lower is not None
+                    else {})},
         solve_time=step.solve_time)
-    result = _result(problem, "cvxpy", sol, form)
+    result = _result(problem, "cvxpy", sol, form, at=at)
     if callback is not None:
         callback({"method": "cvxpy", "objective": result.objective})
     return result

@@ -138,6 +138,23 @@ def test_auto_goes_on_with_the_chain_when_the_reference_ends_uncertified():
     assert result.objective == pytest.approx(reference.objective, rel=1e-6)
 
 
+def test_the_reference_carries_the_patterns_lower_bound():
+    """The CVXPY reference's certificate had the conic solver's status and no lower bound; it
+    now has the pattern's own (weak duality at the worst-case weights of its answer) where
+    that applies (smooth losses), so its gap can be read. Pima, standardized."""
+    D = standardized("diabetes")
+    for phi, loss, l2 in (("kl", "logistic", 0.0), ("chi2", "logistic", 1e-3)):
+        problem = rc.Problem(minimize=rc.robust_loss(rc.PhiDivergenceBall(D, phi=phi, rho=0.1),
+                                                     loss=loss), model=rc.LinearModel(l2=l2))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            reference = problem.solve(method="cvxpy")
+        cert = reference.certificate
+        assert cert.details["lower_bound"] == "dro_certificate.lower_bound"
+        assert cert.lower_bound <= reference.objective <= cert.lower_bound + 1e-6
+        assert 0.0 <= cert.gap <= 1e-6 * max(1.0, reference.objective)  # upper: the conic value
+
+
 def test_verify_auto_checks_the_method_whose_result_solve_returns(adult):
     """``verify(method="auto")`` ran the plan's method alone (lbfgs, which stops
     ``iteration_limit`` here) while ``solve`` returns the chain's answer after it: verify said
