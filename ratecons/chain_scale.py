@@ -98,8 +98,8 @@ def chain_at_loss_scale(form: Analysis, sample_start: Any, chain: Chain, only_st
                                                    True)
         return _at_width(solution, scorer, last, width)
     if applies(form) is not None:
-        return from_constant_if_better(form, chain,
-                                       chain_from_sample(form, sample_start, chain, False))
+        return from_constant_if_better(
+            form, chain, lambda: chain_from_sample(form, sample_start, chain, False))
     on_sample: dict[str, Any] = {"width": 1.0, "rounds": []}
 
     def rounds_first(analysis: Analysis, start: SampleStart | None, sampled: bool

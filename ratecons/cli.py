@@ -323,7 +323,9 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--at", metavar="solve|SOLUTION",
                         help="write the majorization step at an anchor: 'solve' solves the "
                              "problem first (--method), a path reads a solution file")
-    export.add_argument("--method", default="highs", help="method of --at solve (default highs)")
+    export.add_argument("--method", default="auto",
+                        help="method of --at solve (default: auto; the step is written at "
+                             "its model's scores, whichever method found it)")
     export.add_argument("--seed", type=int, default=0, help=SEED_HELP)
     export.add_argument("--read", metavar="SOLUTION",
                         help="read a HiGHS/CBC/GLPK solution file of the export and print the "

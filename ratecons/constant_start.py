@@ -13,14 +13,17 @@ constant is found from one evaluation per sign and the ramp equals the indicator
 :func:`from_constant_if_better` runs the chain once more from that constant when the first
 answer is worse, and keeps the better of the two by what the user reads: a model that meets
 every constraint on the training data before one that misses one, then the lower exact
-objective. ``certificate.details["constant_restart"]`` records both runs. The rate pattern's
-methods (``mm``, ``cvxpy``) do the same from the constant's (w, b) as Alg 1's first anchor
-(:func:`ratecons.patterns.rate_constraints.solve_ramp`).
+objective. ``certificate.details["constant_restart"]`` records both runs, and only the answer
+returned shows its limit warnings. The rate pattern's methods (``mm``, ``cvxpy``) do the same
+from the constant's (w, b) as Alg 1's first anchor
+(:func:`ratecons.patterns.rate_constraints.solve_ramp`); :func:`better_of_two_runs` is the one
+rule of both.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -30,11 +33,14 @@ from .expr.analysis import Analysis
 from .sample_start import Chain, SampleStart
 from .settings import FEASIBILITY_TOL
 from .solution import Solution
+from .solvers.tracker import HeldWarnings
 
-__all__ = ["constant_to_try", "from_constant_if_better", "keep_restart"]
+__all__ = ["better_of_two_runs", "constant_to_try", "from_constant_if_better"]
 
 #: a chain's answer: its Solution, the user's scorer (None: no model) and its last step
 Answer = tuple[Solution, Any, Any]
+#: one run's answer, whatever the method returns (a chain's :data:`Answer`, a Result)
+Run = TypeVar("Run")
 
 
 def _rates_only(analysis: Analysis) -> bool:
@@ -51,45 +57,74 @@ def _standing(analysis: Analysis, scorer: Any) -> tuple[bool, float]:
     return bool(missed > FEASIBILITY_TOL), comparison_value(analysis.objective, scorer)
 
 
-def constant_to_try(form: Analysis, scorer: Any) -> tuple[float, ConstantScore] | None:
-    """The best feasible constant (canonical objective, model) when ``scorer``'s exact
-    objective is worse than it on a problem of rates only, in memory; else None."""
+def _worse_than_constant(form: Analysis, scorer: Any
+                         ) -> tuple[tuple[float, ConstantScore], tuple[bool, float]] | None:
+    """The best feasible constant (canonical objective, model) and ``scorer``'s standing when
+    ``scorer``'s exact objective is worse than that constant's on a problem of rates only, in
+    memory; else None."""
     if (scorer is None or not form.needs_mm or not _rates_only(form)
             or any(is_dask(d.X) for d in form.datasets)):
         return None
     found = best_feasible_constant(form)
-    if found is None or _standing(form, scorer)[1] <= found[0] + OBJECTIVE_TOL:
-        return None
-    return found
-
-
-def keep_restart(form: Analysis, first: Any, again: Any, found: tuple[float, ConstantScore],
-                 status: str) -> tuple[bool, dict[str, Any]]:
-    """Whether the restart's scorer ``again`` (None: no model) stands better than ``first``'s,
-    and the record of both runs for ``certificate.details["constant_restart"]``."""
-    before = _standing(form, first)
-    after = None if again is None else _standing(form, again)
-    kept = after is not None and after < before
-    to_user = form.objective.to_user
-    return kept, {"constant": found[1].name, "constant_objective": to_user(found[0]),
-                  "first_objective": to_user(before[1]),
-                  "restart_objective": float("nan") if after is None else to_user(after[1]),
-                  "restart_status": status, "kept": kept}
-
-
-def from_constant_if_better(form: Analysis, chain: Chain, first: Answer) -> Answer:
-    """``first`` (the chain's answer on ``form``), or the chain's answer from the best
-    feasible constant when ``first`` is worse than that constant and the restart's answer
-    stands better (module docstring)."""
-    solution, scorer, _ = first
-    found = constant_to_try(form, scorer)
     if found is None:
-        return first
-    start = SampleStart.of_model(np.zeros_like(solution.primal["w"]), -found[1].score,
-                                 form.n_examples, "optimal", found[0], len(form.constraints),
-                                 "constant")
-    again = chain(form, start, False)
-    kept, record = keep_restart(form, scorer, again[1], found, again[0].status)
-    answer = again if kept else first
-    answer[0].certificate.details["constant_restart"] = record
-    return answer
+        return None
+    standing = _standing(form, scorer)
+    return None if standing[1] <= found[0] + OBJECTIVE_TOL else (found, standing)
+
+
+def constant_to_try(form: Analysis, scorer: Any) -> tuple[float, ConstantScore] | None:
+    """The best feasible constant (canonical objective, model) when ``scorer``'s exact
+    objective is worse than it on a problem of rates only, in memory; else None."""
+    worse = _worse_than_constant(form, scorer)
+    return None if worse is None else worse[0]
+
+
+def better_of_two_runs(form: Analysis, first: Callable[[], Run],
+                       again: Callable[[Run, tuple[float, ConstantScore]], Run],
+                       scorer: Callable[[Run], Any], status: Callable[[Run], str],
+                       details: Callable[[Run], dict]) -> Run:
+    """``first()``'s answer, or ``again(answer, found)``'s (the same method from the best
+    feasible constant: ``found`` is its canonical objective and model) when ``first()``'s is
+    worse than that constant and the restart's stands better (module docstring).
+    ``scorer``, ``status`` and ``details`` read an answer's model (None: no model), status
+    and ``certificate.details``, where ``"constant_restart"`` records both runs. Only
+    the answer returned shows its limit warnings
+    (:class:`~ratecons.solvers.tracker.HeldWarnings`)."""
+    with HeldWarnings() as held_first:
+        answer = first()
+    worse = _worse_than_constant(form, scorer(answer))
+    if worse is None:
+        held_first.replay(limit_warnings=True)
+        return answer
+    found, before = worse
+    with HeldWarnings() as held_again:
+        other = again(answer, found)
+    model = scorer(other)
+    after = None if model is None else _standing(form, model)
+    kept = after is not None and after < before
+    held_first.replay(limit_warnings=not kept)
+    held_again.replay(limit_warnings=kept)
+    to_user = form.objective.to_user
+    chosen = other if kept else answer
+    details(chosen)["constant_restart"] = {
+        "constant": found[1].name, "constant_objective": to_user(found[0]),
+        "first_objective": to_user(before[1]),
+        "restart_objective": float("nan") if after is None else to_user(after[1]),
+        "restart_status": status(other), "kept": kept}
+    return chosen
+
+
+def from_constant_if_better(form: Analysis, chain: Chain,
+                            first: Callable[[], Answer]) -> Answer:
+    """The chain's answer ``first()`` on ``form``, or the chain's answer from the best
+    feasible constant when ``first()``'s is worse than that constant and the restart's answer
+    stands better (:func:`better_of_two_runs`)."""
+
+    def from_constant(answer: Answer, found: tuple[float, ConstantScore]) -> Answer:
+        return chain(form, SampleStart.of_model(
+            np.zeros_like(answer[0].primal["w"]), -found[1].score, form.n_examples, "optimal",
+            found[0], len(form.constraints), "constant"), False)
+
+    return better_of_two_runs(form, first, from_constant, scorer=lambda a: a[1],
+                              status=lambda a: a[0].status,
+                              details=lambda a: a[0].certificate.details)

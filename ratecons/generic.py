@@ -321,6 +321,9 @@ class _ChainRun:
         name = self.run_details["solver"]
         tracker = Tracker(f"generic/{name}")
         tracker.iterations = self.iterations
+        if status == settings.ITERATION_LIMIT and self.iterations < self.max_iterations:
+            # uncertified with steps to spare (a repair's miss, a moved bias): not a cap
+            tracker.stop("iteration_limit", "ended without a certified fixed point")
         elapsed = time.perf_counter() - self.start_time
         advice = details.get("message", "") if status in settings.LIMIT_STATUSES else ""
         if step is None or step.w is None:

@@ -31,7 +31,7 @@ import numpy as np
 
 from . import settings
 from .backends.highs import HighsLP
-from .backends.mps import file_columns, read_solution_file, write_mps
+from .backends.mps import read_solution_file, write_mps
 from .caller import user_stacklevel
 from .chain_points import missed_rows, surrogate_objective
 from .chain_scale import chain_at_loss_scale
@@ -271,7 +271,7 @@ def export_mps(problem: Any, path: str | Path, at: Any = None, restricted: bool 
         if "bounds" in step.notes:
             comments.append(f"bounds {step.notes['bounds']}")
         write_mps(lp, path, "obj", comments)
-        return {"path": str(path), "rows": lp.n_rows, "cols": file_columns(lp),
+        return {"path": str(path), "rows": lp.n_rows, "cols": lp.file_columns,
                 "nonzeros": lp.A.nnz, "kind": "QP" if lp.is_qp else "LP",
                 "sense": step.notes["sense"], "sign": step.sign,
                 "feature_map": fmap.describe()}
@@ -292,7 +292,7 @@ def export_mps(problem: Any, path: str | Path, at: Any = None, restricted: bool 
         raise SpecError(f"options {sorted(options)} apply to restricted=True only.")
     lp = pattern.to_matrix_lp(problem)
     write_mps(lp, path, "obj", [f"ratecons export: {pattern.name}, {lp.summary()}"])
-    return {"path": str(path), "rows": lp.n_rows, "cols": file_columns(lp), "nonzeros": lp.A.nnz,
+    return {"path": str(path), "rows": lp.n_rows, "cols": lp.file_columns, "nonzeros": lp.A.nnz,
             "kind": "LP", "sense": "maximize" if lp.maximize else "minimize"}
 
 

@@ -96,7 +96,8 @@ def verify(
         The method to check. ``"auto"`` is checked as ``solve`` runs it (its plan's method, and
         the fallback that follows it when that ends short of ``optimal``: the method whose
         result ``solve`` returns), except that when it picks the reference itself (small
-        problems) the pattern's specialized method is checked.
+        problems) the method the pattern names instead is checked (its specialized method,
+        or the fallback ``solve`` takes after the reference).
     rtol : float
         Relative objective tolerance used by :attr:`VerifyReport.agrees`.
     seed : int, optional

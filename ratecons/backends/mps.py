@@ -32,7 +32,7 @@ from ..canonical.matrix_lp import MatrixLP
 from ..errors import DataError, SpecError
 from .highs import HighsLP, LPResult
 
-__all__ = ["file_columns", "solve_mps", "write_mps", "read_solution_file"]
+__all__ = ["solve_mps", "write_mps", "read_solution_file"]
 
 #: columns written per buffered chunk
 _CHUNK = 2000
@@ -134,12 +134,6 @@ def _write(lp: MatrixLP, out: TextIO, objective_name: str, comments: list[str]) 
         out.write("".join(f" {col_names[i]} {col_names[j]} {v!r}\n" for i, j, v in zip(
             L.row[order].tolist(), L.col[order].tolist(), L.data[order].tolist())))
     out.write("ENDATA\n")
-
-
-def file_columns(lp: MatrixLP) -> int:
-    """The columns of ``lp``'s file: its own and, for a nonzero objective constant,
-    :data:`CONSTANT_COLUMN`."""
-    return lp.n_cols + int(float(lp.offset) != 0.0)
 
 
 def write_mps(lp: MatrixLP, path: str | Path, objective_name: str = "objective",

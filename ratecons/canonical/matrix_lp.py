@@ -73,9 +73,19 @@ class MatrixLP:
     def n_cols(self) -> int:
         return int(self.A.shape[1])
 
+    @property
+    def file_columns(self) -> int:
+        """The columns of an MPS file of this problem, as readers count them: its own and, for
+        a nonzero objective constant, the column fixed at 1 that carries it
+        (:mod:`ratecons.backends.mps`)."""
+        return self.n_cols + int(float(self.offset) != 0.0)
+
     def summary(self) -> str:
+        """One line: the kind, the size as a file holds it (:attr:`file_columns`), the sense."""
+        cols = (f"{self.file_columns} columns (one fixed at 1 for the objective constant)"
+                if self.file_columns > self.n_cols else f"{self.n_cols} columns")
         return (
-            f"{'QP' if self.is_qp else 'LP'} with {self.n_cols} columns, {self.n_rows} rows, "
+            f"{'QP' if self.is_qp else 'LP'} with {cols}, {self.n_rows} rows, "
             f"{self.A.nnz} nonzeros "
             f"({'max' if self.maximize else 'min'}imize)"
         )

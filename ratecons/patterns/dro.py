@@ -167,6 +167,15 @@ class DROPattern(Pattern):
         return (method in ("lbfgs", "cvxpy") and (form.phi is CHI2 or form.phi is KL)
                 and not is_dask(form.X) and structured_support(problem.analysis) is None)
 
+    def verify_method(self, problem: Any, form: DROProgram) -> str | None:
+        """``lbfgs``; or, where ``auto`` runs the conic reference with the structured chain
+        after it (:meth:`fallback`: small unregularized hinge problems), the chain, which is
+        what ``solve`` returns whenever the reference falls short."""
+        chosen, _ = self.choose(problem, form)
+        if chosen == self.reference_method and self._ladder(problem, chosen):
+            return STRUCTURED_METHOD
+        return self.specialized_method
+
     def ladder_options(self, problem: Any, method: str) -> dict[str, Any]:
         """``auto``'s ``lbfgs`` gets :func:`_budget` iterations when the structured chain can
         follow it (:meth:`fallback`)."""

@@ -37,7 +37,7 @@ import numpy as np
 from .. import limits, settings
 from ..canonical.rate_program import RateProgram, program_of_rows
 from ..comparison import objective_rel_gap
-from ..constant_start import constant_to_try, keep_restart
+from ..constant_start import better_of_two_runs
 from ..errors import DataError, NotLinearError, SolverError, SpecError, parameter_error
 from ..models import LinearModel
 from ..phase_one import find_feasible_start
@@ -281,15 +281,32 @@ def check_mm_options(method: str, max_iterations: Any, tol: Any) -> None:
 def solve_ramp(
     problem: Problem, method: str, solve_bound: Any, *, max_iterations: int, tol: float,
     callback: Any, exhausted: Callable[[], bool] | None = None, warm_start: Any = None,
-    restart: bool = True,
+) -> Result:
+    """:func:`_ramp_once`; and where its answer is worse than the best feasible constant
+    model, the same again from that constant's (w, b), the better answer kept
+    (:func:`ratecons.constant_start.better_of_two_runs`)."""
+    check_mm_options(method, max_iterations, tol)
+
+    def once(start: Any) -> Result:
+        return _ramp_once(problem, method, solve_bound, max_iterations=max_iterations,
+                          tol=tol, callback=callback, exhausted=exhausted, warm_start=start)
+
+    return better_of_two_runs(
+        problem.analysis, lambda: once(warm_start),
+        lambda _, found: once(Anchor(np.zeros(problem.canonical().d), -found[1].score)),
+        scorer=lambda r: r.scorer if r.has_model else None, status=lambda r: r.status,
+        details=lambda r: r.certificate.details)
+
+
+def _ramp_once(
+    problem: Problem, method: str, solve_bound: Any, *, max_iterations: int, tol: float,
+    callback: Any, exhausted: Callable[[], bool] | None, warm_start: Any,
 ) -> Result:
     """Hinge relaxation (or ``warm_start``'s model, :mod:`~ratecons.patterns.rate_warm`), then
     Algorithm 1 with ``solve_bound`` for every Problem-3 instance, then the deterministic
     repair. ``max_iterations`` caps the bounds of Alg 1 and of the repair's re-solves
     together; the solve's time limit and ``exhausted()`` (the bound solver's own budget) stop
-    both (module docstring). With ``restart``, an answer worse than the best feasible
-    constant model is solved again from that constant (:mod:`ratecons.constant_start`)."""
-    check_mm_options(method, max_iterations, tol)
+    both (module docstring)."""
     program: RateProgram = problem.canonical()
     start, warm = (None, None) if warm_start is None else warm_start_solution(
         program, solve_bound, warm_start)
@@ -335,18 +352,7 @@ def solve_ramp(
         steps += out.certificate.details["mm_steps"]
         return out
 
-    result = rate_result(problem, method, make_deterministic(program, solution, tighten))
-    found = constant_to_try(problem.analysis, result.scorer if result.has_model else None)
-    if not restart or found is None:
-        return result
-    again = solve_ramp(problem, method, solve_bound, max_iterations=max_iterations, tol=tol,
-                       callback=callback, exhausted=exhausted, restart=False,
-                       warm_start=Anchor(np.zeros(program.d), -found[1].score))
-    kept, record = keep_restart(problem.analysis, result.scorer,
-                                again.scorer if again.has_model else None, found, again.status)
-    chosen = again if kept else result
-    chosen.certificate.details["constant_restart"] = record
-    return chosen
+    return rate_result(problem, method, make_deterministic(program, solution, tighten))
 
 
 def _run_cvxpy(problem: Problem, form: RateProgram, *, seed: int | None = None,

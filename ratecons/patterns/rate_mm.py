@@ -60,11 +60,12 @@ def mm_applicable(form: RateProgram) -> tuple[bool, str]:
     if pairs:
         # 500 Adult rows, error rate with s_p(women) == s_p(men): the first bound's cutting
         # plane was not done in 20 s (each SDCA run slower as the two multipliers grow
-        # together, only their difference mattering); structured: 0.34 s
+        # together, only their difference mattering); structured: 0.34 s. A band of +-0.01
+        # ran in 1.3 s, one of +-0.001 took 25 s and ended at the constant model
         return False, (f"an equality ('{pairs[0]}' and its opposite row): Alg 2's cutting "
                        "plane over the two multipliers, of which only the difference matters, "
-                       "stalls; use method='structured', or a band (two bounds a little "
-                       "apart)")
+                       "stalls; use method='structured', or a band at least 0.01 wide "
+                       "each side (narrower bands stall alike)")
     if form.l2 <= 0.0:
         return False, ("no l2 term: SDCA (method 'mm') needs lambda > 0, and every Problem-3 "
                        "subproblem is an LP, solved by HiGHS through CVXPY")

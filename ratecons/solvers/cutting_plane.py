@@ -432,7 +432,7 @@ class _UpperModel:
 def _warn_at_v_max(at_bound: np.ndarray, v_max: float) -> None:
     warnings.warn(
         f"a Lagrange multiplier reached V_max = {v_max:g} (constraints "
-        f"{list(np.flatnonzero(at_bound) + 1)}): the constraint may be unattainable under "
+        f"{(np.flatnonzero(at_bound) + 1).tolist()}): the constraint may be unattainable under "
         "this convex bound, or V_max is too small (raise v_max).",
         ConvergenceWarning, stacklevel=user_stacklevel())
 

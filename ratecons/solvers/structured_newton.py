@@ -9,7 +9,7 @@ direction for given complementarity residuals (:meth:`NewtonSystem.direction`).
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import lu_factor, lu_solve
+from scipy.linalg import get_lapack_funcs, lu_solve
 
 from .structured_form import Iterate
 from .structured_free import free_block
@@ -131,7 +131,11 @@ class NewtonSystem:
             Jh_T = self.theta_of(None, on_v, rows_top, system["on_z_total"])
             corner = -np.diag(1.0 / W["R"]) - (Cu / Du) @ Cu.T
             M = np.block([[M, Jh_T], [Jh_T.T, corner]])
-        system["lu"] = lu_factor(M, check_finite=False)
+        getrf, = get_lapack_funcs(("getrf",), (M,))  # lu_factor's routine, its info kept
+        lu, pivots, info = getrf(M, overwrite_a=True)
+        if info != 0:  # a zero pivot (info > 0): a direction from it would be inf/nan
+            raise np.linalg.LinAlgError(f"singular reduced system (LAPACK getrf info {info})")
+        system["lu"] = (lu, pivots)
         return system
 
     def solve(self, system: dict, r: tuple[np.ndarray, np.ndarray, np.ndarray]

@@ -60,7 +60,8 @@ from ..settings import (
 )
 from ..solution import Certificate, Solution
 
-__all__ = ["EVENT_KEYS", "STATUS_REASON", "STOP_STATUS", "Tracker", "iteration_cap",
+__all__ = ["EVENT_KEYS", "STATUS_REASON", "STOP_STATUS", "HeldWarnings", "Tracker",
+           "iteration_cap",
            "from_record", "limit_warning", "no_point", "revised", "rounded_lower"]
 
 logger = logging.getLogger(__name__)
@@ -352,6 +353,44 @@ def limit_warning(message: str) -> bool:
         return False
     warnings.warn(message.rstrip(), ConvergenceWarning, stacklevel=user_stacklevel())
     return True
+
+
+class HeldWarnings:
+    """The warnings of a ``with`` block, held back until the caller knows whether the block's
+    run is the answer: :meth:`replay` shows them, the run's limit warnings only if asked.
+
+    For a solve that runs twice and keeps one answer (:mod:`ratecons.constant_start`): the
+    discarded run's :class:`~ratecons.errors.ConvergenceWarning` speaks of a model the user
+    never gets, and under the once-per-solve rule it would silence the kept run's. A block
+    leaves the rule as it found it; :meth:`replay` applies it to the limit warnings shown.
+    """
+
+    def __init__(self) -> None:
+        self.caught: list[warnings.WarningMessage] = []
+        self._catcher = warnings.catch_warnings(record=True)
+        self._solve: limits.Limits | None = None
+        self._had_warned = False
+
+    def __enter__(self) -> HeldWarnings:
+        self._solve = limits.current()
+        self._had_warned = self._solve is not None and self._solve in _WARNED
+        self.caught = self._catcher.__enter__()
+        warnings.simplefilter("always")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._catcher.__exit__(*exc)
+        if self._solve is not None and not self._had_warned:
+            _WARNED.discard(self._solve)
+
+    def replay(self, limit_warnings: bool) -> None:
+        """Show the held warnings under the filters in force: every one but the limit
+        warnings, and these too (once per solve) if ``limit_warnings``."""
+        for held in self.caught:
+            if issubclass(held.category, ConvergenceWarning) and not (
+                    limit_warnings and _first_warning()):
+                continue
+            warnings.warn_explicit(held.message, held.category, held.filename, held.lineno)
 
 
 def no_point(status: str, *, solver: str = "", details: dict[str, Any] | None = None,

@@ -65,8 +65,14 @@ def test_a_repairs_proved_infeasible_step_goes_to_phase_one_without_elastic_solv
                          subject_to=[rc.recall(diabetes) >= 0.85,
                                      rc.positive_rate(diabetes) <= 0.5],
                          model=rc.LinearModel(l2=1e-3))
-    result = _solve(problem)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = problem.solve(method="structured")
     details = result.certificate.details
+    # the warning does not say a limit was reached where the message says none was
+    limit = [str(w.message) for w in caught if issubclass(w.category, rc.ConvergenceWarning)]
+    assert len(limit) == 1 and "ended without a certified fixed point" in limit[0]
+    assert "reached" not in limit[0].split(";")[0]
     assert len(solves["restarted_from"]) == details["phase1_restarts"] == 1
     assert "Farkas" in solves["restarted_from"][0]
     assert solves["elastic"] == 0

@@ -62,11 +62,17 @@ def test_the_rate_pattern_restarts_from_the_constants_model():
            - rc.positive_rate(train.group("sex", "Male")))
     problem = rc.Problem(minimize=rc.error_rate(train), subject_to=[gap <= 1e-4, gap >= -1e-4],
                          model=rc.LinearModel(l2=1e-3))
-    result, _ = _solve(problem, "mm", time_limit=3.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = problem.solve(method="mm", verbose=False, time_limit=3.0)
     record = result.certificate.details["constant_restart"]
     assert record["first_objective"] == pytest.approx(0.76) and record["kept"]
     assert result.report().rows[0].indicator == pytest.approx(0.24)
     np.testing.assert_array_equal(result.predict(problem.analysis.datasets[0].X), 0)
+    # only the kept run's limit warning: the discarded run's (a multiplier at V_max, and its
+    # own time limit after its first bound) spoke of a model the user does not get
+    limits = [str(w.message) for w in caught if issubclass(w.category, rc.ConvergenceWarning)]
+    assert len(limits) == 1 and "after 0 iterations" in limits[0], limits
 
 
 def test_no_restart_where_the_answer_beats_the_constant_or_a_part_is_not_a_rate():

@@ -168,6 +168,22 @@ def test_verify_auto_checks_the_method_whose_result_solve_returns(adult):
     assert report.result.status == "optimal" and report.agrees
 
 
+def test_verify_auto_checks_the_chain_where_auto_runs_the_reference_first():
+    """Pima, chi-square robust hinge loss, no l2: ``auto`` runs the conic reference with the
+    chain after it. ``verify`` checked ``lbfgs``, which ``solve`` never returns here; it now
+    checks the chain, the method whose answer ``solve`` returns when the reference falls
+    short."""
+    D = standardized("diabetes")
+    problem = rc.Problem(minimize=rc.robust_loss(rc.PhiDivergenceBall(D, phi="chi2", rho=0.1),
+                                                 loss="hinge"), model=rc.LinearModel(l2=0.0))
+    assert problem.plan().method == "cvxpy"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = rc.verify(problem)
+    assert report.method == "structured" == report.result.method
+    assert report.result.status == "optimal" and report.agrees
+
+
 @pytest.fixture(scope="module")
 def adult_large() -> rc.Dataset:
     """12,000 one-hot Adult rows: past ``settings.DRO_AUTO_LBFGS_LARGE_FROM``."""

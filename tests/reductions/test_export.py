@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -173,6 +174,8 @@ def test_objective_constant_is_a_fixed_column(solved, tmp_path):
     assert " FX BND objective_constant 1.0" in lines
     # the file's columns, as every reader counts them: the program's and the constant's
     assert info["cols"] == lp.n_cols + 1 == HighsLP.read(str(tmp_path / "t.mps")).highs.getNumCol()
+    # and the header's line says the same count
+    assert any(f"with {lp.n_cols + 1} columns (one fixed at 1" in line for line in lines[:5])
     assert sum(line.startswith(" objective_constant ") for line in lines) == 1
 
 
@@ -277,7 +280,7 @@ def test_cli_export_at_solve_and_read(tmp_path, capsys):
     out = tmp_path / "cli.mps"
     assert main(["export", str(spec), "-o", str(out), "--at", "solve"]) == 0
     text = capsys.readouterr().out
-    assert "solved by highs" in text and "LP" in text
+    assert "solved by cvxpy" in text and "LP" in text  # auto, 80 rows
     model = HighsLP.read(str(out))
     res = model.solve()
     sol = tmp_path / "cli.sol"
@@ -353,6 +356,28 @@ def test_export_at_a_result_without_a_model_says_why(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "status infeasible" in captured.out and "no model to write the step at" in captured.err
     assert not (tmp_path / "y.mps").exists()
+
+
+def test_export_at_solve_uses_auto_by_default(tmp_path, capsys):
+    """``ratecons export --at solve`` solved with ``highs`` by default, which warns at every
+    use on an l2 problem (a QP step: auto never picks it there). The default is ``auto``;
+    the step is written at its model's scores."""
+    from ratecons.cli import main
+
+    spec = tmp_path / "spec.py"
+    spec.write_text(
+        "import numpy as np, ratecons as rc\n"
+        "rng = np.random.default_rng(2)\n"
+        "X = rng.normal(size=(200, 3)); y = (X[:, 0] + 0.5 * rng.normal(size=200) > 0)\n"
+        "D = rc.Dataset(X, y.astype(int), name='cli')\n"
+        "problem = rc.Problem(minimize=rc.error_rate(D), subject_to=[\n"
+        "    rc.positive_rate(D) <= 0.4], model=rc.LinearModel(l2=1e-2))\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", rc.SlowMethodWarning)
+        assert main(["export", str(spec), "-o", str(tmp_path / "s.mps"), "--at", "solve"]) == 0
+    out = capsys.readouterr().out
+    assert "solved by cvxpy: status optimal" in out and "wrote" in out  # auto, 200 rows
+    assert (tmp_path / "s.mps").exists()
 
 
 @pytest.mark.slow

@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import ratecons as rc
-from ratecons import settings
+from ratecons import limits, settings
 from ratecons.errors import ConvergenceWarning, SpecError
 from ratecons.patterns.mrc import PATTERN as MRC
 from ratecons.patterns.ranking import PATTERN as RANKING
@@ -35,6 +35,7 @@ from ratecons.solvers import (
 from ratecons.solvers.tracker import (
     EVENT_KEYS,
     STOP_STATUS,
+    HeldWarnings,
     Tracker,
     iteration_cap,
     rounded_lower,
@@ -155,6 +156,29 @@ def test_tracker_limits_and_their_warning():
     backend = Tracker("demo").solution({}, objective=0.0, status=settings.INFEASIBLE)
     assert backend.status == settings.INFEASIBLE
     assert backend.certificate.details["stopped_by"] == "backend"
+
+
+def test_held_warnings_show_only_the_kept_runs_limit_warning_once_per_solve():
+    """Two runs of one solve, one kept (:mod:`ratecons.constant_start`): each run's limit
+    warning is held; the kept run's is shown, the other's dropped, the other warnings of both
+    shown; the discarded run's warning does not silence the kept run's."""
+    with warnings.catch_warnings(record=True) as caught, \
+            limits.limits_scope(limits.Limits(time_limit=None)):
+        warnings.simplefilter("always")
+        with HeldWarnings() as first:
+            Tracker("first").solution({}, objective=1.0, status=settings.ITERATION_LIMIT)
+            warnings.warn("first's note", UserWarning, stacklevel=1)
+        with HeldWarnings() as again:
+            Tracker("again").solution({}, objective=1.0, status=settings.ITERATION_LIMIT)
+        assert caught == []  # nothing shown before the caller decides
+        first.replay(limit_warnings=False)
+        again.replay(limit_warnings=True)
+        # once per solve: a third limit-ended run of the same solve stays silent
+        Tracker("later").solution({}, objective=1.0, status=settings.ITERATION_LIMIT)
+    shown = [(w.category, str(w.message)) for w in caught]
+    assert [m for c, m in shown if c is UserWarning] == ["first's note"]
+    limit = [m for c, m in shown if c is ConvergenceWarning]
+    assert len(limit) == 1 and limit[0].startswith("again:"), shown
 
 
 def test_tracker_refuses_a_second_name_for_a_shared_key():
