@@ -53,6 +53,8 @@ GENERIC_METHOD = settings.GENERIC_METHOD
 HIGHS_METHOD = settings.HIGHS_METHOD
 #: the generic chain with the structured step solver, on every composition it has lowerings for
 STRUCTURED_METHOD = settings.STRUCTURED_METHOD
+#: the chains every score-model problem has, in the order ``available_methods`` lists them
+CHAIN_METHODS = (GENERIC_METHOD, HIGHS_METHOD, STRUCTURED_METHOD)
 #: options every method takes (:mod:`ratecons.limits`): a wall-clock budget in seconds and an
 #: iteration cap (routed to the method's own iteration option, or to its backend)
 COMMON_OPTIONS = ("time_limit", "max_iterations")
@@ -163,7 +165,7 @@ def available_methods(problem: Any) -> list[str]:
     names = [name for name, spec in problem.pattern.methods().items()
              if spec.refuses is None or spec.refuses(problem) is None]
     if problem.analysis is not None:
-        names += [m for m in (GENERIC_METHOD, HIGHS_METHOD, STRUCTURED_METHOD) if m not in names]
+        names += [m for m in CHAIN_METHODS if m not in names]
     if dask_partitions(problem) is not None:  # the others refuse Dask data
         names = [m for m in names if m in DASK_METHODS]
     return names
@@ -171,7 +173,7 @@ def available_methods(problem: Any) -> list[str]:
 
 def _resolve(problem: Any, method: str) -> tuple[MethodSpec, list[str]]:
     spec, reasons = _resolve_method(problem, method)
-    if method in (GENERIC_METHOD, HIGHS_METHOD, STRUCTURED_METHOD) and problem.analysis:
+    if method in CHAIN_METHODS and problem.analysis:
         from .reductions.kernelize import kernel_map_note
 
         analysis = problem.analysis

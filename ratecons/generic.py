@@ -319,7 +319,7 @@ class _ChainRun:
         """The Solution, the user's scorer and the :class:`LastStep` (None, None if no model)."""
         details.update(self.run_details)
         name = self.run_details["solver"]
-        tracker = Tracker(f"generic/{name}")
+        tracker = Tracker(f"generic/{name}", max_iterations=self.max_iterations)
         tracker.iterations = self.iterations
         if status == settings.ITERATION_LIMIT and self.iterations < self.max_iterations:
             # uncertified with steps to spare (a repair's miss, a moved bias): not a cap

@@ -108,6 +108,14 @@ class KernelScorer(_RampScaled):
 
     _coefficients = "a"
 
+    @property
+    def w(self) -> np.ndarray:
+        """A kernel model has no weights over the input features: the error says what to use."""
+        raise AttributeError(
+            "this result's model is a KernelScorer, which has no weights w over the input "
+            "features: it scores by its expansion over training points (result.scorer, its "
+            "coefficients result.scorer.a); use result.decision_function(X) for scores.")
+
     def __init__(self, spec: Any, points: Any, a: np.ndarray, b: float,
                  columns: np.ndarray | None = None, n_train: int | None = None) -> None:
         self.spec = spec
@@ -209,12 +217,9 @@ class Result:
         extras = self.__dict__.get("extras")
         if not name.startswith("__") and extras is not None and name in extras:
             return extras[name]
-        scorer = self.__dict__.get("scorer")
-        if name == "w" and scorer is not None and not hasattr(scorer, "w"):
-            raise AttributeError(
-                f"this result's model is a {type(scorer).__name__}, which has no weights w "
-                "over the input features: it scores by its expansion over training points "
-                "(result.scorer); use result.decision_function(X) for scores.")
+        prop = getattr(type(self), name, None)
+        if isinstance(prop, property):  # a property that raised AttributeError (a kernel
+            prop.fget(self)             # model's w): raised again, with its own message
         raise AttributeError(
             f"{type(self).__name__!r} object has no attribute {name!r}"
             + (f"; this result's extras are {sorted(extras)}" if extras else ""))

@@ -621,11 +621,9 @@ class MinimaxRiskClassifier(_RateconsClassifier):
     Attributes
     ----------
     upper_ : float
-        The worst-case risk over U of the returned rule (the minimax objective at its mu): an upper
-        bound on its expected 0-1 loss (randomized rule) for every distribution in U (MRCpy's
-        ``upper_``). It is the minimax risk R* when the status is optimal; a run stopped early
-        (``k_max``, ``time_limit``, ``eps1 > 0``) returns a rule whose worst-case risk may
-        exceed R*, and ``certified_lower_`` bounds R* from below.
+        The returned rule's worst-case risk over U, a bound on its expected 0-1 loss for every
+        distribution in U (MRCpy's ``upper_``): R* when optimal, above it if stopped early
+        (``k_max``, ``time_limit``, ``eps1 > 0``; ``certified_lower_`` bounds R* below).
     lower_ : float
         MRCpy's lower bound (``get_lower_bound``): the smallest expected 0-1 loss of the rule
         (argmax, or randomized with ``deterministic=False``) over the distributions of U on the
