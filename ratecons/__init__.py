@@ -11,6 +11,7 @@ from typing import Any
 
 from .data import Dataset, Subset
 from .errors import (
+    ApproximationWarning,
     ConvergenceWarning,
     CurvatureError,
     DataError,
@@ -101,6 +102,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "ApproximationWarning",
     "Constraint",
     "ConvergenceWarning",
     "SlowMethodWarning",

@@ -19,6 +19,7 @@ __all__ = [
     "UnboundedError",
     "SolverError",
     "UnknownOptionError",
+    "ApproximationWarning",
     "ConvergenceWarning",
     "DataWarning",
     "parameter_error",
@@ -88,6 +89,12 @@ class TrivialOptimumWarning(UserWarning):
 class SlowMethodWarning(UserWarning):
     """The requested method is known to be slow, or to stall, on this kind of problem (the
     message says what was measured and which method to use instead)."""
+
+
+class ApproximationWarning(UserWarning):
+    """What was written or solved is an approximation of the problem declared (a kernel
+    model over more rows than ``kernel_points``, made linear by a Nystrom sample or random
+    features): its optimum can differ from an exact method's."""
 
 
 def parameter_error(name: str, owner: str, expected: str, got: object) -> SpecError:

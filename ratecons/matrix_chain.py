@@ -35,7 +35,7 @@ from .backends.mps import read_solution_file, write_mps
 from .caller import user_stacklevel
 from .chain_points import missed_rows, surrogate_objective
 from .chain_scale import chain_at_loss_scale
-from .errors import SlowMethodWarning, SpecError
+from .errors import ApproximationWarning, SlowMethodWarning, SpecError
 from .expr.analysis import Analysis
 from .generic import LastStep, solve_generic
 from .patterns.pattern import MethodSpec
@@ -261,10 +261,13 @@ def export_mps(problem: Any, path: str | Path, at: Any = None, restricted: bool 
         comments = [f"ratecons export: {analysis.objective.name}",
                     f"step: {step.notes['anchor']}; {lp.summary()}",
                     f"sense: {step.notes['sense']}", f"model: {fmap.describe()}"]
-        kernel = kernel_map_note(analysis.model, analysis.n_examples,
-                                 options.get("kernel_points", MAX_EXACT_KERNEL_POINTS))
+        points = options.get("kernel_points", MAX_EXACT_KERNEL_POINTS)
+        kernel = kernel_map_note(analysis.model, analysis.n_examples, points)
         if kernel is not None:
             comments.append(kernel)
+            if analysis.n_examples > points:  # the header alone is easily missed
+                warnings.warn(f"{path}: {kernel}", ApproximationWarning,
+                              stacklevel=user_stacklevel())
         if lp.is_qp:
             comments.append(QP_FILE_NOTE)
         comments += [f"constraint: {row.name}" for row in analysis.constraints]

@@ -417,10 +417,14 @@ def test_the_header_names_the_step_the_model_map_and_a_qp(solved, tmp_path):
     assert not any("QP:" in line for line in lines)
     rates, _ = header("rates_l2")
     assert "step: hinge relaxation" in rates[1] and any("* QP: HiGHS" in r for r in rates)
-    exact, info = header("kernel_l2")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", rc.ApproximationWarning)  # exact: no warning
+        exact, info = header("kernel_l2")
     assert "over 120 points (exact representer over 120 training rows)" in info["feature_map"]
     assert not any("an approximation" in line for line in exact)
-    sampled, info = header("kernel_l2", kernel_points=50)
+    with pytest.warns(rc.ApproximationWarning, match="Nystrom sample of 50 of 120 training "
+                      "rows .*an approximation of the kernel problem"):
+        sampled, info = header("kernel_l2", kernel_points=50)
     assert "Nystrom sample of 50 of 120 training rows" in info["feature_map"]
     assert any("Nystrom sample of 50 of 120" in line and "an approximation of the kernel "
                "problem" in line for line in sampled)
