@@ -411,7 +411,7 @@ class WorkerEvaluation:
             return float(expr.value(self.scorer, kind))
         if id(expr) not in self._rates:
             self._rates[id(expr)] = workers.rate_values([expr])[0]
-        return float(self._rates[id(expr)][0 if kind == "indicator" else 1])
+        return expr.settled(float(self._rates[id(expr)][0 if kind == "indicator" else 1]))
 
     def part_value(self, part: Any, kind: str, coef: float) -> float:
         """A row part's value (``kind`` "exact" or "surrogate", as

@@ -32,6 +32,7 @@ import numpy as np
 from ..data import Dataset, Subset, as_subset
 from ..errors import InfeasibleError, NotLinearError, SpecError
 from ..ramp import ramp, ramp_scores
+from ..settings import ROUNDING_TOL
 from .atom import Constraint, Term, as_sum, fmt, is_number
 
 __all__ = ["RateExpr", "RatioExpr", "rate_atom", "ratio_metric", "FRACTION_RATIOS"]
@@ -168,7 +169,15 @@ class RateExpr(Term):
             z = scores[key][subset.index]
             v = (z > 0).astype(np.float64) if kind == "indicator" else ramp(z)
             total += coef * float(subset.weights @ v)
-        return total
+        return self.settled(total)
+
+    def settled(self, total: float) -> float:
+        """``total``, a value of the expression however summed, or 0 where it is within
+        rounding of the largest value the terms can take (|constant| + sum |coef|, each rate
+        in [0, 1]): a value that cancels to zero (s_n = 1 - s_p: a count of losses with none)
+        is left with rounding of that order, and a ratio over it is undefined, not huge."""
+        magnitude = abs(self.constant) + sum(abs(coef) for _, coef in self.terms.values())
+        return 0.0 if abs(total) <= ROUNDING_TOL * magnitude else total
 
     def surrogate_value(self, scorer: Any) -> float:
         """The ramp value (eq. 3)."""

@@ -65,6 +65,22 @@ def test_ratios_match_hand_computation(data):
     assert rc.positive_rate_ratio(a, b).value(SCORER) == pytest.approx(3.0)
 
 
+def test_a_count_that_cancels_is_zero_and_a_ratio_over_it_undefined():
+    """#losses = |D++| s_n(D++) + |D--| s_p(D--) with s_n = 1 - s_p: with no loss it came out
+    as 8.9e-16 here (-2.8e-14 on a user's credit data, where win_loss_ratio read -2.4e15,
+    slack -2.4e15, "ok"). A value within rounding of its terms' magnitude is 0, and a ratio
+    over it is NaN (the report says the ratio is undefined)."""
+    rng = np.random.default_rng(18)
+    X = rng.normal(size=(17, 1))
+    y = rng.integers(0, 2, 17)
+    pred = (X[:, 0] > 0).astype(int)
+    baseline = np.where(pred != y, 1 - y, rng.integers(0, 2, 17))  # wrong where the model is
+    D = rc.Dataset(X, y, baseline=baseline)
+    assert rc.losses(D).value(SCORER) == 0.0
+    assert rc.wins(D).value(SCORER) > 0
+    assert np.isnan(rc.win_loss_ratio(D).value(SCORER))
+
+
 def test_linear_combinations_and_group_rates(data):
     a, b = data.group("g", "a"), data.group("g", "b")
     diff = rc.positive_rate(a) - 0.5 * rc.positive_rate(b) + 0.1
