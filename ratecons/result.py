@@ -288,8 +288,9 @@ class Result:
             raise SpecError("a minimax risk report takes one labelled rc.Dataset.")
         return minimax_report(self, data)
 
-    def metrics(self, data: Dataset) -> dict[str, float]:
-        """Metrics of the model on a labelled Dataset, the same keys for every score-model
+    def metrics(self, data: Dataset | None = None) -> dict[str, float]:
+        """Metrics of the model on a labelled Dataset (default: the training data, as for
+        :meth:`report`, where the problem has one), the same keys for every score-model
         problem: ``objective`` (exact, on ``data``), ``error``, ``accuracy``, ``auc``,
         ``positive_rate``, then the objective's family keys (``tpr@K``, ``mean_loss``,
         ``robust_loss``); see :func:`ratecons.report.score_metrics`."""
@@ -298,6 +299,14 @@ class Result:
         if self.problem is not None and self.problem.analysis is None:
             raise SpecError("metrics(data) is for score models; a minimax risk classifier "
                             "gives result.error(data) and result.report(data).")
+        if data is None and self.problem is not None:
+            datasets = self.problem.analysis.datasets
+            if len(datasets) != 1:
+                raise SpecError(
+                    f"metrics() with no data needs a problem over one training dataset; this "
+                    f"one has {len(datasets)} ({', '.join(d.name for d in datasets)}): pass "
+                    "the one to measure, result.metrics(data).")
+            data = datasets[0]
         return score_metrics(self, data)
 
     def summary(self) -> dict[str, Any]:

@@ -49,6 +49,7 @@ def test_metrics_have_the_same_keys_and_exact_values(split, family):
     assert m["positive_rate"] == pytest.approx(np.mean(predicted))
     # the objective on the training data is the analysis' exact value at the model
     at_train = result.metrics(train)["objective"]
+    assert result.metrics() == result.metrics(train)  # as report(): the training data
     exact = result.problem.analysis.objective.user_value(result.scorer, "exact")
     assert at_train == pytest.approx(exact, rel=1e-12)
     if family == "ranking":
@@ -61,6 +62,15 @@ def test_metrics_have_the_same_keys_and_exact_values(split, family):
         np.testing.assert_allclose(pickle.loads(pickle.dumps(result)).weights, result.weights)
     with pytest.raises(AttributeError, match="no attribute 'nonesuch'"):
         result.nonesuch  # noqa: B018 - the error names the extras there are
+
+
+def test_metrics_without_data_names_the_datasets_when_there_are_several(split):
+    train, test = split
+    problem = rc.Problem(minimize=rc.error_rate(train), subject_to=[rc.recall(test) >= 0.5],
+                         model=rc.LinearModel(l2=1e-3))
+    result = problem.solve(verbose=False)
+    with pytest.raises(rc.SpecError, match="has 2 .*pass the one to measure"):
+        result.metrics()
 
 
 def test_predictions_on_a_subset_are_those_of_its_rows(split):
