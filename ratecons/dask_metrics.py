@@ -47,8 +47,9 @@ from .thresholds import above_threshold, quantile_count, top_k_mean
 
 __all__ = ["WorkerEvaluation", "WorkerScores"]
 
-#: the columns of the sorted frame's per-partition rank sums (:func:`_rank_sums`)
-RANK_COLUMNS = ("n", "positives", "ranks")
+#: the columns of the sorted frame's per-partition rank sums (:func:`_rank_sums`): size,
+#: positives, the positives' and the negatives' weight, and the weighted pairs within
+RANK_COLUMNS = ("n", "positives", "w_pos", "w_neg", "pairs")
 
 
 def _block_scores(block: np.ndarray, scorer: Any) -> np.ndarray:
@@ -123,14 +124,20 @@ def _surrogate_sums(s: np.ndarray, y: np.ndarray, t: float, which: str) -> np.nd
 
 
 def _rank_sums(frame: Any) -> Any:
-    """Size, positives and the sum of the positives' mid-ranks within one sorted partition."""
+    """:data:`RANK_COLUMNS` of one sorted partition: the pairs are sum over its positives i
+    of w_i (the weight of its negatives below s_i + half that of those tied with it)."""
     import pandas as pd
-    from scipy.stats import rankdata
 
-    s, pos = frame["s"].to_numpy(), frame["y"].to_numpy() > 0.5
-    ranks = float(rankdata(s)[pos].sum()) if s.size else 0.0
-    return pd.DataFrame([[float(s.size), float(np.count_nonzero(pos)), ranks]],
-                        columns=list(RANK_COLUMNS))
+    s, pos, w = (frame["s"].to_numpy(), frame["y"].to_numpy() > 0.5,
+                 frame["w"].to_numpy())
+    pairs = 0.0
+    if s.size:
+        values, at = np.unique(s, return_inverse=True)
+        negative = np.bincount(at, weights=np.where(pos, 0.0, w), minlength=values.size)
+        below = np.cumsum(negative) - negative
+        pairs = float(w[pos] @ (below[at[pos]] + 0.5 * negative[at[pos]]))
+    return pd.DataFrame([[float(s.size), float(np.count_nonzero(pos)), float(w[pos].sum()),
+                          float(w[~pos].sum()), pairs]], columns=list(RANK_COLUMNS))
 
 
 def _kth_largest(frame: Any, r: int, negatives: bool) -> Any:
@@ -217,13 +224,15 @@ class WorkerScores:
 
     def sorted_ranks(self) -> tuple[Any, np.ndarray]:
         """The (score, label) frame sorted by score by Dask's distributed sort (persisted),
-        and each sorted partition's :data:`RANK_COLUMNS` (partitions x 3, in order)."""
+        and each sorted partition's :data:`RANK_COLUMNS` (one row each, in order)."""
         if self._sorted is None:
             import dask.array as da
             import dask.dataframe as dd
 
-            pairs = da.stack([self.s, self.labels.astype(np.float64)], axis=1)
-            frame = dd.from_dask_array(pairs, columns=["s", "y"]).sort_values("s").persist()
+            weights = self.weight_column() or [da.ones_like(self.s)]
+            pairs = da.stack([self.s, self.labels.astype(np.float64), *weights], axis=1)
+            frame = dd.from_dask_array(pairs, columns=["s", "y", "w"]).sort_values(
+                "s").persist()
             meta = {name: np.float64 for name in RANK_COLUMNS}
             sums = frame.map_partitions(_rank_sums, meta=meta).compute()
             count_pass(features=False)
@@ -231,14 +240,13 @@ class WorkerScores:
         return self._sorted
 
     def auc(self) -> float:
-        """P(s_+ > s_-) + P(s_+ = s_-)/2 exactly: the positives' global mid-ranks are their
-        mid-ranks within a sorted partition plus the sizes of the partitions before it."""
+        """P(s_+ > s_-) + P(s_+ = s_-)/2 over pairs weighted w_i w_j by the example weights,
+        as in memory (:func:`ratecons.metrics.auc`): each sorted partition's pairs, plus its
+        positives' weight times the negatives' weight of the partitions before it."""
         _, sums = self.sorted_ranks()
-        n, positives, ranks = sums.T
-        offsets = np.concatenate([[0.0], np.cumsum(n)[:-1]])
-        n_pos, n_neg = float(positives.sum()), float(n.sum() - positives.sum())
-        total = float(ranks.sum() + positives @ offsets)
-        return float((total - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+        _, _, w_pos, w_neg, pairs = sums.T
+        before = np.concatenate([[0.0], np.cumsum(w_neg)[:-1]])
+        return float((pairs.sum() + w_pos @ before) / (w_pos.sum() * w_neg.sum()))
 
     def top_k_threshold(self, k: int, negatives: bool) -> float:
         """The mean of the K largest reference scores: each partition's K largest, merged."""
@@ -250,7 +258,7 @@ class WorkerScores:
         """The ceil(tau n)-th largest reference score (:func:`ratecons.thresholds.top_quantile`),
         read from the one sorted partition that holds it."""
         frame, sums = self.sorted_ranks()
-        n, positives, _ = sums.T
+        n, positives = sums.T[:2]
         counts = n - positives if negatives else n
         m = quantile_count(int(counts.sum()), tau)
         above = np.concatenate([np.cumsum(counts[::-1])[::-1][1:], [0.0]])  # after each one

@@ -270,7 +270,9 @@ def _score_model_record(analysis: Analysis, scorer: Any, status: str | None = No
     what = (f"the constant score {best.score:.6g} (w = 0, {best.name})" if levels
             else f"the {best.name} classifier (w = 0)" if signed
             else "a constant score (w = 0)")
-    user_model, user_best = objective.to_user(model_value), objective.to_user(best_value)
+    # + 0.0: a maximized objective of 0 comes back as -0.0, which would read "-0"
+    user_model = objective.to_user(model_value) + 0.0
+    user_best = objective.to_user(best_value) + 0.0
     surrogate = any(_ranking(p) for _, p in objective.parts)
     worse = bool(model_value > best_value + tol)  # beaten, not only matched
     message = (f"degenerate answer: the returned model's objective ({objective.name}"

@@ -104,5 +104,10 @@ def parameter_error(name: str, owner: str, expected: str, got: object) -> SpecEr
     --------
     >>> str(parameter_error("k", "tpr_at_top", "an int >= 1", 0))
     "The 'k' parameter of tpr_at_top must be an int >= 1. Got 0 instead."
+    >>> import numpy as np
+    >>> str(parameter_error("l2", "LinearModel", "a nonnegative float", np.float64("nan")))
+    "The 'l2' parameter of LinearModel must be a nonnegative float. Got nan instead."
     """
+    if type(got).__module__ == "numpy" and hasattr(got, "item") and getattr(got, "ndim", 1) == 0:
+        got = got.item()  # np.float64(nan) reads as nan, as the user wrote it
     return SpecError(f"The {name!r} parameter of {owner} must be {expected}. Got {got!r} instead.")

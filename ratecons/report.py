@@ -557,7 +557,7 @@ def _memory_classification(scorer: Any, data: Dataset) -> dict[str, float]:
     predicted = s > 0
     error = float(weights @ (predicted != y))
     return {"error": error, "accuracy": 1.0 - error,
-            "auc": auc(s, y) if 0 < y.sum() < y.size else float("nan"),
+            "auc": auc(s, y, data.weights) if 0 < y.sum() < y.size else float("nan"),
             "positive_rate": float(weights @ predicted)}
 
 

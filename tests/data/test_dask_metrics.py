@@ -207,3 +207,24 @@ def test_ramp_rates_on_the_workers_use_the_models_ramp_width(client, no_vectors)
         memory.positives, phi="chi2", rho=0.1))
     assert abs(evaluation.part_value(worst, "surrogate", 1.0)
                - in_memory.evaluate(g, "surrogate", 1.0)) <= 1e-7
+
+
+def test_weighted_auc_is_the_auc_of_the_rows_repeated(client, no_vectors):
+    """Example weights count in the AUC as in the other metrics (a user's weighted diabetes
+    data: error and positive rate were weighted, the AUC was not): integer weights give the
+    AUC of each row repeated w times, with ties, in memory and on Dask."""
+    rng = np.random.default_rng(5)
+    X = rng.integers(-3, 4, size=(900, 1)).astype(float)
+    y = (X[:, 0] + rng.normal(size=900) > 0).astype(int)
+    w = rng.integers(1, 4, size=900)
+    repeated = auc(np.repeat(X[:, 0], w), np.repeat(y, w))
+    assert abs(auc(X[:, 0], y, sample_weight=w) - repeated) <= TOL
+    assert abs(auc(X[:, 0], y) - repeated) > 1e-4  # the weights matter here
+    workers = WorkerScores(LinearScorer(np.ones(1), 0.0),
+                           rc.Dataset(da.from_array(X, chunks=(100, 1)), y, weights=w))
+    assert abs(workers.auc() - repeated) <= TOL
+    result = rc.Problem(minimize=rc.error_rate(rc.Dataset(X, y)),
+                        model=rc.LinearModel(l2=1e-2)).solve()
+    memory = rc.Dataset(X, y, weights=w)
+    assert abs(result.metrics(memory)["auc"]
+               - auc(result.decision_function(X), y, sample_weight=w)) <= TOL

@@ -634,3 +634,9 @@ def test_a_kernel_results_w_says_what_the_model_is():
         _ = result.w
     linear = rc.Problem(maximize=rc.tpr_at_top(D, k=3), model=rc.LinearModel(l2=1e-2)).solve()
     assert linear.w.shape == (3,)
+
+
+def test_a_numpy_scalar_reads_as_a_number_in_the_parameter_error():
+    """``LinearModel(l2=np.float64("nan"))`` said "Got np.float64(nan) instead"."""
+    with pytest.raises(rc.SpecError, match=r"Got nan instead\.$"):
+        rc.LinearModel(l2=np.float64("nan"))
