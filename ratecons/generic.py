@@ -28,16 +28,16 @@ chain is
    without extrapolation (``details["extrapolation_abandoned"]``).
 3. **Deterministic repair** (:func:`ratecons.solvers.mm.repair_ladder`, as for rate
    programs, with the threshold search as its last resort). The ramp and the indicator differ
-   near the boundary, so the
-   deterministic model f(x) > 0 may miss a ramp-satisfied constraint on the training data. Each
+   near the boundary, so the deterministic model f(x) > 0 may miss a ramp-satisfied
+   constraint on the training data. Each
    constraint the deterministic model misses is tightened by what it misses (plus 1e-6, times
    2^r in round r) and MM continues from the current point, at most ``repair_rounds`` times.
    A constraint still missed then gets the **threshold search**, the last resort: every row is
    a step function of the intercept, so the chain tries the intercepts between neighbouring
-   distinct training scores (:func:`~ratecons.chain_points.threshold_search`: the nearest
-   the solution's on each side and some spread over the score range; the idea of the exact search of
-   :mod:`ratecons.solvers.bias_repair` for rate programs, here over any row) and moves the
-   intercept to the nearest one that meets every constraint with the deterministic model.
+   distinct training scores (:func:`~ratecons.chain_points.threshold_search`: the nearest on
+   each side and some spread over the score range; the exact search of
+   :mod:`ratecons.solvers.bias_repair` over any row) and moves the intercept to the nearest
+   one that meets every constraint with the deterministic model.
    This is what a mass of equal scores needs (many examples alike in the features the model
    uses: the ramp sees them as one fraction, the indicator flips them all at once). The move
    is in ``certificate.details["threshold_shift"]``. A moved model is off the fixed point MM
@@ -64,9 +64,8 @@ chain is
 
 **Ties** of eq. (4) on the path (an example at a switch point, both bounds tight, the step
 solver's rounding choosing one) are counted in ``details["tied_anchors"]`` and
-``details["tied_examples"]`` (:func:`~ratecons.chain_points.tied_examples`).
-
-With no ramp part the problem is one convex solve.
+``details["tied_examples"]`` (:func:`~ratecons.chain_points.tied_examples`). With no ramp
+part the problem is one convex solve.
 """
 
 from __future__ import annotations
@@ -245,6 +244,12 @@ def _unsolved_message(analysis: Analysis, step: ConvexStep) -> str:
         return step.message or ""
     if not any(row.rate_parts for row in analysis.constraints):
         names = "; ".join(f"'{row.name}'" for row in analysis.constraints)
+        if any(getattr(part, "curvature", "") == "concave" for row in analysis.constraints
+               for _, part in row.parts):  # a TPR@K / TPR@tau row: held by its surrogate
+            return (f"no model meets {names} as the chain states it: a TPR row is held through "
+                    "its concave lower bound (Section 4.4 of the ranking paper), often far below "
+                    "the exact TPR, so models meeting the exact target may exist: lower the "
+                    "target, or make the TPR the objective.")
         return ("no model meets the constraints together on the training data: " + names
                 + ". Every constraint is convex in the model (none is replaced by a "
                 "surrogate), so this is exact: loosen a bound (a loss is never below 0), "
@@ -323,7 +328,7 @@ class _ChainRun:
         tracker.iterations = self.iterations
         if status == settings.ITERATION_LIMIT and self.iterations < self.max_iterations:
             # uncertified with steps to spare (a repair's miss, a moved bias): not a cap
-            tracker.stop("iteration_limit", "ended without a certified fixed point")
+            tracker.stop("stalled", "ended without a certified fixed point")
         elapsed = time.perf_counter() - self.start_time
         advice = details.get("message", "") if status in settings.LIMIT_STATUSES else ""
         if step is None or step.w is None:

@@ -332,7 +332,7 @@ class Tracker:
         if status in LIMIT_STATUSES and self.warn:
             shown = "none" if gap is None else f"{gap:.3g}"
             limit_warning(f"{self.solver}: {self._explain(reason)} after {self.iterations} "
-                          f"iterations ({status}) with certified gap {shown}; "
+                          f"iterations (status {status}) with certified gap {shown}; "
                           + ("the point returned is the best found, not a certified "
                              "optimum. " if primal else "no point was reached. ") + advice)
         info = {"iterations": self.iterations, "stopped_by": reason, **(details or {})}

@@ -88,7 +88,7 @@ def test_outside_a_solve_every_limit_ended_run_warns():
     said = _caught(lambda: [_limit_run(n).solution({}, objective=1.0) for n in "ab"])
     assert len(said) == 2
     assert said[0].startswith("a: reached max_iterations=1 after 1 iterations "
-                              "(iteration_limit)")
+                              "(status iteration_limit)")
 
 
 def test_one_warning_per_solve_and_none_from_a_step():

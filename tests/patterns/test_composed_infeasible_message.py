@@ -55,3 +55,26 @@ def test_an_infeasible_rate_constraint_keeps_the_relaxation_message(diabetes, me
     assert result.status == settings.INFEASIBLE and not result.has_model
     message = result.certificate.details["message"]
     assert "hinge relaxation" in message and "no point satisfying the constraints" in message
+
+
+def test_a_tpr_floor_beyond_its_surrogate_does_not_claim_exactness():
+    """A user's instance (1,026 Adult rows): logistic loss with TPR@0.1 >= 0.3. The TPR row is
+    held through its concave lower bound, which no model lifts to 0.3, while the unconstrained
+    model's exact TPR@0.1 is 0.77: the message said "none is replaced by a surrogate, so this
+    is exact". It now says the row is held by its lower bound and that models meeting the
+    exact target may exist."""
+    adult = rc.datasets.load_adult()
+    data, _ = adult.split(0.03, seed=11)
+    train, _ = data.split(0.7, seed=0)
+    free = _solve(rc.Problem(minimize=rc.logistic_loss(train), model=rc.LinearModel(l2=1e-3)),
+                  "auto")
+    exact = rc.metrics.tpr_at_quantile(free.decision_function(train), train.y, 0.1)
+    assert exact > 0.7
+    problem = rc.Problem(minimize=rc.logistic_loss(train),
+                         subject_to=[rc.tpr_at_quantile(train, tau=0.1) >= 0.3],
+                         model=rc.LinearModel(l2=1e-3))
+    result = _solve(problem, "structured")
+    message = result.certificate.details["message"]
+    assert result.status == settings.INFEASIBLE
+    assert "concave lower bound" in message and "may exist" in message
+    assert "exact:" not in message and "none is replaced" not in message

@@ -73,6 +73,7 @@ def test_a_repairs_proved_infeasible_step_goes_to_phase_one_without_elastic_solv
     limit = [str(w.message) for w in caught if issubclass(w.category, rc.ConvergenceWarning)]
     assert len(limit) == 1 and "ended without a certified fixed point" in limit[0]
     assert "reached" not in limit[0].split(";")[0]
+    assert details["stopped_by"] == "stalled"  # not a limit: the repair's miss
     assert len(solves["restarted_from"]) == details["phase1_restarts"] == 1
     assert "Farkas" in solves["restarted_from"][0]
     assert solves["elastic"] == 0
