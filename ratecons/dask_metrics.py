@@ -43,7 +43,7 @@ from .loss_functions import margin_loss, surrogate
 from .numerics.inner_max_dask import bracket_root, computed, per_partition, summary_of
 from .ramp import ramp, ramp_width
 from .scans import client_column, count_pass, kept_column
-from .thresholds import above_threshold, quantile_count, top_k_mean
+from .thresholds import above_threshold, quantile_count, tied, top_k_mean
 
 __all__ = ["WorkerEvaluation", "WorkerScores"]
 
@@ -86,9 +86,14 @@ def _top_scores(s: np.ndarray, y: np.ndarray, k: int, negatives: bool) -> np.nda
     return out
 
 
-def _positives_above(s: np.ndarray, y: np.ndarray, t: float, among: str) -> np.ndarray:
+def _positives_above(s: np.ndarray, y: np.ndarray, t: float) -> np.ndarray:
+    """The partition's positives strictly above t, its positives and negatives tied with t,
+    and its positives (:func:`ratecons.thresholds.above_threshold` counts the tied positives
+    only where no negative of any partition ties)."""
     pos = y > 0
-    return np.array([[float(np.count_nonzero(above_threshold(s[pos], t, among))),
+    at = tied(s, t)
+    return np.array([[float(np.count_nonzero(above_threshold(s[pos], t))),
+                      float(np.count_nonzero(at & pos)), float(np.count_nonzero(at & ~pos)),
                       float(np.count_nonzero(pos))]])
 
 
@@ -271,10 +276,10 @@ class WorkerScores:
     def tpr_above(self, t: float, among: str = "negatives") -> float:
         """(1/n_+) #{positives scored above t} (one pass; a tie as
         :func:`ratecons.thresholds.above_threshold` counts it for ``among``)."""
-        above, total = computed(per_partition(_positives_above, 2, self.s, self.labels, t=t,
-                                         among=among)
-                                .sum(axis=0), features=False)
-        return float(above / total)
+        above, tied_pos, tied_neg, total = computed(per_partition(
+            _positives_above, 4, self.s, self.labels, t=t).sum(axis=0), features=False)
+        hits = above + (tied_pos if among == "all" and tied_neg == 0 else 0.0)
+        return float(hits / total)
 
     def tpr_at_top(self, part: Any) -> float:
         """The exact TPR above the threshold of a TPR@K or TPR@tau objective."""

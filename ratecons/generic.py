@@ -623,8 +623,8 @@ class _ChainRun:
         if self.shifts:
             details["threshold_shift"] = self.shifts[-1]
             moved = (f"the threshold search moved the intercept {len(self.shifts)} time(s), "
-                     f"the last by {self.shifts[-1]:.3g}, so that the deterministic model meets "
-                     "every constraint; ")
+                     f"the last by {self.shifts[-1] + 0.0:.3g}, so that the deterministic model "
+                     "meets every constraint; ")
             if self.intercepted:  # off the certified fixed point: no continuation could run
                 details["message"] = moved + (
                     "no continuation could run from the moved model ("

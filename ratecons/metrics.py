@@ -27,6 +27,7 @@ from .thresholds import (
     check_among,
     check_k,
     check_tau,
+    tied,
     top_k_mean,
     top_quantile,
 )
@@ -69,7 +70,7 @@ def tpr_at_top(scores: object, y: object, k: int = 1, among: str = "negatives") 
     ref = _reference_scores(s, pos, among, owner)
     if k > ref.size:
         raise EmptySubsetError(f"{owner}: k={k} exceeds the {ref.size} {among} scores.")
-    return float(np.mean(above_threshold(s[pos], top_k_mean(ref, k), among)))
+    return _tpr_above(s, pos, top_k_mean(ref, k), among)
 
 
 def tpr_at_quantile(scores: object, y: object, tau: float = 0.05,
@@ -82,7 +83,13 @@ def tpr_at_quantile(scores: object, y: object, tau: float = 0.05,
     check_among(among, owner)
     s, pos = _scores_labels(scores, y, owner)
     ref = _reference_scores(s, pos, among, owner)
-    return float(np.mean(above_threshold(s[pos], top_quantile(ref, tau), among)))
+    return _tpr_above(s, pos, top_quantile(ref, tau), among)
+
+
+def _tpr_above(s: np.ndarray, pos: np.ndarray, t: float, among: str) -> float:
+    """The fraction of positives above t (:func:`~ratecons.thresholds.above_threshold`)."""
+    return float(np.mean(above_threshold(s[pos], t, among,
+                                         negative_ties=bool(np.any(tied(s[~pos], t))))))
 
 
 def auc(scores: object, y: object, sample_weight: object = None) -> float:

@@ -79,7 +79,7 @@ class _GroupConstraint(BaseEstimator):
         values = data.groups[self.feature]
         if positives_only:
             values = values[data.require_labels(type(self).__name__, binary=True) == 1]
-        levels = list(np.unique(values))
+        levels = np.unique(values).tolist()  # plain values: the message reads them
         if len(levels) < 2:
             among = " among the positive examples" if positives_only else ""
             raise ValueError(

@@ -29,6 +29,7 @@ __all__ = [
     "top_quantile",
     "quantile_count",
     "above_threshold",
+    "tied",
     "TIE_TOL",
     "surrogate_quantile",
     "check_among",
@@ -83,23 +84,31 @@ def top_k_mean(scores: np.ndarray, k: int) -> float:
 TIE_TOL = 1e-12
 
 
-def above_threshold(scores: np.ndarray, t: float, among: str = "negatives") -> np.ndarray:
+def above_threshold(scores: np.ndarray, t: float, among: str = "negatives",
+                    negative_ties: bool = True) -> np.ndarray:
     """Whether each positive's score counts as above the threshold t of TPR@K or TPR@tau.
 
     Section 4.4 of the ranking paper counts 1[s_i >= t]; with continuous scores a positive tied
-    with a threshold of the negatives has probability zero. Where it does not (a model that
-    scores examples alike: w = 0, or duplicated feature rows), ties counted as hits gave a
-    constant scorer, which ranks nothing, TPR@K = 1. With ``among="negatives"`` (the paper's
-    experiments) a positive tied with t (within :data:`TIE_TOL`) is therefore not above it: a
-    random order of the tied examples puts it below the negative it ties with as often as above,
-    and a constant scorer gets 0. With ``among="all"`` the threshold is a statistic of the
-    positives' own scores (the top one is t for K = 1), so a tie is the positive itself: >= t,
-    as the paper counts.
+    with a threshold has probability zero. Where it does not (a model that scores examples
+    alike: w = 0, or duplicated feature rows), ties counted as hits gave a constant scorer,
+    which ranks nothing, TPR@K = 1. A positive tied with t (within :data:`TIE_TOL`,
+    :func:`tied`) is therefore not above it where a negative ties with t too
+    (``negative_ties``): a random order of the tied examples puts it below that negative as
+    often as above, and a constant scorer gets 0. With ``among="negatives"`` (the paper's
+    experiments) t is a statistic of the negatives, so a tie is always with one. With
+    ``among="all"`` t can be the positives' own (the top one is t for K = 1): a tie that no
+    negative shares is >= t, as the paper counts.
     """
     s = np.asarray(scores)
-    if among == "all":
-        return s >= t
-    return s > t + TIE_TOL * max(1.0, abs(float(t)))
+    above = s > t + TIE_TOL * max(1.0, abs(float(t)))
+    if among == "all" and not negative_ties:
+        return above | tied(s, t)
+    return above
+
+
+def tied(scores: np.ndarray, t: float) -> np.ndarray:
+    """Whether each score equals the threshold t to within :data:`TIE_TOL` (relative)."""
+    return np.abs(np.asarray(scores) - t) <= TIE_TOL * max(1.0, abs(float(t)))
 
 
 def quantile_count(n: int, tau: float) -> int:

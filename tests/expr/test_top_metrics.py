@@ -128,8 +128,33 @@ def test_a_constant_scorer_ranks_no_positive_above_the_negatives():
     # one positive tied with the top negative, one above it
     s = np.array([2.0, 1.0, 1.0, 0.0])
     assert metrics.tpr_at_top(s, np.array([1, 1, 0, 0]), k=1) == 0.5
-    # among all scores the top positive is the threshold itself and counts
-    assert metrics.tpr_at_top(np.zeros(8), y, k=1, among="all") == 1.0
+    # among all scores the top positive can be the threshold itself, and counts when no
+    # negative ties with it; a constant scorer ties the negatives too, and gets 0
+    assert metrics.tpr_at_top(np.zeros(8), y, k=1, among="all") == 0.0
+    assert metrics.tpr_at_quantile(np.zeros(8), y, tau=0.2, among="all") == 0.0
+    assert metrics.tpr_at_top(np.array([3.0, 1.0, 2.0, 0.0, 1.0, 0, 0, 0]), y, k=1,
+                              among="all") == pytest.approx(1 / 3)  # t = 3, the top positive
+
+
+def _brute_tpr_all(s, y, t):
+    """The fraction of positives s_i >= t among all scores, a tie counted only where no
+    negative ties with t."""
+    close = [abs(a - t) <= 1e-12 * max(1.0, abs(t)) for a in s]
+    negative_tie = any(c and not b for c, b in zip(close, y, strict=True))
+    pos = [(a, c) for a, b, c in zip(s, y, close, strict=True) if b]
+    return sum(a > t + 1e-12 * max(1.0, abs(t)) or (c and not negative_tie)
+               for a, c in pos) / len(pos)
+
+
+@settings(max_examples=200, deadline=None)
+@given(scores_labels, st.integers(1, 5))
+def test_tpr_at_top_among_all_matches_definition(sl, k):
+    s, y = sl
+    if k > len(s):
+        return
+    t = sum(sorted(s, reverse=True)[:k]) / k
+    assert metrics.tpr_at_top(s, y, k, among="all") == pytest.approx(
+        _brute_tpr_all(s, y, t), abs=1e-12)
 
 
 def test_the_reports_exact_tpr_of_a_constant_scorer_is_zero():
@@ -145,7 +170,7 @@ def test_the_reports_exact_tpr_of_a_constant_scorer_is_zero():
 
     assert rc.tpr_at_top(D, k=5).value(Constant()) == 0.0
     assert rc.tpr_at_quantile(D, tau=0.1).value(Constant()) == 0.0
-    assert rc.tpr_at_top(D, k=5, among="all").value(Constant()) == 1.0
+    assert rc.tpr_at_top(D, k=5, among="all").value(Constant()) == 0.0
 
 
 def test_the_report_says_what_a_ranking_objectives_expected_column_holds():
