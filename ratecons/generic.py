@@ -44,11 +44,14 @@ chain is
    certified, so MM continues from it (:func:`~ratecons.solvers.mm.repair_ladder`, at most
    ``settings.BIAS_CONTINUATION_ROUNDS`` times) and the status is the continuation's; a moved
    model that no continuation could start from (a budget was spent) is returned with status
-   ``iteration_limit`` (``time_limit`` past the limit), never ``optimal``. A constraint still
-   missed after that is named with its violation in the certificate and the status is
-   ``iteration_limit``. A repair whose tightened step is infeasible at the current point (the
-   bound of eq. 4 is an inner approximation too) restarts phase one
-   (:func:`~ratecons.phase_one.find_feasible_start`) from that point under the tightened rows
+   ``iteration_limit`` (``time_limit`` past the limit), never ``optimal``. When every
+   continuation from a moved model ends at a fixed point whose deterministic model misses a
+   row again, the last moved model, which meets every row, is returned with status
+   ``iteration_limit``. A constraint still missed after that is named with its violation in
+   the certificate and the status is ``iteration_limit``. A repair whose tightened step is
+   infeasible at the current point (the bound of eq. 4 is an inner approximation too) restarts
+   phase one (:func:`~ratecons.phase_one.find_feasible_start`) from that point under the
+   tightened rows
    (``details["phase1_restarts"]``), and MM goes on from the start it finds. When it finds
    none (``details["unreached_repairs"]``), the tightening is undone (the bounds return to
    those of the last round MM ran under), the threshold search moves the intercept of the
@@ -95,7 +98,7 @@ from .chain_points import (
 from .chain_scale import chain_at_loss_scale
 from .expr.analysis import Analysis
 from .patterns.pattern import MethodSpec
-from .phase_one import ElasticSolver, cvxpy_elastic, run_phase_one
+from .phase_one import ElasticSolver, cvxpy_elastic, no_start_message, run_phase_one
 from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, FeatureMap, kernelize, kernelized
 from .reductions.to_cvxpy import ConvexStep, is_lp, pick_solver, solve_step
 from .result import Result
@@ -218,7 +221,7 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
         phase1 = {"phase1_iterations": found.certificate.details["phase1_iterations"],
                   "phase1_solver": found.solver, "phase1_after": after}
     if step.status not in settings.SOLVED_STATUSES:
-        return run.finish(step.status, None, {"message": _unsolved_message(analysis, step)})
+        return run.finish(step.status, None, {"message": no_start_message(analysis, step)})
     if sampled is None:
         _, scores, table = run.point_of(step, step_scores(psi, step))
     value = surrogate_objective(analysis, table, step.w)
@@ -236,27 +239,6 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
         run.status = step.status  # the one convex step was solved only to reduced accuracy
     details = run.details(step, table, phase1)  # may lower the status: before finish
     return run.finish(run.status, step, details, table)
-
-
-def _unsolved_message(analysis: Analysis, step: ConvexStep) -> str:
-    """Why the first step (hinge relaxation or ``only_step``) has no solution."""
-    if step.status != settings.INFEASIBLE:
-        return step.message or ""
-    if not any(row.rate_parts for row in analysis.constraints):
-        names = "; ".join(f"'{row.name}'" for row in analysis.constraints)
-        if any(getattr(part, "curvature", "") == "concave" for row in analysis.constraints
-               for _, part in row.parts):  # a TPR@K / TPR@tau row: held by its surrogate
-            return (f"no model meets {names} as the chain states it: a TPR row is held through "
-                    "its concave lower bound (Section 4.4 of the ranking paper), often far below "
-                    "the exact TPR, so models meeting the exact target may exist: lower the "
-                    "target, or make the TPR the objective.")
-        return ("no model meets the constraints together on the training data: " + names
-                + ". Every constraint is convex in the model (none is replaced by a "
-                "surrogate), so this is exact: loosen a bound (a loss is never below 0), "
-                "drop a constraint, or check them with problem.describe().")
-    return ("the hinge relaxation (every rate replaced by its hinge upper bound) is "
-            "infeasible: the targets are out of reach of the convex relaxation. "
-            "Relax the constraints, or check them with problem.describe().")
 
 
 class _ChainRun:
@@ -284,6 +266,7 @@ class _ChainRun:
         self.iterations = 0  # steps of MM and of the repairs together
         self.rounds = 0
         self.intercepted = False  # the returned model is off its certified fixed point
+        self.continuations_missed = False  # ... because its continuations missed a row
         self.last_decrease = float("nan")
         self.mm_message = ""
         self.shifts: list[float] = []
@@ -595,6 +578,7 @@ class _ChainRun:
                                  intercept=self.intercept, resolve=self.resolve,
                                  rounds=repair_rounds, eager=False)
         self.rounds, self.intercepted = repaired.rounds, repaired.intercepted
+        self.continuations_missed = repaired.continuations_missed
         return repaired.point
 
     def details(self, step: ConvexStep, table: ScoreTable,
@@ -627,6 +611,9 @@ class _ChainRun:
                      "meets every constraint; ")
             if self.intercepted:  # off the certified fixed point: no continuation could run
                 details["message"] = moved + (
+                    "MM from each moved model ended where the deterministic model misses a row "
+                    "again, so the last moved model is returned, which is not a certified "
+                    "fixed point" if self.continuations_missed else
                     "no continuation could run from the moved model ("
                     + ("phase one found no point meeting the tightened rows" if self.no_start
                        else "a budget was spent") + "), so it is not a certified fixed point")

@@ -3,7 +3,8 @@ hinge relaxation has none (:func:`find_feasible_start`), by majorization-minimiz
 elastic problem. Its steps come from an :class:`ElasticSolver`: the CVXPY elastic step
 (:func:`cvxpy_elastic`, CLARABEL) or the structured one
 (:func:`ratecons.structured_phase_one.structured_elastic_step`); the solver also says how far
-inside the rows the start must lie (an interior point method's MM steps need an interior)."""
+inside the rows the start must lie (an interior point method's MM steps need an interior).
+:func:`no_start_message` says why the chain's first step has no point, when none follows."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ from .settings import FEASIBILITY_TOL
 from .solution import Solution
 from .solvers.tracker import Tracker
 
-__all__ = ["ElasticSolver", "cvxpy_elastic", "find_feasible_start", "run_phase_one"]
+__all__ = ["ElasticSolver", "cvxpy_elastic", "find_feasible_start", "no_start_message",
+           "run_phase_one"]
 
 
 @dataclass(frozen=True)
@@ -206,3 +208,25 @@ def _merit(analysis: Analysis, table: ScoreTable, w: np.ndarray, violation: floa
     if penalty is None:
         return violation + settings.PHASE1_NORM_WEIGHT * regularizer(analysis, w)
     return surrogate_objective(analysis, table, w) + penalty * violation
+
+
+def no_start_message(analysis: Analysis, step: ConvexStep) -> str:
+    """Why the chain's first step (the hinge relaxation, or ``only_step``) has no solution:
+    the message of its ``infeasible`` (or other) status."""
+    if step.status != settings.INFEASIBLE:
+        return step.message or ""
+    if not any(row.rate_parts for row in analysis.constraints):
+        names = "; ".join(f"'{row.name}'" for row in analysis.constraints)
+        if any(getattr(part, "curvature", "") == "concave" for row in analysis.constraints
+               for _, part in row.parts):  # a TPR@K / TPR@tau row: held by its surrogate
+            return (f"no model meets {names} as the chain states it: a TPR row is held through "
+                    "its concave lower bound (Section 4.4 of the ranking paper), often far below "
+                    "the exact TPR, so models meeting the exact target may exist: lower the "
+                    "target, or make the TPR the objective.")
+        return ("no model meets the constraints together on the training data: " + names
+                + ". Every constraint is convex in the model (none is replaced by a "
+                "surrogate), so this is exact: loosen a bound (a loss is never below 0), "
+                "drop a constraint, or check them with problem.describe().")
+    return ("the hinge relaxation (every rate replaced by its hinge upper bound) is "
+            "infeasible: the targets are out of reach of the convex relaxation. "
+            "Relax the constraints, or check them with problem.describe().")

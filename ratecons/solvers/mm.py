@@ -316,6 +316,9 @@ class Repaired:
     rounds: int
     intercepted: bool
     moves: int = 0
+    #: the moved point was returned because every continuation from a moved point ended at a
+    #: fixed point whose deterministic model misses a row again
+    continuations_missed: bool = False
 
 
 def repair_ladder(point: Any, *, missed: Callable[[Any], np.ndarray],
@@ -345,22 +348,29 @@ def repair_ladder(point: Any, *, missed: Callable[[Any], np.ndarray],
     the moved point, with the first round's margins). The continuation's fixed point is checked
     again (``resumes`` None: ``settings.BIAS_CONTINUATION_ROUNDS``). When a continuation cannot
     run (None), the moved point is returned (``intercepted``:
-    the caller's status must then not claim the fixed point); when the last-resort ladder has
-    spent its ``resumes``, the last certified point is returned with what it misses, so that
+    the caller's status must then not claim the fixed point). When the last-resort ladder has
+    spent its ``resumes`` and the last continuation's point misses a row again, the last moved
+    point is returned if it met every row (``intercepted`` and ``continuations_missed``: a
+    model that meets the constraints on the training data before a certified one that does
+    not, as the user reads them), else the last certified point with what it misses, so that
     the caller's status says so.
     """
     done = moves = 0
     resumes = settings.BIAS_CONTINUATION_ROUNDS if resumes is None else resumes
+    met = None  # the last moved point that met every row
     while True:
         miss = missed(point)
         if not np.any(miss > 0.0):
             return Repaired(point, done, False, moves)
         last = done >= rounds
         if eager or last:
-            if not eager and resume is None and moves >= resumes:
-                return Repaired(point, done, False, moves)  # continuations spent
+            if not eager and resume is None and moves >= resumes:  # continuations spent
+                if met is not None:
+                    return Repaired(met, done, True, moves, continuations_missed=True)
+                return Repaired(point, done, False, moves)
             found = intercept(point, last)
             if found is not None:
+                met = found if not np.any(missed(found) > 0.0) else None
                 moves += 1
                 again = None
                 if moves <= resumes and resume is not None and not last:
