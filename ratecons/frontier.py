@@ -72,6 +72,8 @@ class Frontier:
         The fairness direction, from the swept constraint's sense (``>=``: higher is better).
     resolves : int
         Solves made to repair dominated points (:func:`sweep`), beyond one per point.
+    maximized : bool
+        Whether the objective is maximized (higher is better), from the base problem's sense.
     """
 
     points: list[FrontierPoint]
@@ -80,6 +82,7 @@ class Frontier:
     fairness: str
     higher_is_better: bool
     resolves: int = 0
+    maximized: bool = False
 
     def to_records(self) -> list[dict[str, Any]]:
         """One dict per point (keys :data:`COLUMNS`), the unconstrained point last."""
@@ -95,15 +98,17 @@ class Frontier:
         return pd.DataFrame(self.to_records(), columns=list(COLUMNS))
 
     def pareto(self, held_out: bool = True) -> list[FrontierPoint]:
-        """The solved points no other solved point beats on both the objective (lower is
-        better) and the fairness quantity (in its direction), the unconstrained point
-        included; sorted by fairness."""
+        """The solved points no other solved point beats on both the objective (in its sense:
+        lower is better when minimized, higher when maximized) and the fairness quantity (in
+        its direction), the unconstrained point included; sorted by fairness."""
         key = "test" if held_out else "train"
         candidates = [p for p in [*self.points, self.unconstrained]
                       if np.isfinite(getattr(p, f"{key}_objective"))
                       and np.isfinite(getattr(p, f"{key}_fairness"))]
         sign = 1.0 if self.higher_is_better else -1.0
-        values = np.array([[getattr(p, f"{key}_objective"), sign * getattr(p, f"{key}_fairness")]
+        lower = -1.0 if self.maximized else 1.0  # the objective as a loss: lower is better
+        values = np.array([[lower * getattr(p, f"{key}_objective"),
+                            sign * getattr(p, f"{key}_fairness")]
                            for p in candidates]).reshape(-1, 2)
         keep = []
         for i, (err, fair) in enumerate(values):
@@ -362,7 +367,7 @@ def sweep(problem: Problem, constraint: Callable[[float], Any], targets: Iterabl
     resolves = _reuse(path, fairness, test, method, options, warm)
     by_target = dict(zip(order, path.points[:-1]))
     return Frontier([by_target[t] for t in targets], path.points[-1], problem.objective.name,
-                    fairness.name, sense == ">=", resolves)
+                    fairness.name, sense == ">=", resolves, problem.sense == "maximize")
 
 
 def _cores(n_jobs: int) -> int:

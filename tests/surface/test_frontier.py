@@ -51,6 +51,29 @@ def test_pareto_front_is_not_dominated(setup):
     assert xs == sorted(xs)
 
 
+def test_pareto_front_of_a_maximized_objective():
+    """A user's sweep (1,025 Adult rows): maximize recall with FPR <= c for four targets. The
+    front took every objective as minimized and kept only the worst recall (c = 0.02); with
+    recall maximized and FPR lower-is-fairer, no point beats another, and all are kept."""
+    adult = rc.datasets.load_adult()
+    data, _ = adult.split(0.03, seed=11)
+    train, test = data.split(0.7, seed=0)
+    base = rc.Problem(maximize=rc.recall(train), subject_to=[rc.positive_rate(train) <= 0.5],
+                      model=rc.LinearModel(l2=1e-3))
+    frontier = rc.sweep(base, lambda c: rc.false_positive_rate(train) <= c,
+                        [0.02, 0.05, 0.1, 0.2], test=test)
+    assert frontier.maximized and not frontier.higher_is_better
+    solved = [p for p in [*frontier.points, frontier.unconstrained]
+              if np.isfinite(p.test_objective) and np.isfinite(p.test_fairness)]
+    front = frontier.pareto()
+    for p in solved:  # on the front exactly when no point beats it both ways
+        beaten = any(q.test_objective >= p.test_objective and q.test_fairness <= p.test_fairness
+                     and (q.test_objective > p.test_objective
+                          or q.test_fairness < p.test_fairness) for q in solved)
+        assert (p in front) != beaten
+    assert len(front) >= 4
+
+
 def monotone(frontier: Frontier) -> bool:
     points = sorted(frontier.points, key=lambda p: p.target)
     return bool(np.all(np.diff([p.train_objective for p in points]) >= 0)
