@@ -21,7 +21,8 @@ from .dask_types import is_dask
 from .errors import DataError, DataWarning, LabelError
 
 __all__ = ["Features", "OVERFLOW_MAGNITUDE", "BADLY_SCALED_MAGNITUDE", "as_features",
-           "binary_codes", "check_magnitudes", "column", "feature_columns",
+           "binary_codes", "check_feature_names", "check_magnitudes", "column",
+           "feature_columns",
            "is_pandas", "named_columns", "normalize_baseline", "normalize_labels",
            "nonfinite_rows", "pandas_features", "refuse_missing"]
 
@@ -64,6 +65,23 @@ def check_magnitudes(X: Features, feature_names: Sequence[str] | None,
 def is_pandas(values: Any) -> bool:
     """A pandas Series or DataFrame (recognized without importing pandas)."""
     return hasattr(values, "isna") and hasattr(values, "to_numpy") and hasattr(values, "dtypes")
+
+
+def check_feature_names(trained: list[str] | None, given: list[str] | None) -> None:
+    """Refuse features whose column names differ from the training data's (both known): the
+    model reads columns by position, so reordered, renamed or differently encoded columns
+    (one-hot levels from another set of categories) would be scored silently wrong."""
+    if trained is None or given is None or list(given) == list(trained):
+        return
+    if sorted(given) == sorted(trained):
+        raise DataError("the features' columns are the training data's in another order; the "
+                        "model reads them by position: reorder them, X[result.feature_names].")
+    missing = [c for c in trained if c not in set(given)][:5]
+    extra = [c for c in given if c not in set(trained)][:5]
+    raise DataError(f"the features' columns differ from the training data's: missing "
+                    f"{missing}, not in training {extra}. The model reads columns by "
+                    "position; build the data with the training columns, in their order "
+                    "(result.feature_names; one-hot columns from the training categories).")
 
 
 def pandas_features(X: Any) -> np.ndarray:

@@ -22,7 +22,7 @@ import scipy.sparse as sp
 
 from .dask_types import is_dask
 from .data import Dataset, Subset
-from .data_columns import nonfinite_rows
+from .data_columns import check_feature_names, is_pandas, nonfinite_rows
 from .errors import DataError, SolverError, SpecError
 from .kernels import kernel_rows
 from .ramp import checked_width, ramp, ramp_scores, ramp_width
@@ -259,13 +259,35 @@ class Result:
         (:mod:`ratecons.reductions.score_scale`)."""
         return ramp_width(self._require_model())
 
+    @property
+    def feature_names(self) -> list[str] | None:
+        """The training data's column names (None when unknown, or not one list for every
+        training dataset): a DataFrame or Dataset scored by this result must have them, in
+        this order."""
+        analysis = None if self.problem is None else self.problem.analysis
+        names = {tuple(d.feature_names) if d.feature_names else None
+                 for d in (analysis.datasets if analysis is not None else [])}
+        return list(names.pop()) if len(names) == 1 and None not in names else None
+
+    def check_columns(self, X: Any) -> None:
+        """Refuse a DataFrame or Dataset whose column names differ from the training data's
+        (:func:`ratecons.data_columns.check_feature_names`)."""
+        data = X.data if isinstance(X, Subset) else X
+        given = (data.feature_names if isinstance(data, Dataset)
+                 else [str(c) for c in X.columns] if is_pandas(X) and X.ndim == 2 else None)
+        check_feature_names(self.feature_names, given)
+
     def decision_function(self, X: Any) -> np.ndarray:
         """Scores of the fitted model on a Dataset or feature matrix."""
-        return self._require_model().decision_function(X)
+        model = self._require_model()
+        self.check_columns(X)
+        return model.decision_function(X)
 
     def predict(self, X: Any, randomized: bool = False, seed: int | None = None) -> np.ndarray:
         """Predictions; ``randomized=True`` uses the randomized rule where the paper defines one."""
-        return self._require_model().predict(X, randomized=randomized, seed=seed)
+        model = self._require_model()
+        self.check_columns(X)
+        return model.predict(X, randomized=randomized, seed=seed)
 
     # ------------------------------------------------------------------ reporting
     def report(self, data: Dataset | Mapping[Dataset, Dataset] | None = None) -> Any:
@@ -282,6 +304,9 @@ class Result:
         if self.problem is None:
             raise SpecError("this Result was loaded from JSON without its problem; it predicts "
                             "but cannot rebuild a report (pickle the Result to keep both).")
+        for held_out in (data.values() if isinstance(data, Mapping) else [data]):
+            if held_out is not None:
+                self.check_columns(held_out)
         if self.problem.analysis is not None:
             return analysis_report(self, data)
         if isinstance(data, Mapping):
@@ -307,6 +332,7 @@ class Result:
                     f"one has {len(datasets)} ({', '.join(d.name for d in datasets)}): pass "
                     "the one to measure, result.metrics(data).")
             data = datasets[0]
+        self.check_columns(data)
         return score_metrics(self, data)
 
     def summary(self) -> dict[str, Any]:
