@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .data import Dataset, Subset
+from .data_columns import binary_codes
 from .display import group_html, report_html, report_repr
 from .errors import EmptySubsetError, SpecError
 from .settings import FEASIBILITY_TOL
@@ -178,8 +179,14 @@ def group_table(predictions: np.ndarray, data: Dataset, feature: str) -> GroupTa
     if pred.shape != (data.n,):
         raise SpecError(f"group_table needs one prediction per example of {data.name!r} "
                         f"({data.n}); got shape {pred.shape}.")
+    coded = binary_codes(pred, "predictions")
+    if coded is None:  # scores, probabilities or labels by name would be read as counts
+        raise SpecError(
+            f"group_table takes binary predictions (0/1, -1/+1 or bool), e.g. "
+            f"result.predict(data); got values {np.unique(pred)[:5].tolist()}. Threshold "
+            "scores first (scores > 0), or compare label names (labels == 'yes').")
     w = np.ones(data.n) if data.weights is None else data.weights
-    sums = level_sums(pred.astype(np.int8), _coded_labels(data), w, codes, levels.size)
+    sums = level_sums(coded, _coded_labels(data), w, codes, levels.size)
     return _table_of_sums(feature, levels, sums, data)
 
 

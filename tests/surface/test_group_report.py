@@ -96,6 +96,14 @@ def test_weighted_levels_without_labels_and_json_round_trip():
     assert back.to_json() == rep.to_json()
     with pytest.raises(rc.SpecError, match="no group attribute 'h'"):
         group_table(np.zeros(4), data, "h")
+    # -1/+1 and bool as 0/1; scores, probabilities and label names are refused (a user's
+    # scores read 0.148 / 0.170 where 0.466 / 0.518 of them are positive: cast to int8)
+    assert group_table(np.array([1, -1, 1, 1]), data, "g").values == table.values
+    assert group_table(np.array([True, False, True, True]), data, "g").values == table.values
+    for bad in (np.array([0.4, -0.2, 1.3, 0.8]), np.array([0.9, 0.1, 0.7, 0.6]),
+                np.array(["yes", "no", "yes", "yes"])):
+        with pytest.raises(rc.SpecError, match="binary predictions .*scores > 0"):
+            group_table(bad, data, "g")
 
 
 def test_reports_skip_attributes_with_many_levels():
