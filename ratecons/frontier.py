@@ -157,16 +157,44 @@ def _on_rates(constraint: Any) -> bool:
     return bool(getattr(constraint, "rates_only", False))
 
 
-def _default_fairness(made: list[Any]) -> RateExpr | RatioExpr:
-    """The measured quantity of the swept constraint: its ratio, or its expression."""
-    first = made[0]
+def _default_fairness(made: dict[float, list[Any]]) -> RateExpr | RatioExpr:
+    """The measured quantity of the swept constraint: its ratio; the ratio A / B where the
+    constraint reads A >= k B (or <=) with the target k times a fixed rate expression B (the
+    80% rule written out: A alone, a group's positive rate, is no fairness quantity); or its
+    left-hand side."""
+    targets = list(made)
+    first = made[targets[0]][0]
     if not _on_rates(first):
         raise SpecError("sweep measures the swept constraint's own quantity only for rate "
                         "constraints; pass fairness= (a rate or ratio expression) for "
                         f"'{getattr(first, 'name', type(first).__name__)}'.")
     if first.ratio is not None:
         return first.ratio
+    ratio = _written_ratio([made[t][0] for t in targets], targets)
+    if ratio is not None:
+        return ratio
     return first.lhs if first.lhs is not None else first.expr
+
+
+def _written_ratio(made: list[Any], targets: list[float]) -> RatioExpr | None:
+    """A / B when every constraint reads A (sense) t B with the same rate expressions A and
+    B (at two targets at least, so that the target is seen to scale B); else None."""
+    def terms(expr: Any, scale: float) -> dict:
+        return {key: coef * scale for key, (_, coef) in expr.terms.items()}
+
+    first, t0 = made[0], targets[0]
+    if (len(made) < 2 or t0 == 0.0 or not isinstance(first.lhs, RateExpr)
+            or not isinstance(first.rhs, RateExpr) or first.rhs.constant != 0.0):
+        return None
+    base = first.rhs / t0
+    for c, t in zip(made[1:], targets[1:], strict=True):
+        same_lhs = isinstance(c.lhs, RateExpr) and terms(c.lhs, 1.0) == terms(first.lhs, 1.0)
+        if not (same_lhs and isinstance(c.rhs, RateExpr) and c.rhs.constant == 0.0
+                and terms(c.rhs, 1.0).keys() == terms(base, t).keys()
+                and np.allclose(list(terms(c.rhs, 1.0).values()),
+                                [terms(base, t)[k] for k in terms(c.rhs, 1.0)], rtol=1e-12)):
+            return None
+    return RatioExpr(first.lhs, base, f"{first.lhs.name} / ({base.name})")
 
 
 def _feasible(constraints: list[Any], scorer: Any) -> bool | None:
@@ -317,7 +345,8 @@ def sweep(problem: Problem, constraint: Callable[[float], Any], targets: Iterabl
     targets : iterable of float
     fairness : RateExpr or RatioExpr, optional
         The quantity whose achieved value is the frontier's horizontal axis. Default: the
-        swept constraint's ratio (for a ratio constraint) or its left-hand side.
+        swept constraint's ratio (for a ratio constraint, or A / B for A >= k B with the
+        target k scaling a fixed B, the 80% rule written out) or its left-hand side.
     test : Dataset or mapping, optional
         Held-out data (as for ``result.report(test)``): the objective and the fairness
         quantity are also measured there.
@@ -340,7 +369,7 @@ def sweep(problem: Problem, constraint: Callable[[float], Any], targets: Iterabl
     made = {t: _as_constraints(constraint(t), t) for t in targets}
     first = made[targets[0]][0]
     if fairness is None:
-        fairness = _default_fairness(made[targets[0]])
+        fairness = _default_fairness(made)
     sense = getattr(first, "sense", ">=")
     order = sorted(set(targets), reverse=sense == ">=") if sense in (">=", "<=") else targets
     key = "maximize" if problem.sense == "maximize" else "minimize"

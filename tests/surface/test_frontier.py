@@ -74,6 +74,23 @@ def test_pareto_front_of_a_maximized_objective():
     assert len(front) >= 4
 
 
+def test_the_80_percent_rule_written_out_is_measured_as_its_ratio(setup):
+    """``positive_rate(a) >= k * positive_rate(b)`` (the README's form) was measured by its
+    left-hand side, group a's positive rate alone, labelled "higher is fairer": it is now
+    measured by the ratio, as ``positive_rate_ratio(a, b) >= k`` is."""
+    train, _, base, (a, b), _ = setup
+    written = rc.sweep(base, lambda k: rc.positive_rate(a) >= k * rc.positive_rate(b),
+                       [0.7, 1.0], method="cvxpy")
+    assert "/" in written.fairness and written.higher_is_better
+    ratio = rc.positive_rate_ratio(a, b)
+    for p in [*written.points, written.unconstrained]:
+        assert p.train_fairness == pytest.approx(ratio.value(p.result.scorer))
+    # an expression the target does not scale keeps its left-hand side
+    shifted = rc.sweep(base, lambda c: rc.positive_rate(a) >= rc.positive_rate(b) - c,
+                       [0.1, 0.2], method="cvxpy")
+    assert shifted.fairness == rc.positive_rate(a).name
+
+
 def monotone(frontier: Frontier) -> bool:
     points = sorted(frontier.points, key=lambda p: p.target)
     return bool(np.all(np.diff([p.train_objective for p in points]) >= 0)
