@@ -429,9 +429,19 @@ def analysis_report(result: Any, data: Dataset | Mapping[Dataset, Dataset] | Non
     status = result.status + (" (of the surrogate problem with loosened bounds)" if loosened
                               else "")
     report = RateReport(label, status=status, method=result.method)
-    rebound = analysis if data is None else analyse(
-        problem.objective.rebind(rebind), analysis.sense,
-        [c.rebind(rebind) for c in problem.constraints], analysis.model)
+    missing: dict[int, str] = {}  # constraints over a subset the held-out data lacks
+    kept = []
+    for i, c in enumerate(problem.constraints if data is not None else ()):
+        try:
+            kept.append(c.rebind(rebind))
+        except EmptySubsetError as exc:  # a small group absent from a test split
+            missing[i] = str(exc).split(". ")[0]
+    try:
+        rebound = analysis if data is None else analyse(
+            problem.objective.rebind(rebind), analysis.sense, kept, analysis.model)
+    except (EmptySubsetError, SpecError) as exc:  # e.g. K above the held-out negatives
+        raise SpecError(f"the objective {analysis.objective.name} cannot be measured on "
+                        f"{label}: {exc}") from exc
     ev = _evaluation(scorer, rebound.datasets)
     row = rebound.objective
     objective = ReportRow("objective", row.name, analysis.sense,
@@ -440,7 +450,13 @@ def analysis_report(result: Any, data: Dataset | Mapping[Dataset, Dataset] | Non
     if any(getattr(part, "curvature", "") == "concave" for _, part in row.parts):
         objective.note = RANKING_OBJECTIVE_NOTE
     report.rows.append(objective)
-    for con, trained in zip(rebound.constraints, analysis.constraints):
+    measured = iter(rebound.constraints)
+    for i, trained in enumerate(analysis.constraints):
+        if i in missing:
+            report.rows.append(ReportRow("constraint", trained.name, "", float("nan"),
+                                         float("nan"), note=f"not measured here: {missing[i]}"))
+            continue
+        con = next(measured)
         exact = ev.row_value(con, "exact")
         slack = con.bound - exact
         sense = "<=" if con.sign > 0 else ">="
@@ -535,8 +551,9 @@ def score_metrics(result: Any, data: Dataset) -> dict[str, float]:
     try:
         row = analyse(problem.objective.rebind(rebind), analysis.sense, [],
                       analysis.model).objective
-    except (EmptySubsetError, SpecError):  # a subset empty on data; a ball too small for rho
-        return out
+    except (EmptySubsetError, SpecError):  # a subset empty on data; a ball too small for rho;
+        # K above the data's negatives: the same keys, NaN
+        return {**out, **_family_metrics(analysis.objective, None)}
     out["objective"] = (row.user_value(scorer, "exact") if workers is None
                         else row.to_user(workers.evaluation().row_value(row, "exact")))
     out.update(_family_metrics(row, scorer, workers))
@@ -585,17 +602,21 @@ def _family_metrics(row: Any, scorer: Any, workers: Any = None) -> dict[str, flo
     """The metrics of :func:`score_metrics` named by the objective's family parts, told apart
     by what they declare (no switch on their types): TPR at the top is the concave term, a
     loss has ``kind == "loss"``, a robust loss its per-example ``losses`` besides. With
-    ``workers`` (Dask data) TPR and mean losses are reductions over the partitions."""
+    ``workers`` (Dask data) TPR and mean losses are reductions over the partitions. Without
+    ``scorer``, the keys with NaN values."""
+    nan = scorer is None  # the keys alone, NaN (the objective cannot be measured on the data)
     out: dict[str, float] = {}
     for _, part in row.parts:
         if getattr(part, "curvature", "rate") == "concave":
             key = f"tpr@{part.k}" if part.tau is None else f"tpr@{part.tau:g}"
-            out[key] = part.value(scorer) if workers is None else workers.tpr_at_top(part)
+            out[key] = (np.nan if nan else part.value(scorer) if workers is None
+                        else workers.tpr_at_top(part))
         elif getattr(part, "kind", "") == "loss" and hasattr(part, "losses"):
-            out["mean_loss"] = float(np.mean(part.losses(scorer)))
-            out["robust_loss"] = part.value(scorer)
+            out["mean_loss"] = np.nan if nan else float(np.mean(part.losses(scorer)))
+            out["robust_loss"] = np.nan if nan else part.value(scorer)
         elif getattr(part, "kind", "") == "loss":
-            out["mean_loss"] = part.value(scorer) if workers is None else workers.mean_loss(part)
+            out["mean_loss"] = (np.nan if nan else part.value(scorer) if workers is None
+                                else workers.mean_loss(part))
     return out
 
 

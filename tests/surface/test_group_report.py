@@ -148,3 +148,23 @@ def test_every_estimator_reports_after_unpickling(split):
         a = est.report(X_test, y_test, sensitive_features=A_test).to_dict()
         assert back.report(X_test, y_test, sensitive_features=A_test).to_dict() == a
         assert set(a["groups"]) == {"sensitive"}
+
+
+def test_a_held_out_report_shows_the_rows_it_can_measure():
+    """A small group absent from a test split (a user's Adult split had no 'Other' race)
+    raised EmptySubsetError for the whole report; the rows over it now read NaN with a note,
+    and the others are measured."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(int)
+    D = rc.Dataset(X, y, groups={"g": np.where(X[:, 1] > 0, "a", "b")})
+    result = rc.Problem(minimize=rc.error_rate(D),
+                        subject_to=[rc.positive_rate(D.group("g", "a")) <= 0.5,
+                                    rc.recall(D) >= 0.5]).solve(verbose=False)
+    test = rc.Dataset(X, y, groups={"g": np.repeat("b", 200)})
+    rep = result.report(test)
+    missing, recall = rep.rows[1], rep.rows[2]
+    assert np.isnan(missing.indicator) and "not measured here" in missing.note
+    assert "g=a" in missing.note and missing.satisfied is None
+    assert recall.indicator == pytest.approx(np.mean(result.predict(X)[y == 1]))
+    assert not rep.all_satisfied  # one row could not be checked

@@ -100,3 +100,18 @@ def test_a_ratio_constraints_slack_is_in_the_ratios_units(split):
     assert row.slack == pytest.approx(tp / (tp + fp) - 0.6)
     assert row.linear_indicator == pytest.approx(tp - 0.6 * (tp + fp))
     assert row.satisfied == (row.linear_indicator >= -1e-9)
+
+
+def test_held_out_data_too_small_for_k_keeps_the_keys(split):
+    """TPR@60 on held-out data with fewer negatives than 60 (a user's diabetes split):
+    ``metrics`` dropped the ``tpr@60`` key; it now keeps the same keys, NaN, and ``report``
+    says that the held-out data cannot measure the objective."""
+    train, _ = split
+    result = rc.Problem(maximize=rc.tpr_at_top(train, k=60),
+                        model=rc.LinearModel(l2=1e-2)).solve(verbose=False)
+    small = train.take(np.arange(80), name="small")
+    assert np.sum(small.y == 0) < 60
+    m = result.metrics(small)
+    assert set(m) == set(result.metrics(train)) and np.isnan(m["tpr@60"])
+    with pytest.raises(rc.SpecError, match="cannot be measured on small.*number of negatives"):
+        result.report(small)
