@@ -332,7 +332,11 @@ def check_degenerate(problem: Any, result: Any) -> dict[str, Any] | None:
             "not run on Dask data: comparing with the best constant model scores every example "
             "on the client; solve an in-memory sample to check it")
         return None
-    record = (_score_model_record(analysis, scorer, getattr(result, "status", None))
+    status = getattr(result, "status", None)
+    certificate = getattr(result, "certificate", None)
+    if certificate is not None and certificate.details.get("stopped_by") == "stalled":
+        status = None  # uncertified, but no limit stopped it: a larger budget changes nothing
+    record = (_score_model_record(analysis, scorer, status)
               if analysis is not None
               else _minimax_record(problem, scorer, float(result.objective)))
     if record is None:

@@ -619,9 +619,14 @@ class _ChainRun:
                        else "a budget was spent") + "), so it is not a certified fixed point")
                 if self.status not in settings.LIMIT_STATUSES:
                     self.status = settings.ITERATION_LIMIT
-            else:
+            elif self.status == settings.OPTIMAL:
                 details["message"] = moved + (
                     "MM continued from the moved model and certified the fixed point returned")
+            else:  # the continuation ended uncertified: say so, with its own reason if any
+                details["message"] = moved + (
+                    f"MM continued from the moved model and ended {self.status} without "
+                    "certifying a fixed point" + (f" ({self.mm_message})" if self.mm_message
+                                                  else ""))
         loosened = loosened_bounds(analysis, self.step_bounds, table)
         if loosened:
             details["loosened_bounds"] = loosened

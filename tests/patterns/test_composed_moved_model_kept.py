@@ -38,3 +38,34 @@ def test_the_moved_model_that_meets_every_row_is_returned():
     predicted = result.predict(train) == 1
     female = np.asarray(train.groups["sex"]) == "Female"
     assert predicted[female].mean() >= 0.8 * predicted[~female].mean()
+
+
+def test_an_uncertified_continuation_is_not_called_certified():
+    """A user's fit (1,500 Adult rows, equalized odds within 0.1 over four intersectional
+    groups): the threshold search moved the model, MM continued from it and ended
+    ``iteration_limit``, and the message said it "certified the fixed point returned". It now
+    says how the continuation ended."""
+    import pytest
+
+    pd = pytest.importorskip("pandas")
+    from ratecons.sklearn import EqualizedOdds, RateConstrainedClassifier
+    from tests.shared_data import DATA
+
+    df = pd.read_csv(DATA / "adult.csv").sample(1500, random_state=1)
+    y = np.where(df.label == 1, "rich", "poor")
+    groups = pd.DataFrame({"sex": np.where(df.sex == 1, "F", "M"),
+                           "white": np.where(df.race == 5, "w", "nw")}, index=df.index)
+    X = df[["age", "education_num", "capital_gain", "capital_loss", "hours_per_week",
+            "marital_status", "relationship"]].astype(float)
+    X = (X - X.mean()) / X.std()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = RateConstrainedClassifier(constraints=EqualizedOdds(bound=0.1), l2=1e-2).fit(
+            X, y, sensitive_features=groups)
+    result = clf.result_
+    message = result.certificate.details.get("message", "")
+    assert result.status == settings.ITERATION_LIMIT  # the path of the user's fit
+    assert "MM continued from the moved model" in message
+    assert "certified the fixed point returned" not in message
+    assert f"ended {result.status} without certifying" in message
+    assert result.report().all_satisfied

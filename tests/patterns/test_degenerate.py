@@ -83,6 +83,14 @@ def test_check_compares_with_the_feasible_constants_only():
     with pytest.warns(rc.TrivialOptimumWarning, match="status 'time_limit'.*time_limit="):
         record = check_degenerate(problem, result)
     assert "smaller l2" not in record["message"]
+    # uncertified with no limit reached (stopped_by "stalled"): a larger budget changes
+    # nothing, so the advice is the problem's, not more time (a user saw both, contradicting)
+    result.status = "iteration_limit"
+    result.certificate.details["stopped_by"] = "stalled"
+    with pytest.warns(rc.TrivialOptimumWarning) as caught:
+        record = check_degenerate(problem, result)
+    assert "max_iterations=" not in record["message"] and "smaller l2" in record["message"]
+    assert len(caught) == 1
     # a coverage band no constant classifier meets: nothing to compare with
     problem, _ = _problem(lambda D: [rc.positive_rate(D) >= 0.3, rc.positive_rate(D) <= 0.7])
     result = problem.solve()
