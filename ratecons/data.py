@@ -252,8 +252,9 @@ class Dataset(ExampleShape):
                 raise DataError(
                     f"from_pandas: column {str(c)!r} holds numbers but for {tokens[:5]} in "
                     f"{rows.size} rows (first: {rows[:5].tolist()}); one-hot encoding would make "
-                    "every number a category. Mark those values missing (e.g. "
-                    f"pd.read_csv(path, na_values={tokens[:5]})) and drop or fill them.")
+                    "every number a category. Mark those values missing and drop or fill them "
+                    f"in pandas (pd.read_csv(path, na_values={tokens[:5]}), then dropna() or "
+                    "fillna()), and build the Dataset with rc.Dataset.from_pandas.")
         if text and categorical == "error":
             raise DataError(f"from_pandas: feature column(s) {[str(c) for c in text[:5]]} are "
                             "not numeric; pass categorical='onehot' or encode them.")

@@ -25,6 +25,7 @@ import numpy as np
 from .data import Dataset
 from .display import html_table
 from .errors import SpecError
+from .expr.atom import Constraint
 from .problem import Problem
 from .rates import RateExpr, RatioExpr
 from .report import make_rebinder
@@ -147,6 +148,11 @@ def _as_constraints(made: Any, target: float) -> list[Any]:
     items = list(made) if isinstance(made, (list, tuple)) else [made]
     if not items:
         raise SpecError(f"constraint({target!r}) returned no constraint.")
+    wrong = [type(c).__name__ for c in items if not isinstance(c, Constraint)]
+    if wrong:
+        raise SpecError(f"constraint({target!r}) returned {wrong[0]}, not a constraint: pass a "
+                        "callable of the target that builds one, e.g. lambda k: "
+                        "rc.positive_rate_ratio(a, b) >= k.")
     return items
 
 

@@ -4,10 +4,9 @@
 >>> clf.fit(X, y, sensitive_features=A).predict(X_test)
 
 Every estimator is a real :class:`sklearn.base.BaseEstimator` with :class:`ClassifierMixin`: the
-constructor only stores its parameters, ``fit`` validates with scikit-learn's helpers and
-solves an :class:`ratecons.Problem`, learned attributes end in ``_`` (``result_`` is the
-:class:`ratecons.Result`, with its certificate and report), any two labels work (strings too,
-through ``classes_``), and ``predict`` before ``fit`` raises ``NotFittedError``.
+constructor only stores its parameters, ``fit`` validates with scikit-learn's helpers and solves
+a Problem, learned attributes end in ``_`` (``result_``: the Result), any two labels work (also
+strings, through ``classes_``), and ``predict`` before ``fit`` raises ``NotFittedError``.
 
 Sensitive features are sample-aligned fit parameters, so ``GridSearchCV(...).fit(X, y,
 sensitive_features=A)`` and ``cross_val_score(..., params={"sensitive_features": A})`` split them
@@ -84,9 +83,9 @@ class _GroupConstraint(BaseEstimator):
             among = " among the positive examples" if positives_only else ""
             raise ValueError(
                 f"{type(self).__name__} holds between every two groups of {self.feature!r}, "
-                f"which has {len(levels)} level{'' if len(levels) == 1 else 's'}{among} in the "
-                f"training data ({levels}): it would constrain nothing. Pass the sensitive "
-                "feature with at least two groups, or drop the constraint.")
+                f"which has {len(levels)} level(s){among} in the training data ({levels}): it "
+                "would constrain nothing. Pass the sensitive feature with at least two groups, "
+                "or drop the constraint.")
         return levels
 
     def _pairs(self, data: Dataset, ordered: bool, positives_only: bool = False) -> list:
@@ -236,11 +235,13 @@ class _RateconsClassifier(ClassifierMixin, BaseEstimator):
 
     def _solve(self, problem: Problem, method: str, options: dict[str, Any] | None,
                verbose: bool | None) -> Result:
+        if options is not None and not isinstance(options, Mapping):
+            raise parameter_error("options", type(self).__name__, "a dict or None", options)
         result = problem.solve(method=method, verbose=verbose, **(options or {}))
         if not result.has_model:
+            why = result.certificate.details.get("message", "no model")
             raise SolverError(f"{type(self).__name__}.fit: the solve ended with status "
-                              f"{result.status!r} "
-                              f"({result.certificate.details.get('message', 'no model')}).")
+                              f"{result.status!r} ({why}).")
         self.result_ = result
         return result
 

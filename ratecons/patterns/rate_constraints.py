@@ -246,7 +246,7 @@ def _honest_status(out: Solution, violations: dict[str, float], repaired: Repair
             f"the exact bias repair moved the bias {len(moves)} time(s), the last time from "
             f"{moves[-1]:.6g} ({where}) to {float(out.primal['b']):.6g} so that "
             "the deterministic model meets every constraint on the training data; "
-            + ("" if measured is None else
+            + ("" if measured is None or not np.isfinite(measured) else
                f"the last MM step improved by {measured:.3g} (relative) where the run stopped, ")
             + (f"so the returned model is certified for neither the relaxation nor the ramp "
                f"problem{no_limit}; method='auto' solves the ramp problem itself."

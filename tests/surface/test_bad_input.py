@@ -667,3 +667,24 @@ def test_columns_other_than_the_training_ones_are_refused():
         result.decision_function(renamed)
     np.testing.assert_array_equal(result.predict(reordered[result.feature_names]),
                                   result.predict(X))
+
+
+def test_options_sweeps_and_csv_tokens_get_messages_that_say_what_to_do(tmp_path):
+    """A user check: ``options="fast"`` on an estimator raised a bare TypeError; a sweep whose
+    callable returned a number asked for ``fairness=``; ``load_csv`` advised an option it
+    does not have."""
+    from ratecons.sklearn import RateConstrainedClassifier
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 2)), np.tile([0, 1], 30)
+    with pytest.raises(rc.SpecError, match="'options' parameter .* a dict or None"):
+        RateConstrainedClassifier(options="fast").fit(X, y)
+    D = rc.Dataset(X, y)
+    base = rc.Problem(minimize=rc.error_rate(D), model=rc.LinearModel(l2=1e-2))
+    with pytest.raises(rc.SpecError, match=r"returned float, not a constraint"):
+        rc.sweep(base, lambda k: k, [0.5])
+    path = tmp_path / "q.csv"
+    path.write_text("a,b,label\n" + "".join(f"{i},{'?' if i == 3 else i},{i % 2}\n"
+                                            for i in range(10)))
+    with pytest.raises(rc.DataError, match="in pandas .*from_pandas"):
+        rc.datasets.load_csv(path, label="label")
