@@ -135,9 +135,30 @@ class RateExpr(Term):
 
     # ---------------------------------------------------------------- comparisons
     def __eq__(self, other: Any) -> list[Constraint]:  # type: ignore[override]
+        if is_number(other):
+            self._check_attainable(float(other))
         return [Constraint.build(self, "<=", other), Constraint.build(self, ">=", other)]
 
     __hash__ = None  # type: ignore[assignment]
+
+    def _check_attainable(self, value: float) -> None:
+        """Refuse ``self == value`` that no deterministic classifier meets: one rate over the
+        n unweighted rows of a subset takes the values constant + coef k / n only (coverage
+        == 0.2 on 673 rows asks for k = 134.6 positives)."""
+        if len(self.terms) != 1:
+            return
+        subset, coef = next(iter(self.terms.values()))
+        if subset.data.weights is not None or subset.n == 0:
+            return
+        k = (value - self.constant) / coef * subset.n
+        if abs(k - round(k)) <= 1e-9 * max(1.0, abs(k)):
+            return
+        below, above = (self.constant + coef * np.array([np.floor(k), np.ceil(k)]) / subset.n)
+        raise InfeasibleError(
+            f"constraint '{self.name} == {fmt(value)}' can never hold exactly: over the "
+            f"{subset.n} rows of {subset.name} it needs {k:.4g} of them predicted positive. "
+            f"Write a band instead, e.g. {self.name} >= {fmt(min(below, above))} and "
+            f"<= {fmt(max(below, above))} (the nearest values it takes), or wider.")
 
     def __bool__(self) -> bool:
         raise SpecError(

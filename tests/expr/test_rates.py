@@ -249,3 +249,15 @@ def test_fairness_helpers_build_two_sided_constraints(data):
     assert [c.sense for c in eq] == ["<=", ">="]
     egregious = rc.egregious_examples(data.positives, 0.9)
     assert egregious.sense == ">=" and egregious.bound == 0.9
+
+
+def test_an_equality_no_count_meets_is_refused_when_built():
+    """coverage == 0.2 on 673 rows asks for 134.6 positives: no deterministic classifier
+    meets it, and the solve ended ``iteration_limit`` missing it by 0.0006 (a user's
+    mammographic split). It is refused when built, naming the nearest attainable values."""
+    D = rc.Dataset(np.zeros((673, 1)), np.tile([0, 1], 337)[:673])
+    with pytest.raises(rc.InfeasibleError, match=r"134\.6 of them.*>= 0\.199108 and <= 0\.200594"):
+        rc.coverage(D) == 0.2  # noqa: B015 - the comparison builds the constraints
+    assert len(rc.coverage(D.take(np.arange(670))) == 0.2) == 2  # 134 of 670: attainable
+    weighted = rc.Dataset(np.zeros((673, 1)), D.y, weights=np.linspace(1, 2, 673))
+    assert len(rc.coverage(weighted) == 0.2) == 2  # weighted rates take other values
