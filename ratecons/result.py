@@ -345,7 +345,9 @@ class Result:
             "solve_time": self.solve_time,
             "solver": self.solution.solver,
             "certificate": self.certificate.to_dict(),
-            "iterations": len(self.history),
+            # the method's own count (MM steps and repairs together, as max_iterations counts
+            # them), where it keeps one; else its progress events
+            "iterations": int(self.certificate.details.get("iterations", len(self.history))),
             "history": self.history,
         }
 
