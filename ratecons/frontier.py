@@ -25,7 +25,6 @@ import numpy as np
 from .data import Dataset
 from .display import html_table
 from .errors import SpecError
-from .expr.atom import Constraint
 from .problem import Problem
 from .rates import RateExpr, RatioExpr
 from .report import make_rebinder
@@ -148,7 +147,7 @@ def _as_constraints(made: Any, target: float) -> list[Any]:
     items = list(made) if isinstance(made, (list, tuple)) else [made]
     if not items:
         raise SpecError(f"constraint({target!r}) returned no constraint.")
-    wrong = [type(c).__name__ for c in items if not isinstance(c, Constraint)]
+    wrong = [type(c).__name__ for c in items if getattr(c, "sense", None) not in ("<=", ">=")]
     if wrong:
         raise SpecError(f"constraint({target!r}) returned {wrong[0]}, not a constraint: pass a "
                         "callable of the target that builds one, e.g. lambda k: "
@@ -188,14 +187,17 @@ def _written_ratio(made: list[Any], targets: list[float]) -> RatioExpr | None:
     def terms(expr: Any, scale: float) -> dict:
         return {key: coef * scale for key, (_, coef) in expr.terms.items()}
 
+    def linear(expr: Any) -> bool:  # a rate expression (Problem 1's linear combination)
+        return bool(getattr(expr, "mergeable", False)) and hasattr(expr, "terms")
+
     first, t0 = made[0], targets[0]
-    if (len(made) < 2 or t0 == 0.0 or not isinstance(first.lhs, RateExpr)
-            or not isinstance(first.rhs, RateExpr) or first.rhs.constant != 0.0):
+    if (len(made) < 2 or t0 == 0.0 or not linear(first.lhs) or not linear(first.rhs)
+            or first.rhs.constant != 0.0):
         return None
     base = first.rhs / t0
     for c, t in zip(made[1:], targets[1:], strict=True):
-        same_lhs = isinstance(c.lhs, RateExpr) and terms(c.lhs, 1.0) == terms(first.lhs, 1.0)
-        if not (same_lhs and isinstance(c.rhs, RateExpr) and c.rhs.constant == 0.0
+        same_lhs = linear(c.lhs) and terms(c.lhs, 1.0) == terms(first.lhs, 1.0)
+        if not (same_lhs and linear(c.rhs) and c.rhs.constant == 0.0
                 and terms(c.rhs, 1.0).keys() == terms(base, t).keys()
                 and np.allclose(list(terms(c.rhs, 1.0).values()),
                                 [terms(base, t)[k] for k in terms(c.rhs, 1.0)], rtol=1e-12)):

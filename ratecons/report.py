@@ -435,7 +435,7 @@ def analysis_report(result: Any, data: Dataset | Mapping[Dataset, Dataset] | Non
         try:
             kept.append(c.rebind(rebind))
         except EmptySubsetError as exc:  # a small group absent from a test split
-            missing[i] = str(exc).split(". ")[0]
+            missing[i] = str(exc)
     try:
         rebound = analysis if data is None else analyse(
             problem.objective.rebind(rebind), analysis.sense, kept, analysis.model)
