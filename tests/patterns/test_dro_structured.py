@@ -162,28 +162,18 @@ def test_the_reference_carries_the_patterns_lower_bound():
             assert "said optimal_inaccurate" in cert.details["status_raised"]
 
 
-def test_verify_auto_checks_the_method_whose_result_solve_returns(adult):
-    """``verify(method="auto")`` ran the plan's method alone (lbfgs, which stops
-    ``iteration_limit`` here) while ``solve`` returns the chain's answer after it: verify said
-    "agrees" of a path no solve returns. It now checks what ``solve`` returns."""
-    problem = _robust(adult, "chi2", 1e-3, "hinge")
-    assert problem.plan().method == "lbfgs"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        report = rc.verify(problem)
-    assert report.method == "structured" == report.result.method
-    assert report.result.status == "optimal" and report.agrees
-
-
-def test_verify_auto_checks_the_chain_where_auto_runs_the_reference_first():
-    """Pima, chi-square robust hinge loss, no l2: ``auto`` runs the conic reference with the
-    chain after it. ``verify`` checked ``lbfgs``, which ``solve`` never returns here; it now
-    checks the chain, the method whose answer ``solve`` returns when the reference falls
-    short."""
-    D = standardized("diabetes")
-    problem = rc.Problem(minimize=rc.robust_loss(rc.PhiDivergenceBall(D, phi="chi2", rho=0.1),
-                                                 loss="hinge"), model=rc.LinearModel(l2=0.0))
-    assert problem.plan().method == "cvxpy"
+@pytest.mark.parametrize("case", ["lbfgs first", "reference first"])
+def test_verify_auto_checks_the_method_whose_result_solve_returns(adult, case):
+    """``verify(method="auto")`` ran the plan's method alone while ``solve`` returns the
+    chain's answer after it: verify said "agrees" of a path no solve returns. It now checks
+    what ``solve`` returns: after lbfgs (which stops ``iteration_limit`` on the Adult sample,
+    chi-square hinge, l2 = 1e-3), and where ``auto`` runs the conic reference first (Pima,
+    chi-square hinge, no l2), where verify checked ``lbfgs``, which solve never returns."""
+    if case == "lbfgs first":
+        problem, planned = _robust(adult, "chi2", 1e-3, "hinge"), "lbfgs"
+    else:
+        problem, planned = _robust(standardized("diabetes"), "chi2", 0.0, "hinge"), "cvxpy"
+    assert problem.plan().method == planned
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         report = rc.verify(problem)
