@@ -162,11 +162,12 @@ def _on_rates(constraint: Any) -> bool:
     return bool(getattr(constraint, "rates_only", False))
 
 
-def _default_fairness(made: dict[float, list[Any]]) -> RateExpr | RatioExpr:
-    """The measured quantity of the swept constraint: its ratio; the ratio A / B where the
-    constraint reads A >= k B (or <=) with the target k times a fixed rate expression B (the
-    80% rule written out: A alone, a group's positive rate, is no fairness quantity); or its
-    left-hand side."""
+def _default_fairness(made: dict[float, list[Any]], constraint: Callable[[float], Any]
+                      ) -> RateExpr | RatioExpr:
+    """The measured quantity of the swept constraint (``constraint(t)`` built at each target
+    in ``made``): its ratio; the ratio A / B where it reads A >= k B (or <=) with the target k
+    times a fixed rate expression B (the 80% rule written out: A alone, a group's positive
+    rate, is no fairness quantity); or its left-hand side."""
     targets = list(made)
     first = made[targets[0]][0]
     if not _on_rates(first):
@@ -175,34 +176,44 @@ def _default_fairness(made: dict[float, list[Any]]) -> RateExpr | RatioExpr:
                         f"'{getattr(first, 'name', type(first).__name__)}'.")
     if first.ratio is not None:
         return first.ratio
-    ratio = _written_ratio([made[t][0] for t in targets], targets)
+    ratio = _written_ratio({t: made[t][0] for t in targets},
+                           lambda t: _as_constraints(constraint(t), t)[0])
     if ratio is not None:
         return ratio
     return first.lhs if first.lhs is not None else first.expr
 
 
-def _written_ratio(made: list[Any], targets: list[float]) -> RatioExpr | None:
-    """A / B when every constraint reads A (sense) t B with the same rate expressions A and
-    B (at two targets at least, so that the target is seen to scale B); else None."""
-    def terms(expr: Any, scale: float) -> dict:
-        return {key: coef * scale for key, (_, coef) in expr.terms.items()}
+def _written_ratio(made: dict[float, Any], probe: Callable[[float], Any]
+                   ) -> RatioExpr | None:
+    """A / B when every constraint ``made[t]`` reads A (sense) t B with the same rate
+    expressions A and B, the target scaling B: checked at two nonzero targets (``probe(t)``
+    builds one more when the sweep has fewer); else None."""
+    def terms(expr: Any) -> dict:
+        return {key: coef for key, (_, coef) in expr.terms.items()}
 
     def linear(expr: Any) -> bool:  # a rate expression (Problem 1's linear combination)
         return bool(getattr(expr, "mergeable", False)) and hasattr(expr, "terms")
 
-    first, t0 = made[0], targets[0]
-    if (len(made) < 2 or t0 == 0.0 or not linear(first.lhs) or not linear(first.rhs)
-            or first.rhs.constant != 0.0):
+    nonzero = [t for t in made if t != 0.0]
+    if not nonzero:
         return None
-    base = first.rhs / t0
-    for c, t in zip(made[1:], targets[1:], strict=True):
-        same_lhs = linear(c.lhs) and terms(c.lhs, 1.0) == terms(first.lhs, 1.0)
-        if not (same_lhs and linear(c.rhs) and c.rhs.constant == 0.0
-                and terms(c.rhs, 1.0).keys() == terms(base, t).keys()
-                and np.allclose(list(terms(c.rhs, 1.0).values()),
-                                [terms(base, t)[k] for k in terms(c.rhs, 1.0)], rtol=1e-12)):
+    t0 = nonzero[0]
+    first = made[t0]
+    if not (linear(first.lhs) and linear(first.rhs) and first.rhs.constant == 0.0):
+        return None
+    base = terms(first.rhs)
+    checks = dict(made) if len(nonzero) > 1 else {**made, 2.0 * t0: probe(2.0 * t0)}
+    for t, c in checks.items():
+        if not (linear(c.lhs) and terms(c.lhs) == terms(first.lhs) and linear(c.rhs)
+                and c.rhs.constant == 0.0 and terms(c.rhs).keys() <= base.keys()
+                and all(abs(terms(c.rhs).get(key, 0.0) - coef * t / t0)
+                        <= 1e-12 * abs(coef * t / t0) for key, coef in base.items())):
             return None
-    return RatioExpr(first.lhs, base, f"{first.lhs.name} / ({base.name})")
+    scaled = first.rhs / t0
+    atom = scaled.atoms[0] if len(scaled.atoms) == 1 else None
+    name = (atom.name if atom is not None and terms(atom) == terms(scaled)
+            else f"({scaled.name})")
+    return RatioExpr(first.lhs, scaled, f"{first.lhs.name} / {name}")
 
 
 def _feasible(constraints: list[Any], scorer: Any) -> bool | None:
@@ -377,7 +388,7 @@ def sweep(problem: Problem, constraint: Callable[[float], Any], targets: Iterabl
     made = {t: _as_constraints(constraint(t), t) for t in targets}
     first = made[targets[0]][0]
     if fairness is None:
-        fairness = _default_fairness(made)
+        fairness = _default_fairness(made, constraint)
     sense = getattr(first, "sense", ">=")
     order = sorted(set(targets), reverse=sense == ">=") if sense in (">=", "<=") else targets
     key = "maximize" if problem.sense == "maximize" else "minimize"

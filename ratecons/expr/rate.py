@@ -32,7 +32,7 @@ import numpy as np
 from ..data import Dataset, Subset, as_subset
 from ..errors import InfeasibleError, NotLinearError, SpecError
 from ..ramp import ramp, ramp_scores
-from ..settings import ROUNDING_TOL
+from ..settings import FEASIBILITY_TOL, ROUNDING_TOL
 from .atom import Constraint, Term, as_sum, fmt, is_number
 
 __all__ = ["RateExpr", "RatioExpr", "rate_atom", "ratio_metric", "FRACTION_RATIOS"]
@@ -151,12 +151,12 @@ class RateExpr(Term):
         if subset.data.weights is not None or subset.n == 0:
             return
         k = (value - self.constant) / coef * subset.n
-        if abs(k - round(k)) <= 1e-9 * max(1.0, abs(k)):
+        if abs(k - round(k)) * abs(coef) / subset.n <= FEASIBILITY_TOL:  # met as reports judge
             return
         below, above = (self.constant + coef * np.array([np.floor(k), np.ceil(k)]) / subset.n)
         raise InfeasibleError(
             f"constraint '{self.name} == {fmt(value)}' can never hold exactly: over the "
-            f"{subset.n} rows of {subset.name} it needs {k:.4g} of them predicted positive. "
+            f"{subset.n} rows of {subset.name} it needs {k:.8g} of them predicted positive. "
             f"Write a band instead, e.g. {self.name} >= {fmt(min(below, above))} and "
             f"<= {fmt(max(below, above))} (the nearest values it takes), or wider.")
 

@@ -259,5 +259,9 @@ def test_an_equality_no_count_meets_is_refused_when_built():
     with pytest.raises(rc.InfeasibleError, match=r"134\.6 of them.*>= 0\.199108 and <= 0\.200594"):
         rc.coverage(D) == 0.2  # noqa: B015 - the comparison builds the constraints
     assert len(rc.coverage(D.take(np.arange(670))) == 0.2) == 2  # 134 of 670: attainable
+    # an attainable value up to rounding (float32) is taken; a miss is printed in full
+    assert len(rc.coverage(D) == float(np.float32(135 / 673))) == 2
+    with pytest.raises(rc.InfeasibleError, match=r"needs 336\.0105 of them"):
+        rc.coverage(D) == 336.0105 / 673  # noqa: B015
     weighted = rc.Dataset(np.zeros((673, 1)), D.y, weights=np.linspace(1, 2, 673))
     assert len(rc.coverage(weighted) == 0.2) == 2  # weighted rates take other values

@@ -79,12 +79,14 @@ def test_the_80_percent_rule_written_out_is_measured_as_its_ratio(setup):
     left-hand side, group a's positive rate alone, labelled "higher is fairer": it is now
     measured by the ratio, as ``positive_rate_ratio(a, b) >= k`` is."""
     train, _, base, (a, b), _ = setup
-    written = rc.sweep(base, lambda k: rc.positive_rate(a) >= k * rc.positive_rate(b),
-                       [0.7, 1.0], method="cvxpy")
-    assert "/" in written.fairness and written.higher_is_better
     ratio = rc.positive_rate_ratio(a, b)
-    for p in [*written.points, written.unconstrained]:
-        assert p.train_fairness == pytest.approx(ratio.value(p.result.scorer))
+    for targets in ([0.7, 1.0], [0.0, 0.7], [0.7]):  # a zero target, a single one
+        written = rc.sweep(base, lambda k: rc.positive_rate(a) >= k * rc.positive_rate(b),
+                           targets, method="cvxpy")
+        assert written.fairness == f"{rc.positive_rate(a).name} / {rc.positive_rate(b).name}"
+        assert written.higher_is_better
+        for p in [*written.points, written.unconstrained]:
+            assert p.train_fairness == pytest.approx(ratio.value(p.result.scorer))
     # an expression the target does not scale keeps its left-hand side
     shifted = rc.sweep(base, lambda c: rc.positive_rate(a) >= rc.positive_rate(b) - c,
                        [0.1, 0.2], method="cvxpy")
