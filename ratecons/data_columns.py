@@ -78,10 +78,13 @@ def check_feature_names(trained: list[str] | None, given: list[str] | None) -> N
                         "model reads them by position: reorder them, X[result.feature_names].")
     missing = [c for c in trained if c not in set(given)][:5]
     extra = [c for c in given if c not in set(trained)][:5]
-    raise DataError(f"the features' columns differ from the training data's: missing "
-                    f"{missing}, not in training {extra}. The model reads columns by "
-                    "position; build the data with the training columns, in their order "
-                    "(result.feature_names; one-hot columns from the training categories).")
+    differ = "; ".join(part for part in (f"missing {missing}" if missing else "",
+                                         f"not in training {extra}" if extra else "") if part)
+    raise DataError(f"the features' columns differ from the training data's: {differ}. The "
+                    "model reads columns by position; build the data with the training "
+                    "columns, in their order (result.feature_names; one-hot columns from the "
+                    "training categories, e.g. frame.reindex(columns=result.feature_names, "
+                    "fill_value=0) after pd.get_dummies).")
 
 
 def pandas_features(X: Any) -> np.ndarray:

@@ -320,15 +320,19 @@ def equal_opportunity(
 
 
 def equalized_odds(
-    a: Dataset | Subset, b: Dataset | Subset, max_difference: float = 0.0
+    a: Dataset | Subset, b: Dataset | Subset, max_difference: float = 0.0,
+    rates: tuple[str, ...] = ("tpr", "fpr"),
 ) -> list[Constraint]:
-    """|TPR(A) - TPR(B)| <= c and |FPR(A) - FPR(B)| <= c (equalized odds), its four rows named
-    ``equalized_odds``."""
-    return (_difference_bound("equalized_odds", true_positive_rate(a) - true_positive_rate(b),
-                              max_difference)
-            + _difference_bound("equalized_odds",
-                                false_positive_rate(a) - false_positive_rate(b),
-                                max_difference))
+    """|TPR(A) - TPR(B)| <= c and |FPR(A) - FPR(B)| <= c (equalized odds), its rows named
+    ``equalized_odds``; ``rates`` keeps one half ("tpr" or "fpr") where the other has no
+    examples (two groups of which one has no positives still have their FPRs to match)."""
+    unknown = set(rates) - {"tpr", "fpr"}
+    if unknown or not rates:
+        raise SpecError(f"equalized_odds(rates=...) takes 'tpr' and/or 'fpr'; got {rates!r}.")
+    pairs = {"tpr": (true_positive_rate, a, b), "fpr": (false_positive_rate, a, b)}
+    return [row for name in ("tpr", "fpr") if name in rates
+            for rate, x, z in [pairs[name]]
+            for row in _difference_bound("equalized_odds", rate(x) - rate(z), max_difference)]
 
 
 def egregious_examples(data: Dataset | Subset, min_accuracy: float = 1.0) -> Constraint:

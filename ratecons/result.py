@@ -273,8 +273,12 @@ class Result:
         """Refuse a DataFrame or Dataset whose column names differ from the training data's
         (:func:`ratecons.data_columns.check_feature_names`)."""
         data = X.data if isinstance(X, Subset) else X
+        labels = (X.columns if X.ndim == 2 else X.index) if is_pandas(X) else None
+        # as scikit-learn: a frame (or one row, a Series) whose labels are not all strings
+        # (a numpy array wrapped by pandas) has no names, and is read by position
         given = (data.feature_names if isinstance(data, Dataset)
-                 else [str(c) for c in X.columns] if is_pandas(X) and X.ndim == 2 else None)
+                 else [str(c) for c in labels] if labels is not None
+                 and all(isinstance(c, str) for c in labels) else None)
         check_feature_names(self.feature_names, given)
 
     def decision_function(self, X: Any) -> np.ndarray:

@@ -60,10 +60,8 @@ SENSITIVE = "sensitive"
 # ---------------------------------------------------------------------------- constraint objects
 class _GroupConstraint(BaseEstimator):
     """A fairness constraint over the levels of a group attribute of the training Dataset.
-
-    Calling it on the training Dataset returns the constraints: one per ordered pair of levels
-    (ratios) or per unordered pair (differences), so it holds between every two groups.
-    """
+    Called on it, it returns the constraints: one per ordered pair of levels (ratios) or per
+    unordered pair (differences), so it holds between every two groups."""
 
     def __init__(self, bound: float = 0.8, feature: str = SENSITIVE) -> None:
         self.bound = bound
@@ -112,8 +110,7 @@ class DemographicParityRatio(_GroupConstraint):
     ratio constraints are multiplied through by the denominator, App. B of Goh et al.)."""
 
     def __call__(self, data: Dataset) -> list[Any]:
-        g = self.feature
-        bound = self._ratio_bound()
+        g, bound = self.feature, self._ratio_bound()
         return [rates.positive_rate_ratio(data.group(g, a), data.group(g, b)) >= bound
                 for a, b in self._pairs(data, ordered=True)]
 
@@ -122,8 +119,7 @@ class EqualOpportunityRatio(_GroupConstraint):
     """TPR(A) >= bound * TPR(B) for every two groups (Table 2 of Goh et al.)."""
 
     def __call__(self, data: Dataset) -> list[Any]:
-        g = self.feature
-        bound = self._ratio_bound()
+        g, bound = self.feature, self._ratio_bound()
         return [rates.equal_opportunity_ratio(data.group(g, a), data.group(g, b)) >= bound
                 for a, b in self._pairs(data, ordered=True, positives_only=True)]
 
@@ -154,14 +150,18 @@ class EqualOpportunityDifference(DemographicParityDifference):
 class EqualizedOdds(DemographicParityDifference):
     """|TPR(A) - TPR(B)| <= bound and |FPR(A) - FPR(B)| <= bound for every two groups."""
 
-    def __call__(self, data: Dataset) -> list[Any]:
-        g = self.feature
-        y = data.require_labels("EqualizedOdds", binary=True)
-        groups = data.groups.get(g)
-        both = [a for a in self._levels(data)
-                if np.any((groups == a) & (y == 1)) and np.any((groups == a) & (y == 0))]
-        return [c for i, a in enumerate(both) for b in both[i + 1:]
-                for c in rates.equalized_odds(data.group(g, a), data.group(g, b), self.bound)]
+    def __call__(self, data: Dataset) -> list[Any]:  # TPRs where both levels have positives,
+        g, levels = self.feature, self._levels(data)  # FPRs where both have negatives
+        y, groups = data.require_labels("EqualizedOdds", binary=True), data.groups[g]
+        has = {a: [r for r, label in (("tpr", 1), ("fpr", 0))
+                   if np.any((groups == a) & (y == label))] for a in levels}
+        rows = [c for i, a in enumerate(levels) for b in levels[i + 1:]
+                if (both := tuple(r for r in has[a] if r in has[b]))
+                for c in rates.equalized_odds(data.group(g, a), data.group(g, b), self.bound,
+                                              rates=both)]
+        if not rows:
+            raise ValueError(f"EqualizedOdds: no two levels of {g!r} share a class ({has}).")
+        return rows
 
 
 # ---------------------------------------------------------------------------- shared machinery

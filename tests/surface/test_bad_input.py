@@ -666,8 +666,16 @@ def test_columns_other_than_the_training_ones_are_refused():
     with pytest.raises(rc.DataError, match="another order"):
         result.report(rc.Dataset(reordered, y))
     renamed = X.rename(columns={"bmi": "weight"})
-    with pytest.raises(rc.DataError, match=r"missing \['bmi'\], not in training \['weight'\]"):
+    with pytest.raises(rc.DataError, match=r"missing \['bmi'\]; not in training \['weight'\]"):
         result.decision_function(renamed)
+    # one row as a Series carries its names too; a frame or Series whose labels are not all
+    # strings (a numpy array wrapped by pandas) has none, and is read by position
+    row = X.iloc[0]
+    with pytest.raises(rc.DataError, match="another order"):
+        result.decision_function(row[row.index[::-1]])
+    assert result.decision_function(row)[0] == pytest.approx(result.decision_function(X)[0])
+    np.testing.assert_array_equal(result.predict(pd.DataFrame(X.to_numpy())),
+                                  result.predict(X))
     np.testing.assert_array_equal(result.predict(reordered[result.feature_names]),
                                   result.predict(X))
 

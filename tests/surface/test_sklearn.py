@@ -102,6 +102,15 @@ def test_constraint_objects(data):
     assert len(DemographicParityDifference(0.1)(D2)) == 2
     assert len(EqualOpportunityRatio(0.8)(D2)) == 2
     assert len(EqualizedOdds(0.1)(D2)) == 4
+    # a level with negatives only still has its FPR to match (a user's fit had no constraint
+    # at all: the level was dropped and, with two levels, nothing was left)
+    only_neg = np.where(D.y == 1, "M", D.groups["g"])
+    rows = EqualizedOdds(0.05)(rc.Dataset(D.X, D.y, groups={"sensitive": only_neg}))
+    assert rows and all("false_positive_rate" in c.name for c in rows if "=a" in c.name)
+    assert any("=a" in c.name for c in rows)
+    by_class = np.where(D.y == 1, "pos", "neg")  # no two levels share a class
+    with pytest.raises(ValueError, match="no two levels of 'sensitive' share a class"):
+        EqualizedOdds(0.05)(rc.Dataset(D.X, D.y, groups={"sensitive": by_class}))
     with pytest.raises(ValueError, match="sensitive_features"):
         DemographicParityRatio(0.8)(rc.Dataset(D.X, D.y))
     # one group: the constraint held between no two groups and the fit went on silently
