@@ -197,7 +197,8 @@ def _hint(analysis: Analysis, binding: list[str], status: str | None = None) -> 
                 "more time (time_limit=) or iterations (max_iterations=) before changing the "
                 "problem")
     if binding:
-        return ("forced by the constraint(s) with no slack at the model: "
+        return ("possibly forced by the constraint(s) with no slack at the model"
+                + (" (MM's fixed points are local)" if analysis.needs_mm else "") + ": "
                 + "; ".join(f"'{name}'" for name in binding)
                 + ". Loosen them (e.g. a fairness difference bound of 0.01-0.05 instead of 0, "
                 "a ratio bound below 1)")
@@ -274,11 +275,16 @@ def _score_model_record(analysis: Analysis, scorer: Any, status: str | None = No
     user_model = objective.to_user(model_value) + 0.0
     user_best = objective.to_user(best_value) + 0.0
     surrogate = any(_ranking(p) for _, p in objective.parts)
-    worse = bool(model_value > best_value + tol)  # beaten, not only matched
+    # beaten, not only matched; a TPR@K surrogate is a lower bound of the model's exact TPR
+    # (its exact objective may beat the constant's), so no verdict of WORSE rests on it
+    worse = bool(model_value > best_value + tol) and not surrogate
     message = (f"degenerate answer: the returned model's objective ({objective.name}"
                + (", by its surrogate: a constant score ranks nothing" if surrogate else "")
                + f") is {user_model:.6g}, " + ("WORSE than" if worse else "no better than")
                + f" {user_best:.6g} of {what}, which meets every constraint; "
+               + ("the exact objective (result.report()) may still beat the constant's, "
+                  "which the surrogate, a bound on the TPR, does not show; "
+                  if surrogate and model_value > best_value + tol else "")
                + (f"status '{status}' certifies where the method stopped (a local fixed point "
                   "of majorization-minimization), not the best model: that constant model is "
                   "the better answer; " if worse and status == "optimal" and analysis.needs_mm

@@ -106,4 +106,8 @@ def auc(scores: object, y: object, sample_weight: object = None) -> float:
         if sample_weight.shape != s.shape:
             raise DataError(f"auc: sample_weight must have one weight per score; got "
                             f"{sample_weight.size} for {s.size}.")
+        if not np.all(np.isfinite(sample_weight)) or np.any(sample_weight < 0):
+            raise DataError("auc: sample_weight must be finite and nonnegative.")
+        if not (sample_weight[pos].sum() > 0 and sample_weight[~pos].sum() > 0):
+            raise EmptySubsetError("auc needs a positive total weight on each class.")
     return float(roc_auc_score(pos, s, sample_weight=sample_weight))

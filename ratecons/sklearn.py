@@ -622,9 +622,9 @@ class MinimaxRiskClassifier(_RateconsClassifier):
     Attributes
     ----------
     upper_ : float
-        The returned rule's worst-case risk over U, a bound on its expected 0-1 loss for every
-        distribution in U (MRCpy's ``upper_``): R* when optimal, above it if stopped early
-        (``k_max``, ``time_limit``, ``eps1 > 0``; ``certified_lower_`` bounds R* below).
+        An upper bound on the returned rule's expected 0-1 loss for every distribution in U
+        (MRCpy's; the worst-case risk at the returned mu): R* when optimal, above it if stopped
+        early (``k_max``, ``time_limit``, ``eps1 > 0``; ``certified_lower_`` bounds R* below).
     lower_ : float
         MRCpy's lower bound (``get_lower_bound``): the smallest expected 0-1 loss of the rule
         (argmax, or randomized with ``deterministic=False``) over the distributions of U on the

@@ -64,7 +64,7 @@ class Row:
     def to_user(self, canonical: float) -> float:
         """A canonical value of this row in the user's sense (the one inversion of the flip):
         for the objective, E + reg minimized or E - reg maximized."""
-        return self.sign * canonical
+        return self.sign * canonical + 0.0  # + 0.0: a maximized 0 reads 0, not -0
 
 
 @dataclass

@@ -273,7 +273,8 @@ def check_mm_options(method: str, max_iterations: Any, tol: Any) -> None:
             or max_iterations < 1:
         raise parameter_error("max_iterations", f"method '{method}'", "an int >= 1",
                               max_iterations)
-    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not tol >= 0:
+    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating)) \
+            or not tol >= 0:
         raise parameter_error("tol", f"method '{method}'", "a float >= 0 (0: run all T steps)",
                               tol)
 

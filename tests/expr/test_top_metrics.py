@@ -188,3 +188,12 @@ def test_the_report_says_what_a_ranking_objectives_expected_column_holds():
     assert "not a TPR" in str(ranked.report())
     rate = rc.Problem(minimize=rc.error_rate(D), model=rc.LinearModel(l2=1e-2)).solve()
     assert rate.report().rows[0].note == ""
+
+
+def test_auc_refuses_weights_that_leave_a_class_without_weight():
+    s, y = np.array([0.3, 0.1, 0.7, 0.2]), np.array([1, 0, 1, 0])
+    with pytest.raises(rc.DataError, match="nonnegative"):
+        metrics.auc(s, y, sample_weight=[1, -1, 1, 1])
+    with pytest.raises(rc.EmptySubsetError, match="positive total weight on each class"):
+        metrics.auc(s, y, sample_weight=[1, 0, 1, 0])
+    assert metrics.auc(s, y, sample_weight=[2, 1, 1, 1]) == pytest.approx(1.0)
