@@ -31,7 +31,7 @@ from .solution import Solution
 from .solvers.tracker import Tracker
 
 __all__ = ["ElasticSolver", "cvxpy_elastic", "find_feasible_start", "no_start_message",
-           "run_phase_one"]
+           "run_phase_one", "tpr_rows_note"]
 
 
 @dataclass(frozen=True)
@@ -190,8 +190,11 @@ def run_phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
         message = (
             "no point satisfying the constraints was found: the hinge relaxation is "
             "infeasible, and minimizing the total ramp violation by majorization-"
-            f"minimization stopped at {smallest:.4g} > 0. The targets are likely out of reach "
-            "(relax them), or this local search missed a feasible region.")
+            f"minimization stopped at {smallest:.4g} > 0. "
+            + (f"{tpr_rows_note(analysis)[0].upper()}{tpr_rows_note(analysis)[1:]}; or the "
+               "search missed a feasible region." if tpr_rows_note(analysis) else
+               "The targets are likely out of reach (relax them), or this local search missed "
+               "a feasible region."))
     else:
         message = (
             "the hinge relaxation is infeasible, and the search for a feasible point "
@@ -210,6 +213,17 @@ def _merit(analysis: Analysis, table: ScoreTable, w: np.ndarray, violation: floa
     return surrogate_objective(analysis, table, w) + penalty * violation
 
 
+def tpr_rows_note(analysis: Analysis) -> str:
+    """What an infeasible answer means where a constraint holds a TPR@K / TPR@tau part ('' when
+    none does): the row is held through its surrogate, not its exact value."""
+    if not any(getattr(part, "curvature", "") == "concave" for row in analysis.constraints
+               for _, part in row.parts):
+        return ""
+    return ("a TPR row is held through its concave lower bound (Section 4.4 of the ranking "
+            "paper), often far below the exact TPR, so models meeting the exact target may "
+            "exist: lower the target, or make the TPR the objective")
+
+
 def no_start_message(analysis: Analysis, step: ConvexStep) -> str:
     """Why the chain's first step (the hinge relaxation, or ``only_step``) has no solution:
     the message of its ``infeasible`` (or other) status."""
@@ -217,12 +231,8 @@ def no_start_message(analysis: Analysis, step: ConvexStep) -> str:
         return step.message or ""
     if not any(row.rate_parts for row in analysis.constraints):
         names = "; ".join(f"'{row.name}'" for row in analysis.constraints)
-        if any(getattr(part, "curvature", "") == "concave" for row in analysis.constraints
-               for _, part in row.parts):  # a TPR@K / TPR@tau row: held by its surrogate
-            return (f"no model meets {names} as the chain states it: a TPR row is held through "
-                    "its concave lower bound (Section 4.4 of the ranking paper), often far below "
-                    "the exact TPR, so models meeting the exact target may exist: lower the "
-                    "target, or make the TPR the objective.")
+        if tpr_rows_note(analysis):
+            return f"no model meets {names} as the chain states it: {tpr_rows_note(analysis)}."
         return ("no model meets the constraints together on the training data: " + names
                 + ". Every constraint is convex in the model (none is replaced by a "
                 "surrogate), so this is exact: loosen a bound (a loss is never below 0), "

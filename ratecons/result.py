@@ -264,7 +264,9 @@ class Result:
         """The training data's column names (None when unknown, or not one list for every
         training dataset): a DataFrame or Dataset scored by this result must have them, in
         this order."""
-        analysis = None if self.problem is None else self.problem.analysis
+        if self.problem is None:  # loaded from JSON: the names it stored
+            return self.__dict__.get("_stored_feature_names")
+        analysis = self.problem.analysis
         names = {tuple(d.feature_names) if d.feature_names else None
                  for d in (analysis.datasets if analysis is not None else [])}
         return list(names.pop()) if len(names) == 1 and None not in names else None
@@ -366,6 +368,7 @@ class Result:
         out = self.summary()
         out.update(self._json_extras())
         out["model"] = self._model_json()
+        out["feature_names"] = self.feature_names  # checked again after from_json
         return json.dumps(_jsonable(out), indent=kwargs.pop("indent", 2), **kwargs)
 
     def _model_json(self) -> dict[str, Any] | None:
@@ -397,6 +400,7 @@ class Result:
                   for k, v in data.get("extras", {}).items()}
         result = cls(None, data["method"], solution, scorer, extras=extras)
         result.reasons = list(data.get("reasons", []))
+        result._stored_feature_names = data.get("feature_names")
         return result
 
     def _json_extras(self) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pytest
 
 import ratecons as rc
@@ -78,3 +79,17 @@ def test_a_tpr_floor_beyond_its_surrogate_does_not_claim_exactness():
     assert result.status == settings.INFEASIBLE
     assert "concave lower bound" in message and "may exist" in message
     assert "exact:" not in message and "none is replaced" not in message
+
+
+def test_a_tpr_floor_under_a_rate_objective_says_the_same(diabetes):
+    """With an error-rate objective the same floor goes through phase one, whose message said
+    "the targets are likely out of reach" (a user's check: 500 Pima rows, TPR@5 >= 0.05,
+    which a logistic regression reaches exactly)."""
+    D = diabetes.take(np.arange(500), name="train")
+    problem = rc.Problem(minimize=rc.error_rate(D),
+                         subject_to=[rc.tpr_at_top(D, k=5) >= 0.05],
+                         model=rc.LinearModel(l2=1e-3))
+    result = _solve(problem, "structured")
+    message = result.certificate.details["message"]
+    assert result.status == settings.INFEASIBLE
+    assert "concave lower bound" in message and "likely out of reach" not in message

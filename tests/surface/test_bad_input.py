@@ -676,6 +676,10 @@ def test_columns_other_than_the_training_ones_are_refused():
     assert result.decision_function(row)[0] == pytest.approx(result.decision_function(X)[0])
     np.testing.assert_array_equal(result.predict(pd.DataFrame(X.to_numpy())),
                                   result.predict(X))
+    back = rc.Result.from_json(result.to_json())  # the names travel with the model
+    assert back.feature_names == result.feature_names
+    with pytest.raises(rc.DataError, match="another order"):
+        back.predict(reordered)
     np.testing.assert_array_equal(result.predict(reordered[result.feature_names]),
                                   result.predict(X))
 
