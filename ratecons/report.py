@@ -481,7 +481,7 @@ def analysis_report(result: Any, data: Dataset | Mapping[Dataset, Dataset] | Non
             line.note = "; ".join(filter(None, [line.note,
                                                 _loosened_note(loosened[trained.name])]))
         report.rows.append(line)
-    _rate_rows(report, rebound, ev)
+    _rate_rows(report, rebound, ev, [analysis.constraints[i] for i in missing], rebind)
     return _with_groups(report, scorer, rebound.datasets, ev)
 
 
@@ -502,18 +502,35 @@ def _loosened_note(row: Mapping[str, Any]) -> str:
             f"{row['surrogate']:.6g})")
 
 
-def _rate_rows(report: RateReport, analysis: Any, ev: Any) -> None:
-    """One ``rate`` row for every distinct rate the rate parts of the rows are built from
-    (ratio constraints: the rates of numerator and denominator), after the rows."""
+def _row_atoms(row: Any) -> list[Any]:
+    """The distinct rates a row's rate parts are built from (a ratio constraint: the rates of
+    its numerator and denominator)."""
+    ratio = getattr(row.source, "ratio", None)
+    exprs = ([ratio.numerator, ratio.denominator] if ratio is not None
+             else [part for _, part in row.rate_parts if hasattr(part, "atoms")])
+    return [a for expr in exprs for a in expr.atoms]
+
+
+def _rate_rows(report: RateReport, analysis: Any, ev: Any, unmeasured: list[Any] = (),
+               rebind: Any = None) -> None:
+    """One ``rate`` row for every distinct rate of the rows, after the rows; then those of
+    the ``unmeasured`` rows (constraints over a subset the data lacks), each rebound by
+    ``rebind`` where it can be (NaN where its own subset is empty)."""
     atoms: dict[str, Any] = {}
     for row in analysis.rows:
-        ratio = getattr(row.source, "ratio", None)
-        exprs = ([ratio.numerator, ratio.denominator] if ratio is not None
-                 else [part for _, part in row.rate_parts if hasattr(part, "atoms")])
-        for expr in exprs:
-            atoms.update((a.name, a) for a in expr.atoms)
+        atoms.update((a.name, a) for a in _row_atoms(row))
+    for row in unmeasured:
+        for atom in _row_atoms(row):
+            try:
+                held = atom.rebind(rebind)
+            except EmptySubsetError:
+                atoms.setdefault(atom.name, None)
+            else:
+                atoms.setdefault(held.name, held)
     for name, atom in atoms.items():
-        report.rows.append(ReportRow("rate", name, "", ev.rate(atom, "indicator"),
+        report.rows.append(ReportRow("rate", name, "", np.nan, np.nan, note="no examples here")
+                           if atom is None else
+                           ReportRow("rate", name, "", ev.rate(atom, "indicator"),
                                      ev.rate(atom, "ramp")))
 
 

@@ -168,3 +168,11 @@ def test_a_held_out_report_shows_the_rows_it_can_measure():
     assert "g=a" in missing.note and missing.satisfied is None
     assert recall.indicator == pytest.approx(np.mean(result.predict(X)[y == 1]))
     assert not rep.all_satisfied  # one row could not be checked
+    # the rates of an unmeasured constraint: NaN where its subset is empty, measured elsewhere
+    both = rc.Problem(minimize=rc.error_rate(D), subject_to=[
+        rc.positive_rate(D.group("g", "a")) >= 0.5 * rc.positive_rate(D.group("g", "b"))]
+    ).solve(verbose=False)
+    rates = {row.name: row for row in both.report(test).rows if row.kind == "rate"}
+    assert np.isnan(rates["positive_rate(data[g=a])"].indicator)
+    assert rates["positive_rate(data[g=b])"].indicator == pytest.approx(
+        np.mean(both.predict(X)))  # every test row is in b
