@@ -24,7 +24,7 @@ import numpy as np
 
 from .data import Dataset
 from .display import html_table
-from .errors import SpecError
+from .errors import RateconsError, SpecError
 from .problem import Problem
 from .rates import RateExpr, RatioExpr
 from .report import make_rebinder
@@ -163,11 +163,13 @@ def _on_rates(constraint: Any) -> bool:
 
 
 def _default_fairness(made: dict[float, list[Any]], constraint: Callable[[float], Any]
-                      ) -> RateExpr | RatioExpr:
+                      ) -> tuple[RateExpr | RatioExpr, bool]:
     """The measured quantity of the swept constraint (``constraint(t)`` built at each target
-    in ``made``): its ratio; the ratio A / B where it reads A >= k B (or <=) with the target k
-    times a fixed rate expression B (the 80% rule written out: A alone, a group's positive
-    rate, is no fairness quantity); or its left-hand side."""
+    in ``made``) and whether higher is fairer: its ratio; the ratio A / B where the target
+    scales B in a rate constraint A >= k B however it is written (``k*B <= A``,
+    ``A - k*B >= 0``; the 80% rule written out: A alone, a group's positive rate, is no
+    fairness quantity), or B / A for A <= k B; else its left-hand side, in the sense's
+    direction."""
     targets = list(made)
     first = made[targets[0]][0]
     if not _on_rates(first):
@@ -175,45 +177,76 @@ def _default_fairness(made: dict[float, list[Any]], constraint: Callable[[float]
                         "constraints; pass fairness= (a rate or ratio expression) for "
                         f"'{getattr(first, 'name', type(first).__name__)}'.")
     if first.ratio is not None:
-        return first.ratio
-    ratio = _written_ratio({t: made[t][0] for t in targets},
-                           lambda t: _as_constraints(constraint(t), t)[0])
+        return first.ratio, first.sense == ">="
+    ratio = _scaled_ratio({t: made[t][0] for t in targets},
+                          lambda t: _as_constraints(constraint(t), t)[0])
     if ratio is not None:
         return ratio
-    return first.lhs if first.lhs is not None else first.expr
+    return (first.lhs if first.lhs is not None else first.expr), first.sense == ">="
 
 
-def _written_ratio(made: dict[float, Any], probe: Callable[[float], Any]
-                   ) -> RatioExpr | None:
-    """A / B when every constraint ``made[t]`` reads A (sense) t B with the same rate
-    expressions A and B, the target scaling B: checked at two nonzero targets (``probe(t)``
-    builds one more when the sweep has fewer); else None."""
-    def terms(expr: Any) -> dict:
-        return {key: coef for key, (_, coef) in expr.terms.items()}
-
-    def linear(expr: Any) -> bool:  # a rate expression (Problem 1's linear combination)
-        return bool(getattr(expr, "mergeable", False)) and hasattr(expr, "terms")
-
-    nonzero = [t for t in made if t != 0.0]
-    if not nonzero:
-        return None
-    t0 = nonzero[0]
-    first = made[t0]
-    if not (linear(first.lhs) and linear(first.rhs) and first.rhs.constant == 0.0):
-        return None
-    base = terms(first.rhs)
-    checks = dict(made) if len(nonzero) > 1 else {**made, 2.0 * t0: probe(2.0 * t0)}
-    for t, c in checks.items():
-        if not (linear(c.lhs) and terms(c.lhs) == terms(first.lhs) and linear(c.rhs)
-                and c.rhs.constant == 0.0 and terms(c.rhs).keys() <= base.keys()
-                and all(abs(terms(c.rhs).get(key, 0.0) - coef * t / t0)
-                        <= 1e-12 * abs(coef * t / t0) for key, coef in base.items())):
+def _scaled_ratio(made: dict[float, Any], probe: Callable[[float], Any]
+                  ) -> tuple[RatioExpr, bool] | None:
+    """(A / B, True) when every constraint ``made[t]`` reads A - t B >= 0 once moved to one
+    side (G(t) = +-(expr - bound) >= 0, affine in t: G = E0 + t E1 with E1 = -B), with A and
+    B rate expressions of nonnegative coefficients; (A / B, False) for A - t B <= 0. The
+    affine form is read off two targets (``probe(t)`` builds a second one) and checked at
+    every other; else None."""
+    def affine(c: Any) -> Any:
+        if not (getattr(c.expr, "mergeable", False) and hasattr(c.expr, "terms")):
             return None
-    scaled = first.rhs / t0
-    atom = scaled.atoms[0] if len(scaled.atoms) == 1 else None
-    name = (atom.name if atom is not None and terms(atom) == terms(scaled)
-            else f"({scaled.name})")
-    return RatioExpr(first.lhs, scaled, f"{first.lhs.name} / {name}")
+        return (c.expr - c.bound) * (1.0 if c.sense == ">=" else -1.0)
+
+    def rate(expr: Any) -> bool:  # a nonnegative rate expression (up to rounding residue)
+        coefs = _significant(expr)
+        return abs(expr.constant) <= 1e-12 and bool(coefs) and min(coefs.values()) > 0
+
+    t0 = next(iter(made))
+    t1 = next((t for t in made if t != t0), t0 / 2.0 if t0 else 0.5)
+    try:
+        g0, g1 = affine(made[t0]), affine(made[t1] if t1 in made else probe(t1))
+    except RateconsError:  # the probe's target is out of the expression's range
+        return None
+    if g0 is None or g1 is None:
+        return None
+    e1 = (g1 - g0) / (t1 - t0)
+    e0 = g0 - e1 * t0
+    for t, c in made.items():  # the same affine form at every target
+        g = affine(c)
+        if g is None:
+            return None
+        have, want = _significant(g), _significant(e0 + e1 * t)
+        if abs(g.constant - (e0.constant + t * e1.constant)) > 1e-12 or any(
+                abs(have.get(k, 0.0) - want.get(k, 0.0)) > 1e-12 * max(1.0, abs(v))
+                for k, v in {**have, **want}.items()):
+            return None
+    if rate(-e1) and rate(e0):  # A - t B >= 0: A / B >= t, higher is fairer
+        a, b, higher = e0, -e1, True
+    elif rate(e1) and rate(-e0):  # t B - A >= 0: A / B <= t, lower is fairer
+        a, b, higher = -e0, e1, False
+    else:
+        return None
+    return RatioExpr(a, b, f"{_plain_name(a)} / {_plain_name(b)}"), higher
+
+
+def _significant(expr: Any) -> dict:
+    """A rate expression's coefficients by term, without the residue of its arithmetic
+    (|coef| <= 1e-12 of the largest)."""
+    coefs = {key: coef for key, (_, coef) in expr.terms.items()}
+    scale = max((abs(c) for c in coefs.values()), default=0.0)
+    return {key: c for key, c in coefs.items() if abs(c) > 1e-12 * scale}
+
+
+def _plain_name(expr: Any) -> str:
+    """A rate expression's name as written where it is one of its rates (coefficients and
+    constant equal up to rounding), else its arithmetic's name in parentheses."""
+    mine = _significant(expr)
+    for atom in expr.atoms:
+        theirs = _significant(atom)
+        if (theirs.keys() == mine.keys() and abs(atom.constant - expr.constant) <= 1e-12
+                and all(abs(theirs[k] - mine[k]) <= 1e-12 * abs(mine[k]) for k in mine)):
+            return atom.name
+    return f"({expr.name})"
 
 
 def _feasible(constraints: list[Any], scorer: Any) -> bool | None:
@@ -364,8 +397,9 @@ def sweep(problem: Problem, constraint: Callable[[float], Any], targets: Iterabl
     targets : iterable of float
     fairness : RateExpr or RatioExpr, optional
         The quantity whose achieved value is the frontier's horizontal axis. Default: the
-        swept constraint's ratio (for a ratio constraint, or A / B for A >= k B with the
-        target k scaling a fixed B, the 80% rule written out) or its left-hand side.
+        swept constraint's ratio (for a ratio constraint, or A / B for A >= k B however
+        written, the target k scaling a fixed B: the 80% rule written out; B / A's direction
+        for A <= k B) or its left-hand side.
     test : Dataset or mapping, optional
         Held-out data (as for ``result.report(test)``): the objective and the fairness
         quantity are also measured there.
@@ -388,9 +422,10 @@ def sweep(problem: Problem, constraint: Callable[[float], Any], targets: Iterabl
     made = {t: _as_constraints(constraint(t), t) for t in targets}
     first = made[targets[0]][0]
     if fairness is None:
-        fairness = _default_fairness(made, constraint)
-    sense = getattr(first, "sense", ">=")
-    order = sorted(set(targets), reverse=sense == ">=") if sense in (">=", "<=") else targets
+        fairness, higher = _default_fairness(made, constraint)
+    else:
+        higher = getattr(first, "sense", ">=") == ">="
+    order = sorted(set(targets), reverse=higher)  # the tightest target first
     key = "maximize" if problem.sense == "maximize" else "minimize"
     base = list(problem.constraints)
     problems = [Problem(**{key: problem.objective}, subject_to=[*base, *made[t]],
@@ -411,11 +446,11 @@ def sweep(problem: Problem, constraint: Callable[[float], Any], targets: Iterabl
                                        for chunk in _chunks(jobs, count))
         points = [p for part in parts for p in part]
     path = _Path([*problems, problem], path_targets, points,
-                 -1.0 if problem.sense == "maximize" else 1.0, 1.0 if sense == ">=" else -1.0)
+                 -1.0 if problem.sense == "maximize" else 1.0, 1.0 if higher else -1.0)
     resolves = _reuse(path, fairness, test, method, options, warm)
     by_target = dict(zip(order, path.points[:-1]))
     return Frontier([by_target[t] for t in targets], path.points[-1], problem.objective.name,
-                    fairness.name, sense == ">=", resolves, problem.sense == "maximize")
+                    fairness.name, higher, resolves, problem.sense == "maximize")
 
 
 def _cores(n_jobs: int) -> int:

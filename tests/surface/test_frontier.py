@@ -74,20 +74,34 @@ def test_pareto_front_of_a_maximized_objective():
     assert len(front) >= 4
 
 
-def test_the_80_percent_rule_written_out_is_measured_as_its_ratio(setup):
-    """``positive_rate(a) >= k * positive_rate(b)`` (the README's form) was measured by its
-    left-hand side, group a's positive rate alone, labelled "higher is fairer": it is now
-    measured by the ratio, as ``positive_rate_ratio(a, b) >= k`` is."""
+@pytest.mark.parametrize("written", ["A >= kB", "kB <= A", "A - kB >= 0"])
+def test_the_80_percent_rule_written_out_is_measured_as_its_ratio(setup, written):
+    """``positive_rate(a) >= k * positive_rate(b)`` (the README's form), and the same written
+    other ways, were measured by one side (group a's positive rate alone, or the first
+    target's expression), labelled "higher is fairer": they are measured by the ratio, as
+    ``positive_rate_ratio(a, b) >= k`` is, with a zero or a single target too."""
     train, _, base, (a, b), _ = setup
+    A, B = rc.positive_rate(a), rc.positive_rate(b)
+    build = {"A >= kB": lambda k: A >= k * B, "kB <= A": lambda k: k * B <= A,
+             "A - kB >= 0": lambda k: A - k * B >= 0}[written]
     ratio = rc.positive_rate_ratio(a, b)
-    for targets in ([0.7, 1.0], [0.0, 0.7], [0.7]):  # a zero target, a single one
-        written = rc.sweep(base, lambda k: rc.positive_rate(a) >= k * rc.positive_rate(b),
-                           targets, method="cvxpy")
-        assert written.fairness == f"{rc.positive_rate(a).name} / {rc.positive_rate(b).name}"
-        assert written.higher_is_better
-        for p in [*written.points, written.unconstrained]:
+    for targets in ([0.7, 1.0], [0.0, 0.7], [0.7]):
+        frontier = rc.sweep(base, build, targets, method="cvxpy")
+        assert frontier.fairness == f"{A.name} / {B.name}" and frontier.higher_is_better
+        for p in [*frontier.points, frontier.unconstrained]:
             assert p.train_fairness == pytest.approx(ratio.value(p.result.scorer))
-    # an expression the target does not scale keeps its left-hand side
+
+
+def test_a_ratio_bounded_above_and_other_forms(setup):
+    """FPR(a) <= k FPR(b) is the ratio FPR(a) / FPR(b), lower is fairer; an expression the
+    target does not scale keeps its left-hand side."""
+    train, _, base, (a, b), _ = setup
+    bounded = rc.sweep(base, lambda k: rc.false_positive_rate(a)
+                       <= k * rc.false_positive_rate(b), [0.7, 1.0], method="cvxpy")
+    fpr = rc.RatioExpr(rc.false_positive_rate(a), rc.false_positive_rate(b), "fpr ratio")
+    assert not bounded.higher_is_better and " / " in bounded.fairness
+    for p in bounded.points:
+        assert p.train_fairness == pytest.approx(fpr.value(p.result.scorer))
     shifted = rc.sweep(base, lambda c: rc.positive_rate(a) >= rc.positive_rate(b) - c,
                        [0.1, 0.2], method="cvxpy")
     assert shifted.fairness == rc.positive_rate(a).name
