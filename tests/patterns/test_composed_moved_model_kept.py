@@ -16,18 +16,13 @@ import warnings
 
 import numpy as np
 
-import ratecons as rc
 from ratecons import settings
+from tests.shared_data import fair_top5
 
 
 def test_the_moved_model_that_meets_every_row_is_returned():
-    adult = rc.datasets.load_adult()
-    data, _ = adult.split(0.03, seed=11)
-    train, _ = data.split(0.7, seed=0)
-    women, men = train.group("sex", "Female"), train.group("sex", "Male")
-    problem = rc.Problem(minimize=0.5 * rc.error_rate(train) - rc.tpr_at_top(train, k=5),
-                         subject_to=[rc.positive_rate(women) >= 0.8 * rc.positive_rate(men)],
-                         model=rc.LinearModel(l2=1e-2))
+    problem = fair_top5([(0.03, 11), (0.7, 0)], l2=1e-2)
+    train = problem.analysis.datasets[0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = problem.solve(method="structured")
