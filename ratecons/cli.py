@@ -245,6 +245,10 @@ def _cmd_export(args: argparse.Namespace) -> int:
                         "solution back).")
     at = None
     if args.at == "solve":
+        if problem.analysis is not None:  # refuse a problem with no LP/QP form before solving
+            from .reductions.to_matrix import check_representable
+
+            check_representable(problem.analysis)
         at = problem.solve(method=args.method, seed=args.seed)
         print(f"solved by {at.method}: status {at.status}, objective {at.objective:.10g}")
         if not at.has_model:  # nothing to anchor the step at: not solved

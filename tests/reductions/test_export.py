@@ -358,6 +358,25 @@ def test_export_at_a_result_without_a_model_says_why(tmp_path, capsys):
     assert not (tmp_path / "y.mps").exists()
 
 
+def test_export_at_solve_refuses_a_problem_without_lp_form_before_solving(tmp_path, capsys,
+                                                                          monkeypatch):
+    """A robust hinge loss has no LP/QP form: ``--at solve`` solved it first and refused only
+    then; it refuses at once (exit 1), as the export without ``--at`` does."""
+    from ratecons.cli import main
+
+    spec = tmp_path / "spec.py"
+    spec.write_text(
+        "import numpy as np, ratecons as rc\n"
+        "rng = np.random.default_rng(2)\n"
+        "X = rng.normal(size=(120, 3)); y = (X[:, 0] > 0).astype(int)\n"
+        "D = rc.Dataset(X, y, name='cli')\n"
+        "problem = rc.Problem(minimize=rc.robust_loss(rc.PhiDivergenceBall(D, rho=0.1),\n"
+        "    loss='hinge'), model=rc.LinearModel(l2=1e-2))\n")
+    monkeypatch.setattr(rc.Problem, "solve", lambda *a, **k: pytest.fail("solved first"))
+    assert main(["export", str(spec), "-o", str(tmp_path / "r.mps"), "--at", "solve"]) == 1
+    assert "not an LP or QP" in capsys.readouterr().err
+
+
 def test_export_at_solve_uses_auto_by_default(tmp_path, capsys):
     """``ratecons export --at solve`` solved with ``highs`` by default, which warns at every
     use on an l2 problem (a QP step: auto never picks it there). The default is ``auto``;
