@@ -25,8 +25,8 @@ problem and when it applies).
    units; ``certificate.details["score_scale"]`` lists the rounds (width, objective, counts,
    whether the best scale lay at the end of the search interval, 1e-4 or 1e4 times the last)
    and the objective of the first fixed point (at the paper's width, or the sample's), and
-   the run's counts (``details["mm_iterations"]``, ``"repair_rounds"``, ...: :data:`COUNTS`)
-   add up every kept round.
+   the run's counts (``details["iterations"]``, ``"mm_iterations"``, ``"repair_rounds"``,
+   ...: :data:`COUNTS`) add up every kept round; ``max_iterations`` caps each round.
 
 The status is the last kept round's: ``optimal`` is a certified fixed point of Alg 1 at the
 returned width, as at width 1 without the rounds.
@@ -56,8 +56,8 @@ SEARCH_LOG = math.log(1e4)
 #: the chain's counts in ``certificate.details`` that the answer adds up over the kept rounds
 #: (its history holds their steps too: a repair in the first round raises the MM objective
 #: there, whichever round comes last)
-COUNTS = ("mm_iterations", "repair_rounds", "extrapolated_steps", "phase1_restarts",
-          "unreached_repairs")
+COUNTS = ("iterations", "mm_iterations", "repair_rounds", "extrapolated_steps",
+          "phase1_restarts", "unreached_repairs")
 
 
 def best_scale(analysis: Analysis, scorer: Any, w: np.ndarray) -> tuple[float, float, float]:
