@@ -223,11 +223,12 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
         print(json.dumps(_jsonable({
             "method": report.method, "reference": report.reference, "agrees": report.agrees,
-            "status": report.result.status, "reference_status": report.reference_result.status,
+            "confirmed": report.confirmed, "status": report.result.status,
+            "reference_status": report.reference_result.status,
             "rows": dict(report.rows)}), default=float))
     else:
         print(report)
-    return EXIT_SOLVED if report.agrees else EXIT_NOT_SOLVED
+    return EXIT_SOLVED if report.confirmed else EXIT_NOT_SOLVED
 
 
 def _cmd_export(args: argparse.Namespace) -> int:

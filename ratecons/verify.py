@@ -16,6 +16,7 @@ from .display import VerifyDisplay
 from .errors import SpecError
 from .problem import Problem
 from .result import Result
+from .settings import INFEASIBLE, OPTIMAL
 
 __all__ = ["VerifyReport", "verify"]
 
@@ -51,11 +52,21 @@ class VerifyReport(VerifyDisplay):
     @property
     def agrees(self) -> bool:
         """Every gap of :attr:`verdict` within ``rtol`` (relative to max(1, |reference|)) and
-        both results feasible."""
+        both results feasible; or both ``infeasible``."""
+        if self.result.status == self.reference_result.status == INFEASIBLE:
+            return True
         gaps = [self.rows.get(name) for name in self.verdict]
         viol = self.rows.get("max_violation", (0.0, 0.0))
         return (all(g is not None and g <= self.rtol for g in gaps)
                 and max(v or 0.0 for v in viol) <= self.rtol)
+
+    @property
+    def confirmed(self) -> bool:
+        """:attr:`agrees`, and both results certified (``optimal``, or both ``infeasible``):
+        an answer that stopped short of its certificate (a limit, reduced accuracy) can agree
+        in its numbers but confirms nothing (``ratecons verify`` exits 0 only then)."""
+        statuses = {self.result.status, self.reference_result.status}
+        return self.agrees and (statuses == {OPTIMAL} or statuses == {INFEASIBLE})
 
     def __str__(self) -> str:
         w = max(12, len(self.method), len(self.reference))
@@ -72,6 +83,9 @@ class VerifyReport(VerifyDisplay):
                 lines.append(f"{key:28s}{a:>{w}s}  {b:>{w}s}")
             else:
                 lines.append(f"{key:28s}{('-' if value is None else f'{value:.3g}'):>{w}s}")
+        if self.agrees and not self.confirmed:
+            lines.append(f"{'note':28s}the numbers agree, but not both results are certified "
+                         "(optimal): this confirms nothing")
         label = f"agrees (rtol={self.rtol:g})"
         if self.verdict != ("objective_rel_gap",):
             lines.append(f"{'verdict on':28s}" + ", ".join(self.verdict))

@@ -5,10 +5,13 @@ every problem kind (no solver banner, no prints of the spec file)."""
 import json
 import subprocess
 import sys
+import warnings
 
+import numpy as np
 import pytest
 
 import ratecons
+import ratecons as rc
 from ratecons.cli import EXIT_ERROR, EXIT_NOT_SOLVED, EXIT_SOLVED, main
 
 HEAD = """
@@ -93,3 +96,33 @@ def test_verify_json(tmp_path, capfd):
     doc = json.loads(capfd.readouterr().out)
     assert code == (EXIT_SOLVED if doc["agrees"] else EXIT_NOT_SOLVED)
     assert doc["status"] == "optimal"
+
+
+def test_verify_exits_0_only_when_both_results_are_certified(tmp_path, capfd):
+    """A user's check: two ``infeasible`` results were "agrees": false (exit 2), while an
+    agreement with a reference stopped at ``iteration_limit`` exited 0. Both infeasible now
+    agree and confirm; numbers that agree with an uncertified reference confirm nothing."""
+    spec = tmp_path / "spec.py"
+    spec.write_text(
+        "import numpy as np, ratecons as rc\n"
+        "rng = np.random.default_rng(3)\n"
+        "X = rng.normal(size=(150, 3)); y = (X[:, 0] > 0).astype(int)\n"
+        "D = rc.Dataset(X, y, name='cli')\n"
+        "problem = rc.Problem(minimize=rc.error_rate(D), subject_to=[\n"
+        "    rc.positive_rate(D) <= 0.2, rc.positive_rate(D) >= 0.5],\n"
+        "    model=rc.LinearModel(l2=1e-2))\n")
+    code = main(["verify", str(spec), "--json"])
+    doc = json.loads(capfd.readouterr().out)
+    assert doc["status"] == doc["reference_status"] == "infeasible"
+    assert doc["agrees"] and doc["confirmed"] and code == EXIT_SOLVED
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(300, 3))
+    D = rc.Dataset(X, (X[:, 0] + 0.5 * rng.normal(size=300) > 0).astype(int))
+    problem = rc.Problem(minimize=rc.error_rate(D), subject_to=[rc.positive_rate(D) <= 0.3],
+                         model=rc.LinearModel(l2=1e-2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = rc.verify(problem, rtol=1.0, reference_options={"max_iterations": 1})
+    assert report.reference_result.status == "iteration_limit"
+    assert report.agrees and not report.confirmed
+    assert "confirms nothing" in str(report)
