@@ -302,9 +302,14 @@ def dro_solution(form: DROProgram, method: str, ev: Evaluation, lower: float, *,
                       warn=warn and stop != "target")
     tracker.iterations = iterations
     tracker.bound(lower=lower, upper=value)
-    tracker.stop("gap" if status == OPTIMAL else
-                 "time_limit" if status == TIME_LIMIT else "iteration_limit",
+    stalled = stop in ("plateau", "stalled")  # its own rule, not a limit: no budget helps
+    tracker.stop("gap" if status == OPTIMAL else "time_limit" if status == TIME_LIMIT
+                 else "stalled" if stalled else "iteration_limit",
                  why=f"stopped by {stop} (tol {tol:g} relative)")
+    if stalled and status != OPTIMAL:
+        advice = ("a larger budget does not help here: method='structured' certifies the "
+                  "duality gap (an interior point; for a hinge loss without l2, lbfgs has no "
+                  "bound).")
     finite = bool(np.isfinite(lower))
     gap = max(value - lower, 0.0) if finite else None
     details = dict(details, stop=stop, iterations=iterations, tol=tol,

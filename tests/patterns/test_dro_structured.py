@@ -298,3 +298,14 @@ def test_a_very_large_chi2_ball_on_indian_liver_is_certified_by_the_constant_pre
     assert result.status == "optimal" and result.certificate.details["constant_predictor"]
     assert result.certificate.gap <= 1e-8
     assert result.objective == pytest.approx(np.log(2.0), rel=1e-12)
+
+
+def test_lbfgs_stalled_on_an_unregularized_hinge_points_to_the_chain():
+    """``lbfgs`` has no bound for a hinge loss without l2; where it stops by its own rule it
+    advised raising max_iterations/time_limit, which cannot help (a user's check). It names
+    ``method='structured'`` and records ``stopped_by="stalled"``."""
+    problem = _robust(standardized("diabetes"), "chi2", 0.0, "hinge")
+    with pytest.warns(rc.ConvergenceWarning, match="method='structured' certifies"):
+        result = problem.solve(method="lbfgs")
+    assert result.status == "iteration_limit"
+    assert result.certificate.details["stopped_by"] == "stalled"
