@@ -103,10 +103,14 @@ class MRCResult(Result):
             raise DataError(f"error() needs a labelled rc.Dataset; got {type(data).__name__}.")
         labels = data.require_labels("MRCResult.error")
         scorer = self._require_model()
-        if randomized:
-            codes = scorer.U.codes(labels)
+        if randomized:  # a class unseen in training has h(y|x) = 0: always an error, as for
+            # the argmax rule
+            known = np.isin(labels, scorer.U.classes)
+            rows = np.flatnonzero(known)
             H = scorer.proba(data.X)
-            return float(1.0 - H[np.arange(codes.size), codes].mean())
+            hit = np.zeros(labels.size)
+            hit[rows] = H[rows, scorer.U.codes(labels[known])]
+            return float(1.0 - hit.mean())
         return float(np.mean(scorer.predict(data.X) != labels))
 
     def _json_extras(self) -> dict[str, Any]:

@@ -112,6 +112,23 @@ def test_mps_round_trip_full_and_restricted(tmp_path, iris_problem):
     assert "centroid0_C7" in (tmp_path / "restricted.mps").read_text()
 
 
+def test_errors_on_data_with_a_class_unseen_in_training():
+    """A user's ecoli split held two rare classes out of training: ``error(test)`` counted
+    their rows wrong, while ``error(test, randomized=True)`` and ``report(test)`` raised. The
+    randomized rule gives an unseen class h(y|x) = 0: an error too."""
+    data = load("iris")
+    seen = np.flatnonzero(data.y != 2)
+    result = rc.Problem(minimize=rc.minimax_risk(rc.MomentSet(
+        data.take(seen[::2]), features=rc.features.RandomFourier(10, seed=0)))).solve("lp")
+    H = result.proba(data.X)
+    codes = np.searchsorted(result.classes, np.minimum(data.y, 1))
+    mine = 1.0 - np.mean(np.where(data.y == 2, 0.0, H[np.arange(data.n), codes]))
+    assert result.error(data, randomized=True) == pytest.approx(mine, rel=1e-12)
+    assert result.error(data) == pytest.approx(np.mean(result.predict(data) != data.y))
+    row = result.report(data).rows[0]
+    assert row.ramp == pytest.approx(mine, rel=1e-12)
+
+
 def test_mps_export_errors(tmp_path, iris_problem):
     problem, _, _ = iris_problem
     with pytest.raises(rc.SpecError, match=r"\.mps"):
