@@ -539,7 +539,8 @@ def score_metrics(result: Any, data: Dataset) -> dict[str, float]:
     (weighted by its example weights), the same keys for every score-model problem.
 
     Keys: ``objective`` (the problem's objective, exact, in the user's sense, with its
-    dataset replaced by ``data``: indicator rates, exact TPR, exact mean or robust loss; NaN
+    dataset replaced by ``data``: indicator rates, exact TPR, exact mean or robust loss,
+    without the regularizer, which ``result.objective`` includes; NaN
     when the objective uses several datasets or a subset empty on ``data``), ``error``,
     ``accuracy``, ``auc`` (NaN with one class only) and ``positive_rate`` (:data:`METRIC_KEYS`),
     then one key per family part of the objective: ``tpr@K`` / ``tpr@tau`` (exact TPR at the

@@ -322,9 +322,9 @@ class Result:
     def metrics(self, data: Dataset | None = None) -> dict[str, float]:
         """Metrics of the model on a labelled Dataset (default: the training data, as for
         :meth:`report`, where the problem has one), the same keys for every score-model
-        problem: ``objective`` (exact, on ``data``), ``error``, ``accuracy``, ``auc``,
-        ``positive_rate``, then the objective's family keys (``tpr@K``, ``mean_loss``,
-        ``robust_loss``); see :func:`ratecons.report.score_metrics`."""
+        problem: ``objective`` (exact, on ``data``, without the regularizer), ``error``,
+        ``accuracy``, ``auc``, ``positive_rate``, then the objective's family keys
+        (``tpr@K``, ``mean_loss``, ``robust_loss``); see :func:`ratecons.report.score_metrics`."""
         from .report import score_metrics
 
         if self.problem is not None and self.problem.analysis is None:
