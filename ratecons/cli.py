@@ -66,7 +66,11 @@ def _load_problem(path: str) -> Any:
     file = Path(path)
     if not file.exists():
         raise SpecError(f"no such spec file: {path}")
-    namespace = runpy.run_path(str(file))
+    try:
+        namespace = runpy.run_path(str(file))
+    except SystemExit as exc:  # the spec's own exit: an error of the spec (exit 1), not ours
+        raise SpecError(f"{path} called sys.exit({exc.code!r}) before defining 'problem'."
+                        ) from exc
     problem = namespace.get("problem")
     if not isinstance(problem, Problem):
         raise SpecError(

@@ -398,7 +398,9 @@ class Result:
         solution = from_record(data)
         extras = {k: np.asarray(v, dtype=np.float64) if isinstance(v, list) else v
                   for k, v in data.get("extras", {}).items()}
-        result = cls(None, data["method"], solution, scorer, extras=extras)
+        kind = getattr(scorer, "result_class", cls)  # a family's own Result (MRC: proba, error)
+        kind = kind if isinstance(kind, type) and issubclass(kind, cls) else cls
+        result = kind(None, data["method"], solution, scorer, extras=extras)
         result.reasons = list(data.get("reasons", []))
         result._stored_feature_names = data.get("feature_names")
         return result

@@ -117,6 +117,10 @@ class MRCResult(Result):
         return {"mu": self.mu} if self.has_model else {}
 
 
+#: the Result that :meth:`ratecons.result.Result.from_json` rebuilds around this scorer
+MRCScorer.result_class = MRCResult
+
+
 def _form_of(problem: Any) -> MRCForm:
     return problem.canonical()
 

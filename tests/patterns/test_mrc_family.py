@@ -129,6 +129,17 @@ def test_errors_on_data_with_a_class_unseen_in_training():
     assert row.ramp == pytest.approx(mine, rel=1e-12)
 
 
+def test_a_result_read_back_from_json_keeps_the_randomized_rule(iris_problem):
+    """An MRC result loaded from JSON was a plain Result: it predicted, but had no ``proba``
+    or ``error``, the randomized rule being the MRC's own output (a user's check)."""
+    problem, _, test = iris_problem
+    result = problem.solve("lp")
+    back = rc.Result.from_json(result.to_json())
+    assert type(back) is type(result)
+    np.testing.assert_allclose(back.proba(test.X), result.proba(test.X))
+    assert back.error(test, randomized=True) == result.error(test, randomized=True)
+
+
 def test_mps_export_errors(tmp_path, iris_problem):
     problem, _, _ = iris_problem
     with pytest.raises(rc.SpecError, match=r"\.mps"):

@@ -126,3 +126,12 @@ def test_verify_exits_0_only_when_both_results_are_certified(tmp_path, capfd):
     assert report.reference_result.status == "iteration_limit"
     assert report.agrees and not report.confirmed
     assert "confirms nothing" in str(report)
+
+
+def test_a_spec_that_exits_is_an_error_of_the_spec(tmp_path, capfd):
+    """``sys.exit(3)`` in a spec file made the CLI exit 3 with no JSON; it is exit 1 with the
+    JSON error, as any exception of the spec."""
+    spec = tmp_path / "exits.py"
+    spec.write_text("import sys\nsys.exit(3)\n")
+    assert main(["solve", str(spec), "--json"]) == EXIT_ERROR
+    assert "called sys.exit(3)" in json.loads(capfd.readouterr().out)["error"]
