@@ -277,14 +277,15 @@ def _score_model_record(analysis: Analysis, scorer: Any, status: str | None = No
     surrogate = any(_ranking(p) for _, p in objective.parts)
     # beaten, not only matched; a TPR@K surrogate is a lower bound of the model's exact TPR
     # (its exact objective may beat the constant's), so no verdict of WORSE rests on it
-    worse = bool(model_value > best_value + tol) and not surrogate
+    beaten = bool(model_value > best_value + tol)
+    worse = beaten and not surrogate
     message = (f"degenerate answer: the returned model's objective ({objective.name}"
                + (", by its surrogate: a constant score ranks nothing" if surrogate else "")
                + f") is {user_model:.6g}, " + ("WORSE than" if worse else "no better than")
                + f" {user_best:.6g} of {what}, which meets every constraint; "
                + ("the exact objective (result.report()) may still beat the constant's, "
                   "which the surrogate, a bound on the TPR, does not show; "
-                  if surrogate and model_value > best_value + tol else "")
+                  if surrogate and beaten else "")
                + (f"status '{status}' certifies where the method stopped (a local fixed point "
                   "of majorization-minimization), not the best model: that constant model is "
                   "the better answer; " if worse and status == "optimal" and analysis.needs_mm

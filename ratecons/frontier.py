@@ -168,8 +168,8 @@ def _default_fairness(made: dict[float, list[Any]], constraint: Callable[[float]
     in ``made``) and whether higher is fairer: its ratio; the ratio A / B where the target
     scales B in a rate constraint A >= k B however it is written (``k*B <= A``,
     ``A - k*B >= 0``; the 80% rule written out: A alone, a group's positive rate, is no
-    fairness quantity), or B / A for A <= k B; else its left-hand side, in the sense's
-    direction."""
+    fairness quantity), or A / B, lower is fairer, for A <= k B; else its left-hand side,
+    in the sense's direction."""
     targets = list(made)
     first = made[targets[0]][0]
     if not _on_rates(first):
@@ -398,7 +398,7 @@ def sweep(problem: Problem, constraint: Callable[[float], Any], targets: Iterabl
     fairness : RateExpr or RatioExpr, optional
         The quantity whose achieved value is the frontier's horizontal axis. Default: the
         swept constraint's ratio (for a ratio constraint, or A / B for A >= k B however
-        written, the target k scaling a fixed B: the 80% rule written out; B / A's direction
+        written, the target k scaling a fixed B: the 80% rule written out; lower is fairer
         for A <= k B) or its left-hand side.
     test : Dataset or mapping, optional
         Held-out data (as for ``result.report(test)``): the objective and the fairness

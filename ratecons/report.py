@@ -13,8 +13,9 @@ show the ratio itself. The distinct rates the rows' rate parts are built from fo
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -622,20 +623,19 @@ def _family_metrics(row: Any, scorer: Any, workers: Any = None) -> dict[str, flo
     loss has ``kind == "loss"``, a robust loss its per-example ``losses`` besides. With
     ``workers`` (Dask data) TPR and mean losses are reductions over the partitions. Without
     ``scorer``, the keys with NaN values."""
-    nan = scorer is None  # the keys alone, NaN (the objective cannot be measured on the data)
-    out: dict[str, float] = {}
+    measures: dict[str, Callable[[], float]] = {}  # each key's measurement, run below
     for _, part in row.parts:
         if getattr(part, "curvature", "rate") == "concave":
             key = f"tpr@{part.k}" if part.tau is None else f"tpr@{part.tau:g}"
-            out[key] = (np.nan if nan else part.value(scorer) if workers is None
-                        else workers.tpr_at_top(part))
+            measures[key] = (partial(part.value, scorer) if workers is None
+                             else partial(workers.tpr_at_top, part))
         elif getattr(part, "kind", "") == "loss" and hasattr(part, "losses"):
-            out["mean_loss"] = np.nan if nan else float(np.mean(part.losses(scorer)))
-            out["robust_loss"] = np.nan if nan else part.value(scorer)
+            measures["mean_loss"] = lambda part=part: float(np.mean(part.losses(scorer)))
+            measures["robust_loss"] = partial(part.value, scorer)
         elif getattr(part, "kind", "") == "loss":
-            out["mean_loss"] = (np.nan if nan else part.value(scorer) if workers is None
-                                else workers.mean_loss(part))
-    return out
+            measures["mean_loss"] = (partial(part.value, scorer) if workers is None
+                                     else partial(workers.mean_loss, part))
+    return {key: np.nan if scorer is None else measure() for key, measure in measures.items()}
 
 
 def minimax_report(result: Any, data: Dataset | None = None) -> RateReport:

@@ -211,6 +211,8 @@ class Result:
         self.reasons: list[str] = []
         self.scorer = scorer
         self.extras: dict[str, Any] = dict(extras or {})
+        #: the training data's column names, read back by :meth:`from_json` (no problem)
+        self.stored_feature_names: list[str] | None = None
 
     def __getattr__(self, name: str) -> Any:
         """A family's values (:attr:`extras`) as attributes: ``result.threshold``, ..."""
@@ -265,7 +267,7 @@ class Result:
         training dataset): a DataFrame or Dataset scored by this result must have them, in
         this order."""
         if self.problem is None:  # loaded from JSON: the names it stored
-            return self.__dict__.get("_stored_feature_names")
+            return self.stored_feature_names
         analysis = self.problem.analysis
         names = {tuple(d.feature_names) if d.feature_names else None
                  for d in (analysis.datasets if analysis is not None else [])}
@@ -402,7 +404,7 @@ class Result:
         kind = kind if isinstance(kind, type) and issubclass(kind, cls) else cls
         result = kind(None, data["method"], solution, scorer, extras=extras)
         result.reasons = list(data.get("reasons", []))
-        result._stored_feature_names = data.get("feature_names")
+        result.stored_feature_names = data.get("feature_names")
         return result
 
     def _json_extras(self) -> dict[str, Any]:

@@ -405,10 +405,9 @@ def run_mm(problem: Problem, form: RateProgram, *, seed: int | None = None,
     ``iteration_limit`` and the best point so far) and ``warm_start`` (a previous Result: its
     model is Alg 1's first anchor and its SDCA duals and multipliers seed the first bound,
     :mod:`~ratecons.patterns.rate_warm`)."""
-    ok, why = mm_applicable(form)
+    ok, why, instead = mm_applicable(form)
     if not ok:
-        raise SolverError(f"method 'mm' cannot solve this problem ({why})"
-                          + ("." if "use method" in why else "; use method='cvxpy'."))
+        raise SolverError(f"method 'mm' cannot solve this problem ({why}); use {instead}.")
     check_mm_options("mm", max_iterations, tol)
     epsilon = certified_epsilon(tol, epsilon)
     for name, value in (("epsilon", epsilon), ("start_epsilon", start_epsilon)):
@@ -485,7 +484,7 @@ class RateConstraintPattern(Pattern):
             "(Problem 2) is non-convex and is solved by majorization-minimization (Alg 1) over "
             "convex bounds (Problem 3)",
         ]
-        ok, why = mm_applicable(form)
+        ok, why, _ = mm_applicable(form)
         reasons.append(why)
         if not ok and not form.is_lp:
             structured = _structured_reason(problem)

@@ -54,8 +54,9 @@ def equality_rows(form: RateProgram) -> list[str]:
             and abs(room[i] + room[j]) <= 1e-12 * scale[i]]
 
 
-def mm_applicable(form: RateProgram) -> tuple[bool, str]:
-    """Whether ``method="mm"`` can solve ``form``, and why (for ``plan()``)."""
+def mm_applicable(form: RateProgram) -> tuple[bool, str, str]:
+    """Whether ``method="mm"`` can solve ``form``, why (for ``plan()``), and the method to
+    use instead (for ``mm``'s refusal)."""
     pairs = equality_rows(form)
     if pairs:
         # 500 Adult rows, error rate with s_p(women) == s_p(men): the first bound's cutting
@@ -64,15 +65,17 @@ def mm_applicable(form: RateProgram) -> tuple[bool, str]:
         # ran in 1.3 s, one of +-0.001 took 25 s and ended at the constant model
         return False, (f"an equality ('{pairs[0]}' and its opposite row): Alg 2's cutting "
                        "plane over the two multipliers, of which only the difference matters, "
-                       "stalls; use method='structured', or a band at least 0.01 wide "
-                       "each side (narrower bands stall alike)")
+                       "stalls"), ("method='structured', or a band at least 0.01 wide each "
+                                   "side (narrower bands stall alike)")
     if form.l2 <= 0.0:
         return False, ("no l2 term: SDCA (method 'mm') needs lambda > 0, and every Problem-3 "
-                       "subproblem is an LP, solved by HiGHS through CVXPY")
+                       "subproblem is an LP, solved by HiGHS through CVXPY"), "method='cvxpy'"
     if form.l1 != 0.0:
-        return False, "l1 term: SDCA (method 'mm') handles the l2 regularizer only"
+        return (False, "l1 term: SDCA (method 'mm') handles the l2 regularizer only",
+                "method='cvxpy'")
     return True, ("l2 term and no l1 term: each Problem-3 subproblem is a weighted SVM, so "
-                  "the specialized solver (method 'mm': SDCA, App. F) applies next to CVXPY")
+                  "the specialized solver (method 'mm': SDCA, App. F) applies next to "
+                  "CVXPY"), ""
 
 
 #: cap on the multipliers of the first bound (the hinge relaxation of Problem 2): its SVMs grow
