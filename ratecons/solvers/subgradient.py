@@ -190,6 +190,8 @@ def _finish(tracker: Tracker, dual: DualBound, extra: dict[str, Any]) -> Solutio
         tracker.bound(lower=dual.polish(_best_mu(tracker)))
         if tracker.gap <= tracker.tol:
             tracker.stop("gap")
+        if tracker.history:  # the last entry reads the certificate's bound, not a stale one
+            tracker.history[-1].update(lower=tracker.lower, gap=tracker.gap)
     return tracker.solution(
         {"mu": _best_mu(tracker).ravel().copy()}, max_violation=0.0,
         details={"tol": tracker.tol, **extra},
