@@ -191,7 +191,7 @@ def matrix_step(problem: Any, at: Any = None, kernel_points: int = MAX_EXACT_KER
     details = getattr(getattr(at, "certificate", None), "details", {}) or {}
     bounds = details.get("step_bounds")
     name = "_".join(d.name for d in analysis.datasets) or "ratecons"
-    step = lower_matrix(analysis, psi, anchor, bounds, name=name)
+    step = lower_matrix(analysis, psi, anchor, bounds, kernel=fmap.column_prefix, name=name)
     if bounds is not None:
         original = np.array([row.bound for row in analysis.constraints])
         tightened = np.flatnonzero(np.asarray(bounds) < original)
@@ -262,7 +262,8 @@ def export_mps(problem: Any, path: str | Path, at: Any = None, restricted: bool 
                     f"step: {step.notes['anchor']}; {lp.summary()}",
                     f"sense: {step.notes['sense']}", f"model: {fmap.describe()}"]
         points = options.get("kernel_points", MAX_EXACT_KERNEL_POINTS)
-        kernel = kernel_map_note(analysis.model, analysis.n_examples, points)
+        kernel = kernel_map_note(analysis.model, analysis.n_examples, points,
+                                 options.get("seed", 0))
         if kernel is not None:
             comments.append(kernel)
             if analysis.n_examples > points:  # the header alone is easily missed
@@ -303,10 +304,16 @@ def _parameters(analysis: Analysis, fmap: Any, values: Any) -> tuple[np.ndarray,
     """(w, b) from column values: a mapping name -> value or an array in column order."""
     d = (fmap.transform_matrix.shape[1] if not fmap.is_identity
          else analysis.datasets[0].d)
-    names = model_column_names(analysis, d, not fmap.is_identity)
+    names = model_column_names(analysis, d, fmap.column_prefix)
     if isinstance(values, Mapping):
-        missing = [n for n in names if n not in values]
-        if len(missing) == len(names):
+        expected = set(names)
+        foreign = [n for n in values if str(n).startswith("w[") and n not in expected]
+        if foreign:
+            raise SpecError(
+                f"the solution has model columns this problem's export does not have "
+                f"({foreign[0]}, ...; here {names[0]}, ...): read it with the export's "
+                "kernel_points and seed (its header names them) and the same features.")
+        if len(expected.intersection(values)) == 0:
             raise SpecError(
                 f"none of the model's columns ({names[0]}, ...) is in the solution; is it the "
                 "solution of this problem's export?")
@@ -351,6 +358,9 @@ def read_solution(problem: Any, source: Any, kernel_points: int = MAX_EXACT_KERN
         status, source = read_solution_file(source)
         label = "file"
     fmap = kernelize(analysis.model, analysis.datasets, kernel_points, seed)
+    if seed is None and fmap.draw:
+        raise SpecError(f"seed=None draws a new {fmap.approximation.split(' (')[0]}, not the "
+                        "export's: pass the seed the export used (its header names it).")
     w, b = _parameters(analysis, fmap, source)
     scorer = fmap.invert(w, b)
     value = surrogate_objective(analysis, scorer, w)

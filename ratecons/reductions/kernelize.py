@@ -60,10 +60,21 @@ class FeatureMap:
     fourier_state: dict[str, Any] | None = None
     columns: np.ndarray | None = None
     n_train: int | None = None
+    #: the draw of an approximation ("nystrom60s3": 60 sampled points, seed 3); "" when exact
+    draw: str = ""
 
     @property
     def is_identity(self) -> bool:
         return self.spec is None
+
+    @property
+    def column_prefix(self) -> str | None:
+        """The prefix of the psi columns' names in an exported program (``psi`` for an exact
+        expansion, ``nystrom60s3:psi`` for a draw; None for a linear model): a solution read
+        back under another draw then names columns this map does not have."""
+        if self.is_identity:
+            return None
+        return f"{self.draw}:psi" if self.draw else "psi"
 
     def apply(self, X: Features) -> Features:
         """psi(X) (X itself for a linear model)."""
@@ -115,14 +126,14 @@ def approximation_of(model: Any, n: int, max_exact: int = MAX_EXACT_KERNEL_POINT
     return f"Nystrom sample of {max_exact} of {n} training rows (seed {seed})"
 
 
-def kernel_map_note(model: Any, n: int, max_exact: int = MAX_EXACT_KERNEL_POINTS
-                    ) -> str | None:
+def kernel_map_note(model: Any, n: int, max_exact: int = MAX_EXACT_KERNEL_POINTS,
+                    seed: int | None = 0) -> str | None:
     """The plan's line for a chain (and an export) over ``n`` training rows of a kernel
     ``model`` (None for a linear model): how its feature map makes it linear, and, when that
     map is an approximation, that it solves another problem than the exact kernel one."""
     if not hasattr(model, "kernel"):
         return None
-    how = approximation_of(model, n, max_exact)
+    how = approximation_of(model, n, max_exact, seed)
     note = (f"kernel model made linear by its feature map: {how} (solve(kernel_points=...) "
             "sets the size)")
     if n > max_exact:
@@ -161,11 +172,13 @@ def kernelize(model: Any, datasets: list[Dataset], max_exact: int = MAX_EXACT_KE
                                 seed=0 if seed is None else seed)
         state = fourier._fit(np.empty((0, P.shape[1])))
         return FeatureMap(spec, approximation=approximation, fourier=fourier,
-                          fourier_state=state)
+                          fourier_state=state, draw=f"fourier{max_exact}s{fourier.seed}")
     rows = np.arange(n)
+    draw = ""
     if n > max_exact:
         rows = np.sort(np.random.default_rng(seed).choice(n, size=max_exact, replace=False))
         P = P[rows]
+        draw = f"nystrom{max_exact}s{'random' if seed is None else seed}"
     if precomputed:
         K = P[:, rows]
         K = K.toarray() if sp.issparse(K) else np.asarray(K, dtype=np.float64)
@@ -175,8 +188,9 @@ def kernelize(model: Any, datasets: list[Dataset], max_exact: int = MAX_EXACT_KE
     keep = vals > 1e-10 * max(1.0, float(vals.max(initial=0.0)))
     transform = vecs[:, keep] / np.sqrt(vals[keep])
     if precomputed:
-        return FeatureMap(spec, None, transform, approximation, columns=rows, n_train=n)
-    return FeatureMap(spec, P, transform, approximation)
+        return FeatureMap(spec, None, transform, approximation, columns=rows, n_train=n,
+                          draw=draw)
+    return FeatureMap(spec, P, transform, approximation, draw=draw)
 
 
 def kernelized(analysis: Any, max_exact: int = MAX_EXACT_KERNEL_POINTS, seed: int | None = 0,

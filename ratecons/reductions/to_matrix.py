@@ -134,15 +134,17 @@ def mps_names(names: list[str], taken: set[str] | None = None) -> list[str]:
     return out
 
 
-def _feature_names(analysis: Analysis, d: int, kernel: bool) -> list[str]:
-    if kernel:
-        return [f"psi{j}" for j in range(d)]
+def _feature_names(analysis: Analysis, d: int, kernel: str | None) -> list[str]:
+    if kernel is not None:
+        return [f"{kernel}{j}" for j in range(d)]
     names = next((ds.feature_names for ds in analysis.datasets if ds.feature_names), None)
     return list(names) if names is not None and len(names) == d else [f"x{j}" for j in range(d)]
 
 
-def model_column_names(analysis: Analysis, d: int, kernel: bool) -> list[str]:
-    """The names of w (and b) as :func:`lower_matrix` writes them (the first columns)."""
+def model_column_names(analysis: Analysis, d: int, kernel: str | None) -> list[str]:
+    """The names of w (and b) as :func:`lower_matrix` writes them (the first columns);
+    ``kernel``: the psi columns' prefix (:attr:`FeatureMap.column_prefix`), None for a linear
+    model."""
     names = [f"w[{f}]" for f in _feature_names(analysis, d, kernel)]
     if getattr(analysis.model, "fit_intercept", True):
         names.append("b")
@@ -162,7 +164,7 @@ class MatrixBuilder:
     """Columns, rows and triplets of one step (module docstring)."""
 
     def __init__(self, analysis: Analysis, psi: dict[int, Any], anchor: Any,
-                 kernel: bool) -> None:
+                 kernel: str | None) -> None:
         self.analysis = analysis
         self.psi = psi
         self.anchor = anchor
@@ -442,7 +444,7 @@ LOWERINGS: dict[type, MatrixLowering] = {
 
 def lower_matrix(analysis: Analysis, psi: dict[int, Any],
                  anchor: dict[int, np.ndarray] | None, bounds: np.ndarray | None = None,
-                 kernel: bool | None = None, name: str = "ratecons") -> MatrixStep:
+                 kernel: str | None = None, name: str = "ratecons") -> MatrixStep:
     """The step at ``anchor`` (None: the hinge relaxation) with constraint bounds ``bounds``
     (default: the analysis' own) as a matrix program (module docstring).
 
@@ -454,15 +456,17 @@ def lower_matrix(analysis: Analysis, psi: dict[int, Any],
     anchor : dict or None
         id(dataset) -> the anchor's scores (:func:`anchor_of`).
     bounds : ndarray, optional
-    kernel : bool, optional
-        Whether w lives in a kernel's psi space (names ``w[psi0]``...); default: the model's.
+    kernel : str, optional
+        The prefix of w's names when w lives in a kernel's psi space (``psi``: ``w[psi0]``...;
+        :attr:`~ratecons.reductions.kernelize.FeatureMap.column_prefix`); default ``psi`` for
+        a kernel model, the features' names for a linear one.
     name : str
         The program's name (the MPS NAME line).
     """
     check_representable(analysis)
     if bounds is None:
         bounds = np.array([row.bound for row in analysis.constraints])
-    kernel = analysis.kernel if kernel is None else kernel
+    kernel = ("psi" if analysis.kernel else None) if kernel is None else kernel
     builder = MatrixBuilder(analysis, psi, anchor, kernel)
     objective = Linear()
     builder.regularizer(objective)  # abs_w next to w and b

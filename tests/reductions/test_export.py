@@ -197,6 +197,30 @@ def test_read_solution_takes_dicts_and_arrays(solved):
         rc.read_solution(problem, np.zeros(2))
 
 
+def test_a_kernel_solution_is_read_under_the_exports_draw_only(solved, tmp_path):
+    """A user read a Nystrom export (kernel_points=50, seed=3) back with the defaults or
+    another seed: the absent columns read as 0 (or the same names under another sample) and
+    gave another model and objective, silently (0.600 in the file, 0.675 read back). The
+    draw is in the psi columns' names; a solution of another draw is refused, and the header
+    and warning name the export's seed."""
+    problem = solved["kernel_l2"][0]
+    with pytest.warns(rc.ApproximationWarning, match=r"\(seed 3\)"):
+        rc.export_mps(problem, tmp_path / "k.mps", kernel_points=50, seed=3)
+    lines = (tmp_path / "k.mps").read_text().splitlines()
+    assert not any("(seed 0)" in line for line in lines if line.startswith("* "))
+    model = HighsLP.read(str(tmp_path / "k.mps"))
+    objective = model.solve().objective
+    model.highs.writeSolution(str(tmp_path / "k.sol"), 0)
+    assert "w[nystrom50s3:psi0]" in (tmp_path / "k.sol").read_text()
+    back = rc.read_solution(problem, tmp_path / "k.sol", kernel_points=50, seed=3)
+    assert _rel(back.objective, -objective) <= RTOL  # a maximized TPR@K
+    for other in (dict(kernel_points=50, seed=0), dict(), dict(kernel_points=40, seed=3)):
+        with pytest.raises(rc.SpecError, match="kernel_points and seed"):
+            rc.read_solution(problem, tmp_path / "k.sol", **other)
+    with pytest.raises(rc.SpecError, match="seed=None"):
+        rc.read_solution(problem, tmp_path / "k.sol", kernel_points=50, seed=None)
+
+
 def test_names_follow_the_users_expressions(solved, tmp_path):
     problem, result = solved["rates_l2"]
     step, _ = matrix_step(problem, at=result)
