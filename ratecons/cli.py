@@ -25,6 +25,7 @@ import argparse
 import contextlib
 import json
 import logging
+import os
 import runpy
 import sys
 import time
@@ -240,21 +241,29 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from .errors import SpecError
     from .settings import OPTIMAL
 
+    _check_export_flags(args)
     problem = _load_problem(args.spec)
     if args.read is not None:
         result = read_solution(problem, args.read)
+        print(f"objective {result.objective:.10g}, status {result.status}")
+        message = result.certificate.details.get("message")
+        if message:
+            print(message)
         print(result.report())
         return EXIT_SOLVED if result.status == OPTIMAL else EXIT_NOT_SOLVED
-    if args.output is None:
-        raise SpecError("ratecons export needs -o FILE.mps (or --read SOLUTION to map a "
-                        "solution back).")
+    if problem.analysis is None and args.at is not None:  # before any solve
+        raise SpecError(f"--at applies to score-model problems; {problem.pattern.name} "
+                        "problems are one LP (export without --at).")
+    if problem.analysis is not None and args.restricted:
+        raise SpecError("--restricted applies to minimax-risk problems (constraint "
+                        "generation); a score-model problem is exported as one step.")
     at = None
     if args.at == "solve":
         if problem.analysis is not None:  # refuse a problem with no LP/QP form before solving
             from .reductions.to_matrix import check_representable
 
             check_representable(problem.analysis)
-        at = problem.solve(method=args.method, seed=args.seed)
+        at = problem.solve(method=args.method or "auto", seed=args.seed)
         print(f"solved by {at.method}: status {at.status}, objective {at.objective:.10g}")
         if not at.has_model:  # nothing to anchor the step at: not solved
             print(f"ratecons: no model to write the step at (status {at.status}); try another "
@@ -266,6 +275,42 @@ def _cmd_export(args: argparse.Namespace) -> int:
     print(f"wrote {info['path']}: {info['kind']}, {info['rows']} rows, {info['cols']} columns"
           f"; {info['sense']}")
     return 0
+
+
+def _check_export_flags(args: argparse.Namespace) -> None:
+    """Refuse flags that the chosen export mode would ignore, before the spec is loaded."""
+    from .errors import SpecError
+
+    if args.read is not None:
+        given = [flag for flag, value in (("-o", args.output), ("--at", args.at),
+                                          ("--method", args.method),
+                                          ("--restricted", args.restricted)) if value]
+        if given:
+            raise SpecError(f"--read maps a solution back and writes nothing: drop "
+                            f"{', '.join(given)} (export with -o first, then --read).")
+        return
+    if args.output is None:
+        raise SpecError("ratecons export needs -o FILE.mps (or --read SOLUTION to map a "
+                        "solution back).")
+    if args.method is not None and args.at != "solve":
+        raise SpecError("--method chooses the solve of --at solve; without it nothing is "
+                        "solved: add --at solve, or drop --method.")
+
+
+def _positive(text: str) -> float:
+    """An argparse type: a float > 0."""
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0; got {text}")
+    return value
+
+
+def _nonnegative(text: str) -> float:
+    """An argparse type: a float >= 0."""
+    value = float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0; got {text}")
+    return value
 
 
 VERBOSE_HELP = "log solver progress (one line per iteration, on standard error)"
@@ -296,8 +341,10 @@ def build_parser() -> argparse.ArgumentParser:
                           description="Train on Adult with s_p(women) >= kappa s_p(men); print "
                                       "reports on train and test and the unconstrained model.")
     demo.add_argument("--method", default="auto", help="solver method (default: auto)")
-    demo.add_argument("--kappa", type=float, default=0.8, help="fairness ratio target")
-    demo.add_argument("--l2", type=float, default=1e-3, help="l2 regularization lambda")
+    demo.add_argument("--kappa", type=_positive, default=0.8,
+                      help="fairness ratio target (> 0)")
+    demo.add_argument("--l2", type=_nonnegative, default=1e-3,
+                      help="l2 regularization lambda (>= 0)")
     demo.add_argument("--seed", type=int, default=0, help="seed of the 70/30 split")
     demo.add_argument("--plot", metavar="FILE.png",
                       help='write the figure (per-group rates, convergence); needs the plot '
@@ -318,7 +365,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="progress bar (default: only on a terminal)")
         if name == "verify":
-            p.add_argument("--rtol", type=float, default=1e-4, help="objective tolerance")
+            p.add_argument("--rtol", type=_positive, default=1e-4,
+                           help="objective tolerance (> 0)")
         _verbose_after(p)
         p.set_defaults(func=func)
 
@@ -332,7 +380,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--at", metavar="solve|SOLUTION",
                         help="write the majorization step at an anchor: 'solve' solves the "
                              "problem first (--method), a path reads a solution file")
-    export.add_argument("--method", default="auto",
+    export.add_argument("--method", default=None,
                         help="method of --at solve (default: auto; the step is written at "
                              "its model's scores, whichever method found it)")
     export.add_argument("--seed", type=int, default=0, help=SEED_HELP)
@@ -353,6 +401,10 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
     try:
         return int(args.func(args))
+    except BrokenPipeError:  # the reader left (`| head`): stop quietly, as other tools do
+        with contextlib.suppress(OSError, ValueError):  # no second error at exit's flush
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_ERROR
     except KeyboardInterrupt:
         print("ratecons: interrupted", file=sys.stderr)
         if getattr(args, "json", False):

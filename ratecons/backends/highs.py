@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from .. import limits, settings
 from ..canonical.matrix_lp import MatrixLP
 from ..errors import SolverError, UnknownOptionError
 from ..interrupts import call_interruptibly
+from .atomic_file import atomic_path
 
 __all__ = ["HighsLP", "LPResult", "silence_banner", "solve_lp"]
 
@@ -34,6 +34,7 @@ _BANNER_SILENCED = False
 def _highspy():
     import highspy  # local import: this module is the only one that touches highspy
 
+    silence_banner()  # before this module's first solver object
     return highspy
 
 
@@ -45,7 +46,8 @@ def silence_banner() -> None:
     if _BANNER_SILENCED:
         return
     _BANNER_SILENCED = True
-    hp = _highspy()
+    import highspy as hp
+
     sys.stdout.flush()
     saved = os.dup(1)
     try:
@@ -309,18 +311,11 @@ class HighsLP:
         it), renamed when complete; Ctrl-C leaves neither a partial file nor a half-overwritten
         one."""
         hp = _highspy()
-        target = Path(path)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=f".tmp{target.suffix}",
-                                   dir=target.parent)
-        os.close(fd)
-        try:
-            status = call_interruptibly(self._h.writeModel, tmp)
+        with atomic_path(path, suffix=f".tmp{Path(path).suffix}") as tmp:
+            status = call_interruptibly(self._h.writeModel, str(tmp))
             if status == hp.HighsStatus.kError:
                 raise SolverError(f"HiGHS could not write {path!r} (use a .mps or .lp "
                                   "extension).")
-            os.replace(tmp, target)
-        finally:
-            Path(tmp).unlink(missing_ok=True)
 
 
 def _hessian(P: sp.spmatrix):

@@ -18,8 +18,6 @@ lists the lower triangle of P for the objective c x + (1/2) x P x (HiGHS and CPL
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
@@ -30,6 +28,7 @@ import scipy.sparse as sp
 from .. import settings
 from ..canonical.matrix_lp import MatrixLP
 from ..errors import DataError, SpecError
+from .atomic_file import atomic_path
 from .highs import HighsLP, LPResult
 
 __all__ = ["solve_mps", "write_mps", "read_solution_file"]
@@ -140,15 +139,9 @@ def write_mps(lp: MatrixLP, path: str | Path, objective_name: str = "objective",
               comments: list[str] | None = None) -> None:
     """Write ``lp`` as free MPS (module docstring), atomically: a temporary file in the same
     directory, renamed when complete."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-    try:
-        with os.fdopen(fd, "w", encoding="ascii", buffering=1 << 20) as out:
-            _write(lp, out, objective_name, comments or [])
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="ascii",
+                                        buffering=1 << 20) as out:
+        _write(lp, out, objective_name, comments or [])
 
 
 def solve_mps(path: str | Path, solver: str = "simplex") -> LPResult:

@@ -113,7 +113,8 @@ class GenericChain(Pattern):
                                      reference.certificate.max_violation)
         if step.certificate.details.get("only_step", False) and step.has_model:
             pair = (step.last_step.bound_objective, reference.last_step.bound_objective)
-            rows["last step optimal value"] = pair
+            user = problem.analysis.objective.to_user  # in the user's sense, as the objective
+            rows["last step optimal value"] = (user(pair[0]), user(pair[1]))
             rows["objective_rel_gap"] = objective_rel_gap(*pair)
         else:
             rows["objective_rel_gap"] = objective_rel_gap(result.objective, reference.objective)

@@ -594,7 +594,9 @@ def last_step_rows(problem: Problem, result: Result) -> dict[str, Any]:
     step = getattr(again, "last_step", None) if again.has_model else None
     value = math.nan if step is None else step.bound_objective
     pair = (result.last_step.bound_objective, value)
-    return {"last_step_objective": pair, "last_step_rel_gap": objective_rel_gap(*pair),
+    user = problem.analysis.objective.to_user  # shown in the user's sense, as the objective
+    return {"last_step_objective": (user(pair[0]), user(pair[1])),
+            "last_step_rel_gap": objective_rel_gap(*pair),
             "fixed_point_rel_gap": objective_rel_gap(result.solution.objective, value)}
 
 

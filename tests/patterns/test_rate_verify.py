@@ -66,6 +66,20 @@ def test_generic_verify_solves_the_step_by_another_solver():
     assert report.rows["last_step_rel_gap"] <= 1e-6 and report.agrees, str(report)
 
 
+def test_a_maximized_objectives_last_step_reads_in_its_sense():
+    """A user's verify of maximize recall s.t. positive rate <= 0.3 printed objective 0.61039
+    next to last_step_objective -0.61039 (the step's minimized value); both read in the
+    user's sense now, at the result's fixed point."""
+    data = standardized("diabetes")
+    problem = rc.Problem(maximize=rc.recall(data), subject_to=[rc.positive_rate(data) <= 0.3],
+                         model=rc.LinearModel(l2=0.0, l1=1e-3))
+    report = _verify(problem, "highs")
+    step, again = report.rows["last_step_objective"]
+    assert step > 0 and again > 0
+    assert step == pytest.approx(report.result.objective, rel=1e-6)
+    assert report.rows["last_step_rel_gap"] <= 1e-6, str(report)
+
+
 def _broken(perturb: str) -> Any:
     """The structured step solver with a perturbed answer: a claimed optimal value 1e-3 too
     high, or w moved by 5% of its norm with the optimal value left as it was."""

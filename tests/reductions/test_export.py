@@ -471,3 +471,22 @@ def test_the_header_names_the_step_the_model_map_and_a_qp(solved, tmp_path):
     assert "Nystrom sample of 50 of 120 training rows" in info["feature_map"]
     assert any("Nystrom sample of 50 of 120" in line and "an approximation of the kernel "
                "problem" in line for line in sampled)
+
+
+def test_files_get_the_users_permissions(solved, tmp_path):
+    """A user's exports were owner-only (0600, a temporary file's mode), so another account
+    (a solver service) could not read them; they follow the umask now, as HiGHS' own files:
+    0644 under umask 022, for our writer and for HiGHS' (a restricted minimax-risk LP)."""
+    import os
+
+    old = os.umask(0o022)
+    try:
+        rc.export_mps(solved["rates_l1"][0], tmp_path / "r.mps")
+        X = np.random.default_rng(0).normal(size=(40, 2))
+        mrc = rc.Problem(minimize=rc.minimax_risk(rc.MomentSet(rc.Dataset(X, (X[:, 0] > 0) * 1))))
+        rc.export_mps(mrc, tmp_path / "m.mps", restricted=True)
+    finally:
+        os.umask(old)
+    for name in ("r.mps", "m.mps"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == 0o644, name
+    assert not [p for p in tmp_path.iterdir() if ".tmp" in p.name]

@@ -99,3 +99,55 @@ def test_every_seed_option_has_help(command, capsys):
         main([command, "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "--seed SEED seed of" in text
+
+
+def test_flags_an_export_would_ignore_are_refused_before_any_solve(tmp_path, spec, capsys,
+                                                                   monkeypatch):
+    """A user's `export --method bogus` wrote the file and exited 0 (--method is read by
+    --at solve only); `--read SOL -o x.mps` wrote nothing without a word; `--restricted` on a
+    score-model problem and `--at solve` on a minimax-risk one failed only after the solve;
+    `verify --rtol -1` and `demo --kappa -1` ran. Each is now exit 1 with the reason, and no
+    solve runs."""
+    import ratecons as rc
+
+    def no_solve(*args, **kwargs):
+        raise AssertionError("solved before refusing the flags")
+
+    monkeypatch.setattr(rc.Problem, "solve", no_solve)
+    mrc = tmp_path / "mrc.py"
+    mrc.write_text("import numpy as np\nimport ratecons as rc\n"
+                   "X = np.random.default_rng(0).normal(size=(40, 2)); y = (X[:, 0] > 0) * 1\n"
+                   "problem = rc.Problem(minimize=rc.minimax_risk(rc.MomentSet("
+                   "rc.Dataset(X, y))))\n")
+    out = str(tmp_path / "x.mps")
+    cases = [
+        (["export", spec, "-o", out, "--method", "bogus"], "--method chooses the solve"),
+        (["export", spec, "--read", "s.sol", "-o", out], "drop -o"),
+        (["export", spec, "-o", out, "--at", "solve", "--restricted"],
+         "--restricted applies to minimax-risk"),
+        (["export", str(mrc), "-o", out, "--at", "solve"], "--at applies to score-model"),
+    ]
+    for argv, reason in cases:
+        assert main(argv) == 1, argv
+        assert reason in capsys.readouterr().err, argv
+    assert not (tmp_path / "x.mps").exists()
+    for argv in (["verify", spec, "--rtol", "-1"], ["demo", "--kappa", "-1"],
+                 ["demo", "--l2", "-1"]):
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        assert exc.value.code == 1 and "must be" in capsys.readouterr().err
+
+
+def test_a_closed_pipe_ends_quietly(spec, capsys, monkeypatch):
+    """`ratecons solve spec.py --json | head -c 10` printed a BrokenPipeError traceback
+    twice; the command now stops quietly (exit 1, nothing on standard error)."""
+    import io
+    import sys
+
+    class ClosedPipe(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(sys, "stdout", ClosedPipe())
+    assert main(["solve", spec, "--method", "cvxpy", "--json"]) == 1
+    assert capsys.readouterr().err == ""
