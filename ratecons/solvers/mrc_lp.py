@@ -81,11 +81,15 @@ def solve_mrc_lp(
     # rows F mu - nu_i <= b hold iff nu_i >= 1 + varphi(mu, x_i)
     violation = 0.0 if nu is None else float(max((1.0 + form.varphi(mu) - nu).max(), 0.0))
     lower, dual_violation = dual_certificate(form, instances, masks, alpha)
+    if dual_violation > settings.FEASIBILITY_TOL:  # not dual feasible: no bound (a stopped run)
+        lower = None
     primal = {"mu": mu}
     if nu is not None:
         primal["nu"] = nu
+    # a stopped simplex's value is not the model's: its worst-case risk R(mu) is (docs/mrc.md)
+    objective = float(res.objective) if res.status == settings.OPTIMAL else upper
     return tracker.solution(
-        primal, objective=float(res.objective), status=res.status, dual={"alpha": alpha},
+        primal, objective=objective, status=res.status, dual={"alpha": alpha},
         lower=lower, upper=upper, max_violation=violation,
         details={
             "rows": lp.n_rows if formulation == "primal" else lp.n_cols,

@@ -125,3 +125,26 @@ def test_cvxpy_reference_checks_its_solver_name():
     low = solve_mrc_cvxpy(form, solver="highs")
     assert low.status == "optimal"
     assert low.objective == pytest.approx(solve_mrc_cvxpy(form).objective, rel=1e-6)
+
+
+def test_a_stopped_lp_reports_its_models_risk_and_no_invalid_bound():
+    """Credit, lambda0 = 0.3 (R* = 0.15210): under max_iterations=2 the LP method reported the
+    stopped simplex's value 0.1697 as the objective, below the model's worst-case risk 0.6069,
+    and a 'lower bound' of 0.2330 above R* (multipliers not dual feasible). The objective is now
+    R(mu), and the bound is given only when the multipliers are dual feasible."""
+    import warnings
+
+    problem = rc.Problem(minimize=rc.minimax_risk(rc.MomentSet(load("credit"), lambda0=0.3)))
+    optimum = problem.solve("lp").objective
+    for budget in (dict(max_iterations=2), dict(time_limit=1e-3)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = problem.solve("lp", **budget)
+        assert result.status != "optimal"
+        if "mu" not in result.solution.primal:  # stopped before any point: nothing to check
+            continue
+        mu = result.solution.primal["mu"]
+        assert result.objective == pytest.approx(problem.canonical().objective(mu), rel=1e-12)
+        assert result.objective >= optimum - 1e-9
+        lower = result.certificate.lower_bound
+        assert lower is None or lower <= optimum + 1e-9
