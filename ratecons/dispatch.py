@@ -11,6 +11,7 @@ Patterns are imported on first use.
 from __future__ import annotations
 
 import importlib
+import time
 import warnings
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -237,6 +238,7 @@ def run_method(
     :data:`ratecons.settings.SOLVE_BLAS_THREADS` BLAS threads (:mod:`ratecons.blas_threads`)."""
     from .progress import solve_progress
 
+    start = time.perf_counter()
     spec, reasons = resolve(problem, method, options.get("sample_start"))
     accepted = (*spec.options, *(o for o in COMMON_OPTIONS if o not in spec.options))
     unknown = sorted(set(options) - set(accepted))
@@ -272,7 +274,9 @@ def run_method(
                                    caught.lineno)
         result.reasons = reasons
         check_degenerate(problem, result)
-    return finish(result, solve_limits)
+    result = finish(result, solve_limits)
+    result.solve_time = time.perf_counter() - start
+    return result
 
 
 def _check_solve_arguments(seed: Any, callback: Any, verbose: Any) -> None:

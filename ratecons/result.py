@@ -177,6 +177,9 @@ class Result:
         Why that method was chosen.
     certificate : Certificate
     history : list of dict
+    solve_time : float
+        Wall time of the whole ``solve`` call in seconds (every run of ``auto``'s ladder, the
+        repairs and rounds included); ``solution.solve_time`` is the returned run's own clock.
     extras : dict
         Values specific to the problem's family, also read as attributes (``result.theta`` is
         ``result.extras["theta"]``):
