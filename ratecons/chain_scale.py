@@ -14,7 +14,10 @@ problem and when it applies).
    its fixed point g'. A round that ends without a model, with a
    weaker status than the last kept round (``iteration_limit`` after ``optimal``), or with the
    same status but not below its objective (a repair can raise it above its start) is not
-   kept: the last kept round is the answer. A round with a stronger status is kept whatever
+   kept, nor one of the same status that misses a row by more (a lower objective bought with
+   a larger violation: five rounds under a spent budget did so, each further off the 80%
+   rule); the last kept round is the answer. No round starts once the solve's
+   ``time_limit`` is spent. A round with a stronger status is kept whatever
    its objective: a certified model that meets every row is worth more than a lower objective
    whose deterministic model misses one. A first round that ended ``iteration_limit`` because
    its deterministic model missed a row goes on the same way: on diabetes (logistic loss,
@@ -41,7 +44,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from . import settings
+from . import limits, settings
 from .chain_points import ScoreTable, surrogate_objective
 from .constant_start import from_constant_if_better
 from .expr.analysis import Analysis
@@ -136,7 +139,8 @@ def _rounds(form: Analysis, chain: Chain, sampled: bool, width: float,
     last kept answer (over g), its width and the rounds' records."""
     solution, scorer, last = first
     rounds = [{**_round(width, solution), "kept": True}]
-    while scorer is not None and len(rounds) <= settings.SCALE_ROUNDS:
+    while (scorer is not None and len(rounds) <= settings.SCALE_ROUNDS
+           and not limits.active().expired()):  # no round starts past the budget
         s, at_s, at_one = best_scale(scaled(form, width), scorer, solution.primal["w"])
         if at_one - at_s <= settings.SCALE_MIN_GAIN * max(1.0, abs(at_one)):
             break
@@ -146,7 +150,8 @@ def _rounds(form: Analysis, chain: Chain, sampled: bool, width: float,
         again, again_scorer, again_last = chain(scaled(form, width * s), start, sampled)
         better = _rank(again.status) - _rank(solution.status)
         kept = (again_scorer is not None and again.status in settings.SOLVED_STATUSES
-                and (better > 0 or (better == 0 and again.objective < at_one)))
+                and (better > 0 or (better == 0 and again.objective < at_one
+                                    and _violation(again) <= _violation(solution))))
         rounds.append({**_round(width * s, again), "kept": kept, "started_at": at_s,
                        # the loss is still falling at the search's end (s -> 0: towards the
                        # constant model, whose loss the rows do not see)
@@ -179,6 +184,13 @@ def _rank(status: str) -> int:
     status than the last kept one is kept whatever its objective, one with a weaker status
     is not."""
     return int(status == settings.OPTIMAL)
+
+
+def _violation(solution: Solution) -> float:
+    """The largest constraint violation of an answer, up to the feasibility tolerance (two
+    answers that meet every row tie): a round of the same status that misses a row by more is
+    not kept for a lower objective."""
+    return max(solution.certificate.max_violation or 0.0, settings.FEASIBILITY_TOL)
 
 
 def _round(width: float, solution: Solution) -> dict[str, Any]:
