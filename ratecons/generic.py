@@ -689,4 +689,4 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
     solution, scorer, last_step = chain_at_loss_scale(form, sample_start, chain, only_step)
     objective = form.objective.to_user(solution.objective)  # the surrogate E at the solution
     return Result(problem, "cvxpy", solution, scorer, objective,
-                  extras={"last_step": last_step})
+                  extras={"last_step": last_step}, to_user=form.objective.to_user)

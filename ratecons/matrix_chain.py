@@ -153,7 +153,7 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
     solution, scorer, last_step = chain_at_loss_scale(form, False, chain, only_step)
     objective = form.objective.to_user(solution.objective)
     return Result(problem, HIGHS_METHOD, solution, scorer, objective,
-                  extras={"last_step": last_step})
+                  extras={"last_step": last_step}, to_user=form.objective.to_user)
 
 
 def highs_method() -> MethodSpec:
@@ -384,4 +384,4 @@ def read_solution(problem: Any, source: Any, kernel_points: int = MAX_EXACT_KERN
                               f"'{analysis.constraints[int(np.argmax(missed))].name}' by "
                               f"{missed.max():.3g} on the training data")
     return Result(problem, "external", solution, scorer,
-                  analysis.objective.to_user(value))
+                  analysis.objective.to_user(value), to_user=analysis.objective.to_user)

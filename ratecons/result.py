@@ -14,7 +14,7 @@ import base64
 import copy
 import json
 import pickle
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -176,6 +176,9 @@ class Result:
     reasons : list of str
         Why that method was chosen.
     certificate : Certificate
+        In the user's sense, as ``objective``: for a maximized objective ``lower_bound <=
+        objective <= upper_bound`` bound the maximum (``solution.certificate`` is the
+        canonical, minimized form's).
     history : list of dict
     solve_time : float
         Wall time of the whole ``solve`` call in seconds (every run of ``auto``'s ladder, the
@@ -202,13 +205,16 @@ class Result:
         scorer: Any = None,
         objective: float | None = None,
         extras: Mapping[str, Any] | None = None,
+        to_user: Callable[[float], float] | None = None,
     ) -> None:
         self.problem = problem
         self.method = method
         self.solution = solution
         self.status: str = solution.status
         self.objective: float = solution.objective if objective is None else objective
-        self.certificate: Certificate = solution.certificate
+        # in the user's sense, as the objective (the solution's stays the canonical form's)
+        self.certificate: Certificate = (solution.certificate if to_user is None
+                                         else solution.certificate.in_sense(to_user))
         self.history: list[dict[str, Any]] = solution.history
         self.solve_time: float = solution.solve_time
         self.reasons: list[str] = []

@@ -6,7 +6,8 @@ called them turns it into a user-facing :class:`ratecons.result.Result`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,17 @@ class Certificate:
     gap: float | None = None
     max_violation: float | None = None
     details: dict[str, Any] = field(default_factory=dict)
+
+    def in_sense(self, to_user: Callable[[float], float]) -> Certificate:
+        """This certificate with its bounds carried by ``to_user``, an affine map of the
+        objective (the canonical, minimized value to the user's): swapped where the map
+        decreases (a lower bound on a minimized -E is an upper bound on E). The gap, the
+        violation and the details (the same dict) are unchanged."""
+        lower = None if self.lower_bound is None else float(to_user(self.lower_bound))
+        upper = None if self.upper_bound is None else float(to_user(self.upper_bound))
+        if to_user(1.0) < to_user(0.0):
+            lower, upper = upper, lower
+        return replace(self, lower_bound=lower, upper_bound=upper)
 
     def to_dict(self) -> dict[str, Any]:
         return {

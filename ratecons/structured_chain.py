@@ -241,7 +241,7 @@ def _run(problem: Any, form: Analysis, *, seed: int | None = None, callback: Any
     solution.certificate.details["elastic_steps"] = counts.get("rescued", 0)
     objective = form.objective.to_user(solution.objective)
     return Result(problem, settings.STRUCTURED_METHOD, solution, scorer, objective,
-                  extras={"last_step": last_step})
+                  extras={"last_step": last_step}, to_user=form.objective.to_user)
 
 
 def structured_method() -> MethodSpec:

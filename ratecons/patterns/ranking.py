@@ -66,12 +66,9 @@ def _to_user_sense(solution: Solution) -> None:
     """Map a solution of (3), minimized, to the user's maximized surrogate 1 - (3): the
     objective, and the bounds swapped (a lower bound on (3) is an upper bound on 1 - (3));
     the gap is unchanged and (3) stays in ``details["eq3_value"]``."""
-    cert = solution.certificate
-    cert.details["eq3_value"] = solution.objective
+    solution.certificate.details["eq3_value"] = solution.objective
     solution.objective = 1.0 - solution.objective
-    lower, upper = cert.lower_bound, cert.upper_bound
-    cert.lower_bound = None if upper is None else 1.0 - upper
-    cert.upper_bound = None if lower is None else 1.0 - lower
+    solution.certificate = solution.certificate.in_sense(lambda value: 1.0 - value)
 
 
 def _zero_looks_optimal(form: TopForm) -> bool | None:

@@ -97,7 +97,7 @@ def rate_result(problem: Problem, method: str, solution: Solution) -> Result:
                       + solution.certificate.details.get(
                           "message", "the point returned is the best found, not a certified "
                           "optimum."))
-    return Result(problem, method, solution, scorer, objective)
+    return Result(problem, method, solution, scorer, objective, to_user=program.to_user)
 
 
 #: re-solves with tightened bounds when no bias makes the deterministic model feasible
