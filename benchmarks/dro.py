@@ -14,7 +14,8 @@ Each instance is min_theta R(theta) + (l2/2)||w||^2 over a phi-divergence ball (
 linear model and an intercept. It is solved by ``auto`` (what ``problem.solve()`` picks), the
 chain's structured interior point (``structured``, one convex step), the CVXPY/CLARABEL
 reference, and FSG, PSSG, GSSG and SGD at their defaults (capped at
-``--stochastic-time`` seconds of solver time, so a cap shows as status ``time_limit``). Times are
+``--stochastic-time`` seconds: solver time, and wall time of the solve, checkpoints included;
+a cap shows as status ``time_limit``). Times are
 wall seconds of ``problem.solve(...)`` (CVXPY's include building the cone program, as a user
 sees it), after a warm-up solve per loss by both paths (compiled kernels, CVXPY's first
 call); ``auto`` and CVXPY are timed up to three times, each on a new ``Problem``, while a solve

@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from .. import limits
 from ..canonical.dro import DROProgram
 from ..errors import parameter_error
 from ..numerics.inner_max import inner_maximize
@@ -320,8 +321,8 @@ def _descend(run: _Run, sampler: _Sampler, method: StochasticMethod, theta: np.n
         if max_samples is not None and run.samples >= max_samples:
             run.stop = "max_samples"
             break
-        if time_limit is not None and run.elapsed() >= time_limit:
-            run.stop = "time_limit"
+        if (time_limit is not None and run.elapsed() >= time_limit) or limits.active().expired():
+            run.stop = "time_limit"  # solver time, or the solve's wall-clock budget
             break
     return theta, it, checked
 
@@ -367,8 +368,11 @@ def solve_dro(
     a : float
         Decay constant of the step sizes.
     max_iterations, max_samples, time_limit : stopping limits (iterations, cumulative examples
-        touched, seconds of solver time). ``max_iterations`` defaults to the method's entry of
-        :data:`STOCHASTIC_METHODS` (500 for fsg, 20000 for the sampled methods).
+        touched, seconds of solver time). Inside ``problem.solve`` its ``time_limit`` is also
+        the solve's wall-clock budget (:mod:`ratecons.limits`; the checkpoints' exact
+        evaluations count there), and no balancing bound is added once it is spent.
+        ``max_iterations`` defaults to the method's entry of :data:`STOCHASTIC_METHODS` (500
+        for fsg, 20000 for the sampled methods).
     tol : float
         Stop with status "optimal" when the certified gap at a checkpoint, min F over the
         checkpoints minus the best lower bound, is <= tol * max(1, |F|).
@@ -411,7 +415,7 @@ def solve_dro(
     solve_time = run.elapsed()
     if not checked:
         run.checkpoint(it, theta)
-    if not run.proved() and equal_margins(run.first):
+    if not run.proved() and equal_margins(run.first) and not limits.active().expired():
         run.lower = max(run.lower, lower_bound(form, run.first, balance=True))
     stop = run.stop or "iteration_limit"
     return dro_solution(form, method, run.best, run.lower, proved=run.proved(), stop=stop,
