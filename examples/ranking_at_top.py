@@ -13,8 +13,12 @@ TPR@10 (threshold: mean of the K largest negative scores), TPR@0.01, TPR@0.05 (t
 quantile of the negative scores) and AUC; the standard SVM (C-SVC with C = 1/(lambda n)) is
 the baseline. Numbers are medians over seeds of the random subsample and split, in percent.
 
-    python examples/ranking_at_top.py          # n = 1500 per dataset, 3 seeds
-    python examples/ranking_at_top.py --quick  # reduced mode (tests)
+    python examples/ranking_at_top.py          # up to 1500 rows per dataset, 3 seeds
+    python examples/ranking_at_top.py --quick  # up to 300 rows, one seed (tests)
+
+A dataset with fewer rows than asked for is used whole: breast cancer has 569 rows, so its
+table is on 569 (284 for training, 285 for testing); the printed n is the number of rows
+actually used.
     python examples/ranking_at_top.py --data ../shared/data   # the paper's UCI data
 """
 
@@ -123,13 +127,14 @@ def main(quick: bool = False, data_dir: Path | None = None
         runs: dict[str, list[dict[str, float]]] = {f: [] for f in FORMULATIONS}
         for seed in seeds:
             train, test = load(dataset, positive, n, seed, data_dir)
+            used = train.n + test.n  # min(n, rows of the dataset)
             for name in FORMULATIONS:
                 scores = fit_scores(name, train, test, max_epochs)
                 runs[name].append(evaluate(scores, test.y))
         table = {name: {m: 100 * float(np.median([r[m] for r in rows])) for m in METRICS}
                  for name, rows in runs.items()}
         tables[dataset] = table
-        print(f"\n{dataset}: one-vs-rest (positive class {positive}), n={n} "
+        print(f"\n{dataset}: one-vs-rest (positive class {positive}), n={used} "
               f"(half for testing), medians over {len(seeds)} seed(s), percent")
         print(f"{'formulation':20s}" + "".join(f"{m:>10s}" for m in METRICS))
         for name, row in table.items():
@@ -143,7 +148,7 @@ def main(quick: bool = False, data_dir: Path | None = None
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="n = 300, one seed (seconds)")
+    parser.add_argument("--quick", action="store_true", help="up to 300 rows, one seed (seconds)")
     parser.add_argument("--data", type=Path, metavar="DIR",
                         help="folder with the UCI optdigits.csv and letter_recognition.csv "
                              "(default: scikit-learn's digits and breast cancer)")
