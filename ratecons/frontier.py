@@ -282,12 +282,12 @@ def _takes_warm_start(problem: Problem, method: str) -> bool:
     return "warm_start" in resolve(problem, method)[0].options
 
 
-def _solve_chain(chain: list[tuple[Problem, float | None]], fairness: Any, test: Any,
-                 method: str, options: dict[str, Any], warm: bool) -> list[FrontierPoint]:
+def _solve_chain(chain: list[tuple[Problem, float | None, bool]], fairness: Any, test: Any,
+                 method: str, options: dict[str, Any]) -> list[FrontierPoint]:
     """Solve a stretch of the path in order, each solve warm-started from the one before it
-    (the first one cold) when ``warm``."""
+    (the first one cold) where its flag says that its method takes a warm start."""
     points: list[FrontierPoint] = []
-    for problem, target in chain:
+    for problem, target, warm in chain:
         previous = points[-1].result if points else None
         extra = ({"warm_start": previous}
                  if warm and previous is not None and previous.has_model else {})
@@ -334,14 +334,14 @@ class _Path:
 
 
 def _reuse(path: _Path, fairness: Any, test: Any, method: str, options: dict[str, Any],
-           warm: bool) -> int:
+           warm: list[bool]) -> int:
     """Make the path's points monotone by re-solving and re-using (see :func:`sweep`); returns
     the number of re-solves."""
     path.solved = list(enumerate(path.points))
     resolves = 0
     for i, point in enumerate(path.points):  # tightest first: its models serve looser targets
         best = path.best_for(i)
-        if (warm and best is not None and np.isfinite(point.train_objective)
+        if (warm[i] and best is not None and np.isfinite(point.train_objective)
                 and path.sign * best[1].train_objective < path.sign * point.train_objective):
             # continuation from the better model (MM fixed points are local)
             result = path.problems[i].solve(method=method, **options,
@@ -432,17 +432,19 @@ def sweep(problem: Problem, constraint: Callable[[float], Any], targets: Iterabl
                         model=problem.model if problem.model_given else None)
                 for t in order]
     path_targets: list[float | None] = [*order, None]
-    jobs = list(zip([*problems, problem], path_targets))
     options = {"verbose": False, **solve_options}
-    warm = "warm_start" not in options and all(_takes_warm_start(p, method) for p, _ in jobs)
+    # per solve: the unconstrained end of an auto path often goes to a method without one
+    warm = ["warm_start" not in options and _takes_warm_start(p, method)
+            for p in [*problems, problem]]
+    jobs = list(zip([*problems, problem], path_targets, warm))
     count = 1 if n_jobs in (None, 1) else min(len(jobs), _cores(n_jobs))
     if count == 1:
-        points = _solve_chain(jobs, fairness, test, method, options, warm)
+        points = _solve_chain(jobs, fairness, test, method, options)
     else:
         from joblib import Parallel, delayed
 
         parts = Parallel(n_jobs=count)(delayed(_solve_chain)(chunk, fairness, test, method,
-                                                             options, warm)
+                                                             options)
                                        for chunk in _chunks(jobs, count))
         points = [p for part in parts for p in part]
     path = _Path([*problems, problem], path_targets, points,

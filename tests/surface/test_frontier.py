@@ -134,6 +134,24 @@ def test_path_warm_starts_from_the_tighter_neighbour(setup):
         assert start["anchor_feasible"] == (start["anchor_violation"] <= 1e-6)
 
 
+def test_a_path_warm_starts_where_its_method_can(setup, monkeypatch):
+    """Under ``auto`` on 10,000 Adult rows the constrained points go to ``mm`` (warm starts)
+    and the unconstrained end to ``structured`` (none): the sweep then warm-started nothing,
+    all or none. Each solve now starts warm where its own method takes a warm start."""
+    from ratecons import frontier as module
+
+    train, test, base, (a, b), _ = setup
+    takes = module._takes_warm_start
+    monkeypatch.setattr(module, "_takes_warm_start",
+                        lambda problem, method: bool(problem.constraints)
+                        and takes(problem, method))
+    front = rc.sweep(base, lambda k: rc.positive_rate_ratio(a, b) >= k, [0.7, 0.85, 1.0],
+                     test=test, method="cvxpy")
+    own = {p.target: p.result for p in front.points if not p.model_from}
+    own.pop(max(own))  # the tightest starts cold
+    assert own and all("warm_start" in r.certificate.details for r in own.values())
+
+
 def test_sweep_on_adult_is_monotone_and_reuses_honestly():
     train, _ = rc.datasets.load_adult().split(0.7, seed=0)
     train = train.take(np.sort(np.random.default_rng(1).choice(train.n, 1500, replace=False)),
