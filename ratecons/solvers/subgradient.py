@@ -190,12 +190,15 @@ def _finish(tracker: Tracker, dual: DualBound, extra: dict[str, Any]) -> Solutio
         tracker.bound(lower=dual.polish(_best_mu(tracker)))
         if tracker.gap <= tracker.tol:
             tracker.stop("gap")
-        if tracker.history:  # the last entry reads the certificate's bound, not a stale one
-            tracker.history[-1].update(lower=tracker.lower, gap=tracker.gap)
-    return tracker.solution(
+    solution = tracker.solution(
         {"mu": _best_mu(tracker).ravel().copy()}, max_violation=0.0,
         details={"tol": tracker.tol, **extra},
         advice="Increase max_iterations or use the LP / CCG methods for an exact solution.")
+    if solution.history:  # the last entry reads the certificate, not a bound checked before
+        cert = solution.certificate
+        solution.history[-1].update(upper=cert.upper_bound, lower=cert.lower_bound,
+                                    gap=cert.gap)
+    return solution
 
 
 class _SuffixMean:
