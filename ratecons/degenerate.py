@@ -40,7 +40,9 @@ When the model is no better (within :data:`OBJECTIVE_TOL` for objectives made of
 values move in steps of 1/n, and :data:`RELATIVE_TOL` relative for losses and surrogates), the
 result's ``certificate.details["degenerate"]`` says so -- the constant, both values, and the
 constraints with no slack at the model, the ones that force it -- and a
-:class:`~ratecons.errors.TrivialOptimumWarning` carries the same text with what to change.
+:class:`~ratecons.errors.TrivialOptimumWarning` carries the same text with what to change. A
+linear model whose training scores then spread by less than :data:`SCORE_NOISE` is returned as
+that constant exactly (w = 0), so that no metric ranks rounding noise.
 """
 
 from __future__ import annotations
@@ -57,11 +59,12 @@ from .dask_robust import on_dask
 from .dask_types import is_dask
 from .errors import TrivialOptimumWarning
 from .expr.analysis import Analysis, Row
+from .result import LinearScorer
 from .settings import FEASIBILITY_TOL, LIMIT_STATUSES
 
 __all__ = ["ConstantScore", "best_feasible_constant", "check_degenerate", "comparison_value",
            "MAX_CONSTANT_SCORE",
-           "OBJECTIVE_TOL", "PENALTY", "RELATIVE_TOL"]
+           "OBJECTIVE_TOL", "PENALTY", "RELATIVE_TOL", "SCORE_NOISE"]
 
 #: how much better than the best feasible constant (absolute, in the objective's units: rates
 #: move in steps of 1/n) a model of a rate objective must be not to be reported as degenerate
@@ -72,6 +75,11 @@ RELATIVE_TOL = 1e-6
 #: the constant scores searched: 0 < |c| <= this (the logistic loss's best c is the log-odds of
 #: the labels, |c| = 50 is a label share of 1 - 2e-22)
 MAX_CONSTANT_SCORE = 50.0
+#: a linear model no better than the constant whose training scores spread by less than this
+#: (in score units; the ramp and the hinge have width 1) separates and ranks nothing but
+#: rounding: the chain and the conic solvers returned |w| ~ 1e-9 to 1e-11 where w = 0 is the
+#: optimum of a TPR@K, and every metric then ranked that noise (train TPR@5 0.249 against 0)
+SCORE_NOISE = 1e-6
 #: weight of the total constraint violation in the 1-D search (an exact penalty of a convex
 #: problem once above the multiplier; margin losses have slopes of at most 1, squared 2|c|+2)
 PENALTY = 1e6
@@ -348,6 +356,36 @@ def check_degenerate(problem: Any, result: Any) -> dict[str, Any] | None:
               else _minimax_record(problem, scorer, float(result.objective)))
     if record is None:
         return None
+    if analysis is not None:
+        _snap_to_constant(result, analysis, scorer, record)
     result.certificate.details["degenerate"] = record
     warnings.warn(record["message"], TrivialOptimumWarning, stacklevel=user_stacklevel())
     return record
+
+
+def _snap_to_constant(result: Any, analysis: Analysis, scorer: Any, record: dict[str, Any]
+                      ) -> None:
+    """A linear model no better than the constant whose training scores spread by less than
+    :data:`SCORE_NOISE` becomes that constant exactly (w = 0; a TPR@K objective alone: the
+    score 0, which ranks no positive above a negative and predicts none), its objective
+    re-evaluated; the record and its message say so."""
+    if type(scorer) is not LinearScorer or any(is_dask(d.X) for d in analysis.datasets):
+        return
+    scores = np.concatenate([scorer.decision_function(d.X) for d in analysis.datasets])
+    spread = float(scores.max() - scores.min())
+    if not 0.0 < spread <= SCORE_NOISE * max(1.0, float(np.abs(scores).mean())):
+        return  # a constant already, or a model that separates
+    ranking_only = not analysis.constraints and any(
+        _ranking(p) for _, p in analysis.objective.parts)
+    constant = 0.0 if ranking_only else float(record["constant_score"])
+    snapped = LinearScorer(np.zeros_like(scorer.w), -constant, scorer.ramp_width)
+    result.scorer = snapped
+    if "threshold" in result.extras:  # the ranking pattern's t: the model predicts s > t
+        result.extras["threshold"] = snapped.b
+    result.objective = analysis.objective.to_user(
+        comparison_value(analysis.objective, snapped)) + 0.0
+    record["snapped_spread"] = spread
+    record["message"] += (f" The returned model's training scores spread by only {spread:.2g} "
+                          f"(rounding, below {SCORE_NOISE:g}): it is returned as the constant "
+                          f"score {constant:.6g} (w = 0), so that no metric ranks rounding "
+                          "noise.")
