@@ -302,8 +302,7 @@ def export_mps(problem: Any, path: str | Path, at: Any = None, restricted: bool 
 
 def _parameters(analysis: Analysis, fmap: Any, values: Any) -> tuple[np.ndarray, float]:
     """(w, b) from column values: a mapping name -> value or an array in column order."""
-    d = (fmap.transform_matrix.shape[1] if not fmap.is_identity
-         else analysis.datasets[0].d)
+    d = fmap.dim(analysis.datasets[0].d)
     names = model_column_names(analysis, d, fmap.column_prefix)
     if isinstance(values, Mapping):
         expected = set(names)
@@ -319,6 +318,11 @@ def _parameters(analysis: Analysis, fmap: Any, values: Any) -> tuple[np.ndarray,
                 "solution of this problem's export?")
         x = np.array([float(values.get(n, 0.0)) for n in names])  # absent: 0 (CBC omits zeros)
     else:
+        if fmap.draw:  # no names to tell the export's draw from another one
+            raise SpecError(
+                f"the kernel expansion is a draw ({fmap.approximation}): read its solution "
+                "from the solution file or a {column name: value} mapping, whose names say "
+                "which draw it is, not from an array.")
         x = np.asarray(values, dtype=np.float64).ravel()
         if x.size < len(names):
             raise SpecError(f"the solution has {x.size} values; the exported program has at "

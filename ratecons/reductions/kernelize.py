@@ -67,6 +67,14 @@ class FeatureMap:
     def is_identity(self) -> bool:
         return self.spec is None
 
+    def dim(self, d: int) -> int:
+        """The number of psi columns (``d``, the data's features, for a linear model)."""
+        if self.is_identity:
+            return d
+        if self.fourier is not None:
+            return int(self.fourier.n_components)
+        return int(self.transform_matrix.shape[1])
+
     @property
     def column_prefix(self) -> str | None:
         """The prefix of the psi columns' names in an exported program (``psi`` for an exact

@@ -219,6 +219,27 @@ def test_a_kernel_solution_is_read_under_the_exports_draw_only(solved, tmp_path)
             rc.read_solution(problem, tmp_path / "k.sol", **other)
     with pytest.raises(rc.SpecError, match="seed=None"):
         rc.read_solution(problem, tmp_path / "k.sol", kernel_points=50, seed=None)
+    # an array has no names to tell the draw: refused for a sampled expansion
+    values = np.asarray(model.highs.getSolution().col_value)
+    with pytest.raises(rc.SpecError, match="not from an array"):
+        rc.read_solution(problem, values, kernel_points=50, seed=3)
+
+
+def test_a_random_features_export_reads_back(data, tmp_path):
+    """The random-features kernel map had no transform matrix, and read_solution failed with
+    an AttributeError on every such export; its draw is in the names as for Nystrom."""
+    problem = rc.Problem(minimize=rc.hinge_loss(data), model=rc.KernelModel(
+        kernel="gaussian", l2=1e-1, approximation="random_features"))
+    with pytest.warns(rc.ApproximationWarning):
+        rc.export_mps(problem, tmp_path / "rf.mps", kernel_points=40, seed=5)
+    model = HighsLP.read(str(tmp_path / "rf.mps"))
+    objective = model.solve().objective
+    model.highs.writeSolution(str(tmp_path / "rf.sol"), 0)
+    assert "w[fourier40s5:psi0]" in (tmp_path / "rf.sol").read_text()
+    back = rc.read_solution(problem, tmp_path / "rf.sol", kernel_points=40, seed=5)
+    assert _rel(back.objective, objective) <= RTOL
+    with pytest.raises(rc.SpecError, match="kernel_points and seed"):
+        rc.read_solution(problem, tmp_path / "rf.sol", kernel_points=40, seed=6)
 
 
 def test_names_follow_the_users_expressions(solved, tmp_path):
