@@ -298,18 +298,18 @@ def _check_export_flags(args: argparse.Namespace) -> None:
 
 
 def _positive(text: str) -> float:
-    """An argparse type: a float > 0."""
+    """An argparse type: a finite float > 0."""
     value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be > 0; got {text}")
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0; got {text}")
     return value
 
 
 def _nonnegative(text: str) -> float:
-    """An argparse type: a float >= 0."""
+    """An argparse type: a finite float >= 0."""
     value = float(text)
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0; got {text}")
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0; got {text}")
     return value
 
 

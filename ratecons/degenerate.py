@@ -304,8 +304,10 @@ def _score_model_record(analysis: Analysis, scorer: Any, status: str | None = No
             "worse_than_constant": worse, "binding": binding, "message": message}
 
 
-def _minimax_record(problem: Any, scorer: Any, risk: float) -> dict[str, Any] | None:
-    """The MRC (training error of the argmax rule, minimax risk R* = ``risk``) against the
+def _minimax_record(problem: Any, scorer: Any, risk: float, status: str | None
+                    ) -> dict[str, Any] | None:
+    """The MRC (training error of the argmax rule, minimax risk R* = ``risk`` when ``status``
+    is optimal, else the stopped model's worst-case risk, an upper bound on R*) against the
     most-frequent-label rule on the training data."""
     U = getattr(problem.objective, "U", None)
     mu = getattr(scorer, "mu", None)
@@ -318,16 +320,22 @@ def _minimax_record(problem: Any, scorer: Any, risk: float) -> dict[str, Any] | 
     majority = U.classes[label].item() if hasattr(U.classes[label], "item") else U.classes[label]
     if model_error < constant_error - OBJECTIVE_TOL:
         return None
-    verdict = ("no better either" if risk >= constant_error
-               else "below it, but only as a bound over the moment set U")
+    head = (f"degenerate answer: the minimax risk classifier's training error "
+            f"{model_error:.6g} is no better than {constant_error:.6g}, the error of predicting "
+            f"the most frequent label {majority!r} for every example; ")
+    if status is not None and status != "optimal":  # the budget, not the model, is the cause
+        tail = (f"the run stopped with status {status} before the optimum (its worst-case risk "
+                f"{risk:.6g} bounds R* from above, it is not R*): raise max_iterations / "
+                "time_limit, or use method='lp' or 'ccg', before changing lambda0.")
+    else:
+        verdict = ("no better either" if risk >= constant_error
+                   else "below it, but only as a bound over the moment set U")
+        tail = (f"its minimax risk R* = {risk:.6g} is {verdict}; try a smaller lambda0 "
+                "(tighter moment bounds) or richer features (e.g. a random Fourier feature "
+                "map).")
     return {"constant": f"predict {majority!r}", "model_objective": model_error,
             "constant_objective": constant_error, "minimax_risk": risk, "binding": [],
-            "message": (f"degenerate answer: the minimax risk classifier's training error "
-                        f"{model_error:.6g} is no better than {constant_error:.6g}, the error "
-                        f"of predicting the most frequent label {majority!r} for "
-                        f"every example; its minimax risk R* = {risk:.6g} is {verdict}; try a "
-                        "smaller lambda0 (tighter moment bounds) or richer features (e.g. a "
-                        "random Fourier feature map).")}
+            "message": head + tail}
 
 
 def check_degenerate(problem: Any, result: Any) -> dict[str, Any] | None:
@@ -353,7 +361,8 @@ def check_degenerate(problem: Any, result: Any) -> dict[str, Any] | None:
         status = None  # uncertified, but no limit stopped it: a larger budget changes nothing
     record = (_score_model_record(analysis, scorer, status)
               if analysis is not None
-              else _minimax_record(problem, scorer, float(result.objective)))
+              else _minimax_record(problem, scorer, float(result.objective),
+                                   getattr(result, "status", None)))
     if record is None:
         return None
     if analysis is not None:

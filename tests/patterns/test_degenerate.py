@@ -281,3 +281,17 @@ def test_a_model_of_rounding_noise_is_returned_as_the_constant():
             assert "snapped_spread" not in record
         else:
             assert 0.0 < record["snapped_spread"] <= 1e-6 and "rounding" in record["message"]
+
+
+def test_a_stopped_minimax_run_blames_the_budget_not_lambda0():
+    """Glass, lambda0 = 0.3 (R* = 0.5758): under max_iterations=2 the warning called the
+    stopped model's worst-case risk (0.934) R* and advised a smaller lambda0."""
+    from tests.shared_data import load
+
+    problem = rc.Problem(minimize=rc.minimax_risk(rc.MomentSet(load("glass"), lambda0=0.3)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = problem.solve("lp", max_iterations=2)
+    message = result.certificate.details["degenerate"]["message"]
+    assert "stopped with status iteration_limit" in message
+    assert "smaller lambda0" not in message and "R* =" not in message

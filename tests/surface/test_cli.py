@@ -131,8 +131,8 @@ def test_flags_an_export_would_ignore_are_refused_before_any_solve(tmp_path, spe
         assert main(argv) == 1, argv
         assert reason in capsys.readouterr().err, argv
     assert not (tmp_path / "x.mps").exists()
-    for argv in (["verify", spec, "--rtol", "-1"], ["demo", "--kappa", "-1"],
-                 ["demo", "--l2", "-1"]):
+    for argv in (["verify", spec, "--rtol", "-1"], ["verify", spec, "--rtol", "inf"],
+                 ["demo", "--kappa", "-1"], ["demo", "--l2", "-1"]):
         with pytest.raises(SystemExit) as exc:
             main(argv)
         assert exc.value.code == 1 and "must be" in capsys.readouterr().err
