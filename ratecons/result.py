@@ -162,6 +162,24 @@ def _plain(value: Any) -> bool:
     return isinstance(value, np.ndarray) and value.dtype.kind in "biuf"
 
 
+def _history_in_sense(history: list[dict[str, Any]], to_user: Callable[[float], float]
+                      ) -> list[dict[str, Any]]:
+    """Copies of the history's records with ``objective``, ``lower`` and ``upper`` carried by
+    ``to_user`` (the bounds swapped where it decreases), as :meth:`Certificate.in_sense` maps
+    the certificate; the other keys (a step's own values, violations) as recorded."""
+    flips = to_user(1.0) < to_user(0.0)
+    out = []
+    for record in history:
+        record = dict(record)
+        mapped = {key: None if record[key] is None else float(to_user(record[key]))
+                  for key in ("objective", "lower", "upper") if key in record}
+        if flips and ("lower" in mapped or "upper" in mapped):
+            mapped["lower"], mapped["upper"] = mapped.pop("upper", None), mapped.pop("lower", None)
+        record.update(mapped)
+        out.append(record)
+    return out
+
+
 class Result:
     """A solved problem: fitted model, status, objective, certificate and history.
 
@@ -180,6 +198,9 @@ class Result:
         objective <= upper_bound`` bound the maximum (``solution.certificate`` is the
         canonical, minimized form's).
     history : list of dict
+        One record per iteration; ``objective``, ``lower`` and ``upper`` in the user's sense as
+        the certificate (``solution.history``: the solver's own records; ``callback`` events
+        during the solve are those).
     solve_time : float
         Wall time of the whole ``solve`` call in seconds (every run of ``auto``'s ladder, the
         repairs and rounds included); ``solution.solve_time`` is the returned run's own clock.
@@ -215,7 +236,8 @@ class Result:
         # in the user's sense, as the objective (the solution's stays the canonical form's)
         self.certificate: Certificate = (solution.certificate if to_user is None
                                          else solution.certificate.in_sense(to_user))
-        self.history: list[dict[str, Any]] = solution.history
+        self.history: list[dict[str, Any]] = (solution.history if to_user is None
+                                               else _history_in_sense(solution.history, to_user))
         self.solve_time: float = solution.solve_time
         self.reasons: list[str] = []
         self.scorer = scorer

@@ -58,3 +58,18 @@ def test_bounds_bracket_the_objective_in_its_sense(adult, kind, sense, methods):
         # the model's own value is the bound on the side an attained point gives
         attained = cert.lower_bound if sense == "maximize" else cert.upper_bound
         assert attained == pytest.approx(result.objective, rel=1e-6, abs=1e-9), method
+
+
+@pytest.mark.parametrize("method", ["structured", "cvxpy", "mm"])
+def test_the_history_reads_in_the_objectives_sense(adult, method):
+    """Maximize recall under a positive-rate cap: the history read [-0.724, -0.755] next to
+    the objective 0.755 (structured), and 1 - accuracy under mm; it reads as the objective
+    now: its last MM record is within the fixed point's tolerance of it."""
+    problem = rc.Problem(maximize=rc.recall(adult), subject_to=[rc.positive_rate(adult) <= 0.3],
+                         model=rc.LinearModel(l2=1e-3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = problem.solve(method)
+    values = [h["objective"] for h in result.history if h.get("objective") is not None]
+    assert values and all(v > 0 for v in values), values[:3]
+    assert min(abs(v - result.objective) for v in values) <= 1e-3 * abs(result.objective)
