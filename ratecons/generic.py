@@ -99,7 +99,13 @@ from .chain_scale import chain_at_loss_scale
 from .expr.analysis import Analysis
 from .patterns.pattern import MethodSpec
 from .phase_one import ElasticSolver, cvxpy_elastic, no_start_message, run_phase_one
-from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, FeatureMap, kernelize, kernelized
+from .reductions.kernelize import (
+    MAX_EXACT_KERNEL_POINTS,
+    FeatureMap,
+    kernelize,
+    kernelized,
+    warn_if_drawn,
+)
 from .reductions.to_cvxpy import ConvexStep, is_lp, pick_solver, solve_step
 from .result import Result
 from .sample_start import SampleStart
@@ -161,14 +167,12 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
     :func:`~ratecons.phase_one.find_feasible_start` when the hinge relaxation is infeasible;
     ``elastic_solver`` solves its elastic steps (default: the CVXPY elastic step, on CLARABEL
     unless ``solver`` names another; :mod:`ratecons.structured_phase_one`'s). ``start``: a
-    model solved on a row sample, from
-    which MM (or phase one) starts instead of the hinge relaxation
-    (:meth:`_ChainRun.from_sample`, :mod:`ratecons.sample_start`). ``start_only``: the run
-    only makes a start (a row sample's): MM stops at the relative decrease
+    model solved on a row sample, from which MM (or phase one) starts instead of the hinge
+    relaxation (:meth:`_ChainRun.from_sample`, :mod:`ratecons.sample_start`). ``start_only``:
+    the run only makes a start (a row sample's): MM stops at the relative decrease
     ``settings.SAMPLE_START_TOL`` (or ``tol``, when looser), no deterministic repair, no check
-    of what it misses. ``feature_map``: the model's map, made beforehand from all rows (so
-    that a sample's w starts the chain over the same psi); default: made from ``analysis``.
-    """
+    of what it misses. ``feature_map``: the model's map, made beforehand from all rows (so that
+    a sample's w starts the chain over the same psi); default: made from ``analysis``."""
     start_time = time.perf_counter()
     if start_only:
         tol = max(tol, settings.SAMPLE_START_TOL)
@@ -181,6 +185,8 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
     else:
         name = step_solver_name
     fmap, psi = kernelized(analysis, kernel_points, seed, feature_map)
+    if not start_only and only_step is None:
+        warn_if_drawn(fmap)
     bounds = np.array([row.bound for row in analysis.constraints])
     anchor = None
     if only_step is not None:

@@ -26,20 +26,22 @@ k(x, P) is the columns of X that index the expansion points.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
+from ..caller import user_stacklevel
 from ..data import Dataset, Features
-from ..errors import SpecError
+from ..errors import ApproximationWarning, SpecError
 from ..features import RandomFourier
 from ..kernels import KernelSpec, kernel_block
 from ..result import FeatureScorer, KernelScorer, LinearScorer
 
 __all__ = ["FeatureMap", "KernelScorer", "approximation_of", "kernel_map_note", "kernelize",
-           "kernelized", "MAX_EXACT_KERNEL_POINTS"]
+           "kernelized", "MAX_EXACT_KERNEL_POINTS", "warn_if_drawn"]
 
 #: above this many training rows the kernel expansion uses a Nystrom sample of this size
 MAX_EXACT_KERNEL_POINTS = 500
@@ -148,6 +150,18 @@ def kernel_map_note(model: Any, n: int, max_exact: int = MAX_EXACT_KERNEL_POINTS
         note += ("; an approximation of the kernel problem, whose optimum can differ from an "
                  "exact method's (a pattern's own, e.g. dual_ca for TPR@K)")
     return note
+
+
+def warn_if_drawn(fmap: FeatureMap) -> None:
+    """An :class:`~ratecons.errors.ApproximationWarning` when a solve runs over a drawn map (a
+    Nystrom sample or random features, not the exact representer): a user's kernel TPR@8 on
+    840 rows by ``generic`` ended ``optimal`` at 0.336 where the exact methods reach 0.423,
+    with the approximation named only in ``result.reasons``."""
+    if fmap.draw:
+        warnings.warn(f"the kernel model is solved over {fmap.approximation}: an approximation "
+                      "of the kernel problem, whose optimum can differ from an exact method's "
+                      "(e.g. dual_ca for TPR@K); solve(kernel_points=...) sets the size",
+                      ApproximationWarning, stacklevel=user_stacklevel())
 
 
 def kernelize(model: Any, datasets: list[Dataset], max_exact: int = MAX_EXACT_KERNEL_POINTS,
