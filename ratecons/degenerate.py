@@ -391,6 +391,7 @@ def _snap_to_constant(result: Any, analysis: Analysis, scorer: Any, record: dict
     result.scorer = snapped
     if "threshold" in result.extras:  # the ranking pattern's t: the model predicts s > t
         result.extras["threshold"] = snapped.b
+    record["objective_before_snap"] = float(result.objective)  # the method's own, as certified
     result.objective = analysis.objective.to_user(
         comparison_value(analysis.objective, snapped)) + 0.0
     record["snapped_spread"] = spread
