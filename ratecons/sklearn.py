@@ -498,15 +498,12 @@ class TopKClassifier(_RateconsClassifier):
     k : int, default 1
         K of TPR@K (1: TopPush).
     tau : float, optional
-        When given, maximize TPR@tau instead of TPR@K.
+        When given, maximize TPR@tau instead of TPR@K (``k`` then stays 1: both is an error).
     among : {"negatives", "all"}
     kernel : {"linear", "gaussian", "polynomial"}, optional
         None: a linear model; else a :class:`ratecons.KernelModel` with ``gamma``.
-    l2 : float
-    gamma : float, optional
-    method : str
-    options : dict, optional
-    verbose : bool, optional
+    l2, gamma : float; the model's l2 and kernel width (:class:`ratecons.KernelModel`)
+    method, options, verbose : as for :class:`RateConstrainedClassifier`
     """
 
     def __init__(self, k: int = 1, tau: float | None = None, among: str = "negatives",
@@ -533,6 +530,9 @@ class TopKClassifier(_RateconsClassifier):
     def _problem(self, data: Dataset) -> Problem:
         from .ranking import tpr_at_quantile, tpr_at_top
 
+        if self.tau is not None and self.k != 1:  # a user's k=5 with tau=0.05 was ignored
+            raise parameter_error("k", "TopKClassifier", "1 when tau is given (TPR@tau's K "
+                                  "comes from tau: set one of them)", self.k)
         objective = (tpr_at_top(data, k=self.k, among=self.among) if self.tau is None
                      else tpr_at_quantile(data, tau=self.tau, among=self.among))
         model = (LinearModel(l2=self.l2) if self.kernel is None

@@ -222,3 +222,12 @@ def test_a_hinge_robust_classifier_has_no_predict_proba(data):
     hinge = RobustClassifier(loss="hinge", rho=0.1).fit(data.X, data.y)
     assert not hasattr(hinge, "predict_proba")
     assert hasattr(RobustClassifier(rho=0.1).fit(data.X, data.y), "predict_proba")
+
+
+def test_topk_refuses_k_and_tau_together():
+    """A user's TopKClassifier(k=5, tau=0.05) solved TPR@tau with K = 18, ignoring k."""
+    X = np.random.default_rng(0).normal(size=(80, 3))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(rc.SpecError, match="1 when tau is given"):
+        TopKClassifier(k=5, tau=0.05).fit(X, y)
+    assert TopKClassifier(tau=0.05).fit(X, y).result_.status in ("optimal", "iteration_limit")
