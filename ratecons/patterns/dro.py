@@ -164,11 +164,12 @@ class DROPattern(Pattern):
 
     def _ladder(self, problem: Any, method: str) -> bool:
         """Whether ``auto``'s ``method`` has the structured chain after it: ``lbfgs``, or the
-        conic reference (small unregularized hinge problems), on a chi-square or KL ball over
-        data in memory, which the chain lowers."""
+        conic reference (small unregularized hinge problems), on a chi-square or KL ball, which
+        the chain lowers (on Dask data too: a user's hinge loss on 400 rows there ended
+        ``lbfgs`` ``iteration_limit`` in 35 s where the chain certified in 13 s)."""
         form = problem.canonical()
         return (method in ("lbfgs", "cvxpy") and (form.phi is CHI2 or form.phi is KL)
-                and not is_dask(form.X) and structured_support(problem.analysis) is None)
+                and structured_support(problem.analysis) is None)
 
     def verify_method(self, problem: Any, form: DROProgram) -> str | None:
         """``lbfgs``; or, where ``auto`` runs the conic reference with the structured chain
