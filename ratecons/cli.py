@@ -238,7 +238,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
 def _cmd_export(args: argparse.Namespace) -> int:
     from . import export_mps, read_solution
-    from .errors import SpecError
+    from .matrix_chain import check_export_request
     from .settings import OPTIMAL
 
     _check_export_flags(args)
@@ -251,12 +251,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
             print(message)
         print(result.report())
         return EXIT_SOLVED if result.status == OPTIMAL else EXIT_NOT_SOLVED
-    if problem.analysis is None and args.at is not None:  # before any solve
-        raise SpecError(f"--at applies to score-model problems; {problem.pattern.name} "
-                        "problems are one LP (export without --at).")
-    if problem.analysis is not None and args.restricted:
-        raise SpecError("--restricted applies to minimax-risk problems (constraint "
-                        "generation); a score-model problem is exported as one step.")
+    check_export_request(problem, args.at is not None, args.restricted,  # before any solve
+                         ("--at", "--restricted"))
     at = None
     if args.at == "solve":
         if problem.analysis is not None:  # refuse a problem with no LP/QP form before solving

@@ -186,7 +186,7 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
         name = step_solver_name
     fmap, psi = kernelized(analysis, kernel_points, seed, feature_map)
     if not start_only and only_step is None:
-        warn_if_drawn(fmap)
+        warn_if_drawn(analysis, fmap, kernel_points, seed)
     bounds = np.array([row.bound for row in analysis.constraints])
     anchor = None
     if only_step is not None:

@@ -35,7 +35,7 @@ from .backends.mps import read_solution_file, write_mps
 from .caller import user_stacklevel
 from .chain_points import missed_rows, surrogate_objective
 from .chain_scale import chain_at_loss_scale
-from .errors import ApproximationWarning, SlowMethodWarning, SpecError
+from .errors import SlowMethodWarning, SpecError
 from .expr.analysis import Analysis
 from .generic import LastStep, solve_generic
 from .patterns.pattern import MethodSpec
@@ -44,6 +44,7 @@ from .reductions.kernelize import (
     kernel_map_note,
     kernelize,
     kernelized,
+    warn_if_drawn,
 )
 from .reductions.to_cvxpy import ConvexStep, is_lp
 from .reductions.to_matrix import (
@@ -59,7 +60,7 @@ from .settings import FEASIBILITY_TOL, HIGHS_METHOD
 from .solution import Solution
 from .solvers.tracker import Tracker
 
-__all__ = ["highs_method", "matrix_step", "export_mps", "read_solution"]
+__all__ = ["check_export_request", "highs_method", "matrix_step", "export_mps", "read_solution"]
 
 #: why ``auto`` never picks ``method="highs"`` for QP steps, as measured (HiGHS 1.16, a
 #: loaded 2-core machine): on 977 Adult rows (``adult.split(0.02, seed=0)``), hinge loss with
@@ -247,10 +248,8 @@ def export_mps(problem: Any, path: str | Path, at: Any = None, restricted: bool 
     if not path.parent.is_dir():
         raise SpecError(f"cannot write {str(path)!r}: the directory {str(path.parent)!r} does "
                         "not exist. Create it first, or choose another path.")
+    check_export_request(problem, at is not None, restricted)
     if problem.analysis is not None:
-        if restricted:
-            raise SpecError("restricted=True applies to minimax-risk problems (constraint "
-                            "generation); a score-model problem is exported as one step.")
         unknown = sorted(set(options) - {"kernel_points", "seed"})
         if unknown:
             raise SpecError(f"unknown export option(s) {unknown}; score-model problems take "
@@ -262,13 +261,11 @@ def export_mps(problem: Any, path: str | Path, at: Any = None, restricted: bool 
                     f"step: {step.notes['anchor']}; {lp.summary()}",
                     f"sense: {step.notes['sense']}", f"model: {fmap.describe()}"]
         points = options.get("kernel_points", MAX_EXACT_KERNEL_POINTS)
-        kernel = kernel_map_note(analysis.model, analysis.n_examples, points,
-                                 options.get("seed", 0))
+        seed = options.get("seed", 0)
+        kernel = kernel_map_note(analysis.model, analysis.n_examples, points, seed)
         if kernel is not None:
             comments.append(kernel)
-            if analysis.n_examples > points:  # the header alone is easily missed
-                warnings.warn(f"{path}: {kernel}", ApproximationWarning,
-                              stacklevel=user_stacklevel())
+            warn_if_drawn(analysis, fmap, points, seed, f"{path}: ")  # a header is missed
         if lp.is_qp:
             comments.append(QP_FILE_NOTE)
         comments += [f"constraint: {row.name}" for row in analysis.constraints]
@@ -279,9 +276,6 @@ def export_mps(problem: Any, path: str | Path, at: Any = None, restricted: bool 
                 "nonzeros": lp.A.nnz, "kind": "QP" if lp.is_qp else "LP",
                 "sense": step.notes["sense"], "sign": step.sign,
                 "feature_map": fmap.describe()}
-    if at is not None:
-        raise SpecError(f"at= applies to score-model problems; {problem.pattern.name} problems "
-                        "are one LP.")
     pattern = problem.pattern
     if restricted:
         if not hasattr(pattern, "restricted_model"):
@@ -298,6 +292,19 @@ def export_mps(problem: Any, path: str | Path, at: Any = None, restricted: bool 
     write_mps(lp, path, "obj", [f"ratecons export: {pattern.name}, {lp.summary()}"])
     return {"path": str(path), "rows": lp.n_rows, "cols": lp.file_columns, "nonzeros": lp.A.nnz,
             "kind": "LP", "sense": "maximize" if lp.maximize else "minimize"}
+
+
+def check_export_request(problem: Any, anchored: bool, restricted: bool,
+                         names: tuple[str, str] = ("at=", "restricted=True")) -> None:
+    """What :func:`export_mps` refuses before any work, also for the command line before it
+    solves (``names``: how the two requests are spelled there): an anchor for a problem that
+    is one LP, a restricted LP for a score-model problem."""
+    if problem.analysis is None and anchored:
+        raise SpecError(f"{names[0]} applies to score-model problems; {problem.pattern.name} "
+                        "problems are one LP.")
+    if problem.analysis is not None and restricted:
+        raise SpecError(f"{names[1]} applies to minimax-risk problems (constraint generation); "
+                        "a score-model problem is exported as one step.")
 
 
 def _parameters(analysis: Analysis, fmap: Any, values: Any) -> tuple[np.ndarray, float]:
@@ -363,8 +370,8 @@ def read_solution(problem: Any, source: Any, kernel_points: int = MAX_EXACT_KERN
         label = "file"
     fmap = kernelize(analysis.model, analysis.datasets, kernel_points, seed)
     if seed is None and fmap.draw:
-        raise SpecError(f"seed=None draws a new {fmap.approximation.split(' (')[0]}, not the "
-                        "export's: pass the seed the export used (its header names it).")
+        raise SpecError("seed=None draws a new kernel expansion, not the export's: pass the "
+                        "seed the export used (its header names it).")
     w, b = _parameters(analysis, fmap, source)
     scorer = fmap.invert(w, b)
     value = surrogate_objective(analysis, scorer, w)

@@ -152,16 +152,16 @@ def kernel_map_note(model: Any, n: int, max_exact: int = MAX_EXACT_KERNEL_POINTS
     return note
 
 
-def warn_if_drawn(fmap: FeatureMap) -> None:
-    """An :class:`~ratecons.errors.ApproximationWarning` when a solve runs over a drawn map (a
-    Nystrom sample or random features, not the exact representer): a user's kernel TPR@8 on
-    840 rows by ``generic`` ended ``optimal`` at 0.336 where the exact methods reach 0.423,
-    with the approximation named only in ``result.reasons``."""
+def warn_if_drawn(analysis: Any, fmap: FeatureMap, max_exact: int, seed: int | None,
+                  where: str = "") -> None:
+    """An :class:`~ratecons.errors.ApproximationWarning` with :func:`kernel_map_note` when
+    ``fmap`` is a draw (a Nystrom sample or random features, not the exact representer), for
+    a solve and for an export (``where``: the file): a user's kernel TPR@8 on 840 rows by
+    ``generic`` ended ``optimal`` at 0.336 where the exact methods reach 0.423, with the
+    approximation named only in ``result.reasons``."""
     if fmap.draw:
-        warnings.warn(f"the kernel model is solved over {fmap.approximation}: an approximation "
-                      "of the kernel problem, whose optimum can differ from an exact method's "
-                      "(e.g. dual_ca for TPR@K); solve(kernel_points=...) sets the size",
-                      ApproximationWarning, stacklevel=user_stacklevel())
+        note = kernel_map_note(analysis.model, analysis.n_examples, max_exact, seed)
+        warnings.warn(f"{where}{note}", ApproximationWarning, stacklevel=user_stacklevel())
 
 
 def kernelize(model: Any, datasets: list[Dataset], max_exact: int = MAX_EXACT_KERNEL_POINTS,
