@@ -43,6 +43,12 @@ constraints with no slack at the model, the ones that force it -- and a
 :class:`~ratecons.errors.TrivialOptimumWarning` carries the same text with what to change. A
 linear model whose training scores then spread by less than :data:`SCORE_NOISE` is returned as
 that constant exactly (w = 0), so that no metric ranks rounding noise.
+
+On Dask data the model's scores are summarized in one reduction (range and mean,
+:meth:`ratecons.scans.Rows.score_summary`). Robust losses are evaluated on the workers; any
+other problem is compared only when its linear model's scores spread by less than
+:data:`SCORE_NOISE`, as the constant at their mean (a model that separates would need every
+example scored on the client: ``details["degenerate_check"]`` says it was not compared).
 """
 
 from __future__ import annotations
@@ -60,6 +66,7 @@ from .dask_types import is_dask
 from .errors import TrivialOptimumWarning
 from .expr.analysis import Analysis, Row
 from .result import LinearScorer
+from .scans import Rows, ScoreSummary
 from .settings import FEASIBILITY_TOL, LIMIT_STATUSES
 
 __all__ = ["ConstantScore", "best_feasible_constant", "check_degenerate", "comparison_value",
@@ -228,18 +235,26 @@ def _on_workers(analysis: Analysis, scorer: Any) -> bool:
                for row in analysis.rows for _, part in row.parts)
 
 
-def _mean_score(scorer: Any, datasets: list[Any]) -> float:
-    """The model's mean score over the datasets' rows; on Dask data from the features' column
-    sums (one reduction), the scores never formed."""
-    total, count = 0.0, 0
+def _score_summary(scorer: Any, datasets: list[Any]) -> ScoreSummary | None:
+    """The model's training scores summarized (range, mean) over the datasets' rows; on Dask
+    data one reduction per dataset (:meth:`ratecons.scans.Rows.score_summary`), the scores
+    never gathered, for a linear model only (None for another model there)."""
+    parts = []
     for data in datasets:
         if is_dask(data.X):
-            sums = np.asarray(data.X.sum(axis=0).compute())
-            total += float(sums @ scorer.w) - data.X.shape[0] * scorer.b
+            if type(scorer) is not LinearScorer:
+                return None
+            summary = Rows(data.X).score_summary(scorer.w, scorer.b)
         else:
-            total += float(np.sum(scorer.decision_function(data.X)))
-        count += data.X.shape[0]
-    return total / count
+            summary = ScoreSummary.of(scorer.decision_function(data.X))
+        parts.append((summary, data.X.shape[0]))
+    return ScoreSummary.pooled(parts)
+
+
+def _noise_level(scores: ScoreSummary) -> bool:
+    """Whether scores spread by less than :data:`SCORE_NOISE` (relative to their size when
+    above 1): the model separates and ranks nothing but rounding."""
+    return scores.spread <= SCORE_NOISE * max(1.0, scores.mean_abs)
 
 
 def best_feasible_constant(analysis: Analysis, near: float = 0.0
@@ -258,14 +273,16 @@ def best_feasible_constant(analysis: Analysis, near: float = 0.0
     return min(feasible, key=lambda pair: pair[0]) if feasible else None
 
 
-def _score_model_record(analysis: Analysis, scorer: Any, status: str | None = None
-                        ) -> dict[str, Any] | None:
+def _score_model_record(analysis: Analysis, scorer: Any, near: float,
+                        status: str | None = None) -> dict[str, Any] | None:
+    """The record of a score model no better than the best feasible constant (None when it
+    is better or no constant is feasible); ``near`` is the model's mean training score."""
     objective = analysis.objective
     model_value = comparison_value(objective, scorer)
     if not np.isfinite(model_value):
         return None
     signed = any(row.rate_parts for row in analysis.rows)
-    found = best_feasible_constant(analysis, _mean_score(scorer, analysis.datasets))
+    found = best_feasible_constant(analysis, near)
     if found is None:
         return None
     best_value, best = found
@@ -349,40 +366,57 @@ def check_degenerate(problem: Any, result: Any) -> dict[str, Any] | None:
     if scorer is None:
         return None
     analysis = getattr(problem, "analysis", None)
-    if (analysis is not None and any(is_dask(d.X) for d in analysis.datasets)
-            and not _on_workers(analysis, scorer)):
-        result.certificate.details["degenerate_check"] = (
-            "not run on Dask data: comparing with the best constant model scores every example "
-            "on the client; solve an in-memory sample to check it")
-        return None
     status = getattr(result, "status", None)
     certificate = getattr(result, "certificate", None)
     if certificate is not None and certificate.details.get("stopped_by") == "stalled":
         status = None  # uncertified, but no limit stopped it: a larger budget changes nothing
-    record = (_score_model_record(analysis, scorer, status)
-              if analysis is not None
-              else _minimax_record(problem, scorer, float(result.objective),
-                                   getattr(result, "status", None)))
+    if analysis is None:
+        record = _minimax_record(problem, scorer, float(result.objective), status)
+    else:
+        record = _score_model_check(analysis, result, scorer, status)
     if record is None:
         return None
-    if analysis is not None:
-        _snap_to_constant(result, analysis, scorer, record)
     result.certificate.details["degenerate"] = record
     warnings.warn(record["message"], TrivialOptimumWarning, stacklevel=user_stacklevel())
     return record
 
 
-def _snap_to_constant(result: Any, analysis: Analysis, scorer: Any, record: dict[str, Any]
-                      ) -> None:
+def _score_model_check(analysis: Analysis, result: Any, scorer: Any, status: str | None
+                       ) -> dict[str, Any] | None:
+    """:func:`check_degenerate` for a score model, with the snap to the constant. On Dask
+    data whose rows are not all evaluated on the workers (:func:`_on_workers`) the model is
+    compared only when its scores spread by less than :data:`SCORE_NOISE` (one reduction,
+    :meth:`ratecons.scans.Rows.score_summary`): it is then the constant at its mean score up
+    to rounding, and evaluated as that constant; a model that separates is not compared (the
+    comparison would score every example on the client)."""
+    scores = _score_summary(scorer, analysis.datasets)
+    evaluated = scorer
+    if any(is_dask(d.X) for d in analysis.datasets) and not _on_workers(analysis, scorer):
+        if scores is None or not _noise_level(scores):
+            result.certificate.details["degenerate_check"] = (
+                "not run on Dask data: comparing a model that separates with the best "
+                "constant model scores every example on the client; solve an in-memory "
+                "sample to check it")
+            return None
+        evaluated = ConstantScore(scores.mean)
+    near = scores.mean if scores is not None else 0.0
+    record = _score_model_record(analysis, evaluated, near, status)
+    if record is not None and evaluated is not scorer:
+        record["message"] += (f" (On Dask data the model was compared as the constant score "
+                              f"{scores.mean:.6g}, its mean: its training scores spread by "
+                              f"only {scores.spread:.2g}.)")
+    if record is not None and scores is not None:
+        _snap_to_constant(result, analysis, scorer, record, scores)
+    return record
+
+
+def _snap_to_constant(result: Any, analysis: Analysis, scorer: Any, record: dict[str, Any],
+                      scores: ScoreSummary) -> None:
     """A linear model no better than the constant whose training scores spread by less than
     :data:`SCORE_NOISE` becomes that constant exactly (w = 0; a TPR@K objective alone: the
     score 0, which ranks no positive above a negative and predicts none), its objective
     re-evaluated; the record and its message say so."""
-    if type(scorer) is not LinearScorer or any(is_dask(d.X) for d in analysis.datasets):
-        return
-    scores = np.concatenate([scorer.decision_function(d.X) for d in analysis.datasets])
-    spread = float(scores.max() - scores.min())
-    if not 0.0 < spread <= SCORE_NOISE * max(1.0, float(np.abs(scores).mean())):
+    if type(scorer) is not LinearScorer or not scores.spread > 0.0 or not _noise_level(scores):
         return  # a constant already, or a model that separates
     ranking_only = not analysis.constraints and any(
         _ranking(p) for _, p in analysis.objective.parts)
@@ -392,10 +426,10 @@ def _snap_to_constant(result: Any, analysis: Analysis, scorer: Any, record: dict
     if "threshold" in result.extras:  # the ranking pattern's t: the model predicts s > t
         result.extras["threshold"] = snapped.b
     record["objective_before_snap"] = float(result.objective)  # the method's own, as certified
-    result.objective = analysis.objective.to_user(
-        comparison_value(analysis.objective, snapped)) + 0.0
-    record["snapped_spread"] = spread
-    record["message"] += (f" The returned model's training scores spread by only {spread:.2g} "
-                          f"(rounding, below {SCORE_NOISE:g}): it is returned as the constant "
-                          f"score {constant:.6g} (w = 0), so that no metric ranks rounding "
-                          "noise.")
+    result.objective = analysis.objective.to_user(  # scores nothing (Dask data stay put)
+        comparison_value(analysis.objective, ConstantScore(constant))) + 0.0
+    record["snapped_spread"] = scores.spread
+    record["message"] += (f" The returned model's training scores spread by only "
+                          f"{scores.spread:.2g} (rounding, below {SCORE_NOISE:g}): it is "
+                          f"returned as the constant score {constant:.6g} (w = 0), so that no "
+                          "metric ranks rounding noise.")

@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Callable
 from contextlib import nullcontext
 from functools import cache
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -26,10 +26,10 @@ from scipy.linalg.blas import dsyrk, ssyrk
 from .blas_threads import gram_threads
 from .dask_types import is_dask
 
-__all__ = ["Rows", "DaskRows", "BLOCK_ROWS", "weighted_gram", "sparse_weighted_gram",
-           "client_column", "count_pass", "dask_passes", "dask_state_passes", "kept_column",
-           "made_again",
-           "persisted", "stack_rows", "take_rows"]
+__all__ = ["Rows", "DaskRows", "ScoreSummary", "BLOCK_ROWS", "weighted_gram",
+           "sparse_weighted_gram", "client_column", "count_pass", "dask_passes",
+           "dask_state_passes", "kept_column", "made_again", "persisted", "stack_rows",
+           "take_rows"]
 
 #: rows per block of a pass (a dense block of 16,384 x 100 float64 is 13 MB)
 BLOCK_ROWS = 16_384
@@ -147,6 +147,32 @@ def gram_threads_for(rows: int, columns: int) -> int:
     return gram_threads()
 
 
+class ScoreSummary(NamedTuple):
+    """The range, mean and mean absolute value of a model's scores over some rows."""
+
+    low: float
+    high: float
+    mean: float
+    mean_abs: float
+
+    @classmethod
+    def of(cls, z: np.ndarray) -> ScoreSummary:
+        """The summary of the scores ``z`` (at least one)."""
+        return cls(float(z.min()), float(z.max()), float(z.mean()), float(np.abs(z).mean()))
+
+    @classmethod
+    def pooled(cls, parts: list[tuple[ScoreSummary, int]]) -> ScoreSummary:
+        """The summary of the union of row sets given as (summary, number of rows)."""
+        rows = sum(n for _, n in parts)
+        return cls(min(s.low for s, _ in parts), max(s.high for s, _ in parts),
+                   sum(s.mean * n for s, n in parts) / rows,
+                   sum(s.mean_abs * n for s, n in parts) / rows)
+
+    @property
+    def spread(self) -> float:
+        return self.high - self.low
+
+
 class Rows:
     """A feature matrix P (N x p) seen as row blocks (a :class:`DaskRows` for a Dask array).
 
@@ -203,6 +229,11 @@ class Rows:
     def scores(self, w: np.ndarray, b: float = 0.0) -> np.ndarray:
         """z = P w - b, shape (N,)."""
         return np.asarray(self.P @ w).ravel() - b
+
+    def score_summary(self, w: np.ndarray, b: float = 0.0) -> ScoreSummary:
+        """The least, largest, mean and mean absolute score of z = P w - b, the scores not
+        kept."""
+        return ScoreSummary.of(self.scores(w, b))
 
     def apply(self, W: np.ndarray) -> np.ndarray:
         """P W for a (p,) vector or (p, r) matrix."""
@@ -555,6 +586,15 @@ class DaskRows(Rows):
 
     def scores(self, w: np.ndarray, b: float = 0.0) -> np.ndarray:
         return self._compute(self.P @ np.asarray(w, dtype=np.float64)).ravel() - b
+
+    def score_summary(self, w: np.ndarray, b: float = 0.0) -> ScoreSummary:
+        """One reduction over the partitions: four numbers travel, not the scores."""
+        import dask
+
+        z = self.P @ np.asarray(w, dtype=np.float64) - b
+        _PASSES[0] += 1
+        low, high, mean, mean_abs = dask.compute(z.min(), z.max(), z.mean(), abs(z).mean())
+        return ScoreSummary(float(low), float(high), float(mean), float(mean_abs))
 
     def apply(self, W: np.ndarray) -> np.ndarray:
         return self._compute(self.P @ np.asarray(W, dtype=np.float64))

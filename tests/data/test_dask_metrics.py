@@ -228,3 +228,43 @@ def test_weighted_auc_is_the_auc_of_the_rows_repeated(client, no_vectors):
     memory = rc.Dataset(X, y, weights=w)
     assert abs(result.metrics(memory)["auc"]
                - auc(result.decision_function(X), y, sample_weight=w)) <= TOL
+
+
+def test_a_model_of_rounding_noise_on_dask_is_the_constant(client, monkeypatch):
+    """Diabetes (standardized), TPR@20 with l2 = 1e-2: w = 0 is optimal. In memory the model
+    of rounding noise a solver returns is replaced by the constant (degenerate.SCORE_NOISE);
+    on Dask the check did not run, and ``structured`` returned |w| ~ 3e-11 as ``optimal`` with
+    no warning, its metrics ranking that noise (train TPR@20 0.108 against 0). The check now
+    summarizes the scores in one reduction (range and mean, under the tripwire), compares a
+    noise-level model as the constant at its mean, and snaps it as in memory; a model that
+    separates is still not compared on Dask, and says so."""
+    from ratecons.degenerate import check_degenerate
+    from tests.data.conftest import install_tripwire
+
+    real = standardized("diabetes")
+    lazy = rc.Dataset(da.from_array(real.X, chunks=(200, real.d)), real.y)
+    problem = rc.Problem(maximize=rc.tpr_at_top(lazy, k=20), model=rc.LinearModel(l2=1e-2))
+    with pytest.warns(rc.TrivialOptimumWarning, match="compared as the constant score"):
+        result = problem.solve("structured")
+    assert result.status == "optimal" and np.all(result.w == 0.0) and result.b == 0.0
+    record = result.certificate.details["degenerate"]
+    assert 0.0 < record["snapped_spread"] <= 1e-6 and "degenerate_check" not in \
+        result.certificate.details
+    assert result.objective == 0.0 and result.metrics()["tpr@20"] == 0.0
+    in_memory = rc.Problem(maximize=rc.tpr_at_top(real, k=20), model=rc.LinearModel(l2=1e-2))
+    with pytest.warns(rc.TrivialOptimumWarning):
+        reference = in_memory.solve("structured")
+    assert reference.metrics()["tpr@20"] == 0.0 and np.all(reference.w == 0.0)
+
+    install_tripwire(monkeypatch)
+    for w, degenerate in ((np.full(real.d, 1e-11), True), (np.ones(real.d), False)):
+        result.scorer = LinearScorer(w, -0.3, 1.0)
+        del result.certificate.details["degenerate"]
+        if degenerate:
+            with pytest.warns(rc.TrivialOptimumWarning):
+                assert check_degenerate(problem, result) is not None
+            assert np.all(result.w == 0.0)
+        else:
+            result.certificate.details["degenerate"] = None
+            assert check_degenerate(problem, result) is None
+            assert "not run on Dask data" in result.certificate.details["degenerate_check"]
