@@ -13,7 +13,8 @@ with deterministic (threshold at 0) and randomized (App. A) predictions, against
   |<w, xbar>| <= c, xbar the difference of the group means (eq. 8), over a range of c.
 
 The fairness ratio reported is s_p(women) / s_p(men) on the test set (1 = parity). Prints a
-table; saves ``examples/out/adult_fairness.png`` when matplotlib is installed.
+table; saves ``examples/out/adult_fairness.png`` when matplotlib is installed
+(``adult_fairness_quick.png`` in the reduced mode; ``--out DIR`` for another folder).
 
 Run: ``python examples/adult_fairness.py`` (``--quick`` for a subsample and fewer kappas).
 """
@@ -160,12 +161,13 @@ def plot(out: list[dict], path: Path) -> Path | None:
     return path
 
 
-def main(quick: bool = False) -> list[dict]:
+def main(quick: bool = False, figure: Path | None = None) -> list[dict]:
+    """The table's rows; ``figure``: where to save the plot (None: no plot)."""
     if quick:
         out = run(rows=4000, kappas=(0.6, 0.8, 1.0), zafar_fractions=(1.0, 0.3, 0.0), T=3)
     else:
         out = run()
-    saved = plot(out, Path(__file__).resolve().parent / "out" / "adult_fairness.png")
+    saved = plot(out, figure) if figure is not None else None
     if saved:
         print(f"figure: {saved}")
     return out
@@ -174,5 +176,7 @@ def main(quick: bool = False) -> list[dict]:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="subsample and fewer kappas")
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out",
+                        metavar="DIR", help="folder of the figure (default: examples/out)")
     args = parser.parse_args()
-    main(args.quick)
+    main(args.quick, args.out / f"adult_fairness{'_quick' if args.quick else ''}.png")

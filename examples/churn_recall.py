@@ -11,12 +11,15 @@ for a range of churn targets, and compare with the paper's baseline: an unconstr
 D1 u D2, thresholded (bias shifted) to meet the recall floor, which makes no effort on churn.
 Each dataset is split 80/20 into train and test.
 
-Run: ``python examples/churn_recall.py`` (``--quick`` for a small version).
+Run: ``python examples/churn_recall.py`` (``--quick`` for a small version). The figure goes to
+``examples/out/churn_recall.png`` (``churn_recall_quick.png`` in the small version; ``--out DIR``
+for another folder).
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import numpy as np
 
@@ -36,7 +39,10 @@ def thresholded_baseline(d1, d2, recall_floor: float, l2: float, method: str):
 
 
 def run(sizes=(3000, 1500, 2000), targets=(0.02, 0.05, 0.1, 0.15), l2: float = 1e-3,
-        method: str = "auto", seed: int = 0, verbose: bool = True) -> list[dict]:
+        method: str = "auto", seed: int = 0, verbose: bool = True,
+        figure: Path | None = None) -> list[dict]:
+    """The table's rows (the baseline, then one per target); ``figure``: where to save the
+    plot (None: no plot)."""
     d1, d2, d3, _ = churn_recall_datasets(sizes, seed=seed)
     (d1_tr, d1_te), (d2_tr, d2_te), (d3_tr, d3_te) = (d.split(0.8, seed) for d in (d1, d2, d3))
     deployed_recall = float(np.mean(d2_tr.baseline_prediction[d2_tr.y == 1]))
@@ -55,7 +61,8 @@ def run(sizes=(3000, 1500, 2000), targets=(0.02, 0.05, 0.1, 0.15), l2: float = 1
 
     rows = []
     base = thresholded_baseline(d1_tr, d2_tr, deployed_recall, l2, method)
-    rows.append({"model": "thresholded", "target": float("nan"), **measures(base)})
+    rows.append({"model": "thresholded", "target": float("nan"), "status": "-",
+                 **measures(base)})
     for target in targets:
         problem = rc.Problem(
             minimize=objective,
@@ -71,17 +78,19 @@ def run(sizes=(3000, 1500, 2000), targets=(0.02, 0.05, 0.1, 0.15), l2: float = 1
             print()
     if verbose:
         print(f"deployed model's recall on D2 (the floor): {deployed_recall:.3f}")
-        print(f"{'model':12s}{'target':>8s}{'train churn':>12s}{'test churn':>11s}"
-              f"{'(random.)':>10s}{'train err':>10s}{'test err':>9s}{'test recall':>12s}")
+        print(f"{'model':12s}{'target':>8s}{'status':>16s}{'train churn':>12s}"
+              f"{'test churn':>11s}{'(random.)':>10s}{'train err':>10s}{'test err':>9s}"
+              f"{'test recall':>12s}")
         for r in rows:
-            print(f"{r['model']:12s}{r['target']:8.3f}{r['train_churn']:12.4f}"
+            print(f"{r['model']:12s}{r['target']:8.3f}{r['status']:>16s}{r['train_churn']:12.4f}"
                   f"{r['test_churn']:11.4f}{r['test_churn_randomized']:10.4f}"
                   f"{r['train_error']:10.4f}{r['test_error']:9.4f}{r['test_recall']:12.3f}")
-        _plot(rows)
+    if figure is not None:
+        _plot(rows, figure)
     return rows
 
 
-def _plot(rows: list[dict]) -> None:
+def _plot(rows: list[dict], figure: Path) -> None:
     try:
         import matplotlib
 
@@ -90,8 +99,6 @@ def _plot(rows: list[dict]) -> None:
     except ImportError:
         print("(install the 'plot' extra for figures)")
         return
-    from pathlib import Path
-
     cons = [r for r in rows if r["model"] == "constrained"]
     base = rows[0]
     t = [r["target"] for r in cons]
@@ -105,19 +112,21 @@ def _plot(rows: list[dict]) -> None:
         ax.set_ylabel(label)
     axes[0].plot(t, t, color="gray", lw=0.5)
     axes[0].legend(fontsize=7)
-    out = Path(__file__).resolve().parent / "out"
-    out.mkdir(exist_ok=True)
+    figure.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
-    fig.savefig(out / "churn_recall.png", dpi=120)
-    print(f"figure: {out / 'churn_recall.png'}")
+    fig.savefig(figure, dpi=120)
+    print(f"figure: {figure}")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small datasets, two targets")
     parser.add_argument("--method", default="auto")
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out",
+                        metavar="DIR", help="folder of the figure (default: examples/out)")
     args = parser.parse_args()
+    figure = args.out / f"churn_recall{'_quick' if args.quick else ''}.png"
     if args.quick:
-        run(sizes=(600, 400, 500), targets=(0.05, 0.15), method=args.method)
+        run(sizes=(600, 400, 500), targets=(0.05, 0.15), method=args.method, figure=figure)
     else:
-        run(method=args.method)
+        run(method=args.method, figure=figure)

@@ -15,7 +15,8 @@ For each feature map the MRC is learned with the full LP (HiGHS) and with constr
 generation (CCG); the table shows R* (the worst-case 0-1 error over the uncertainty set, an upper
 bound on the error when the test distribution lies in it), the training and test errors of the
 deterministic rule and the expected errors of the randomized rule h(y|x). With matplotlib, the
-CCG's sequence R^k is plotted to examples/out/mrc_ccg.png.
+CCG's sequence R^k is plotted to examples/out/mrc_ccg.png (``mrc_ccg_quick.png`` with
+``--quick``; ``--out DIR`` for another folder).
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from sklearn import datasets
 
 import ratecons as rc
 
-OUT = Path(__file__).resolve().parent / "out"
 #: the digits 0 .. DIGITS - 1 of scikit-learn's 8x8 images (six classes, as UCI satellite)
 DIGITS = 6
 
@@ -45,7 +45,9 @@ def load(quick: bool, data_dir: Path | None) -> rc.Dataset:
     return rc.Dataset(X[keep], y[keep], name=f"digits 0-{DIGITS - 1}")
 
 
-def main(quick: bool = False, data_dir: Path | None = None) -> list[dict]:
+def main(quick: bool = False, data_dir: Path | None = None, figure: Path | None = None
+         ) -> list[dict]:
+    """The table's rows; ``figure``: where to save the plot of R^k (None: no plot)."""
     data = load(quick, data_dir)
     name = data.name
     train, test = data.split(0.7, seed=0)
@@ -77,6 +79,8 @@ def main(quick: bool = False, data_dir: Path | None = None) -> list[dict]:
     for r in rows:
         print(" | ".join(f"{r[k]:>15.4f}" if isinstance(r[k], float) else f"{r[k]:>15s}"
                          for k in keys))
+    if figure is None:
+        return rows
     try:
         import matplotlib
 
@@ -84,7 +88,7 @@ def main(quick: bool = False, data_dir: Path | None = None) -> list[dict]:
         import matplotlib.pyplot as plt
     except ImportError:
         return rows
-    OUT.mkdir(exist_ok=True)
+    figure.parent.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(5, 3.5))
     for label, R in histories.items():
         ax.plot(range(1, len(R) + 1), R, marker=".", label=label)
@@ -93,7 +97,8 @@ def main(quick: bool = False, data_dir: Path | None = None) -> list[dict]:
     ax.set_title(f"CCG on {name}: R^k increases to R*")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(OUT / "mrc_ccg.png", dpi=120)
+    fig.savefig(figure, dpi=120)
+    print(f"figure: {figure}")
     plt.close(fig)
     return rows
 
@@ -103,5 +108,7 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true", help="iris, a few seconds")
     parser.add_argument("--data", type=Path, metavar="DIR",
                         help="folder with the UCI satellite.csv (default: sklearn's digits 0-5)")
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out",
+                        metavar="DIR", help="folder of the figure (default: examples/out)")
     args = parser.parse_args()
-    main(quick=args.quick, data_dir=args.data)
+    main(args.quick, args.data, args.out / f"mrc_ccg{'_quick' if args.quick else ''}.png")

@@ -325,18 +325,27 @@ class RateReport:
                  f"{'':11s}{'':{width}s} {'':>12s} {'(determ.)':>10s} {'(random.)':>10s}"]
         for r in self.rows:
             name = r.name if len(r.name) <= width else r.name[: width - 3] + "..."
-            slack = "" if r.slack is None else f"{r.slack:10.4f}"
+            slack = "" if r.slack is None else _cell(r.slack)
             ok = "" if r.satisfied is None else ("yes" if r.satisfied else "NO")
-            lines.append(f"{r.kind:11s}{name:{width}s} {r.target:>12s} {r.indicator:10.4f} "
-                         f"{r.ramp:10.4f} {slack:>10s}  {ok}")
+            lines.append(f"{r.kind:11s}{name:{width}s} {r.target:>12s} {_cell(r.indicator)} "
+                         f"{_cell(r.ramp)} {slack:>10s}  {ok}")
             if r.linear_indicator is not None:
                 label = f"  multiplied through ({r.target.split()[0]} 0)"
                 lines.append(f"{'':11s}{label:{width}s} {'':>12s} "
-                             f"{r.linear_indicator:10.4f} {r.linear_ramp:10.4f}")
+                             f"{_cell(r.linear_indicator)} {_cell(r.linear_ramp)}")
             if r.note:
                 lines.append(f"{'':11s}  {r.note}")
         lines += [str(table) for table in self.groups.values()]
         return "\n".join(lines)
+
+
+def _cell(value: float) -> str:
+    """A number of the printed report, 10 wide: four decimals, or two significant digits
+    when it is nonzero but would print as +-0.0000 (a slack of -2.2e-05 is a missed bound,
+    which "-0.0000" hides)."""
+    if value != 0.0 and abs(value) < 5e-5:
+        return f"{value:10.1e}"
+    return f"{value:10.4f}"
 
 
 def make_rebinder(

@@ -13,13 +13,13 @@ from tests.shared_data import DATA
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_example_quick_mode_prints_a_consistent_table(capsys):
+def test_example_quick_mode_prints_a_consistent_table(capsys, tmp_path):
     spec = importlib.util.spec_from_file_location("mrc_example", ROOT / "examples" /
                                                   "mrc_multiclass.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    rows = module.main(quick=True)
-    assert "iris" in capsys.readouterr().out
+    rows = module.main(quick=True, figure=tmp_path / "ccg.png")
+    assert "iris" in capsys.readouterr().out and (tmp_path / "ccg.png").stat().st_size > 0
     by = {(r["features"], r["method"]): r for r in rows}
     for features in ("linear", "RFF(50)"):
         assert abs(by[features, "lp"]["R*"] - by[features, "ccg"]["R*"]) <= 1e-6

@@ -176,3 +176,17 @@ def test_a_held_out_report_shows_the_rows_it_can_measure():
     assert np.isnan(rates["positive_rate(data[g=a])"].indicator)
     assert rates["positive_rate(data[g=b])"].indicator == pytest.approx(
         np.mean(both.predict(X)))  # every test row is in b
+
+
+def test_a_printed_report_shows_the_sign_of_a_value_next_to_a_bound():
+    """README's 80% rule on Adult, held out: the randomized rule's multiplied-through value is
+    -2.2e-05 (a missed bound), which four decimals printed as "-0.0000"."""
+    from ratecons.report import ReportRow
+
+    row = ReportRow("constraint", "ratio >= 0.8", ">= 0.8", 0.7914, 0.79997, -0.0086, False,
+                    linear_indicator=-0.0016, linear_ramp=-2.24e-05)
+    text = str(RateReport("adult[test]", [row]))
+    assert "-2.2e-05" in text and "-0.0000" not in text
+    assert "    0.7914" in text and "    0.8000" in text  # the others keep four decimals
+    zero = str(RateReport("d", [ReportRow("rate", "r", "", 0.0, 0.0)]))
+    assert "    0.0000" in zero
