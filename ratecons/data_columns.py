@@ -109,7 +109,11 @@ def column(values: Any, what: str) -> np.ndarray:
     a nullable column) are refused naming the rows; nullable integer, float and boolean
     columns become NumPy integers, floats and booleans."""
     if not is_pandas(values):
-        return np.asarray(values)
+        array = np.asarray(values)
+        if array.dtype.kind in "US" and not isinstance(values, np.ndarray):
+            # NumPy made text of a list's NaN and None ('nan', 'None'): refused as missing
+            refuse_missing(np.asarray(values, dtype=object), what)
+        return array
     missing = np.flatnonzero(np.asarray(values.isna()).reshape(len(values), -1).any(axis=1))
     if missing.size:
         raise DataError(
@@ -245,6 +249,8 @@ def normalize_labels(y: Any, n: int, pos_label: Any = None
     y = column(y, "y")
     if y.ndim != 1 or y.shape[0] != n:
         raise DataError(f"y must be a 1-D array with one label per row of X ({n}); got {y.shape}.")
+    if y.dtype.kind == "O":  # a missing label is no class ('None' against '1')
+        refuse_missing(y, "y")
     if pos_label is not None:
         return _labels_against(y, pos_label)
     codes = binary_codes(y, "labels")
@@ -301,6 +307,31 @@ def _labels_against(y: np.ndarray, pos_label: Any) -> tuple[np.ndarray, bool, np
     return positive.astype(np.int8), True, names
 
 
+#: at most this many distinct nonnegative integers in a baseline read as class codes
+BASELINE_MAX_CODES = 10
+
+
+def _refuse_class_codes(raw: np.ndarray) -> None:
+    """Refuse baseline values that the default threshold 0 would misread: nonnegative
+    integer codes other than 0/1 (predictions coded 1/2, as in many UCI files, or 0/1/2),
+    and scores all above 0 (a deployed model positive on every row)."""
+    values = np.unique(raw)
+    if (raw.min() >= 0.0 and np.all(values == np.round(values))
+            and values.size <= BASELINE_MAX_CODES):
+        shown = ", ".join(f"{v:g}" for v in values)
+        raise DataError(
+            f"baseline values are the integers {{{shown}}}: they look like class codes, "
+            "not 0/1 predictions or scores, and the default threshold 0 would read every "
+            "nonzero code as 'positive'. Pass the 0/1 predictions (e.g. baseline == 2 where 2 "
+            "is the positive class), or baseline_threshold=... to say where positive begins.")
+    if raw.min() > 0.0:
+        raise DataError(
+            f"baseline scores are all above 0 (from {raw.min():.4g} to {raw.max():.4g}): the "
+            "default threshold 0 would make the deployed model predict 'positive' on every "
+            "row. Pass baseline_threshold=... (positive where the score is above it), or the "
+            "0/1 predictions themselves.")
+
+
 def normalize_baseline(baseline: Any, n: int, threshold: float | None = None
                         ) -> tuple[np.ndarray, np.ndarray]:
     """Return (raw baseline values, 0/1 baseline predictions).
@@ -308,7 +339,9 @@ def normalize_baseline(baseline: Any, n: int, threshold: float | None = None
     A binary array is taken as the deployed model's predictions; any other numeric array as its
     scores, predicting positive where the score is > ``threshold`` (default 0, the convention
     of f(x) = <w,x> - b). Values that all lie in [0, 1] but are not 0/1 look like
-    probabilities, for which 0 is the wrong threshold: they need an explicit ``threshold``.
+    probabilities, for which 0 is the wrong threshold: they need an explicit ``threshold``;
+    so do nonnegative integer class codes (1/2, 0/1/2) and scores all above 0
+    (:func:`_refuse_class_codes`).
     """
     raw = column(baseline, "baseline")
     if raw.ndim != 1 or raw.shape[0] != n:
@@ -330,6 +363,7 @@ def normalize_baseline(baseline: Any, n: int, threshold: float | None = None
                 "probabilities, which the default threshold 0 would read as 'positive "
                 "everywhere'. Pass baseline_threshold=0.5 (positive where p > 0.5), or the "
                 "0/1 predictions themselves, or scores centred at 0.")
+        _refuse_class_codes(raw)
         threshold = 0.0
     elif not np.isfinite(threshold):
         raise DataError(f"baseline_threshold must be finite; got {threshold!r}.")

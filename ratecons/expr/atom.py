@@ -315,9 +315,11 @@ class Constraint:
         lo, hi = expr.range
         tol = 1e-12
         if (sense == "<=" and self.bound < lo - tol) or (sense == ">=" and self.bound > hi + tol):
+            span = (f"at most {fmt(hi)}" if lo == -np.inf else f"at least {fmt(lo)}"
+                    if hi == np.inf else f"in [{fmt(lo)}, {fmt(hi)}]")
             raise InfeasibleError(
-                f"constraint '{self.name}' can never hold: {expr.name} takes values in "
-                f"[{fmt(lo)}, {fmt(hi)}]. Check the target (rates lie in [0, 1])."
+                f"constraint '{self.name}' can never hold: {expr.name} takes values {span}. "
+                "Check the target (rates lie in [0, 1])."
             )
 
     @classmethod

@@ -93,6 +93,13 @@ class RankingObjective(Term):
     def datasets(self) -> list[Dataset]:
         return [self.data]
 
+    @property
+    def range(self) -> tuple[float, float]:
+        """The TPR lies in [0, 1]; its concave surrogate, which the chain holds, is at most 1
+        and unbounded below: a target above 1 can never be met (refused when the constraint
+        is built), one at or below 0 always is by the exact TPR."""
+        return -np.inf, 1.0
+
     def threshold_value(self, scores: np.ndarray) -> float:
         """The convex threshold t = G(s, y) of the surrogate problem (3) for the scores of every
         example: the mean of the K largest (TopPushK family; tau-FPL with K = ceil(n~ tau)) or

@@ -703,3 +703,45 @@ def test_options_sweeps_and_csv_tokens_get_messages_that_say_what_to_do(tmp_path
                                             for i in range(10)))
     with pytest.raises(rc.DataError, match="in pandas .*from_pandas"):
         rc.datasets.load_csv(path, label="label")
+
+
+def test_a_baseline_that_threshold_zero_would_misread_is_refused():
+    """A user's deployed model coded 1/2 (2 positive, as in many UCI files) was read as scores
+    all above 0: every row "baseline positive", and a churn <= 0.05 solve ended `optimal`
+    with 99.5% predicted positive and a true churn of 0.64. Codes 1/2 and 0/1/2, and scores
+    all above 0, now need baseline_threshold=; 0/1, -1/+1, booleans and scores of both signs
+    are read as before."""
+    old = (X[:, 0] > 0.2).astype(int)
+    for coded, words in ((old + 1, "integers {1, 2}"), (old * 2 + (X[:, 1] > 0), "class codes"),
+                         (np.abs(X[:, 0]) + 0.5, "all above 0")):
+        with pytest.raises(rc.DataError, match=re.escape(words)):
+            data(baseline=coded)
+        assert data(baseline=coded, baseline_threshold=1.5).baseline_prediction is not None
+    assert np.array_equal(data(baseline=2 * old - 1).baseline_prediction, old)
+    assert np.array_equal(data(baseline=X[:, 0] - 0.2).baseline_prediction, old)
+
+
+@pytest.mark.parametrize("what", ["groups", "y"])
+def test_a_missing_value_in_a_list_is_refused_not_made_a_level(what):
+    """df["sex"].tolist() mixes strings and float NaN: NumPy made the NaN the text 'nan', a
+    group level of its own (a 2-row group in every fairness constraint); labels with None
+    became a class 'None' (and [1, None] passed as binary)."""
+    values = ["F" if v < 0 else "M" for v in X[:, 2]]
+    for missing in (float("nan"), None):
+        given = list(values)
+        given[3] = missing
+        kwargs = {"groups": {"sex": given}} if what == "groups" else {"y": given}
+        with pytest.raises(rc.DataError, match=r"missing values .*first rows: \[3\]"):
+            data(**kwargs)
+    with pytest.raises(rc.DataError, match="missing"):
+        data(y=[1, None] * 20)
+    assert data(groups={"sex": values}).group("sex", "F").n == values.count("F")
+
+
+def test_a_tpr_target_above_one_is_refused_when_built():
+    """tpr_at_top >= 1.5 was accepted, solved, and ended `infeasible` with "models meeting the
+    exact target may exist: lower the target"."""
+    with pytest.raises(rc.InfeasibleError, match="takes values at most 1"):
+        rc.Problem(minimize=rc.error_rate(data()), subject_to=[rc.tpr_at_top(data(), k=3) >= 1.5])
+    reachable = rc.tpr_at_top(data(), k=3) >= 1.0
+    assert reachable.bound == 1.0
