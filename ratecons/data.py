@@ -36,6 +36,7 @@ from .data_columns import (
     named_columns,
     normalize_baseline,
     normalize_labels,
+    numeric_array,
     refuse_missing,
 )
 from .data_select import All, Baseline, Group, Label, Mask, Selector
@@ -150,7 +151,7 @@ class Dataset(ExampleShape):
         self.baseline_threshold = baseline_threshold
         self.weights: np.ndarray | None = None
         if weights is not None:
-            w = np.asarray(column(weights, "weights"), dtype=np.float64)
+            w = numeric_array(column(weights, "weights"), "weights")
             if w.ndim != 1 or w.shape[0] != n:
                 raise DataError(f"weights must have shape ({n},); got {w.shape}.")
             if not np.all(np.isfinite(w)) or np.any(w < 0):
@@ -386,9 +387,24 @@ class Dataset(ExampleShape):
         """D^-: examples labelled negative (binary labels)."""
         return Subset._build(self, Label(0))
 
-    def label(self, value: int) -> Subset:
-        """Examples whose label equals ``value`` (binary or multiclass)."""
-        return Subset._build(self, Label(int(value)))
+    def label(self, value: Any) -> Subset:
+        """Examples whose label equals ``value`` (binary or multiclass): a code (0/1, or
+        0..K-1), or one of the original labels when they were strings (``label_values``)."""
+        return Subset._build(self, Label(self._label_code(value)))
+
+    def _label_code(self, value: Any) -> int:
+        """The code of the label ``value`` (:meth:`label`)."""
+        if self.label_values is not None:
+            hits = np.flatnonzero(self.label_values.astype(str) == str(value))
+            if hits.size:
+                return int(hits[0])
+        if (isinstance(value, (int, float, np.integer, np.floating))
+                and not isinstance(value, bool) and float(value).is_integer()):
+            return int(value)
+        known = (self.label_values.tolist() if self.label_values is not None
+                 else np.unique(self.y).tolist() if self.y is not None else [])
+        raise DataError(f"dataset {self.name!r} has no label {value!r}; its labels are "
+                        f"{known[:10]}.")
 
     def group(self, name: str, value: Any) -> Subset:
         """Examples whose group attribute ``name`` equals ``value``."""
@@ -419,7 +435,7 @@ class Dataset(ExampleShape):
         """A new Dataset holding the rows ``index`` (all attributes sliced alike);
         ``features``: those rows' features when the caller holds them already (a sample
         gathered from Dask, :mod:`ratecons.sample_start`)."""
-        index = np.asarray(index)
+        index = _row_index(index, self.n, self.name)
         out = Dataset(
             self.X[index] if features is None else features,
             None if self.y is None else self.y[index],
@@ -442,6 +458,10 @@ class Dataset(ExampleShape):
             raise SpecError(
                 f"The 'fraction' parameter of split must be in (0, 1). Got {fraction!r} instead."
             )
+        if seed is not None and (isinstance(seed, bool)
+                                 or not isinstance(seed, (int, np.integer))):
+            raise SpecError(f"The 'seed' parameter of split must be an int or None. Got "
+                            f"{seed!r} instead.")
         rng = np.random.default_rng(seed)
         if self.y is None:
             order = rng.permutation(self.n)
@@ -601,10 +621,36 @@ class Subset:
     def on(self, data: Dataset) -> Subset:
         """The same selection applied to another dataset (e.g. a held-out split); it may be
         empty there (a rate over it then raises EmptySubsetError)."""
+        if not isinstance(data, Dataset):
+            raise SpecError(f"Subset.on needs a Dataset (e.g. the held-out split); got "
+                            f"{type(data).__name__}: build rc.Dataset(X, y, groups=...) from it "
+                            "first.")
         return Subset._build(data, self.selector, empty_ok=True)
 
     def __repr__(self) -> str:
         return f"Subset({self.name}, n={self.n})"
+
+
+def _row_index(index: Any, n: int, name: str) -> np.ndarray:
+    """``index`` as rows of a dataset of ``n`` rows: integers in [-n, n) or a boolean mask of
+    length n, at least one row."""
+    index = np.asarray(index)
+    if index.dtype == bool:
+        if index.shape != (n,):
+            raise DataError(f"take() with a boolean mask needs one entry per row of {name!r} "
+                            f"({n}); got shape {index.shape}.")
+        index = np.flatnonzero(index)
+    elif index.size and not np.issubdtype(index.dtype, np.integer):
+        raise DataError(f"take() needs integer row positions or a boolean mask; got dtype "
+                        f"{index.dtype}.")
+    if index.ndim != 1 or index.size == 0:
+        raise EmptySubsetError(f"take() of {name!r} needs a 1-D index of at least one row; got "
+                               f"shape {index.shape}.")
+    outside = index[(index < -n) | (index >= n)]
+    if outside.size:
+        raise DataError(f"take() row {int(outside[0])} is outside {name!r}, which has {n} rows "
+                        f"(positions 0 to {n - 1}).")
+    return index
 
 
 def as_subset(data: Dataset | Subset, what: str = "a rate") -> Subset:

@@ -24,7 +24,7 @@ __all__ = ["Features", "OVERFLOW_MAGNITUDE", "BADLY_SCALED_MAGNITUDE", "as_featu
            "binary_codes", "check_feature_names", "check_magnitudes", "column",
            "feature_columns",
            "is_pandas", "named_columns", "normalize_baseline", "normalize_labels",
-           "nonfinite_rows", "pandas_features", "refuse_missing"]
+           "nonfinite_rows", "numeric_array", "pandas_features", "refuse_missing"]
 
 Features = np.ndarray | sp.csr_matrix
 
@@ -102,6 +102,16 @@ def pandas_features(X: Any) -> np.ndarray:
             "encode them first, e.g. rc.Dataset.from_pandas(df, label=..., "
             "categorical='onehot').")
     return frame.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def numeric_array(values: Any, what: str) -> np.ndarray:
+    """``values`` as a float64 array, or a :class:`DataError` naming ``what`` when they are
+    not numbers (strings, objects)."""
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"{what} must be numeric; {exc}. Encode text columns first (e.g. "
+                        "rc.Dataset.from_pandas(..., categorical='onehot')).") from None
 
 
 def column(values: Any, what: str) -> np.ndarray:

@@ -22,7 +22,7 @@ import scipy.sparse as sp
 
 from .dask_types import is_dask
 from .data import Dataset, Subset
-from .data_columns import check_feature_names, is_pandas, nonfinite_rows
+from .data_columns import check_feature_names, is_pandas, nonfinite_rows, numeric_array
 from .errors import DataError, SolverError, SpecError
 from .kernels import kernel_rows
 from .ramp import checked_width, ramp, ramp_scores, ramp_width
@@ -57,7 +57,7 @@ def features_of(X: Any, d: int | None = None) -> Any:
         # a Dataset was checked when it was built (so were its Dask features: never gathered)
         return _checked_width(X.X if isinstance(X, (Dataset, Subset)) else X, d)
     if not sp.issparse(X):
-        X = np.asarray(X, dtype=np.float64)
+        X = numeric_array(X, "X")
         if X.ndim == 1:
             X = X.reshape(1, -1)
     values = X.data if sp.issparse(X) else X
@@ -418,7 +418,18 @@ class Result:
         """A Result from :meth:`to_json`: status, objective, certificate, history and the
         model, which predicts as the original did. The problem is not stored (``problem`` is
         None): pickle the Result to keep it."""
-        data = json.loads(text)
+        try:
+            data = json.loads(text)
+        except (TypeError, ValueError) as exc:
+            raise SpecError(f"Result.from_json needs the text of Result.to_json(): {exc}.") \
+                from None
+        missing = ({"status", "objective", "method"} - data.keys() if isinstance(data, dict)
+                   else None)
+        if missing is None or missing:
+            raise SpecError("Result.from_json needs the text of Result.to_json(), a JSON object "
+                            "with 'status', 'objective' and 'method'; "
+                            + (f"got a JSON {type(data).__name__}." if missing is None
+                               else f"this one has no {sorted(missing)}."))
         model = data.get("model")
         scorer: Any = None
         if model is not None and model["type"] == "linear":

@@ -118,6 +118,8 @@ def verify(
     options, reference_options : dict, optional
         Method options for each side.
     """
+    if not isinstance(problem, Problem):
+        raise SpecError(f"verify needs an rc.Problem; got {type(problem).__name__}.")
     pattern = problem.pattern
     spec, _ = dispatch.resolve(problem, method)
     # auto as solve runs it (with its fallback), unless it picks the reference itself

@@ -745,3 +745,37 @@ def test_a_tpr_target_above_one_is_refused_when_built():
         rc.Problem(minimize=rc.error_rate(data()), subject_to=[rc.tpr_at_top(data(), k=3) >= 1.5])
     reachable = rc.tpr_at_top(data(), k=3) >= 1.0
     assert reachable.bound == 1.0
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: data().take([0, 1, 500]), rc.DataError, "row 500 is outside"),
+    (lambda: data().take([]), rc.EmptySubsetError, "at least one row"),
+    (lambda: data().take([0.5, 1.0]), rc.DataError, "integer row positions"),
+    (lambda: data().take(np.ones(3, dtype=bool)), rc.DataError, "boolean mask"),
+    (lambda: data().label("yes"), rc.DataError, "no label 'yes'"),
+    (lambda: data().split(0.5, seed="a"), rc.SpecError, "'seed' parameter"),
+    (lambda: data().all.on(X), rc.SpecError, "Subset.on needs a Dataset"),
+    (lambda: rc.verify("x"), rc.SpecError, "verify needs an rc.Problem"),
+    (lambda: rc.Result.from_json('{"a": 1}'), rc.SpecError, "no ['method', 'objective'"),
+    (lambda: rc.Result.from_json("[1, 2]"), rc.SpecError, "got a JSON list"),
+    (lambda: rc.Result.from_json("{"), rc.SpecError, "text of Result.to_json()"),
+    (lambda: data(weights=["1"] * 39 + ["x"]), rc.DataError, "weights must be numeric"),
+])
+def test_public_calls_raise_ratecons_errors_not_numpy_ones(call, error, words):
+    """A user's raw IndexError, ValueError, TypeError, AttributeError and KeyError from public
+    calls (take, label, split, Subset.on, verify, from_json, weights)."""
+    with pytest.raises(error, match=re.escape(words)):
+        call()
+
+
+def test_label_takes_the_original_string_labels():
+    D = data(y=np.where(Y == 1, "yes", "no"))
+    assert D.label("yes").n == int(Y.sum()) and D.label(0).n == int((Y == 0).sum())
+    assert data().label(1.0).n == int(Y.sum()) and data().take(Y == 1).n == int(Y.sum())
+
+
+def test_predicting_on_text_names_x():
+    result = rc.Problem(minimize=rc.error_rate(data()), model=rc.LinearModel(l2=1e-2)).solve(
+        "hinge", verbose=False)
+    with pytest.raises(rc.DataError, match="X must be numeric"):
+        result.predict([["a", "b", "c"]])
