@@ -148,6 +148,9 @@ class Dataset(ExampleShape):
         if baseline is not None:
             self.baseline, self.baseline_prediction = normalize_baseline(
                 baseline, n, baseline_threshold)
+        if baseline is None and baseline_threshold is not None:
+            raise DataError("baseline_threshold was given without a baseline: pass the deployed "
+                            "model's scores as baseline= too.")
         self.baseline_threshold = baseline_threshold
         self.weights: np.ndarray | None = None
         if weights is not None:
@@ -165,6 +168,10 @@ class Dataset(ExampleShape):
                 raise DataError(
                     f"feature_names has {len(feature_names)} names for {self.X.shape[1]} columns."
                 )
+            twice = sorted({f for f in feature_names if feature_names.count(f) > 1})
+            if twice:  # columns are matched by name at predict
+                raise DataError(f"feature names must be unique; {twice[:5]} appear more than "
+                                "once.")
         self.feature_names: list[str] | None = feature_names
         self.name: str = name or "data"
         check_magnitudes(self.X, feature_names, peak)

@@ -107,6 +107,8 @@ def pandas_features(X: Any) -> np.ndarray:
 def numeric_array(values: Any, what: str) -> np.ndarray:
     """``values`` as a float64 array, or a :class:`DataError` naming ``what`` when they are
     not numbers (strings, objects)."""
+    if np.iscomplexobj(values):
+        raise DataError(f"{what} must be real numbers; got complex values.")
     try:
         return np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -211,10 +213,7 @@ def as_features(X: Any) -> Features:
                 f"{rows[:5].tolist()}); impute or drop them before building a Dataset."
             )
         return X
-    try:
-        X = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise DataError(f"X must be a numeric array or scipy.sparse matrix: {exc}") from None
+    X = numeric_array(X, "X")
     if X.ndim != 2:
         raise DataError(
             f"X must be 2-dimensional (n_examples, n_features); got shape {X.shape}. "
@@ -377,4 +376,11 @@ def normalize_baseline(baseline: Any, n: int, threshold: float | None = None
         threshold = 0.0
     elif not np.isfinite(threshold):
         raise DataError(f"baseline_threshold must be finite; got {threshold!r}.")
-    return raw.astype(np.float64), (raw > threshold).astype(np.int8)
+    predictions = (raw > threshold).astype(np.int8)
+    if predictions.min() == predictions.max():
+        warnings.warn(
+            f"baseline_threshold={threshold:g} makes the deployed model predict "
+            f"{'positive' if predictions[0] else 'negative'} on every row (its scores run from "
+            f"{raw.min():.4g} to {raw.max():.4g}): churn then equals the model's own positive "
+            "or negative rate. Check the threshold.", DataWarning, stacklevel=user_stacklevel())
+    return raw.astype(np.float64), predictions

@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from .dask_types import is_dask
 from .data import Dataset, Subset
 from .data_columns import check_feature_names, is_pandas, nonfinite_rows, numeric_array
-from .errors import DataError, SolverError, SpecError
+from .errors import DataError, SolverError, SpecError, parameter_error
 from .kernels import kernel_rows
 from .ramp import checked_width, ramp, ramp_scores, ramp_width
 from .settings import SOLVED_STATUSES
@@ -90,6 +90,8 @@ class LinearScorer(_RampScaled):
     def predict(self, X: Any, randomized: bool = False, seed: int | None = None) -> np.ndarray:
         """Deterministic: 1 where f(x) > 0. Randomized (App. A of Goh et al.): 1 with
         probability sigma(f(x) / t), the ramp of eq. (2) of width t = ``ramp_width``."""
+        if not isinstance(randomized, (bool, np.bool_)):
+            raise parameter_error("randomized", "predict", "True or False", randomized)
         z = self.decision_function(X)
         if not randomized:
             return (z > 0).astype(np.int8)

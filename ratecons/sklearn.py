@@ -39,6 +39,15 @@ from .problem import Problem
 from .ramp import ramp, ramp_scores
 from .report import RateReport
 from .result import Result
+from .sklearn_fairness import (
+    SENSITIVE,
+    DemographicParityDifference,
+    DemographicParityRatio,
+    EqualizedOdds,
+    EqualOpportunityDifference,
+    EqualOpportunityRatio,
+    constraints_on,
+)
 from .solvers.tracker import revised
 
 __all__ = [
@@ -53,115 +62,6 @@ __all__ = [
     "RobustClassifier",
     "TopKClassifier",
 ]
-
-SENSITIVE = "sensitive"
-
-
-# ---------------------------------------------------------------------------- constraint objects
-class _GroupConstraint(BaseEstimator):
-    """A fairness constraint over the levels of a group attribute of the training Dataset.
-    Called on it, it returns the constraints: one per ordered pair of levels (ratios) or per
-    unordered pair (differences), so it holds between every two groups."""
-
-    def __init__(self, bound: float = 0.8, feature: str = SENSITIVE) -> None:
-        self.bound = bound
-        self.feature = feature
-
-    def _levels(self, data: Dataset, positives_only: bool = False) -> list[Any]:
-        if self.feature not in data.groups:
-            raise ValueError(
-                f"{type(self).__name__} constrains the group attribute {self.feature!r}, which "
-                f"the training data does not have (it has {sorted(data.groups) or 'none'}); "
-                "pass fit(X, y, sensitive_features=A) or groups={...}.")
-        values = data.groups[self.feature]
-        if positives_only:
-            values = values[data.require_labels(type(self).__name__, binary=True) == 1]
-        levels = np.unique(values).tolist()  # plain values: the message reads them
-        if len(levels) < 2:
-            among = " among the positive examples" if positives_only else ""
-            raise ValueError(
-                f"{type(self).__name__} holds between every two groups of {self.feature!r}, "
-                f"which has {len(levels)} level(s){among} in the training data ({levels}): it "
-                "would constrain nothing. Pass the sensitive feature with at least two groups, "
-                "or drop the constraint.")
-        return levels
-
-    def _pairs(self, data: Dataset, ordered: bool, positives_only: bool = False) -> list:
-        levels = self._levels(data, positives_only)
-        return [(a, b) for i, a in enumerate(levels) for j, b in enumerate(levels)
-                if (i != j if ordered else i < j)]
-
-    def __call__(self, data: Dataset) -> list[Any]:
-        raise NotImplementedError
-
-    def _ratio_bound(self) -> float:
-        """The bound of a ratio that holds both ways between every two groups: in [0, 1]
-        (above 1, rate(A) >= bound rate(B) and rate(B) >= bound rate(A) leave only the rates
-        0 = 0, a classifier with no positive in any group; below 0 it constrains nothing)."""
-        value = float(self.bound)
-        if not 0.0 <= value <= 1.0:
-            raise parameter_error("bound", type(self).__name__, "a float in [0, 1] (the ratio "
-                                  "holds both ways between every two groups)", self.bound)
-        return value
-
-
-class DemographicParityRatio(_GroupConstraint):
-    """s_p(A) >= bound * s_p(B) for every two groups A, B (the 80% rule at ``bound=0.8``;
-    ratio constraints are multiplied through by the denominator, App. B of Goh et al.)."""
-
-    def __call__(self, data: Dataset) -> list[Any]:
-        g, bound = self.feature, self._ratio_bound()
-        return [rates.positive_rate_ratio(data.group(g, a), data.group(g, b)) >= bound
-                for a, b in self._pairs(data, ordered=True)]
-
-
-class EqualOpportunityRatio(_GroupConstraint):
-    """TPR(A) >= bound * TPR(B) for every two groups (Table 2 of Goh et al.)."""
-
-    def __call__(self, data: Dataset) -> list[Any]:
-        g, bound = self.feature, self._ratio_bound()
-        return [rates.equal_opportunity_ratio(data.group(g, a), data.group(g, b)) >= bound
-                for a, b in self._pairs(data, ordered=True, positives_only=True)]
-
-
-class DemographicParityDifference(_GroupConstraint):
-    """|s_p(A) - s_p(B)| <= bound for every two groups."""
-
-    def __init__(self, bound: float = 0.1, feature: str = SENSITIVE) -> None:
-        super().__init__(bound, feature)
-
-    def __call__(self, data: Dataset) -> list[Any]:
-        g = self.feature
-        return [c for a, b in self._pairs(data, ordered=False)
-                for c in rates.demographic_parity(data.group(g, a), data.group(g, b),
-                                                  self.bound)]
-
-
-class EqualOpportunityDifference(DemographicParityDifference):
-    """|TPR(A) - TPR(B)| <= bound for every two groups (Hardt et al.'s equal opportunity)."""
-
-    def __call__(self, data: Dataset) -> list[Any]:
-        g = self.feature
-        return [c for a, b in self._pairs(data, ordered=False, positives_only=True)
-                for c in rates.equal_opportunity(data.group(g, a), data.group(g, b),
-                                                 self.bound)]
-
-
-class EqualizedOdds(DemographicParityDifference):
-    """|TPR(A) - TPR(B)| <= bound and |FPR(A) - FPR(B)| <= bound for every two groups."""
-
-    def __call__(self, data: Dataset) -> list[Any]:  # TPRs where both levels have positives,
-        g, levels = self.feature, self._levels(data)  # FPRs where both have negatives
-        y, groups = data.require_labels("EqualizedOdds", binary=True), data.groups[g]
-        has = {a: [r for r, label in (("tpr", 1), ("fpr", 0))
-                   if np.any((groups == a) & (y == label))] for a in levels}
-        rows = [c for i, a in enumerate(levels) for b in levels[i + 1:]
-                if (both := tuple(r for r in has[a] if r in has[b]))
-                for c in rates.equalized_odds(data.group(g, a), data.group(g, b), self.bound,
-                                              rates=both)]
-        if not rows:
-            raise ValueError(f"EqualizedOdds: no two levels of {g!r} share a class ({has}).")
-        return rows
 
 
 # ---------------------------------------------------------------------------- shared machinery
@@ -441,13 +341,8 @@ class RateConstrainedClassifier(_LinearAttributes, _RateconsClassifier):
         return self
 
     def _problem(self, data: Dataset) -> Problem:
-        makers = self.constraints
-        if makers is None:
-            makers = []
-        elif callable(makers):
-            makers = [makers]
-        subject_to = [c for make in makers for c in _as_list(make(data))]
-        return Problem(minimize=self._objective(data), subject_to=subject_to,
+        return Problem(minimize=self._objective(data),
+                       subject_to=constraints_on(self.constraints, data),
                        model=LinearModel(l2=self.l2, l1=self.l1))
 
     def predict_proba(self, X: Any) -> np.ndarray:
@@ -480,10 +375,6 @@ def report(estimator: Any, X: Any, y: Any, sensitive_features: Any = None,
         raise TypeError(f"report takes a fitted ratecons estimator (or a Pipeline or search "
                         f"ending in one); got {type(estimator).__name__}.")
     return estimator.report(X, y, sensitive_features=sensitive_features, **kwargs)
-
-
-def _as_list(items: Any) -> list[Any]:
-    return list(items) if isinstance(items, (list, tuple)) else [items]
 
 
 class TopKClassifier(_RateconsClassifier):
@@ -653,6 +544,10 @@ class MinimaxRiskClassifier(_RateconsClassifier):
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> MinimaxRiskClassifier:
         """Solve the MRC LP on (X, y); an integer ``sample_weight`` k counts an example k times
         (U is built from the empirical moments)."""
+        for flag in ("fixed_marginals", "one_hot", "deterministic"):
+            if not isinstance(getattr(self, flag), (bool, np.bool_)):
+                raise parameter_error(flag, type(self).__name__, "True or False",
+                                      getattr(self, flag))
         data = self._training_data(X, y, sample_weight)
         problem = self._problem(data)
         result = self._solve(problem, self.method, self.options, self.verbose)
@@ -668,7 +563,7 @@ class MinimaxRiskClassifier(_RateconsClassifier):
 
         U = MomentSet(data, features=self.features, lambda0=self.lambda0,
                       one_hot=self.one_hot)
-        return Problem(minimize=minimax_risk(U, fixed_marginals=bool(self.fixed_marginals)))
+        return Problem(minimize=minimax_risk(U, fixed_marginals=self.fixed_marginals))
 
     def _rule_lower_bound(self, problem: Any, result: Any, data: Dataset) -> float:
         """MRCpy's lower bound L(h) of the argmax or randomized rule on the training data."""

@@ -11,9 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from . import dispatch
 from .display import VerifyDisplay
-from .errors import SpecError
+from .errors import SpecError, parameter_error
 from .problem import Problem
 from .result import Result
 from .settings import INFEASIBLE, OPTIMAL
@@ -120,6 +122,8 @@ def verify(
     """
     if not isinstance(problem, Problem):
         raise SpecError(f"verify needs an rc.Problem; got {type(problem).__name__}.")
+    if not (isinstance(rtol, (int, float)) and np.isfinite(rtol) and rtol > 0):
+        raise parameter_error("rtol", "verify", "a finite float > 0", rtol)
     pattern = problem.pattern
     spec, _ = dispatch.resolve(problem, method)
     # auto as solve runs it (with its fallback), unless it picks the reference itself

@@ -779,3 +779,40 @@ def test_predicting_on_text_names_x():
         "hinge", verbose=False)
     with pytest.raises(rc.DataError, match="X must be numeric"):
         result.predict([["a", "b", "c"]])
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: rc.verify(rc.Problem(minimize=rc.error_rate(data())), rtol=-1), rc.SpecError,
+     "'rtol' parameter of verify"),
+    (lambda: data(baseline_threshold=0.5), rc.DataError, "without a baseline"),
+    (lambda: data(X=X + 1j), rc.DataError, "real numbers"),
+    (lambda: rc.Dataset(X, Y, feature_names=["a", "b", "a"]), rc.DataError, "unique"),
+])
+def test_silently_accepted_values_are_refused(call, error, words):
+    """A user's rtol=-1 (verify said agrees=False), baseline_threshold without a baseline,
+    complex X (cast to real with NumPy's warning) and duplicate column names (matched by name
+    at predict) were accepted."""
+    with pytest.raises(error, match=re.escape(words)):
+        call()
+
+
+def test_flags_and_thresholds_that_would_be_misread():
+    from ratecons.sklearn import DemographicParityRatio, MinimaxRiskClassifier
+
+    result = rc.Problem(minimize=rc.error_rate(data()), model=rc.LinearModel(l2=1e-2)).solve(
+        "hinge", verbose=False)
+    with pytest.raises(rc.SpecError, match="'randomized' parameter"):
+        result.predict(X, randomized="no")  # a truthy string randomized the predictions
+    for flag in ("fixed_marginals", "deterministic"):
+        with pytest.raises(rc.SpecError, match=f"'{flag}' parameter"):
+            MinimaxRiskClassifier(**{flag: "x"}).fit(X, Y)
+    with pytest.warns(DataWarning, match="negative on every row"):
+        data(baseline=np.clip(X[:, 0], 0, 1), baseline_threshold=2.0)
+    from ratecons.sklearn import RateConstrainedClassifier
+
+    for wrong, words in ((3, "Got 3"), ([rc.positive_rate(data()) >= 0.3], "Got Constraint")):
+        with pytest.raises(rc.SpecError, match=words):
+            RateConstrainedClassifier(constraints=wrong).fit(X, Y)
+    with pytest.raises(rc.SpecError, match="'bound' parameter of DemographicParityRatio"):
+        RateConstrainedClassifier(constraints=DemographicParityRatio("a")).fit(
+            X, Y, sensitive_features=X[:, 1] > 0)
