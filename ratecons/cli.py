@@ -67,6 +67,10 @@ def _load_problem(path: str) -> Any:
     file = Path(path)
     if not file.exists():
         raise SpecError(f"no such spec file: {path}")
+    if file.is_dir() or file.suffix != ".py":
+        raise SpecError(f"{path} is not a Python file: a spec is a .py file that defines a "
+                        "variable 'problem' (an rc.Problem built from your data, e.g. with "
+                        "rc.datasets.load_csv), not the data itself.")
     try:
         namespace = runpy.run_path(str(file))
     except SystemExit as exc:  # the spec's own exit: an error of the spec (exit 1), not ours
@@ -131,11 +135,11 @@ def run_demo(method: str = "auto", kappa: float = 0.8, l2: float = 1e-3, seed: i
     rule = rc.positive_rate(women) >= kappa * rc.positive_rate(men)
     fair = rc.Problem(minimize=rc.error_rate(train), subject_to=[rule], model=model)
     free = rc.Problem(minimize=rc.error_rate(train), model=model)
+    plan = fair.plan(method)  # an unknown method is refused before anything is printed
     say(f"Adult census income: {train.n:,} training and {test.n:,} test examples, "
         f"{adult.d} features.")
     say(f"Goal: minimize the error rate subject to the {kappa:.0%} rule,")
     say(f"      s_p(women) >= {kappa:g} s_p(men)  (s_p: the positive rate).")
-    plan = fair.plan(method)
     say(f"\nplan: {plan.pattern}, method {plan.method}, because")
     for reason in plan.reasons[:3]:
         say(textwrap.fill(reason, 79, initial_indent="  - ", subsequent_indent="    "))
@@ -293,20 +297,26 @@ def _check_export_flags(args: argparse.Namespace) -> None:
                         "solved: add --at solve, or drop --method.")
 
 
+def _number(text: str, least: float, strict: bool) -> float:
+    """A finite float >= ``least`` (> it when ``strict``), for argparse."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (value > least if strict else value >= least) or value == float("inf"):
+        raise argparse.ArgumentTypeError(
+            f"must be a finite number {'>' if strict else '>='} {least:g}; got {text}")
+    return value
+
+
 def _positive(text: str) -> float:
     """An argparse type: a finite float > 0."""
-    value = float(text)
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0; got {text}")
-    return value
+    return _number(text, 0.0, True)
 
 
 def _nonnegative(text: str) -> float:
     """An argparse type: a finite float >= 0."""
-    value = float(text)
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0; got {text}")
-    return value
+    return _number(text, 0.0, False)
 
 
 VERBOSE_HELP = "log solver progress (one line per iteration, on standard error)"

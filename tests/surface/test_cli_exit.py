@@ -91,6 +91,25 @@ def test_errors_exit_1_in_every_mode(tmp_path, capfd):
     assert out.returncode == EXIT_ERROR and "usage" in out.stderr
 
 
+def test_a_user_who_passes_data_or_a_bad_number_is_told_what_is_wanted(tmp_path, capfd):
+    """A user's `ratecons solve data.csv` ran the CSV as Python ("name 'x0' is not defined"),
+    a folder gave "can't find '__main__' module", and `--rtol abc` "invalid _positive value";
+    `demo --method nonsense` printed the demo's header before refusing."""
+    data = tmp_path / "data.csv"
+    data.write_text("x0,x1,label\n1,2,0\n")
+    for given in (data, tmp_path):
+        assert main(["solve", str(given)]) == EXIT_ERROR
+        assert "is not a Python file" in capfd.readouterr().err
+    spec = tmp_path / "spec.py"
+    spec.write_text(HEAD + SPECS["rates"])
+    with pytest.raises(SystemExit):
+        main(["verify", str(spec), "--rtol", "abc"])
+    assert "--rtol: must be a finite number > 0; got abc" in capfd.readouterr().err
+    assert main(["demo", "--method", "nonsense"]) == EXIT_ERROR
+    captured = capfd.readouterr()
+    assert "unknown method 'nonsense'" in captured.err and "Adult" not in captured.out
+
+
 def test_verify_json(tmp_path, capfd):
     code = main(["verify", _spec(tmp_path, SPECS["composed"]), "--json"])
     doc = json.loads(capfd.readouterr().out)
