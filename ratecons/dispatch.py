@@ -155,6 +155,10 @@ def _resolve_where(problem: Any, method: str) -> tuple[MethodSpec, list[str]]:
     check_dask_method(spec.name)
     if method == "auto":
         reasons = [f"the data live in Dask: {spec.name!r} runs on partitions", *reasons[1:]]
+        if spec.name in problem.pattern.methods():  # the pattern's own: as auto picks in
+            in_memory, why = _resolve(problem, "auto")  # memory? then for the same reasons
+            if in_memory.name == spec.name:
+                reasons = [f"{reasons[0]}, the method auto picks in memory", *why]
     return spec, [*reasons, f"distributed over {partitions} partitions: the features live in "
                   "Dask, every pass over them is a reduction on the active Client"]
 

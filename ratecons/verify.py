@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from . import dispatch
+from .dask_methods import dask_partitions
 from .display import VerifyDisplay
 from .errors import SpecError, parameter_error
 from .problem import Problem
@@ -124,6 +125,12 @@ def verify(
         raise SpecError(f"verify needs an rc.Problem; got {type(problem).__name__}.")
     if not (isinstance(rtol, (int, float)) and np.isfinite(rtol) and rtol > 0):
         raise parameter_error("rtol", "verify", "a finite float > 0", rtol)
+    if dask_partitions(problem) is not None:
+        raise SpecError(
+            "verify compares the method with the CVXPY reference, which needs the examples in "
+            "one process, and this problem's data live in Dask: verify the same problem on an "
+            "in-memory sample (rc.Dataset(X[:n].compute(), ...)), whose answers the Dask "
+            "methods reproduce (docs/cluster.md).")
     pattern = problem.pattern
     spec, _ = dispatch.resolve(problem, method)
     # auto as solve runs it (with its fallback), unless it picks the reference itself

@@ -186,6 +186,16 @@ def test_other_methods_refuse_dask_data_naming_the_supported_ones(client):
     with pytest.raises(SpecError, match=r"no method runs this problem on its Dask data: the "
                                         r"structured step solver takes"):
         bounded.solve()
+    # verify, which the user did not call with method='cvxpy', says what it needs
+    # auto's plan on Dask data gives the pattern's own reasons when it picks the same method
+    # as in memory (the robust ladder to 'structured' holds on Dask too)
+    plan = rc.Problem(minimize=rc.robust_loss(rc.PhiDivergenceBall(lazy, phi="chi2", rho=0.1),
+                                              loss="hinge")).plan()
+    assert plan.method == "lbfgs" and "the method auto picks in memory" in plan.reasons[0]
+    assert any("auto goes on with method 'structured'" in r for r in plan.reasons)
+    with pytest.raises(SpecError, match=r"verify compares the method with the CVXPY reference"
+                                        r".*in-memory sample"):
+        rc.verify(rates)
 
 
 def test_constructions_that_need_memory_refuse_dask_data(client):
