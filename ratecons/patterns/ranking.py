@@ -16,7 +16,8 @@ l(t - s_i). The user maximized the TPR surrogate, so every method's result is in
 user's sense (:func:`_to_user_sense`, the pattern's one inversion): ``result.objective`` is
 1 - (3) at the returned model, the number the generic chain reports for the same problem, and
 the certificate's bounds are bounds on it (the solver's lower bound on (3) becomes the upper
-bound); ``certificate.details["eq3_value"]`` keeps (3) itself. When the model ranks no better
+bound), and ``result.history`` reads the same way; ``certificate.details["eq3_value"]`` keeps
+(3) itself, and ``result.solution`` the solver's own terms. When the model ranks no better
 than a constant score (w = 0), :func:`ratecons.degenerate.check_degenerate`, run at the end of
 every solve, says so in ``details["degenerate"]`` and a :class:`TrivialOptimumWarning`.
 """
@@ -62,13 +63,11 @@ TRIVIAL_HINT = ("try a smaller l2, a larger K (e.g. 1% of the negatives instead 
                 "standardized features, or a kernel model")
 
 
-def _to_user_sense(solution: Solution) -> None:
-    """Map a solution of (3), minimized, to the user's maximized surrogate 1 - (3): the
-    objective, and the bounds swapped (a lower bound on (3) is an upper bound on 1 - (3));
-    the gap is unchanged and (3) stays in ``details["eq3_value"]``."""
-    solution.certificate.details["eq3_value"] = solution.objective
-    solution.objective = 1.0 - solution.objective
-    solution.certificate = solution.certificate.in_sense(lambda value: 1.0 - value)
+def _to_user_sense(value: float) -> float:
+    """The user's maximized surrogate 1 - (3) of a value of (3), minimized: the Result's map
+    of the objective, the certificate (bounds swapped: a lower bound on (3) is an upper bound
+    on 1 - (3), the gap unchanged) and the history (:class:`ratecons.result.Result`)."""
+    return 1.0 - value
 
 
 def _zero_looks_optimal(form: TopForm) -> bool | None:
@@ -125,9 +124,11 @@ def _make_result(problem: Any, form: TopForm, method: str, solution: Solution,
     """The one Result in the user's sense, with the extras ``threshold`` (t; the model
     predicts positive at s > t), ``alpha`` and ``beta`` (the dual variables of (7)/(10), None
     for the primal methods)."""
-    _to_user_sense(solution)
+    solution.certificate.details["eq3_value"] = solution.objective
     return Result(problem, method, solution, scorer=scorer,
-                  extras={"threshold": float(t), "alpha": alpha, "beta": beta})
+                  objective=_to_user_sense(solution.objective),
+                  extras={"threshold": float(t), "alpha": alpha, "beta": beta},
+                  to_user=_to_user_sense)
 
 
 def _run_dual_ca(problem: Any, form: TopForm, *, seed: int | None = None,

@@ -73,3 +73,22 @@ def test_the_history_reads_in_the_objectives_sense(adult, method):
     values = [h["objective"] for h in result.history if h.get("objective") is not None]
     assert values and all(v > 0 for v in values), values[:3]
     assert min(abs(v - result.objective) for v in values) <= 1e-3 * abs(result.objective)
+
+
+@pytest.mark.parametrize("method", ["primal_ipm", "dual_ca"])
+def test_the_ranking_methods_history_reads_as_the_objective(adult, method):
+    """TPR@5, the ranking pattern's own methods: the history held (3), 0.895 next to the
+    objective 0.105, its bounds swapped, and plot.convergence drew a falling curve for a
+    maximized objective. It holds 1 - (3) now, its last bounds bracketing the objective as
+    the certificate's do; result.solution.history keeps the solver's (3)."""
+    problem = rc.Problem(maximize=rc.tpr_at_top(adult, k=5), model=rc.LinearModel(l2=1e-2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = problem.solve(method)
+    last = result.history[-1]
+    slack = 1e-6 * max(1.0, abs(result.objective))
+    if last.get("objective") is not None:
+        assert last["objective"] == pytest.approx(result.objective, abs=1e-6)
+    assert last["lower"] <= result.objective + slack <= last["upper"] + 2 * slack
+    raw = result.solution.history[-1]
+    assert raw["lower"] == pytest.approx(1.0 - last["upper"], abs=1e-12)
