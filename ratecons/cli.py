@@ -372,7 +372,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="progress bar (default: only on a terminal)")
         if name == "verify":
             p.add_argument("--rtol", type=_positive, default=1e-4,
-                           help="objective tolerance (> 0)")
+                           help="tolerance (> 0) of the gaps |a - b| / max(1, |b|)")
         _verbose_after(p)
         p.set_defaults(func=func)
 

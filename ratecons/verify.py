@@ -82,7 +82,8 @@ class VerifyReport(VerifyDisplay):
         )
         for key, value in self.rows.items():
             if isinstance(value, tuple):
-                a, b = (("-" if v is None else f"{v:.6g}") for v in value)
+                a, b = ("-" if v is None else v if isinstance(v, str) else f"{v:.6g}"
+                        for v in value)
                 lines.append(f"{key:28s}{a:>{w}s}  {b:>{w}s}")
             else:
                 lines.append(f"{key:28s}{('-' if value is None else f'{value:.3g}'):>{w}s}")
@@ -116,7 +117,8 @@ def verify(
         problems) the method the pattern names instead is checked (its specialized method,
         or the fallback ``solve`` takes after the reference).
     rtol : float
-        Relative objective tolerance used by :attr:`VerifyReport.agrees`.
+        Tolerance of the gaps :attr:`VerifyReport.agrees` rests on: |a - b| / max(1, |b|), b
+        the reference's value (an absolute gap for objectives below 1 in magnitude).
     seed : int, optional
     options, reference_options : dict, optional
         Method options for each side.
@@ -134,9 +136,9 @@ def verify(
     pattern = problem.pattern
     spec, _ = dispatch.resolve(problem, method)
     # auto as solve runs it (with its fallback), unless it picks the reference itself
-    as_solve = method == "auto" and spec.name != pattern.reference_method
+    as_solve = method == "auto" and not pattern.is_reference(spec.name)
     specialized = pattern.verify_method(problem, problem.canonical())
-    if method == "auto" and spec.name == pattern.reference_method and specialized:
+    if method == "auto" and pattern.is_reference(spec.name) and specialized:
         # comparing the reference with itself would prove nothing: check the specialized one
         spec, _ = dispatch.resolve(problem, specialized)
     label = spec.name
@@ -148,7 +150,7 @@ def verify(
             f"verify(method={method!r}): method {spec.name!r} solves {spec.relaxes}, not this "
             f"problem: the reference's answer is not one it should agree with. Pass method= "
             f"one of {others} to compare a method of this problem with the reference.")
-    if spec.name == pattern.reference_method and not specialized and not pattern.has_cross_check:
+    if pattern.is_reference(spec.name) and not specialized and not pattern.has_cross_check:
         raise SpecError(
             f"verify(method={method!r}) would compare the reference {spec.name!r} with itself: "
             f"no specialized method of the {pattern.name} pattern applies to this problem by "
@@ -156,7 +158,7 @@ def verify(
             f"cross-check. Pass method= one of {others} to compare that method with the "
             "reference.")
     reference = problem.solve(pattern.reference_method, seed=seed, **(reference_options or {}))
-    if spec.name == pattern.reference_method and not specialized:
+    if pattern.is_reference(spec.name) and not specialized:
         # no specialized method: check the reference against an independent solve of the same
         # chain by another solver, so the comparison can fail
         options = {**pattern.cross_check(problem, reference), **(options or {})}

@@ -71,6 +71,11 @@ class GenericChain(Pattern):
             reasons.append(note)
         return name, reasons
 
+    def is_reference(self, method: str) -> bool:
+        """``generic`` is the reference's chain with the same CVXPY steps: a user's
+        ``verify(method="generic")`` compared it with an identical run (bit for bit, gap 0)."""
+        return method in (self.reference_method, settings.GENERIC_METHOD)
+
     def cross_check(self, problem: Any, reference: Result) -> dict[str, Any]:
         """Options of an independent solve for ``verify``: the reference's last convex step
         (same anchor, same bounds) by another solver (SCS at 1e-9, or CLARABEL for LP steps);
@@ -101,8 +106,14 @@ class GenericChain(Pattern):
         if not (result.has_model and reference.has_model):
             rows["objective_rel_gap"] = None
             return rows
-        step = result
-        if (result.method == settings.STRUCTURED_METHOD
+        step, other = result, reference
+        if result.method == settings.HIGHS_METHOD:  # its last step by another solver: the
+            # chains' own objectives may part at ties of eq. (4) (docs/mm.md)
+            step, other = result, problem.solve(settings.GENERIC_METHOD,
+                                                **self.cross_check(problem, result))
+            rows["chain objective_rel_gap"] = objective_rel_gap(result.objective,
+                                                                reference.objective)
+        elif (result.method == settings.STRUCTURED_METHOD
                 and not result.certificate.details.get("only_step", False)):
             made = reference.certificate.details  # the same feature map as the reference's
             step = problem.solve(settings.STRUCTURED_METHOD, only_step=reference.last_step,
@@ -111,8 +122,9 @@ class GenericChain(Pattern):
                                                                 reference.objective)
             rows["max_violation"] = (result.certificate.max_violation,
                                      reference.certificate.max_violation)
-        if step.certificate.details.get("only_step", False) and step.has_model:
-            pair = (step.last_step.bound_objective, reference.last_step.bound_objective)
+        if (step.certificate.details.get("only_step", False) or other is not reference) \
+                and step.has_model and other.has_model:
+            pair = (step.last_step.bound_objective, other.last_step.bound_objective)
             user = problem.analysis.objective.to_user  # in the user's sense, as the objective
             rows["last step optimal value"] = (user(pair[0]), user(pair[1]))
             rows["objective_rel_gap"] = objective_rel_gap(*pair)

@@ -138,6 +138,11 @@ class Pattern:
         """Numbers for :func:`ratecons.verify`: objective gap, violations, solution distance."""
         raise NotImplementedError
 
+    def is_reference(self, method: str) -> bool:
+        """Whether ``method`` runs the reference itself (comparing it with the reference would
+        prove nothing: ``verify`` checks it against :meth:`cross_check` instead)."""
+        return method == self.reference_method
+
     def verify_method(self, problem: Any, form: Any) -> str | None:
         """The specialized method ``verify`` checks when ``auto`` picks the reference."""
         return self.specialized_method

@@ -314,6 +314,7 @@ def _ramp_once(
         program, solve_bound, warm_start)
     if start is None:
         start = _hinge_start(program, solve_bound)
+    relaxed = start.status != settings.INFEASIBLE  # a hinge relaxation's optimum, or phase 1's
     if start.status == settings.INFEASIBLE:  # phase 1, on the same rows (the linear model's w)
         # on the rows themselves: its MM repairs by the exact bias search, whose continuation
         # from a start 1e-4 inside them (the chain's margin) ended uncertified on a 5-rule grid
@@ -328,7 +329,7 @@ def _ramp_once(
     solution = majorize_minimize(program, solve_bound, start, max_iterations=max_iterations,
                                  tol=tol, callback=callback, exhausted=exhausted)
     solution.solve_time += start.solve_time
-    if cold:
+    if cold and relaxed:
         solution.certificate.details["hinge_relaxation_objective"] = start.objective
     if warm is not None:
         solution.certificate.details["warm_start"] = warm

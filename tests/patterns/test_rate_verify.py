@@ -123,3 +123,50 @@ def test_verify_refuses_the_hinge_relaxation_before_any_solve(monkeypatch):
     message = str(caught.value)
     offered = message.split("one of")[1]
     assert "'mm'" in offered and "'structured'" in offered and "hinge" not in offered
+
+
+def _composed() -> rc.Problem:
+    """A composition (no specialized pattern): hinge loss under a 90% rule, 300 diabetes
+    rows."""
+    data = standardized("diabetes", group_of=lambda X: {"age": np.where(X[:, 7] < 30, "y",
+                                                                       "o")})
+    data = data.take(np.arange(300))
+    young, old = data.group("age", "y"), data.group("age", "o")
+    return rc.Problem(minimize=rc.hinge_loss(data), model=rc.LinearModel(l2=1e-3),
+                      subject_to=[rc.positive_rate(young) >= 0.9 * rc.positive_rate(old)])
+
+
+def test_verify_generic_on_a_composition_is_not_the_reference_again():
+    """A user's verify(method='generic') of a composition compared the reference's chain with
+    an identical run of itself (w bit for bit, gap 0, agrees True); 'highs' rested on the
+    two chains' final objectives, which may part at ties of eq. (4). Both now check a last
+    step by another solver."""
+    problem = _composed()
+    generic = _verify(problem, "generic")
+    assert generic.method.startswith("generic/"), generic.method  # the cross-check's solver
+    assert "last step optimal value" in generic.rows and generic.agrees, str(generic)
+    highs = _verify(problem, "highs")
+    assert "last step optimal value" in highs.rows and "chain objective_rel_gap" in highs.rows
+    assert highs.rows["objective_rel_gap"] <= 1e-6 and highs.agrees, str(highs)
+
+
+def test_verify_mm_where_the_hinge_relaxation_is_infeasible():
+    """300 diabetes rows, error rate with recall >= 0.9 and FPR <= 0.35: the hinge relaxation
+    is infeasible (CVXPY says so; phase 1 starts MM). verify(method='mm') said agrees False
+    with every printed gap within rtol (its verdict row was missing), and the result's
+    details["hinge_relaxation_objective"] held phase 1's start. The relaxation's statuses
+    are shown, both solvers certifying no value is agreement, and no relaxation objective is
+    recorded where there is none."""
+    raw = standardized("diabetes")
+    rows = np.random.default_rng(0).choice(raw.n, 300, replace=False)
+    X = raw.X[rows]
+    data = rc.Dataset((X - X.mean(0)) / X.std(0), raw.y[rows], name="diab")
+    problem = rc.Problem(minimize=rc.error_rate(data), model=rc.LinearModel(l2=1e-3),
+                         subject_to=[rc.recall(data) >= 0.9,
+                                     rc.false_positive_rate(data) <= 0.35])
+    assert problem.solve("hinge").status == settings.INFEASIBLE
+    report = _verify(problem, "mm")
+    assert report.rows["hinge_relaxation_status"][1] == settings.INFEASIBLE
+    assert report.rows["hinge_relaxation_rel_gap"] == 0.0
+    assert report.agrees and "hinge_relaxation_status" in str(report), str(report)
+    assert "hinge_relaxation_objective" not in report.result.certificate.details
