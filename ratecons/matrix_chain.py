@@ -35,7 +35,7 @@ from .backends.mps import read_solution_file, write_mps
 from .caller import user_stacklevel
 from .chain_points import missed_rows, surrogate_objective
 from .chain_scale import chain_at_loss_scale
-from .errors import SlowMethodWarning, SpecError
+from .errors import DataError, SlowMethodWarning, SpecError
 from .expr.analysis import Analysis
 from .generic import LastStep, solve_generic
 from .patterns.pattern import MethodSpec
@@ -317,8 +317,10 @@ def _parameters(analysis: Analysis, fmap: Any, values: Any) -> tuple[np.ndarray,
         if foreign:
             raise SpecError(
                 f"the solution has model columns this problem's export does not have "
-                f"({foreign[0]}, ...; here {names[0]}, ...): read it with the export's "
-                "kernel_points and seed (its header names them) and the same features.")
+                f"({foreign[0]}, ...; here {names[0]}, ...): read it with the same features"
+                + (" (names and their case), and the export's kernel_points and seed (its "
+                   "header names them)" if not fmap.is_identity else
+                   ", named as the training data's columns (case included)") + ".")
         if len(expected.intersection(values)) == 0:
             raise SpecError(
                 f"none of the model's columns ({names[0]}, ...) is in the solution; is it the "
@@ -335,6 +337,10 @@ def _parameters(analysis: Analysis, fmap: Any, values: Any) -> tuple[np.ndarray,
             raise SpecError(f"the solution has {x.size} values; the exported program has at "
                             f"least {len(names)} columns (w and b first).")
         x = x[:len(names)]
+    if not np.all(np.isfinite(x)):
+        bad = names[int(np.flatnonzero(~np.isfinite(x))[0])]
+        raise DataError(f"the solution's value of {bad} is {x[names.index(bad)]}: a model needs "
+                        "finite values (did the external solver finish?).")
     fit_b = getattr(analysis.model, "fit_intercept", True)
     return x[:d], (float(x[d]) if fit_b else 0.0)
 

@@ -48,7 +48,7 @@ import scipy.sparse as sp
 
 from ..canonical.matrix_lp import MatrixLP
 from ..canonical.rate_program import hinge_masks
-from ..errors import NotLinearError
+from ..errors import NotLinearError, SpecError
 from ..expr.analysis import Analysis, Row
 from ..expr.atom import label_of
 from ..expr.mean_loss import MeanLoss
@@ -154,9 +154,21 @@ def model_column_names(analysis: Analysis, d: int, kernel: str | None) -> list[s
 def anchor_of(analysis: Analysis, scorer: Any) -> dict[int, np.ndarray]:
     """The scores of a fitted scorer (or Result) on every dataset: an MM anchor. A Result
     without a model raises its :class:`~ratecons.errors.SolverError` (the status and what
-    to do)."""
-    return {id(d): np.asarray(scorer.decision_function(d.X), dtype=np.float64).ravel()
-            for d in analysis.datasets}
+    to do); the Result of a problem that is not over a score model (a minimax risk
+    classifier's) or a scorer whose scores are not one per example is refused."""
+    made_by = getattr(scorer, "problem", None)
+    if made_by is not None and made_by.analysis is None:
+        raise SpecError(f"the anchor must be the result of a score-model problem (rates, "
+                        f"losses, TPR@K: a model s(x) = <w, psi(x)> - b); got a result of a "
+                        f"{made_by.pattern.name} problem.")
+    anchor = {}
+    for d in analysis.datasets:
+        scores = np.asarray(scorer.decision_function(d.X), dtype=np.float64)
+        if scores.shape != (d.n,) or not np.all(np.isfinite(scores)):
+            raise SpecError(f"the anchor's scores on {d.name!r} must be {d.n} finite numbers, "
+                            f"one per example; got shape {scores.shape}.")
+        anchor[id(d)] = scores
+    return anchor
 
 
 # ---------------------------------------------------------------------------- the builder

@@ -195,6 +195,23 @@ def test_read_solution_takes_dicts_and_arrays(solved):
         rc.read_solution(problem, {"x": 1.0})
     with pytest.raises(rc.SpecError, match="values"):
         rc.read_solution(problem, np.zeros(2))
+    # a user's NaN and inf were read into a model that predicted (objective nan)
+    for bad in (np.nan, np.inf):
+        with pytest.raises(rc.DataError, match="finite values"):
+            rc.read_solution(problem, {**by_name, step.lp.col_names[0]: bad})
+    # a misnamed column of a linear model: its names, not a kernel's draw
+    with pytest.raises(rc.SpecError, match="named as the training data's columns"):
+        rc.read_solution(problem, {"w[Age]": 1.0, "b": 0.0})
+
+
+def test_an_anchor_must_be_a_score_models_result(solved, tmp_path):
+    """A minimax risk classifier's result (w and b None) was taken as the MM anchor and the
+    file written as "MM step at an anchor"."""
+    problem, _ = solved["rates_l1"]
+    X, y = problem.analysis.datasets[0].X, problem.analysis.datasets[0].y
+    mrc = rc.Problem(minimize=rc.minimax_risk(rc.MomentSet(rc.Dataset(X, y)))).solve("lp")
+    with pytest.raises(rc.SpecError, match="result of a score-model problem"):
+        rc.export_mps(problem, tmp_path / "step.mps", at=mrc)
 
 
 def test_a_kernel_solution_is_read_under_the_exports_draw_only(solved, tmp_path):
