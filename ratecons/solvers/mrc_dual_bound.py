@@ -125,6 +125,7 @@ class DualBound:
         self.polished_at = 0
         self.eps_index = 0
         self.polish_time = 0.0
+        self.polished: np.ndarray | None = None  # the point of the last polish
 
     def candidate(self) -> np.ndarray | None:
         if self.fixed_marginals:
@@ -167,7 +168,12 @@ class DualBound:
 
     def polish(self, coef: np.ndarray) -> float:
         """Active-set bound at ``coef``: the first tolerance of POLISH_EPS (from just below the
-        last one that worked) whose LP is feasible."""
+        last one that worked) whose LP is feasible; the bound so far when ``coef`` is the point
+        of the last polish (a run's last checkpoint and its finish offer the same best point:
+        under a spent time budget the LPs took 0.2 s each time)."""
+        if self.polished is not None and np.array_equal(coef, self.polished):
+            return self.best
+        self.polished = np.array(coef, copy=True)
         start = time.perf_counter()
         first = max(0, self.eps_index - 1)  # start just below the tolerance that last worked
         for index in range(first, len(POLISH_EPS)):

@@ -451,16 +451,21 @@ def _fm_value(inputs: MRCInputs, coef: np.ndarray) -> tuple[float, np.ndarray]:
 
 def _checkpoint(run: _Run, k: int, entry: dict[str, Any], coef: np.ndarray, avg: _SuffixMean,
                 objective: Callable[[np.ndarray], float]) -> bool:
-    """Record iteration ``k``; every ``check_every`` iterations (and at the last) also offer the
-    averaged iterate, refresh the certified lower bound and gap, and say whether to stop."""
+    """Record iteration ``k``; every ``check_every`` iterations (at the last, and once the time
+    budget is spent, so that ``time_limit`` stops the loop within one iteration) also offer
+    the averaged iterate, refresh the certified lower bound and gap, and say whether to stop."""
     tracker = run.tracker
-    if k % run.check_every and k != tracker.max_iterations:
+    if k % run.check_every and k != tracker.max_iterations and not tracker.expired():
         tracker.record(k, upper=tracker.best_value, **entry)
         return False
     if run.iterate == "average":
         entry["candidate_objective"] = objective(avg.mean)
         tracker.offer(entry["candidate_objective"], mu=avg.mean)
         avg.maybe_restart(k, coef)
+    if tracker.expired():  # the finish polishes the best point once (:func:`_finish`)
+        tracker.check(k)
+        tracker.record(k, upper=tracker.best_value, **entry)
+        return True
     lower = run.dual.bound(k, _best_mu(tracker), tracker.elapsed())
     tracker.bound(lower=lower)
     stop = tracker.check(k) or run.stall.stalled(tracker)
