@@ -217,7 +217,7 @@ def _continued(anchor: Solution, again: Solution) -> Solution:
     number = 1 + max((h.get("round", 0) for h in anchor.history), default=0)
     again.history = anchor.history + [dict(h, round=number) for h in again.history]
     details, before = again.certificate.details, anchor.certificate.details
-    for key in ("mm_steps", "mm_iterations"):
+    for key in ("iterations", "mm_steps", "mm_iterations"):  # the run's counts, every round
         if key in details and key in before:
             details[key] += before[key]
     for key in ("hinge_relaxation_objective", "warm_start"):

@@ -204,6 +204,16 @@ def test_auto_gives_lbfgs_a_budget_on_one_hot_features_then_the_chain(adult_larg
     assert uncapped.status == "optimal"
     assert uncapped.certificate.details["iterations"] > budget
     assert abs(ours.objective - uncapped.objective) <= RTOL * max(1.0, uncapped.objective)
+    # the history names both runs of the ladder (it held the chain's one record alone)
+    methods = [record["method"] for record in ours.history]
+    assert methods.count("lbfgs") >= budget and methods[-1] == "structured"
+    # a time budget that never binds keeps the ladder (any time_limit turned it off: lbfgs
+    # alone, about 200 iterations, with reasons that named the ladder)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        budgeted = problem.solve(time_limit=600.0)
+    assert budgeted.method == "structured" and budgeted.status == "optimal"
+    assert abs(budgeted.objective - ours.objective) <= RTOL * max(1.0, ours.objective)
 
 
 def test_auto_keeps_lbfgs_where_it_certifies_within_its_budget(adult):
