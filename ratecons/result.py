@@ -27,7 +27,7 @@ from .errors import DataError, SolverError, SpecError, parameter_error
 from .kernels import kernel_rows
 from .ramp import checked_width, ramp, ramp_scores, ramp_width
 from .settings import SOLVED_STATUSES
-from .solution import Certificate, Solution, _jsonable
+from .solution import Certificate, Solution, _from_jsonable, _jsonable
 
 __all__ = ["Result", "FeatureScorer", "KernelScorer", "LinearScorer", "features_of"]
 
@@ -362,10 +362,13 @@ class Result:
         (``tpr@K``, ``mean_loss``, ``robust_loss``); see :func:`ratecons.report.score_metrics`."""
         from .report import score_metrics
 
-        if self.problem is not None and self.problem.analysis is None:
+        if self.problem is None:
+            raise SpecError("this Result was loaded from JSON without its problem; it predicts "
+                            "but cannot measure its objective (pickle the Result to keep both).")
+        if self.problem.analysis is None:
             raise SpecError("metrics(data) is for score models; a minimax risk classifier "
                             "gives result.error(data) and result.report(data).")
-        if data is None and self.problem is not None:
+        if data is None:
             datasets = self.problem.analysis.datasets
             if len(datasets) != 1:
                 raise SpecError(
@@ -389,7 +392,7 @@ class Result:
             # the method's own count (MM steps and repairs together, as max_iterations counts
             # them), where it keeps one; else its progress events
             "iterations": int(self.certificate.details.get("iterations", len(self.history))),
-            "history": self.history,
+            "history": _jsonable(self.history),  # plain data: a step's arrays as lists
         }
 
     def to_json(self, **kwargs: Any) -> str:
@@ -421,7 +424,7 @@ class Result:
         model, which predicts as the original did. The problem is not stored (``problem`` is
         None): pickle the Result to keep it."""
         try:
-            data = json.loads(text)
+            data = _from_jsonable(json.loads(text))
         except (TypeError, ValueError) as exc:
             raise SpecError(f"Result.from_json needs the text of Result.to_json(): {exc}.") \
                 from None

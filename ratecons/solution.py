@@ -6,6 +6,7 @@ called them turns it into a user-facing :class:`ratecons.result.Result`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -109,5 +110,22 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, float) and not np.isfinite(value):
-        return None if np.isnan(value) else (1e308 if value > 0 else -1e308)
+        return None if np.isnan(value) else (INFINITE if value > 0 else -INFINITE)
+    return value
+
+
+#: how :func:`_jsonable` writes an infinite float (JSON has no infinity), read back as one by
+#: :func:`_from_jsonable`
+INFINITE = 1e308
+
+
+def _from_jsonable(value: Any) -> Any:
+    """The inverse of :func:`_jsonable`'s infinities (nested in dicts and lists): a gap or
+    bound of inf read back as 1e308 failed ``math.isinf``."""
+    if isinstance(value, dict):
+        return {k: _from_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_from_jsonable(v) for v in value]
+    if isinstance(value, float) and abs(value) >= INFINITE:
+        return math.inf if value > 0 else -math.inf
     return value

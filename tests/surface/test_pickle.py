@@ -109,3 +109,24 @@ def test_unfitted_json_result_has_no_report(data):
     back = Result.from_json(result.to_json())
     with pytest.raises(rc.SpecError, match="without its problem"):
         back.report()
+
+
+def test_json_keeps_infinities_metrics_says_why_and_summary_is_plain(data):
+    """A user's history gap of inf came back from JSON as 1e308 (math.isinf False); metrics()
+    of a loaded result blamed its argument ("got NoneType"); json.dumps(summary()) failed on
+    mm's arrays. Infinities read back as infinities, metrics says the problem is not stored,
+    and summary() is plain data."""
+    import json
+    import math
+
+    problem = PROBLEMS["rates"](data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = problem.solve("mm", verbose=False)
+    result.history[0]["gap"] = math.inf
+    back = Result.from_json(result.to_json())
+    assert math.isinf(back.history[0]["gap"]) and back.history[0]["gap"] > 0
+    for call in (back.metrics, lambda: back.metrics(data)):
+        with pytest.raises(rc.SpecError, match="without its problem"):
+            call()
+    json.dumps(result.summary())  # mm's history holds the rows as arrays
