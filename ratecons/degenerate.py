@@ -321,8 +321,8 @@ def _score_model_record(analysis: Analysis, scorer: Any, near: float,
             "worse_than_constant": worse, "binding": binding, "message": message}
 
 
-def _minimax_record(problem: Any, scorer: Any, risk: float, status: str | None
-                    ) -> dict[str, Any] | None:
+def _minimax_record(problem: Any, scorer: Any, risk: float, status: str | None,
+                    method: str = "") -> dict[str, Any] | None:
     """The MRC (training error of the argmax rule, minimax risk R* = ``risk`` when ``status``
     is optimal, else the stopped model's worst-case risk, an upper bound on R*) against the
     most-frequent-label rule on the training data."""
@@ -341,9 +341,10 @@ def _minimax_record(problem: Any, scorer: Any, risk: float, status: str | None
             f"{model_error:.6g} is no better than {constant_error:.6g}, the error of predicting "
             f"the most frequent label {majority!r} for every example; ")
     if status is not None and status != "optimal":  # the budget, not the model, is the cause
+        exact = "" if method in ("lp", "ccg") else ", or use method='lp' or 'ccg'"
         tail = (f"the run stopped with status {status} before the optimum (its worst-case risk "
                 f"{risk:.6g} bounds R* from above, it is not R*): raise max_iterations / "
-                "time_limit, or use method='lp' or 'ccg', before changing lambda0.")
+                f"time_limit{exact}, before changing lambda0.")
     else:
         verdict = ("no better either" if risk >= constant_error
                    else "below it, but only as a bound over the moment set U")
@@ -371,7 +372,8 @@ def check_degenerate(problem: Any, result: Any) -> dict[str, Any] | None:
     if certificate is not None and certificate.details.get("stopped_by") == "stalled":
         status = None  # uncertified, but no limit stopped it: a larger budget changes nothing
     if analysis is None:
-        record = _minimax_record(problem, scorer, float(result.objective), status)
+        record = _minimax_record(problem, scorer, float(result.objective), status,
+                                 getattr(result, "method", ""))
     else:
         record = _score_model_check(analysis, result, scorer, status)
     if record is None:

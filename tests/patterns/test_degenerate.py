@@ -295,3 +295,4 @@ def test_a_stopped_minimax_run_blames_the_budget_not_lambda0():
     message = result.certificate.details["degenerate"]["message"]
     assert "stopped with status iteration_limit" in message
     assert "smaller lambda0" not in message and "R* =" not in message
+    assert "use method='lp'" not in message  # the user is on it
