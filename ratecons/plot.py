@@ -18,6 +18,7 @@ figures are built without pyplot (no global state, no display needed); save them
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -31,6 +32,8 @@ __all__ = ["convergence", "demo_figure", "group_rates", "require_matplotlib", "r
 
 #: one column of a two-column paper, in inches
 COLUMN = (3.4, 2.5)
+#: characters per line of a default axis label (an expression's name is wrapped to it)
+LABEL_WIDTH = 48
 _STYLE = {"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "legend.fontsize": 7,
           "xtick.labelsize": 7, "ytick.labelsize": 7, "lines.linewidth": 1.2,
           "lines.markersize": 4}
@@ -102,8 +105,11 @@ def tradeoff(frontier: Any, ax: Any = None, held_out: bool = True,
             color="C3", markersize=8, zorder=3, label="unconstrained")
     for i, (name, (x, y)) in enumerate((others or {}).items()):
         ax.plot([x], [y], "sDv^<>"[i % 6], color=f"C{i + 4}", zorder=3, label=name)
-    ax.set_xlabel(xlabel or f"{frontier.fairness} ({'held-out' if held_out else 'train'})")
-    ax.set_ylabel(ylabel or frontier.objective)
+    # an expression's name runs past the figure's edge: wrapped (xlabel= / ylabel= to name it)
+    ax.set_xlabel(xlabel or textwrap.fill(
+        f"{frontier.fairness} ({'held-out' if held_out else 'train'})", LABEL_WIDTH))
+    ax.set_ylabel(ylabel or textwrap.fill(
+        f"{frontier.objective} ({'held-out' if held_out else 'train'})", LABEL_WIDTH))
     ax.margins(0.1)  # room for the target labels
     ax.set_title("trade-off (labels: targets)")
     ax.grid(alpha=0.3)
