@@ -91,3 +91,20 @@ def test_a_tpr_floor_under_a_rate_objective_says_the_same(diabetes):
     _says_the_tpr_row_is_held_by_its_bound(
         rc.Problem(minimize=rc.error_rate(D), subject_to=[rc.tpr_at_top(D, k=5) >= 0.05],
                    model=rc.LinearModel(l2=1e-3)), "likely out of reach")
+
+
+def test_a_phase_one_that_finds_no_point_says_it_is_no_proof():
+    """Raw Pima features, logistic loss with recall >= 0.85 and positive rate <= 0.5: phase
+    one stalls (total ramp violation 0.0087) and the status is infeasible, though the
+    standardized data (the same linear models) solve optimal with 'structured'. The message
+    said the targets were "likely out of reach"; it says the status is no proof now, and what
+    to try."""
+    from tests.shared_data import load
+
+    raw = load("diabetes")
+    problem = rc.Problem(minimize=rc.logistic_loss(raw), model=rc.LinearModel(l2=1e-3),
+                         subject_to=[rc.recall(raw) >= 0.85, rc.positive_rate(raw) <= 0.5])
+    result = _solve(problem, "structured")
+    assert result.status == settings.INFEASIBLE
+    message = result.certificate.details["message"]
+    assert "no proof" in message and "Standardized features" in message
