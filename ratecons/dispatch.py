@@ -244,6 +244,7 @@ def run_method(
 
     start = time.perf_counter()
     spec, reasons = resolve(problem, method, options.get("sample_start"))
+    reasons = _kernel_note_of_the_solve(problem, reasons, options.get("kernel_points"), seed)
     accepted = (*spec.options, *(o for o in COMMON_OPTIONS if o not in spec.options))
     unknown = sorted(set(options) - set(accepted))
     if unknown:
@@ -288,6 +289,26 @@ def run_method(
     result = finish(result, solve_limits)
     result.solve_time = time.perf_counter() - start
     return result
+
+
+def _kernel_note_of_the_solve(problem: Any, reasons: list[str], kernel_points: Any,
+                              seed: Any) -> list[str]:
+    """``reasons`` with the plan's kernel line (written for the default expansion: 500
+    points, seed 0) made for the solve's own ``kernel_points`` and ``seed``: a solve with
+    kernel_points=100, seed=3 said "Nystrom sample of 500 ... (seed 0)" in result.reasons."""
+    analysis = problem.analysis
+    if analysis is None or (kernel_points is None and seed is None):
+        return reasons
+    from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, kernel_map_note
+
+    default = kernel_map_note(analysis.model, analysis.n_examples)
+    if default is None or not (kernel_points is None or (isinstance(kernel_points, int)
+                                                         and kernel_points > 0)):
+        return reasons  # a wrong kernel_points is refused with the options
+    own = kernel_map_note(analysis.model, analysis.n_examples,
+                          MAX_EXACT_KERNEL_POINTS if kernel_points is None else kernel_points,
+                          0 if seed is None else seed)
+    return [own if reason == default else reason for reason in reasons]
 
 
 def _check_solve_arguments(seed: Any, callback: Any, verbose: Any) -> None:

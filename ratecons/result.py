@@ -312,10 +312,14 @@ class Result:
         data = X.data if isinstance(X, Subset) else X
         labels = (X.columns if X.ndim == 2 else X.index) if is_pandas(X) else None
         # as scikit-learn: a frame (or one row, a Series) whose labels are not all strings
-        # (a numpy array wrapped by pandas) has no names, and is read by position
+        # (a numpy array wrapped by pandas) has no names, and is read by position; unless its
+        # labels, read as text, are the training names (a frame of integer labels trained
+        # as '0'..'3' and given in the order 3, 2, 1, 0 was scored by position)
+        texts = None if labels is None else [str(c) for c in labels]
         given = (data.feature_names if isinstance(data, Dataset)
-                 else [str(c) for c in labels] if labels is not None
-                 and all(isinstance(c, str) for c in labels) else None)
+                 else texts if texts is not None and (
+                     all(isinstance(c, str) for c in labels)
+                     or sorted(texts) == sorted(self.feature_names or ())) else None)
         check_feature_names(self.feature_names, given)
 
     def decision_function(self, X: Any) -> np.ndarray:

@@ -31,6 +31,11 @@ STRUCTURED_METHOD = "structured"
 #: hinge loss + FPR parity on 300 Adult rows 0.36 s against 0.28 s; from 600 rows the
 #: structured chain was 1.1-4x faster on every composition it takes)
 STRUCTURED_AUTO_MIN_EXAMPLES = 500
+#: the widest linear model the structured step solver takes: its Newton system is dense,
+#: (d + 1) x (d + 1), a few copies at once. A user's 3,000 x 50,000 sparse rows (0.1% filled,
+#: error rate + the 80% rule) had the process killed for memory under 'auto' (20 GB per copy)
+#: where 'mm' took 0.2 s and 1.3 GB; at d = 12,000 it peaked at 4.7 GB and took 33-40 s
+STRUCTURED_MAX_FEATURES = 4096
 
 #: the BLAS threads of a solve (:mod:`ratecons.blas_threads`): its products over the examples
 #: are level-1 and level-2 work, which threads slow down on a loaded machine; None leaves BLAS's

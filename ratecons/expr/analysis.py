@@ -30,6 +30,7 @@ import numpy as np
 from ..data import Dataset
 from ..errors import CurvatureError, DataError, SpecError
 from .atom import Composable, Constraint, Sum, as_sum, fmt, label_of
+from .rate import RateExpr
 
 __all__ = ["Analysis", "Row", "analyse"]
 
@@ -157,8 +158,9 @@ def _check(part: Any, coef: float, context: str, where: str) -> None:
         return
     used = _what(context, coef)
     if curvature == "convex":
-        fix = ("minimize it or bound it above (<=); to reward a good fit, subtract it from a "
-               "maximized objective only through a rate, e.g. maximize accuracy instead")
+        fix = ("minimize it, bound it above (<=), or subtract it from a maximized objective "
+               "(maximize tpr - 0.5 * loss); to reward a good fit, maximize a rate such as "
+               "accuracy")
     else:
         fix = ("maximize it or bound it below (>=), e.g. rc.Problem(maximize=...) or "
                f"{label_of(part)} >= 0.5")
@@ -205,10 +207,13 @@ def analyse(objective: Any, sense: str, constraints: list[Any], model: Any) -> A
             rows.append(_row(con.expr, s, con.sense, f"in subject_to[{i}]: {con.name}",
                              con.name, s * con.bound, con))
         else:
+            equality = (" (== and != make Python's True or False of a loss, a TPR, a robust "
+                        "loss or a worst-case rate: only rates take ==, as two rows; write <= "
+                        "and >=)" if isinstance(con, bool) else "")
             raise SpecError(
-                f"subject_to[{i}] is a {type(con).__name__}, not a constraint; build constraints "
-                "by comparing expressions with numbers, e.g. rc.recall(D) >= 0.9 or "
-                "rc.tpr_at_top(D, k=5) >= 0.5.")
+                f"subject_to[{i}] is a {type(con).__name__}, not a constraint{equality}; build "
+                "constraints by comparing expressions with numbers, e.g. rc.recall(D) >= 0.9 "
+                "or rc.tpr_at_top(D, k=5) >= 0.5.")
     analysis = Analysis(obj, rows, sense, model)
     analysis.datasets = _datasets(analysis.rows)
     _check_model(analysis)
@@ -222,7 +227,18 @@ def _check_model(analysis: Analysis) -> None:
             "the datasets of this problem have different numbers of features: "
             + ", ".join(f"{d.name}: {d.d}" for d in analysis.datasets)
             + ". One score model needs the same feature columns everywhere.")
-    if not analysis.parts():
+    named = {tuple(d.feature_names) for d in analysis.datasets if d.feature_names is not None}
+    if len(named) > 1:  # one w reads every dataset's columns by position
+        first, other = sorted(named)[:2]
+        where = next(i for i, (a, b) in enumerate(zip(first, other, strict=True)) if a != b)
+        raise DataError(
+            "the datasets of this problem name their feature columns differently ("
+            + ", ".join(d.name for d in analysis.datasets) + f"): column {where} is "
+            f"{first[where]!r} in one and {other[where]!r} in another. One score model reads "
+            "every dataset's columns by position: give them the same columns in the same "
+            "order (e.g. frame[columns]).")
+    if all(isinstance(part, RateExpr) and not part.terms for part in analysis.parts()):
+        # no part depends on the model (0 * rc.error_rate(D) + 1 crashed describe and solve)
         raise SpecError("the objective is a constant: there is nothing to optimize.")
     if np.isnan(analysis.objective.constant):  # pragma: no cover - guarded by Sum
         raise SpecError("the objective's constant is not a number.")

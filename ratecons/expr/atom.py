@@ -71,7 +71,8 @@ class Composable:
         if not is_number(factor) or not np.isfinite(float(factor)):
             raise NotLinearError(
                 f"{as_sum(self).name} can be scaled by finite numbers only; got "
-                f"{factor!r}. Products of two terms are not supported."
+                f"{getattr(factor, 'name', None) or repr(factor)}. Products of two terms are "
+                "not supported."
             )
         return as_sum(self).scaled(float(factor))
 
@@ -319,7 +320,7 @@ class Constraint:
                     if hi == np.inf else f"in [{fmt(lo)}, {fmt(hi)}]")
             raise InfeasibleError(
                 f"constraint '{self.name}' can never hold: {expr.name} takes values {span}. "
-                "Check the target (rates lie in [0, 1])."
+                "Check the target (rates lie in [0, 1]; losses are >= 0)."
             )
 
     @classmethod

@@ -56,6 +56,12 @@ class MeanLoss(Term):
     def datasets(self) -> list[Dataset]:
         return [self.subset.data]
 
+    @property
+    def range(self) -> tuple[float, float]:
+        """Every margin loss is >= 0: a bound below 0 is refused when the constraint is
+        built."""
+        return 0.0, np.inf
+
     def signed_labels(self) -> np.ndarray:
         """y~ in {-1, +1} on the subset's rows."""
         return 2.0 * self.subset.y.astype(np.float64) - 1.0

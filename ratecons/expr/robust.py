@@ -132,6 +132,12 @@ class WorstCaseRate(Term):
         return [self.ball.support.data]
 
     @property
+    def range(self) -> tuple[float, float]:
+        """Every reweighting of the rate expression is a rate expression of the same terms:
+        its range (a bound outside it is refused when the constraint is built)."""
+        return self.expr.range
+
+    @property
     def reweighted_indicators(self) -> tuple[Subset, np.ndarray]:
         return self.ball.support, self.coefficients
 

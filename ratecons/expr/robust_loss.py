@@ -62,6 +62,12 @@ class RobustLoss(Term):
         """The same robust loss at t times its score scale (module docstring)."""
         return RobustLoss(self.ball, self.loss, scale=t * self.scale)
 
+    @property
+    def range(self) -> tuple[float, float]:
+        """A worst-case mean of losses >= 0 is >= 0: a bound below 0 is refused when the
+        constraint is built."""
+        return 0.0, np.inf
+
     def margin_factors(self) -> np.ndarray:
         """t y~ on the ball's support rows: the margins are t y~ f(x) (module docstring)."""
         return self.scale * (2.0 * self.ball.support.y.astype(np.float64) - 1.0)

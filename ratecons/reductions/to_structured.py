@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .. import settings
 from ..canonical.rate_fold import fold_bound
 from ..canonical.rate_program import hinge_masks, program_of_rows
 from ..errors import NotLinearError
@@ -273,7 +274,15 @@ LOWERINGS: dict[type, Lowering] = {
 
 
 def structured_support(analysis: Analysis) -> str | None:
-    """None when every part of ``analysis`` has a structured lowering, else why not."""
+    """None when every part of ``analysis`` has a structured lowering and its linear model is
+    at most ``settings.STRUCTURED_MAX_FEATURES`` wide, else why not."""
+    d = analysis.datasets[0].d if analysis.datasets else 0
+    if not hasattr(analysis.model, "kernel") and d > settings.STRUCTURED_MAX_FEATURES:
+        gib = 8.0 * (d + 1) ** 2 / 2**30
+        return (f"the structured step solver's Newton system is dense, (d + 1) x (d + 1) = "
+                f"{d + 1:,}^2 doubles ({gib:.3g} GiB a copy) for d = {d:,} features, above "
+                f"its {settings.STRUCTURED_MAX_FEATURES:,}: wide data go to 'mm' (sparse "
+                "SDCA) or 'cvxpy'")
     for j, row in enumerate(analysis.rows):
         for coef, part in row.parts:
             entry = LOWERINGS.get(type(part))

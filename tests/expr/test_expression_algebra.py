@@ -96,8 +96,11 @@ def test_a_bound_outside_the_range_is_infeasible_at_once(data):
         _ = rc.recall(data) >= 1.2
     with pytest.raises(rc.InfeasibleError, match="takes values in"):
         _ = rc.recall(data) - rc.positive_rate(data) >= 1.5
-    # a sum with an unbounded term has no finite range: no early verdict
-    assert (rc.hinge_loss(data) + rc.recall(data) <= -3.0).rates_only is False
+    # a loss is >= 0: a sum with one is bounded below (a user's hinge_loss <= -1 was solved
+    # and ended infeasible), unbounded above: no early verdict on that side
+    with pytest.raises(rc.InfeasibleError, match="takes values at least 0"):
+        _ = rc.hinge_loss(data) + rc.recall(data) <= -3.0
+    assert (rc.hinge_loss(data) + rc.recall(data) >= 30.0).rates_only is False
 
 
 REFUSED = {

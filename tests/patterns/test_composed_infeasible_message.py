@@ -32,12 +32,12 @@ def _solve(problem: rc.Problem, method: str) -> rc.Result:
 @pytest.mark.parametrize("method", ["structured", "generic"])
 def test_an_infeasible_loss_constraint_is_named_without_rates(diabetes, method):
     problem = rc.Problem(minimize=rc.logistic_loss(diabetes),
-                         subject_to=[rc.hinge_loss(diabetes) <= -0.1],
+                         subject_to=[rc.hinge_loss(diabetes) <= 0.1],
                          model=rc.LinearModel(l2=1e-3))
     result = _solve(problem, method)
     message = result.certificate.details["message"]
     assert result.status == settings.INFEASIBLE and not result.has_model
-    assert "hinge" in message and "<= -0.1" in message and "exact" in message
+    assert "hinge" in message and "<= 0.1" in message and "exact" in message
     assert "rate" not in message and "relaxation" not in message
 
 
@@ -47,7 +47,7 @@ def test_an_infeasible_rate_constraint_keeps_the_relaxation_message(diabetes, me
     """Both chains end ``infeasible`` (phase one finds no point; 0.1-1.1 s each on diabetes),
     with the relaxation's message."""
     constraints = {"recall and hinge": [rc.recall(diabetes) >= 0.5,
-                                        rc.hinge_loss(diabetes) <= -0.1],
+                                        rc.hinge_loss(diabetes) <= 0.1],
                    "recall and positive rate": [rc.recall(diabetes) >= 0.999,
                                                 rc.positive_rate(diabetes) <= 0.01]}[rows]
     problem = rc.Problem(minimize=rc.logistic_loss(diabetes), subject_to=constraints,

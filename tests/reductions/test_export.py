@@ -536,7 +536,10 @@ def test_a_solve_over_a_drawn_kernel_map_warns(solved):
     warns as the export does; over the exact representer it does not."""
     problem = solved["kernel_l2"][0]
     with pytest.warns(rc.ApproximationWarning, match="Nystrom sample of 50 of 120"):
-        problem.solve("structured", kernel_points=50)
+        drawn = problem.solve("structured", kernel_points=50, seed=3)
+    # result.reasons named the plan's default expansion (500 points, seed 0)
+    assert any("Nystrom sample of 50 of 120 training rows (seed 3)" in reason
+               for reason in drawn.reasons), drawn.reasons
     with warnings.catch_warnings():
         warnings.simplefilter("error", rc.ApproximationWarning)
         problem.solve("structured")

@@ -816,3 +816,65 @@ def test_flags_and_thresholds_that_would_be_misread():
     with pytest.raises(rc.SpecError, match="'bound' parameter of DemographicParityRatio"):
         RateConstrainedClassifier(constraints=DemographicParityRatio("a")).fit(
             X, Y, sensitive_features=X[:, 1] > 0)
+
+
+def test_impossible_bounds_on_losses_and_worst_cases_are_refused_when_built():
+    """hinge_loss <= -1, robust_loss <= -1 and worst_case(rate) >= 1.5 went to the solver and
+    ended infeasible with a hinge-relaxation message; rate and TPR bounds were refused at
+    once. A loss is >= 0, a worst-case rate lies in its rate's range."""
+    D = data()
+    ball = rc.PhiDivergenceBall(D, phi="chi2", rho=0.1)
+    for build, words in ((lambda: rc.hinge_loss(D) <= -1, "takes values at least 0"),
+                         (lambda: rc.robust_loss(ball) <= -1, "takes values at least 0"),
+                         (lambda: rc.worst_case(rc.recall(D), rc.PhiDivergenceBall(
+                             D.positives, phi="chi2", rho=0.1)) >= 1.5, "in [0, 1]")):
+        with pytest.raises(rc.InfeasibleError, match=re.escape(words)):
+            build()
+    assert (rc.hinge_loss(D) <= 0.0).bound == 0.0  # reachable (a separable set)
+
+
+def test_a_constant_rate_objective_is_refused_when_built():
+    """0 * rc.error_rate(D) (+ 1) with no constraints was accepted; describe() then raised an
+    IndexError and solve() NumPy's "zero-size array" ValueError. With constraints it is a
+    feasibility problem, and its objective is the constant."""
+    D = data()
+    for objective in (0 * rc.error_rate(D), 0 * rc.error_rate(D) + 1):
+        with pytest.raises(rc.SpecError, match="the objective is a constant"):
+            rc.Problem(minimize=objective, model=rc.LinearModel(l2=1e-2))
+    feasible = rc.Problem(minimize=0 * rc.error_rate(D) + 1, subject_to=[rc.recall(D) >= 0.5],
+                          model=rc.LinearModel(l2=1e-2)).solve(verbose=False)
+    assert feasible.status == "optimal" and feasible.objective == pytest.approx(1.0, abs=1e-9)
+
+
+def test_columns_named_differently_or_reordered_are_refused():
+    """Two datasets with the same columns in another order were combined (one w reads both by
+    position: recall 0.874 where the row said >= 0.95); a frame of integer labels trained as
+    '0'..'2' and given as 2, 1, 0 at predict was scored by position (signs flipped)."""
+    pd = pytest.importorskip("pandas")
+    A = rc.Dataset(pd.DataFrame(X, columns=["a", "b", "c"]), Y, name="A")
+    B = rc.Dataset(pd.DataFrame(X[:, ::-1], columns=["c", "b", "a"]), Y, name="B")
+    with pytest.raises(rc.DataError, match="name their feature columns differently"):
+        rc.Problem(minimize=rc.error_rate(A), subject_to=[rc.recall(B) >= 0.5])
+    frame = pd.DataFrame(X)  # integer labels 0, 1, 2
+    result = rc.Problem(minimize=rc.error_rate(rc.Dataset(frame, Y)),
+                        model=rc.LinearModel(l2=1e-2)).solve("hinge", verbose=False)
+    assert np.allclose(result.decision_function(frame), result.decision_function(X))
+    with pytest.raises(rc.DataError, match="in another order"):
+        result.decision_function(frame[[2, 1, 0]])
+    assert result.decision_function(pd.DataFrame(X[:5])).shape == (5,)  # a wrapped array
+
+
+def test_wide_data_never_go_to_the_dense_structured_step():
+    """3,000 x 50,000 sparse rows: auto picked 'structured', whose dense (d + 1)^2 Newton
+    system (20 GB a copy) had the process killed; 'mm' solves it in 0.2 s. Past
+    settings.STRUCTURED_MAX_FEATURES the structured step says why it does not apply."""
+    rng = np.random.default_rng(0)
+    wide = sp.random(300, rc.settings.STRUCTURED_MAX_FEATURES + 1, density=0.01,
+                     random_state=0, format="csr")
+    labels = (rng.random(300) < 0.4).astype(int)
+    D = rc.Dataset(wide, labels, groups={"g": np.where(rng.random(300) < 0.3, "a", "b")})
+    problem = rc.Problem(minimize=rc.logistic_loss(D), model=rc.LinearModel(l2=1e-3),
+                         subject_to=[rc.recall(D) >= 0.5])
+    assert problem.plan().method != "structured"
+    with pytest.raises(rc.SpecError, match=r"Newton system is dense.*d = 4,097 features"):
+        problem.solve("structured")
