@@ -446,11 +446,9 @@ class RateConstraintPattern(Pattern):
             raise SpecError("rate problems train a linear model: use rc.LinearModel(...).")
         for i, con in enumerate(problem.constraints):
             if not con.rates_only:  # the analysis admitted only Constraints
-                raise SpecError(
-                    f"subject_to[{i}] is not a constraint on rates "
-                    f"({getattr(con, 'name', con)!r}); build constraints by comparing rates, "
-                    "e.g. rc.recall(D) >= 0.9."
-                )
+                raise SpecError(  # a reason of plan(): the generic chain takes the problem
+                    f"subject_to[{i}] is not a constraint on rates alone "
+                    f"({getattr(con, 'name', con)!r})")
 
     def compile(self, problem: Problem) -> RateProgram:
         return compile_rate_program(problem)
