@@ -32,6 +32,7 @@ from .dask_methods import (
 from .degenerate import check_degenerate
 from .display import PlanDisplay
 from .errors import SpecError, UnknownOptionError, parameter_error
+from .kernels import warn_if_flat
 from .limits import active, finish, limits_scope, renamed_options, split_options
 from .options import validate_options
 
@@ -103,6 +104,7 @@ def pattern_for(problem: Any) -> Pattern:
     else:
         problem.analysis = analyse(objective, problem.sense, problem.constraints,
                                    problem.model)
+        warn_if_flat(problem.model, problem.analysis.datasets)
     reasons: list[str] = []
     for pattern in patterns():
         reason = pattern.accepts(problem)
