@@ -128,11 +128,13 @@ class Analysis:
         lines = [self.summary(), "", "canonical form (minimize row 0, rows j <= bound_j):"]
         for j, row in enumerate(self.rows):
             label = "obj" if j == 0 else f"c{j}"
-            bound = "" if j == 0 else f"  <= {fmt(row.bound)}"
+            bound = "" if j == 0 else f"  <= {fmt(row.bound + 0.0)}"  # + 0.0: no "-0"
             lines.append(f"  {label}: {row.name}{bound}")
             for coef, part in row.parts:
-                lines.append(f"        {fmt(coef):>10} * {label_of(part)}  "
-                             f"[{part.curvature}]")
+                written = label_of(part)
+                if " + " in written or " - " in written:  # -1 * (a - b), not -1 * a - b
+                    written = f"({written})"
+                lines.append(f"        {fmt(coef):>10} * {written}  [{part.curvature}]")
             if row.constant:
                 lines.append(f"        {fmt(row.constant):>10}   (constant)")
         return "\n".join(lines)

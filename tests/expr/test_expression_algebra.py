@@ -150,3 +150,13 @@ def test_constraints_rebind_to_held_out_data_and_pickle(data, scorer):
                    rc.LinearModel()).constraints
     expected = rc.tpr_at_top(test, k=3).value(scorer) - rc.recall(test).value(scorer)
     assert rows[2].user_value(scorer, "exact") == pytest.approx(expected, abs=1e-12)
+
+
+def test_describe_parenthesizes_a_negated_difference(data):
+    """describe() printed the >= row recall(+) - positive_rate(all) >= -0.1 as
+    "-1 * recall(+) - positive_rate(all)" (read: -recall - rate) with the bound "<= -0"."""
+    problem = rc.Problem(minimize=rc.logistic_loss(data), model=rc.LinearModel(l2=1e-2),
+                         subject_to=[rc.recall(data) - rc.positive_rate(data) >= -0.1,
+                                     rc.recall(data) >= rc.positive_rate(data)])
+    text = problem.describe()
+    assert "-1 * (recall(" in text and "<= -0" not in text, text
