@@ -112,7 +112,9 @@ class _RateconsClassifier(ClassifierMixin, BaseEstimator):
         rows = None
         weights = None
         if sample_weight is not None:
-            weights = _check_sample_weight(sample_weight, X, dtype=np.float64)
+            # a negative weight was read as "drop this row", silently
+            weights = _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                           ensure_non_negative=True)
             if np.unique(codes[weights > 0]).size < 2:
                 raise ValueError(f"{name} needs positive sample weight on at least 2 classes.")
             if self._counts_examples:
@@ -188,8 +190,15 @@ class _RateconsClassifier(ClassifierMixin, BaseEstimator):
         named = {str(k): np.asarray(v) for k, v in (groups or {}).items()}
         if sensitive_features is not None:
             named[SENSITIVE] = _sensitive_column(sensitive_features, n)
+        makers = getattr(self, "constraints", None)
+        features = {getattr(m, "feature", None) for m in (
+            makers if isinstance(makers, (list, tuple)) else [makers])}
+        if SENSITIVE in features - set(named):  # (the message named groups={'sensitive': ...})
+            raise ValueError("report needs sensitive_features=, as fit had them: the "
+                             "constraints are over the sensitive groups.")
         weights = (None if sample_weight is None
-                   else _check_sample_weight(sample_weight, X, dtype=np.float64))
+                   else _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                             ensure_non_negative=True))
         data = Dataset(X, np.searchsorted(self.classes_, y), groups=named, baseline=baseline,
                        weights=weights, name=name)
         if self.result_.problem is not None:

@@ -66,13 +66,21 @@ class _GroupConstraint(BaseEstimator):
         """The bound of a ratio that holds both ways between every two groups: in [0, 1]
         (above 1, rate(A) >= bound rate(B) and rate(B) >= bound rate(A) leave only the rates
         0 = 0, a classifier with no positive in any group; below 0 it constrains nothing)."""
+        return self._bound("a float in [0, 1] (the ratio holds both ways between every two "
+                           "groups)")
+
+    def _difference_bound(self) -> float:
+        """The bound of |rate(A) - rate(B)|: in [0, 1] (a user's -0.1 was refused naming the
+        internal 'max_difference' of rc.demographic_parity, not this 'bound')."""
+        return self._bound("a float in [0, 1] (the largest difference of two rates)")
+
+    def _bound(self, expected: str) -> float:
         try:
             value = float(self.bound)
         except (TypeError, ValueError):
             value = float("nan")  # refused below, naming the parameter
         if not 0.0 <= value <= 1.0:
-            raise parameter_error("bound", type(self).__name__, "a float in [0, 1] (the ratio "
-                                  "holds both ways between every two groups)", self.bound)
+            raise parameter_error("bound", type(self).__name__, expected, self.bound)
         return value
 
 
@@ -105,7 +113,7 @@ class DemographicParityDifference(_GroupConstraint):
         g = self.feature
         return [c for a, b in self._pairs(data, ordered=False)
                 for c in rates.demographic_parity(data.group(g, a), data.group(g, b),
-                                                  self.bound)]
+                                                  self._difference_bound())]
 
 
 class EqualOpportunityDifference(DemographicParityDifference):
@@ -115,7 +123,7 @@ class EqualOpportunityDifference(DemographicParityDifference):
         g = self.feature
         return [c for a, b in self._pairs(data, ordered=False, positives_only=True)
                 for c in rates.equal_opportunity(data.group(g, a), data.group(g, b),
-                                                 self.bound)]
+                                                 self._difference_bound())]
 
 
 class EqualizedOdds(DemographicParityDifference):
@@ -128,7 +136,8 @@ class EqualizedOdds(DemographicParityDifference):
                    if np.any((groups == a) & (y == label))] for a in levels}
         rows = [c for i, a in enumerate(levels) for b in levels[i + 1:]
                 if (both := tuple(r for r in has[a] if r in has[b]))
-                for c in rates.equalized_odds(data.group(g, a), data.group(g, b), self.bound,
+                for c in rates.equalized_odds(data.group(g, a), data.group(g, b),
+                                              self._difference_bound(),
                                               rates=both)]
         if not rows:
             raise ValueError(f"EqualizedOdds: no two levels of {g!r} share a class ({has}).")

@@ -231,3 +231,24 @@ def test_topk_refuses_k_and_tau_together():
     with pytest.raises(rc.SpecError, match="1 when tau is given"):
         TopKClassifier(k=5, tau=0.05).fit(X, y)
     assert TopKClassifier(tau=0.05).fit(X, y).result_.status in ("optimal", "iteration_limit")
+
+
+def test_negative_weights_difference_bounds_and_reports_say_what_is_wrong(data):
+    """A user's negative sample_weight was read as "drop the row"; DemographicParityDifference
+    (bound=-0.1) was refused naming rc.demographic_parity's 'max_difference'; report() without
+    sensitive_features advised groups={'sensitive': ...}."""
+    X, y, A = data.X, data.y, data.groups["g"]
+    weights = np.ones(len(y))
+    weights[:3] = -1.0
+    with pytest.raises(ValueError, match="Negative values in data passed to `sample_weight`"):
+        RateConstrainedClassifier(l2=1e-2).fit(X, y, sample_weight=weights)
+    with pytest.raises(rc.SpecError, match="'bound' parameter of DemographicParityDifference"):
+        RateConstrainedClassifier(constraints=DemographicParityDifference(-0.1)).fit(
+            X, y, sensitive_features=A)
+    clf = RateConstrainedClassifier(constraints=DemographicParityRatio(0.8), l2=1e-2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf.fit(X, y, sensitive_features=A)
+    with pytest.raises(ValueError, match="report needs sensitive_features="):
+        clf.report(X, y)
+    assert clf.report(X, y, sensitive_features=A).rows
