@@ -195,6 +195,7 @@ def make_deterministic(program: RateProgram, solution: Solution,
     violations = indicator_violations(program, w, b)
     worst = max(violations.values(), default=0.0)
     out.certificate.max_violation = worst
+    out.certificate.details["local"] = True  # a fixed point of Alg 1, as the chains' say
     out.certificate.details["deterministic"] = {
         "bias_before": b0, "bias_after": b, "tightening_rounds": repaired.rounds,
         "tightening_margin": margin, "indicator_violations": violations,
