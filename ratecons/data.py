@@ -19,6 +19,7 @@ behind subsets are :mod:`ratecons.data_select`; Dask-backed inputs go through
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -168,7 +169,7 @@ class Dataset(ExampleShape):
                 raise DataError(
                     f"feature_names has {len(feature_names)} names for {self.X.shape[1]} columns."
                 )
-            twice = sorted({f for f in feature_names if feature_names.count(f) > 1})
+            twice = sorted(f for f, k in Counter(feature_names).items() if k > 1)
             if twice:  # columns are matched by name at predict
                 raise DataError(f"feature names must be unique; {twice[:5]} appear more than "
                                 "once.")

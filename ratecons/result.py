@@ -264,6 +264,13 @@ class Result:
     def has_model(self) -> bool:
         return self.scorer is not None and self.status in SOLVED_STATUSES
 
+    def _require_problem(self, what: str) -> None:
+        """Refuse ``what`` (a report, metrics) of a Result loaded from JSON, which keeps the
+        model but not the problem."""
+        if self.problem is None:
+            raise SpecError(f"this Result was loaded from JSON without its problem; it predicts "
+                            f"but cannot {what} (pickle the Result to keep both).")
+
     def _require_model(self) -> Any:
         if not self.has_model:
             why = self.certificate.details.get("limit") if self.certificate else None
@@ -346,9 +353,7 @@ class Result:
         """
         from .report import analysis_report, minimax_report
 
-        if self.problem is None:
-            raise SpecError("this Result was loaded from JSON without its problem; it predicts "
-                            "but cannot rebuild a report (pickle the Result to keep both).")
+        self._require_problem("rebuild a report")
         for held_out in (data.values() if isinstance(data, Mapping) else [data]):
             if held_out is not None:
                 self.check_columns(held_out)
@@ -366,9 +371,7 @@ class Result:
         (``tpr@K``, ``mean_loss``, ``robust_loss``); see :func:`ratecons.report.score_metrics`."""
         from .report import score_metrics
 
-        if self.problem is None:
-            raise SpecError("this Result was loaded from JSON without its problem; it predicts "
-                            "but cannot measure its objective (pickle the Result to keep both).")
+        self._require_problem("measure its objective")
         if self.problem.analysis is None:
             raise SpecError("metrics(data) is for score models; a minimax risk classifier "
                             "gives result.error(data) and result.report(data).")

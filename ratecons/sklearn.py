@@ -46,6 +46,7 @@ from .sklearn_fairness import (
     EqualizedOdds,
     EqualOpportunityDifference,
     EqualOpportunityRatio,
+    as_makers,
     constraints_on,
 )
 from .solvers.tracker import revised
@@ -190,9 +191,8 @@ class _RateconsClassifier(ClassifierMixin, BaseEstimator):
         named = {str(k): np.asarray(v) for k, v in (groups or {}).items()}
         if sensitive_features is not None:
             named[SENSITIVE] = _sensitive_column(sensitive_features, n)
-        makers = getattr(self, "constraints", None)
-        features = {getattr(m, "feature", None) for m in (
-            makers if isinstance(makers, (list, tuple)) else [makers])}
+        features = {getattr(m, "feature", None)
+                    for m in as_makers(getattr(self, "constraints", None))}
         if SENSITIVE in features - set(named):  # (the message named groups={'sensitive': ...})
             raise ValueError("report needs sensitive_features=, as fit had them: the "
                              "constraints are over the sensitive groups.")

@@ -21,7 +21,7 @@ from .errors import parameter_error
 
 __all__ = ["SENSITIVE", "DemographicParityDifference", "DemographicParityRatio",
            "EqualOpportunityDifference", "EqualOpportunityRatio", "EqualizedOdds",
-           "constraints_on"]
+           "as_makers", "constraints_on"]
 
 SENSITIVE = "sensitive"
 
@@ -144,13 +144,19 @@ class EqualizedOdds(DemographicParityDifference):
         return rows
 
 
-def constraints_on(makers: Any, data: Dataset) -> list[Any]:
-    """The constraints that ``makers`` (a function of the training Dataset, or a list of them;
-    None: none) return on ``data``; anything else is refused naming what is expected."""
+def as_makers(makers: Any) -> list[Any]:
+    """A ``constraints`` parameter as a list: a function of the training Dataset, a list of
+    them, or None (none)."""
     if makers is None:
         return []
+    return list(makers) if isinstance(makers, (list, tuple)) else [makers]
+
+
+def constraints_on(makers: Any, data: Dataset) -> list[Any]:
+    """The constraints that ``makers`` (:func:`as_makers`) return on ``data``; anything else
+    is refused naming what is expected."""
     out: list[Any] = []
-    for make in makers if isinstance(makers, (list, tuple)) else [makers]:
+    for make in as_makers(makers):
         if not callable(make):
             raise parameter_error(
                 "constraints", "RateConstrainedClassifier", "a function of the training "

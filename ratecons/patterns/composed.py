@@ -109,8 +109,7 @@ class GenericChain(Pattern):
         step, other = result, reference
         if result.method == settings.HIGHS_METHOD:  # its last step by another solver: the
             # chains' own objectives may part at ties of eq. (4) (docs/mm.md)
-            step, other = result, problem.solve(settings.GENERIC_METHOD,
-                                                **self.cross_check(problem, result))
+            other = problem.solve(settings.GENERIC_METHOD, **self.cross_check(problem, result))
             rows["chain objective_rel_gap"] = objective_rel_gap(result.objective,
                                                                 reference.objective)
         elif (result.method == settings.STRUCTURED_METHOD
