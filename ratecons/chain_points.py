@@ -30,7 +30,7 @@ from .settings import FEASIBILITY_TOL
 __all__ = ["ScoreTable", "bound_sides", "missed_rows", "on_client", "regularizer", "score_table",
            "step_scores", "surrogate_objective", "surrogate_rows", "tied_examples",
            "loosened_bounds", "threshold_search", "LOOSENED_TOL", "THRESHOLD_NEAREST",
-           "THRESHOLD_SPREAD"]
+           "THRESHOLD_SPREAD", "contradicted_bound"]
 
 
 class ScoreTable:
@@ -177,6 +177,19 @@ def surrogate_objective(analysis: Analysis, scorer: Any, w: np.ndarray) -> float
 def surrogate_rows(analysis: Analysis, scorer: Any) -> np.ndarray:
     """The surrogate (ramp) value of every constraint row."""
     return np.array([_row_value(row, scorer, "surrogate") for row in analysis.constraints])
+
+
+def contradicted_bound(lower: float | None, value: float, tol: float) -> str:
+    """Why a convex step's certified lower bound ``lower`` on the problem's optimum is no
+    bound: it lies above ``value``, the problem's own objective at the step's model, by more
+    than ``tol`` relative (the solver's residuals passed its tests on badly scaled data; raw
+    Pima features and a chi-square ball of rho = 1e-6: 0.50105 above 0.49828, where another
+    model reaches 0.49824). An empty string when it bounds."""
+    if lower is None or lower - value <= tol * max(1.0, abs(value)):
+        return ""
+    return (f"the step solver's lower bound {lower:.8g} is above the objective {value:.8g} of "
+            "its own model, so its certificate proves nothing (status optimal_inaccurate); "
+            "standardize the features or compare method='cvxpy'")
 
 
 def missed_rows(analysis: Analysis, scorer: Any) -> np.ndarray:

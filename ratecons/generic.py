@@ -86,6 +86,7 @@ from . import settings
 from .chain_points import (
     ScoreTable,
     bound_sides,
+    contradicted_bound,
     loosened_bounds,
     missed_rows,
     score_table,
@@ -334,6 +335,10 @@ class _ChainRun:
         details["step_bounds"] = self.step_bounds.copy()  # the last step's (after any repair)
         convex = not self.analysis.needs_mm and self.at_point is None  # one step, no MM
         lower = last.lower_bound if convex else None  # the step's certified bound is ours
+        contradicted = contradicted_bound(lower, value, self.tol)
+        if contradicted:
+            details["message"], lower = contradicted, None
+            status = settings.OPTIMAL_INACCURATE if status == settings.OPTIMAL else status
         sol = tracker.solution({"w": step.w, "b": np.float64(step.b)}, objective=value,
                                status=status, dual={"v": last.duals}, upper=value,
                                lower=lower, gap=None if lower is None else value - lower,
@@ -369,8 +374,7 @@ class _ChainRun:
                     restored=restarted)
 
     def count_ties(self, anchor: tuple) -> None:
-        """Count an MM step's ``anchor`` in ``tied_anchors`` when an example there is at a
-        tie of eq. 4 (:func:`~ratecons.chain_points.tied_examples`; None on Dask data)."""
+        """Count ``anchor`` in ``tied_anchors`` if an example is at a tie of eq. 4 (None: Dask)."""
         ties = tied_examples(self.sides, anchor[2])
         if ties is None or self.tied_anchors is None:
             self.tied_anchors = None
@@ -396,13 +400,11 @@ class _ChainRun:
         """The first point from a model solved on a row sample (:mod:`ratecons.sample_start`):
         None (the chain starts from the hinge relaxation) when the sample's MM took steps but
         gained less than ``settings.SAMPLE_START_MIN_GAIN`` over its hinge relaxation; the
-        model itself when it
-        meets every surrogate row on all rows with the phase-one margin (the anchor of MM's
-        first step then has an interior); else the answer of the MM step solved at it
-        (:meth:`step_from_missing`), else the model of the sample solved again with the missed
-        rows tightened, else the point phase one finds from its scores; None when phase one
-        finds none or the chain has none. Also phase one's details (empty without it);
-        ``run_details["sample_start"]`` says how the sample was used."""
+        model itself when it meets every surrogate row on all rows with the phase-one margin
+        (MM's first anchor has an interior); else the answer of the MM step solved at it
+        (:meth:`step_from_missing`), else the sample's model solved again with the missed rows
+        tightened, else phase one's point from its scores; None when phase one finds none or
+        the chain has none. Also phase one's details (empty without it)."""
         if start.mm_iterations > 1 and start.gain < settings.SAMPLE_START_MIN_GAIN:
             self.used(start, (
                 f"no: its MM steps lowered its hinge relaxation's objective by only "
@@ -445,8 +447,7 @@ class _ChainRun:
             "phase1_solver": found.solver, "phase1_after": "sample start"}
 
     def used(self, start: SampleStart, how: str) -> None:
-        """Says in ``run_details["sample_start"]`` how a row sample's model was used (a
-        round's start at the loss's scale is in ``details["score_scale"]`` instead)."""
+        """Says in ``run_details["sample_start"]`` how a row sample's model was used."""
         if start.origin == "sample":
             self.run_details["sample_start"] = start.details(how)
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import ratecons as rc
-from tests.shared_data import standardized
+from ratecons.chain_points import contradicted_bound
+from tests.shared_data import DATA, standardized
 
 
 def _synthetic(seed: int, n: int = 500, d: int = 6) -> rc.Dataset:
@@ -53,3 +54,32 @@ def test_a_majorized_composition_claims_no_bound_of_its_steps():
                          model=rc.LinearModel(l2=1e-3))
     result = problem.solve(method="structured")
     assert result.certificate.lower_bound is None and result.certificate.gap is None
+
+
+def test_a_bound_above_its_own_model_is_dropped_and_the_status_says_so():
+    """Raw (unscaled) Pima features, a hinge robust loss over a chi-square ball of rho = 1e-6,
+    no regularizer: the structured step's residuals passed its tests while its Lagrangian
+    bound (0.50105) lay above the objective of its own model (0.49828; CVXPY's model reaches
+    0.49824), and the result said ``optimal`` with gap 0. A bound that the returned model
+    itself contradicts proves nothing: dropped, status ``optimal_inaccurate``, the message
+    says why. Whatever the step solver does, an ``optimal`` answer's bound holds."""
+    data, _ = rc.datasets.load_csv(DATA / "diabetes.csv").split(0.25, seed=0)
+    ball = rc.PhiDivergenceBall(data, phi="chi2", rho=1e-6)
+    problem = rc.Problem(minimize=rc.robust_loss(ball, loss="hinge"),
+                         model=rc.LinearModel(l2=0.0))
+    result = problem.solve(method="structured")
+    cert = result.certificate
+    step_bound = cert.details["step_objective"]
+    if result.status == "optimal":
+        assert cert.lower_bound <= result.objective + 1e-6 * max(1.0, abs(result.objective))
+    else:
+        assert result.status == "optimal_inaccurate" and step_bound > result.objective
+        assert cert.lower_bound is None and cert.gap is None
+        assert "certificate proves nothing" in cert.details["message"]
+
+
+def test_contradicted_bound_names_a_bound_above_the_value_only():
+    assert contradicted_bound(None, 1.0, 1e-6) == ""
+    assert contradicted_bound(1.0 + 5e-7, 1.0, 1e-6) == ""  # within the tolerance
+    assert contradicted_bound(0.5, 1.0, 1e-6) == ""
+    assert "lower bound 1.01 is above the objective 1" in contradicted_bound(1.01, 1.0, 1e-6)
