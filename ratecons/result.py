@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from .dask_types import is_dask
 from .data import Dataset, Subset
 from .data_columns import check_feature_names, is_pandas, nonfinite_rows, numeric_array
-from .errors import DataError, SolverError, SpecError, parameter_error
+from .errors import DataError, SolverError, SpecError, check_flag
 from .kernels import kernel_rows
 from .ramp import checked_width, ramp, ramp_scores, ramp_width
 from .settings import SOLVED_STATUSES
@@ -90,8 +90,7 @@ class LinearScorer(_RampScaled):
     def predict(self, X: Any, randomized: bool = False, seed: int | None = None) -> np.ndarray:
         """Deterministic: 1 where f(x) > 0. Randomized (App. A of Goh et al.): 1 with
         probability sigma(f(x) / t), the ramp of eq. (2) of width t = ``ramp_width``."""
-        if not isinstance(randomized, (bool, np.bool_)):
-            raise parameter_error("randomized", "predict", "True or False", randomized)
+        check_flag(randomized, "randomized", "predict")
         z = self.decision_function(X)
         if not randomized:
             return (z > 0).astype(np.int8)
@@ -407,8 +406,8 @@ class Result:
 
         ``model`` is ``{"type": "linear", "w": [...], "b": ...}`` for linear scorers, and for
         other scorers (kernel expansions, minimax risk classifiers with their feature maps)
-        ``{"type": "pickle", "base64": ...}``. :meth:`from_json` loads it back; load pickled
-        models from trusted files only.
+        ``{"type": "pickle", "base64": ...}``. :meth:`from_json` loads it back; a pickled
+        model only with ``allow_pickle=True`` (unpickling runs code the file names).
         """
         out = self.summary()
         out.update(self._json_extras())
@@ -426,10 +425,15 @@ class Result:
                 "base64": base64.b64encode(pickle.dumps(self.scorer)).decode("ascii")}
 
     @classmethod
-    def from_json(cls, text: str) -> Result:
+    def from_json(cls, text: str, allow_pickle: bool = False) -> Result:
         """A Result from :meth:`to_json`: status, objective, certificate, history and the
         model, which predicts as the original did. The problem is not stored (``problem`` is
-        None): pickle the Result to keep it."""
+        None): pickle the Result to keep it.
+
+        A linear model is plain data. Other models (kernel expansions, minimax risk feature
+        maps) are stored pickled, and unpickling can run any code the file names: as
+        ``numpy.load``, they load only with ``allow_pickle=True``, for files you trust."""
+        check_flag(allow_pickle, "allow_pickle", "Result.from_json")
         try:
             data = _from_jsonable(json.loads(text))
         except (TypeError, ValueError) as exc:
@@ -444,10 +448,15 @@ class Result:
                                else f"this one has no {sorted(missing)}."))
         model = data.get("model")
         scorer: Any = None
-        if model is not None and model["type"] == "linear":
+        if isinstance(model, dict) and model.get("type") == "linear":
             scorer = LinearScorer(np.asarray(model["w"], dtype=np.float64), model["b"],
                                   model.get("ramp_width", 1.0))
         elif model is not None:
+            if not allow_pickle:
+                raise SpecError(
+                    "this JSON's model is pickled (a kernel expansion or a minimax risk feature "
+                    "map is not plain data), and unpickling runs any code the file names; if "
+                    "you trust the file, pass allow_pickle=True.")
             scorer = pickle.loads(base64.b64decode(model["base64"]))
         from .solvers.tracker import from_record  # solvers load on first use
 

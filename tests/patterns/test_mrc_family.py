@@ -134,7 +134,7 @@ def test_a_result_read_back_from_json_keeps_the_randomized_rule(iris_problem):
     or ``error``, the randomized rule being the MRC's own output (a user's check)."""
     problem, _, test = iris_problem
     result = problem.solve("lp")
-    back = rc.Result.from_json(result.to_json())
+    back = rc.Result.from_json(result.to_json(), allow_pickle=True)
     assert type(back) is type(result)
     np.testing.assert_allclose(back.proba(test.X), result.proba(test.X))
     assert back.error(test, randomized=True) == result.error(test, randomized=True)

@@ -1,7 +1,9 @@
 """Problems, results, reports and the estimators pickle and joblib-dump; a loaded result
 predicts the same; Result.to_json round-trips the model."""
 
+import base64
 import io
+import json
 import pickle
 import warnings
 
@@ -69,10 +71,37 @@ def test_problem_result_report_pickle(kind, data):
     report = result.report()  # the one report type
     for copy in _roundtrip(report):
         assert copy.to_json() == report.to_json()
-    back = Result.from_json(result.to_json())
+    text = result.to_json()
+    pickled = json.loads(text)["model"]["type"] == "pickle"
+    if pickled:  # not plain data: unpickling runs what the file names, so it is asked for
+        with pytest.raises(rc.SpecError, match="allow_pickle=True"):
+            Result.from_json(text)
+    back = Result.from_json(text, allow_pickle=pickled)
     np.testing.assert_array_equal(back.predict(data.X), result.predict(data.X))
     assert back.status == result.status and back.method == result.method
     assert back.objective == pytest.approx(result.objective)
+
+
+def test_a_json_model_is_not_unpickled_unless_asked(data, tmp_path):
+    """A user's crafted file: ``from_json`` unpickled any "pickle" model, running its code."""
+    payload = base64.b64encode(pickle.dumps(_Marker(str(tmp_path / "ran")))).decode("ascii")
+    text = json.dumps({"status": "optimal", "objective": 0.0, "method": "auto",
+                       "model": {"type": "pickle", "base64": payload}})
+    with pytest.raises(rc.SpecError, match="runs any code the file names"):
+        Result.from_json(text)
+    assert not (tmp_path / "ran").exists()
+    with pytest.raises(rc.SpecError, match="allow_pickle"):
+        Result.from_json(text, allow_pickle="yes")
+
+
+class _Marker:
+    """Unpickling it writes a file: proof that code ran."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
 
 
 def test_rebinding_survives_pickling(data):
