@@ -31,7 +31,7 @@ from .dask_methods import (
 )
 from .degenerate import check_degenerate
 from .display import PlanDisplay
-from .errors import SpecError, UnknownOptionError, parameter_error
+from .errors import SpecError, UnknownOptionError, check_flag, parameter_error
 from .kernels import warn_if_flat
 from .limits import active, finish, limits_scope, renamed_options, split_options
 from .options import validate_options
@@ -323,8 +323,7 @@ def _check_solve_arguments(seed: Any, callback: Any, verbose: Any) -> None:
     if callback is not None and not callable(callback):
         raise parameter_error("callback", "solve", "a callable taking one dict, or None",
                               callback)
-    if verbose is not None and not isinstance(verbose, (bool, np.bool_)):
-        raise parameter_error("verbose", "solve", "True, False or None", verbose)
+    check_flag(verbose, "verbose", "solve", none=True)
 
 
 def _form_for(problem: Any, method: str) -> Any:

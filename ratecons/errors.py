@@ -7,6 +7,8 @@ who do not know about ratecons' own classes.
 
 from __future__ import annotations
 
+import numpy as np
+
 __all__ = [
     "RateconsError",
     "SpecError",
@@ -22,6 +24,7 @@ __all__ = [
     "ApproximationWarning",
     "ConvergenceWarning",
     "DataWarning",
+    "check_flag",
     "parameter_error",
 ]
 
@@ -111,3 +114,20 @@ def parameter_error(name: str, owner: str, expected: str, got: object) -> SpecEr
     if type(got).__module__ == "numpy" and hasattr(got, "item") and getattr(got, "ndim", 1) == 0:
         got = got.item()  # np.float64(nan) reads as nan, as the user wrote it
     return SpecError(f"The {name!r} parameter of {owner} must be {expected}. Got {got!r} instead.")
+
+
+def check_flag(value: object, name: str, owner: str, none: bool = False) -> None:
+    """Refuse a flag that is not True or False (or None, with ``none``): 1, "no" and 0.5
+    are not flags, and ``bool()`` of them would be a silent guess.
+
+    Examples
+    --------
+    >>> check_flag("no", "randomized", "predict")
+    Traceback (most recent call last):
+    ...
+    ratecons.errors.SpecError: The 'randomized' parameter of predict must be True or False. \
+Got 'no' instead.
+    """
+    if not (isinstance(value, (bool, np.bool_)) or (none and value is None)):
+        raise parameter_error(name, owner, "True, False or None" if none else "True or False",
+                              value)

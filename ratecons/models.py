@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import parameter_error
+from .errors import check_flag, parameter_error
 
 __all__ = ["LinearModel", "KernelModel", "KERNELS"]
 
@@ -55,8 +55,7 @@ class LinearModel:
     def __post_init__(self) -> None:
         object.__setattr__(self, "l2", _nonnegative(self.l2, "l2", "LinearModel"))
         object.__setattr__(self, "l1", _nonnegative(self.l1, "l1", "LinearModel"))
-        if not isinstance(self.fit_intercept, (bool, np.bool_)):
-            raise parameter_error("fit_intercept", "LinearModel", "a bool", self.fit_intercept)
+        check_flag(self.fit_intercept, "fit_intercept", "LinearModel")
 
     @property
     def is_lp_representable(self) -> bool:

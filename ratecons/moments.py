@@ -31,7 +31,7 @@ import numpy as np
 
 from .dask_methods import refuse_dask
 from .data import Dataset, Subset
-from .errors import DataError, LabelError, SpecError, parameter_error
+from .errors import DataError, LabelError, SpecError, check_flag, parameter_error
 from .expr.atom import Term
 from .features import FittedFeatures, as_feature_map
 from .moment_sums import moment_pass, wrong_predictions
@@ -99,8 +99,7 @@ class MomentSet(PsiShape):
         if not (isinstance(lambda0, (int, float, np.floating, np.integer))
                 and np.isfinite(lambda0) and lambda0 >= 0):
             raise parameter_error("lambda0", "MomentSet", "a finite float >= 0", lambda0)
-        if not isinstance(one_hot, (bool, np.bool_)):
-            raise parameter_error("one_hot", "MomentSet", "a bool", one_hot)
+        check_flag(one_hot, "one_hot", "MomentSet")
         if data.n < 2:
             raise DataError(f"MomentSet needs at least 2 training examples; got {data.n}.")
         if data.weights is not None:
@@ -276,6 +275,5 @@ def minimax_risk(U: MomentSet, loss: str = "0-1", fixed_marginals: bool = False)
         raise parameter_error("U", "minimax_risk", "an rc.MomentSet", type(U).__name__)
     if loss != "0-1":
         raise parameter_error("loss", "minimax_risk", "'0-1'", loss)
-    if not isinstance(fixed_marginals, (bool, np.bool_)):
-        raise parameter_error("fixed_marginals", "minimax_risk", "a bool", fixed_marginals)
+    check_flag(fixed_marginals, "fixed_marginals", "minimax_risk")
     return MinimaxRisk(U, loss, bool(fixed_marginals))

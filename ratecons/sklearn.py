@@ -33,7 +33,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from . import rates
 from .data import Dataset
-from .errors import SolverError, parameter_error
+from .errors import SolverError, check_flag, parameter_error
 from .models import KernelModel, LinearModel
 from .problem import Problem
 from .ramp import ramp, ramp_scores
@@ -554,9 +554,7 @@ class MinimaxRiskClassifier(_RateconsClassifier):
         """Solve the MRC LP on (X, y); an integer ``sample_weight`` k counts an example k times
         (U is built from the empirical moments)."""
         for flag in ("fixed_marginals", "one_hot", "deterministic"):
-            if not isinstance(getattr(self, flag), (bool, np.bool_)):
-                raise parameter_error(flag, type(self).__name__, "True or False",
-                                      getattr(self, flag))
+            check_flag(getattr(self, flag), flag, type(self).__name__)
         data = self._training_data(X, y, sample_weight)
         problem = self._problem(data)
         result = self._solve(problem, self.method, self.options, self.verbose)
