@@ -125,7 +125,7 @@ class Frontier:
 
     def __str__(self) -> str:
         lines = [f"frontier: {self.objective} against {self.fairness} "
-                 f"({'higher' if self.higher_is_better else 'lower'} is fairer)",
+                 f"({'higher' if self.higher_is_better else 'lower'} is better)",
                  f"{'target':>10s} {'status':>16s} {'train obj':>10s} {'test obj':>10s} "
                  f"{'train fair':>10s} {'test fair':>10s} {'time (s)':>9s}  model from"]
         for p in [*self.points, self.unconstrained]:

@@ -481,7 +481,8 @@ class RateConstraintPattern(Pattern):
         ``structured`` for QP bounds that it takes, else ``cvxpy``. The reasons name the chosen
         method only as the one used."""
         reasons = [
-            f"{form.m} rate constraint(s) over {form.k} dataset(s): the ramp problem "
+            f"{form.m} rate constraint(s) over {form.k} subsets of the examples (the rates' "
+            "positives and negatives by dataset and group): the ramp problem "
             "(Problem 2) is non-convex and is solved by majorization-minimization (Alg 1) over "
             "convex bounds (Problem 3)",
         ]
