@@ -128,14 +128,22 @@ def pattern_for(problem: Any) -> Pattern:
     return GenericChain()
 
 
-def resolve(problem: Any, method: str, sample_start: Any = None
-            ) -> tuple[MethodSpec, list[str]]:
+def resolve(problem: Any, method: str, sample_start: Any = None, kernel_points: Any = None,
+            seed: Any = None) -> tuple[MethodSpec, list[str]]:
     """Resolve ``method`` (``"auto"`` or a name) for a problem, with the reasons; on data
-    that live in Dask, only the methods of :mod:`ratecons.dask_methods`. A chain that starts
-    from a row sample (``sample_start``, :mod:`ratecons.sample_start`) says so, and so does a
-    chain that solves at the loss's scale (:mod:`ratecons.chain_scale`)."""
+    that live in Dask, only the methods of :mod:`ratecons.dask_methods`. A chain says how it
+    makes a kernel model linear (its ``kernel_points`` and ``seed``: default 500 and 0), that
+    it starts from a row sample (``sample_start``, :mod:`ratecons.sample_start`) and that it
+    solves at the loss's scale (:mod:`ratecons.chain_scale`)."""
     spec, reasons = _resolve_where(problem, method)
     notes = []
+    if problem.analysis is not None and "kernel_points" in spec.options:
+        from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, kernel_map_note
+
+        points = kernel_points if isinstance(kernel_points, int) and kernel_points > 0 else (
+            MAX_EXACT_KERNEL_POINTS)  # (a wrong one is refused with the options)
+        notes.append(kernel_map_note(problem.analysis.model, problem.analysis.n_examples,
+                                     points, 0 if seed is None else seed))
     if "sample_start" in spec.options:  # the structured and CVXPY chains
         from .sample_start import sample_start_note
 
@@ -179,17 +187,6 @@ def available_methods(problem: Any) -> list[str]:
 
 
 def _resolve(problem: Any, method: str) -> tuple[MethodSpec, list[str]]:
-    spec, reasons = _resolve_method(problem, method)
-    if method in CHAIN_METHODS and problem.analysis:
-        from .reductions.kernelize import kernel_map_note
-
-        analysis = problem.analysis
-        note = kernel_map_note(analysis.model, analysis.n_examples)
-        reasons += [note] if note else []
-    return spec, reasons
-
-
-def _resolve_method(problem: Any, method: str) -> tuple[MethodSpec, list[str]]:
     pattern = problem.pattern
     methods = pattern.methods()
     if method == GENERIC_METHOD and problem.analysis is not None:
@@ -245,8 +242,8 @@ def run_method(
     from .progress import solve_progress
 
     start = time.perf_counter()
-    spec, reasons = resolve(problem, method, options.get("sample_start"))
-    reasons = _kernel_note_of_the_solve(problem, reasons, options.get("kernel_points"), seed)
+    spec, reasons = resolve(problem, method, options.get("sample_start"),
+                            options.get("kernel_points"), seed)
     accepted = (*spec.options, *(o for o in COMMON_OPTIONS if o not in spec.options))
     unknown = sorted(set(options) - set(accepted))
     if unknown:
@@ -291,26 +288,6 @@ def run_method(
     result = finish(result, solve_limits)
     result.solve_time = time.perf_counter() - start
     return result
-
-
-def _kernel_note_of_the_solve(problem: Any, reasons: list[str], kernel_points: Any,
-                              seed: Any) -> list[str]:
-    """``reasons`` with the plan's kernel line (written for the default expansion: 500
-    points, seed 0) made for the solve's own ``kernel_points`` and ``seed``: a solve with
-    kernel_points=100, seed=3 said "Nystrom sample of 500 ... (seed 0)" in result.reasons."""
-    analysis = problem.analysis
-    if analysis is None or (kernel_points is None and seed is None):
-        return reasons
-    from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, kernel_map_note
-
-    default = kernel_map_note(analysis.model, analysis.n_examples)
-    if default is None or not (kernel_points is None or (isinstance(kernel_points, int)
-                                                         and kernel_points > 0)):
-        return reasons  # a wrong kernel_points is refused with the options
-    own = kernel_map_note(analysis.model, analysis.n_examples,
-                          MAX_EXACT_KERNEL_POINTS if kernel_points is None else kernel_points,
-                          0 if seed is None else seed)
-    return [own if reason == default else reason for reason in reasons]
 
 
 def _check_solve_arguments(seed: Any, callback: Any, verbose: Any) -> None:

@@ -19,7 +19,6 @@ from ..comparison import objective_rel_gap
 from ..errors import SolverError
 from ..expr.analysis import Analysis
 from ..generic import generic_method
-from ..reductions.kernelize import kernel_map_note
 from ..reductions.to_cvxpy import is_lp, pick_solver
 from ..result import Result
 from ..structured_chain import structured_method, structured_support
@@ -66,9 +65,6 @@ class GenericChain(Pattern):
                 f"{settings.STRUCTURED_AUTO_MIN_EXAMPLES} from which the structured steps were "
                 "faster (method='structured' runs them anyway)")
             reasons.append(chain + f", each step by CVXPY ({pick_solver(form, None)}): " + why)
-        note = kernel_map_note(form.model, form.n_examples)
-        if note is not None:
-            reasons.append(note)
         return name, reasons
 
     def is_reference(self, method: str) -> bool:
