@@ -250,18 +250,19 @@ def _portable(result: Result) -> Result:
 
 
 class _LinearAttributes:
-    """``coef_`` and ``intercept_`` for linear scorers: f(x) = X @ coef_ + intercept_
+    """``coef_`` and ``intercept_`` for linear scorers in scikit-learn's shapes for a binary
+    linear classifier, (1, n_features) and (1,): f(x) = X @ coef_[0] + intercept_[0]
     (``intercept_ = -b`` in the papers' f(x) = <w, x> - b)."""
 
     @property
     def coef_(self) -> np.ndarray:
         check_is_fitted(self, "result_")
-        return self.result_.w.copy()
+        return self.result_.w.reshape(1, -1).copy()
 
     @property
-    def intercept_(self) -> float:
+    def intercept_(self) -> np.ndarray:
         check_is_fitted(self, "result_")
-        return -float(self.result_.b)
+        return np.array([-float(self.result_.b)])
 
 
 # ---------------------------------------------------------------------------- estimators
@@ -296,7 +297,8 @@ class RateConstrainedClassifier(_LinearAttributes, _RateconsClassifier):
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
-    coef_, intercept_ : the linear model, ``decision_function(X) = X @ coef_ + intercept_``
+    coef_, intercept_ : the linear model, shapes (1, n_features) and (1,) as scikit-learn's
+        binary linear classifiers: ``decision_function(X) = X @ coef_[0] + intercept_[0]``
     result_ : ratecons.Result
         The solve: status, certificate, history and ``report()``.
     """

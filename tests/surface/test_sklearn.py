@@ -83,7 +83,9 @@ def test_fairness_constraint_and_string_labels(data):
     clf = RateConstrainedClassifier(constraints=DemographicParityRatio(bound=0.9), l2=1e-2)
     assert clf.fit(data.X, y, sensitive_features=A) is clf
     assert list(clf.classes_) == ["no", "yes"]
-    np.testing.assert_allclose(clf.decision_function(data.X), data.X @ clf.coef_ + clf.intercept_)
+    assert clf.coef_.shape == (1, data.X.shape[1]) and clf.intercept_.shape == (1,)  # sklearn's
+    np.testing.assert_allclose(clf.decision_function(data.X),
+                               data.X @ clf.coef_[0] + clf.intercept_[0])
     assert set(clf.predict(data.X)) <= {"no", "yes"}
     assert clf.score(data.X, y) > 0.6
     # the randomized rule (App. A) meets the 90% rule both ways; so does predict_proba
