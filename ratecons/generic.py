@@ -647,10 +647,11 @@ class _ChainRun:
                 + ". The deterministic model meets your bounds on the training data")
         missed = missed_rows(analysis, table)
         if missed.max(initial=0.0) > FEASIBILITY_TOL and not self.start_only:
-            worst = int(np.argmax(missed))
+            names = " and ".join(f"'{row.name}' by {v:.3g}" for row, v in zip(
+                analysis.constraints, missed, strict=True) if v > FEASIBILITY_TOL)
             details["message"] = (
-                f"the deterministic model misses '{analysis.constraints[worst].name}' on the "
-                f"training data by {missed[worst]:.3g} after {self.rounds} repair round(s); "
+                f"the deterministic model misses {names} on the training data after "
+                f"{self.rounds} repair round(s); "
                 + ("the time limit ended the run" if self.status == settings.TIME_LIMIT
                    else f"the run took all max_iterations = {self.max_iterations} steps: a "
                    "larger max_iterations lets the repair go on"

@@ -133,6 +133,7 @@ class HighsLP:
         self.maximize = lp.maximize
         self.n_cols = lp.n_cols
         self.n_rows = lp.n_rows
+        self.quadratic = lp.P is not None
         self.offset = lp.offset
         self._h = hp.Highs()
         self._h.setOptionValue("output_flag", False)
@@ -248,12 +249,17 @@ class HighsLP:
         raw = self._h.modelStatusToString(model_status)
         if status is None:
             _, algorithm = self._h.getOptionValue("solver")
+            what = ("QP (HiGHS's active-set QP solver, whatever solver= says)" if self.quadratic
+                    else f"LP (solver={algorithm!r})")
+            advice = ("method='structured' or 'generic' solve a chain's QP steps (an l2 term or a "
+                      "kernel model)" if self.quadratic else
+                      "try another HiGHS algorithm (solver='simplex', 'ipm' or 'choose') or "
+                      "standardized features; method='structured' or 'generic' solve a chain's "
+                      "steps, method='ccg' a minimax risk LP by smaller LPs")
             raise SolverError(
-                f"HiGHS stopped with status {raw!r} after {elapsed:.1f} s (solver={algorithm!r}, "
-                f"{self.n_rows} rows x {self.n_cols} columns) without a usable solution. Try "
-                "another HiGHS algorithm (solver='simplex', 'ipm' or 'choose'), standardized "
-                "features, or a method that solves smaller LPs (method='ccg' for minimax risk)."
-            )
+                f"HiGHS stopped with status {raw!r} after {elapsed:.1f} s on a {what} of "
+                f"{self.n_rows} rows x {self.n_cols} columns without a usable solution: "
+                f"{advice}.")
         info = self._h.getInfo()
         iterations = int(info.simplex_iteration_count) + int(info.ipm_iteration_count)
         if status in (settings.INFEASIBLE, settings.UNBOUNDED):

@@ -83,7 +83,7 @@ def test_a_repairs_proved_infeasible_step_goes_to_phase_one_without_elastic_solv
     # directions after any iteration whose dual residual grew moved it by 4.9e-9
     assert result.objective == pytest.approx(2.4417925888159973, rel=1e-7)
     assert details["message"] == ("the deterministic model misses 'positive_rate("
-                                  "diabetes[all]) <= 0.5' on the training data by 0.0013 "
+                                  "diabetes[all]) <= 0.5' by 0.0013 on the training data "
                                   "after 1 repair round(s); no time or iteration limit "
                                   "was reached, so a larger max_iterations changes nothing")
 
