@@ -205,7 +205,12 @@ def run_phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
                "linear model meets the same rates at any feature scale) or another method "
                "may find one: on raw Pima features, logistic loss with recall >= 0.85 and "
                "positive rate <= 0.5 ended here, and the standardized data solved optimal "
-               "with method='structured'."))
+               "with method='structured'." + (
+                   " So may a model of looser targets: solve with them, then "
+                   "solve(method='mm' or 'cvxpy', warm_start=that_result) (standardized "
+                   "haberman, recall >= 0.3 and precision >= 0.63: this search stalled; from "
+                   "the model of precision >= 0.5, mm ended optimal at precision 0.65)"
+                   if all(p.mergeable for p in analysis.parts()) else "")))
     else:
         message = (
             "the hinge relaxation is infeasible, and the search for a feasible point "
