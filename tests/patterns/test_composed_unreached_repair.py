@@ -139,7 +139,8 @@ def test_the_2000_row_adult_instance_ends_certified():
     result = _solve(_problem(2000))
     details = result.certificate.details
     assert result.status == settings.OPTIMAL, details.get("message")
-    assert result.certificate.max_violation == 0.0 and result.report().all_satisfied
+    # (on another machine the churn sits at its bound: a miss of 2.8e-17, the rate's rounding)
+    assert result.certificate.max_violation <= 1e-12 and result.report().all_satisfied
     assert details["last_relative_decrease"] <= settings.MM_RELATIVE_TOL
 
 
