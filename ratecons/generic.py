@@ -134,8 +134,8 @@ StepSolver = Callable[[dict[int, Any], Any, np.ndarray], ConvexStep]
 @dataclass
 class LastStep:
     """The last convex problem of a run: its anchor (scores by dataset; None for the hinge
-    relaxation), the row bounds in force (tightened by repairs) and its optimal value. A convex
-    problem's optimal value is unique, so ``verify`` checks the chain by solving this same step
+    relaxation), the row bounds in force (tightened by repairs) and its optimal value, minimized
+    (a maximum's is negated). Unique, so ``verify`` checks the chain by solving this same step
     with another solver (MM's fixed points are local: two paths may end at different ones)."""
 
     anchor: dict[int, np.ndarray] | None

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from . import limits, settings
 from .chain_points import (
@@ -23,6 +24,7 @@ from .chain_points import (
     surrogate_objective,
     surrogate_rows,
 )
+from .dask_types import is_dask
 from .expr.analysis import Analysis
 from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, FeatureMap, kernelized
 from .reductions.to_cvxpy import ConvexStep, pick_solver, solve_step
@@ -201,11 +203,12 @@ def run_phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
             + (f"{tpr_rows_note(analysis)[0].upper()}{tpr_rows_note(analysis)[1:]}; or the "
                "search missed a feasible region." if tpr_rows_note(analysis) else
                "The targets may be out of reach (relax them), or this local search missed a "
-               "feasible region: 'infeasible' here is no proof. Standardized features (a "
-               "linear model meets the same rates at any feature scale) or another method "
-               "may find one: on raw Pima features, logistic loss with recall >= 0.85 and "
-               "positive rate <= 0.5 ended here, and the standardized data solved optimal "
-               "with method='structured'." + (
+               "feasible region: 'infeasible' here is no proof. " + (
+                   "Another method may find one." if _z_scored(analysis) else
+                   "Standardized features (a linear model meets the same rates at any feature "
+                   "scale) or another method may find one: on raw Pima features, logistic loss "
+                   "with recall >= 0.85 and positive rate <= 0.5 ended here, and the "
+                   "standardized data solved optimal with method='structured'.") + (
                    " So may a model of looser targets: solve with them, then "
                    "solve(method='mm' or 'cvxpy', warm_start=that_result) (standardized "
                    "haberman, recall >= 0.3 and precision >= 0.63: this search stalled; from "
@@ -219,6 +222,16 @@ def run_phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
     return tracker.solution({}, objective=float("nan"), status=status, history=history,
                             details={"smallest_violation": smallest, "message": message},
                             advice=message), None
+
+
+def _z_scored(analysis: Analysis) -> bool:
+    """Whether every training feature lies within +-10, as z-scores do (in memory; Dask data
+    are not read for it): the advice to standardize is then moot."""
+    for data in analysis.datasets:
+        X = data.X
+        if is_dask(X) or (abs(X).max() if sp.issparse(X) else np.abs(X).max(initial=0.0)) > 10:
+            return False
+    return True
 
 
 def _merit(analysis: Analysis, table: ScoreTable, w: np.ndarray, violation: float,

@@ -170,6 +170,7 @@ def fixed_point(point: Any, value: float, solve_step: Callable[[Any, float], Ste
             settings.ITERATION_LIMIT if steps >= max_iterations else None)
         if reached:
             status = reached
+            message = _stopped(reached, steps, last_decrease, tol)
             break
         steps += 1
         step = solve_step(point, value)
@@ -208,9 +209,19 @@ def fixed_point(point: Any, value: float, solve_step: Callable[[Any, float], Ste
             accept(step)
         if step.status in settings.LIMIT_STATUSES and limit_reached(exhausted):
             status = step.status  # the step itself was stopped by the budget
+            message = _stopped(status, steps, last_decrease, tol)
             break
     return Outcome(status, point, value, at_point, accepted, steps, last_decrease, message,
                    failed)
+
+
+def _stopped(status: str, steps: int, last_decrease: float, tol: float) -> str:
+    """What a budget's stop of MM means for its point (a ``time_limit`` result said nothing)."""
+    budget = "the time limit" if status == settings.TIME_LIMIT else "the iteration budget"
+    measured = (f" (last relative decrease {last_decrease:.3g}, tol {tol:g})"
+                if np.isfinite(last_decrease) else "")
+    return (f"{budget} ended MM after {steps} step(s), before a fixed point was certified"
+            f"{measured}: the last point reached is returned")
 
 
 def majorize_minimize(

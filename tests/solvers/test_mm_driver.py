@@ -56,6 +56,12 @@ def test_the_step_cap_the_budget_and_the_time_limit_stop_the_loop():
     with limits.limits_scope(limits.Limits(time_limit=1e-9)):
         late = fixed_point(1.0, 1.0, _halving(), max_iterations=100, tol=1e-6)
     assert late.status == settings.TIME_LIMIT and late.steps == 0
+    # each says what the stop means for its point (a time_limit result's message was empty)
+    assert capped.message == (
+        "the iteration budget ended MM after 3 step(s), before a fixed point was certified "
+        "(last relative decrease 0.0469, tol 1e-06): the last point reached is returned")
+    assert late.message == ("the time limit ended MM after 0 step(s), before a fixed point was "
+                            "certified: the last point reached is returned")
 
 
 def test_an_uphill_or_failed_step_keeps_the_last_point():
