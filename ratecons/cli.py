@@ -29,6 +29,7 @@ import os
 import runpy
 import sys
 import time
+import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -43,10 +44,16 @@ EXIT_INTERRUPTED = INTERRUPTED_EXIT_CODE
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse exits 2 on a usage error; here 2 means 'not solved', so usage errors exit 1."""
+    """argparse exits 2 on a usage error; here 2 means 'not solved', so usage errors exit 1
+    (with ``--json`` among the arguments, after the documented JSON error on stdout)."""
+
+    #: whether the command line being parsed asks for JSON (set by :func:`main`)
+    json_errors = False
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
+        if _Parser.json_errors:
+            print(json.dumps({"error": message, "type": "UsageError"}))
         self.exit(EXIT_ERROR, f"{self.prog}: error: {message}\n")
 
 
@@ -61,7 +68,7 @@ def _stdout_to_stderr(active: bool) -> Iterator[None]:
 
 
 def _load_problem(path: str) -> Any:
-    from .errors import SpecError
+    from .errors import RateconsError, SpecError
     from .problem import Problem
 
     file = Path(path)
@@ -76,6 +83,13 @@ def _load_problem(path: str) -> Any:
     except SystemExit as exc:  # the spec's own exit: an error of the spec (exit 1), not ours
         raise SpecError(f"{path} called sys.exit({exc.code!r}) before defining 'problem'."
                         ) from exc
+    except RateconsError:
+        raise  # ours: its message says what to fix
+    except Exception as exc:  # the spec's own code failed: say where (-v: the traceback)
+        where = next((f"line {frame.lineno}" for frame in reversed(
+            traceback.extract_tb(exc.__traceback__)) if Path(frame.filename) == file), "")
+        raise SpecError(f"{path} {where} raised {type(exc).__name__}: {exc} (-v shows the "
+                        "traceback)".replace("  ", " ")) from exc
     problem = namespace.get("problem")
     if not isinstance(problem, Problem):
         raise SpecError(
@@ -126,6 +140,12 @@ def run_demo(method: str = "auto", kappa: float = 0.8, l2: float = 1e-3, seed: i
         require_matplotlib()
         if not Path(plot).resolve().parent.is_dir():
             raise SpecError(f"--plot {plot}: the folder {Path(plot).parent} does not exist.")
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        kinds = FigureCanvasBase.get_supported_filetypes()
+        if Path(plot).suffix.lower().lstrip(".") not in kinds:  # before the solves, not after
+            raise SpecError(f"--plot {plot}: matplotlib writes {', '.join(sorted(kinds))} "
+                            "files; end the name with one of them (e.g. demo.png).")
     say = (lambda *a: None) if quiet else (lambda *a: print(*a, flush=True))
     out: dict[str, Any] = {}
     adult = rc.datasets.load_adult()
@@ -403,7 +423,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code (module docstring)."""
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    _Parser.json_errors = "--json" in argv
+    try:
+        args = build_parser().parse_args(argv)
+    finally:
+        _Parser.json_errors = False
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
     try:
         return int(args.func(args))

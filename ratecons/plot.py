@@ -200,6 +200,20 @@ def group_rates(result: Any, data: Dataset, group: str, rate: Callable[[Any], An
 
 
 @_styled
+def _one_after_another(iterations: np.ndarray) -> tuple[np.ndarray, list[float]]:
+    """The iteration numbers of a history whose runs each count from their own start (a
+    repair's re-run, a round at the loss's scale, auto's next method) made to follow one
+    another, and where each later run starts: ``ratecons demo --plot`` drew a line from its
+    second run's iteration 14 back to 0."""
+    x, starts, shift = iterations.copy(), [], 0.0
+    for k in range(1, x.size):
+        if iterations[k] <= iterations[k - 1]:
+            shift = x[k - 1] + 1.0 - iterations[k]
+            starts.append(x[k - 1] + 0.5)
+        x[k] = iterations[k] + shift
+    return x, starts
+
+
 def convergence(result: Any, ax: Any = None, log_gap: bool = True) -> Any:
     """Objective per iteration from ``result.history``, with the lower / upper bounds and the
     gap (right axis, log scale) when the method records them (under the shared event keys
@@ -216,7 +230,10 @@ def convergence(result: Any, ax: Any = None, log_gap: bool = True) -> Any:
         raise SpecError(f"the result of method {result.method!r} recorded no objective, bound "
                         f"or gap per iteration; nothing to draw.")
     ax = _axes(ax)
-    it = np.array([h.get("iteration", k) for k, h in enumerate(history)], dtype=np.float64)
+    it, rounds = _one_after_another(np.array([h.get("iteration", k) for k, h in
+                                              enumerate(history)], dtype=np.float64))
+    for start in rounds:
+        ax.axvline(start, color="0.75", linestyle=":", linewidth=0.8)
     drawn = []
 
     def draw(on: Any, key: str, style: str, **kw: Any) -> np.ndarray:
@@ -243,7 +260,8 @@ def convergence(result: Any, ax: Any = None, log_gap: bool = True) -> Any:
         if log_gap and gap.min() > 0:
             right.set_yscale("log")
         right.set_ylabel("gap")
-    ax.set_xlabel("iteration")
+    ax.set_xlabel("iteration" + (" (the runs one after another: a repair, a scale round, the "
+                                 "next method)" if rounds else ""))
     ax.set_ylabel("objective")
     ax.set_title(f"convergence of {result.method} ({result.status})")
     ax.grid(alpha=0.3)

@@ -55,6 +55,28 @@ def test_bad_spec_is_a_clear_error(tmp_path, capsys):
     assert "variable named 'problem'" in capsys.readouterr().err
 
 
+def test_a_failing_spec_says_where_and_usage_errors_answer_in_json(tmp_path, spec, capsys):
+    """A user's spec raised IndexError and the CLI printed only "list index out of range";
+    ``--rtol -1 --json`` printed the usage text and no JSON; ``demo --plot x.txt`` failed
+    after both solves."""
+    failing = tmp_path / "failing.py"
+    failing.write_text("import ratecons as rc\nx = [1]\nprint(x[3])\n")
+    assert main(["solve", str(failing)]) == 1
+    err = capsys.readouterr().err
+    assert f"{failing} line 3 raised IndexError: list index out of range" in err
+    assert "-v shows the traceback" in err
+    with pytest.raises(SystemExit) as stopped:
+        main(["verify", spec, "--rtol", "-1", "--json"])
+    assert stopped.value.code == 1
+    said = json.loads(capsys.readouterr().out)
+    assert said["type"] == "UsageError" and "--rtol" in said["error"]
+    with pytest.raises(SystemExit):  # (no --json: the usage text alone, exit 1)
+        main(["verify", spec, "--rtol", "-1"])
+    assert capsys.readouterr().out == ""
+    assert main(["demo", "--plot", str(tmp_path / "x.txt")]) == 1
+    assert "end the name with one of them" in capsys.readouterr().err
+
+
 def test_export_writes_an_mps_file_that_highs_reads_back(tmp_path, capsys):
     from ratecons.backends.highs import HighsLP
 

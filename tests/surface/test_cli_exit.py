@@ -84,7 +84,9 @@ def test_errors_exit_1_in_every_mode(tmp_path, capfd):
     assert main(["solve", str(bad)]) == EXIT_ERROR
     assert "broken spec" in capfd.readouterr().err
     assert main(["solve", str(bad), "--json"]) == EXIT_ERROR
-    assert json.loads(capfd.readouterr().out)["error"] == "broken spec"
+    said = json.loads(capfd.readouterr().out)  # where the spec failed, and how
+    assert said["error"].endswith("bad.py line 1 raised RuntimeError: broken spec (-v shows "
+                                  "the traceback)") and said["type"] == "SpecError"
     assert main(["verify", str(tmp_path / "missing.py"), "--json"]) == EXIT_ERROR
     assert "no such spec file" in json.loads(capfd.readouterr().out)["error"]
     out = _run("solve")  # a usage error

@@ -97,6 +97,19 @@ def test_convergence_reads_each_methods_names_and_skips_missing_values():
         plot.convergence(_Solved([]))
 
 
+def test_convergence_draws_a_second_run_after_the_first():
+    """``ratecons demo --plot``: the history's second run (iterations 0..3 after 0..14) was
+    joined back to iteration 0; it follows the first now, a dotted line where it starts."""
+    history = [{"iteration": k, "objective": 1.0 / (k + 1)} for k in range(15)]
+    history += [{"iteration": k, "objective": 0.06 - 0.001 * k} for k in range(4)]
+    ax = plot.convergence(_Solved(history))
+    np.testing.assert_array_equal(ax.lines[-1].get_xdata(), np.arange(19))
+    assert [line.get_xdata()[0] for line in ax.lines[:-1]] == [14.5]  # the run's start
+    assert "one after another" in ax.get_xlabel()
+    plain = plot.convergence(_Solved(history[:15]))
+    assert plain.get_xlabel() == "iteration" and len(plain.lines) == 1
+
+
 def test_roc_with_log_fpr_and_tpr_at_k_marks(tmp_path):
     from ratecons import metrics
 
