@@ -79,3 +79,17 @@ def test_demo_plot_without_matplotlib_says_how_to_install_it_before_solving(
     pytest.importorskip("matplotlib")
     assert main(["demo", "--plot", str(tmp_path / "missing" / "demo.png")]) == 1
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_a_relaxation_method_says_what_it_solves(monkeypatch, capsys):
+    """``demo --method hinge --kappa 0.9`` printed a train ratio of 2.03 and "rule met: yes"
+    with no word that the hinge relaxation, not the ramp problem, was solved."""
+    def stop(*args, **kwargs):
+        raise RuntimeError("stopped before solving")
+
+    monkeypatch.setattr(rc.Problem, "solve", stop)
+    assert main(["demo", "--method", "hinge", "--kappa", "0.9"]) == 1
+    out = capsys.readouterr().out
+    assert "note: method 'hinge' solves the hinge relaxation" in " ".join(out.split())
+    assert main(["demo"]) == 1
+    assert "note:" not in capsys.readouterr().out
