@@ -249,15 +249,15 @@ class HighsLP:
         raw = self._h.modelStatusToString(model_status)
         if status is None:
             _, algorithm = self._h.getOptionValue("solver")
-            what = ("QP (HiGHS's active-set QP solver, whatever solver= says)" if self.quadratic
-                    else f"LP (solver={algorithm!r})")
+            what = ("a QP (HiGHS's active-set QP solver, whatever solver= says)"
+                    if self.quadratic else f"an LP (solver={algorithm!r})")
             advice = ("method='structured' or 'generic' solve a chain's QP steps (an l2 term or a "
                       "kernel model)" if self.quadratic else
                       "try another HiGHS algorithm (solver='simplex', 'ipm' or 'choose') or "
                       "standardized features; method='structured' or 'generic' solve a chain's "
                       "steps, method='ccg' a minimax risk LP by smaller LPs")
             raise SolverError(
-                f"HiGHS stopped with status {raw!r} after {elapsed:.1f} s on a {what} of "
+                f"HiGHS stopped with status {raw!r} after {elapsed:.1f} s on {what} of "
                 f"{self.n_rows} rows x {self.n_cols} columns without a usable solution: "
                 f"{advice}.")
         info = self._h.getInfo()

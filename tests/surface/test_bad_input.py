@@ -459,9 +459,15 @@ def test_highs_failure_names_status_algorithm_size_and_remedies(monkeypatch):
     lp = MatrixLP(-np.ones(3), sp.csr_matrix(np.eye(3)), np.full(3, -np.inf), np.ones(3),
                   np.zeros(3), np.full(3, np.inf))
     monkeypatch.setattr(highs, "_status_map", dict)  # no status is known
-    with pytest.raises(SolverError, match=r"status 'Optimal' after .*\(solver='ipm', 3 rows x "
-                       r"3 columns.*solver='simplex', 'ipm' or 'choose'.*method='ccg'"):
+    with pytest.raises(SolverError, match=r"status 'Optimal' after .* on an LP \(solver='ipm'\) "
+                       r"of 3 rows x 3 columns.*solver='simplex', 'ipm' or 'choose'.*"
+                       r"method='ccg'"):
         highs.HighsLP(lp, solver="ipm").solve()
+    quadratic = MatrixLP(lp.c, lp.A, lp.row_lower, lp.row_upper, lp.col_lower, lp.col_upper,
+                         P=sp.eye(3, format="csc"))
+    with pytest.raises(SolverError, match=r"on a QP \(HiGHS's active-set QP solver, whatever "
+                       r"solver= says\).*method='structured' or 'generic'"):
+        highs.HighsLP(quadratic, solver="simplex").solve()
 
 
 def test_mps_column_named_like_the_objective_constant_is_refused(tmp_path):
