@@ -143,7 +143,7 @@ def run_phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
     tracker = Tracker("phase1")
     step = solve(anchor)
     best, smallest, last = np.inf, np.inf, np.inf
-    nearest = (0, step)  # the step of the smallest violation without the margin, and when
+    nearest = (0, step)  # (iteration, step) of the smallest violation without the margin
     history: list[dict[str, Any]] = []
     status = settings.INFEASIBLE
 
