@@ -116,6 +116,23 @@ def _demo_table(rows: list[tuple[str, str, str]]) -> list[str]:
     return lines
 
 
+def _check_figure_path(plot: str) -> None:
+    """Refuse a figure path before anything is solved: no matplotlib, no folder, or a file
+    type matplotlib cannot write (``demo --plot x.txt`` failed after both solves)."""
+    from .errors import SpecError
+    from .plot import require_matplotlib
+
+    require_matplotlib()  # (says how to install it: before matplotlib is imported)
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    if not Path(plot).resolve().parent.is_dir():
+        raise SpecError(f"--plot {plot}: the folder {Path(plot).parent} does not exist.")
+    kinds = FigureCanvasBase.get_supported_filetypes()
+    if Path(plot).suffix.lower().lstrip(".") not in kinds:
+        raise SpecError(f"--plot {plot}: matplotlib writes {', '.join(sorted(kinds))} files; "
+                        "end the name with one of them (e.g. demo.png).")
+
+
 def run_demo(method: str = "auto", kappa: float = 0.8, l2: float = 1e-3, seed: int = 0,
              quiet: bool = False, plot: str | None = None, trace: bool = False,
              verbose: bool | None = None) -> dict[str, Any]:
@@ -134,18 +151,7 @@ def run_demo(method: str = "auto", kappa: float = 0.8, l2: float = 1e-3, seed: i
     from .settings import FEASIBILITY_TOL
 
     if plot is not None:
-        from .errors import SpecError
-        from .plot import require_matplotlib
-
-        require_matplotlib()
-        if not Path(plot).resolve().parent.is_dir():
-            raise SpecError(f"--plot {plot}: the folder {Path(plot).parent} does not exist.")
-        from matplotlib.backend_bases import FigureCanvasBase
-
-        kinds = FigureCanvasBase.get_supported_filetypes()
-        if Path(plot).suffix.lower().lstrip(".") not in kinds:  # before the solves, not after
-            raise SpecError(f"--plot {plot}: matplotlib writes {', '.join(sorted(kinds))} "
-                            "files; end the name with one of them (e.g. demo.png).")
+        _check_figure_path(plot)
     say = (lambda *a: None) if quiet else (lambda *a: print(*a, flush=True))
     out: dict[str, Any] = {}
     adult = rc.datasets.load_adult()
