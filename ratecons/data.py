@@ -578,11 +578,19 @@ class Subset:
         return float(self.data.weights[self.index].sum())
 
     def require_nonempty(self, what: str) -> Subset:
+        """This subset, refused (naming ``what`` averages over it) when it has no examples or,
+        on weighted data, when all of its examples have weight 0: the average is undefined."""
         if self.n == 0:
             raise EmptySubsetError(
                 f"{what} is an average over {self.name}, which has no examples of the "
                 f"{self.data.n} in dataset {self.data.name!r}. Check the group value, label or "
                 f"baseline that selects it ({self.selector.hint(self.data)})."
+            )
+        if self.data.weights is not None and not self.data.weights[self.index].sum() > 0:
+            raise EmptySubsetError(
+                f"{what} is an average over {self.name}, whose {self.n} examples all have "
+                f"weight 0 in dataset {self.data.name!r}: the average is undefined. Give "
+                "some of them a positive weight, or drop the term."
             )
         return self
 

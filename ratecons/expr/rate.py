@@ -144,19 +144,29 @@ class RateExpr(Term):
     def _check_attainable(self, value: float) -> None:
         """Refuse ``self == value`` that no deterministic classifier meets: one rate over the
         n unweighted rows of a subset takes the values constant + coef k / n only (coverage
-        == 0.2 on 673 rows asks for k = 134.6 positives)."""
+        == 0.2 on 673 rows asks for k = 134.6 positives); over weighted rows whose weights
+        are integers or all equal, the values constant + coef k g / W, g their greatest common
+        unit and W their total (other weights are not checked)."""
         if len(self.terms) != 1:
             return
         subset, coef = next(iter(self.terms.values()))
-        if subset.data.weights is not None or subset.n == 0:
+        if subset.n == 0:
             return
-        k = (value - self.constant) / coef * subset.n
-        if abs(k - round(k)) * abs(coef) / subset.n <= FEASIBILITY_TOL:  # met as reports judge
+        weights = subset.data.weights
+        unit, total = ((1.0, float(subset.n)) if weights is None else
+                       (_weight_unit(weights[subset.index]), subset.size))
+        if unit is None or total <= 0:
             return
-        below, above = (self.constant + coef * np.array([np.floor(k), np.ceil(k)]) / subset.n)
+        k = (value - self.constant) / coef * total / unit
+        if abs(k - round(k)) * abs(coef) * unit / total <= FEASIBILITY_TOL:  # as reports judge
+            return
+        below, above = self.constant + coef * np.array([np.floor(k), np.ceil(k)]) * unit / total
+        needs = (f"{k:.8g} of them predicted positive" if weights is None else
+                 f"a weight of {k * unit:.8g} predicted positive, and their weights sum in "
+                 f"steps of {unit:.8g}")
         raise InfeasibleError(
             f"constraint '{self.name} == {fmt(value)}' can never hold exactly: over the "
-            f"{subset.n} rows of {subset.name} it needs {k:.8g} of them predicted positive. "
+            f"{subset.n} rows of {subset.name} it needs {needs}. "
             f"Write a band instead, e.g. {self.name} >= {fmt(min(below, above))} and "
             f"<= {fmt(max(below, above))} (the nearest values it takes), or wider.")
 
@@ -405,3 +415,14 @@ class _RatioRecipe:
         return ratio_metric(self.metric, self.build, *(rebind(s) for s in self.subsets))
 
 
+def _weight_unit(weights: np.ndarray) -> float | None:
+    """The largest g of which every weight is an integer multiple, for weights that are all
+    equal or all integers (their greatest common divisor); None for other weights."""
+    positive = weights[weights > 0]
+    if positive.size == 0:
+        return None
+    if np.all(positive == positive[0]):
+        return float(positive[0])
+    if np.all(positive == np.round(positive)) and positive.max() < 2.0 ** 53:
+        return float(np.gcd.reduce(positive.astype(np.int64)))
+    return None

@@ -264,4 +264,31 @@ def test_an_equality_no_count_meets_is_refused_when_built():
     with pytest.raises(rc.InfeasibleError, match=r"needs 336\.0105 of them"):
         rc.coverage(D) == 336.0105 / 673  # noqa: B015
     weighted = rc.Dataset(np.zeros((673, 1)), D.y, weights=np.linspace(1, 2, 673))
-    assert len(rc.coverage(weighted) == 0.2) == 2  # weighted rates take other values
+    assert len(rc.coverage(weighted) == 0.2) == 2  # weights of no common unit: not checked
+
+
+def test_an_equality_no_weight_sum_meets_is_refused_when_built():
+    """Equal or integer weights sum in steps of their common unit: coverage == 0.2 on 673
+    rows of weight 2 asks for a weight of 269.2 (it was built and ended ``iteration_limit``,
+    as unweighted rows are refused); weights 2, 4, 6 (unit 2, total 38) reach 0.5 only by a
+    weight of 19; a value a sum of the unit reaches is taken."""
+    y = np.tile([0, 1], 337)[:673]
+    twos = rc.Dataset(np.zeros((673, 1)), y, weights=np.full(673, 2.0))
+    with pytest.raises(rc.InfeasibleError, match=r"weight of 269\.2 predicted positive.*steps "
+                                                 r"of 2\b.*>= 0\.199108 and <= 0\.200594"):
+        rc.coverage(twos) == 0.2  # noqa: B015
+    integers = rc.Dataset(np.zeros((6, 1)), [0, 1] * 3, weights=[2.0, 4, 6, 2, 4, 20])
+    with pytest.raises(rc.InfeasibleError, match=r"weight of 19 .*>= 0\.473684 and <= 0\.526316"):
+        rc.coverage(integers) == 0.5  # noqa: B015
+    assert len(rc.coverage(integers) == 6 / 38) == 2  # 2 + 4 (or 6)
+    assert len(rc.recall(integers) == 6 / 26) == 2  # 4 + 2 of the positives' 4 + 2 + 20
+
+
+def test_a_subset_of_zero_weight_is_refused_when_built():
+    """Every positive of weight 0: recall is an average over nothing. It was built, and
+    ``describe`` / ``solve`` raised "subset data[+] has zero total weight", naming no term."""
+    D = rc.Dataset(np.zeros((4, 1)), [0, 1, 0, 1], weights=[1.0, 0.0, 2.0, 0.0])
+    with pytest.raises(rc.EmptySubsetError, match=r"recall is an average over .*\[\+\], whose 2 "
+                                                   r"examples all have weight 0"):
+        rc.recall(D)
+    assert rc.false_positive_rate(D).name  # the negatives' weights are positive

@@ -111,3 +111,28 @@ def test_the_gram_product_and_its_products_are_one_pass(shape):
                 np.testing.assert_allclose(col, X.T @ c, atol=1e-12)
             assert PV.shape == (4, *shape)
             np.testing.assert_allclose(PV, X.T @ V, atol=1e-12)
+
+
+@pytest.mark.parametrize("client_sum_bytes", [64 * 2**20, 0])
+def test_each_pass_is_the_in_memory_product_summed_on_the_client_or_on_the_workers(
+        client_sum_bytes, monkeypatch):
+    """Scores, P W, P^T v, P^T V and the Gram products over three partitions equal the
+    in-memory ones, one pass each, whether the partitions' results are summed on the client
+    (small results, the default) or in a tree on the workers (``CLIENT_SUM_BYTES`` = 0)."""
+    from ratecons import scans
+
+    monkeypatch.setattr(scans, "CLIENT_SUM_BYTES", client_sum_bytes)
+    rng = np.random.default_rng(5)
+    X, c, w = rng.normal(size=(50, 4)), rng.random(50), rng.normal(size=4)
+    W, v, V = rng.normal(size=(4, 2)), rng.normal(size=50), rng.normal(size=(50, 3))
+    memory, lazy = Rows(X), Rows(da.from_array(X, chunks=(17, 4)))
+    with dask.config.set(scheduler="synchronous"):
+        for got, want in ((lambda: lazy.scores(w, 0.5), X @ w - 0.5), (lambda: lazy.apply(W), X @ W),
+                          (lambda: lazy.transpose_apply(v), X.T @ v),
+                          (lambda: lazy.transpose_apply(V), X.T @ V),
+                          (lambda: lazy.gram(c), memory.gram(c))):
+            before = dask_passes()
+            value = got()
+            assert dask_passes() - before == 1
+            assert value.shape == want.shape
+            np.testing.assert_allclose(value, want, atol=1e-12)
