@@ -127,7 +127,8 @@ def test_each_pass_is_the_in_memory_product_summed_on_the_client_or_on_the_worke
     W, v, V = rng.normal(size=(4, 2)), rng.normal(size=50), rng.normal(size=(50, 3))
     memory, lazy = Rows(X), Rows(da.from_array(X, chunks=(17, 4)))
     with dask.config.set(scheduler="synchronous"):
-        for got, want in ((lambda: lazy.scores(w, 0.5), X @ w - 0.5), (lambda: lazy.apply(W), X @ W),
+        for got, want in ((lambda: lazy.scores(w, 0.5), X @ w - 0.5),
+                          (lambda: lazy.apply(W), X @ W),
                           (lambda: lazy.transpose_apply(v), X.T @ v),
                           (lambda: lazy.transpose_apply(V), X.T @ V),
                           (lambda: lazy.gram(c), memory.gram(c))):
