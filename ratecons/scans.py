@@ -524,11 +524,10 @@ def persisted(P: Any) -> Any:
     return done
 
 
-#: per-partition results of a Dask pass (p-vectors, p x p Gram products) summed on the client
-#: when all of them together take at most this many bytes, else in a tree on the workers. A
-#: tree adds two layers of tasks to the scheduler's round trip: on a LocalCluster of two
-#: threads (583 x 10 rows in 3 partitions, Indian liver) P^T v took 45 ms by ``P.T @ v``,
-#: 34 ms by partition products summed in a tree, 27 ms summed on the client
+#: per-partition results of a Dask pass (P^T V, Gram products) summed on the client when they
+#: take at most this many bytes together, else in a tree on the workers (two more layers of
+#: tasks: P^T v over 583 x 10 rows in 3 partitions, LocalCluster of two threads, took 45 ms by
+#: ``P.T @ v``, 34 ms summed in a tree, 27 ms on the client)
 CLIENT_SUM_BYTES = 64 * 2**20
 
 
@@ -603,8 +602,8 @@ class DaskRows(Rows):
         return made_again(lambda: self._compute(build()))
 
     def _products(self, W: np.ndarray) -> np.ndarray:
-        """P W: one task per partition (``P @ W`` adds a layer of tasks: 40 ms against 19 ms
-        for a pass over 583 x 10 rows in 3 partitions on a LocalCluster of two threads)."""
+        """P W, one task per partition (``P @ W`` adds a layer of tasks: 40 ms, not 19 ms,
+        over 583 x 10 rows in 3 partitions on a LocalCluster of two threads)."""
         W = np.asarray(W, dtype=np.float64)
         if W.ndim == 1:
             return self._compute(self.P.map_blocks(_product_block, W, drop_axis=1,
@@ -624,8 +623,8 @@ class DaskRows(Rows):
             stack = da.map_blocks(block, self.P, self._split(columns), new_axis=2,
                                   chunks=((1,) * self.partitions, (shape[0],), (shape[1],)),
                                   meta=np.empty((0, 0, 0)))
-            return stack if self.partitions * np.prod(shape) * 8 <= CLIENT_SUM_BYTES else \
-                stack.sum(axis=0)[None]
+            small = self.partitions * np.prod(shape) * 8 <= CLIENT_SUM_BYTES
+            return stack if small else stack.sum(axis=0)[None]
 
         return self._passed(build).sum(axis=0)
 
