@@ -586,7 +586,7 @@ class Subset:
                 f"{self.data.n} in dataset {self.data.name!r}. Check the group value, label or "
                 f"baseline that selects it ({self.selector.hint(self.data)})."
             )
-        if self.data.weights is not None and not self.data.weights[self.index].sum() > 0:
+        if not self.size > 0:  # (weighted data: |D| is the total weight)
             raise EmptySubsetError(
                 f"{what} is an average over {self.name}, whose {self.n} examples all have "
                 f"weight 0 in dataset {self.data.name!r}: the average is undefined. Give "

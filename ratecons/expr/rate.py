@@ -152,9 +152,8 @@ class RateExpr(Term):
         subset, coef = next(iter(self.terms.values()))
         if subset.n == 0:
             return
-        weights = subset.data.weights
-        unit, total = ((1.0, float(subset.n)) if weights is None else
-                       (_weight_unit(weights[subset.index]), subset.size))
+        weights, total = subset.data.weights, subset.size  # |D|: rows or total weight
+        unit = 1.0 if weights is None else _weight_unit(weights[subset.index])
         if unit is None or total <= 0:
             return
         k = (value - self.constant) / coef * total / unit
