@@ -199,7 +199,6 @@ def group_rates(result: Any, data: Dataset, group: str, rate: Callable[[Any], An
     return ax
 
 
-@_styled
 def _one_after_another(iterations: np.ndarray) -> tuple[np.ndarray, list[float]]:
     """The iteration numbers of a history whose runs each count from their own start (a
     repair's re-run, a round at the loss's scale, auto's next method) made to follow one
@@ -214,6 +213,7 @@ def _one_after_another(iterations: np.ndarray) -> tuple[np.ndarray, list[float]]
     return x, starts
 
 
+@_styled
 def convergence(result: Any, ax: Any = None, log_gap: bool = True) -> Any:
     """Objective per iteration from ``result.history``, with the lower / upper bounds and the
     gap (right axis, log scale) when the method records them (under the shared event keys

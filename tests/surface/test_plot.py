@@ -110,6 +110,16 @@ def test_convergence_draws_a_second_run_after_the_first():
     assert plain.get_xlabel() == "iteration" and len(plain.lines) == 1
 
 
+def test_every_drawing_is_in_the_paper_style():
+    """tradeoff, roc, group_rates and convergence draw with the paper's font sizes
+    (convergence had lost its style to a helper written between it and its decorator)."""
+    for draw in (plot.tradeoff, plot.roc, plot.group_rates, plot.convergence):
+        assert hasattr(draw, "__wrapped__"), draw.__name__
+    history = [{"iteration": k, "objective": 1.0 / (k + 1)} for k in range(5)]
+    ax = plot.convergence(_Solved(history))
+    assert ax.xaxis.label.get_fontsize() == 8 and ax.title.get_fontsize() == 8
+
+
 def test_roc_with_log_fpr_and_tpr_at_k_marks(tmp_path):
     from ratecons import metrics
 
