@@ -524,16 +524,21 @@ def persisted(P: Any) -> Any:
     return done
 
 
-#: per-partition results of a Dask pass (P^T V, Gram products) summed on the client when they
-#: take at most this many bytes together, else in a tree on the workers (two more layers of
-#: tasks: P^T v over 583 x 10 rows in 3 partitions, LocalCluster of two threads, took 45 ms by
-#: ``P.T @ v``, 34 ms summed in a tree, 27 ms on the client)
+#: per-partition results of a Dask pass (P^T V, Gram products) summed on the client up to this
+#: many bytes, else in a tree on the workers (two more layers of tasks: P^T v over 583 x 10 rows
+#: in 3 partitions, two threads, 45 ms by ``P.T @ v``, 34 ms in a tree, 27 ms on the client)
 CLIENT_SUM_BYTES = 64 * 2**20
 
 
 def _product_block(block: np.ndarray, W: np.ndarray) -> np.ndarray:
     """A W of one partition A: its scores (W a p-vector) or products (W p x r)."""
     return block @ W
+
+
+def _summary_block(block: np.ndarray, w: np.ndarray, b: float) -> np.ndarray:
+    """The :class:`ScoreSummary` of one partition's scores and their count, (1, 5)."""
+    z = block @ w - b
+    return np.array([[*ScoreSummary.of(z), z.size] if z.size else [0.0] * 5])
 
 
 def _transposed_product_block(block: np.ndarray, columns: np.ndarray) -> np.ndarray:
@@ -551,9 +556,8 @@ def _gram_block(block: np.ndarray, c: np.ndarray) -> np.ndarray:
 
 
 def _gram_and_products_block(block: np.ndarray, columns: np.ndarray) -> np.ndarray:
-    """[A^T diag(c) A | A^T C] of one partition A and per-example columns C (N_A, 1 + q)
-    whose first is the weights c: shape (1, p, p + 1 + q); the Gram product as in
-    :func:`_gram_block`."""
+    """[A^T diag(c) A | A^T C] of one partition A and its columns C (N_A, 1 + q), the first
+    the weights c: shape (1, p, p + 1 + q); the Gram product as in :func:`_gram_block`."""
     return np.concatenate([weighted_gram(block, columns[:, 0], threaded=False),
                            block.T @ columns], axis=1)[None]
 
@@ -561,14 +565,12 @@ def _gram_and_products_block(block: np.ndarray, columns: np.ndarray) -> np.ndarr
 class DaskRows(Rows):
     """A Dask array P (N x p, row partitions, one chunk of columns) seen as its partitions.
 
-    Every method is one reduction over the partitions on the active ``distributed`` Client (the
-    local scheduler without one): :meth:`gram` sums one p x p weighted Gram product per
-    partition in a tree (with P^T c and P^T V beside it in the same pass,
-    :meth:`gram_and_products`),
-    :meth:`transpose_apply` one p-vector (or p x r block) per partition;
-    :meth:`scores` and :meth:`apply` return the per-example results to the caller. Per-example
-    vectors (scores, weights) thus travel between the client and the workers, O(N) memory on
-    the client (the current limit); the N x p features never leave the workers.
+    Every method is one pass, one task per partition, on the active ``distributed`` Client (the
+    local scheduler without one): :meth:`gram` (with P^T c and P^T V beside it,
+    :meth:`gram_and_products`) and :meth:`transpose_apply` sum the partitions' products
+    (:data:`CLIENT_SUM_BYTES`); :meth:`scores` and :meth:`apply` return the per-example results
+    to the caller. Per-example vectors (scores, weights) thus travel between the client and the
+    workers, O(N) memory on the client (the current limit); the features never leave the workers.
     """
 
     remote = True
@@ -605,12 +607,10 @@ class DaskRows(Rows):
         """P W, one task per partition (``P @ W`` adds a layer of tasks: 40 ms, not 19 ms,
         over 583 x 10 rows in 3 partitions on a LocalCluster of two threads)."""
         W = np.asarray(W, dtype=np.float64)
-        if W.ndim == 1:
-            return self._compute(self.P.map_blocks(_product_block, W, drop_axis=1,
-                                                   meta=np.empty(0)))
-        return self._compute(self.P.map_blocks(_product_block, W,
-                                               chunks=(self.P.chunks[0], W.shape[1:]),
-                                               meta=np.empty((0, 0))))
+        columns = W.reshape(self.p, -1)
+        return self._compute(self.P.map_blocks(_product_block, columns, chunks=(
+            self.P.chunks[0], columns.shape[1:]), meta=np.empty((0, 0)))).reshape(
+            (self.n,) + W.shape[1:])
 
     def _summed(self, block: Callable[..., np.ndarray], columns: np.ndarray,
                 shape: tuple[int, ...]) -> np.ndarray:
@@ -632,13 +632,13 @@ class DaskRows(Rows):
         return self._products(w).ravel() - b
 
     def score_summary(self, w: np.ndarray, b: float = 0.0) -> ScoreSummary:
-        """One reduction over the partitions: four numbers travel, not the scores."""
-        import dask
-
-        z = self.P @ np.asarray(w, dtype=np.float64) - b
-        _PASSES[0] += 1
-        low, high, mean, mean_abs = dask.compute(z.min(), z.max(), z.mean(), abs(z).mean())
-        return ScoreSummary(float(low), float(high), float(mean), float(mean_abs))
+        """One task per partition: its summary travels, not the scores (``P @ w - b`` gave
+        its key another task each pass: Dask's "different run_spec" warning)."""
+        parts = self._compute(self.P.map_blocks(
+            _summary_block, np.asarray(w, dtype=np.float64), float(b),
+            chunks=((1,) * self.partitions, (5,)), meta=np.empty((0, 0))))
+        return ScoreSummary.pooled([(ScoreSummary(*part[:4]), int(part[4])) for part in parts
+                                    if part[4] > 0])
 
     def apply(self, W: np.ndarray) -> np.ndarray:
         return self._products(W)

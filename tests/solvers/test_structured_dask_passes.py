@@ -116,9 +116,10 @@ def test_the_gram_product_and_its_products_are_one_pass(shape):
 @pytest.mark.parametrize("client_sum_bytes", [64 * 2**20, 0])
 def test_each_pass_is_the_in_memory_product_summed_on_the_client_or_on_the_workers(
         client_sum_bytes, monkeypatch):
-    """Scores, P W, P^T v, P^T V and the Gram products over three partitions equal the
-    in-memory ones, one pass each, whether the partitions' results are summed on the client
-    (small results, the default) or in a tree on the workers (``CLIENT_SUM_BYTES`` = 0)."""
+    """Scores, P W, P^T v, P^T V, the Gram product and the scores' summary (range, mean, mean
+    absolute value) over three partitions equal the in-memory ones, one pass each, whether
+    the partitions' results are summed on the client (small results, the default) or in a
+    tree on the workers (``CLIENT_SUM_BYTES`` = 0)."""
     from ratecons import scans
 
     monkeypatch.setattr(scans, "CLIENT_SUM_BYTES", client_sum_bytes)
@@ -131,7 +132,9 @@ def test_each_pass_is_the_in_memory_product_summed_on_the_client_or_on_the_worke
                           (lambda: lazy.apply(W), X @ W),
                           (lambda: lazy.transpose_apply(v), X.T @ v),
                           (lambda: lazy.transpose_apply(V), X.T @ V),
-                          (lambda: lazy.gram(c), memory.gram(c))):
+                          (lambda: lazy.gram(c), memory.gram(c)),
+                          (lambda: np.array(lazy.score_summary(w, 0.5)),
+                           np.array(memory.score_summary(w, 0.5)))):
             before = dask_passes()
             value = got()
             assert dask_passes() - before == 1
