@@ -190,6 +190,9 @@ def main(argv: list[str] | None = None) -> float:
     parser.add_argument("--quick", action="store_true", help="a few small instances")
     parser.add_argument("--counts", action="store_true",
                         help="constraint rows in counts (precision, #FP) instead of rates")
+    parser.add_argument("--no-warm-up", action="store_true",
+                        help="skip the untimed first solves (a smoke run: its first rows then "
+                             "include loading numba kernels and solvers)")
     parser.add_argument("--time-limit", type=float, default=None,
                         help="seconds per method solve (default 120, quick 30)")
     args = parser.parse_args(argv)
@@ -197,7 +200,8 @@ def main(argv: list[str] | None = None) -> float:
     print(f"{'frame':>22s} {'m':>2s} {'l2':>6s} {'n':>7s} {'d':>4s} {'dens':>5s} {'nnz':>9s} "
           f"{'l2n':>7s} {'auto':>6s} | " + " | ".join(f"{m:>30s}" for m in METHODS)
           + f" | {'floor s':>7s} {'auto/best':>9s}")
-    warm_up(limit)
+    if not args.no_warm_up:
+        warm_up(limit)
     worst, where = 0.0, ""
     # the worst of auto's time against the reference (cvxpy) and against the floor fit, with
     # auto's objective gap to the reference's (relative) and the reference's status there

@@ -1,7 +1,7 @@
 """benchmarks.auto_grid runs as users run it (--quick: one sparse and one dense frame): every
 rate method (mm, cvxpy, structured, highs) timed on each instance, auto's choice printed with
 the quantities it read, and the worst ratio of auto's time to the best method's on its last
-line (no timing asserted)."""
+line (no timing asserted; --no-warm-up, a smoke run)."""
 
 import re
 
@@ -12,7 +12,7 @@ from tests.benchmarks.test_benchmarks_run import run_benchmark
 
 @pytest.mark.slow
 def test_auto_grid_prints_every_method_and_the_worst_ratio_last():
-    lines = run_benchmark("benchmarks.auto_grid", "--quick")
+    lines = run_benchmark("benchmarks.auto_grid", "--quick", "--no-warm-up")
     rows = [line for line in lines if line.count(" | ") == 5 and not line.startswith("frame")]
     assert [r.split()[0:2] for r in rows] == [["adult", "sparse"], ["synthetic", "800x100"]]
     for row in rows:
@@ -30,7 +30,7 @@ def test_auto_grid_prints_every_method_and_the_worst_ratio_last():
 def test_auto_grid_runs_the_rows_in_counts():
     """--counts: a precision floor on the same frames (docs/mm.md, "Rows in counts"); mm,
     cvxpy and the structured chain each solve it."""
-    lines = run_benchmark("benchmarks.auto_grid", "--quick", "--counts")
+    lines = run_benchmark("benchmarks.auto_grid", "--quick", "--counts", "--no-warm-up")
     rows = [line for line in lines if line.count(" | ") == 5 and not line.startswith("frame")]
     assert len(rows) == 2
     for row in rows:
