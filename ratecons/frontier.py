@@ -126,11 +126,11 @@ class Frontier:
     def __str__(self) -> str:
         lines = [f"frontier: {self.objective} against {self.fairness} "
                  f"({'higher' if self.higher_is_better else 'lower'} is better)",
-                 f"{'target':>10s} {'status':>16s} {'train obj':>10s} {'test obj':>10s} "
+                 f"{'target':>10s} {'status':>21s} {'train obj':>10s} {'test obj':>10s} "
                  f"{'train fair':>10s} {'test fair':>10s} {'time (s)':>9s}  model from"]
         for p in [*self.points, self.unconstrained]:
             target = "none" if p.target is None else f"{p.target:.4g}"
-            lines.append(f"{target:>10s} {p.status:>16s} {p.train_objective:10.4f} "
+            lines.append(f"{target:>10s} {p.status:>21s} {p.train_objective:10.4f} "
                          f"{p.test_objective:10.4f} {p.train_fairness:10.4f} "
                          f"{p.test_fairness:10.4f} {p.solve_time:9.2f}  "
                          f"{p.model_from or 'own solve'}")

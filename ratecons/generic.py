@@ -355,7 +355,7 @@ class _ChainRun:
         anchor_scores = point[1]
         self.count_ties(point)
         nxt = self.step_solver(self.psi, anchor_scores, self.bounds)
-        restarted = (nxt.status == settings.INFEASIBLE and value == np.inf
+        restarted = (nxt.status in settings.INFEASIBLE_STATUSES and value == np.inf
                      and self.elastic is not None)
         if restarted:
             nxt = self.restart(anchor_scores, nxt)

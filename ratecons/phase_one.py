@@ -9,7 +9,7 @@ inside the rows the start must lie (an interior point method's MM steps need an 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -26,6 +26,7 @@ from .chain_points import (
 )
 from .dask_types import is_dask
 from .expr.analysis import Analysis
+from .prediction_lp import unreachable_rows
 from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, FeatureMap, kernelized
 from .reductions.to_cvxpy import ConvexStep, pick_solver, solve_step
 from .settings import FEASIBILITY_TOL
@@ -141,11 +142,16 @@ def run_phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
         return elastic.solve(psi, anchor, target, penalty)
 
     tracker = Tracker("phase1")
+    proof = unreachable_rows(analysis)
+    if proof is not None:  # no search: no predictions at all meet the rows
+        details = {"unreachable": asdict(proof), "message": proof.message()}
+        return tracker.solution({}, objective=float("nan"), status=settings.INFEASIBLE,
+                                details=details, advice=proof.message()), None
     step = solve(anchor)
     best, smallest, last = np.inf, np.inf, np.inf
     nearest = (0, step)  # (iteration, step) of the smallest violation without the margin
     history: list[dict[str, Any]] = []
-    status = settings.INFEASIBLE
+    status = settings.INFEASIBLE_INACCURATE  # a stall: no point found, none proved absent
 
     def found(t: int, violation: float, step: ConvexStep) -> tuple[Solution, ConvexStep]:
         return tracker.solution({"w": step.w, "b": np.float64(step.b)}, objective=step.objective,
@@ -195,15 +201,29 @@ def run_phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
         # rows, logistic loss + churn + 80% rule: met at a penalty step, then stage 2 stalled
         # at 2e-3 and the run said infeasible at a smallest violation of 0)
         return found(nearest[0], smallest, nearest[1])
-    if status == settings.INFEASIBLE:
-        message = (
-            "no point satisfying the constraints was found: the hinge relaxation is "
+    message = _no_point_message(analysis, status, smallest)
+    return tracker.solution({}, objective=float("nan"), status=status, history=history,
+                            details={"smallest_violation": smallest, "message": message},
+                            advice=message), None
+
+
+def _no_point_message(analysis: Analysis, status: str, smallest: float) -> str:
+    """Why phase one ended without a point: a stall (``infeasible_inaccurate``: no proof,
+    what to try) or a limit (``status``), at the smallest total violation ``smallest``."""
+    if status == settings.INFEASIBLE_INACCURATE:
+        return (
+            "no point satisfying the constraints was found, and none is proved absent "
+            "(hence 'infeasible_inaccurate'): the hinge relaxation is "
             "infeasible, and minimizing the total ramp violation by majorization-"
             f"minimization stopped at {smallest:.4g} > 0. "
             + (f"{tpr_rows_note(analysis)[0].upper()}{tpr_rows_note(analysis)[1:]}; or the "
                "search missed a feasible region." if tpr_rows_note(analysis) else
                "The targets may be out of reach (relax them), or this local search missed a "
-               "feasible region: 'infeasible' here is no proof. " + (
+               "feasible region" + (
+                   " (predictions chosen freely for each example meet the rate targets, so "
+                   "the model class or this search is the limit). " if any(
+                       all(p.mergeable for _, p in row.parts) for row in analysis.constraints)
+                   else ". ") + (
                    "Another method may find one." if _z_scored(analysis) else
                    "Standardized features (a linear model meets the same rates at any feature "
                    "scale) or another method may find one: on raw Pima features, logistic loss "
@@ -215,13 +235,10 @@ def run_phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
                    "the model of precision >= 0.5, mm ended optimal at precision 0.65)"
                    if all(p.mergeable for p in analysis.parts()) else "")))
     else:
-        message = (
+        return (
             "the hinge relaxation is infeasible, and the search for a feasible point "
             f"(phase 1) stopped with status {status} at a total violation of {smallest:.4g} "
             "before it found one; raise time_limit / max_iterations, or relax the targets.")
-    return tracker.solution({}, objective=float("nan"), status=status, history=history,
-                            details={"smallest_violation": smallest, "message": message},
-                            advice=message), None
 
 
 def _z_scored(analysis: Analysis) -> bool:
@@ -256,7 +273,7 @@ def tpr_rows_note(analysis: Analysis) -> str:
 def no_start_message(analysis: Analysis, step: ConvexStep) -> str:
     """Why the chain's first step (the hinge relaxation, or ``only_step``) has no solution:
     the message of its ``infeasible`` (or other) status."""
-    if step.status != settings.INFEASIBLE:
+    if step.status not in settings.INFEASIBLE_STATUSES:
         return step.message or ""
     if not any(row.rate_parts for row in analysis.constraints):
         names = "; ".join(f"'{row.name}'" for row in analysis.constraints)

@@ -26,7 +26,7 @@ from .data_columns import check_feature_names, is_pandas, nonfinite_rows, numeri
 from .errors import DataError, SolverError, SpecError, check_flag
 from .kernels import kernel_rows
 from .ramp import checked_width, ramp, ramp_scores, ramp_width
-from .settings import SOLVED_STATUSES
+from .settings import INFEASIBLE_STATUSES, SOLVED_STATUSES
 from .solution import Certificate, Solution, _from_jsonable, _jsonable
 
 __all__ = ["Result", "FeatureScorer", "KernelScorer", "LinearScorer", "features_of"]
@@ -189,7 +189,8 @@ class Result:
     objective : float
         The objective in the user's sense (maximization problems report the maximum).
     status : str
-        "optimal", "infeasible", "iteration_limit", ...
+        "optimal", "infeasible" (proved), "infeasible_inaccurate" (none found, no proof),
+        "iteration_limit", ... (``settings.STATUSES``)
     method : str
         The method that produced the result (``auto`` resolved).
     reasons : list of str
@@ -273,7 +274,7 @@ class Result:
     def _require_model(self) -> Any:
         if not self.has_model:
             why = self.certificate.details.get("limit") if self.certificate else None
-            if self.status == "infeasible":
+            if self.status in INFEASIBLE_STATUSES:
                 hint = "Relax the targets or check them with problem.describe()."
             elif isinstance(why, str) and why:  # a limit's own account of the missing point
                 hint = why[0].upper() + why[1:].rstrip(".") + "."

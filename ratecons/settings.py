@@ -6,16 +6,22 @@ from __future__ import annotations
 OPTIMAL = "optimal"
 OPTIMAL_INACCURATE = "optimal_inaccurate"
 INFEASIBLE = "infeasible"
+#: no feasible point was found and none is proved to be absent: a local search (phase one of the
+#: chain) stalled, or a CVXPY backend's infeasibility certificate was inaccurate
+INFEASIBLE_INACCURATE = "infeasible_inaccurate"
 UNBOUNDED = "unbounded"
 ITERATION_LIMIT = "iteration_limit"
 TIME_LIMIT = "time_limit"
 NUMERICAL_ERROR = "numerical_error"
 #: the one status vocabulary of every Solution and Result; ``optimal`` only when the certificate
 #: proves the requested tolerance (Ctrl-C is not a status: it raises KeyboardInterrupt)
-STATUSES = (OPTIMAL, OPTIMAL_INACCURATE, INFEASIBLE, UNBOUNDED, ITERATION_LIMIT, TIME_LIMIT,
-            NUMERICAL_ERROR)
+STATUSES = (OPTIMAL, OPTIMAL_INACCURATE, INFEASIBLE, INFEASIBLE_INACCURATE, UNBOUNDED,
+            ITERATION_LIMIT, TIME_LIMIT, NUMERICAL_ERROR)
 #: statuses under which a result carries a usable model
 SOLVED_STATUSES = (OPTIMAL, OPTIMAL_INACCURATE, ITERATION_LIMIT, TIME_LIMIT)
+#: statuses of a solve that found no point meeting the constraints: ``infeasible`` with a
+#: certificate that none exists, ``infeasible_inaccurate`` without one
+INFEASIBLE_STATUSES = (INFEASIBLE, INFEASIBLE_INACCURATE)
 #: statuses of a solve stopped by a budget rather than by its tolerance
 LIMIT_STATUSES = (ITERATION_LIMIT, TIME_LIMIT)
 

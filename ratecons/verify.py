@@ -19,7 +19,7 @@ from .display import VerifyDisplay
 from .errors import SpecError, parameter_error
 from .problem import Problem
 from .result import Result
-from .settings import INFEASIBLE, OPTIMAL
+from .settings import INFEASIBLE, INFEASIBLE_STATUSES, OPTIMAL
 
 __all__ = ["VerifyReport", "verify"]
 
@@ -55,8 +55,9 @@ class VerifyReport(VerifyDisplay):
     @property
     def agrees(self) -> bool:
         """Every gap of :attr:`verdict` within ``rtol`` (relative to max(1, |reference|)) and
-        both results feasible; or both ``infeasible``."""
-        if self.result.status == self.reference_result.status == INFEASIBLE:
+        both results feasible; or neither found a feasible point (``infeasible``, or
+        ``infeasible_inaccurate``: :attr:`confirmed` asks for the proof)."""
+        if {self.result.status, self.reference_result.status} <= set(INFEASIBLE_STATUSES):
             return True
         gaps = [self.rows.get(name) for name in self.verdict]
         viol = self.rows.get("max_violation", (0.0, 0.0))

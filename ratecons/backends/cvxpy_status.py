@@ -11,7 +11,7 @@ CVXPY_STATUS = {
     "optimal": settings.OPTIMAL,
     "optimal_inaccurate": settings.OPTIMAL_INACCURATE,
     "infeasible": settings.INFEASIBLE,
-    "infeasible_inaccurate": settings.INFEASIBLE,
+    "infeasible_inaccurate": settings.INFEASIBLE_INACCURATE,
     "unbounded": settings.UNBOUNDED,
     "unbounded_inaccurate": settings.UNBOUNDED,
     "user_limit": settings.ITERATION_LIMIT,

@@ -315,8 +315,9 @@ def _ramp_once(
         program, solve_bound, warm_start)
     if start is None:
         start = _hinge_start(program, solve_bound)
-    relaxed = start.status != settings.INFEASIBLE  # a hinge relaxation's optimum, or phase 1's
-    if start.status == settings.INFEASIBLE:  # phase 1, on the same rows (the linear model's w)
+    # a hinge relaxation's optimum, or phase 1's (on the same rows: the linear model's w)
+    relaxed = start.status not in settings.INFEASIBLE_STATUSES
+    if not relaxed:
         # on the rows themselves: its MM repairs by the exact bias search, whose continuation
         # from a start 1e-4 inside them (the chain's margin) ended uncertified on a 5-rule grid
         # instance of benchmarks.rate_constraints (synthetic, 299 rows, l2 = 1e-2)
@@ -373,7 +374,7 @@ def _run_cvxpy(problem: Problem, form: RateProgram, *, seed: int | None = None,
 def _run_hinge(problem: Problem, form: RateProgram, *, seed: int | None = None,
                callback: Any = None, solver: str | None = None) -> Result:
     solution = _hinge_start(form, lambda p, m, w: solve_bound_cvxpy(p, m, w, solver=solver))
-    if solution.status == settings.INFEASIBLE:
+    if solution.status in settings.INFEASIBLE_STATUSES:
         solution.certificate.details["message"] = (
             "the hinge relaxation (every rate replaced by its hinge upper bound) is infeasible; "
             "method 'cvxpy' searches for a feasible start of the ramp problem instead.")

@@ -210,8 +210,9 @@ def same_anchor_rows(program: RateProgram, result: Result) -> dict[str, Any]:
             ("bound_at_mm_solution", in_force, in_force.bound_masks(result.w, result.b))):
         mine = solve_bound_specialized(prog, masks, epsilon=1e-7)
         ref = solve_bound_cvxpy(prog, masks)
-        if ref.status == settings.INFEASIBLE:  # no value to compare (the hinge relaxation of
-            # a problem phase one starts): agreed when the specialized solver certifies none
+        if ref.status in settings.INFEASIBLE_STATUSES:  # no value to compare (the hinge
+            # relaxation of a problem phase one starts): agreed when the specialized solver
+            # certifies none
             rows[f"{name}_status"] = (mine.status, ref.status)
             rows[f"{name}_rel_gap"] = None if mine.status == settings.OPTIMAL else 0.0
             continue

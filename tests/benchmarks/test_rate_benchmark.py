@@ -19,8 +19,9 @@ CI_GRID = {"adult-sex": (1e-5, 1e-2), "adult-race": (1e-3,), "liver-gender": (1e
 def test_every_ci_size_grid_instance_meets_its_constraints_on_training_data(name):
     """Every deterministic model of the CI-size grid has training slack >= 0 on every
     constraint (status optimal); the only other outcome allowed is no model with status
-    infeasible when no point meeting the ramp constraints was found (diabetes, four and five
-    constraints: no bias of 3000 random directions meets them either)."""
+    infeasible_inaccurate when no point meeting the ramp constraints was found and nothing
+    proves that none exists (diabetes, four and five constraints: no bias of 3000 random
+    directions meets them either, while predictions chosen freely do)."""
     if name in ("liver-gender", "diabetes-age") and not bench.shared_data_present():
         pytest.skip("/work/shared/data is missing")
     models = 0
@@ -29,7 +30,7 @@ def test_every_ci_size_grid_instance_meets_its_constraints_on_training_data(name
         for inst in bench.grid(300, data=(name,), counts=(1, 2, 3, 4, 5), l2s=CI_GRID[name]):
             result = inst.problem.solve(method="auto")
             if not result.has_model:
-                assert result.status == "infeasible", inst.name
+                assert result.status == "infeasible_inaccurate", inst.name
                 assert "no point satisfying the constraints" in (
                     result.certificate.details["message"]), inst.name
                 continue

@@ -42,20 +42,40 @@ def test_an_infeasible_loss_constraint_is_named_without_rates(diabetes, method):
 
 
 @pytest.mark.parametrize("method", ["structured", "generic"])
-@pytest.mark.parametrize("rows", ["recall and hinge", "recall and positive rate"])
-def test_an_infeasible_rate_constraint_keeps_the_relaxation_message(diabetes, method, rows):
-    """Both chains end ``infeasible`` (phase one finds no point; 0.1-1.1 s each on diabetes),
-    with the relaxation's message."""
-    constraints = {"recall and hinge": [rc.recall(diabetes) >= 0.5,
-                                        rc.hinge_loss(diabetes) <= 0.1],
-                   "recall and positive rate": [rc.recall(diabetes) >= 0.999,
-                                                rc.positive_rate(diabetes) <= 0.01]}[rows]
-    problem = rc.Problem(minimize=rc.logistic_loss(diabetes), subject_to=constraints,
+def test_a_stalled_search_keeps_the_relaxation_message_and_claims_no_proof(diabetes, method):
+    """Recall >= 0.5 with a hinge loss <= 0.1: the rate row alone is within reach of some
+    predictions, so nothing proves the pair infeasible. Both chains end
+    ``infeasible_inaccurate`` (phase one finds no point; 0.1-1.1 s each on diabetes), with the
+    relaxation's message (before: ``infeasible``, which reads as a proof)."""
+    problem = rc.Problem(minimize=rc.logistic_loss(diabetes),
+                         subject_to=[rc.recall(diabetes) >= 0.5, rc.hinge_loss(diabetes) <= 0.1],
                          model=rc.LinearModel(l2=1e-3))
     result = _solve(problem, method)
-    assert result.status == settings.INFEASIBLE and not result.has_model
+    assert result.status == settings.INFEASIBLE_INACCURATE and not result.has_model
     message = result.certificate.details["message"]
     assert "hinge relaxation" in message and "no point satisfying the constraints" in message
+    assert "none is proved absent" in message and "unreachable" not in result.certificate.details
+
+
+@pytest.mark.parametrize("method", ["structured", "generic", "mm", "cvxpy"])
+def test_rate_targets_no_predictions_meet_are_proved_infeasible(diabetes, method):
+    """Recall >= 0.999 with a positive rate <= 0.01 (diabetes: 35% positives): no predictions
+    at all meet both, and every method says ``infeasible`` with the certificate (the rows'
+    multipliers, the least violation), without a search."""
+    problem = rc.Problem(minimize=rc.logistic_loss(diabetes) if method in (
+        "structured", "generic") else rc.error_rate(diabetes),
+        subject_to=[rc.recall(diabetes) >= 0.999, rc.positive_rate(diabetes) <= 0.01],
+        model=rc.LinearModel(l2=1e-3))
+    result = _solve(problem, method)
+    assert result.status == settings.INFEASIBLE and not result.has_model
+    proof = result.certificate.details["unreachable"]
+    share = float(np.mean(diabetes.y == 1))
+    # recall >= 0.999 needs a positive rate >= 0.999 share: y = (share, 1) / (1 + share) weighs
+    # the two rows to the least violation (0.999 share - 0.01) / (1 + share)
+    assert proof["violation"] == pytest.approx((0.999 * share - 0.01) / (1 + share), rel=1e-6)
+    assert sorted(proof["multipliers"].values()) == pytest.approx(
+        sorted([share / (1 + share), 1 / (1 + share)]), rel=1e-6)
+    assert "no classifier meets" in result.certificate.details["message"]
 
 
 def test_a_tpr_floor_beyond_its_surrogate_does_not_claim_exactness():
@@ -95,7 +115,7 @@ def test_a_tpr_floor_under_a_rate_objective_says_the_same(diabetes):
 
 def test_a_phase_one_that_finds_no_point_says_it_is_no_proof():
     """Raw Pima features, logistic loss with recall >= 0.85 and positive rate <= 0.5: phase
-    one stalls (total ramp violation 0.0087) and the status is infeasible, though the
+    one stalls (total ramp violation 0.0087) and the status is infeasible_inaccurate, though the
     standardized data (the same linear models) solve optimal with 'structured'. The message
     said the targets were "likely out of reach"; it says the status is no proof now, and what
     to try."""
@@ -105,6 +125,6 @@ def test_a_phase_one_that_finds_no_point_says_it_is_no_proof():
     problem = rc.Problem(minimize=rc.logistic_loss(raw), model=rc.LinearModel(l2=1e-3),
                          subject_to=[rc.recall(raw) >= 0.85, rc.positive_rate(raw) <= 0.5])
     result = _solve(problem, "structured")
-    assert result.status == settings.INFEASIBLE
+    assert result.status == settings.INFEASIBLE_INACCURATE
     message = result.certificate.details["message"]
-    assert "no proof" in message and "Standardized features" in message
+    assert "none is proved absent" in message and "Standardized features" in message

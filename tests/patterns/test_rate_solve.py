@@ -82,8 +82,9 @@ def test_infeasible_problem_reports_status_not_model():
         subject_to=[rc.positive_rate(data) >= 0.9, rc.positive_rate(data) <= 0.1],
     )
     result = problem.solve(method="cvxpy")
-    assert result.status == "infeasible"
-    assert "hinge relaxation" in result.certificate.details["message"]
+    assert result.status == "infeasible"  # proved: no predictions have both rates
+    assert "no classifier meets" in result.certificate.details["message"]
+    assert result.certificate.details["unreachable"]["violation"] == pytest.approx(0.4)
     with pytest.raises(rc.SolverError, match="infeasible"):
         result.predict(data)
 

@@ -1,0 +1,124 @@
+"""Whether any predictions at all meet a problem's rate rows: the proof behind ``infeasible``.
+
+Phase one (:mod:`ratecons.phase_one`) searches for a model whose ramp rows (Problem 2 of the
+dataset-constraints paper) meet their bounds; when the search stalls, its failure proves
+nothing: a better start may find a model. A proof comes from the rows alone. Every rate of a
+linear rate row is a weighted average of predictions over a subset, s_p(D) = sum_{x in D}
+w_x p_x / sum_{x in D} w_x, with p_x = 1[<w, x> - b > 0] in Problem 1 and the randomized
+prediction p_x = sigma(<w, x> - b) of eq. (2)-(3) in Problem 2 (s_n = 1 - s_p). Let every p_x
+take any value in [0, 1], whatever the model: the rows become linear in p, and if no p in the
+box meets them, no model (linear, kernel, randomized) does.
+
+Examples that lie in the same subsets act alike, so the LP has one column per cell of the
+subsets' overlap (v_c = sum_{x in c} w_x p_x in [0, W_c]), not one per example:
+
+    minimize t  subject to  G v - rhs <= t 1,  0 <= v <= W,
+
+with ``G`` the rows' coefficients of the cells and ``rhs`` their bounds less their constants.
+Its optimum t* > 0 is the least violation of the rows' largest any predictions reach. The
+certificate is a vector y >= 0 over the rows with sum 1 (HiGHS's row duals) for which
+
+    min_{0 <= v <= W} y^T (G v - rhs) = sum_c W_c min(0, (G^T y)_c) - y^T rhs > 0,
+
+checked here in NumPy (Farkas's lemma for the box): every choice of predictions violates the
+y-weighted rows, hence some row, by at least that much. Only rows whose every part is a linear
+rate expression take part (a subset of the constraints that no prediction meets already
+proves the whole problem infeasible); losses, TPR@K and worst-case rates are left out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from .backends.highs import solve_lp
+from .canonical.matrix_lp import MatrixLP
+from .expr.analysis import Analysis
+from .settings import FEASIBILITY_TOL, OPTIMAL
+
+__all__ = ["Unreachable", "unreachable_rows"]
+
+
+@dataclass(frozen=True)
+class Unreachable:
+    """A proof that no predictions meet some rate rows.
+
+    Attributes
+    ----------
+    violation : float
+        The certified least violation: every choice of predictions in [0, 1] violates one of
+        the rows by at least this much (in the rows' own units, rates).
+    multipliers : dict of str to float
+        y, by row name: the rows whose weighted sum no prediction meets (nonzero entries only).
+    """
+
+    violation: float
+    multipliers: dict[str, float]
+
+    def message(self) -> str:
+        rows = " and ".join(f"'{name}'" for name in self.multipliers)
+        return (f"no classifier meets {rows} together: even predictions chosen freely for each "
+                "example (randomized ones included) miss one of them by at least "
+                f"{self.violation:.4g} (a Farkas certificate over the rates, "
+                "details['unreachable']). Relax a target; problem.describe() lists them.")
+
+
+def unreachable_rows(analysis: Analysis) -> Unreachable | None:
+    """The proof that no predictions meet the problem's linear rate rows (module docstring),
+    or None when some do (or no row is a linear rate row)."""
+    names, coefficients, rhs = [], [], []
+    for row, (terms, constant, bound) in zip(analysis.constraints, analysis.rate_rows()[1:]):
+        if not terms or not all(part.mergeable for _, part in row.parts):
+            continue
+        names.append(row.name)
+        coefficients.append(terms)
+        rhs.append(bound - row.constant - constant)
+    if not names:
+        return None
+    G, W = _cell_columns(coefficients)
+    m, cells = G.shape
+    lp = MatrixLP(c=np.r_[np.zeros(cells), 1.0],
+                  A=sp.hstack([sp.csr_matrix(G), -np.ones((m, 1))]),
+                  row_lower=np.full(m, -np.inf), row_upper=np.asarray(rhs),
+                  col_lower=np.r_[np.zeros(cells), -np.inf], col_upper=np.r_[W, np.inf])
+    answer = solve_lp(lp, budgeted=False)
+    if answer.status != OPTIMAL or answer.objective <= FEASIBILITY_TOL:
+        return None
+    y = np.maximum(-answer.row_dual, 0.0)
+    if not y.sum() > 0:
+        return None
+    y /= y.sum()
+    violation = float(W @ np.minimum(G.T @ y, 0.0) - y @ np.asarray(rhs))
+    if violation <= FEASIBILITY_TOL:
+        return None
+    return Unreachable(violation, {n: float(v) for n, v in zip(names, y) if v > 0})
+
+
+def _cell_columns(rows: list[dict]) -> tuple[np.ndarray, np.ndarray]:
+    """(G, W): each cell's coefficients in the rows (rows x cells) and its total weight. A
+    cell is a set of examples of one dataset in the same subsets of the rows' rates."""
+    subsets: dict = {}
+    for terms in rows:
+        for key, (subset, _) in terms.items():
+            subsets.setdefault(key, subset)
+    by_data: dict[int, list] = {}
+    for key, subset in subsets.items():
+        by_data.setdefault(id(subset.data), []).append(key)
+    columns, totals = [], []
+    for keys in by_data.values():
+        data = subsets[keys[0]].data
+        weights = np.ones(data.n) if data.weights is None else np.asarray(data.weights, float)
+        member = np.zeros((data.n, len(keys)), dtype=bool)
+        for j, key in enumerate(keys):
+            member[subsets[key].index, j] = True
+        cells, cell_of = np.unique(member, axis=0, return_inverse=True)
+        W = np.bincount(cell_of.ravel(), weights=weights, minlength=len(cells))
+        # per unit of cell weight, row r gains sum over the cell's subsets of coef / |subset|
+        per_weight = np.array([[terms[key][1] / subsets[key].size if key in terms else 0.0
+                                for key in keys] for terms in rows])
+        inside = cells.any(axis=1) & (W > 0)
+        columns.append((per_weight @ cells.T.astype(float))[:, inside])
+        totals.append(W[inside])
+    return np.hstack(columns), np.concatenate(totals)

@@ -1,0 +1,94 @@
+"""The proof behind ``infeasible`` for rate rows (:mod:`ratecons.prediction_lp`): no predictions
+in [0, 1] meet the rows.
+
+Properties, on random weighted data with two groups and random rows (rates, a fairness ratio,
+an error rate), bounds drawn around the values of a random set of predictions p0:
+- sound: when a proof is given, every set of deterministic predictions (the p0 and random
+  others) misses some row by at least the certified violation;
+- no false proof: when p0 meets every row, no proof is given;
+and proofs are given (the property is not vacuous).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ratecons as rc
+from ratecons.prediction_lp import unreachable_rows
+
+#: the certified violation is exact arithmetic on the LP's multipliers, checked to rounding
+ROUNDING = 1e-9
+
+
+def _rows(D: rc.Dataset, kind: int) -> list:
+    a, b = D.group("g", "a"), D.group("g", "b")
+    return [rc.recall(D), rc.false_positive_rate(a),
+            rc.positive_rate(a) - 0.8 * rc.positive_rate(b), rc.error_rate(b),
+            rc.positive_rate(D), rc.true_positive_rate(b)][kind::2]
+
+
+class _Predicts:
+    """A scorer whose deterministic predictions on the problem's one dataset are ``p``."""
+
+    ramp_width = 1.0
+
+    def __init__(self, p: np.ndarray) -> None:
+        self.z = 2.0 * p - 1.0
+
+    def decision_function(self, X) -> np.ndarray:
+        return self.z
+
+
+def _case(seed: int, n: int, kind: int, weighted: bool, slack: float, band: bool):
+    """(analysis, proof, p0, rng): the rows of ``kind`` at p0's values moved by ``slack`` (< 0:
+    p0 misses them), each bounded above or below at random (``band``: the first on both sides),
+    within the values each row can take."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    g = np.where(rng.random(n) < 0.5, "a", "b")
+    g[[0, 1]], g[[2, 3]] = "a", "b"
+    y[:4] = (0, 1, 0, 1)  # each group has both labels
+    weights = rng.integers(1, 4, n).astype(float) if weighted else None
+    p0 = rng.integers(0, 2, n).astype(float)
+    D = rc.Dataset(np.zeros((n, 1)), y, groups={"g": g}, weights=weights, name="d")
+    exprs = _rows(D, kind)
+    values = [e.value(_Predicts(p0)) for e in exprs]
+    signs = list(rng.choice([-1.0, 1.0], len(exprs)))
+    if band:
+        exprs, values, signs = [exprs[0], *exprs], [values[0], *values], [-signs[0], *signs]
+    constraints = [e <= float(np.clip(v + slack, *e.range)) if s > 0
+                   else e >= float(np.clip(v - slack, *e.range))
+                   for e, v, s in zip(exprs, values, signs)]
+    analysis = rc.Problem(minimize=rc.error_rate(D), subject_to=constraints).analysis
+    return analysis, unreachable_rows(analysis), p0, rng
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(8, 60), kind=st.integers(0, 1),
+       weighted=st.booleans(), slack=st.floats(-0.3, 0.05), band=st.booleans())
+def test_a_proof_holds_for_every_prediction_and_none_is_given_when_p0_meets_the_rows(
+        seed, n, kind, weighted, slack, band):
+    analysis, proof, p0, rng = _case(seed, n, kind, weighted, slack, band)
+    if _missed(analysis, p0) <= 0:
+        assert proof is None  # p0 meets every row
+        return
+    if proof is None:
+        return
+    assert proof.violation > 0 and abs(sum(proof.multipliers.values()) - 1.0) <= 1e-9
+    for p in [p0, *rng.integers(0, 2, (30, n)).astype(float)]:
+        assert _missed(analysis, p) >= proof.violation - ROUNDING
+
+
+def test_both_answers_occur_on_the_cases_above():
+    """The property above is not vacuous: on 40 cases with p0 missing its rows, some are
+    proved unreachable and some are not (other predictions meet them)."""
+    proofs = [_case(seed, 40, seed % 2, seed % 3 == 0, -0.15, seed % 4 == 0)[1]
+              for seed in range(40)]
+    assert 5 <= sum(p is not None for p in proofs) <= 35
+
+
+def _missed(analysis, p: np.ndarray) -> float:
+    """The largest amount by which the predictions ``p`` miss a row (<= 0: all met)."""
+    return max(row.value(_Predicts(p), "exact") - row.bound for row in analysis.constraints)
