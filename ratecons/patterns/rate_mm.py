@@ -208,14 +208,17 @@ def same_anchor_rows(program: RateProgram, result: Result) -> dict[str, Any]:
     for name, prog, masks in (
             ("hinge_relaxation", program, program.bound_masks()),
             ("bound_at_mm_solution", in_force, in_force.bound_masks(result.w, result.b))):
-        mine = solve_bound_specialized(prog, masks, epsilon=1e-7)
         ref = solve_bound_cvxpy(prog, masks)
         if ref.status in settings.INFEASIBLE_STATUSES:  # no value to compare (the hinge
             # relaxation of a problem phase one starts): agreed when the specialized solver
-            # certifies none
+            # certifies none, at the gap of mm's own first bound, 1e-3 (at 1e-5 or 1e-7 its
+            # cutting plane chased the unbounded dual for 15 s on 300 diabetes rows, to the
+            # same status, against 0.6 s)
+            mine = solve_bound_specialized(prog, masks, epsilon=1e-3)
             rows[f"{name}_status"] = (mine.status, ref.status)
             rows[f"{name}_rel_gap"] = None if mine.status == settings.OPTIMAL else 0.0
             continue
+        mine = solve_bound_specialized(prog, masks, epsilon=1e-7)
         rows[f"{name}_objective"] = (mine.objective, ref.objective)
         if np.isfinite(mine.objective) and np.isfinite(ref.objective):
             rows[f"{name}_rel_gap"] = abs(mine.objective - ref.objective) / max(

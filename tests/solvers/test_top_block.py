@@ -43,21 +43,22 @@ def _objective(data: rc.Dataset, formulation: str, surrogate: str):
 def test_exact_blocks_match_the_reference_and_primal_ipm(formulation, surrogate, l2):
     """3000 x 10, 40% positives (the shape on which the pairwise steps stalled at a 1e-3 gap):
     optimal with a certified gap <= 1e-6, the objective of the CVXPY reference and of
-    primal_ipm (dual_qp for Pat&Mat with the quadratic hinge) to 1e-6 relative to (3), the
-    dual feasible after every block, and the decomposition exercised (working sets smaller
-    than m)."""
+    primal_ipm (where it applies) to 1e-6 relative to (3), the dual feasible after every block,
+    and the decomposition exercised (working sets smaller than m)."""
     data = _shifted(3000, 10, 0.40, seed=4)
     problem = rc.Problem(maximize=_objective(data, formulation, surrogate),
                          model=rc.LinearModel(l2=l2))
     res = problem.solve("dual_ca", working_set_size=200, check_feasibility=True)
     ref = problem.solve("cvxpy")
-    # primal_ipm does not cover Pat&Mat with the quadratic hinge; the exact dual QP does
-    ipm = problem.solve("dual_qp" if formulation == "pat&mat" else "primal_ipm")
-    assert res.status == ref.status == ipm.status == "optimal"
+    # primal_ipm does not cover Pat&Mat with the quadratic hinge; the exact dual QP, which
+    # does, takes 16 s over these 3,000 points (its m x m Gram) and is checked against the
+    # reference on smaller ones (test_top_dual.py)
+    others = [ref] if formulation == "pat&mat" else [ref, problem.solve("primal_ipm")]
+    assert res.status == "optimal" and all(o.status == "optimal" for o in others)
     eq3 = ref.certificate.details["eq3_value"]
     assert eq3 < 0.99 * problem.canonical().objective_at_zero()  # not the trivial w = 0
     assert res.certificate.details["relative_gap"] <= 1e-6
-    for other in (ref, ipm):
+    for other in others:
         assert abs(res.objective - other.objective) <= 1e-6 * eq3
     form = problem.canonical()
     assert res.certificate.details["max_violation_any_step"] <= 1e-9 * form.C
