@@ -222,7 +222,7 @@ class WorkerScores:
         """``error``, ``accuracy`` and ``positive_rate`` of the predictions 1[f(x) > 0],
         weighted by the dataset's example weights (one pass)."""
         sums = computed(per_partition(_classification_sums, 4, self.s, self.labels,
-                                      *self.weight_column()).sum(axis=0))
+                                      *self.weight_column())).sum(axis=0)
         error = float(sums[0] / sums[2])
         return {"error": error, "accuracy": 1.0 - error,
                 "positive_rate": float(sums[1] / sums[2]), "positives": float(sums[3])}
@@ -277,7 +277,7 @@ class WorkerScores:
         """(1/n_+) #{positives scored above t} (one pass; a tie as
         :func:`ratecons.thresholds.above_threshold` counts it for ``among``)."""
         above, tied_pos, tied_neg, total = computed(per_partition(
-            _positives_above, 4, self.s, self.labels, t=t).sum(axis=0), features=False)
+            _positives_above, 4, self.s, self.labels, t=t), features=False).sum(axis=0)
         hits = above + (tied_pos if among == "all" and tied_neg == 0 else 0.0)
         return float(hits / total)
 
@@ -330,8 +330,8 @@ class WorkerScores:
         t = (self.top_k_threshold(int(part.k), part.among != "all")
              if part.family == "toppushk" else self.surrogate_quantile(part))
         total, positives = computed(per_partition(_surrogate_sums, 2, self.s, self.labels,
-                                                  t=t, which=part.surrogate).sum(axis=0),
-                                    features=False)
+                                                  t=t, which=part.surrogate),
+                                    features=False).sum(axis=0)
         return 1.0 - float(total / positives)
 
     # ------------------------------------------------------------------ rows of a report
@@ -349,8 +349,8 @@ class WorkerScores:
         C = self.sent_once(("rates", *map(id, exprs)), tuple(exprs), lambda: np.column_stack(
             [self.coefficients(list(e.terms.values())) for e in exprs]))
         sums = computed(per_partition(_rate_values, 2 * len(exprs), self.s, C,
-                                      unit=ramp_width(self.scorer)).sum(axis=0),
-                        features=False)
+                                      unit=ramp_width(self.scorer)),
+                        features=False).sum(axis=0)
         constants = np.array([e.constant for e in exprs])
         return np.column_stack([constants + sums[: len(exprs)], constants + sums[len(exprs):]])
 
@@ -361,8 +361,8 @@ class WorkerScores:
         C = self.sent_once(("loss", id(part.subset)), (part.subset,),
                            lambda: self.coefficients([(part.subset, 1.0)])[:, None])
         return float(computed(per_partition(_loss_values, 1, self.s, self.labels, C,
-                                            loss=part.loss, scale=part.scale).sum(axis=0),
-                              features=False)[0])
+                                            loss=part.loss, scale=part.scale),
+                              features=False).sum(axis=0)[0])
 
     def evaluation(self) -> WorkerEvaluation:
         """A :class:`WorkerEvaluation` of rows and rates that starts from these scores."""
@@ -375,7 +375,7 @@ class WorkerScores:
         parts = per_partition(_level_block, 8 * levels, self.s, self.column(y),
                               self.column(np.asarray(codes, dtype=np.int64)),
                               *self.weight_column(), sums=fn, levels=levels)
-        return computed(parts.sum(axis=0), features=False).reshape(8, levels)
+        return computed(parts, features=False).sum(axis=0).reshape(8, levels)
 
 
 def _level_block(s: np.ndarray, y: np.ndarray, codes: np.ndarray, *weights: np.ndarray,

@@ -107,8 +107,8 @@ def _conditional(state: Any, part: Any, base: RateValues, tol: float = 1e-9,
         lam = lo + tol
         values = base.shifted(lam)
         rule, summ = summarized_rule(state, values, phi, rho)
-        sums = computed(per_partition(_step_sums, 4, state, values=values, rule=rule)
-                        .sum(axis=0))
+        sums = computed(per_partition(_step_sums, 4, state, values=values,
+                                      rule=rule)).sum(axis=0)
         evaluations += 1
         mass = sums[0] / sums[2]
         dual = rule.dual_value(summ.n, sums[2], sums[3], rho)  # F(lam) <= dual

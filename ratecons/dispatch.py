@@ -15,7 +15,7 @@ import time
 import warnings
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -263,11 +263,13 @@ def run_method(
         ladder = method == "auto" and not set(options) - {"time_limit"}
         first = problem.pattern.ladder_options(problem, spec.name) if ladder else {}
         # on the ladder each run's warnings wait for the outcome of the next one
+        proved = unreachable_result(problem, spec.name)  # rates no predictions meet
         with (warnings.catch_warnings(record=True) if ladder else nullcontext([])) as held:
-            result = spec.run(problem, _form_for(problem, spec.name), seed=seed,
-                              callback=progress, **options, **first)
+            result = proved or spec.run(problem, _form_for(problem, spec.name), seed=seed,
+                                        callback=progress, **options, **first)
         runs = [result]
-        while ladder and result.status != settings.OPTIMAL and not active().expired() and (
+        while ladder and not proved and result.status != settings.OPTIMAL and not active(
+                ).expired() and (
                 nxt := problem.pattern.fallback(problem, runs)) is not None:
             with warnings.catch_warnings(record=True) as caught:
                 run = problem.pattern.methods()[nxt.method].run(
@@ -288,6 +290,22 @@ def run_method(
     result = finish(result, solve_limits)
     result.solve_time = time.perf_counter() - start
     return result
+
+
+def unreachable_result(problem: Any, method: str) -> Result | None:
+    """The ``infeasible`` Result of a problem whose linear rate rows no predictions meet
+    (:func:`ratecons.prediction_lp.unreachable_rows`: every method, the kernel chain's too,
+    ends here before it solves anything), or None."""
+    from .prediction_lp import unreachable_rows  # the solver modules load on first solve
+    from .result import Result
+    from .solvers.tracker import no_point
+
+    proof = None if problem.analysis is None else unreachable_rows(problem.analysis)
+    if proof is None:
+        return None
+    return Result(problem, method, no_point(
+        settings.INFEASIBLE, solver="prediction LP",
+        details={"unreachable": asdict(proof), "message": proof.message()}))
 
 
 def _check_solve_arguments(seed: Any, callback: Any, verbose: Any) -> None:

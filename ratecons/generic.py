@@ -99,7 +99,7 @@ from .chain_points import (
 from .chain_scale import chain_at_loss_scale
 from .expr.analysis import Analysis
 from .patterns.pattern import MethodSpec
-from .phase_one import ElasticSolver, cvxpy_elastic, no_start_message, run_phase_one
+from .phase_one import ElasticSolver, cvxpy_elastic, no_start, run_phase_one
 from .reductions.kernelize import (
     MAX_EXACT_KERNEL_POINTS,
     FeatureMap,
@@ -219,8 +219,7 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
         # could not be solved: search for a feasible start
         after = step.status
         found, feasible = run_phase_one(analysis, fmap, psi, run.elastic, bounds,
-                                        settings.PHASE1_MAX_ITERATIONS, callback,
-                                        kept=run.kept)
+                                        settings.PHASE1_MAX_ITERATIONS, callback, kept=run.kept)
         run.history += found.history
         if feasible is None:
             return run.finish(found.status, None, dict(found.certificate.details))
@@ -228,7 +227,8 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
         phase1 = {"phase1_iterations": found.certificate.details["phase1_iterations"],
                   "phase1_solver": found.solver, "phase1_after": after}
     if step.status not in settings.SOLVED_STATUSES:
-        return run.finish(step.status, None, {"message": no_start_message(analysis, step)})
+        status, message = no_start(analysis, step)
+        return run.finish(status, None, {"message": message})
     if sampled is None:
         _, scores, table = run.point_of(step, step_scores(psi, step))
     value = surrogate_objective(analysis, table, step.w)

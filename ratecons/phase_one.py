@@ -4,12 +4,12 @@ elastic problem. Its steps come from an :class:`ElasticSolver`: the CVXPY elasti
 (:func:`cvxpy_elastic`, CLARABEL) or the structured one
 (:func:`ratecons.structured_phase_one.structured_elastic_step`); the solver also says how far
 inside the rows the start must lie (an interior point method's MM steps need an interior).
-:func:`no_start_message` says why the chain's first step has no point, when none follows."""
+:func:`no_start` says why the chain's first step has no point, when none follows."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,14 +26,14 @@ from .chain_points import (
 )
 from .dask_types import is_dask
 from .expr.analysis import Analysis
-from .prediction_lp import unreachable_rows
+from .prediction_lp import free_predictions_meet
 from .reductions.kernelize import MAX_EXACT_KERNEL_POINTS, FeatureMap, kernelized
 from .reductions.to_cvxpy import ConvexStep, pick_solver, solve_step
 from .settings import FEASIBILITY_TOL
 from .solution import Solution
 from .solvers.tracker import Tracker
 
-__all__ = ["ElasticSolver", "cvxpy_elastic", "find_feasible_start", "no_start_message",
+__all__ = ["ElasticSolver", "cvxpy_elastic", "find_feasible_start", "no_start",
            "run_phase_one", "tpr_rows_note"]
 
 
@@ -142,11 +142,6 @@ def run_phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
         return elastic.solve(psi, anchor, target, penalty)
 
     tracker = Tracker("phase1")
-    proof = unreachable_rows(analysis)
-    if proof is not None:  # no search: no predictions at all meet the rows
-        details = {"unreachable": asdict(proof), "message": proof.message()}
-        return tracker.solution({}, objective=float("nan"), status=settings.INFEASIBLE,
-                                details=details, advice=proof.message()), None
     step = solve(anchor)
     best, smallest, last = np.inf, np.inf, np.inf
     nearest = (0, step)  # (iteration, step) of the smallest violation without the margin
@@ -221,9 +216,8 @@ def _no_point_message(analysis: Analysis, status: str, smallest: float) -> str:
                "The targets may be out of reach (relax them), or this local search missed a "
                "feasible region" + (
                    " (predictions chosen freely for each example meet the rate targets, so "
-                   "the model class or this search is the limit). " if any(
-                       all(p.mergeable for _, p in row.parts) for row in analysis.constraints)
-                   else ". ") + (
+                   "the model class or this search is the limit). "
+                   if free_predictions_meet(analysis) else ". ") + (
                    "Another method may find one." if _z_scored(analysis) else
                    "Standardized features (a linear model meets the same rates at any feature "
                    "scale) or another method may find one: on raw Pima features, logistic loss "
@@ -270,19 +264,26 @@ def tpr_rows_note(analysis: Analysis) -> str:
             "exist: lower the target, or make the TPR the objective")
 
 
-def no_start_message(analysis: Analysis, step: ConvexStep) -> str:
-    """Why the chain's first step (the hinge relaxation, or ``only_step``) has no solution:
-    the message of its ``infeasible`` (or other) status."""
+def no_start(analysis: Analysis, step: ConvexStep) -> tuple[str, str]:
+    """The status and message of a chain whose first step (the hinge relaxation, or
+    ``only_step``) has no solution. An infeasible step proves the problem infeasible only
+    when every constraint is convex in the model (none replaced by a surrogate): then
+    ``infeasible``; a relaxation's (rates by their hinge bounds, TPR rows by their concave
+    lower bounds) is no proof: ``infeasible_inaccurate``."""
     if step.status not in settings.INFEASIBLE_STATUSES:
-        return step.message or ""
+        return step.status, step.message or ""
     if not any(row.rate_parts for row in analysis.constraints):
         names = "; ".join(f"'{row.name}'" for row in analysis.constraints)
         if tpr_rows_note(analysis):
-            return f"no model meets {names} as the chain states it: {tpr_rows_note(analysis)}."
-        return ("no model meets the constraints together on the training data: " + names
-                + ". Every constraint is convex in the model (none is replaced by a "
-                "surrogate), so this is exact: loosen a bound (a loss is never below 0), "
-                "drop a constraint, or check them with problem.describe().")
-    return ("the hinge relaxation (every rate replaced by its hinge upper bound) is "
-            "infeasible: the targets are out of reach of the convex relaxation. "
-            "Relax the constraints, or check them with problem.describe().")
+            return settings.INFEASIBLE_INACCURATE, (
+                f"no model meets {names} as the chain states it: {tpr_rows_note(analysis)}.")
+        return step.status, (
+            "no model meets the constraints together on the training data: " + names
+            + ". Every constraint is convex in the model (none is replaced by a "
+            "surrogate), so this is exact: loosen a bound (a loss is never below 0), "
+            "drop a constraint, or check them with problem.describe().")
+    return settings.INFEASIBLE_INACCURATE, (
+        "the hinge relaxation (every rate replaced by its hinge upper bound) is infeasible: "
+        "the targets are out of reach of the convex relaxation, which proves nothing of the "
+        "problem itself (method='auto' or 'structured' search for a feasible start). Relax "
+        "the constraints, or check them with problem.describe().")

@@ -29,16 +29,18 @@ proves the whole problem infeasible); losses, TPR@K and worst-case rates are lef
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from .backends.highs import solve_lp
 from .canonical.matrix_lp import MatrixLP
+from .dask_types import is_dask
 from .expr.analysis import Analysis
 from .settings import FEASIBILITY_TOL, OPTIMAL
 
-__all__ = ["Unreachable", "unreachable_rows"]
+__all__ = ["Unreachable", "free_predictions_meet", "unreachable_rows"]
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,8 @@ class Unreachable:
     ----------
     violation : float
         The certified least violation: every choice of predictions in [0, 1] violates one of
-        the rows by at least this much (in the rows' own units, rates).
+        the rows by at least this much (in the rows' own units: rates, or counts for rows in
+        counts, which the multipliers mix).
     multipliers : dict of str to float
         y, by row name: the rows whose weighted sum no prediction meets (nonzero entries only).
     """
@@ -68,6 +71,26 @@ class Unreachable:
 def unreachable_rows(analysis: Analysis) -> Unreachable | None:
     """The proof that no predictions meet the problem's linear rate rows (module docstring),
     or None when some do (or no row is a linear rate row)."""
+    lp = _least_violation(analysis)
+    if lp is None or lp[0] <= FEASIBILITY_TOL:
+        return None
+    _, y, names, G, W, rhs = lp
+    violation = float(W @ np.minimum(G.T @ y, 0.0) - y @ rhs)
+    if violation <= FEASIBILITY_TOL:
+        return None
+    return Unreachable(violation, {n: float(v) for n, v in zip(names, y) if v > 0})
+
+
+def free_predictions_meet(analysis: Analysis) -> bool:
+    """Whether some predictions in [0, 1] meet every linear rate row (False when there is no
+    such row, or the LP was not solved)."""
+    lp = _least_violation(analysis)
+    return lp is not None and lp[0] <= FEASIBILITY_TOL
+
+
+def _least_violation(analysis: Analysis) -> tuple | None:
+    """(t*, y, row names, G, W, rhs) of the LP over the cells (module docstring), y the row
+    multipliers normalized to sum 1; None without linear rate rows or an optimal LP."""
     names, coefficients, rhs = [], [], []
     for row, (terms, constant, bound) in zip(analysis.constraints, analysis.rate_rows()[1:]):
         if not terms or not all(part.mergeable for _, part in row.parts):
@@ -84,30 +107,30 @@ def unreachable_rows(analysis: Analysis) -> Unreachable | None:
                   row_lower=np.full(m, -np.inf), row_upper=np.asarray(rhs),
                   col_lower=np.r_[np.zeros(cells), -np.inf], col_upper=np.r_[W, np.inf])
     answer = solve_lp(lp, budgeted=False)
-    if answer.status != OPTIMAL or answer.objective <= FEASIBILITY_TOL:
-        return None
     y = np.maximum(-answer.row_dual, 0.0)
-    if not y.sum() > 0:
+    if answer.status != OPTIMAL or not y.sum() > 0:
         return None
-    y /= y.sum()
-    violation = float(W @ np.minimum(G.T @ y, 0.0) - y @ np.asarray(rhs))
-    if violation <= FEASIBILITY_TOL:
-        return None
-    return Unreachable(violation, {n: float(v) for n, v in zip(names, y) if v > 0})
+    return answer.objective, y / y.sum(), names, G, W, np.asarray(rhs)
 
 
 def _cell_columns(rows: list[dict]) -> tuple[np.ndarray, np.ndarray]:
     """(G, W): each cell's coefficients in the rows (rows x cells) and its total weight. A
-    cell is a set of examples of one dataset in the same subsets of the rows' rates."""
+    cell is a set of examples of one dataset in the same subsets of the rows' rates; datasets
+    of the same rows (equal features and weights: ``D`` and ``D.with_baseline(...)``) are one,
+    since a model predicts the same on the same features."""
     subsets: dict = {}
     for terms in rows:
         for key, (subset, _) in terms.items():
             subsets.setdefault(key, subset)
-    by_data: dict[int, list] = {}
+    same: list = []  # one dataset of each set of the same rows
+    by_rows: dict[int, list] = {}
     for key, subset in subsets.items():
-        by_data.setdefault(id(subset.data), []).append(key)
+        data = next((d for d in same if _same_rows(d, subset.data)), None)
+        if data is None:
+            same.append(data := subset.data)
+        by_rows.setdefault(id(data), []).append(key)
     columns, totals = [], []
-    for keys in by_data.values():
+    for keys in by_rows.values():
         data = subsets[keys[0]].data
         weights = np.ones(data.n) if data.weights is None else np.asarray(data.weights, float)
         member = np.zeros((data.n, len(keys)), dtype=bool)
@@ -122,3 +145,19 @@ def _cell_columns(rows: list[dict]) -> tuple[np.ndarray, np.ndarray]:
         columns.append((per_weight @ cells.T.astype(float))[:, inside])
         totals.append(W[inside])
     return np.hstack(columns), np.concatenate(totals)
+
+
+def _same_rows(a: Any, b: Any) -> bool:
+    """Whether two datasets hold the same examples in the same order: equal features (in
+    memory) and equal weights."""
+    if a is b:
+        return True
+    if a.n != b.n or (a.weights is None) != (b.weights is None) or (
+            a.weights is not None and not np.array_equal(a.weights, b.weights)):
+        return False
+    X, Z = a.X, b.X
+    if X is Z:
+        return True
+    if is_dask(X) or is_dask(Z) or X.shape != Z.shape or sp.issparse(X) != sp.issparse(Z):
+        return False
+    return (X != Z).nnz == 0 if sp.issparse(X) else bool(np.array_equal(X, Z))

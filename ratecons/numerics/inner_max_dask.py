@@ -146,7 +146,10 @@ def per_partition(fn: Any, width: int, *args: Any, **kwargs: Any) -> Any:
 
 
 def computed(array: Any, features: bool = False) -> np.ndarray:
-    """``array`` computed: one pass over the persisted margins (or over the features)."""
+    """``array`` computed: one pass over the persisted margins (or over the features). A
+    :func:`per_partition` array of a few numbers per partition is summed here, on the client
+    (``computed(parts).sum(axis=0)``): a Dask ``.sum`` adds its tree of tasks to each pass
+    (26 ms against 20 ms per pass over three partitions on a two-thread LocalCluster)."""
     count_pass(features)
     return np.asarray(array.compute())
 
@@ -416,7 +419,7 @@ def _kl_rule(state: Any, loss: Values, rho: float, summ: LossSummary,
     betas = np.array([beta])
     for _ in range(MAX_DUAL_PASSES):
         sums = computed(per_partition(_kl_sums, 3 * betas.size, state, loss=loss,
-                                       zmax=summ.zmax, betas=betas).sum(axis=0)).reshape(-1, 3)
+                                       zmax=summ.zmax, betas=betas)).sum(axis=0).reshape(-1, 3)
         mean = sums[:, 1] / sums[:, 0]
         var = np.maximum(sums[:, 2] / sums[:, 0] - mean * mean, 0.0)
         f = betas * mean - np.log(sums[:, 0]) + logm
@@ -527,6 +530,6 @@ def robust_value(state: Any, loss: Values, rule: WeightRule, summ: LossSummary) 
         return summ.mean
     if rule.kind == "top":
         return summ.zmax
-    sums = computed(per_partition(_weighted_loss_sums, 2, state, loss=loss, rule=rule)
-                    .sum(axis=0))
+    sums = computed(per_partition(_weighted_loss_sums, 2, state, loss=loss,
+                                  rule=rule)).sum(axis=0)
     return float(sums[0] / sums[1])

@@ -158,7 +158,7 @@ class _Search:
     def points(self, xs: np.ndarray) -> list[_Point]:
         """The six sums at every point: one pass over the margins."""
         out = computed(per_partition(_candidate_sums, 6 * xs.shape[0], self.state,
-                                     loss=self.loss, phi=self.phi, points=xs).sum(axis=0))
+                                     loss=self.loss, phi=self.phi, points=xs)).sum(axis=0)
         return [_Point.of(x, row, self.n, self.rho) for x, row in zip(xs, out.reshape(-1, 6))]
 
     def run(self) -> PhiRule:

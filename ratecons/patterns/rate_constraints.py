@@ -374,10 +374,12 @@ def _run_cvxpy(problem: Problem, form: RateProgram, *, seed: int | None = None,
 def _run_hinge(problem: Problem, form: RateProgram, *, seed: int | None = None,
                callback: Any = None, solver: str | None = None) -> Result:
     solution = _hinge_start(form, lambda p, m, w: solve_bound_cvxpy(p, m, w, solver=solver))
-    if solution.status in settings.INFEASIBLE_STATUSES:
+    if solution.status in settings.INFEASIBLE_STATUSES:  # a relaxation's: no proof
+        solution.status = settings.INFEASIBLE_INACCURATE
         solution.certificate.details["message"] = (
-            "the hinge relaxation (every rate replaced by its hinge upper bound) is infeasible; "
-            "method 'cvxpy' searches for a feasible start of the ramp problem instead.")
+            "the hinge relaxation (every rate replaced by its hinge upper bound) is infeasible, "
+            "which proves nothing of the problem itself; method 'cvxpy' searches for a "
+            "feasible start of the ramp problem instead.")
     if solution.status in settings.SOLVED_STATUSES:
         w, b = solution.primal["w"], float(solution.primal["b"])
         solution.certificate.upper_bound = solution.objective

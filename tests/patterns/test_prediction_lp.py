@@ -12,6 +12,7 @@ and proofs are given (the property is not vacuous).
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -92,3 +93,43 @@ def test_both_answers_occur_on_the_cases_above():
 def _missed(analysis, p: np.ndarray) -> float:
     """The largest amount by which the predictions ``p`` miss a row (<= 0: all met)."""
     return max(row.value(_Predicts(p), "exact") - row.bound for row in analysis.constraints)
+
+
+def _shifted(n: int = 400, seed: int = 0) -> rc.Dataset:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    return rc.Dataset(X, (X[:, 0] + 0.3 * rng.normal(size=n) > 0).astype(int), name="data")
+
+
+def test_every_method_and_model_ends_at_the_proof_before_solving():
+    """A user's check: recall >= 0.95 with a positive rate <= 0.3 (44% positives) under a
+    gaussian kernel model ended ``iteration_limit`` with a model missing both rows under
+    'auto', 'generic' and 'cvxpy' (the kernel chain had no phase one). The proof is asked
+    before any method runs: ``infeasible``, no model, the same certificate everywhere."""
+    D = _shifted()
+    share = float(np.mean(D.y))
+    for model in (rc.LinearModel(l2=1e-3), rc.KernelModel(kernel="gaussian", l2=1e-3)):
+        problem = rc.Problem(minimize=rc.logistic_loss(D), model=model,
+                             subject_to=[rc.recall(D) >= 0.95, rc.positive_rate(D) <= 0.3])
+        for method in ("auto", "generic", "cvxpy", "structured"):
+            result = problem.solve(method)
+            assert result.status == "infeasible" and not result.has_model, (model, method)
+            assert result.certificate.details["unreachable"]["violation"] == pytest.approx(
+                (0.95 * share - 0.3) / (1 + share), rel=1e-9)
+
+
+def test_the_same_rows_in_two_datasets_are_one_set_of_predictions():
+    """A user's check: churn <= 0.05 against a baseline (``D.with_baseline``, a new Dataset
+    of the same rows) with a positive rate on ``D`` at least 0.15 above the baseline's: the
+    LP took the two datasets' rows as different examples, found predictions meeting both and
+    the stalled search said so. Datasets of equal features and weights are one set of rows:
+    ``infeasible`` by a least violation of (0.15 - 0.05) / 2."""
+    D = _shifted()
+    base = (np.asarray(D.X)[:, 1] > 0.4).astype(int)
+    churn = rc.churn_rate(D.with_baseline(base)) <= 0.05
+    proof = unreachable_rows(rc.Problem(minimize=rc.error_rate(D), subject_to=[
+        churn, rc.positive_rate(D) >= base.mean() + 0.15]).analysis)
+    assert proof is not None and proof.violation == pytest.approx(0.05, rel=1e-9)
+    other = rc.Dataset(np.asarray(D.X) + 1.0, D.y, name="other")  # other rows: no proof
+    assert unreachable_rows(rc.Problem(minimize=rc.error_rate(D), subject_to=[
+        rc.positive_rate(D) >= 0.6, rc.positive_rate(other) <= 0.2]).analysis) is None

@@ -164,7 +164,7 @@ def test_verify_mm_where_the_hinge_relaxation_is_infeasible():
     problem = rc.Problem(minimize=rc.error_rate(data), model=rc.LinearModel(l2=1e-3),
                          subject_to=[rc.recall(data) >= 0.9,
                                      rc.false_positive_rate(data) <= 0.35])
-    assert problem.solve("hinge").status == settings.INFEASIBLE
+    assert problem.solve("hinge").status == settings.INFEASIBLE_INACCURATE  # no proof
     report = _verify(problem, "mm")
     assert report.rows["hinge_relaxation_status"][1] == settings.INFEASIBLE
     assert report.rows["hinge_relaxation_rel_gap"] == 0.0

@@ -217,7 +217,7 @@ def test_generic_chain_finds_a_start_when_the_hinge_relaxation_is_infeasible():
     from ratecons.testing import tight_churn_recall_problem
 
     problem = tight_churn_recall_problem(l2=1e-3)
-    assert problem.solve(method="hinge").status == "infeasible"
+    assert problem.solve(method="hinge").status == "infeasible_inaccurate"  # no proof
     events = []
     result = problem.solve(method="generic", callback=events.append)
     assert result.status == "optimal", result.certificate.details.get("message")

@@ -473,7 +473,7 @@ def test_highs_searches_a_feasible_start_where_the_hinge_relaxation_is_infeasibl
                                                                 rc.precision(D) >= 0.6],
                          model=rc.LinearModel(l2=0, l1=1e-2))
     hinge = problem.solve(method="hinge")
-    assert hinge.status == "infeasible"
+    assert hinge.status == "infeasible_inaccurate"  # no proof
     highs, generic = problem.solve(method="highs"), problem.solve(method="generic")
     assert highs.status == generic.status == "optimal"
     assert highs.objective == pytest.approx(generic.objective, rel=1e-6)
