@@ -133,11 +133,8 @@ def _cell_columns(rows: list[dict]) -> tuple[np.ndarray, np.ndarray]:
     for keys in by_rows.values():
         data = subsets[keys[0]].data
         weights = np.ones(data.n) if data.weights is None else np.asarray(data.weights, float)
-        member = np.zeros((data.n, len(keys)), dtype=bool)
-        for j, key in enumerate(keys):
-            member[subsets[key].index, j] = True
-        cells, cell_of = np.unique(member, axis=0, return_inverse=True)
-        W = np.bincount(cell_of.ravel(), weights=weights, minlength=len(cells))
+        cells, cell_of = _cells([subsets[key].index for key in keys], data.n)
+        W = np.bincount(cell_of, weights=weights, minlength=len(cells))
         # per unit of cell weight, row r gains sum over the cell's subsets of coef / |subset|
         per_weight = np.array([[terms[key][1] / subsets[key].size if key in terms else 0.0
                                 for key in keys] for terms in rows])
@@ -145,6 +142,22 @@ def _cell_columns(rows: list[dict]) -> tuple[np.ndarray, np.ndarray]:
         columns.append((per_weight @ cells.T.astype(float))[:, inside])
         totals.append(W[inside])
     return np.hstack(columns), np.concatenate(totals)
+
+
+def _cells(indices: list[np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(cells x subsets membership, each example's cell) of ``n`` examples in the subsets
+    of rows ``indices``: the examples' membership bits packed in integers (62 subsets a word),
+    whose distinct values are the cells (np.unique over a bool matrix took 0.8 s on 400,000
+    rows and 11 subsets)."""
+    codes = np.zeros((n, (len(indices) + 61) // 62), dtype=np.int64)
+    for j, index in enumerate(indices):
+        codes[index, j // 62] |= np.int64(1) << (j % 62)
+    distinct, cell_of = np.unique(codes, axis=0, return_inverse=True) if codes.shape[1] > 1 \
+        else np.unique(codes[:, 0], return_inverse=True)
+    distinct = distinct.reshape(len(distinct), -1)
+    j = np.arange(len(indices))
+    member = (distinct[:, j // 62] >> (j % 62)) & 1
+    return member.astype(bool), cell_of.ravel()
 
 
 def _same_rows(a: Any, b: Any) -> bool:

@@ -133,3 +133,17 @@ def test_the_same_rows_in_two_datasets_are_one_set_of_predictions():
     other = rc.Dataset(np.asarray(D.X) + 1.0, D.y, name="other")  # other rows: no proof
     assert unreachable_rows(rc.Problem(minimize=rc.error_rate(D), subject_to=[
         rc.positive_rate(D) >= 0.6, rc.positive_rate(other) <= 0.2]).analysis) is None
+
+
+@pytest.mark.parametrize("subsets", [3, 62, 70, 130])
+def test_cells_are_the_distinct_memberships(subsets):
+    """The cells of the LP: each example's membership in the rows' subsets, packed in
+    integers of 62 bits (one word or several), read back as it was."""
+    from ratecons.prediction_lp import _cells
+
+    rng = np.random.default_rng(subsets)
+    n = 500
+    truth = rng.random((n, subsets)) < rng.random(subsets)
+    member, cell_of = _cells([np.flatnonzero(truth[:, j]) for j in range(subsets)], n)
+    np.testing.assert_array_equal(member[cell_of], truth)
+    assert len(member) == len(np.unique(truth, axis=0))
