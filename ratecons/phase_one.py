@@ -218,15 +218,15 @@ def _no_point_message(analysis: Analysis, status: str, smallest: float) -> str:
                    " (predictions chosen freely for each example meet the rate targets, so "
                    "the model class or this search is the limit). "
                    if free_predictions_meet(analysis) else ". ") + (
+                   # (raw Pima features, logistic loss with recall >= 0.85 and positive rate
+                   # <= 0.5 ended here; the standardized data solved optimal by 'structured')
                    "Another method may find one." if _z_scored(analysis) else
                    "Standardized features (a linear model meets the same rates at any feature "
-                   "scale) or another method may find one: on raw Pima features, logistic loss "
-                   "with recall >= 0.85 and positive rate <= 0.5 ended here, and the "
-                   "standardized data solved optimal with method='structured'.") + (
+                   "scale) or another method may find one.") + (
+                   # (standardized haberman, recall >= 0.3 and precision >= 0.63: this search
+                   # stalled; from the model of precision >= 0.5, mm ended optimal at 0.65)
                    " So may a model of looser targets: solve with them, then "
-                   "solve(method='mm' or 'cvxpy', warm_start=that_result) (standardized "
-                   "haberman, recall >= 0.3 and precision >= 0.63: this search stalled; from "
-                   "the model of precision >= 0.5, mm ended optimal at precision 0.65)"
+                   "solve(method='mm' or 'cvxpy', warm_start=that_result)."
                    if all(p.mergeable for p in analysis.parts()) else "")))
     else:
         return (
