@@ -281,7 +281,9 @@ def run_method(
         for caught in held:
             warnings.warn_explicit(caught.message, caught.category, caught.filename,
                                    caught.lineno)
-        result.reasons = reasons
+        result.reasons = reasons + ([
+            "no predictions meet the rate rows (an LP over free predictions, "
+            "details['unreachable']): infeasible before the method ran"] if proved else [])
         if result is not runs[0]:  # the ladder's runs before the kept one, each record named
             result.history = [dict(record, method=run.method) for run in
                               runs[:runs.index(result)] for record in run.history] + [

@@ -274,8 +274,10 @@ class Result:
     def _require_model(self) -> Any:
         if not self.has_model:
             why = self.certificate.details.get("limit") if self.certificate else None
-            if self.status in INFEASIBLE_STATUSES:
-                hint = "Relax the targets or check them with problem.describe()."
+            if self.status in INFEASIBLE_STATUSES:  # the proof's or the search's account
+                said = self.certificate.details.get("message") if self.certificate else None
+                hint = (said[0].upper() + said[1:] if isinstance(said, str) and said else
+                        "Relax the targets or check them with problem.describe().")
             elif isinstance(why, str) and why:  # a limit's own account of the missing point
                 hint = why[0].upper() + why[1:].rstrip(".") + "."
             else:

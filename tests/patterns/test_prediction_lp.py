@@ -116,6 +116,9 @@ def test_every_method_and_model_ends_at_the_proof_before_solving():
             assert result.status == "infeasible" and not result.has_model, (model, method)
             assert result.certificate.details["unreachable"]["violation"] == pytest.approx(
                 (0.95 * share - 0.3) / (1 + share), rel=1e-9)
+            assert "before the method ran" in result.reasons[-1]
+    with pytest.raises(rc.SolverError, match="'infeasible'. No classifier meets 'recall"):
+        result.predict(D.X)  # the proof's account, not a generic hint
 
 
 def test_the_same_rows_in_two_datasets_are_one_set_of_predictions():
