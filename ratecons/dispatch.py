@@ -268,8 +268,8 @@ def run_method(
             result = proved or spec.run(problem, _form_for(problem, spec.name), seed=seed,
                                         callback=progress, **options, **first)
         runs = [result]
-        while ladder and not proved and result.status != settings.OPTIMAL and not active(
-                ).expired() and (
+        while ladder and not proved and result.status != settings.OPTIMAL and (
+                not active().expired()) and (
                 nxt := problem.pattern.fallback(problem, runs)) is not None:
             with warnings.catch_warnings(record=True) as caught:
                 run = problem.pattern.methods()[nxt.method].run(

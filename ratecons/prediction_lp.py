@@ -29,7 +29,7 @@ proves the whole problem infeasible); losses, TPR@K and worst-case rates are lef
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -68,29 +68,40 @@ class Unreachable:
                 "details['unreachable']). Relax a target; problem.describe() lists them.")
 
 
+class _LeastViolation(NamedTuple):
+    """The LP over the cells (module docstring) at its optimum: t*, the row multipliers y
+    (normalized to sum 1), the rows' names, G, W and rhs."""
+
+    t: float
+    y: np.ndarray
+    names: list[str]
+    G: np.ndarray
+    W: np.ndarray
+    rhs: np.ndarray
+
+
 def unreachable_rows(analysis: Analysis) -> Unreachable | None:
     """The proof that no predictions meet the problem's linear rate rows (module docstring),
     or None when some do (or no row is a linear rate row)."""
     lp = _least_violation(analysis)
-    if lp is None or lp[0] <= FEASIBILITY_TOL:
+    if lp is None or lp.t <= FEASIBILITY_TOL:
         return None
-    _, y, names, G, W, rhs = lp
-    violation = float(W @ np.minimum(G.T @ y, 0.0) - y @ rhs)
+    violation = float(lp.W @ np.minimum(lp.G.T @ lp.y, 0.0) - lp.y @ lp.rhs)
     if violation <= FEASIBILITY_TOL:
         return None
-    return Unreachable(violation, {n: float(v) for n, v in zip(names, y) if v > 0})
+    return Unreachable(violation, {n: float(v) for n, v in zip(lp.names, lp.y) if v > 0})
 
 
 def free_predictions_meet(analysis: Analysis) -> bool:
     """Whether some predictions in [0, 1] meet every linear rate row (False when there is no
     such row, or the LP was not solved)."""
     lp = _least_violation(analysis)
-    return lp is not None and lp[0] <= FEASIBILITY_TOL
+    return lp is not None and lp.t <= FEASIBILITY_TOL
 
 
-def _least_violation(analysis: Analysis) -> tuple | None:
-    """(t*, y, row names, G, W, rhs) of the LP over the cells (module docstring), y the row
-    multipliers normalized to sum 1; None without linear rate rows or an optimal LP."""
+def _least_violation(analysis: Analysis) -> _LeastViolation | None:
+    """The LP over the cells at its optimum; None without linear rate rows or an optimal
+    LP."""
     names, coefficients, rhs = [], [], []
     for row, (terms, constant, bound) in zip(analysis.constraints, analysis.rate_rows()[1:]):
         if not terms or not all(part.mergeable for _, part in row.parts):
@@ -110,7 +121,7 @@ def _least_violation(analysis: Analysis) -> tuple | None:
     y = np.maximum(-answer.row_dual, 0.0)
     if answer.status != OPTIMAL or not y.sum() > 0:
         return None
-    return answer.objective, y / y.sum(), names, G, W, np.asarray(rhs)
+    return _LeastViolation(answer.objective, y / y.sum(), names, G, W, np.asarray(rhs))
 
 
 def _cell_columns(rows: list[dict]) -> tuple[np.ndarray, np.ndarray]:

@@ -54,7 +54,14 @@ from ..structured_chain import structured_method
 from .composed import GenericChain
 from .pattern import MethodSpec, Pattern
 from .rate_auto import predicted_log_ratio, rate_size
-from .rate_mm import MM_TOL, SpecializedBound, certified_epsilon, mm_applicable, same_anchor_rows
+from .rate_mm import (
+    MM_TOL,
+    START_EPSILON,
+    SpecializedBound,
+    certified_epsilon,
+    mm_applicable,
+    same_anchor_rows,
+)
 from .rate_warm import Anchor, warm_start_solution
 
 __all__ = ["RateConstraintPattern", "compile_rate_program"]
@@ -398,7 +405,7 @@ def _run_hinge(problem: Problem, form: RateProgram, *, seed: int | None = None,
 def run_mm(problem: Problem, form: RateProgram, *, seed: int | None = None,
            callback: Any = None, max_iterations: int = settings.MM_MAX_ITERATIONS,
            tol: float = MM_TOL, epsilon: float | None = None,
-           start_epsilon: float = 1e-3, rho: float = 0.1, v_max: float = 100.0,
+           start_epsilon: float = START_EPSILON, rho: float = 0.1, v_max: float = 100.0,
            v_chooser: str = "auto", b_chooser: str = "center_of_mass",
            max_epochs: int | None = None, warm_start: Any = None) -> Result:
     """Run ``method="mm"``: options T (``max_iterations``, the most bounds solved after the

@@ -24,7 +24,8 @@ from ..result import Result
 from ..solution import Solution
 from ..solvers.rate_bound import solve_bound_specialized
 
-__all__ = ["MM_TOL", "SpecializedBound", "certified_epsilon", "mm_applicable", "same_anchor_rows"]
+__all__ = ["MM_TOL", "START_EPSILON", "SpecializedBound", "certified_epsilon", "mm_applicable",
+           "same_anchor_rows"]
 
 
 #: Alg 1's fixed-point tolerance for ``method="mm"``: the one of every MM run
@@ -32,6 +33,9 @@ __all__ = ["MM_TOL", "SpecializedBound", "certified_epsilon", "mm_applicable", "
 #: bound L_t on the last bound, so that bound is solved to a gap of half of it
 #: (:func:`certified_epsilon`)
 MM_TOL = settings.MM_RELATIVE_TOL
+#: the certified gap of ``method="mm"``'s first bounds (its ``start_epsilon``), looser than the
+#: last bound's (:class:`SpecializedBound`)
+START_EPSILON = 1e-3
 
 
 def certified_epsilon(tol: float, epsilon: float | None) -> float:
@@ -211,10 +215,10 @@ def same_anchor_rows(program: RateProgram, result: Result) -> dict[str, Any]:
         ref = solve_bound_cvxpy(prog, masks)
         if ref.status in settings.INFEASIBLE_STATUSES:  # no value to compare (the hinge
             # relaxation of a problem phase one starts): agreed when the specialized solver
-            # certifies none, at the gap of mm's own first bound, 1e-3 (at 1e-5 or 1e-7 its
-            # cutting plane chased the unbounded dual for 15 s on 300 diabetes rows, to the
-            # same status, against 0.6 s)
-            mine = solve_bound_specialized(prog, masks, epsilon=1e-3)
+            # certifies none, at the gap of mm's own first bound (at 1e-5 or 1e-7 its cutting
+            # plane chased the unbounded dual for 15 s on 300 diabetes rows, to the same
+            # status, against 0.6 s at 1e-3)
+            mine = solve_bound_specialized(prog, masks, epsilon=START_EPSILON)
             rows[f"{name}_status"] = (mine.status, ref.status)
             rows[f"{name}_rel_gap"] = None if mine.status == settings.OPTIMAL else 0.0
             continue
