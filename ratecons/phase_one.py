@@ -205,34 +205,41 @@ def run_phase_one(analysis: Analysis, fmap: FeatureMap, psi: dict[int, Any],
 def _no_point_message(analysis: Analysis, status: str, smallest: float) -> str:
     """Why phase one ended without a point: a stall (``infeasible_inaccurate``: no proof,
     what to try) or a limit (``status``), at the smallest total violation ``smallest``."""
-    if status == settings.INFEASIBLE_INACCURATE:
-        return (
-            "no point satisfying the constraints was found, and none is proved absent "
-            "(hence 'infeasible_inaccurate'): the hinge relaxation is "
-            "infeasible, and minimizing the total ramp violation by majorization-"
-            f"minimization stopped at {smallest:.4g} > 0. "
-            + (f"{tpr_rows_note(analysis)[0].upper()}{tpr_rows_note(analysis)[1:]}; or the "
-               "search missed a feasible region." if tpr_rows_note(analysis) else
-               "The targets may be out of reach (relax them), or this local search missed a "
-               "feasible region" + (
-                   " (predictions chosen freely for each example meet the rate targets, so "
-                   "the model class or this search is the limit). "
-                   if free_predictions_meet(analysis) else ". ") + (
-                   # (raw Pima features, logistic loss with recall >= 0.85 and positive rate
-                   # <= 0.5 ended here; the standardized data solved optimal by 'structured')
-                   "Another method may find one." if _z_scored(analysis) else
-                   "Standardized features (a linear model meets the same rates at any feature "
-                   "scale) or another method may find one.") + (
-                   # (standardized haberman, recall >= 0.3 and precision >= 0.63: this search
-                   # stalled; from the model of precision >= 0.5, mm ended optimal at 0.65)
-                   " So may a model of looser targets: solve with them, then "
-                   "solve(method='mm' or 'cvxpy', warm_start=that_result)."
-                   if all(p.mergeable for p in analysis.parts()) else "")))
-    else:
+    if status != settings.INFEASIBLE_INACCURATE:
         return (
             "the hinge relaxation is infeasible, and the search for a feasible point "
             f"(phase 1) stopped with status {status} at a total violation of {smallest:.4g} "
             "before it found one; raise time_limit / max_iterations, or relax the targets.")
+    stalled = ("no point satisfying the constraints was found, and none is proved absent "
+               "(hence 'infeasible_inaccurate'): the hinge relaxation is infeasible, and "
+               "minimizing the total ramp violation by majorization-minimization stopped at "
+               f"{smallest:.4g} > 0. ")
+    note = tpr_rows_note(analysis)
+    if note:
+        return f"{stalled}{note[0].upper()}{note[1:]}; or the search missed a feasible region."
+    return stalled + _what_to_try(analysis)
+
+
+def _what_to_try(analysis: Analysis) -> str:
+    """The advice of a stalled phase one without TPR rows: whether free predictions meet the
+    targets (:func:`~ratecons.prediction_lp.free_predictions_meet`), and what may find a
+    point."""
+    advice = ("The targets may be out of reach (relax them), or this local search missed a "
+              "feasible region" + (
+                  " (predictions chosen freely for each example meet the rate targets, so "
+                  "the model class or this search is the limit). "
+                  if free_predictions_meet(analysis) else ". "))
+    # (raw Pima features, logistic loss with recall >= 0.85 and positive rate <= 0.5 ended
+    # here; the standardized data solved optimal by 'structured')
+    advice += ("Another method may find one." if _z_scored(analysis) else
+               "Standardized features (a linear model meets the same rates at any feature "
+               "scale) or another method may find one.")
+    if all(p.mergeable for p in analysis.parts()):
+        # (standardized haberman, recall >= 0.3 and precision >= 0.63: this search stalled;
+        # from the model of precision >= 0.5, mm ended optimal at 0.65)
+        advice += (" So may a model of looser targets: solve with them, then "
+                   "solve(method='mm' or 'cvxpy', warm_start=that_result).")
+    return advice
 
 
 def _z_scored(analysis: Analysis) -> bool:
@@ -274,9 +281,9 @@ def no_start(analysis: Analysis, step: ConvexStep) -> tuple[str, str]:
         return step.status, step.message or ""
     if not any(row.rate_parts for row in analysis.constraints):
         names = "; ".join(f"'{row.name}'" for row in analysis.constraints)
-        if tpr_rows_note(analysis):
+        if note := tpr_rows_note(analysis):
             return settings.INFEASIBLE_INACCURATE, (
-                f"no model meets {names} as the chain states it: {tpr_rows_note(analysis)}.")
+                f"no model meets {names} as the chain states it: {note}.")
         return step.status, (
             "no model meets the constraints together on the training data: " + names
             + ". Every constraint is convex in the model (none is replaced by a "
