@@ -156,10 +156,11 @@ def _rounds(form: Analysis, chain: Chain, sampled: bool, width: float,
                                      len(form.constraints), "scale")
         again, again_scorer, again_last = chain(scaled(form, width * s), start, sampled)
         better = _rank(again.status) - _rank(solution.status)
+        # on a row sample the violation is not compared (module docstring)
+        no_further_off = sampled or _violation(again) <= _violation(solution)
         kept = (again_scorer is not None and again.status in settings.SOLVED_STATUSES
                 and (better > 0 or (better == 0 and again.objective < at_one
-                                    and (sampled or _violation(again) <= _violation(solution)
-                                         ))))
+                                    and no_further_off)))
         rounds.append({**_round(width * s, again), "kept": kept, "started_at": at_s,
                        # the loss is still falling at the search's end (s -> 0: towards the
                        # constant model, whose loss the rows do not see)

@@ -268,9 +268,9 @@ def run_method(
             result = proved or spec.run(problem, _form_for(problem, spec.name), seed=seed,
                                         callback=progress, **options, **first)
         runs = [result]
-        while ladder and not proved and result.status != settings.OPTIMAL and (
-                not active().expired()) and (
-                nxt := problem.pattern.fallback(problem, runs)) is not None:
+        while (ladder and not proved and result.status != settings.OPTIMAL
+               and not active().expired()
+               and (nxt := problem.pattern.fallback(problem, runs)) is not None):
             with warnings.catch_warnings(record=True) as caught:
                 run = problem.pattern.methods()[nxt.method].run(
                     problem, _form_for(problem, nxt.method), seed=seed, callback=progress,

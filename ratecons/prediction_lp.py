@@ -163,8 +163,10 @@ def _cells(indices: list[np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
     codes = np.zeros((n, (len(indices) + 61) // 62), dtype=np.int64)
     for j, index in enumerate(indices):
         codes[index, j // 62] |= np.int64(1) << (j % 62)
-    distinct, cell_of = np.unique(codes, axis=0, return_inverse=True) if codes.shape[1] > 1 \
-        else np.unique(codes[:, 0], return_inverse=True)
+    if codes.shape[1] == 1:  # one word: a plain unique, faster than over rows
+        distinct, cell_of = np.unique(codes[:, 0], return_inverse=True)
+    else:
+        distinct, cell_of = np.unique(codes, axis=0, return_inverse=True)
     distinct = distinct.reshape(len(distinct), -1)
     j = np.arange(len(indices))
     member = (distinct[:, j // 62] >> (j % 62)) & 1
