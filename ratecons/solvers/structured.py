@@ -84,6 +84,7 @@ from .structured_correctors import (
     predictor_blockers,
     predictor_sigma,
     primal_dual_steps,
+    warm_predictor_blockers,
 )
 from .structured_form import Iterate, ScaledForm, StructuredForm, StructuredSolution, WarmStart
 from .structured_infeasible import infeasible_message, violation_proof
@@ -96,6 +97,7 @@ from .structured_retry import RETRY_ITERATIONS, cold_retry
 from .structured_robust import RobustRows, RobustTerms, halved_lams, robust_start, robust_terms
 from .structured_smooth import smooth_terms
 from .structured_stop import (
+    BLOCKED_MESSAGE,
     CERTIFIED_STALL,
     EXTRA_ITERATIONS,
     STALL_WINDOW,
@@ -332,7 +334,8 @@ class _IPM(NewtonSystem):
         pieces, :mod:`.structured_centre`, and then 1 / slack on the rows), or (``warm``) the
         previous step's (w, b) and row multipliers, with every epigraph variable just above
         its piece and the piece multipliers split by which side of the hinge is active,
-        pushed into the interior (:func:`.structured_warm.warm_iterate`)."""
+        pushed into the interior (:func:`.structured_warm.warm_iterate`), its predictor's
+        blockers those of a warm run (:func:`.structured_correctors.warm_predictor_blockers`)."""
         f = self.form
         groups = (["A", "B", "R"] + (["T+", "T-"] if self.use_l1 else [])
                   + (["L"] if f.robust else []))
@@ -352,6 +355,7 @@ class _IPM(NewtonSystem):
             if np.any(self.omega < 1.0):  # the rows' products at 1 too (inactive rows)
                 x.lam["R"] = 1.0 / x.s["R"]
             return x
+        self.blockers = warm_predictor_blockers(self.blockers, self.K, bool(f.smooth))
         return warm_iterate(self, warm, groups)
 
     def step_length(self, x: Iterate, d: Iterate, ev: dict, merit: float
@@ -606,7 +610,7 @@ def _run(form: StructuredForm, ipm: _IPM, tol: float, max_iterations: int,
         x, step = moved
         steps.append(step)
         if warm_blocked(warm is not None, steps):
-            status, message = settings.NUMERICAL_ERROR, "warm start blocked (every step < 0.1)"
+            status, message = settings.NUMERICAL_ERROR, BLOCKED_MESSAGE
             break
         if iterations >= limit:
             if limit == max_iterations and EXTRA_ITERATIONS and converging(parts):

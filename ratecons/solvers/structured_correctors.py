@@ -17,10 +17,11 @@ from .interior import step_past_blockers, step_to_boundary
 from .structured_centre import weighted_mu
 from .structured_kernels import pulled_products
 
-__all__ = ["BLOCKED_BELOW", "BLOCKED_BELOW_SEPARATE", "CORRECTORS", "CORRECTOR_REACH",
-           "PREDICTOR_BLOCKERS", "CorrectorBudget", "all_pairs", "centrality_correctors",
-           "halve_at_most", "boundary_steps", "primal_dual_steps", "predictor_blockers",
-           "predictor_sigma"]
+__all__ = ["BLOCKED_BELOW", "BLOCKED_BELOW_SEPARATE", "BLOCKED_BELOW_WARM", "CORRECTORS",
+           "CORRECTOR_REACH", "PREDICTOR_BLOCKERS", "WARM_BLOCKERS_PIECES", "CorrectorBudget",
+           "all_pairs", "centrality_correctors", "halve_at_most", "boundary_steps",
+           "primal_dual_steps", "predictor_blockers", "predictor_sigma",
+           "warm_predictor_blockers"]
 
 #: Gondzio's centrality correctors per iteration (:func:`centrality_correctors`) and how
 #: much longer than the direction's step they aim
@@ -62,6 +63,20 @@ BLOCKED_BELOW = 0.1
 #: (no pieces in the objective) it took logistic + recall + positive rate on diabetes to
 #: another MM path (tests/patterns/test_composed_proved_infeasible.py)
 BLOCKED_BELOW_SEPARATE = 0.5
+#: ... and below BLOCKED_BELOW_WARM on a warm run of a step with smooth parts and at least
+#: WARM_BLOCKERS_PIECES pieces (:func:`warm_predictor_blockers`). In the warm MM steps of
+#: logistic + churn <= 0.05 + 80% rule on the whole Adult split the predictor's step was
+#: 0.1-0.5 in nearly every iteration, held back by 10-200 of 70,000 piece pairs at their kinks;
+#: left out below 1.0, five recorded steps took 109 iterations instead of 196. Whole runs, s /
+#: MM steps / interior-point iterations (one run each, blocked warm steps recentred in both:
+#: :func:`.structured_warm.recentred`): 20,000 rows 79.9 / 119 / 4,518 -> 45.2 / 135 / 3,796;
+#: 25,000 80.8 / 125 / 5,540 -> 74.6 / 148 / 4,979; the whole split 88.0 / 87 / 4,256 -> 60.4 /
+#: 102 / 2,821. Without the recentred start it lost at 25,000 rows (101 -> 131 s: more blocked
+#: warm starts on its longer path, each then started cold). On every warm smooth step it moved
+#: small instances' MM paths (200 rows: a repair ending ``iteration_limit``), on every step
+#: phase one's elastic steps as well (:data:`BLOCKED_BELOW`)
+BLOCKED_BELOW_WARM = 1.0
+WARM_BLOCKERS_PIECES = 20_000
 
 
 def all_pairs(x: Any, d: Any, positive: np.ndarray
@@ -203,6 +218,16 @@ def predictor_blockers(objective: np.ndarray, separate: bool, robust: list,
     return PREDICTOR_BLOCKERS, BLOCKED_BELOW_SEPARATE if longer else BLOCKED_BELOW
 
 
+def warm_predictor_blockers(blockers: tuple[int, float], pieces: int, smooth: bool
+                            ) -> tuple[int, float]:
+    """``blockers`` (of :func:`predictor_blockers`) for a warm run: the same pairs left out
+    below :data:`BLOCKED_BELOW_WARM` on a step with ``smooth`` parts and at least
+    :data:`WARM_BLOCKERS_PIECES` ``pieces`` (none still on a step with robust pieces)."""
+    if smooth and pieces >= WARM_BLOCKERS_PIECES:
+        return blockers[0], BLOCKED_BELOW_WARM
+    return blockers
+
+
 def predictor_sigma(x: Any, affine: Any, weights: dict[str, np.ndarray], mu: float,
                     steps: tuple[float, float], blockers: int, below: float = BLOCKED_BELOW
                     ) -> tuple[float, float]:
@@ -247,8 +272,10 @@ def predictor_sigma(x: Any, affine: Any, weights: dict[str, np.ndarray], mu: flo
         robust parts; 0 (Mehrotra's rule at the true steps) on steps with them, whose robust
         pieces' starts (the second-order term) were tuned with it.
     below : float
-        The true step below which they are left out: :data:`BLOCKED_BELOW`, or
-        :data:`BLOCKED_BELOW_SEPARATE` on the plain path of a step with separate steps.
+        The true step below which they are left out: :data:`BLOCKED_BELOW`,
+        :data:`BLOCKED_BELOW_SEPARATE` on the plain path of a step with separate steps, or
+        :data:`BLOCKED_BELOW_WARM` on warm runs of large smooth steps
+        (:func:`warm_predictor_blockers`).
     """
     blocked = blockers and min(steps) < below
     past = step_past_blockers(blockers, *[p for g in x.s for p in (

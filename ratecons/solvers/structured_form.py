@@ -217,12 +217,15 @@ class Iterate:
 class WarmStart:
     """A previous step's answer to start from: (w, b, v) and the multipliers of every
     constraint row (the user's rows first, then the rows the lowering adds, such as the
-    threshold row of TPR@K and TPR@tau; :meth:`StructuredSolution.warm_start`)."""
+    threshold row of TPR@K and TPR@tau; :meth:`StructuredSolution.warm_start`), and the
+    relative gap the first iterate is centred to (None: :data:`.structured_warm.WARM_GAP`;
+    :func:`.structured_warm.recentred`)."""
 
     w: np.ndarray
     b: float
     duals: np.ndarray
     extra: np.ndarray
+    gap: float | None = None
 
 
 @dataclass

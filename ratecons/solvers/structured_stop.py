@@ -5,8 +5,8 @@ iteration limit goes on (:func:`converging`)."""
 
 from __future__ import annotations
 
-__all__ = ["CERTIFIED_STALL", "EXTRA_ITERATIONS", "STALL_AFTER", "STALL_WINDOW", "converging",
-           "stalled", "warm_blocked"]
+__all__ = ["BLOCKED_MESSAGE", "CERTIFIED_STALL", "EXTRA_ITERATIONS", "STALL_AFTER", "STALL_WINDOW",
+           "converging", "stalled", "warm_blocked"]
 
 #: the loop stops (``numerical_error``) when none of the gap and the residuals fell below
 #: STALL_FACTOR times its best within the last STALL_WINDOW iterations (:func:`stalled`): on
@@ -42,6 +42,8 @@ def stalled(parts: list[tuple[float, float, float]]) -> bool:
 #: 0.02-0.05 from the start (dual residual 7.5e-2 at a mu_0 of 2.4e-3), and with the stall rule
 #: watching each measure alone those runs went on for 80-94 iterations before the cold start
 WARM_BLOCKED = (8, 0.1)
+#: the message of a run given up by that rule (:func:`.structured_warm.recentred` starts it again)
+BLOCKED_MESSAGE = f"warm start blocked (every step < {WARM_BLOCKED[1]})"
 
 
 def warm_blocked(warm: bool, steps: list[float]) -> bool:

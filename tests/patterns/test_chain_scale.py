@@ -63,12 +63,13 @@ def _exact_objective(D: rc.Dataset, result: Result) -> float:
 
 def test_the_rounds_lower_the_objective_at_a_certified_fixed_point(churn_2000):
     """The fixed point at width 1 is where the path lands: 0.804 on one machine, 2.043 on
-    another (the repair's phase-one restart found another start: rounding, not a rule); the
-    rounds at the loss's scale end near 0.37 from either."""
+    another (the repair's phase-one restart found another start: rounding, not a rule), 0.479
+    since blocked warm steps are recentred (another MM path); the rounds at the loss's scale
+    end near 0.37 from each."""
     D, problem, result = churn_2000
     scale = result.certificate.details["score_scale"]
     assert result.status == "optimal"
-    assert scale["objective_at_first_width"] > 0.7 > result.objective
+    assert scale["objective_at_first_width"] > 1.2 * result.objective
     assert result.objective < 0.39  # 0.371-0.374; the unit ramp's fixed point rescaled: 0.409
     assert 0.1 < result.ramp_width < 0.5  # 0.278
     assert [r["kept"] for r in scale["rounds"]] == [True] * len(scale["rounds"])
