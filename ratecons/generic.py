@@ -26,44 +26,42 @@ chain is
    fixed-point test, in fewer steps (``certificate.details["extrapolated_steps"]``). A step
    that cannot be solved at an extrapolated anchor sends MM back to the plain step it extended,
    without extrapolation (``details["extrapolation_abandoned"]``).
-3. **Deterministic repair** (:func:`ratecons.solvers.mm.repair_ladder`, as for rate
-   programs, with the threshold search as its last resort). The ramp and the indicator differ
-   near the boundary, so the deterministic model f(x) > 0 may miss a ramp-satisfied
-   constraint on the training data. Each
-   constraint the deterministic model misses is tightened by what it misses (plus 1e-6, times
-   2^r in round r) and MM continues from the current point, at most ``repair_rounds`` times.
-   A constraint still missed then gets the **threshold search**, the last resort: every row is
-   a step function of the intercept, so the chain tries the intercepts between neighbouring
-   distinct training scores (:func:`~ratecons.chain_points.threshold_search`: the nearest on
-   each side and some spread over the score range; the exact search of
-   :mod:`ratecons.solvers.bias_repair` over any row) and moves the intercept to the nearest
-   one that meets every constraint with the deterministic model.
-   This is what a mass of equal scores needs (many examples alike in the features the model
-   uses: the ramp sees them as one fraction, the indicator flips them all at once). The move
-   is in ``certificate.details["threshold_shift"]``. A moved model is off the fixed point MM
-   certified, so MM continues from it (:func:`~ratecons.solvers.mm.repair_ladder`, at most
+3. **Deterministic repair** (:func:`ratecons.solvers.mm.repair_ladder`, as for rate programs, with
+   the threshold search as its last resort). The ramp and the indicator differ near the
+   boundary, so the deterministic model f(x) > 0 may miss a ramp-satisfied constraint on the
+   training data. Each constraint the deterministic model misses is tightened by what it misses
+   (plus 1e-6, times 2^r in round r) and MM continues from the current point, at most
+   ``repair_rounds`` times. A constraint still missed then gets the **threshold search**, the
+   last resort: every row is a step function of the intercept, so the chain tries the intercepts
+   between neighbouring distinct training scores
+   (:func:`~ratecons.chain_points.threshold_search`: the nearest on each side and some spread
+   over the score range; the exact search of :mod:`ratecons.solvers.bias_repair` over any row)
+   and moves the intercept to the nearest one that meets every constraint with the deterministic
+   model. This is what a mass of equal scores needs (many examples alike in the features the
+   model uses: the ramp sees them as one fraction, the indicator flips them all at once). The
+   move is in ``certificate.details["threshold_shift"]``. A moved model is off the fixed point
+   MM certified, so MM continues from it (:func:`~ratecons.solvers.mm.repair_ladder`, at most
    ``settings.BIAS_CONTINUATION_ROUNDS`` times) and the status is the continuation's; a moved
    model that no continuation could start from (a budget was spent) is returned with status
    ``iteration_limit`` (``time_limit`` past the limit), never ``optimal``. When every
-   continuation from a moved model ends at a fixed point whose deterministic model misses a
-   row again, the last moved model, which meets every row, is returned with status
-   ``iteration_limit``. A constraint still missed after that is named with its violation in
-   the certificate and the status is ``iteration_limit``. A repair whose tightened step is
+   continuation from a moved model ends at a fixed point whose deterministic model misses a row
+   again, the last moved model, which meets every row, is returned with status
+   ``iteration_limit``. A constraint still missed after that is named with its violation in the
+   certificate and the status is ``iteration_limit``. A repair whose tightened step is
    infeasible at the current point (the bound of eq. 4 is an inner approximation too) restarts
    phase one (:func:`~ratecons.phase_one.find_feasible_start`) from that point under the
-   tightened rows
-   (``details["phase1_restarts"]``), and MM goes on from the start it finds. When it finds
-   none (``details["unreached_repairs"]``), the tightening is undone (the bounds return to
-   those of the last round MM ran under), the threshold search moves the intercept of the
-   current point (no budget was spent), and MM continues from the moved model under those
-   bounds raised, row by row, to the moved model's surrogate values: the moved model meets
-   its own step (eq. 4 is tight at the anchor), so the continuation is Alg 1 from a feasible
-   anchor, and an ``optimal`` status is its certified fixed point, whose deterministic model
-   meets every constraint (``details["step_bounds"]`` are the bounds it is certified for; a
-   row's may exceed the user's bound, which only the deterministic model must meet: each such
-   loosened bound is named in ``details["loosened_bounds"]`` and the message, and
-   ``report(data)`` says in its status and on the row that ``optimal`` is the loosened
-   surrogate problem's, next to the exact value that meets the user's bound).
+   tightened rows (``details["phase1_restarts"]``), and MM goes on from the start it finds. When
+   it finds none (``details["unreached_repairs"]``), the tightening is undone (the bounds return
+   to those of the last round MM ran under), the threshold search moves the intercept of the
+   current point (no budget was spent), and MM continues from the moved model under those bounds
+   raised, row by row, to the moved model's surrogate values: the moved model meets its own step
+   (eq. 4 is tight at the anchor), so the continuation is Alg 1 from a feasible anchor, and an
+   ``optimal`` status is its certified fixed point, whose deterministic model meets every
+   constraint (``details["step_bounds"]`` are the bounds it is certified for; a row's may exceed
+   the user's bound, which only the deterministic model must meet: each such loosened bound is
+   named in ``details["loosened_bounds"]`` and the message, and ``report(data)`` says in its
+   status and on the row that ``optimal`` is the loosened surrogate problem's, next to the exact
+   value that meets the user's bound).
 
 **Ties** of eq. (4) on the path (an example at a switch point, both bounds tight, the step
 solver's rounding choosing one) are counted in ``details["tied_anchors"]`` and
@@ -109,10 +107,10 @@ from .reductions.kernelize import (
 )
 from .reductions.to_cvxpy import ConvexStep, is_lp, pick_solver, solve_step
 from .result import Result
-from .sample_start import SampleStart
+from .sample_start import NO_TIME_LEFT, SampleStart
 from .settings import FEASIBILITY_TOL
 from .solution import Solution
-from .solvers.mm import Step, fixed_point, repair_ladder
+from .solvers.mm import Step, fixed_point, limit_reached, repair_ladder
 from .solvers.tracker import Tracker
 
 __all__ = ["generic_method", "solve_generic"]
@@ -188,10 +186,8 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
     fmap, psi = kernelized(analysis, kernel_points, seed, feature_map)
     if not start_only and only_step is None:
         warn_if_drawn(analysis, fmap, kernel_points, seed)
-    bounds = np.array([row.bound for row in analysis.constraints])
-    anchor = None
-    if only_step is not None:
-        anchor, bounds = only_step.anchor, only_step.bounds
+    anchor, bounds = ((None, np.array([row.bound for row in analysis.constraints]))
+                      if only_step is None else (only_step.anchor, only_step.bounds))
     run = _ChainRun(analysis, fmap, psi, step_solver, bounds, start_time, tol=tol,
                     max_iterations=max_iterations, callback=callback,
                     run_details={"solver": name, "feature_map": fmap.describe(),
@@ -207,6 +203,8 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
                                                       margin=settings.PHASE1_MARGIN)
     sampled = (run.from_sample(start) if start is not None and only_step is None
                and analysis.needs_mm else None)
+    if sampled is None and limit_reached():  # the sample's start spent the time
+        return run.finish(settings.TIME_LIMIT, None, {"message": NO_TIME_LEFT})
     if sampled is not None:
         (step, scores, table), phase1 = sampled
     else:

@@ -70,8 +70,16 @@ from .expr.analysis import Analysis, analyse
 from .options import RULES
 from .solution import Solution
 
-__all__ = ["SampleStart", "chain_from_sample", "check_sample_start", "mm_gain", "sample_rows",
-           "sample_size", "sample_start_note", "sampled_analysis", "start_from_sample"]
+__all__ = ["NO_TIME_LEFT", "SampleStart", "chain_from_sample", "check_sample_start", "mm_gain",
+           "sample_rows", "sample_size", "sample_start_note", "sampled_analysis",
+           "start_from_sample"]
+
+#: why a chain returns no model when its time limit ran out before a first point on all rows
+#: (the start from the row sample's model used it up: a user's 34,000 Adult rows, phase one from
+#: it stopped at ``time_limit=10``): the hinge relaxation then started from w = 0 and stopped at
+#: once, and that start was returned as a model
+NO_TIME_LEFT = ("the time limit ended the run before a first point on all rows (the start from "
+                "the row sample's model used it up: details['sample_start']); raise time_limit")
 
 
 @dataclass(frozen=True)

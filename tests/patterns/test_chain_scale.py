@@ -356,3 +356,23 @@ def test_no_round_starts_past_the_time_limit(method):
     assert result.status == "time_limit"
     rounds = result.certificate.details.get("score_scale", {}).get("rounds", [])
     assert len(rounds) <= 1
+
+
+def test_a_time_limit_spent_before_a_first_point_on_all_rows_leaves_no_model(monkeypatch):
+    """When the row sample's start used up the time limit without giving a point on all rows
+    (a user's 34,000 Adult rows at ``time_limit=10``: phase one from the sample's model
+    stopped), the chain returns no model with status ``time_limit``, not the hinge
+    relaxation's start (w = 0) stopped at once, which it returned as a model before."""
+    import time
+
+    from ratecons import generic, limits
+
+    def spends_the_time(self, start):
+        time.sleep(limits.active().remaining())
+        return None
+
+    monkeypatch.setattr(generic._ChainRun, "from_sample", spends_the_time)
+    result = _churn_rule(_adult(2000)).solve(method="structured", sample_start=1000,
+                                             time_limit=5)
+    assert result.status == "time_limit" and not result.has_model
+    assert "before a first point on all rows" in result.certificate.details["message"]
