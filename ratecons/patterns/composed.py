@@ -121,7 +121,7 @@ class GenericChain(Pattern):
                 and step.has_model and other.has_model:
             pair = (step.last_step.bound_objective, other.last_step.bound_objective)
             user = problem.analysis.objective.to_user  # in the user's sense, as the objective
-            rows["last step optimal value"] = (user(pair[0]), user(pair[1]))
+            rows["last step (one anchor, two solvers)"] = (user(pair[0]), user(pair[1]))
             rows["objective_rel_gap"] = objective_rel_gap(*pair)
         else:
             rows["objective_rel_gap"] = objective_rel_gap(result.objective, reference.objective)
