@@ -110,7 +110,7 @@ from .result import Result
 from .sample_start import NO_TIME_LEFT, SampleStart
 from .settings import FEASIBILITY_TOL
 from .solution import Solution
-from .solvers.mm import Step, fixed_point, limit_reached, repair_ladder
+from .solvers.mm import Step, fixed_point, repair_ladder
 from .solvers.tracker import Tracker
 
 __all__ = ["generic_method", "solve_generic"]
@@ -176,13 +176,12 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
     if start_only:
         tol = max(tol, settings.SAMPLE_START_TOL)
     phase_one = step_solver is None if phase_one is None else phase_one
+    name = step_solver_name
     if step_solver is None:
         name = pick_solver(analysis, solver)
 
         def step_solver(psi: dict[int, Any], anchor: Any, bounds: np.ndarray) -> ConvexStep:
             return solve_step(analysis, psi, anchor, bounds, name, solver_options)
-    else:
-        name = step_solver_name
     fmap, psi = kernelized(analysis, kernel_points, seed, feature_map)
     if not start_only and only_step is None:
         warn_if_drawn(analysis, fmap, kernel_points, seed)
@@ -203,8 +202,6 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
                                                       margin=settings.PHASE1_MARGIN)
     sampled = (run.from_sample(start) if start is not None and only_step is None
                and analysis.needs_mm else None)
-    if sampled is None and limit_reached():  # the sample's start spent the time
-        return run.finish(settings.TIME_LIMIT, None, {"message": NO_TIME_LEFT})
     if sampled is not None:
         (step, scores, table), phase1 = sampled
     else:
@@ -227,6 +224,9 @@ def solve_generic(analysis: Analysis, *, solver: str | None = None,
     if step.status not in settings.SOLVED_STATUSES:
         status, message = no_start(analysis, step)
         return run.finish(status, None, {"message": message})
+    if (step.status == settings.TIME_LIMIT and analysis.needs_mm and sampled is None
+            and only_step is None):  # the relaxation's iterate is no point of the chain
+        return run.finish(step.status, None, {"message": NO_TIME_LEFT})
     if sampled is None:
         _, scores, table = run.point_of(step, step_scores(psi, step))
     value = surrogate_objective(analysis, table, step.w)

@@ -74,12 +74,13 @@ __all__ = ["NO_TIME_LEFT", "SampleStart", "chain_from_sample", "check_sample_sta
            "sample_rows", "sample_size", "sample_start_note", "sampled_analysis",
            "start_from_sample"]
 
-#: why a chain returns no model when its time limit ran out before a first point on all rows
-#: (the start from the row sample's model used it up: a user's 34,000 Adult rows, phase one from
-#: it stopped at ``time_limit=10``): the hinge relaxation then started from w = 0 and stopped at
-#: once, and that start was returned as a model
-NO_TIME_LEFT = ("the time limit ended the run before a first point on all rows (the start from "
-                "the row sample's model used it up: details['sample_start']); raise time_limit")
+#: why a chain returns no model when the time limit stopped its first convex step on all rows
+#: (the hinge relaxation), whose iterate is no point of the chain: 2,000 Adult rows at
+#: ``time_limit=0.05`` returned its start w = 0 as a model; a user's 34,000 rows at
+#: ``time_limit=10`` the same, the start from the row sample's model having used up the time
+NO_TIME_LEFT = ("the time limit ended the run before a first point on all rows (the first convex "
+                "step, or the start from a row sample's model: details['sample_start'], used "
+                "it up); raise time_limit")
 
 
 @dataclass(frozen=True)

@@ -376,3 +376,12 @@ def test_a_time_limit_spent_before_a_first_point_on_all_rows_leaves_no_model(mon
                                              time_limit=5)
     assert result.status == "time_limit" and not result.has_model
     assert "before a first point on all rows" in result.certificate.details["message"]
+
+
+@pytest.mark.parametrize("method", ["structured", "cvxpy"])
+def test_a_time_limit_that_stops_the_hinge_relaxation_leaves_no_model(method):
+    """The time limit stopping the first convex step (the hinge relaxation, 2,000 Adult rows at
+    0.05 s) gives no model: its iterate (here the start, w = 0) was returned as one before."""
+    result = _churn_rule(_adult(2000)).solve(method=method, time_limit=0.05)
+    assert result.status == "time_limit" and not result.has_model
+    assert "before a first point on all rows" in result.certificate.details["message"]
